@@ -1,0 +1,121 @@
+/*
+ * cli.h - what every subcommand shares: option scanning, the common input
+ * options of DESIGN.md's command-line contract, loading inputs, safe output
+ * files, and reporting errors with the contract's exit codes.
+ *
+ * Exit codes: 0 ok; 1 a check failed; 2 usage; 3 bad input; 4 runtime.
+ * Only cmd/ prints and exits.
+ */
+#ifndef FAST_CLI_H
+#define FAST_CLI_H
+
+#include <stdio.h>
+
+#include "lib/common.h"
+#include "lib/topo.h"
+#include "lib/traffic.h"
+#include "lib/plan.h"
+
+/* A subcommand: its name, entry point, one-line summary and usage text
+ * (printed by --help). */
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+	const char *usage;
+};
+
+/* The dispatch table lives in main.c. */
+extern const struct cmd fast_commands[];
+const struct cmd *cli_find_command(const char *name);
+
+/* --- option scanning ----------------------------------------------------
+ * for (cli_begin(&s, argc, argv, cmd); cli_more(&s); ) {
+ *	if (cli_inputs_option(&s, &in)) continue;
+ *	if (cli_flag(&s, "--no-congestion")) { ...; continue; }
+ *	if (cli_value(&s, "--algo", &algo)) continue;
+ *	return cli_unknown(&s);
+ * }
+ * Values are taken as "--opt VALUE" or "--opt=VALUE".  Non-option words are
+ * collected in s.pos (at most 8).  A usage error has already been reported
+ * when s.failed is set: return 2.  `--help` prints the usage, sets s.help. */
+struct cli_scan {
+	int argc, i;
+	char **argv;
+	const struct cmd *cmd;
+	const char *arg;     /* current argument */
+	const char *pos[8];  /* positional words */
+	int npos;
+	bool failed, help;
+};
+void cli_begin(struct cli_scan *s, int argc, char **argv, const char *cmdname);
+/* Advance to the next option; handles --help and positionals itself. */
+bool cli_more(struct cli_scan *s);
+bool cli_flag(struct cli_scan *s, const char *name);
+bool cli_value(struct cli_scan *s, const char *name, const char **out);
+/* Typed values: a malformed value is a usage error (s->failed). */
+bool cli_u32(struct cli_scan *s, const char *name, uint32_t min, uint32_t max, uint32_t *out);
+bool cli_u64(struct cli_scan *s, const char *name, uint64_t *out);
+bool cli_size(struct cli_scan *s, const char *name, uint64_t *out); /* 64M, 1GiB */
+bool cli_double(struct cli_scan *s, const char *name, double min, double max, double *out);
+/* Report "unknown option" and return 2. */
+int cli_unknown(struct cli_scan *s);
+/* Report a usage error (one line + short usage on stderr); returns 2. */
+int cli_usage_error(const char *cmdname, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* --- common inputs ------------------------------------------------------- */
+struct cli_inputs {
+	const char *topo_path, *preset;
+	uint32_t servers, gpus;  /* 0 = preset default */
+	const char *traffic_path;
+	int64_t matrix;          /* -1 = all */
+	const char *plan_path;
+	const char *out_path;    /* -o */
+	bool json;
+	struct fast_limits lim;
+};
+void cli_inputs_init(struct cli_inputs *in);
+/* Consume one of --topo --preset --servers --gpus --traffic --matrix --plan
+ * -o --json --max-gpus. */
+bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in);
+
+/* Load the topology named by the inputs (a usage error if none was given
+ * and required).  Returns an exit status (0 on success) after printing. */
+int cli_load_topo(const struct cli_inputs *in, struct fast_topo *out);
+/* Load the traffic, check it against topo (when non-NULL) and keep only
+ * --matrix when given.  Returns an exit status after printing. */
+int cli_load_traffic(const struct cli_inputs *in, const struct fast_topo *topo,
+		     struct fast_traffic *out);
+int cli_load_plans(const struct cli_inputs *in, struct fast_planset *out);
+
+/* --- errors -------------------------------------------------------------- */
+/* Print "fast: <category>: <message>" to stderr and return the exit status
+ * of err->code. */
+int cli_report(const struct fast_err *err);
+int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- outputs ------------------------------------------------------------- */
+/* Output to a temporary file in the target's directory, renamed into place
+ * on commit; "-" (or NULL path with allow_stdout) is stdout.  Refuses an
+ * output path that names one of the inputs (NULL-terminated list). */
+struct cli_out {
+	FILE *f;
+	bool is_stdout;
+	char path[4096];
+	char tmp[4096];
+};
+/* Returns an exit status (0 ok, 2 refused as equal to an input, 4 cannot
+ * create) after printing. */
+int cli_out_open(struct cli_out *o, const char *path, const char *const *inputs);
+/* Flush, check for write errors, rename into place.  A failed write is
+ * exit 4 and leaves no file behind. */
+int cli_out_commit(struct cli_out *o);
+/* Remove the temporary file (after a failure). NULL-safe. */
+void cli_out_abort(struct cli_out *o);
+
+/* Check that stdout took everything (exit status 4 if not). */
+int cli_stdout_finish(void);
+
+#endif

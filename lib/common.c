@@ -1,0 +1,271 @@
+/*
+ * common.c - errors, byte sizes, the deterministic generator, hashing and
+ * checked allocation.  Everything here is pure and reentrant.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "common.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int fast_err_vset(struct fast_err *err, int code, const char *fmt, va_list ap)
+{
+	if (err) {
+		err->code = code;
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	}
+	return code;
+}
+
+int fast_err_set(struct fast_err *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fast_err_vset(err, code, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void fast_err_prefix(struct fast_err *err, const char *fmt, ...)
+{
+	char pre[FAST_ERRMSG_MAX], old[FAST_ERRMSG_MAX];
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(pre, sizeof pre, fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof old);
+	old[sizeof old - 1] = '\0';
+	{
+		/* "pre: old", truncated to the buffer (no snprintf: the compiler
+		 * rightly warns that two full buffers cannot fit in one) */
+		size_t np = strlen(pre), no = strlen(old), cap = sizeof err->msg - 1;
+		if (np > cap)
+			np = cap;
+		memcpy(err->msg, pre, np);
+		if (np + 2 <= cap) {
+			memcpy(err->msg + np, ": ", 2);
+			np += 2;
+		}
+		if (no > cap - np)
+			no = cap - np;
+		memcpy(err->msg + np, old, no);
+		err->msg[np + no] = '\0';
+	}
+}
+
+int fast_err_exit_status(int code)
+{
+	switch (code) {
+	case FAST_OK:
+		return 0;
+#define FAST_X_STATUS(name, val, status, text) \
+	case FAST_##name:                      \
+		return status;
+		FAST_ERROR_LIST(FAST_X_STATUS)
+#undef FAST_X_STATUS
+	}
+	return 4;
+}
+
+const char *fast_err_name(int code)
+{
+	switch (code) {
+	case FAST_OK:
+		return "ok";
+#define FAST_X_NAME(name, val, status, text) \
+	case FAST_##name:                    \
+		return text;
+		FAST_ERROR_LIST(FAST_X_NAME)
+#undef FAST_X_NAME
+	}
+	return "error";
+}
+
+struct suffix {
+	const char *name;
+	uint64_t mult;
+};
+
+static const struct suffix suffixes[] = {
+	{ "", 1 },
+	{ "B", 1 },
+	{ "K", UINT64_C(1) << 10 },
+	{ "M", UINT64_C(1) << 20 },
+	{ "G", UINT64_C(1) << 30 },
+	{ "T", UINT64_C(1) << 40 },
+	{ "KiB", UINT64_C(1) << 10 },
+	{ "MiB", UINT64_C(1) << 20 },
+	{ "GiB", UINT64_C(1) << 30 },
+	{ "TiB", UINT64_C(1) << 40 },
+	{ "KB", UINT64_C(1000) },
+	{ "MB", UINT64_C(1000000) },
+	{ "GB", UINT64_C(1000000000) },
+	{ "TB", UINT64_C(1000000000000) },
+};
+
+int fast_size_parse(const char *text, uint64_t *out, struct fast_err *err)
+{
+	const char *p = text;
+	uint64_t whole = 0, frac_num = 0, frac_den = 1;
+	int digits = 0;
+
+	if (!text || !*text)
+		return fast_err_set(err, FAST_EUSAGE, "empty size");
+	while (isdigit((unsigned char)*p)) {
+		if (!fast_mul_u64(whole, 10, &whole) ||
+		    !fast_add_u64(whole, (uint64_t)(*p - '0'), &whole))
+			return fast_err_set(err, FAST_EUSAGE,
+					    "size '%.40s' overflows 64 bits", text);
+		p++;
+		digits++;
+	}
+	if (*p == '.') {
+		p++;
+		while (isdigit((unsigned char)*p)) {
+			if (frac_den >= UINT64_C(1000000000))
+				return fast_err_set(err, FAST_EUSAGE,
+						    "size '%.40s' has too many decimals", text);
+			frac_num = frac_num * 10 + (uint64_t)(*p - '0');
+			frac_den *= 10;
+			p++;
+			digits++;
+		}
+	}
+	if (!digits)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "size '%.40s' is not a number (expected e.g. 64M, 1GiB, 500MB)", text);
+	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		uint64_t total, fr;
+		if (strcmp(p, suffixes[i].name) != 0)
+			continue;
+		if (!fast_mul_u64(whole, suffixes[i].mult, &total))
+			return fast_err_set(err, FAST_EUSAGE,
+					    "size '%.40s' overflows 64 bits", text);
+		/* frac_num < frac_den <= 1e9 and mult <= 2^40: no overflow */
+		if (frac_num) {
+			if (suffixes[i].mult >= (UINT64_C(1) << 44) ||
+			    (frac_num * suffixes[i].mult) % frac_den)
+				return fast_err_set(err, FAST_EUSAGE,
+						    "size '%.40s' is not a whole number of bytes", text);
+			fr = frac_num * suffixes[i].mult / frac_den;
+			if (!fast_add_u64(total, fr, &total))
+				return fast_err_set(err, FAST_EUSAGE,
+						    "size '%.40s' overflows 64 bits", text);
+		}
+		*out = total;
+		return 0;
+	}
+	return fast_err_set(err, FAST_EUSAGE,
+			    "size '%.40s' has an unknown suffix (use K, M, G, KiB, MiB, GiB, KB, MB, GB)",
+			    text);
+}
+
+const char *fast_size_format(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	int u = 0;
+
+	while (v >= 1024.0 && u < 6) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else if (v == floor(v))
+		snprintf(buf, len, "%.0f %s", v, units[u]);
+	else
+		snprintf(buf, len, "%.2f %s", v, units[u]);
+	return buf;
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+void fast_rng_seed(struct fast_rng *rng, uint64_t seed)
+{
+	uint64_t x = seed;
+	for (int i = 0; i < 4; i++)
+		rng->s[i] = splitmix64(&x);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+uint64_t fast_rng_next(struct fast_rng *rng)
+{
+	uint64_t *s = rng->s;
+	uint64_t result = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+uint64_t fast_rng_below(struct fast_rng *rng, uint64_t n)
+{
+	/* rejection sampling keeps the distribution exactly uniform */
+	uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+	uint64_t x;
+	do
+		x = fast_rng_next(rng);
+	while (x >= limit);
+	return x % n;
+}
+
+double fast_rng_double(struct fast_rng *rng)
+{
+	return (double)(fast_rng_next(rng) >> 11) * 0x1.0p-53;
+}
+
+double fast_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+uint64_t fast_hash_bytes(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+void *fast_calloc(size_t n, size_t size)
+{
+	if (n == 0 || size == 0)
+		return calloc(1, 1);
+	return calloc(n, size);
+}
+
+void *fast_reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total))
+		return NULL;
+	return realloc(p, total ? total : 1);
+}

@@ -1,0 +1,119 @@
+/*
+ * common.h - error reporting, checked arithmetic, byte sizes and the
+ * deterministic random generator shared by every module of lib/.
+ *
+ * lib/ never prints or exits: a fallible function returns 0 or a negative
+ * FAST_E* code and, on failure only, writes a message into the caller's
+ * struct fast_err.  The message is printable as is ("file: /json/path: what
+ * is wrong").  The command layer maps codes to exit statuses with
+ * fast_err_exit_status().
+ */
+#ifndef FAST_COMMON_H
+#define FAST_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FAST_VERSION "0.1.0"
+
+/* One list generates the codes, their names and their exit statuses
+ * (DESIGN.md: 1 check failed, 2 usage, 3 bad input, 4 runtime). */
+#define FAST_ERROR_LIST(X)                                  \
+	X(EINPUT, -1, 3, "bad input")                       \
+	X(ECHECK, -2, 1, "check failed")                    \
+	X(EUSAGE, -3, 2, "usage")                           \
+	X(ENOMEM, -4, 4, "out of memory")                   \
+	X(EIO, -5, 4, "i/o error")                          \
+	X(ELIMIT, -6, 3, "limit exceeded")                  \
+	X(ESOLVER, -7, 4, "solver failure")                 \
+	X(ERUNTIME, -8, 4, "runtime failure")
+
+enum fast_errcode {
+	FAST_OK = 0,
+#define FAST_X_ENUM(name, val, status, text) FAST_##name = val,
+	FAST_ERROR_LIST(FAST_X_ENUM)
+#undef FAST_X_ENUM
+};
+
+#define FAST_ERRMSG_MAX 512
+
+/* Filled only on failure; code is one of the negative FAST_E* values. */
+struct fast_err {
+	int code;
+	char msg[FAST_ERRMSG_MAX];
+};
+
+/* Record an error (err may be NULL) and return code, so that callers can
+ * write `return fast_err_set(err, FAST_EINPUT, "...")`. */
+int fast_err_set(struct fast_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int fast_err_vset(struct fast_err *err, int code, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+/* Prefix an existing message ("prefix: old message"). */
+void fast_err_prefix(struct fast_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Exit status for a code: 0 for FAST_OK, 1..4 otherwise. */
+int fast_err_exit_status(int code);
+/* Short category name of a code ("bad input"). */
+const char *fast_err_name(int code);
+
+/* Checked 64-bit arithmetic: return false on overflow (the result is then
+ * left untouched). */
+static inline bool fast_add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+	uint64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return false;
+	*out = r;
+	return true;
+}
+
+static inline bool fast_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+	uint64_t r;
+	if (__builtin_mul_overflow(a, b, &r))
+		return false;
+	*out = r;
+	return true;
+}
+
+/* Largest byte count a JSON number carries exactly (2^53). */
+#define FAST_JSON_MAX_BYTES (UINT64_C(1) << 53)
+
+/* Parse a byte size: a decimal integer with an optional suffix.  K, M, G,
+ * T, KiB, MiB, GiB, TiB are powers of 1024 (as nccl-tests reads them); KB,
+ * MB, GB, TB powers of 1000; B or no suffix are bytes.  Fractions are
+ * accepted when the result is a whole number of bytes ("1.5K").  Returns 0,
+ * or FAST_EUSAGE for malformed or overflowing input. */
+int fast_size_parse(const char *text, uint64_t *out, struct fast_err *err);
+/* Human form of a byte count into buf ("256 MiB", "1.50 GiB", "512 B"). */
+const char *fast_size_format(uint64_t bytes, char *buf, size_t len);
+
+/* Deterministic random generator (xoshiro256**, seeded by splitmix64):
+ * the same seed gives the same sequence on every machine. */
+struct fast_rng {
+	uint64_t s[4];
+};
+void fast_rng_seed(struct fast_rng *rng, uint64_t seed);
+uint64_t fast_rng_next(struct fast_rng *rng);
+/* Uniform in [0, n) without modulo bias; n > 0. */
+uint64_t fast_rng_below(struct fast_rng *rng, uint64_t n);
+/* Uniform double in [0, 1). */
+double fast_rng_double(struct fast_rng *rng);
+
+/* Monotonic wall clock in seconds (for synthesis timings in reports). */
+double fast_now(void);
+
+/* 64-bit FNV-1a over a byte range, chained through h (start with
+ * FAST_HASH_INIT).  Used for plan identity across ranks and plan caches. */
+#define FAST_HASH_INIT UINT64_C(0xcbf29ce484222325)
+uint64_t fast_hash_bytes(uint64_t h, const void *data, size_t len);
+
+/* Allocation helpers that check the element-count multiplication; return
+ * NULL on overflow or exhaustion (callers report FAST_ENOMEM). */
+void *fast_calloc(size_t n, size_t size);
+void *fast_reallocarray(void *p, size_t n, size_t size);
+
+#endif

@@ -1,0 +1,108 @@
+/*
+ * topo.h - the two-tier fabric: N servers of G GPUs, a scale-up tier inside
+ * each server (an NVSwitch-style switch or a full GPU mesh) and a scale-out
+ * tier of one NIC per GPU (rail i = NIC of local GPU i) behind a core that
+ * is non-blocking unless oversubscribed.
+ *
+ * Units (DESIGN.md): bandwidths in GB/s (1e9 B/s) per direction, latencies
+ * and per-step overheads in microseconds, efficiency = achievable payload /
+ * line rate.  GPU g lives on server g / G with local index g % G.
+ *
+ * A struct fast_topo is a plain value: no pointers, copy it freely.
+ */
+#ifndef FAST_TOPO_H
+#define FAST_TOPO_H
+
+#include <stdio.h>
+
+#include "common.h"
+
+enum fast_up_kind {
+	FAST_UP_SWITCH = 0, /* bw_GBps = per-GPU port into the switch */
+	FAST_UP_MESH = 1,   /* bw_GBps = each direct GPU-GPU link */
+};
+
+struct fast_tier {
+	double bw_GBps;          /* line rate per port/link/NIC, per direction */
+	double latency_us;       /* alpha: per-message latency */
+	double efficiency;       /* (0, 1]: payload rate / line rate */
+	double step_overhead_us; /* launch + synchronisation cost per step */
+};
+
+/*
+ * Incast model used by the simulator: an ingress (NIC, or scale-up port)
+ * receiving from k concurrent senders runs at
+ *     factor(k) = max(floor, 1 - slope * (k - threshold))   when k > threshold
+ * times its effective bandwidth, and at full effective bandwidth otherwise.
+ * InfiniBand's credit flow control loses little (small slope); RoCE with
+ * DCQCN loses much.
+ */
+struct fast_congestion {
+	double incast_threshold; /* senders before any loss */
+	double incast_slope;     /* efficiency lost per extra sender */
+	double incast_floor;     /* lowest factor, in (0, 1] */
+};
+
+#define FAST_NAME_MAX 64
+#define FAST_SOURCE_MAX 512
+
+struct fast_topo {
+	char name[FAST_NAME_MAX]; /* preset name, or the file's "name" */
+	uint32_t servers;         /* N >= 1 */
+	uint32_t gpus;            /* G >= 1, GPUs (and NICs) per server */
+	enum fast_up_kind up_kind;
+	struct fast_tier up;      /* scale-up tier */
+	struct fast_tier out;     /* scale-out tier, one NIC per GPU */
+	double core_oversub;      /* >= 1; 1 = non-blocking core */
+	struct fast_congestion congestion;
+	char source[FAST_SOURCE_MAX]; /* where the numbers come from */
+};
+
+/* Dimension limits enforced before allocating (raise with --max-gpus). */
+struct fast_limits {
+	uint32_t max_gpus;     /* N * G */
+	uint32_t max_matrices; /* per traffic or plan file */
+	uint64_t max_file_bytes;
+};
+#define FAST_DEFAULT_MAX_GPUS 16384u
+#define FAST_DEFAULT_MAX_MATRICES 65536u
+#define FAST_DEFAULT_MAX_FILE_BYTES (UINT64_C(4) << 30)
+void fast_limits_default(struct fast_limits *lim);
+
+static inline uint32_t fast_topo_ngpus(const struct fast_topo *t)
+{
+	return t->servers * t->gpus;
+}
+
+/* Effective bandwidth in bytes per second: line rate x efficiency. */
+static inline double fast_tier_Bps(const struct fast_tier *tier)
+{
+	return tier->bw_GBps * 1e9 * tier->efficiency;
+}
+
+/* Presets: "h200", "h100", "mi300x", "mi300x-100g".  servers/gpus of 0 keep
+ * the preset's defaults (4 servers, 8 GPUs).  Returns FAST_EUSAGE for an
+ * unknown name (the message lists the known ones). */
+int fast_topo_preset(const char *name, uint32_t servers, uint32_t gpus,
+		     const struct fast_limits *lim, struct fast_topo *out,
+		     struct fast_err *err);
+/* NULL-terminated list of preset names. */
+const char *const *fast_topo_preset_names(void);
+
+/* Load and validate a topology JSON file (schemas/topology.schema.json).
+ * Errors are FAST_EINPUT/FAST_ELIMIT with "path: /json/path: message". */
+int fast_topo_load(const char *path, const struct fast_limits *lim,
+		   struct fast_topo *out, struct fast_err *err);
+/* The same from a NUL-terminated buffer; name is used in messages. */
+int fast_topo_parse(const char *text, size_t len, const char *name,
+		    const struct fast_limits *lim, struct fast_topo *out,
+		    struct fast_err *err);
+/* Check ranges (bandwidths > 0, efficiency in (0,1], ...).  Returns
+ * FAST_EINPUT naming the field. */
+int fast_topo_validate(const struct fast_topo *t, const struct fast_limits *lim,
+		       struct fast_err *err);
+/* Write the normalised JSON form (every field explicit) to f.  Returns
+ * FAST_EIO if the stream reports an error. */
+int fast_topo_write(const struct fast_topo *t, FILE *f, struct fast_err *err);
+
+#endif

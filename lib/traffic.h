@@ -1,0 +1,82 @@
+/*
+ * traffic.h - all-to-all(v) traffic: one or more labelled NG x NG byte
+ * matrices.  D[s][d] (bytes[s * ng + d]) is what GPU s sends to GPU d; the
+ * diagonal is a local copy that never crosses a link.
+ *
+ * Files: the tool's JSON (schemas/traffic.schema.json, dense rows or sparse
+ * [src, dst, bytes] triples) or the whitespace N x N matrix of nccl-tests'
+ * alltoallv_perf, detected by content.  Byte counts are exact integers up to
+ * 2^53 (JSON numbers are doubles); every row, column and total sum is
+ * checked for 64-bit overflow.
+ *
+ * Ownership: a struct fast_traffic owns its matrices; release it with
+ * fast_traffic_free() (NULL-safe, idempotent).
+ */
+#ifndef FAST_TRAFFIC_H
+#define FAST_TRAFFIC_H
+
+#include <stdio.h>
+
+#include "common.h"
+#include "topo.h"
+
+#define FAST_TRAFFIC_VERSION 1
+
+struct fast_matrix {
+	char label[FAST_NAME_MAX]; /* e.g. "layer3/dispatch" or "m0" */
+	uint64_t *bytes;           /* ng * ng, row-major, owned */
+};
+
+struct fast_traffic {
+	uint32_t ng;               /* GPUs */
+	uint32_t count;            /* matrices */
+	struct fast_matrix *m;     /* count entries, owned */
+	char source[FAST_SOURCE_MAX]; /* provenance ("generated: zipf s=0.8 seed=1") */
+};
+
+/* Allocate count zeroed ng x ng matrices labelled "m0", "m1", ...  Refuses
+ * (FAST_ELIMIT) dimensions beyond lim before allocating. */
+int fast_traffic_alloc(struct fast_traffic *t, uint32_t ng, uint32_t count,
+		       const struct fast_limits *lim, struct fast_err *err);
+void fast_traffic_free(struct fast_traffic *t);
+
+/* Load a traffic file (JSON or nccl-tests matrix, by content).  Errors are
+ * FAST_EINPUT ("file: /matrices/0/rows/3/2: bytes must be a non-negative
+ * integer (got -1)", or "file:line:col: ..." for syntax) or FAST_ELIMIT. */
+int fast_traffic_load(const char *path, const struct fast_limits *lim,
+		      struct fast_traffic *out, struct fast_err *err);
+int fast_traffic_parse(const char *text, size_t len, const char *name,
+		       const struct fast_limits *lim, struct fast_traffic *out,
+		       struct fast_err *err);
+/* Check the traffic fits a topology: ng == N * G (FAST_EINPUT otherwise,
+ * naming both sizes). */
+int fast_traffic_check_topo(const struct fast_traffic *t, const struct fast_topo *topo,
+			    const char *name, struct fast_err *err);
+
+/* Write JSON.  sparse: emit [src, dst, bytes] triples of non-zero entries
+ * instead of dense rows.  FAST_EIO on a stream error. */
+int fast_traffic_write(const struct fast_traffic *t, bool sparse, FILE *f,
+		       struct fast_err *err);
+/* Write matrix `index` in nccl-tests' alltoallv matrix format, rounding each
+ * entry to a multiple of 16 bytes; *changed (may be NULL) receives how many
+ * entries the rounding changed. */
+int fast_traffic_write_nccl(const struct fast_traffic *t, uint32_t index, FILE *f,
+			    uint64_t *changed, struct fast_err *err);
+
+/* Summary statistics of one matrix on a topology of G GPUs per server. */
+struct fast_traffic_stats {
+	uint64_t total, local, intra, inter; /* diagonal, same server, other server */
+	uint64_t max_row, max_col;
+	double mean_row, mean_col;
+	double row_skew, col_skew;   /* max / mean */
+	double gini;                 /* of off-diagonal pair sizes */
+	uint32_t hot_sender, hot_receiver;
+	uint64_t max_server_egress, max_server_ingress; /* cross-server */
+};
+void fast_traffic_stats(const uint64_t *bytes, uint32_t ng, uint32_t gpus_per_server,
+			struct fast_traffic_stats *out);
+
+/* Replace matrix bytes by its transpose (MoE combine = dispatch^T). */
+int fast_matrix_transpose(uint64_t *bytes, uint32_t ng, struct fast_err *err);
+
+#endif

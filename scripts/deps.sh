@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Install the Debian packages fast needs to build, test and run its studies,
+# through apt-get, when they are missing.  Safe to run again: it installs
+# nothing when everything is present.  Needs root (or sudo) only when
+# something is missing.
+#
+#   scripts/deps.sh          build + test + study packages
+#   FAST_DEPS_EXTRA="pkg..." more packages (e.g. hipcc for HIP builds)
+set -eu
+
+pkgs=(
+	make gcc libc6-dev            # the build
+	libcjson-dev                  # JSON I/O (lib/json.c)
+	libglpk-dev                   # the LP lower bound (lib/bound.c)
+	libopenmpi-dev openmpi-bin    # the executor (exec/, fast run, mpirun)
+	libcunit1-dev                 # unit tests
+	python3 python3-jsonschema    # schema validation of presets and traces
+	valgrind                      # memcheck stage of the test suite
+	gnuplot-nox                   # figures in results/
+	bc procps                     # test scripts
+	openssh-client                # OpenMPI 4 mpirun wants an rsh agent even on one host
+)
+# shellcheck disable=SC2206
+extra=(${FAST_DEPS_EXTRA:-})
+pkgs+=("${extra[@]}")
+
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: all ${#pkgs[@]} packages present"
+	exit 0
+fi
+echo "deps: installing ${missing[*]}"
+sudo=()
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		sudo=(sudo)
+	else
+		echo "deps: missing packages (${missing[*]}) and not root: install them with apt-get" >&2
+		exit 1
+	fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "deps: done"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The whole test suite, stage by stage, each with a time budget (seconds).
+# CI (2 cores, 90 min hard limit) must finish in under 25 minutes in all.
+#
+#   stage        budget  what
+#   unit            120  CUnit suites (build/bin/tests/test_*)
+#   golden           90  CLI golden tests and the bad-input table
+#   schema           60  presets and bundled traces against the JSON Schemas
+#   mpi             300  fast run under mpirun (host backend), interposer
+#   sanitizer       420  ASan+UBSan build: unit suites and golden tests
+#   valgrind        300  golden tests under valgrind memcheck
+#   fuzz            120  fuzz corpus replay (where the fuzz targets exist)
+#   gpu             240  CUDA/HIP backends compile and link (where compilers exist)
+#
+# A stage over budget is reported; the run fails only on test failures or
+# when the whole run passes 25 minutes.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${BUILD:-build}
+BIN=$BUILD/bin
+total_start=$(date +%s)
+pass=0
+fail=0
+summary=()
+
+stage() {
+	local name=$1 budget=$2
+	shift 2
+	local t0 t1 rc
+	echo
+	echo "=== stage $name (budget ${budget}s)"
+	t0=$(date +%s)
+	"$@"
+	rc=$?
+	t1=$(date +%s)
+	local took=$((t1 - t0)) note=""
+	[ $took -gt "$budget" ] && note=" OVER BUDGET"
+	if [ $rc = 0 ]; then
+		pass=$((pass + 1))
+		summary+=("ok    $name ${took}s/${budget}s$note")
+	else
+		fail=$((fail + 1))
+		summary+=("FAIL  $name ${took}s/${budget}s$note")
+	fi
+}
+
+san_stage() {
+	make -s -j2 SANITIZE=address,undefined all tests-build >/dev/null || return 1
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+		bash tests/run_unit.sh build-san/bin/tests || return 1
+	ASAN_OPTIONS=detect_leaks=1 bash tests/golden/run.sh build-san/bin/fast
+}
+
+valgrind_stage() {
+	WRAP=valgrind GOLDEN_TIMEOUT=300 bash tests/golden/run.sh "$BIN/fast"
+}
+
+optional() {
+	# run a stage script if it exists; say so when it does not
+	if [ -f "$1" ]; then
+		bash "$@"
+	else
+		echo "skipped: $1 not present"
+	fi
+}
+
+stage unit 120 bash tests/run_unit.sh "$BIN/tests"
+stage golden 90 bash tests/golden/run.sh "$BIN/fast"
+stage schema 60 optional tests/schema/run.sh "$BIN/fast"
+stage mpi 300 optional tests/mpi/run.sh "$BIN/fast"
+stage sanitizer 420 san_stage
+stage valgrind 300 valgrind_stage
+stage fuzz 120 optional tests/fuzz/replay.sh
+stage gpu 240 optional tests/gpu/compile_check.sh
+
+total=$(( $(date +%s) - total_start ))
+echo
+echo "=== summary (${total}s in all, budget 1500s)"
+printf '%s\n' "${summary[@]}"
+[ $total -gt 1500 ] && { echo "FAIL: the suite took ${total}s, over its 25-minute budget"; fail=$((fail + 1)); }
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]

@@ -1,0 +1,155 @@
+/*
+ * test_json.c - the strict JSON layer: syntax errors with line:column,
+ * case-sensitive keys, unknown and duplicate keys, exact integers, paths.
+ */
+#include <CUnit/Basic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/json.h"
+
+static struct fast_json *parse(const char *text, struct fast_err *err)
+{
+	struct fast_json *doc = NULL;
+	if (fast_json_parse(text, strlen(text), "t.json", &doc, err) < 0)
+		return NULL;
+	return doc;
+}
+
+static void test_json__syntax_error_has_line_and_column(void)
+{
+	struct fast_err err = { 0 };
+	CU_ASSERT_PTR_NULL(parse("{\n  \"a\": 1,\n  \"b\": ]\n}", &err));
+	CU_ASSERT_EQUAL(err.code, FAST_EINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "t.json:3:"));
+	CU_ASSERT_PTR_NULL(parse("{\"a\": 1} x", &err));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "trailing"));
+	CU_ASSERT_PTR_NULL(parse("", &err));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "t.json:1:1"));
+}
+
+static void test_json__unknown_duplicate_and_case(void)
+{
+	static const char *const keys[] = { "servers", "gpus", NULL };
+	struct fast_err err = { 0 };
+	struct fast_jctx c;
+	struct fast_json *doc;
+
+	doc = parse("{\"servers\": 2, \"servers\": 3}", &err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+	fast_jctx_init(&c, "t.json", &err);
+	CU_ASSERT_EQUAL(fast_jv_expect_object(&c, fast_json_root(doc), keys), FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "t.json: /: duplicate key \"servers\"");
+	fast_json_free(doc);
+
+	doc = parse("{\"Servers\": 2}", &err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+	CU_ASSERT_EQUAL(fast_jv_expect_object(&c, fast_json_root(doc), keys), FAST_EINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "did you mean \"servers\""));
+	CU_ASSERT_PTR_NULL(fast_jv_get(fast_json_root(doc), "servers"));
+	fast_json_free(doc);
+
+	doc = parse("{\"servers\": 2, \"gpus\": 8}", &err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+	CU_ASSERT_EQUAL(fast_jv_expect_object(&c, fast_json_root(doc), keys), 0);
+	fast_json_free(doc);
+}
+
+static void test_json__integers_are_exact(void)
+{
+	struct fast_err err = { 0 };
+	struct fast_jctx c;
+	struct fast_json *doc;
+	uint64_t x = 7;
+
+	doc = parse("{\"a\": [1.5, -1, 9007199254740992, 9007199254740994, 1e3]}", &err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+	fast_jctx_init(&c, "t.json", &err);
+	const struct fast_jv *arr = fast_jv_get(fast_json_root(doc), "a");
+	const struct fast_jv *e = fast_jv_first(arr);
+	size_t old = fast_jctx_push_key(&c, "a");
+	size_t o2 = fast_jctx_push_index(&c, 0);
+	CU_ASSERT_EQUAL(fast_jv_as_u64(&c, e, UINT64_MAX, &x), FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "t.json: /a/0: must be a non-negative integer (got 1.5)");
+	CU_ASSERT_EQUAL(x, 7);
+	fast_jctx_pop(&c, o2);
+	e = fast_jv_next(e);
+	CU_ASSERT_EQUAL(fast_jv_as_u64(&c, e, UINT64_MAX, &x), FAST_EINPUT);
+	e = fast_jv_next(e);
+	CU_ASSERT_EQUAL(fast_jv_as_u64(&c, e, UINT64_MAX, &x), 0);
+	CU_ASSERT_EQUAL(x, UINT64_C(1) << 53);
+	e = fast_jv_next(e);
+	CU_ASSERT_EQUAL(fast_jv_as_u64(&c, e, UINT64_MAX, &x), FAST_EINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "2^53"));
+	e = fast_jv_next(e);
+	CU_ASSERT_EQUAL(fast_jv_as_u64(&c, e, UINT64_MAX, &x), 0);
+	CU_ASSERT_EQUAL(x, 1000);
+	fast_jctx_pop(&c, old);
+	CU_ASSERT_EQUAL(c.len, 0);
+	fast_json_free(doc);
+}
+
+static void test_json__getters_report_paths(void)
+{
+	struct fast_err err = { 0 };
+	struct fast_jctx c;
+	struct fast_json *doc = parse("{\"o\": {\"bw\": -5, \"name\": 3}}", &err);
+	double d = 1;
+	char buf[8];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+	fast_jctx_init(&c, "topo.json", &err);
+	const struct fast_jv *o = fast_jv_get(fast_json_root(doc), "o");
+	size_t old = fast_jctx_push_key(&c, "o");
+	CU_ASSERT_EQUAL(fast_jv_get_double(&c, o, "bw", true, 0, 1e9, true, &d), FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "topo.json: /o/bw: must be > 0 (got -5)");
+	CU_ASSERT_EQUAL(fast_jv_get_string(&c, o, "name", true, buf, sizeof buf), FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "topo.json: /o/name: expected string, got number");
+	CU_ASSERT_EQUAL(fast_jv_get_double(&c, o, "missing", true, 0, 1, false, &d), FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "topo.json: /o: missing required key \"missing\"");
+	CU_ASSERT_EQUAL(fast_jv_get_double(&c, o, "missing", false, 0, 1, false, &d), 0);
+	CU_ASSERT_EQUAL(d, 1);
+	fast_jctx_pop(&c, old);
+	fast_json_free(doc);
+}
+
+static void test_json__put_string_escapes(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fast_json_put_string(f, "a\"b\\c\n\x01");
+	fputc(' ', f);
+	fast_json_put_double(f, 0.1);
+	fputc(' ', f);
+	fast_json_put_double(f, 1e15);
+	fclose(f);
+	CU_ASSERT_STRING_EQUAL(buf, "\"a\\\"b\\\\c\\n\\u0001\" 0.1 1000000000000000");
+	free(buf);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	s = CU_add_suite("json", NULL, NULL);
+	if (!s || !CU_add_test(s, "test_json__syntax_error_has_line_and_column",
+			       test_json__syntax_error_has_line_and_column) ||
+	    !CU_add_test(s, "test_json__unknown_duplicate_and_case",
+			 test_json__unknown_duplicate_and_case) ||
+	    !CU_add_test(s, "test_json__integers_are_exact", test_json__integers_are_exact) ||
+	    !CU_add_test(s, "test_json__getters_report_paths", test_json__getters_report_paths) ||
+	    !CU_add_test(s, "test_json__put_string_escapes", test_json__put_string_escapes)) {
+		CU_cleanup_registry();
+		return 2;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return fails != 0;
+}
