@@ -118,6 +118,46 @@ $(BUILD)/exec/backend_hip.o: exec/backend_gpu.cu exec/gpu_port.h
 	@command -v $(HIPCC) >/dev/null 2>&1 || { echo "GPU=hip: hipcc not found; apt-get install hipcc (Debian) or use ROCm's" >&2; exit 1; }
 	$(HIPCC) -O2 -x hip --offload-arch=$(HIP_ARCH) -DFAST_GPU_HIP -I. -c $< -o $@
 
+# --- executor libraries (exec/) ------------------------------------------
+# libfast_exec.a / .so: the fast_alltoallv API (exec/ + lib/); the .so and
+# the PMPI interposer (LD_PRELOAD) are built from -fPIC objects in pic/.
+EXEC_PIC_OBJ := $(EXEC_SRC:%.c=$(BUILD)/pic/%.o) $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+GPU_PIC_OBJ  := $(GPU_OBJ:$(BUILD)/exec/%.o=$(BUILD)/pic/exec/%.o)
+LIBFAST_EXEC_A    := $(BUILD)/lib/libfast_exec.a
+LIBFAST_EXEC_SO   := $(BUILD)/lib/libfast_exec.so
+LIBFAST_INTERPOSE := $(BUILD)/lib/libfast_interpose.so
+EXEC_LIBS := $(LIBFAST_EXEC_A) $(LIBFAST_EXEC_SO) $(LIBFAST_INTERPOSE)
+
+all: $(EXEC_LIBS)
+
+$(BUILD)/pic/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
+
+$(BUILD)/pic/exec/%.o: exec/%.c
+	@mkdir -p $(@D)
+	OMPI_CC=$(CC) $(MPICC) $(CFLAGS_ALL) -fPIC -c $< -o $@
+
+$(BUILD)/pic/exec/backend_cuda.o: exec/backend_gpu.cu exec/gpu_port.h exec/backend.h
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -arch=$(CUDA_ARCH) -Xcompiler -fPIC -DFAST_GPU_CUDA -I. -c $< -o $@
+
+$(BUILD)/pic/exec/backend_hip.o: exec/backend_gpu.cu exec/gpu_port.h exec/backend.h
+	@mkdir -p $(@D)
+	$(HIPCC) -O2 -fPIC -x hip --offload-arch=$(HIP_ARCH) -DFAST_GPU_HIP -I. -c $< -o $@
+
+$(LIBFAST_EXEC_A): $(EXEC_OBJ) $(GPU_OBJ) $(LIB_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(LIBFAST_EXEC_SO): $(EXEC_PIC_OBJ) $(GPU_PIC_OBJ)
+	@mkdir -p $(@D)
+	OMPI_CC=$(CC) $(MPICC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL) $(GPU_LIBS)
+
+$(LIBFAST_INTERPOSE): $(BUILD)/pic/exec/interpose.o $(EXEC_PIC_OBJ) $(GPU_PIC_OBJ)
+	@mkdir -p $(@D)
+	OMPI_CC=$(CC) $(MPICC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL) $(GPU_LIBS)
+
 $(FAST_BIN): $(CMD_OBJ) $(EXEC_OBJ) $(GPU_OBJ) $(LIBFAST)
 	@mkdir -p $(@D)
 	OMPI_CC=$(CC) $(MPICC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(EXEC_OBJ) $(GPU_OBJ) $(LIBFAST) $(LDLIBS_ALL) $(GPU_LIBS)

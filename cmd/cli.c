@@ -15,9 +15,9 @@
 
 const struct cmd *cli_find_command(const char *name)
 {
-	for (const struct cmd *c = fast_commands; c->name; c++)
-		if (strcmp(c->name, name) == 0)
-			return c;
+	for (const struct cmd *const *c = fast_commands; *c; c++)
+		if (strcmp((*c)->name, name) == 0)
+			return *c;
 	return NULL;
 }
 
@@ -292,10 +292,11 @@ int cli_load_traffic(const struct cli_inputs *in, const struct fast_topo *topo,
 	}
 	if (in->matrix >= 0) {
 		if ((uint64_t)in->matrix >= t.count) {
+			uint32_t count = t.count;
 			fast_traffic_free(&t);
 			return cli_fail(FAST_EUSAGE, "--matrix %lld: %s has %u matrices (0..%u)",
-					(long long)in->matrix, in->traffic_path, t.count,
-					t.count ? t.count - 1 : 0);
+					(long long)in->matrix, in->traffic_path, count,
+					count ? count - 1 : 0);
 		}
 		/* keep only the chosen matrix, moved to index 0 */
 		uint32_t k = (uint32_t)in->matrix;
@@ -351,6 +352,22 @@ int cli_out_open(struct cli_out *o, const char *path, const char *const *inputs)
 					path);
 	if (strlen(path) + 16 >= sizeof o->tmp)
 		return cli_fail(FAST_EUSAGE, "output path too long");
+	{
+		/* a device, pipe or socket (/dev/full, a FIFO, /dev/stdout) is
+		 * written in place: renaming over it would replace the node */
+		struct stat st;
+		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+			if (S_ISDIR(st.st_mode))
+				return cli_fail(FAST_EUSAGE, "output '%.200s' is a directory", path);
+			o->f = fopen(path, "w");
+			if (!o->f)
+				return cli_fail(FAST_EIO, "cannot open output '%.200s': %s", path,
+						strerror(errno));
+			o->direct = true;
+			snprintf(o->path, sizeof o->path, "%s", path);
+			return 0;
+		}
+	}
 	snprintf(o->path, sizeof o->path, "%s", path);
 	slash = strrchr(path, '/');
 	if (slash)
@@ -376,6 +393,15 @@ int cli_out_commit(struct cli_out *o)
 
 	if (o->is_stdout)
 		return cli_stdout_finish();
+	if (o->direct) {
+		bad = fflush(o->f) != 0 || ferror(o->f);
+		if (fclose(o->f) != 0)
+			bad = 1;
+		o->f = NULL;
+		return bad ? cli_fail(FAST_EIO, "writing '%.200s' failed: %s", o->path,
+				      strerror(errno))
+			   : 0;
+	}
 	bad = fflush(o->f) != 0 || ferror(o->f);
 	bad |= fsync(fileno(o->f)) != 0 && errno != EINVAL;
 	if (fclose(o->f) != 0)
@@ -407,7 +433,8 @@ void cli_out_abort(struct cli_out *o)
 		return;
 	fclose(o->f);
 	o->f = NULL;
-	unlink(o->tmp);
+	if (!o->direct)
+		unlink(o->tmp);
 }
 
 int cli_stdout_finish(void)

@@ -26,7 +26,7 @@ struct cmd {
 };
 
 /* The dispatch table lives in main.c. */
-extern const struct cmd fast_commands[];
+extern const struct cmd *const fast_commands[]; /* NULL-terminated */
 const struct cmd *cli_find_command(const char *name);
 
 /* --- option scanning ----------------------------------------------------
@@ -103,6 +103,7 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct cli_out {
 	FILE *f;
 	bool is_stdout;
+	bool direct; /* not a regular file: written in place, no rename */
 	char path[4096];
 	char tmp[4096];
 };

@@ -14,11 +14,11 @@
 #include "cmd_table.h"
 #undef X
 
-const struct cmd fast_commands[] = {
-#define X(name) fast_cmd_##name,
+const struct cmd *const fast_commands[] = {
+#define X(name) &fast_cmd_##name,
 #include "cmd_table.h"
 #undef X
-	{ NULL, NULL, NULL, NULL },
+	NULL,
 };
 
 static void usage(FILE *f)
@@ -29,8 +29,8 @@ static void usage(FILE *f)
 	      "two-tier GPU clusters (FAST: intra-server balancing + Birkhoff stages).\n\n"
 	      "Commands:\n",
 	      f);
-	for (const struct cmd *c = fast_commands; c->name; c++)
-		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+	for (const struct cmd *const *c = fast_commands; *c; c++)
+		fprintf(f, "  %-10s %s\n", (*c)->name, (*c)->summary);
 	fputs("\nCommon options: --topo FILE | --preset NAME [--servers N] [--gpus G],\n"
 	      "  --traffic FILE [--matrix I], --plan FILE, -o FILE (- = stdout), --json.\n"
 	      "Exit codes: 0 ok, 1 check failed, 2 usage, 3 bad input, 4 runtime failure.\n",

@@ -259,6 +259,8 @@ void *fast_calloc(size_t n, size_t size)
 {
 	if (n == 0 || size == 0)
 		return calloc(1, 1);
+	if (n > SIZE_MAX / size)
+		return NULL;
 	return calloc(n, size);
 }
 

@@ -63,8 +63,15 @@ int fast_json_parse(const char *text, size_t len, const char *name,
 			return fast_err_set(err, FAST_EINPUT,
 					    "%s:%zu:%zu: JSON syntax error: unexpected end of input",
 					    name, line, col);
-		return fast_err_set(err, FAST_EINPUT, "%s:%zu:%zu: JSON syntax error near '%.20s'",
-				    name, line, col, at);
+		{
+			/* quote the text at the error, up to the end of its line */
+			size_t n = 0;
+			while (n < 20 && at + n < text + len && at[n] != '\n' && at[n] != '\r')
+				n++;
+			return fast_err_set(err, FAST_EINPUT,
+					    "%s:%zu:%zu: JSON syntax error near '%.*s'", name, line,
+					    col, (int)n, at);
+		}
 	}
 	/* trailing garbage after the value */
 	if (end) {

@@ -21,7 +21,22 @@
  *    pieces in arrival order).
  *
  * Lanes: lane (A -> B, rail i) is the ordered piece list that GPU A_i holds
- * for server B after balancing.
+ * for server B after balancing.  A != B; each (A, B, i) is declared at most
+ * once; an absent lane is empty (a compiler need not declare empty lanes).
+ *
+ * Expansion (fast_plan_expand, the one routine every consumer uses):
+ *  - a RAIL step becomes one transfer A_i -> B_i per non-idle server A and
+ *    rail i whose lane still has bytes (A ascending, then i; no empty
+ *    transfers), carrying the lane's next <= w bytes; a piece straddling
+ *    the budget is cut at the byte offset, its rest going to the lane's
+ *    next rail step.  Cursors advance in ascending rail-step id order.
+ *  - a REDIST step becomes one transfer per (receiver B_i, dst) pair,
+ *    ordered by receiver then dst, pieces in arrival order; pieces whose
+ *    dst is B_i are final and not forwarded.
+ *  - every expanded step is EXPLICIT (budget, perm and stage are dropped);
+ *    ids, tiers, deps and chunks are kept.
+ * Bytes a lane still holds after its last rail step are never sent:
+ * fast_plan_check reports them by lane.
  *
  * Chunks: a step may have chunks = k > 1: each of its transfers is cut into
  * k consecutive byte ranges of its piece stream, chunk c covering stream
@@ -46,6 +61,9 @@
 #include "traffic.h"
 
 #define FAST_PLAN_VERSION 1
+/* Most chunks a step may have (validation and the reader refuse more):
+ * bounds the checker's work per piece. */
+#define FAST_PLAN_MAX_CHUNKS 65536u
 
 enum fast_tier_id { FAST_TIER_UP = 0, FAST_TIER_OUT = 1 };
 enum fast_step_kind { FAST_STEP_EXPLICIT = 0, FAST_STEP_RAIL = 1, FAST_STEP_REDIST = 2 };
@@ -99,6 +117,10 @@ struct fast_plan {
 	struct fast_piece *pieces; size_t npieces, cap_pieces;
 	struct fast_lane *lanes;   size_t nlanes, cap_lanes;
 	uint32_t *perm;            size_t nperm, cap_perm;
+
+	/* builder state: 1 when the last thing started was a transfer, 2 a
+	 * lane (fast_plan_add_piece appends to it); 0 neither */
+	uint32_t open_kind;
 };
 
 struct fast_planset {
@@ -134,6 +156,45 @@ int fast_plan_add_lane_piece(struct fast_plan *p, uint32_t src, uint32_t dst,
 /* Set the last step's permutation (servers entries, copied). */
 int fast_plan_set_perm(struct fast_plan *p, const uint32_t *perm, uint64_t budget,
 		       struct fast_err *err);
+/* Set the last step's chunk count (1..FAST_PLAN_MAX_CHUNKS; default 1). */
+int fast_plan_set_chunks(struct fast_plan *p, uint32_t chunks, struct fast_err *err);
+/* Set the last step's redistributed stage (a REDIST step; stage = id of a
+ * RAIL step, which may be added later: validation checks it). */
+int fast_plan_set_redist(struct fast_plan *p, uint32_t stage, struct fast_err *err);
+
+/*
+ * Builder contract (all of the above): the plan must have been initialised
+ * with fast_plan_init().  Steps, deps, transfers and lanes are appended;
+ * deps, transfers, the permutation, chunks and stage always go to the LAST
+ * step (add_dep's `step` must be that step: FAST_EINPUT otherwise), pieces
+ * to the transfer or lane started most recently.  Only appending can fail
+ * with FAST_ENOMEM; misuse (no step yet, a transfer in a non-EXPLICIT step,
+ * a permutation on a non-RAIL step, a piece after its transfer's range was
+ * closed by a later lane) is FAST_EINPUT.  The builder does not validate
+ * contents (GPU ranges, lengths): fast_plan_validate() does.
+ */
+
+/* Chunk c of a transfer carrying L bytes in k chunks starts at stream byte
+ * floor(c * L / k) (c <= k; c == k gives L), computed without overflow. */
+static inline uint64_t fast_plan_chunk_start(uint64_t L, uint32_t k, uint32_t c)
+{
+	return (uint64_t)c * (L / k) + ((uint64_t)c * (L % k)) / k;
+}
+
+/* The chunk (0..k-1) that stream byte pos (< L) of such a transfer is in:
+ * the largest c with fast_plan_chunk_start(L, k, c) <= pos. */
+static inline uint32_t fast_plan_chunk_of(uint64_t L, uint32_t k, uint64_t pos)
+{
+	uint32_t lo = 0, hi = k - 1;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		if (fast_plan_chunk_start(L, k, mid) <= pos)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
 
 /* --- expansion (the one routine every consumer uses) ------------------ */
 
@@ -185,8 +246,30 @@ struct fast_plan_summary {
 	uint64_t peak_staging;        /* max over GPUs of bytes held for others */
 	uint32_t peak_staging_gpu;
 };
-/* Summarise an (expanded or compact) plan. */
+/* Summarise an (expanded or compact) plan; the plan is validated (and
+ * expanded internally when compact).  Counts of steps and rail stages are
+ * of the plan as given; bytes, pieces and transfers of its expansion.
+ * Local copies (transfers with from == to) count as transfers and pieces
+ * but move no bytes over a tier.
+ *
+ * Staging (what an executor must buffer): walk the expanded plan's steps
+ * in the order of fast_plan_topo_order() (smallest ready id first).  In
+ * each step, first every transfer's pieces arrive: a piece adds its length
+ * to the receiving GPU's staging count unless that GPU is the piece's orig
+ * src or orig dst (a GPU's own sends and its final bytes are not staging);
+ * then the step's sends release: a piece sent by a GPU that is neither its
+ * orig src nor dst subtracts its length from the sender's count (a relay
+ * byte is freed once it is sent on).  The peak staging of a GPU is the
+ * largest count it reaches after some step's arrivals.  Steps that may run
+ * concurrently are counted one after the other in that order, so the
+ * figure is a property of the plan and the order, not of a timed run: a
+ * GPU that in reality still holds relay bytes of one step while a
+ * concurrent step (ordered after the one that sends them on) delivers more
+ * can hold more than reported.  Local copies (from == to) stage nothing. */
 int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
 			struct fast_err *err);
+/* Peak staging bytes of every GPU (peak[servers * gpus], caller
+ * allocated), as defined above. */
+int fast_plan_staging(const struct fast_plan *p, uint64_t *peak, struct fast_err *err);
 
 #endif

@@ -1,0 +1,131 @@
+/*
+ * bench.c - `fast bench plan|bound|sim|all`: the shared benchmark harness.
+ * It parses the options, runs the sections of bench.h in order and wraps
+ * their output (a heading per section for humans; one JSON object keyed by
+ * section with --json).  The sections live in cmd/bench_<name>.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "bench.h"
+#include "cli.h"
+
+static const struct bench_section sections[] = {
+	{ "plan", fast_bench_plan, "synthesis: decomposition, compile, expansion; alpha-aware stages" },
+	{ "bound", fast_bench_bound, "lower bounds: closed form and LP solve times" },
+	{ "sim", fast_bench_sim, "simulator: events per second, plans of growing size" },
+};
+
+#define NSECTIONS (sizeof sections / sizeof sections[0])
+
+static const char usage[] =
+	"fast bench plan|bound|sim|all [--quick] [--json] [--strict]\n"
+	"\n"
+	"Measure the toolchain on this machine (one core) and print the results:\n"
+	"  plan   synthesis times (decomposition, whole compile, expansion per\n"
+	"         piece) for 4..512 servers x 8 GPUs, random and Zipf(0.8)\n"
+	"         traffic, exact and alpha-aware stages; the alpha-aware report\n"
+	"         at 1024 GPUs; peak memory at 4096 GPUs\n"
+	"  bound  lower-bound computation times\n"
+	"  sim    simulator throughput\n"
+	"  all    every section\n"
+	"\n"
+	"Options:\n"
+	"  --quick    small sizes and few repeats (CI)\n"
+	"  --json     one JSON object keyed by section on stdout\n"
+	"  --strict   exit 1 when a stated performance target is missed\n";
+
+void bench_stats_of(double *x, size_t n, struct bench_stats *st)
+{
+	/* insertion sort: n is a handful of repeats */
+	for (size_t i = 1; i < n; i++) {
+		double v = x[i];
+		size_t j = i;
+		while (j > 0 && x[j - 1] > v) {
+			x[j] = x[j - 1];
+			j--;
+		}
+		x[j] = v;
+	}
+	st->min = x[0];
+	st->max = x[n - 1];
+	st->median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+	st->q1 = x[(n - 1) / 4];
+	st->q3 = x[(3 * (n - 1) + 3) / 4 < n ? (3 * (n - 1) + 3) / 4 : n - 1];
+}
+
+unsigned long long bench_peak_rss(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (unsigned long long)ru.ru_maxrss * 1024ull; /* Linux: KiB */
+}
+
+static int run(int argc, char **argv)
+{
+	struct bench_opts o = { false, false, false };
+	struct cli_scan s;
+	const char *what;
+	int worst = 0, n = 0;
+
+	for (cli_begin(&s, argc, argv, "bench"); cli_more(&s);) {
+		if (cli_flag(&s, "--quick")) {
+			o.quick = true;
+			continue;
+		}
+		if (cli_flag(&s, "--json")) {
+			o.json = true;
+			continue;
+		}
+		if (cli_flag(&s, "--strict")) {
+			o.strict = true;
+			continue;
+		}
+		return cli_unknown(&s);
+	}
+	if (s.help)
+		return 0;
+	if (s.failed)
+		return 2;
+	if (s.npos != 1)
+		return cli_usage_error("bench", "give one section: plan, bound, sim or all");
+	what = s.pos[0];
+	if (strcmp(what, "all") != 0) {
+		size_t k = 0;
+		while (k < NSECTIONS && strcmp(what, sections[k].name) != 0)
+			k++;
+		if (k == NSECTIONS)
+			return cli_usage_error("bench", "unknown section '%.40s' (plan, bound, sim, all)",
+					       what);
+	}
+	if (o.json)
+		fputs("{", stdout);
+	for (size_t k = 0; k < NSECTIONS; k++) {
+		int rc;
+		if (strcmp(what, "all") != 0 && strcmp(what, sections[k].name) != 0)
+			continue;
+		if (o.json)
+			printf("%s\n\"%s\": ", n ? "," : "", sections[k].name);
+		else
+			printf("%s== %s: %s ==\n", n ? "\n" : "", sections[k].name, sections[k].summary);
+		fflush(stdout);
+		rc = sections[k].fn(&o);
+		n++;
+		if (rc > worst)
+			worst = rc;
+		if (rc == 4 || rc == 2 || rc == 3) {
+			if (o.json) /* keep the document well formed */
+				fputs("null", stdout);
+			break;
+		}
+	}
+	if (o.json)
+		fputs("\n}\n", stdout);
+	return worst;
+}
+
+const struct cmd fast_cmd_bench = { "bench", run,
+				    "measure synthesis, bound and simulator performance", usage };

@@ -1,0 +1,185 @@
+/*
+ * bench_sim.c - `fast bench sim`: the simulator's performance targets
+ * (the "Two-tier simulator" issue) and the error of its scalable mode.
+ *
+ *   case                                   target
+ *   FAST plan, 1024 GPUs (h200 128x8)       <= 2 s
+ *   fanout, 256 GPUs (65k flows), exact     <= 10 s
+ *   fanout, 1024 GPUs (1M flows), scalable  <= 60 s
+ *   scalable vs exact (fanout, where exact is feasible)  <= 1 % error
+ *
+ * Traffic: the `random` pattern (the paper's rand() % 1024), 256 MiB mean
+ * per GPU, seed 1, generated in process.  Times are the simulation only
+ * (the plan is compiled first, outside the timer).  Targets are judged on
+ * the CPU time of the simulation (getrusage): wall time on a shared
+ * machine measures the neighbours; both are printed.  --quick shrinks
+ * every case (256 / 64 / 256 GPUs) for CI.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "lib/algo.h"
+#include "lib/gen.h"
+#include "sim/sim.h"
+
+#define SCALABLE_EPSILON 0.02
+
+struct row {
+	const char *what;
+	const char *algo;
+	uint32_t servers;
+	double epsilon;
+	double target_s; /* 0: none */
+	/* measured */
+	double time_s, wall_s, cpu_s;
+	uint64_t flows, events, allocs;
+	double err;      /* relative to exact (scalable rows with a reference) */
+	bool have_err;
+	bool ok;
+};
+
+static double cpu_now(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec * 1e-6;
+}
+
+static int make_plan(const char *algo, uint32_t servers, struct fast_topo *t, struct fast_plan *p,
+		     struct fast_err *err)
+{
+	struct fast_limits lim;
+	struct fast_gen_opts g;
+	struct fast_traffic tr;
+	struct fast_algo_opts ao;
+	int rc;
+
+	fast_limits_default(&lim);
+	if ((rc = fast_topo_preset("h200", servers, 8, &lim, t, err)) < 0)
+		return rc;
+	fast_gen_defaults(&g);
+	g.pattern = FAST_GEN_RANDOM;
+	g.ng = fast_topo_ngpus(t);
+	g.seed = 1;
+	g.mean_bytes = UINT64_C(256) << 20;
+	if ((rc = fast_gen_traffic(&g, &lim, &tr, err)) < 0)
+		return rc;
+	fast_algo_opts_default(&ao);
+	rc = fast_compile(algo, t, tr.m[0].bytes, &ao, p, err);
+	fast_traffic_free(&tr);
+	return rc;
+}
+
+static int measure(struct row *r, struct fast_err *err)
+{
+	struct fast_topo t;
+	struct fast_plan p;
+	struct fast_sim_opts so;
+	struct fast_sim_result res;
+	double w, c;
+	int rc;
+
+	if ((rc = make_plan(r->algo, r->servers, &t, &p, err)) < 0)
+		return rc;
+	fast_sim_opts_default(&so);
+	so.epsilon = r->epsilon;
+	w = fast_now();
+	c = cpu_now();
+	rc = fast_sim_run(&t, &p, &so, &res, err);
+	r->cpu_s = cpu_now() - c;
+	r->wall_s = fast_now() - w;
+	fast_plan_free(&p);
+	if (rc < 0)
+		return rc;
+	r->time_s = res.time_s;
+	r->flows = res.flows;
+	r->events = res.events;
+	r->allocs = res.recomputes;
+	r->ok = r->target_s <= 0 || r->cpu_s <= r->target_s;
+	fast_sim_result_free(&res);
+	return 0;
+}
+
+int fast_bench_sim(const struct bench_opts *o)
+{
+	/* servers of 8 GPUs: FAST at 1024, fanout exact at 256, fanout
+	 * scalable at 1024; then scalable vs exact on two sizes */
+	struct row rows[] = {
+		{ "FAST plan", "fast", o->quick ? 32 : 128, 0.0, 2.0, 0, 0, 0, 0, 0, 0, 0, false, false },
+		{ "fanout exact", "fanout", o->quick ? 8 : 32, 0.0, 10.0, 0, 0, 0, 0, 0, 0, 0, false, false },
+		{ "fanout scalable", "fanout", o->quick ? 32 : 128, SCALABLE_EPSILON, 60.0, 0, 0, 0, 0, 0, 0, 0, false, false },
+		{ "fanout exact (ref)", "fanout", o->quick ? 4 : 16, 0.0, 0.0, 0, 0, 0, 0, 0, 0, 0, false, false },
+		{ "fanout scalable", "fanout", o->quick ? 4 : 16, SCALABLE_EPSILON, 0.0, 0, 0, 0, 0, 0, 0, 0, false, false },
+		{ "fanout scalable", "fanout", o->quick ? 8 : 32, SCALABLE_EPSILON, 0.0, 0, 0, 0, 0, 0, 0, 0, false, false },
+	};
+	const size_t n = sizeof rows / sizeof rows[0];
+	struct fast_err err;
+	bool all_ok = true;
+
+	for (size_t i = 0; i < n; i++) {
+		if (measure(&rows[i], &err) < 0) {
+			fprintf(stderr, "fast bench sim: %s at %u GPUs: %s\n", rows[i].what,
+				rows[i].servers * 8, err.msg);
+			return 4;
+		}
+	}
+	/* errors of the scalable rows against the exact run of the same size */
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].epsilon <= 0)
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (rows[j].epsilon <= 0 && rows[j].servers == rows[i].servers &&
+			    strcmp(rows[j].algo, rows[i].algo) == 0) {
+				rows[i].err = (rows[i].time_s - rows[j].time_s) / rows[j].time_s;
+				rows[i].have_err = true;
+				if (rows[i].err > 0.01 || rows[i].err < -0.01)
+					rows[i].ok = false;
+			}
+	}
+	for (size_t i = 0; i < n; i++)
+		all_ok &= rows[i].ok;
+
+	if (o->json) {
+		printf("{\"epsilon\": %g, \"rows\": [", SCALABLE_EPSILON);
+		for (size_t i = 0; i < n; i++) {
+			const struct row *r = &rows[i];
+			printf("%s\n  {\"case\": \"%s\", \"algo\": \"%s\", \"gpus\": %u, \"epsilon\": %g, "
+			       "\"sim_time_s\": %.9g, \"cpu_s\": %.4f, \"wall_s\": %.4f, \"flows\": %llu, "
+			       "\"events\": %llu, \"allocations\": %llu, \"flows_per_s\": %.0f, ",
+			       i ? "," : "", r->what, r->algo, r->servers * 8, r->epsilon, r->time_s,
+			       r->cpu_s, r->wall_s, (unsigned long long)r->flows,
+			       (unsigned long long)r->events, (unsigned long long)r->allocs,
+			       r->cpu_s > 0 ? r->flows / r->cpu_s : 0.0);
+			if (r->target_s > 0)
+				printf("\"target_s\": %g, ", r->target_s);
+			if (r->have_err)
+				printf("\"error_vs_exact\": %.6g, ", r->err);
+			printf("\"ok\": %s}", r->ok ? "true" : "false");
+		}
+		printf("\n], \"ok\": %s}\n", all_ok ? "true" : "false");
+	} else {
+		printf("simulator (h200, random 256 MiB/GPU, seed 1; times: CPU of the simulation, wall in brackets)\n");
+		printf("  %-20s %6s %8s %10s %10s %9s %9s %12s %8s %7s %s\n", "case", "GPUs", "epsilon",
+		       "cpu s", "(wall s)", "flows", "allocs", "flows/s", "target", "error", "");
+		for (size_t i = 0; i < n; i++) {
+			const struct row *r = &rows[i];
+			char tgt[16] = "-", er[16] = "-";
+			if (r->target_s > 0)
+				snprintf(tgt, sizeof tgt, "<=%gs", r->target_s);
+			if (r->have_err)
+				snprintf(er, sizeof er, "%+.3f%%", 100 * r->err);
+			printf("  %-20s %6u %8g %10.3f %10.3f %9llu %9llu %12.0f %8s %7s %s\n", r->what,
+			       r->servers * 8, r->epsilon, r->cpu_s, r->wall_s,
+			       (unsigned long long)r->flows, (unsigned long long)r->allocs,
+			       r->cpu_s > 0 ? r->flows / r->cpu_s : 0.0, tgt, er,
+			       r->ok ? "ok" : "MISSED");
+		}
+	}
+	return !all_ok && o->strict ? 1 : 0;
+}

@@ -1,0 +1,204 @@
+/*
+ * bound.c - `fast bound`: lower bounds on the completion time of any
+ * schedule for each traffic matrix on a topology (lib/bound.h): the closed
+ * form (scale-up free) and the per-server GLPK LP (scale-up relaying
+ * costs), with the resource that binds the LP.
+ *
+ * Output stays byte-identical for the same inputs: the GLPK solve time is a
+ * measurement, so it goes to stderr in the human form and into "solve_s"
+ * in --json; --no-timing leaves it out of both (golden tests use it).
+ * LP values are printed to the nanosecond (and the ratio to 6 decimals)
+ * in both forms, since their last bits may vary with the simplex path.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lib/bound.h"
+#include "lib/json.h"
+
+static const char usage[] =
+	"fast bound (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
+	"           [--matrix I] [--closed-only] [--no-timing] [--json] [-o FILE]\n"
+	"\n"
+	"Lower bounds on the completion time of any schedule, per traffic matrix:\n"
+	"  closed   largest cross-server egress or ingress of a server / (G x effective\n"
+	"           NIC bandwidth): scale-up assumed free\n"
+	"  LP       GLPK, one LP per server: cross-server bytes leave and enter through\n"
+	"           any NIC of their server, relaying over scale-up costs port (switch)\n"
+	"           or link (mesh, any paths) capacity, intra-server bytes use scale-up,\n"
+	"           local copies are free; an oversubscribed core adds its capacity\n"
+	"  binding  the resource with the largest share of the LP's dual\n"
+	"Times in microseconds.\n"
+	"\n"
+	"  --closed-only   skip the LP (no GLPK)\n"
+	"  --no-timing     do not report the GLPK solve time (reproducible output)\n"
+	"  --json          machine-readable result\n"
+	"  -o FILE         write the result to FILE (default: standard output)\n"
+	"\n"
+	"The solve time goes to stderr (human form) or \"solve_s\" (--json).\n"
+	"Exit: 0 ok, 2 usage, 3 bad input, 4 solver failure.\n";
+
+static void print_topo_line(FILE *f, const struct fast_topo *t)
+{
+	fprintf(f, "topology: %s, %u servers x %u GPUs, %s scale-up %.2f GB/s effective%s, "
+	       "NIC %.2f GB/s effective",
+	       t->name, t->servers, t->gpus, t->up_kind == FAST_UP_MESH ? "mesh" : "switch",
+	       fast_tier_Bps(&t->up) / 1e9, t->up_kind == FAST_UP_MESH ? " per link" : " per port",
+	       fast_tier_Bps(&t->out) / 1e9);
+	if (t->core_oversub > 1)
+		fprintf(f, ", core %.3g:1", t->core_oversub);
+	fprintf(f, "\n");
+}
+
+static void json_topo(FILE *f, const struct fast_topo *t)
+{
+	fprintf(f, "{\"name\": ");
+	fast_json_put_string(f, t->name);
+	fprintf(f, ", \"servers\": %u, \"gpus\": %u, \"scale_up\": \"%s\"}", t->servers, t->gpus,
+	       t->up_kind == FAST_UP_MESH ? "mesh" : "switch");
+}
+
+static void json_bound(FILE *f, const struct fast_bound *b, uint32_t matrix, const char *label,
+		       bool closed_only, bool timing)
+{
+	fprintf(f, "    {\"matrix\": %u, \"label\": ", matrix);
+	fast_json_put_string(f, label);
+	fprintf(f, ", \"closed_us\": ");
+	fast_json_put_double(f, b->closed_s * 1e6);
+	fprintf(f, ", \"closed_server\": %u, \"closed_direction\": \"%s\"", b->closed_server,
+	       b->closed_is_ingress ? "ingress" : "egress");
+	if (closed_only) {
+		fprintf(f, "}");
+		return;
+	}
+	/* the LP optimum's last bits depend on the simplex path (GLPK
+	 * version): nanoseconds and six decimals of the ratio are stable */
+	fprintf(f, ", \"lp_us\": %.3f, \"ratio\": ", b->lp_s * 1e6);
+	if (b->closed_s > 0)
+		fprintf(f, "%.6f", b->lp_s / b->closed_s);
+	else
+		fprintf(f, "null");
+	fprintf(f, ", \"lp_server\": %u, \"binding\": ", b->lp_server);
+	fast_json_put_string(f, b->binding);
+	fprintf(f, ", \"lps_solved\": %u", b->lps_solved);
+	if (timing) {
+		fprintf(f, ", \"solve_s\": ");
+		fast_json_put_double(f, b->solve_s);
+	}
+	fprintf(f, "}");
+}
+
+static int run(int argc, char **argv)
+{
+	struct cli_scan s;
+	struct cli_inputs in;
+	struct fast_topo topo;
+	struct fast_traffic tr = { 0 };
+	bool closed_only = false, no_timing = false;
+	double solve_total = 0;
+	struct cli_out out;
+	bool opened = false;
+	FILE *f = stdout;
+	uint64_t lps = 0;
+	int rc;
+
+	cli_inputs_init(&in);
+	for (cli_begin(&s, argc, argv, "bound"); cli_more(&s);) {
+		if (cli_inputs_option(&s, &in))
+			continue;
+		if (cli_flag(&s, "--closed-only")) {
+			closed_only = true;
+			continue;
+		}
+		if (cli_flag(&s, "--no-timing")) {
+			no_timing = true;
+			continue;
+		}
+		return cli_unknown(&s);
+	}
+	if (s.failed)
+		return 2;
+	if (s.help)
+		return 0;
+	if (s.npos)
+		return cli_usage_error("bound", "unexpected argument '%.60s'", s.pos[0]);
+	if (in.plan_path)
+		return cli_usage_error("bound", "--plan is not used: a bound holds for every plan");
+	if (!in.traffic_path)
+		return cli_usage_error("bound", "--traffic FILE is required");
+	if ((rc = cli_load_topo(&in, &topo)) != 0)
+		return rc;
+	if ((rc = cli_load_traffic(&in, &topo, &tr)) != 0)
+		return rc;
+	{
+		const char *inputs[] = { in.topo_path, in.traffic_path, NULL };
+		/* NULL-terminated: a missing --topo ends the list early, so
+		 * put the traffic first when there is no topology file */
+		if (!in.topo_path) {
+			inputs[0] = in.traffic_path;
+			inputs[1] = NULL;
+		}
+		if ((rc = cli_out_open(&out, in.out_path ? in.out_path : "-", inputs)) != 0)
+			goto done;
+		f = out.f;
+		opened = true;
+	}
+
+	if (in.json) {
+		fprintf(f, "{\n  \"topology\": ");
+		json_topo(f, &topo);
+		fprintf(f, ",\n  \"bounds\": [\n");
+	} else {
+		print_topo_line(f, &topo);
+		if (closed_only)
+			fprintf(f, "%6s  %-20s %14s\n", "matrix", "label", "closed_us");
+		else
+			fprintf(f, "%6s  %-20s %14s %14s %9s  %s\n", "matrix", "label", "closed_us",
+			       "lp_us", "lp/closed", "binding");
+	}
+	for (uint32_t i = 0; i < tr.count; i++) {
+		uint32_t index = in.matrix >= 0 ? (uint32_t)in.matrix : i;
+		struct fast_bound b;
+		struct fast_err err;
+
+		if (closed_only) {
+			fast_bound_closed(&topo, tr.m[i].bytes, &b);
+		} else if (fast_bound_compute(&topo, tr.m[i].bytes, &b, &err) < 0) {
+			fast_err_prefix(&err, "matrix %u (%s)", index, tr.m[i].label);
+			rc = cli_report(&err);
+			goto done;
+		}
+		solve_total += b.solve_s;
+		lps += b.lps_solved;
+		if (in.json) {
+			json_bound(f, &b, index, tr.m[i].label, closed_only, !no_timing);
+			fprintf(f, "%s\n", i + 1 < tr.count ? "," : "");
+		} else if (closed_only) {
+			fprintf(f, "%6u  %-20s %14.3f\n", index, tr.m[i].label, b.closed_s * 1e6);
+		} else {
+			char ratio[32];
+			if (b.closed_s > 0)
+				snprintf(ratio, sizeof ratio, "%.4f", b.lp_s / b.closed_s);
+			else
+				snprintf(ratio, sizeof ratio, "-");
+			fprintf(f, "%6u  %-20s %14.3f %14.3f %9s  %s\n", index, tr.m[i].label,
+			       b.closed_s * 1e6, b.lp_s * 1e6, ratio, b.binding);
+		}
+	}
+	if (in.json)
+		fprintf(f, "  ]\n}\n");
+	else if (!closed_only && !no_timing)
+		fprintf(stderr, "fast bound: GLPK solved %llu LPs for %u matrices in %.3f ms\n",
+			(unsigned long long)lps, tr.count, solve_total * 1e3);
+	rc = cli_out_commit(&out);
+	opened = false;
+done:
+	if (opened)
+		cli_out_abort(&out);
+	fast_traffic_free(&tr);
+	return rc;
+}
+
+const struct cmd fast_cmd_bound = { "bound", run, "lower bounds on completion time (closed form, GLPK LP)",
+				    usage };

@@ -1,0 +1,159 @@
+/*
+ * check.c - `fast check` proves each plan of a plan file correct for the
+ * traffic matrix it serves (lib/check.h): every byte delivered exactly
+ * once, nothing forwarded before it arrived, FAST scale-out steps
+ * one-to-one.  Prints "ok" or the precise reason per plan; exit 0 when all
+ * are correct, 1 when one is not, 3 when a plan is malformed or does not
+ * fit the topology or traffic.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lib/check.h"
+#include "lib/json.h"
+
+static const char usage[] =
+	"fast check --plan FILE (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
+	"           --traffic FILE [--matrix I] [--json]\n"
+	"\n"
+	"Prove each plan correct for its traffic matrix: every byte of every\n"
+	"message reaches its destination exactly once, no GPU sends bytes it does\n"
+	"not hold at that point of the plan (it started there, or they arrived in\n"
+	"a step this one depends on), and FAST scale-out steps are one-to-one.\n"
+	"Plan i serves matrix i: the plan file holds one plan per matrix of the\n"
+	"traffic, or with --matrix I, the plan for matrix I (alone or among all).\n"
+	"\n"
+	"Exit: 0 all plans correct, 1 a plan is incorrect (the reason names the\n"
+	"step, transfer and piece), 3 bad input.\n"
+	"\n"
+	"Options:\n"
+	"  --plan FILE        the plan file\n"
+	"  --topo FILE | --preset NAME [--servers N] [--gpus G]   the fabric\n"
+	"  --traffic FILE     the traffic the plans serve\n"
+	"  --matrix I         check only the plan for matrix I\n"
+	"  --json             machine-readable result\n"
+	"  --max-gpus N       refuse more than N GPUs in total (default 16384)\n";
+
+/* The plan serving matrix m (index m of the traffic when all are loaded,
+ * or the chosen one): NULL with a message when there is none. */
+static const struct fast_plan *plan_for(const struct fast_planset *ps, const struct cli_inputs *in,
+					uint32_t m, uint32_t nmat, struct fast_err *err)
+{
+	if (in->matrix >= 0) {
+		uint32_t want = (uint32_t)in->matrix;
+		if (ps->count == 1 && ps->plans[0].matrix == want)
+			return &ps->plans[0];
+		for (uint32_t i = 0; i < ps->count; i++)
+			if (ps->plans[i].matrix == want)
+				return &ps->plans[i];
+		fast_err_set(err, FAST_EINPUT, "%s: no plan serves matrix %u", in->plan_path, want);
+		return NULL;
+	}
+	if (ps->count != nmat) {
+		fast_err_set(err, FAST_EINPUT,
+			     "%s holds %u plans but %s has %u matrices (use --matrix I to check one)",
+			     in->plan_path, ps->count, in->traffic_path, nmat);
+		return NULL;
+	}
+	if (ps->plans[m].matrix != m) {
+		fast_err_set(err, FAST_EINPUT, "%s: /plans/%u/matrix: plan %u serves matrix %u, not %u",
+			     in->plan_path, m, m, ps->plans[m].matrix, m);
+		return NULL;
+	}
+	return &ps->plans[m];
+}
+
+static int run(int argc, char **argv)
+{
+	struct cli_inputs in;
+	struct cli_scan s;
+	struct fast_topo topo;
+	struct fast_traffic t;
+	struct fast_planset ps;
+	struct fast_err err;
+	uint32_t failed = 0, nmat;
+	int rc;
+
+	cli_inputs_init(&in);
+	for (cli_begin(&s, argc, argv, "check"); cli_more(&s);) {
+		if (cli_inputs_option(&s, &in))
+			continue;
+		return cli_unknown(&s);
+	}
+	if (s.help)
+		return 0;
+	if (s.failed)
+		return 2;
+	if (s.npos)
+		return cli_usage_error("check", "unexpected argument '%.60s'", s.pos[0]);
+	if (in.out_path)
+		return cli_usage_error("check", "-o does not apply here");
+	if (!in.plan_path)
+		return cli_usage_error("check", "no plan: give --plan FILE");
+	if ((rc = cli_load_topo(&in, &topo)) != 0)
+		return rc;
+	if ((rc = cli_load_traffic(&in, &topo, &t)) != 0)
+		return rc;
+	if ((rc = cli_load_plans(&in, &ps)) != 0) {
+		fast_traffic_free(&t);
+		return rc;
+	}
+	/* every plan is found before any is checked: a mismatch is bad input */
+	for (uint32_t m = 0; m < t.count; m++) {
+		if (!plan_for(&ps, &in, m, t.count, &err)) {
+			fast_planset_free(&ps);
+			fast_traffic_free(&t);
+			return cli_report(&err);
+		}
+	}
+	if (in.json)
+		printf("{\"plans\":[");
+	for (uint32_t m = 0; m < t.count; m++) {
+		const struct fast_plan *p = plan_for(&ps, &in, m, t.count, &err);
+		uint32_t pidx = (uint32_t)(p - ps.plans);
+		rc = fast_plan_check(p, &topo, t.m[m].bytes, &err);
+		if (rc < 0 && rc != FAST_ECHECK) {
+			fast_err_prefix(&err, "%s: /plans/%u", in.plan_path, pidx);
+			fast_planset_free(&ps);
+			fast_traffic_free(&t);
+			if (in.json)
+				printf("]}\n");
+			return cli_report(&err);
+		}
+		if (rc < 0)
+			failed++;
+		if (in.json) {
+			printf("%s{\"plan\":%u,\"matrix\":%u,\"label\":", m ? ",\n" : "\n", pidx, p->matrix);
+			fast_json_put_string(stdout, p->label);
+			printf(",\"algo\":");
+			fast_json_put_string(stdout, p->algo);
+			printf(",\"ok\":%s", rc < 0 ? "false" : "true");
+			if (rc < 0) {
+				printf(",\"error\":");
+				fast_json_put_string(stdout, err.msg);
+			}
+			printf("}");
+		} else if (rc < 0) {
+			printf("plan %u (%s, matrix %u): FAIL: %s\n", pidx, p->label, p->matrix, err.msg);
+		} else {
+			printf("plan %u (%s, matrix %u): ok\n", pidx, p->label, p->matrix);
+		}
+	}
+	if (in.json)
+		printf("\n],\"ok\":%s}\n", failed ? "false" : "true");
+	nmat = t.count;
+	fast_planset_free(&ps);
+	fast_traffic_free(&t);
+	rc = cli_stdout_finish();
+	if (rc)
+		return rc;
+	if (failed) {
+		fprintf(stderr, "fast: check failed: %u of %u plans incorrect\n", failed, nmat);
+		return 1;
+	}
+	return 0;
+}
+
+const struct cmd fast_cmd_check = { "check", run,
+				    "prove a plan correct for its traffic (exit 1 if not)", usage };

@@ -1,0 +1,310 @@
+/*
+ * compare.c - `fast compare`: compile the same traffic with several
+ * schedules, simulate each on the same fabric and tabulate simulated
+ * time, algbw, ratio to the LP bound and FAST's speedup over each, plus
+ * FAST's measured synthesis time and its time with synthesis included.
+ * Multi-matrix traces give one table per matrix and a totals table.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sim_common.h"
+
+static const char usage[] =
+	"fast compare (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
+	"             [--algos fast,fanout,nccl,pxn,spreadout,hier] [--matrix I]\n"
+	"             [--json | --csv] [--svg FILE.svg] [--no-timing] [compiler and sim options]\n"
+	"\n"
+	"Compile the traffic with each algorithm, simulate every plan on the fabric\n"
+	"and print one table per matrix: simulated time, algbw, time / LP bound and\n"
+	"the speedup of FAST over each algorithm (time of the algorithm / time of\n"
+	"FAST).  FAST's synthesis time is measured (wall clock) and reported with\n"
+	"FAST's time including it.  Several matrices: a totals table (sums).\n"
+	"\n"
+	"  --algos LIST       comma-separated algorithms (default: all six)\n"
+	"  --matrix I         only matrix I\n"
+	"  --csv              one CSV row per (matrix, algorithm)\n"
+	"  --json             machine-readable output\n"
+	"  --svg FILE         Gantt chart of FAST's plan (first matrix)\n"
+	"  --no-timing        leave out the measured synthesis times (stable output)\n" SIMC_ALGO_USAGE
+	SIMC_SIM_USAGE
+	"\n"
+	"Exit: 0 ok, 2 usage, 3 bad input, 4 runtime.\n";
+
+#define MAX_ALGOS 8
+
+struct cell {
+	double time_s, algbw, synth_s;
+};
+
+struct opts {
+	struct cli_inputs in;
+	struct fast_algo_opts ao;
+	struct fast_sim_opts so;
+	const char *algos[MAX_ALGOS];
+	uint32_t nalgos;
+	int fast_idx; /* index of "fast" in algos, -1 if absent */
+	const char *svg;
+	bool csv, timing;
+};
+
+static int parse_algos(struct opts *o, const char *list)
+{
+	static char buf[256];
+	char *save = NULL, *tok;
+
+	if (strlen(list) >= sizeof buf)
+		return cli_usage_error("compare", "--algos: list too long");
+	strcpy(buf, list);
+	o->nalgos = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!fast_algo_known(tok))
+			return cli_usage_error("compare", "--algos: unknown algorithm '%.40s' (known: fast, fanout, nccl, pxn, spreadout, hier)",
+					       tok);
+		for (uint32_t i = 0; i < o->nalgos; i++)
+			if (strcmp(o->algos[i], tok) == 0)
+				return cli_usage_error("compare", "--algos: '%.40s' given twice", tok);
+		if (o->nalgos == MAX_ALGOS)
+			return cli_usage_error("compare", "--algos: at most %d algorithms", MAX_ALGOS);
+		o->algos[o->nalgos++] = tok;
+	}
+	if (o->nalgos == 0)
+		return cli_usage_error("compare", "--algos: empty list");
+	return 0;
+}
+
+static const char *human_time(double s, char *buf, size_t len)
+{
+	return simc_time(s, buf, len);
+}
+
+static void print_table(const struct opts *o, const char *title, const struct cell *c,
+			double bound_s, bool have_bound)
+{
+	char a[32], b[32];
+	const struct cell *f = o->fast_idx >= 0 ? &c[o->fast_idx] : NULL;
+
+	printf("%s\n", title);
+	printf("  %-10s %14s %12s %10s %13s\n", "algorithm", "time", "algbw GB/s", "/ bound",
+	       f ? "FAST speedup" : "");
+	for (uint32_t k = 0; k < o->nalgos; k++) {
+		char ratio[16] = "-", sp[16] = "";
+		if (have_bound && bound_s > 0)
+			snprintf(ratio, sizeof ratio, "%.3f", c[k].time_s / bound_s);
+		if (f && f->time_s > 0)
+			snprintf(sp, sizeof sp, "%.2fx", c[k].time_s / f->time_s);
+		printf("  %-10s %14s %12.2f %10s %13s\n", o->algos[k], human_time(c[k].time_s, a, sizeof a),
+		       c[k].algbw, ratio, sp);
+	}
+	if (have_bound)
+		printf("  %-10s %14s\n", "LP bound", human_time(bound_s, a, sizeof a));
+	if (f && o->timing)
+		printf("  FAST synthesis %s; FAST with synthesis %s\n", human_time(f->synth_s, a, sizeof a),
+		       human_time(f->time_s + f->synth_s, b, sizeof b));
+}
+
+static int compare_one(const struct opts *o, const struct fast_topo *t, const uint64_t *D,
+		       struct cell *c, struct fast_bound *bound, bool want_svg)
+{
+	struct fast_err err;
+	int rc;
+
+	if (fast_bound_compute(t, D, bound, &err) < 0)
+		return cli_report(&err);
+	for (uint32_t k = 0; k < o->nalgos; k++) {
+		struct fast_plan p;
+		struct fast_sim_result r;
+		struct fast_sim_opts so = o->so;
+		double t0 = fast_now();
+
+		if (fast_compile(o->algos[k], t, D, &o->ao, &p, &err) < 0)
+			return cli_report(&err);
+		c[k].synth_s = fast_now() - t0;
+		so.timeline = want_svg && (int)k == o->fast_idx;
+		rc = fast_sim_run(t, &p, &so, &r, &err);
+		fast_plan_free(&p);
+		if (rc < 0) {
+			fast_err_prefix(&err, "%s", o->algos[k]);
+			return cli_report(&err);
+		}
+		c[k].time_s = r.time_s;
+		c[k].algbw = r.algbw_GBps;
+		if (so.timeline) {
+			const char *inputs[3] = { o->in.traffic_path, o->in.topo_path, NULL };
+			char title[200];
+			snprintf(title, sizeof title, "fast on %s (%u x %u)", t->name, t->servers, t->gpus);
+			rc = simc_write_svg(o->svg, t, &r, title, inputs);
+			if (rc != 0) {
+				fast_sim_result_free(&r);
+				return rc;
+			}
+		}
+		fast_sim_result_free(&r);
+	}
+	return 0;
+}
+
+static void print_csv_rows(const struct opts *o, int64_t matrix, const char *label,
+			   const struct cell *c, double bound_s)
+{
+	const struct cell *f = o->fast_idx >= 0 ? &c[o->fast_idx] : NULL;
+
+	for (uint32_t k = 0; k < o->nalgos; k++) {
+		if (matrix >= 0)
+			printf("%lld,%s,", (long long)matrix, label);
+		else
+			printf("total,total,");
+		printf("%s,%.9g,%.6g,%.9g,%.6g,", o->algos[k], c[k].time_s, c[k].algbw, bound_s,
+		       bound_s > 0 ? c[k].time_s / bound_s : 0.0);
+		if (f && f->time_s > 0)
+			printf("%.6g", c[k].time_s / f->time_s);
+		if (o->timing)
+			printf(",%.6g", matrix >= 0 || (int)k == o->fast_idx ? c[k].synth_s : 0.0);
+		printf("\n");
+	}
+}
+
+static void print_json_block(const struct opts *o, int64_t matrix, const char *label,
+			     const struct cell *c, const struct fast_bound *b, double bound_s, bool first)
+{
+	const struct cell *f = o->fast_idx >= 0 ? &c[o->fast_idx] : NULL;
+
+	printf("%s  {", first ? "" : ",\n");
+	if (matrix >= 0)
+		printf("\"matrix\": %lld, \"label\": \"%s\", ", (long long)matrix, label);
+	else
+		printf("\"matrix\": \"total\", ");
+	printf("\"bound_s\": %.9g, ", bound_s);
+	if (b)
+		printf("\"binding\": \"%s\", ", b->binding);
+	printf("\"algorithms\": [");
+	for (uint32_t k = 0; k < o->nalgos; k++) {
+		printf("%s\n    {\"algo\": \"%s\", \"time_s\": %.9g, \"algbw_GBps\": %.6g, \"ratio\": %.6g",
+		       k ? "," : "", o->algos[k], c[k].time_s, c[k].algbw,
+		       bound_s > 0 ? c[k].time_s / bound_s : 0.0);
+		if (f && f->time_s > 0)
+			printf(", \"fast_speedup\": %.6g", c[k].time_s / f->time_s);
+		if (o->timing && (int)k == o->fast_idx)
+			printf(", \"synthesis_s\": %.6g, \"time_with_synthesis_s\": %.9g", c[k].synth_s,
+			       c[k].time_s + c[k].synth_s);
+		printf("}");
+	}
+	printf("]}");
+}
+
+static int run(int argc, char **argv)
+{
+	struct cli_scan s;
+	struct opts o;
+	struct fast_topo t;
+	struct fast_traffic tr = { 0 };
+	const char *algos = "fast,fanout,nccl,pxn,spreadout,hier";
+	struct cell *cells = NULL, total[MAX_ALGOS];
+	double total_bound = 0;
+	int rc;
+
+	memset(&o, 0, sizeof o);
+	o.timing = true;
+	cli_inputs_init(&o.in);
+	fast_algo_opts_default(&o.ao);
+	fast_sim_opts_default(&o.so);
+	for (cli_begin(&s, argc, argv, "compare"); cli_more(&s);) {
+		if (cli_inputs_option(&s, &o.in) || simc_algo_option(&s, &o.ao) ||
+		    simc_sim_option(&s, &o.so) || cli_value(&s, "--algos", &algos) ||
+		    cli_value(&s, "--svg", &o.svg))
+			continue;
+		if (cli_flag(&s, "--csv")) {
+			o.csv = true;
+			continue;
+		}
+		if (cli_flag(&s, "--no-timing")) {
+			o.timing = false;
+			continue;
+		}
+		return cli_unknown(&s);
+	}
+	if (s.failed)
+		return 2;
+	if (s.help)
+		return 0;
+	if (s.npos)
+		return cli_usage_error("compare", "unexpected argument '%.60s'", s.pos[0]);
+	if (o.in.plan_path)
+		return cli_usage_error("compare", "--plan does not apply: compare compiles the traffic");
+	if (o.csv && o.in.json)
+		return cli_usage_error("compare", "give --json or --csv, not both");
+	if (!o.in.traffic_path)
+		return cli_usage_error("compare", "--traffic FILE is required");
+	if ((rc = parse_algos(&o, algos)) != 0)
+		return rc;
+	o.fast_idx = -1;
+	for (uint32_t k = 0; k < o.nalgos; k++)
+		if (strcmp(o.algos[k], "fast") == 0)
+			o.fast_idx = (int)k;
+	if (o.svg && o.fast_idx < 0)
+		return cli_usage_error("compare", "--svg draws FAST's plan: include fast in --algos");
+	if ((rc = cli_load_topo(&o.in, &t)) != 0)
+		return rc;
+	if ((rc = cli_load_traffic(&o.in, &t, &tr)) != 0)
+		return rc;
+	cells = fast_calloc((size_t)tr.count * o.nalgos, sizeof *cells);
+	if (!cells) {
+		fast_traffic_free(&tr);
+		return cli_fail(FAST_ENOMEM, "out of memory");
+	}
+	memset(total, 0, sizeof total);
+	if (o.csv) {
+		printf("matrix,label,algo,time_s,algbw_GBps,bound_s,ratio,fast_speedup%s\n",
+		       o.timing ? ",synthesis_s" : "");
+	} else if (o.in.json) {
+		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus\": %u, \"congestion\": %s, \"matrices\": [\n",
+		       t.name, t.servers, t.gpus, o.so.congestion ? "true" : "false");
+	}
+	for (uint32_t m = 0; m < tr.count; m++) {
+		struct cell *c = &cells[(size_t)m * o.nalgos];
+		struct fast_bound b;
+		int64_t mi = o.in.matrix >= 0 ? o.in.matrix : (int64_t)m;
+
+		if ((rc = compare_one(&o, &t, tr.m[m].bytes, c, &b, o.svg && m == 0)) != 0)
+			goto out;
+		total_bound += b.lp_s;
+		for (uint32_t k = 0; k < o.nalgos; k++) {
+			total[k].time_s += c[k].time_s;
+			total[k].synth_s += c[k].synth_s;
+		}
+		if (o.csv) {
+			print_csv_rows(&o, mi, tr.m[m].label, c, b.lp_s);
+		} else if (o.in.json) {
+			print_json_block(&o, mi, tr.m[m].label, c, &b, b.lp_s, m == 0);
+		} else {
+			char title[256];
+			snprintf(title, sizeof title, "%smatrix %lld (%s) on %s, %u servers x %u GPUs%s", m ? "\n" : "",
+				 (long long)mi, tr.m[m].label, t.name, t.servers, t.gpus,
+				 o.so.congestion ? "" : ", no congestion");
+			print_table(&o, title, c, b.lp_s, true);
+		}
+	}
+	if (tr.count > 1) {
+		/* totals: algbw over the whole trace is not defined; report 0 */
+		for (uint32_t k = 0; k < o.nalgos; k++)
+			total[k].algbw = 0;
+		if (o.csv)
+			print_csv_rows(&o, -1, "total", total, total_bound);
+		else if (o.in.json)
+			print_json_block(&o, -1, "total", total, NULL, total_bound, false);
+		else
+			print_table(&o, "\ntotal over all matrices (sum of times; algbw not applicable)", total,
+				    total_bound, true);
+	}
+	if (o.in.json)
+		printf("\n]}\n");
+	rc = 0;
+out:
+	free(cells);
+	fast_traffic_free(&tr);
+	return rc;
+}
+
+const struct cmd fast_cmd_compare = { "compare", run, "compare schedules on simulated time and the LP bound",
+				      usage };

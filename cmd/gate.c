@@ -1,0 +1,415 @@
+/*
+ * gate.c - `fast gate`: the optimality gate for CI.  Every matrix of a
+ * traffic file is planned (or taken from --plan), simulated and compared
+ * with its LP lower bound; the gate fails (exit 1) when a simulated time
+ * exceeds max-ratio x bound, or, with --baseline, when it regressed beyond
+ * the tolerance against a committed results file.  Baselines are the CSV
+ * of `fast sweep` (cmd/sweep_case.h), written by --write-baseline or by a
+ * sweep: rows match by key, or by (topo, GPUs, label, algo, options).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lib/check.h"
+#include "lib/json.h"
+#include "sim_common.h"
+#include "sweep_case.h"
+
+static const char usage[] =
+	"fast gate (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
+	"          [--matrix I] --max-ratio R [--algo NAME | --plan FILE] [options]\n"
+	"\n"
+	"Plan every matrix (or take the plans of --plan, which are also checked),\n"
+	"simulate it, compute the LP lower bound, and fail when time / bound > R.\n"
+	"\n"
+	"  --max-ratio R          the largest acceptable time / LP bound (>= 1)\n"
+	"  --algo NAME            compiler (default fast)\n"
+	"  --plan FILE            gate these plans instead (one per matrix)\n"
+	"  --baseline FILE.csv    also fail when a time regressed against this results\n"
+	"                         file (fast sweep / --write-baseline CSV)\n"
+	"  --tolerance T          allowed relative regression (default 0.02)\n"
+	"  --write-baseline FILE  write this run's rows as a baseline CSV\n"
+	"  --bound lp|closed      bound to compare with (default lp)\n"
+	"  --json                 machine-readable verdicts\n"
+	SIMC_ALGO_USAGE SIMC_SIM_USAGE
+	"\n"
+	"Offenders are listed on stderr.  Exit: 0 pass, 1 gate failed, 2 usage,\n"
+	"3 bad input, 4 runtime.\n";
+
+struct verdict {
+	struct sweep_row row;
+	double base_s;   /* baseline time, NaN if none */
+	bool over_ratio, regressed, incorrect, failed;
+	char why[200];
+};
+
+/* --- baseline --------------------------------------------------------------- */
+
+struct baseline {
+	struct sweep_row *rows;
+	size_t n;
+};
+
+static int baseline_load(const char *path, struct baseline *b)
+{
+	char *text = NULL;
+	size_t len, hl = strlen(sweep_csv_header), lineno = 1;
+	struct fast_err err;
+
+	memset(b, 0, sizeof *b);
+	if (fast_read_file(path, UINT64_C(1) << 32, &text, &len, &err) < 0)
+		return cli_report(&err);
+	if (len < hl || memcmp(text, sweep_csv_header, hl) != 0) {
+		free(text);
+		return cli_fail(FAST_EINPUT, "%s:1: not a results file with the columns of this version (header differs)", path);
+	}
+	for (char *p = text + hl; *p;) {
+		char *nl = strchr(p, '\n');
+		struct sweep_row *r;
+		if (nl)
+			*nl = '\0';
+		lineno++;
+		r = fast_reallocarray(b->rows, b->n + 1, sizeof *b->rows);
+		if (!r) {
+			free(text);
+			return cli_fail(FAST_ENOMEM, "out of memory");
+		}
+		b->rows = r;
+		if (sweep_row_parse(p, &b->rows[b->n]) < 0) {
+			free(text);
+			return cli_fail(FAST_EINPUT, "%s:%zu: malformed row", path, lineno);
+		}
+		b->n++;
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	free(text);
+	return 0;
+}
+
+static const struct sweep_row *baseline_find(const struct baseline *b, const struct sweep_row *r)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (strcmp(b->rows[i].key, r->key) == 0)
+			return &b->rows[i];
+	for (size_t i = 0; i < b->n; i++) {
+		const struct sweep_row *x = &b->rows[i];
+		if (strcmp(x->topo, r->topo) == 0 && x->ngpus == r->ngpus &&
+		    strcmp(x->label, r->label) == 0 && strcmp(x->algo, r->algo) == 0 &&
+		    strcmp(x->options, r->options) == 0)
+			return x;
+	}
+	return NULL;
+}
+
+/* --- the command -------------------------------------------------------------- */
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static void identity(struct sweep_row *r, const struct fast_topo *t, const char *topo_name,
+		     const char *traffic_path, uint32_t matrix, const char *label,
+		     const uint64_t *D, const char *algo, const char *options)
+{
+	uint32_t ng = fast_topo_ngpus(t);
+	uint64_t total = 0;
+
+	for (uint64_t i = 0; i < (uint64_t)ng * ng; i++)
+		total += D[i];
+	r->case_id = matrix;
+	snprintf(r->topo, sizeof r->topo, "%s", topo_name);
+	sweep_sanitize(r->topo);
+	r->servers = t->servers;
+	r->gpus = t->gpus;
+	r->ngpus = ng;
+	r->up_GBps = t->up.bw_GBps;
+	r->out_GBps = t->out.bw_GBps;
+	snprintf(r->traffic, sizeof r->traffic, "trace:%.150s", traffic_path);
+	sweep_sanitize(r->traffic);
+	for (char *p = r->traffic; *p; p++)
+		if (*p == ';')
+			*p = '/';
+	r->seed = 0;
+	r->size_bytes = ng ? total / ng : 0;
+	r->matrix = matrix;
+	snprintf(r->label, sizeof r->label, "%s", label);
+	sweep_sanitize(r->label);
+	snprintf(r->algo, sizeof r->algo, "%s", algo);
+	sweep_sanitize(r->algo);
+	snprintf(r->options, sizeof r->options, "%s", options);
+	sweep_sanitize(r->options);
+	/* the key of the same case in a sweep over this trace */
+	snprintf(r->key, sizeof r->key,
+		 "topo=%s;N=%u;G=%u;up=%.9g;out=%.9g;traffic=%s;seed=0;size=0;m=%u;algo=%s;opts=%s",
+		 r->topo, t->servers, t->gpus, t->up.bw_GBps, t->out.bw_GBps, r->traffic, matrix,
+		 r->algo, r->options);
+	sweep_sanitize(r->key);
+}
+
+static void print_table(const struct verdict *v, uint32_t n, double max_ratio, bool base)
+{
+	char a[32], b[32], c[32];
+
+	printf("%-6s %-20s %-10s %14s %14s %8s", "matrix", "label", "algo", "time", "bound", "ratio");
+	if (base)
+		printf(" %14s %8s", "baseline", "change");
+	printf("  verdict\n");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sweep_row *r = &v[i].row;
+		printf("%-6u %-20.20s %-10.10s %14s %14s %8.4f", r->matrix, r->label, r->algo,
+		       isnan(r->time_s) ? "-" : simc_time(r->time_s, a, sizeof a),
+		       isnan(r->bound_s) ? (isnan(r->closed_s) ? "-" : simc_time(r->closed_s, b, sizeof b))
+					 : simc_time(r->bound_s, b, sizeof b),
+		       r->ratio);
+		if (base) {
+			if (isnan(v[i].base_s))
+				printf(" %14s %8s", "-", "-");
+			else {
+				double ch = 100.0 * (r->time_s / v[i].base_s - 1.0);
+				if (fabs(ch) < 0.005)
+					ch = 0.0; /* the CSV's %.9g round trip, not a change */
+				printf(" %14s %+7.2f%%", simc_time(v[i].base_s, c, sizeof c), ch);
+			}
+		}
+		printf("  %s\n", v[i].failed ? "ERROR" : v[i].incorrect ? "INCORRECT" :
+			       v[i].over_ratio || v[i].regressed ? "FAIL" : "ok");
+	}
+	(void)max_ratio;
+}
+
+static void print_json(const struct verdict *v, uint32_t n, double max_ratio, double tol,
+		       bool pass)
+{
+	printf("{\"pass\":%s,\"max_ratio\":", pass ? "true" : "false");
+	fast_json_put_double(stdout, max_ratio);
+	printf(",\"tolerance\":");
+	fast_json_put_double(stdout, tol);
+	printf(",\"matrices\":[");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sweep_row *r = &v[i].row;
+		printf("%s{\"matrix\":%u,\"label\":", i ? "," : "", r->matrix);
+		fast_json_put_string(stdout, r->label);
+		printf(",\"algo\":");
+		fast_json_put_string(stdout, r->algo);
+		printf(",\"time_us\":");
+		if (isnan(r->time_s))
+			printf("null");
+		else
+			fast_json_put_double(stdout, r->time_s * 1e6);
+		printf(",\"bound_us\":");
+		if (isnan(r->bound_s))
+			printf("null");
+		else
+			fast_json_put_double(stdout, r->bound_s * 1e6);
+		printf(",\"ratio\":");
+		if (isnan(r->ratio))
+			printf("null");
+		else
+			fast_json_put_double(stdout, r->ratio);
+		printf(",\"baseline_us\":");
+		if (isnan(v[i].base_s))
+			printf("null");
+		else
+			fast_json_put_double(stdout, v[i].base_s * 1e6);
+		printf(",\"verdict\":\"%s\",\"reason\":",
+		       v[i].failed ? "error" : v[i].incorrect ? "incorrect" :
+		       v[i].over_ratio || v[i].regressed ? "fail" : "ok");
+		fast_json_put_string(stdout, v[i].why);
+		printf("}");
+	}
+	printf("]}\n");
+}
+
+static int write_baseline(const char *path, const struct verdict *v, uint32_t n,
+			  const char *const *inputs)
+{
+	struct cli_out out;
+	char line[2048];
+	int rc;
+
+	if ((rc = cli_out_open(&out, path, inputs)) != 0)
+		return rc;
+	fputs(sweep_csv_header, out.f);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t len = sweep_row_format(&v[i].row, line, sizeof line);
+		if (len)
+			fwrite(line, 1, len, out.f);
+	}
+	return cli_out_commit(&out);
+}
+
+static int run(int argc, char **argv)
+{
+	struct cli_scan s;
+	struct cli_inputs in;
+	struct fast_algo_opts ao;
+	struct sweep_eval ev;
+	struct fast_topo topo;
+	struct fast_traffic tr = { 0 };
+	struct fast_planset ps = { 0 };
+	struct baseline base = { 0 };
+	struct verdict *v = NULL;
+	const char *algo = "fast", *base_path = NULL, *write_path = NULL, *bound = NULL;
+	double max_ratio = 0, tol = 0.02;
+	char options[64];
+	uint32_t noff = 0;
+	bool pass = true;
+	int rc;
+
+	cli_inputs_init(&in);
+	fast_algo_opts_default(&ao);
+	sweep_eval_default(&ev);
+	for (cli_begin(&s, argc, argv, "gate"); cli_more(&s);) {
+		if (cli_inputs_option(&s, &in) || simc_algo_option(&s, &ao) ||
+		    simc_sim_option(&s, &ev.sim) || cli_value(&s, "--algo", &algo) ||
+		    cli_double(&s, "--max-ratio", 1.0, 1e9, &max_ratio) ||
+		    cli_value(&s, "--baseline", &base_path) ||
+		    cli_double(&s, "--tolerance", 0.0, 100.0, &tol) ||
+		    cli_value(&s, "--write-baseline", &write_path) || cli_value(&s, "--bound", &bound))
+			continue;
+		return cli_unknown(&s);
+	}
+	if (s.failed)
+		return 2;
+	if (s.help)
+		return 0;
+	if (s.npos)
+		return cli_usage_error("gate", "unexpected argument '%.60s'", s.pos[0]);
+	if (max_ratio == 0)
+		return cli_usage_error("gate", "--max-ratio R is required");
+	if (!in.traffic_path)
+		return cli_usage_error("gate", "--traffic FILE is required");
+	if (in.out_path)
+		return cli_usage_error("gate", "-o is not used; see --write-baseline");
+	if (!fast_algo_known(algo))
+		return cli_usage_error("gate", "--algo: unknown algorithm '%.40s'", algo);
+	if (bound) {
+		if (strcmp(bound, "lp") == 0)
+			ev.bound = SWEEP_BOUND_LP;
+		else if (strcmp(bound, "closed") == 0)
+			ev.bound = SWEEP_BOUND_CLOSED;
+		else
+			return cli_usage_error("gate", "--bound: '%.20s' is not lp or closed", bound);
+	}
+	if ((rc = cli_load_topo(&in, &topo)) != 0)
+		return rc;
+	if ((rc = cli_load_traffic(&in, &topo, &tr)) != 0)
+		return rc;
+	if (in.plan_path && (rc = cli_load_plans(&in, &ps)) != 0)
+		goto out;
+	if (base_path && (rc = baseline_load(base_path, &base)) != 0)
+		goto out;
+	v = fast_calloc(tr.count ? tr.count : 1, sizeof *v);
+	if (!v) {
+		rc = cli_fail(FAST_ENOMEM, "out of memory");
+		goto out;
+	}
+	sweep_options_name(&ao, options, sizeof options);
+	for (uint32_t i = 0; i < tr.count; i++) {
+		uint32_t mi = in.matrix >= 0 ? (uint32_t)in.matrix : i;
+		const uint64_t *D = tr.m[i].bytes;
+		const struct fast_plan *given = NULL;
+		struct verdict *x = &v[i];
+		struct sweep_row *r = &x->row;
+
+		if (in.plan_path) {
+			for (uint32_t k = 0; k < ps.count && !given; k++)
+				if (ps.plans[k].matrix == mi)
+					given = &ps.plans[k];
+			if (!given && in.matrix < 0 && i < ps.count && ps.count == tr.count)
+				given = &ps.plans[i];
+			if (!given) {
+				rc = cli_fail(FAST_EINPUT, "%s: no plan for matrix %u of %s", in.plan_path,
+					      mi, in.traffic_path);
+				goto out;
+			}
+			if (given->servers != topo.servers || given->gpus != topo.gpus) {
+				rc = cli_fail(FAST_EINPUT, "%s: the plan for matrix %u is for %u x %u GPUs, the topology has %u x %u",
+					      in.plan_path, mi, given->servers, given->gpus, topo.servers,
+					      topo.gpus);
+				goto out;
+			}
+		}
+		sweep_row_init(r);
+		identity(r, &topo, in.preset ? in.preset : base_name(in.topo_path), in.traffic_path,
+			 mi, tr.m[i].label, D, given ? given->algo : algo, given ? "plan" : options);
+		x->base_s = NAN;
+		if (given) {
+			struct fast_err err;
+			int c = fast_plan_check(given, &topo, D, &err);
+			if (c < 0) {
+				x->incorrect = true;
+				snprintf(x->why, sizeof x->why, "plan check: %.180s", err.msg);
+			}
+		}
+		sweep_case_bound(&topo, D, &ev, r);
+		sweep_case_run(&topo, D, algo, &ao, given, &ev, r);
+		if (strcmp(r->status, "ok") != 0) {
+			x->failed = true;
+			snprintf(x->why, sizeof x->why, "%.190s", r->status);
+		} else if (!x->incorrect && !isnan(r->ratio) && r->ratio > max_ratio) {
+			x->over_ratio = true;
+			snprintf(x->why, sizeof x->why, "time/bound %.4f > %.4f", r->ratio, max_ratio);
+		}
+		if (base_path && !x->failed) {
+			const struct sweep_row *b = baseline_find(&base, r);
+			if (b && !isnan(b->time_s)) {
+				x->base_s = b->time_s;
+				if (r->time_s > b->time_s * (1.0 + tol)) {
+					size_t l = strlen(x->why);
+					x->regressed = true;
+					snprintf(x->why + l, sizeof x->why - l, "%stime %.6g us > baseline %.6g us + %.4g%%",
+						 l ? "; " : "", r->time_s * 1e6, b->time_s * 1e6, tol * 100);
+				}
+			}
+		}
+		if (x->failed || x->incorrect || x->over_ratio || x->regressed) {
+			pass = false;
+			noff++;
+			fprintf(stderr, "fast gate: %s matrix %u (%s, %s): %s\n",
+				x->failed ? "ERROR" : x->incorrect ? "INCORRECT" : "FAIL", mi, r->label,
+				r->algo, x->why);
+		}
+	}
+	if (in.json)
+		print_json(v, tr.count, max_ratio, tol, pass);
+	else {
+		print_table(v, tr.count, max_ratio, base_path != NULL);
+		printf("gate: %u matrices, limit time/bound <= %.4g%s: %s (%u offending)\n", tr.count,
+		       max_ratio, base_path ? " and no regression over the baseline" : "",
+		       pass ? "PASS" : "FAIL", noff);
+	}
+	if (write_path) {
+		const char *inputs[5] = { NULL };
+		int ni = 0;
+		inputs[ni++] = in.traffic_path;
+		if (in.plan_path)
+			inputs[ni++] = in.plan_path;
+		if (base_path)
+			inputs[ni++] = base_path;
+		if (in.topo_path)
+			inputs[ni++] = in.topo_path;
+		if ((rc = write_baseline(write_path, v, tr.count, inputs)) != 0)
+			goto out;
+	}
+	rc = 0;
+	for (uint32_t i = 0; i < tr.count; i++)
+		if (v[i].failed)
+			rc = 4;
+	if (!rc && !pass)
+		rc = 1;
+out:
+	free(v);
+	free(base.rows);
+	fast_planset_free(&ps);
+	fast_traffic_free(&tr);
+	return rc;
+}
+
+const struct cmd fast_cmd_gate = { "gate", run, "CI optimality gate: fail when time / LP bound exceeds a limit", usage };

@@ -1,0 +1,691 @@
+/*
+ * run.c - `fast run`: the MPI executor's benchmark harness (under mpirun,
+ * one rank per GPU).  It replays a plan file or compiles plans on the fly
+ * from every rank's send counts, times the all-to-all(v) like nccl-tests
+ * (-n iterations after -w warm-ups, -c verification, -b/-e/-f sweeps) and
+ * prints nccl-tests' columns, aggregated over ranks (the slowest rank's
+ * time), plus synthesis time, staging and plan-cache hits.
+ *
+ * `fast run` is the only subcommand that calls MPI_Init.  Every decision
+ * that could split the ranks (bad input on one of them, counts that do not
+ * match) is agreed with MPI_Allreduce before any point-to-point traffic, so
+ * a failure ends every rank with the same exit status instead of a hang.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "cli.h"
+#include "exec/fast.h"
+#include "lib/algo.h"
+
+static const char usage[] =
+	"mpirun -np NG fast run (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
+	"       (--plan FILE | --algo fast|fanout|nccl|pxn|spreadout|hier|mpi)\n"
+	"       --traffic FILE [--matrix I] [--backend host|cuda|hip] [-n ITERS] [-w WARMUP]\n"
+	"       [-c 0|1] [-b MIN -e MAX -f FACTOR] [--max-staging BYTES] [--json]\n"
+	"\n"
+	"Run all-to-all(v) traffic over MPI, one rank per GPU: rank r is GPU r of the\n"
+	"topology, on server r / G (several emulated servers may share one host).\n"
+	"\n"
+	"  --plan FILE        replay plans from a file (the plan serving each matrix)\n"
+	"  --algo NAME        compile on the fly (default fast): each rank takes its own\n"
+	"                     row of the matrix (its send counts), the rows are gathered\n"
+	"                     with MPI_Allgather, each rank checks what it will receive\n"
+	"                     against its column, and every rank compiles the same plan\n"
+	"                     (checked by plan hash); `mpi` runs MPI_Alltoallv instead\n"
+	"  --traffic FILE     traffic (JSON or nccl-tests matrix); every matrix in turn\n"
+	"                     unless --matrix I\n"
+	"  --backend NAME     host (CPU memory, default), cuda or hip (GPU builds:\n"
+	"                     make GPU=cuda|hip)\n"
+	"  -n ITERS           timed iterations (default 20)\n"
+	"  -w WARMUP          untimed warm-up iterations (default 5)\n"
+	"  -c 0|1             verify the received bytes (default 1): every byte carries a\n"
+	"                     pattern of (source, destination, offset); #wrong counts bad\n"
+	"                     bytes over all ranks and any wrong byte makes the exit status 1\n"
+	"  -b MIN -e MAX -f F sweep sizes MIN, MIN*F, ... <= MAX by scaling the matrix so\n"
+	"                     its largest per-GPU send or receive total is the size (not\n"
+	"                     with --plan; nccl-tests itself does not sweep in matrix mode)\n"
+	"  --max-staging B    cap staging bytes per rank: the plan then runs in passes,\n"
+	"                     each on a slice of every message\n"
+	"  --device D         GPU backends: device ordinal (default local rank mod count)\n"
+	"  --json             machine-readable results\n"
+	"\n"
+	"Columns (nccl-tests' definitions): size = largest per-GPU max(send, receive)\n"
+	"bytes, count = elements (bytes), time = mean over iterations of the slowest\n"
+	"rank (us), median likewise, algbw = size / time, busbw = algbw * (n-1)/n,\n"
+	"#wrong = bad bytes over all ranks, synth = plan compile + program build of the\n"
+	"slowest rank (us; 0 when cached), staging = largest staging arena of a rank,\n"
+	"cache = plan-cache hits / lookups of rank 0 over the run.\n"
+	"Exit: 0 ok, 1 wrong bytes, 2 usage, 3 bad input (also counts that disagree\n"
+	"between ranks), 4 MPI or device failure.\n";
+
+struct opts {
+	struct cli_inputs in;
+	const char *algo, *backend;
+	uint32_t iters, warmup, check;
+	uint64_t minb, maxb, max_staging;
+	double factor;
+	bool sweep;
+	int device;
+};
+
+static int parse(int argc, char **argv, struct opts *o, bool *help)
+{
+	struct cli_scan s;
+	uint32_t dev = UINT32_MAX;
+	bool have_b = false, have_e = false, have_f = false;
+
+	memset(o, 0, sizeof *o);
+	cli_inputs_init(&o->in);
+	o->iters = 20;
+	o->warmup = 5;
+	o->check = 1;
+	o->factor = 2;
+	o->device = -1;
+	for (cli_begin(&s, argc, argv, "run"); cli_more(&s);) {
+		if (cli_inputs_option(&s, &o->in) || cli_value(&s, "--algo", &o->algo) ||
+		    cli_value(&s, "--backend", &o->backend) ||
+		    cli_u32(&s, "-n", 1, 1000000, &o->iters) ||
+		    cli_u32(&s, "-w", 0, 1000000, &o->warmup) || cli_u32(&s, "-c", 0, 1, &o->check) ||
+		    cli_size(&s, "--max-staging", &o->max_staging) ||
+		    cli_u32(&s, "--device", 0, 1 << 16, &dev))
+			continue;
+		if (cli_size(&s, "-b", &o->minb)) {
+			have_b = true;
+			continue;
+		}
+		if (cli_size(&s, "-e", &o->maxb)) {
+			have_e = true;
+			continue;
+		}
+		if (cli_double(&s, "-f", 1.0000001, 1e6, &o->factor)) {
+			have_f = true;
+			continue;
+		}
+		return cli_unknown(&s);
+	}
+	*help = s.help;
+	if (s.failed)
+		return 2;
+	if (s.help)
+		return 0;
+	if (s.npos > 0)
+		return cli_usage_error("run", "unexpected argument '%.40s'", s.pos[0]);
+	if (dev != UINT32_MAX)
+		o->device = (int)dev;
+	if (!o->backend)
+		o->backend = "host";
+	if (o->in.plan_path && o->algo)
+		return cli_usage_error("run", "give either --plan or --algo, not both");
+	if (!o->in.plan_path && !o->algo)
+		o->algo = "fast";
+	if (o->algo && strcmp(o->algo, "mpi") != 0 && !fast_algo_known(o->algo))
+		return cli_usage_error("run", "unknown algorithm '%.40s' (known: fast, fanout, nccl, pxn, spreadout, hier, mpi)",
+				       o->algo);
+	if (!o->in.traffic_path)
+		return cli_usage_error("run", "no traffic: give --traffic FILE");
+	if (have_b || have_e || have_f) {
+		if (!have_b || !have_e)
+			return cli_usage_error("run", "a sweep needs both -b MIN and -e MAX");
+		if (o->minb == 0 || o->maxb < o->minb)
+			return cli_usage_error("run", "-b/-e: need 0 < MIN <= MAX");
+		if (o->in.plan_path)
+			return cli_usage_error("run", "-b/-e/-f scale the matrix: not with --plan (a plan serves one matrix)");
+		o->sweep = true;
+	}
+	if (o->in.out_path)
+		return cli_usage_error("run", "-o is not supported: results go to stdout");
+	return 0;
+}
+
+/* --- byte pattern -------------------------------------------------------------- */
+
+/* Never 0xff, the value the receive buffer is filled with before a check. */
+static inline uint8_t pattern(uint32_t s, uint32_t d, uint64_t o)
+{
+	uint64_t x = (o + 1) * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)s * UINT64_C(0xBF58476D1CE4E5B9) ^
+		     ((uint64_t)d + 1) * UINT64_C(0x94D049BB133111EB);
+	x ^= x >> 29;
+	x *= UINT64_C(0xBF58476D1CE4E5B9);
+	x ^= x >> 32;
+	return (uint8_t)(x % 255);
+}
+
+/* --- one measurement ------------------------------------------------------------- */
+
+struct ctx {
+	struct opts *o;
+	struct fast_exec *x;
+	struct fast_topo topo;
+	int rank, size;
+	const struct fast_plan *plan; /* replay */
+	bool mpi;
+};
+
+struct row {
+	uint32_t matrix;
+	char label[FAST_NAME_MAX];
+	uint64_t size, total;
+	double time_us, median_us, algbw, busbw, synth_us;
+	uint64_t wrong, staging;
+	uint32_t passes, waves;
+	uint64_t hits, lookups;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Agree on a status across ranks: the worst (largest) exit status. */
+static int agree_status(int st)
+{
+	int worst = st;
+
+	MPI_Allreduce(&st, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	return worst;
+}
+
+static int report_once(const struct ctx *c, int st, const struct fast_err *err, bool mine)
+{
+	/* errors every rank hits alike are printed by rank 0; a rank's own by it */
+	if (mine || c->rank == 0)
+		cli_report(err);
+	return st;
+}
+
+/* Prepare the program (on-the-fly: from the gathered rows) and run once. */
+static int one_op(struct ctx *c, const uint64_t *D, const uint64_t *row_counts,
+		  const uint64_t *col_counts, uint64_t *Dg, const void *sb, const uint64_t *sd,
+		  void *rb, const uint64_t *rd, struct fast_prog **prog, double *elapsed,
+		  struct fast_err *err)
+{
+	int rc;
+	double t0;
+
+	(void)D;
+	/* the real MoE case: every rank knows only its own send counts */
+	if ((rc = fast_exec_gather_matrix(c->x, row_counts, col_counts, Dg, err)) < 0)
+		return rc;
+	if (!c->mpi && (rc = fast_exec_prepare(c->x, c->plan, Dg, prog, err)) < 0)
+		return rc;
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = MPI_Wtime();
+	if (c->mpi)
+		rc = fast_exec_run_mpi(c->x, Dg, sb, sd, rb, rd, err);
+	else
+		rc = fast_exec_run(c->x, *prog, sb, sd, rb, rd, err);
+	*elapsed = MPI_Wtime() - t0;
+	return rc;
+}
+
+static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint64_t *D,
+		   struct row *out)
+{
+	struct opts *o = c->o;
+	uint32_t ng = (uint32_t)c->size, r = (uint32_t)c->rank;
+	uint64_t *row = NULL, *col = NULL, *sd = NULL, *rd = NULL, *Dg = NULL;
+	uint64_t stot = 0, rtot = 0, size = 0, wrong = 0, all_wrong = 0;
+	uint8_t *hs = NULL, *hr = NULL;
+	void *sb = NULL, *rb = NULL;
+	double *times = NULL, synth = 0, sum = 0;
+	struct fast_prog *prog = NULL;
+	struct fast_exec_stats st0, st1;
+	struct fast_err err = { 0 };
+	int rc = 0, st = 0;
+
+	memset(out, 0, sizeof *out);
+	row = fast_calloc(ng, sizeof *row);
+	col = fast_calloc(ng, sizeof *col);
+	sd = fast_calloc(ng, sizeof *sd);
+	rd = fast_calloc(ng, sizeof *rd);
+	Dg = fast_calloc((size_t)ng * ng, sizeof *Dg);
+	times = fast_calloc(o->iters, sizeof *times);
+	if (!row || !col || !sd || !rd || !Dg || !times) {
+		rc = fast_err_set(&err, FAST_ENOMEM, "run: out of memory");
+		goto done;
+	}
+	for (uint32_t i = 0; i < ng; i++) {
+		uint64_t rs = 0, cs = 0;
+		row[i] = D[(size_t)r * ng + i];
+		col[i] = D[(size_t)i * ng + r];
+		sd[i] = stot;
+		rd[i] = rtot;
+		stot += row[i];
+		rtot += col[i];
+		for (uint32_t j = 0; j < ng; j++) {
+			rs += D[(size_t)i * ng + j];
+			cs += D[(size_t)j * ng + i];
+		}
+		if (rs > size)
+			size = rs;
+		if (cs > size)
+			size = cs;
+	}
+	if ((rc = fast_exec_alloc(c->x, stot, &sb, &err)) < 0 ||
+	    (rc = fast_exec_alloc(c->x, rtot, &rb, &err)) < 0)
+		goto done;
+	hs = malloc(stot ? stot : 1);
+	hr = malloc(rtot ? rtot : 1);
+	if (!hs || !hr) {
+		rc = fast_err_set(&err, FAST_ENOMEM, "run: out of memory for %llu + %llu bytes",
+				  (unsigned long long)stot, (unsigned long long)rtot);
+		goto done;
+	}
+	for (uint32_t d = 0; d < ng; d++)
+		for (uint64_t k = 0; k < row[d]; k++)
+			hs[sd[d] + k] = pattern(r, d, k);
+	if ((rc = fast_exec_upload(c->x, sb, hs, stot, &err)) < 0)
+		goto done;
+	fast_exec_get_stats(c->x, &st0);
+	/* first call: compiles (timed as synthesis), and verifies when -c 1 */
+	memset(hr, 0xff, rtot ? rtot : 1);
+	if ((rc = fast_exec_upload(c->x, rb, hr, rtot, &err)) < 0)
+		goto done;
+	{
+		double el;
+		fast_exec_get_stats(c->x, &st1);
+		rc = one_op(c, D, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err);
+		if (rc < 0)
+			goto done;
+		{
+			struct fast_exec_stats st2;
+			fast_exec_get_stats(c->x, &st2);
+			synth = st2.synth_s - st1.synth_s;
+		}
+	}
+	if (o->check) {
+		if ((rc = fast_exec_download(c->x, hr, rb, rtot, &err)) < 0)
+			goto done;
+		for (uint32_t s = 0; s < ng; s++)
+			for (uint64_t k = 0; k < col[s]; k++)
+				wrong += hr[rd[s] + k] != pattern(s, r, k);
+	}
+	for (uint32_t i = 0; i < o->warmup; i++) {
+		double el;
+		if ((rc = one_op(c, D, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err)) < 0)
+			goto done;
+	}
+	for (uint32_t i = 0; i < o->iters; i++) {
+		double el, worst = 0;
+		if ((rc = one_op(c, D, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err)) < 0)
+			goto done;
+		MPI_Allreduce(&el, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		times[i] = worst;
+		sum += worst;
+	}
+	MPI_Allreduce(&wrong, &all_wrong, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+	{
+		struct fast_exec_stats st2;
+		uint64_t stg = 0, stg_max = 0;
+		double syn_max = 0;
+		fast_exec_get_stats(c->x, &st2);
+		if (!c->mpi) {
+			struct fast_prog_info info;
+			fast_prog_info(prog, &info);
+			stg = info.staging_bytes;
+			out->passes = info.passes;
+			out->waves = info.waves;
+		}
+		MPI_Allreduce(&stg, &stg_max, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+		MPI_Allreduce(&synth, &syn_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		out->staging = stg_max;
+		out->synth_us = syn_max * 1e6;
+		out->hits = st2.cache_hits - st0.cache_hits;
+		out->lookups = out->hits + st2.cache_misses - st0.cache_misses;
+	}
+	qsort(times, o->iters, sizeof *times, cmp_double);
+	out->matrix = matrix;
+	snprintf(out->label, sizeof out->label, "%s", label);
+	out->size = size;
+	out->total = stot;
+	out->time_us = sum / o->iters * 1e6;
+	out->median_us = (o->iters % 2 ? times[o->iters / 2]
+				       : (times[o->iters / 2 - 1] + times[o->iters / 2]) / 2) * 1e6;
+	out->algbw = out->time_us > 0 ? (double)size / (out->time_us * 1e-6) / 1e9 : 0;
+	out->busbw = out->algbw * (ng > 1 ? (double)(ng - 1) / ng : 1);
+	out->wrong = all_wrong;
+done:
+	st = rc < 0 ? fast_err_exit_status(rc) : 0;
+	if (rc < 0) {
+		/* mismatched counts: every rank says so; other failures: the rank that
+		 * failed (the others report "rank N failed") */
+		cli_report(&err);
+	}
+	fast_exec_free(c->x, sb);
+	fast_exec_free(c->x, rb);
+	free(hs);
+	free(hr);
+	free(row);
+	free(col);
+	free(sd);
+	free(rd);
+	free(Dg);
+	free(times);
+	return st;
+}
+
+/* --- output -------------------------------------------------------------------------- */
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void print_header(const struct ctx *c)
+{
+	const struct opts *o = c->o;
+
+	printf("# fast run: %d ranks, topology %s (%u servers x %u GPUs), backend %s, %s %s\n",
+	       c->size, c->topo.name, c->topo.servers, c->topo.gpus, o->backend,
+	       o->in.plan_path ? "plan" : "algo", o->in.plan_path ? o->in.plan_path : o->algo);
+	printf("# traffic %s, iterations %u, warm-up %u, check %u%s\n", o->in.traffic_path, o->iters,
+	       o->warmup, o->check, o->max_staging ? ", staging capped" : "");
+	printf("#\n");
+	printf("# %6s %-16s %12s %12s %5s %10s %10s %8s %8s %8s %10s %12s %6s %9s\n", "matrix", "label",
+	       "size", "count", "type", "time", "median", "algbw", "busbw", "#wrong", "synth",
+	       "staging", "passes", "cache");
+	printf("# %6s %-16s %12s %12s %5s %10s %10s %8s %8s %8s %10s %12s %6s %9s\n", "", "", "(B)",
+	       "(elements)", "", "(us)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(B)", "", "hit/look");
+}
+
+static void print_row(const struct row *w)
+{
+	char cache[32];
+
+	snprintf(cache, sizeof cache, "%llu/%llu", (unsigned long long)w->hits,
+		 (unsigned long long)w->lookups);
+	printf("  %6u %-16.16s %12llu %12llu %5s %10.1f %10.1f %8.3f %8.3f %8llu %10.1f %12llu %6u %9s\n",
+	       w->matrix, w->label, (unsigned long long)w->size, (unsigned long long)w->size, "uint8",
+	       w->time_us, w->median_us, w->algbw, w->busbw, (unsigned long long)w->wrong,
+	       w->synth_us, (unsigned long long)w->staging, w->passes, cache);
+}
+
+static void print_json(const struct ctx *c, const struct row *rows, size_t n)
+{
+	const struct opts *o = c->o;
+
+	printf("{\"ranks\": %d, \"topology\": ", c->size);
+	json_string(c->topo.name);
+	printf(", \"servers\": %u, \"gpus\": %u, \"backend\": ", c->topo.servers, c->topo.gpus);
+	json_string(o->backend);
+	printf(", \"%s\": ", o->in.plan_path ? "plan" : "algo");
+	json_string(o->in.plan_path ? o->in.plan_path : o->algo);
+	printf(", \"traffic\": ");
+	json_string(o->in.traffic_path);
+	printf(", \"iters\": %u, \"warmup\": %u, \"check\": %u, \"max_staging\": %llu, \"rows\": [",
+	       o->iters, o->warmup, o->check, (unsigned long long)o->max_staging);
+	for (size_t i = 0; i < n; i++) {
+		const struct row *w = &rows[i];
+		printf("%s\n  {\"matrix\": %u, \"label\": ", i ? "," : "", w->matrix);
+		json_string(w->label);
+		printf(", \"size\": %llu, \"count\": %llu, \"type\": \"uint8\", \"time_us\": %.3f, "
+		       "\"median_us\": %.3f, \"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, \"wrong\": %llu, "
+		       "\"synth_us\": %.3f, \"staging_bytes\": %llu, \"passes\": %u, \"waves\": %u, "
+		       "\"cache_hits\": %llu, \"cache_lookups\": %llu}",
+		       (unsigned long long)w->size, (unsigned long long)w->size, w->time_us, w->median_us,
+		       w->algbw, w->busbw, (unsigned long long)w->wrong, w->synth_us,
+		       (unsigned long long)w->staging, w->passes, w->waves, (unsigned long long)w->hits,
+		       (unsigned long long)w->lookups);
+	}
+	printf("\n]}\n");
+}
+
+/* --- topology vs hosts ------------------------------------------------------------------ */
+
+static void host_layout_notes(const struct ctx *c)
+{
+	MPI_Comm host;
+	int host_rank = 0, leader = c->rank;
+	int *leaders = calloc((size_t)c->size, sizeof *leaders);
+	uint32_t G = c->topo.gpus, N = c->topo.servers;
+
+	if (!leaders)
+		return;
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &host);
+	MPI_Comm_rank(host, &host_rank);
+	MPI_Bcast(&leader, 1, MPI_INT, 0, host); /* host id: world rank of its first rank */
+	MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, MPI_COMM_WORLD);
+	MPI_Comm_free(&host);
+	if (c->rank == 0) {
+		uint32_t split = 0, hosts = 0, shared = 0;
+		for (int i = 0; i < c->size; i++)
+			hosts += leaders[i] == i;
+		for (uint32_t s = 0; s < N; s++)
+			for (uint32_t g = 1; g < G; g++)
+				if (leaders[s * G + g] != leaders[s * G]) {
+					split++;
+					break;
+				}
+		for (uint32_t s = 1; s < N; s++)
+			for (uint32_t t = 0; t < s; t++)
+				if (leaders[s * G] == leaders[t * G]) {
+					shared++;
+					break;
+				}
+		if (split)
+			cli_warn("the MPI shared-memory split disagrees with the topology: %u of %u servers span several hosts (their scale-up traffic crosses the host network)",
+				 split, N);
+		if (shared)
+			fprintf(stderr, "fast run: note: %u servers emulated on %u host%s (normal for tests: scale-up and scale-out share the host)\n",
+				N, hosts, hosts == 1 ? "" : "s");
+	}
+	free(leaders);
+}
+
+/* --- entry ---------------------------------------------------------------------------------- */
+
+static int find_plan(const struct fast_planset *ps, uint32_t matrix, const char *label,
+		     const struct fast_plan **out)
+{
+	for (uint32_t i = 0; i < ps->count; i++)
+		if (ps->plans[i].matrix == matrix) {
+			*out = &ps->plans[i];
+			return 0;
+		}
+	for (uint32_t i = 0; i < ps->count; i++)
+		if (strcmp(ps->plans[i].label, label) == 0) {
+			*out = &ps->plans[i];
+			return 0;
+		}
+	if (ps->count == 1) {
+		*out = &ps->plans[0];
+		return 0;
+	}
+	return -1;
+}
+
+static void scale(const uint64_t *D, uint32_t ng, uint64_t base, uint64_t target, uint64_t *out)
+{
+	for (size_t i = 0; i < (size_t)ng * ng; i++)
+		out[i] = base ? (uint64_t)(((unsigned __int128)D[i] * target) / base) : 0;
+}
+
+static uint64_t per_gpu_size(const uint64_t *D, uint32_t ng)
+{
+	uint64_t m = 0;
+
+	for (uint32_t i = 0; i < ng; i++) {
+		uint64_t rs = 0, cs = 0;
+		for (uint32_t j = 0; j < ng; j++) {
+			rs += D[(size_t)i * ng + j];
+			cs += D[(size_t)j * ng + i];
+		}
+		m = rs > m ? rs : m;
+		m = cs > m ? cs : m;
+	}
+	return m;
+}
+
+static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fast_planset *ps)
+{
+	struct opts *o = c->o;
+	struct row *rows = NULL;
+	size_t nrows = 0, cap = 0;
+	uint64_t *Ds = NULL, wrong = 0;
+	uint32_t ng = t->ng;
+	int st = 0;
+
+	Ds = fast_calloc((size_t)ng * ng, sizeof *Ds);
+	if (!Ds)
+		return cli_fail(FAST_ENOMEM, "run: out of memory");
+	if (c->rank == 0 && !o->in.json)
+		print_header(c);
+	for (uint32_t m = 0; m < t->count && st == 0; m++) {
+		uint32_t orig = o->in.matrix >= 0 ? (uint32_t)o->in.matrix : m;
+		uint64_t base = per_gpu_size(t->m[m].bytes, ng);
+		uint64_t size = o->sweep ? o->minb : base;
+
+		c->plan = NULL;
+		if (ps && find_plan(ps, orig, t->m[m].label, &c->plan) < 0) {
+			if (c->rank == 0)
+				cli_fail(FAST_EINPUT, "%s: no plan for matrix %u ('%s')", o->in.plan_path,
+					 orig, t->m[m].label);
+			st = 3;
+			break;
+		}
+		for (;;) {
+			struct row w;
+			const uint64_t *D = t->m[m].bytes;
+			if (o->sweep) {
+				scale(t->m[m].bytes, ng, base, size, Ds);
+				D = Ds;
+			}
+			st = agree_status(measure(c, orig, t->m[m].label, D, &w));
+			if (st)
+				break;
+			if (nrows == cap) {
+				struct row *nr = fast_reallocarray(rows, cap ? cap * 2 : 16, sizeof *rows);
+				if (!nr) {
+					st = cli_fail(FAST_ENOMEM, "run: out of memory");
+					break;
+				}
+				rows = nr;
+				cap = cap ? cap * 2 : 16;
+			}
+			rows[nrows++] = w;
+			wrong += w.wrong;
+			if (c->rank == 0 && !o->in.json) {
+				print_row(&w);
+				fflush(stdout);
+			}
+			if (!o->sweep || size >= o->maxb)
+				break;
+			{
+				double next = ceil((double)size * o->factor);
+				if (next > (double)o->maxb || next <= (double)size)
+					break;
+				size = (uint64_t)next;
+			}
+		}
+	}
+	if (st == 0 && c->rank == 0) {
+		if (o->in.json) {
+			print_json(c, rows, nrows);
+		} else {
+			struct fast_exec_stats s;
+			fast_exec_get_stats(c->x, &s);
+			printf("# out of bounds values : %llu %s\n", (unsigned long long)wrong,
+			       wrong ? "FAILED" : "OK");
+			printf("# plan cache: %llu hits, %llu misses; synthesis %.1f us in total (rank 0)\n",
+			       (unsigned long long)s.cache_hits, (unsigned long long)s.cache_misses,
+			       s.synth_s * 1e6);
+		}
+	}
+	if (st == 0 && wrong) {
+		if (c->rank == 0)
+			fprintf(stderr, "fast run: %llu wrong bytes\n", (unsigned long long)wrong);
+		st = 1;
+	}
+	free(rows);
+	free(Ds);
+	return st;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct opts o;
+	struct ctx c;
+	struct fast_traffic t = { 0 };
+	struct fast_planset ps = { 0 };
+	struct fast_exec_opts eo;
+	struct fast_err err;
+	bool help = false, have_ps = false;
+	int st, inited = 0;
+
+	st = parse(argc, argv, &o, &help);
+	if (st || help)
+		return st;
+	memset(&c, 0, sizeof c);
+	c.o = &o;
+	c.mpi = o.algo && strcmp(o.algo, "mpi") == 0;
+	MPI_Initialized(&inited);
+	if (!inited && MPI_Init(&argc, &argv) != MPI_SUCCESS)
+		return cli_fail(FAST_ERUNTIME, "MPI_Init failed");
+	MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &c.size);
+
+	/* inputs: every rank reads them; a failure anywhere stops everyone */
+	st = cli_load_topo(&o.in, &c.topo);
+	if (st == 0)
+		st = cli_load_traffic(&o.in, &c.topo, &t);
+	if (st == 0 && o.in.plan_path) {
+		st = cli_load_plans(&o.in, &ps);
+		have_ps = st == 0;
+	}
+	st = agree_status(st);
+	if (st)
+		goto out;
+	if ((uint64_t)c.size != (uint64_t)c.topo.servers * c.topo.gpus) {
+		if (c.rank == 0)
+			cli_fail(FAST_EINPUT,
+				 "%d MPI ranks for a topology of %u GPUs (%u servers x %u): run mpirun -np %u",
+				 c.size, c.topo.servers * c.topo.gpus, c.topo.servers, c.topo.gpus,
+				 c.topo.servers * c.topo.gpus);
+		st = 3;
+		goto out;
+	}
+	host_layout_notes(&c);
+	fast_exec_opts_default(&eo);
+	eo.backend = o.backend;
+	eo.algo = o.algo ? o.algo : "fast";
+	eo.max_staging = o.max_staging;
+	eo.device = o.device;
+	if (fast_exec_create(MPI_COMM_WORLD, &c.topo, &eo, &c.x, &err) < 0) {
+		st = report_once(&c, fast_err_exit_status(err.code), &err,
+				 strncmp(err.msg, "rank ", 5) != 0 && err.code != FAST_EUSAGE);
+		goto out;
+	}
+	if (c.rank == 0 && fast_exec_notes(c.x)[0])
+		fprintf(stderr, "fast run: note: %s\n", fast_exec_notes(c.x));
+	st = run_all(&c, &t, have_ps ? &ps : NULL);
+	if (st == 0 && c.rank == 0)
+		st = cli_stdout_finish();
+out:
+	fast_exec_destroy(c.x);
+	fast_traffic_free(&t);
+	if (have_ps)
+		fast_planset_free(&ps);
+	fflush(stdout);
+	MPI_Finalize();
+	return st;
+}
+
+const struct cmd fast_cmd_run = {
+	"run", cmd_run, "run all-to-all(v) plans under mpirun (MPI executor)", usage,
+};

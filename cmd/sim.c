@@ -1,0 +1,340 @@
+/*
+ * sim.c - `fast sim`: simulate a plan (from a file, or compiled on the fly
+ * from traffic) on a topology and report completion time, algbw/busbw,
+ * the LP bound and the ratio, the most utilised resources, optionally the
+ * per-step times and a timeline (Chrome trace, SVG).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sim_common.h"
+
+static const char usage[] =
+	"fast sim (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
+	"         (--plan FILE [--traffic FILE] | --traffic FILE --algo A [compiler options])\n"
+	"         [--matrix I] [--no-congestion] [--epsilon E] [--steps] [--json]\n"
+	"         [--timeline FILE.json] [--svg FILE.svg] [--timing]\n"
+	"\n"
+	"Simulate a plan on a two-tier fabric (flow level, max-min fair sharing,\n"
+	"latency and per-step overhead per tier, incast congestion) and report\n"
+	"completion time, algbw and busbw (nccl-tests definitions: algbw = the\n"
+	"largest per-GPU max(sent, received) bytes, diagonal excluded, / time;\n"
+	"busbw = algbw (n-1)/n), the LP lower bound and time/bound (needs the\n"
+	"traffic), and the most utilised NICs and scale-up ports.\n"
+	"\n"
+	"  --plan FILE        simulate the plans of a plan file\n"
+	"  --traffic FILE     the traffic (compiled with --algo, or the bound of --plan)\n"
+	"  --algo A           fast, fanout, nccl, pxn, spreadout, hier\n"
+	"  --matrix I         only matrix I (and the plan serving it)\n" SIMC_ALGO_USAGE SIMC_SIM_USAGE
+	"  --steps            list every step's ready/start/end times\n"
+	"  --timeline FILE    Chrome trace (open in https://ui.perfetto.dev) of the first plan\n"
+	"  --svg FILE         Gantt chart of NIC and scale-up activity of the first plan\n"
+	"  --timing           also report the simulator's wall time\n"
+	"  --json             machine-readable output\n"
+	"\n"
+	"Exit: 0 ok, 2 usage, 3 bad input, 4 runtime.\n";
+
+struct opts {
+	struct cli_inputs in;
+	struct fast_algo_opts ao;
+	struct fast_sim_opts so;
+	const char *algo, *timeline, *svg;
+	bool steps, timing;
+};
+
+#define TOP_RES 6
+
+
+/* indices of the most utilised resources (ties by index) */
+static uint32_t top_resources(const struct fast_sim_result *r, uint32_t *idx, uint32_t k)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < r->nres; i++) {
+		uint32_t j;
+		if (r->res[i].bytes == 0)
+			continue;
+		if (n < k)
+			n++;
+		else if (!(r->res[i].util > r->res[idx[n - 1]].util))
+			continue;
+		for (j = n - 1; j > 0 && r->res[i].util > r->res[idx[j - 1]].util; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = i;
+	}
+	return n;
+}
+
+struct tier_util {
+	double mean, max;
+	uint32_t n;
+};
+
+static void tier_util(const struct fast_sim_result *r, bool nic, struct tier_util *u)
+{
+	double sum = 0;
+
+	memset(u, 0, sizeof *u);
+	for (uint32_t i = 0; i < r->nres; i++) {
+		enum fast_sim_res_kind k = r->res[i].kind;
+		bool is_nic = k == FAST_RES_NIC_EGRESS || k == FAST_RES_NIC_INGRESS;
+		if (k == FAST_RES_CORE || is_nic != nic)
+			continue;
+		if (k == FAST_RES_MESH_LINK && r->res[i].gpu == r->res[i].peer)
+			continue;
+		sum += r->res[i].util;
+		if (r->res[i].util > u->max)
+			u->max = r->res[i].util;
+		u->n++;
+	}
+	u->mean = u->n ? sum / u->n : 0;
+}
+
+static void print_human(const struct opts *o, const struct fast_topo *t, const struct fast_plan *p,
+			const struct fast_sim_result *r, const struct fast_bound *b, bool first)
+{
+	char a[48], c[48], sz[32], name[48];
+	uint32_t idx[TOP_RES], n;
+	struct tier_util nic, up;
+
+	if (!first)
+		putchar('\n');
+	printf("plan %u (%s): %s on %s, %u servers x %u GPUs%s\n", p->matrix, p->label, p->algo,
+	       t->name, t->servers, t->gpus, o->so.congestion ? "" : ", no congestion");
+	printf("  completion   %s\n", simc_time(r->time_s, a, sizeof a));
+	printf("  algbw        %.2f GB/s   busbw %.2f GB/s   (%s per GPU)\n", r->algbw_GBps,
+	       r->busbw_GBps, fast_size_format(r->gpu_bytes, sz, sizeof sz));
+	if (b)
+		printf("  LP bound     %s   time/bound %.3f   (binding: %s)\n",
+		       simc_time(b->lp_s, c, sizeof c), b->lp_s > 0 ? r->time_s / b->lp_s : 0.0,
+		       b->binding[0] ? b->binding : "-");
+	else
+		printf("  LP bound     n/a (give --traffic)\n");
+	tier_util(r, true, &nic);
+	tier_util(r, false, &up);
+	printf("  utilisation  NIC mean %.1f%% max %.1f%%; scale-up mean %.1f%% max %.1f%%\n",
+	       100 * nic.mean, 100 * nic.max, 100 * up.mean, 100 * up.max);
+	n = top_resources(r, idx, TOP_RES);
+	printf("  busiest     ");
+	for (uint32_t k = 0; k < n; k++)
+		printf(" %s %.1f%%%s", fast_sim_res_name(t, &r->res[idx[k]], name, sizeof name),
+		       100 * r->res[idx[k]].util, k + 1 < n ? "," : "");
+	printf("\n  engine       %u steps, %llu flows, %llu events, %llu allocations%s\n", r->nsteps,
+	       (unsigned long long)r->flows, (unsigned long long)r->events,
+	       (unsigned long long)r->recomputes, o->so.epsilon > 0 ? " (scalable)" : " (exact)");
+	if (o->timing)
+		printf("  sim wall     %s\n", simc_time(r->wall_s, a, sizeof a));
+	if (o->steps) {
+		printf("  %5s  %-6s  %12s  %12s  %12s  %12s  %9s\n", "step", "kind", "ready us",
+		       "start us", "end us", "bytes", "transfers");
+		for (uint32_t s = 0; s < r->nsteps; s++) {
+			const struct fast_sim_step *st = &r->steps[s];
+			printf("  %5u  %-6s  %12.3f  %12.3f  %12.3f  %12llu  %9u\n", s, simc_step_kind(st),
+			       st->ready_s * 1e6, st->start_s * 1e6, st->end_s * 1e6,
+			       (unsigned long long)st->bytes, st->transfers);
+		}
+	}
+}
+
+static void print_json(const struct opts *o, const struct fast_topo *t, const struct fast_plan *p,
+		       const struct fast_sim_result *r, const struct fast_bound *b, bool first)
+{
+	char name[48];
+	uint32_t idx[TOP_RES], n = top_resources(r, idx, TOP_RES);
+
+	printf("%s    {\"matrix\": %u, \"label\": \"%s\", \"algo\": \"%s\", \"time_s\": %.9g, "
+	       "\"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, \"gpu_bytes\": %llu,\n",
+	       first ? "" : ",\n", p->matrix, p->label, p->algo, r->time_s, r->algbw_GBps,
+	       r->busbw_GBps, (unsigned long long)r->gpu_bytes);
+	if (b)
+		printf("     \"bound_s\": %.9g, \"closed_bound_s\": %.9g, \"ratio\": %.6g, \"binding\": \"%s\",\n",
+		       b->lp_s, b->closed_s, b->lp_s > 0 ? r->time_s / b->lp_s : 0.0, b->binding);
+	else
+		printf("     \"bound_s\": null, \"ratio\": null,\n");
+	printf("     \"flows\": %llu, \"events\": %llu, \"allocations\": %llu, \"congestion\": %s, \"epsilon\": %g,\n",
+	       (unsigned long long)r->flows, (unsigned long long)r->events,
+	       (unsigned long long)r->recomputes, o->so.congestion ? "true" : "false", o->so.epsilon);
+	if (o->timing)
+		printf("     \"sim_wall_s\": %.6g,\n", r->wall_s);
+	printf("     \"busiest\": [");
+	for (uint32_t k = 0; k < n; k++)
+		printf("%s{\"resource\": \"%s\", \"util\": %.6g}", k ? ", " : "",
+		       fast_sim_res_name(t, &r->res[idx[k]], name, sizeof name), r->res[idx[k]].util);
+	printf("],\n     \"resources\": [");
+	n = 0;
+	for (uint32_t i = 0; i < r->nres; i++) {
+		if (r->res[i].kind == FAST_RES_MESH_LINK && r->res[i].gpu == r->res[i].peer)
+			continue;
+		printf("%s{\"resource\": \"%s\", \"bytes\": %llu, \"util\": %.6g}", n++ ? ", " : "",
+		       fast_sim_res_name(t, &r->res[i], name, sizeof name),
+		       (unsigned long long)r->res[i].bytes, r->res[i].util);
+	}
+	printf("]");
+	if (o->steps) {
+		printf(",\n     \"steps\": [");
+		for (uint32_t s = 0; s < r->nsteps; s++) {
+			const struct fast_sim_step *st = &r->steps[s];
+			printf("%s\n       {\"id\": %u, \"kind\": \"%s\", \"ready_s\": %.9g, \"start_s\": %.9g, "
+			       "\"end_s\": %.9g, \"bytes\": %llu, \"transfers\": %u}",
+			       s ? "," : "", s, simc_step_kind(st), st->ready_s, st->start_s, st->end_s,
+			       (unsigned long long)st->bytes, st->transfers);
+		}
+		printf("]");
+	}
+	printf("}");
+}
+
+/* The matrix of the traffic a plan serves: with --matrix the traffic holds
+ * only that one (index 0). */
+static const uint64_t *matrix_for(const struct opts *o, const struct fast_traffic *tr,
+				  const struct fast_plan *p)
+{
+	if (!tr->count)
+		return NULL;
+	if (o->in.matrix >= 0)
+		return tr->m[0].bytes;
+	return p->matrix < tr->count ? tr->m[p->matrix].bytes : NULL;
+}
+
+static int simulate_all(const struct opts *o, const struct fast_topo *t, struct fast_planset *ps,
+			const struct fast_traffic *tr)
+{
+	const char *inputs[4] = { o->in.plan_path, o->in.traffic_path, o->in.topo_path, NULL };
+	struct fast_sim_opts so = o->so;
+	struct fast_err err;
+	bool first = true;
+	int rc = 0;
+
+	if (o->in.json)
+		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus\": %u, \"plans\": [\n", t->name,
+		       t->servers, t->gpus);
+	for (uint32_t i = 0; i < ps->count; i++) {
+		const struct fast_plan *p = &ps->plans[i];
+		const uint64_t *D;
+		struct fast_bound b;
+		struct fast_sim_result r;
+		bool have_bound = false;
+
+		if (o->in.plan_path && o->in.matrix >= 0 && p->matrix != (uint64_t)o->in.matrix)
+			continue;
+		so.timeline = first && (o->timeline || o->svg);
+		if (fast_sim_run(t, p, &so, &r, &err) < 0) {
+			fast_err_prefix(&err, "plan %u (%s)", p->matrix, p->label);
+			return cli_report(&err);
+		}
+		D = matrix_for(o, tr, p);
+		if (D) {
+			if (fast_bound_compute(t, D, &b, &err) < 0) {
+				fast_sim_result_free(&r);
+				return cli_report(&err);
+			}
+			have_bound = true;
+		}
+		if (o->in.json)
+			print_json(o, t, p, &r, have_bound ? &b : NULL, first);
+		else
+			print_human(o, t, p, &r, have_bound ? &b : NULL, first);
+		if (first && o->timeline && (rc = simc_write_trace(o->timeline, t, &r, inputs)) != 0) {
+			fast_sim_result_free(&r);
+			return rc;
+		}
+		if (first && o->svg) {
+			char title[320];
+			snprintf(title, sizeof title, "%s on %s (%u x %u), matrix %u (%s)", p->algo, t->name,
+				 t->servers, t->gpus, p->matrix, p->label);
+			if ((rc = simc_write_svg(o->svg, t, &r, title, inputs)) != 0) {
+				fast_sim_result_free(&r);
+				return rc;
+			}
+		}
+		if (!first && (o->timeline || o->svg) && i == 1)
+			cli_warn("--timeline/--svg show the first plan only (choose one with --matrix)");
+		first = false;
+		fast_sim_result_free(&r);
+	}
+	if (first)
+		return cli_fail(FAST_EUSAGE, "--matrix %lld: no plan serves that matrix",
+				(long long)o->in.matrix);
+	if (o->in.json)
+		printf("\n]}\n");
+	return 0;
+}
+
+static int compile_all(const struct opts *o, const struct fast_topo *t, const struct fast_traffic *tr,
+		       struct fast_planset *ps)
+{
+	struct fast_err err;
+
+	ps->plans = fast_calloc(tr->count ? tr->count : 1, sizeof *ps->plans);
+	if (!ps->plans)
+		return cli_fail(FAST_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < tr->count; i++) {
+		if (fast_compile(o->algo, t, tr->m[i].bytes, &o->ao, &ps->plans[i], &err) < 0)
+			return cli_report(&err);
+		ps->count = i + 1;
+		ps->plans[i].matrix = o->in.matrix >= 0 ? (uint32_t)o->in.matrix : i;
+		snprintf(ps->plans[i].label, sizeof ps->plans[i].label, "%s", tr->m[i].label);
+	}
+	return 0;
+}
+
+static int run(int argc, char **argv)
+{
+	struct cli_scan s;
+	struct opts o;
+	struct fast_topo t;
+	struct fast_traffic tr = { 0 };
+	struct fast_planset ps = { 0 };
+	int rc;
+
+	memset(&o, 0, sizeof o);
+	cli_inputs_init(&o.in);
+	fast_algo_opts_default(&o.ao);
+	fast_sim_opts_default(&o.so);
+	for (cli_begin(&s, argc, argv, "sim"); cli_more(&s);) {
+		if (cli_inputs_option(&s, &o.in) || simc_algo_option(&s, &o.ao) ||
+		    simc_sim_option(&s, &o.so) || cli_value(&s, "--algo", &o.algo) ||
+		    cli_value(&s, "--timeline", &o.timeline) || cli_value(&s, "--svg", &o.svg))
+			continue;
+		if (cli_flag(&s, "--steps")) {
+			o.steps = true;
+			continue;
+		}
+		if (cli_flag(&s, "--timing")) {
+			o.timing = true;
+			continue;
+		}
+		return cli_unknown(&s);
+	}
+	if (s.failed)
+		return 2;
+	if (s.help)
+		return 0;
+	if (s.npos)
+		return cli_usage_error("sim", "unexpected argument '%.60s'", s.pos[0]);
+	if (!o.in.plan_path && !o.algo)
+		return cli_usage_error("sim", "give --plan FILE, or --traffic FILE with --algo A");
+	if (o.in.plan_path && o.algo)
+		return cli_usage_error("sim", "--algo compiles the traffic; it does not apply to --plan");
+	if (o.algo && !fast_algo_known(o.algo))
+		return cli_usage_error("sim", "--algo: unknown algorithm '%.40s' (known: fast, fanout, nccl, pxn, spreadout, hier)",
+				       o.algo);
+	if (o.algo && !o.in.traffic_path)
+		return cli_usage_error("sim", "--algo needs --traffic FILE");
+	if ((rc = cli_load_topo(&o.in, &t)) != 0)
+		return rc;
+	if (o.in.traffic_path && (rc = cli_load_traffic(&o.in, &t, &tr)) != 0)
+		return rc;
+	if (o.in.plan_path)
+		rc = cli_load_plans(&o.in, &ps);
+	else
+		rc = compile_all(&o, &t, &tr, &ps);
+	if (rc == 0)
+		rc = simulate_all(&o, &t, &ps, &tr);
+	fast_planset_free(&ps);
+	fast_traffic_free(&tr);
+	return rc;
+}
+
+const struct cmd fast_cmd_sim = { "sim", run, "simulate a plan on a two-tier fabric", usage };

@@ -1,0 +1,128 @@
+/*
+ * sim_common.c - helpers shared by the simulator commands (see
+ * sim_common.h).
+ */
+#include "sim_common.h"
+
+#include <string.h>
+
+static bool pick(struct cli_scan *s, const char *opt, const char *val,
+		 const char *const *names, int *out)
+{
+	for (int i = 0; names[i]; i++)
+		if (strcmp(val, names[i]) == 0) {
+			*out = i;
+			return true;
+		}
+	cli_usage_error(s->cmd ? s->cmd->name : "sim", "%s: unknown value '%.40s'", opt, val);
+	s->failed = true;
+	return false;
+}
+
+bool simc_algo_option(struct cli_scan *s, struct fast_algo_opts *o)
+{
+	static const char *const stages[] = { "auto", "exact", NULL };
+	static const char *const order[] = { "decomposition", "largest", "smallest", NULL };
+	static const char *const balance[] = { "upfront", "jit", NULL };
+	const char *v;
+	int k;
+
+	if (cli_value(s, "--stages", &v)) {
+		if (!s->failed && pick(s, "--stages", v, stages, &k))
+			o->stages = (enum fast_stages_mode)k;
+		return true;
+	}
+	if (cli_value(s, "--order", &v)) {
+		if (!s->failed && pick(s, "--order", v, order, &k))
+			o->order = (enum fast_stage_order)k;
+		return true;
+	}
+	if (cli_value(s, "--balance", &v)) {
+		if (!s->failed && pick(s, "--balance", v, balance, &k))
+			o->balance = (enum fast_balance_mode)k;
+		return true;
+	}
+	return cli_u32(s, "--peers", 1, 1u << 20, &o->peers) ||
+	       cli_size(s, "--chunk", &o->chunk_bytes);
+}
+
+bool simc_sim_option(struct cli_scan *s, struct fast_sim_opts *o)
+{
+	if (cli_flag(s, "--no-congestion")) {
+		o->congestion = false;
+		return true;
+	}
+	return cli_double(s, "--epsilon", 0.0, 0.5, &o->epsilon);
+}
+
+const char *simc_time(double s, char *buf, size_t len)
+{
+	if (s >= 1.0)
+		snprintf(buf, len, "%.4f s", s);
+	else if (s >= 1e-3)
+		snprintf(buf, len, "%.4f ms", s * 1e3);
+	else
+		snprintf(buf, len, "%.3f us", s * 1e6);
+	return buf;
+}
+
+const char *simc_step_kind(const struct fast_sim_step *s)
+{
+	switch (s->kind) {
+	case FAST_STEP_RAIL:
+		return "rail";
+	case FAST_STEP_REDIST:
+		return "redist";
+	default:
+		return s->tier == FAST_TIER_OUT ? "out" : "up";
+	}
+}
+
+static int write_with(const char *path, const char *const *inputs,
+		      int (*fn)(FILE *f, const void *ctx, struct fast_err *err), const void *ctx)
+{
+	struct cli_out o;
+	struct fast_err err;
+	int rc;
+
+	if ((rc = cli_out_open(&o, path, inputs)) != 0)
+		return rc;
+	if (fn(o.f, ctx, &err) < 0) {
+		cli_out_abort(&o);
+		return cli_report(&err);
+	}
+	return cli_out_commit(&o);
+}
+
+struct tl_ctx {
+	const struct fast_topo *t;
+	const struct fast_sim_result *r;
+	const char *title;
+};
+
+static int do_trace(FILE *f, const void *ctx, struct fast_err *err)
+{
+	const struct tl_ctx *c = ctx;
+	return fast_sim_write_trace(c->t, c->r, f, err);
+}
+
+static int do_svg(FILE *f, const void *ctx, struct fast_err *err)
+{
+	const struct tl_ctx *c = ctx;
+	return fast_sim_write_svg(c->t, c->r, c->title, f, err);
+}
+
+int simc_write_trace(const char *path, const struct fast_topo *t,
+		     const struct fast_sim_result *r, const char *const *inputs)
+{
+	struct tl_ctx c = { t, r, NULL };
+	return write_with(path, inputs, do_trace, &c);
+}
+
+int simc_write_svg(const char *path, const struct fast_topo *t,
+		   const struct fast_sim_result *r, const char *title,
+		   const char *const *inputs)
+{
+	struct tl_ctx c = { t, r, title };
+	return write_with(path, inputs, do_svg, &c);
+}

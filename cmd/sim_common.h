@@ -1,0 +1,46 @@
+/*
+ * sim_common.h - what `fast sim`, `fast compare` and `fast bench sim`
+ * share: compiler options on the command line, number formatting, and
+ * writing a simulation's timeline files atomically.
+ */
+#ifndef FAST_CMD_SIM_COMMON_H
+#define FAST_CMD_SIM_COMMON_H
+
+#include "cli.h"
+#include "lib/algo.h"
+#include "lib/bound.h"
+#include "sim/sim.h"
+
+/* Consume one compiler option: --stages auto|exact, --order
+ * decomposition|largest|smallest, --balance upfront|jit, --peers N,
+ * --chunk BYTES.  A bad value sets s->failed (usage already reported). */
+bool simc_algo_option(struct cli_scan *s, struct fast_algo_opts *o);
+#define SIMC_ALGO_USAGE                                                              \
+	"  --stages auto|exact  FAST: alpha-aware stages (default) or exact Birkhoff\n"  \
+	"  --order decomposition|largest|smallest  FAST stage order\n"                  \
+	"  --balance upfront|jit  FAST balancing before stage 1 or just in time\n"     \
+	"  --peers N          nccl/pxn: peers in flight per round (default 8)\n"        \
+	"  --chunk BYTES      pxn/hier: forwarding chunk (default: per algorithm)\n"
+
+/* Consume a simulator option: --no-congestion, --epsilon E. */
+bool simc_sim_option(struct cli_scan *s, struct fast_sim_opts *o);
+#define SIMC_SIM_USAGE                                                               \
+	"  --no-congestion    disable the incast model\n"                                \
+	"  --epsilon E        scalable max-min: reallocate only when a resource gained\n" \
+	"                     more than E of its capacity (default 0 = exact)\n"
+
+/* "1.234 ms", "56.7 us" (ASCII, stable), into buf. */
+const char *simc_time(double s, char *buf, size_t len);
+
+/* Write r's Chrome trace / SVG to path (atomic).  Returns an exit status
+ * after printing.  inputs: paths the output may not overwrite. */
+int simc_write_trace(const char *path, const struct fast_topo *t,
+		     const struct fast_sim_result *r, const char *const *inputs);
+int simc_write_svg(const char *path, const struct fast_topo *t,
+		   const struct fast_sim_result *r, const char *title,
+		   const char *const *inputs);
+
+/* Name of a step for tables: "rail", "redist", "up", "out". */
+const char *simc_step_kind(const struct fast_sim_step *s);
+
+#endif

@@ -1,0 +1,288 @@
+/*
+ * sweep_case.c - one what-if case and its CSV row (see sweep_case.h).
+ */
+#include "sweep_case.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char sweep_csv_header[] =
+	"case,key,topo,servers,gpus,ngpus,up_GBps,out_GBps,traffic,seed,size_bytes,matrix,label,"
+	"algo,options,status,time_us,algbw_GBps,busbw_GBps,bound_us,closed_us,ratio,rail_stages,"
+	"steps,synth_us\n";
+
+void sweep_row_init(struct sweep_row *r)
+{
+	memset(r, 0, sizeof *r);
+	r->time_s = r->algbw_GBps = r->busbw_GBps = NAN;
+	r->bound_s = r->closed_s = r->ratio = r->synth_s = NAN;
+	snprintf(r->status, sizeof r->status, "ok");
+	snprintf(r->options, sizeof r->options, "-");
+}
+
+void sweep_sanitize(char *s)
+{
+	for (; *s; s++)
+		if (*s == ',' || *s == '"' || (unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '_';
+}
+
+void sweep_eval_default(struct sweep_eval *e)
+{
+	memset(e, 0, sizeof *e);
+	e->simulate = true;
+	e->bound = SWEEP_BOUND_LP;
+	fast_sim_opts_default(&e->sim);
+}
+
+void sweep_options_name(const struct fast_algo_opts *ao, char *buf, size_t len)
+{
+	static const char *const stages[] = { "auto", "exact" };
+	static const char *const order[] = { "decomposition", "largest", "smallest" };
+	static const char *const balance[] = { "upfront", "jit" };
+	struct fast_algo_opts def;
+	size_t n = 0;
+
+	fast_algo_opts_default(&def);
+	buf[0] = '\0';
+#define PART(...)                                                                 \
+	do {                                                                      \
+		if (n < len)                                                      \
+			n += (size_t)snprintf(buf + n, len - n, "%s", n ? "/" : ""); \
+		if (n < len)                                                      \
+			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__);     \
+	} while (0)
+	if (ao->stages != def.stages && (unsigned)ao->stages < 2)
+		PART("stages=%s", stages[ao->stages]);
+	if (ao->order != def.order && (unsigned)ao->order < 3)
+		PART("order=%s", order[ao->order]);
+	if (ao->balance != def.balance && (unsigned)ao->balance < 2)
+		PART("balance=%s", balance[ao->balance]);
+	if (ao->peers != def.peers)
+		PART("peers=%u", ao->peers);
+	if (ao->chunk_bytes != def.chunk_bytes)
+		PART("chunk=%llu", (unsigned long long)ao->chunk_bytes);
+#undef PART
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}
+
+/* --- CSV ------------------------------------------------------------------ */
+
+static size_t put_num(char *buf, size_t len, double v)
+{
+	if (isnan(v))
+		return (size_t)snprintf(buf, len, ",");
+	return (size_t)snprintf(buf, len, ",%.9g", v);
+}
+
+size_t sweep_row_format(const struct sweep_row *r, char *buf, size_t len)
+{
+	size_t n;
+
+	n = (size_t)snprintf(buf, len, "%llu,%s,%s,%u,%u,%u,%.9g,%.9g,%s,%llu,%llu,%u,%s,%s,%s,%s",
+			     (unsigned long long)r->case_id, r->key, r->topo, r->servers, r->gpus,
+			     r->ngpus, r->up_GBps, r->out_GBps, r->traffic,
+			     (unsigned long long)r->seed, (unsigned long long)r->size_bytes, r->matrix,
+			     r->label, r->algo, r->options, r->status);
+	if (n >= len)
+		return 0;
+	n += put_num(buf + n, len - n, r->time_s * 1e6);
+	if (n >= len)
+		return 0;
+	n += put_num(buf + n, len - n, r->algbw_GBps);
+	if (n >= len)
+		return 0;
+	n += put_num(buf + n, len - n, r->busbw_GBps);
+	if (n >= len)
+		return 0;
+	n += put_num(buf + n, len - n, r->bound_s * 1e6);
+	if (n >= len)
+		return 0;
+	n += put_num(buf + n, len - n, r->closed_s * 1e6);
+	if (n >= len)
+		return 0;
+	n += put_num(buf + n, len - n, r->ratio);
+	if (n >= len)
+		return 0;
+	n += (size_t)snprintf(buf + n, len - n, ",%u,%u", r->rail_stages, r->steps);
+	if (n >= len)
+		return 0;
+	n += put_num(buf + n, len - n, r->synth_s * 1e6);
+	if (n + 1 >= len)
+		return 0;
+	buf[n++] = '\n';
+	buf[n] = '\0';
+	return n;
+}
+
+static int get_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end || errno)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int get_u32(const char *s, uint32_t *out)
+{
+	uint64_t v;
+	if (get_u64(s, &v) < 0 || v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int get_num(const char *s, double scale, double *out)
+{
+	char *end;
+	double v;
+
+	if (!*s) {
+		*out = NAN;
+		return 0;
+	}
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || errno)
+		return -1;
+	*out = v * scale;
+	return 0;
+}
+
+static int get_str(const char *s, char *out, size_t len)
+{
+	if (strlen(s) >= len)
+		return -1;
+	memcpy(out, s, strlen(s) + 1);
+	return 0;
+}
+
+int sweep_row_parse(const char *line, struct sweep_row *r)
+{
+	char buf[2048];
+	char *f[SWEEP_NCOLS + 1];
+	size_t n = strlen(line), k = 0;
+	char *p;
+
+	if (n && line[n - 1] == '\n')
+		n--;
+	if (n >= sizeof buf)
+		return -1;
+	memcpy(buf, line, n);
+	buf[n] = '\0';
+	f[k++] = buf;
+	for (p = buf; *p; p++)
+		if (*p == ',') {
+			*p = '\0';
+			if (k == SWEEP_NCOLS)
+				return -1;
+			f[k++] = p + 1;
+		}
+	if (k != SWEEP_NCOLS)
+		return -1;
+	sweep_row_init(r);
+	if (get_u64(f[0], &r->case_id) || get_str(f[1], r->key, sizeof r->key) ||
+	    get_str(f[2], r->topo, sizeof r->topo) || get_u32(f[3], &r->servers) ||
+	    get_u32(f[4], &r->gpus) || get_u32(f[5], &r->ngpus) || get_num(f[6], 1, &r->up_GBps) ||
+	    get_num(f[7], 1, &r->out_GBps) || get_str(f[8], r->traffic, sizeof r->traffic) ||
+	    get_u64(f[9], &r->seed) || get_u64(f[10], &r->size_bytes) || get_u32(f[11], &r->matrix) ||
+	    get_str(f[12], r->label, sizeof r->label) || get_str(f[13], r->algo, sizeof r->algo) ||
+	    get_str(f[14], r->options, sizeof r->options) ||
+	    get_str(f[15], r->status, sizeof r->status) || get_num(f[16], 1e-6, &r->time_s) ||
+	    get_num(f[17], 1, &r->algbw_GBps) || get_num(f[18], 1, &r->busbw_GBps) ||
+	    get_num(f[19], 1e-6, &r->bound_s) || get_num(f[20], 1e-6, &r->closed_s) ||
+	    get_num(f[21], 1, &r->ratio) || get_u32(f[22], &r->rail_stages) ||
+	    get_u32(f[23], &r->steps) || get_num(f[24], 1e-6, &r->synth_s))
+		return -1;
+	if (!r->key[0])
+		return -1;
+	return 0;
+}
+
+/* --- evaluation ------------------------------------------------------------ */
+
+static void set_error(struct sweep_row *r, const char *what, const struct fast_err *err)
+{
+	/* a long message is cut: the full one went to stderr */
+	snprintf(r->status, sizeof r->status, "error:%.20s: %.120s", what, err->msg);
+	sweep_sanitize(r->status);
+}
+
+int sweep_case_bound(const struct fast_topo *t, const uint64_t *D, const struct sweep_eval *e,
+		     struct sweep_row *r)
+{
+	struct fast_bound b;
+	struct fast_err err;
+	int rc;
+
+	if (e->bound == SWEEP_BOUND_NONE)
+		return 0;
+	if (e->bound == SWEEP_BOUND_CLOSED) {
+		fast_bound_closed(t, D, &b);
+		r->closed_s = b.closed_s;
+		return 0;
+	}
+	rc = fast_bound_compute(t, D, &b, &err);
+	if (rc < 0) {
+		set_error(r, "bound", &err);
+		return rc;
+	}
+	r->bound_s = b.lp_s;
+	r->closed_s = b.closed_s;
+	return 0;
+}
+
+int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *algo,
+		   const struct fast_algo_opts *ao, const struct fast_plan *given,
+		   const struct sweep_eval *e, struct sweep_row *r)
+{
+	struct fast_plan plan;
+	const struct fast_plan *p = given;
+	struct fast_sim_result res;
+	struct fast_err err;
+	int rc = 0;
+
+	if (!given) {
+		double t0 = fast_now();
+		rc = fast_compile(algo, t, D, ao, &plan, &err);
+		r->synth_s = fast_now() - t0;
+		if (rc < 0) {
+			set_error(r, "plan", &err);
+			return rc;
+		}
+		p = &plan;
+	}
+	r->steps = (uint32_t)p->nsteps;
+	r->rail_stages = 0;
+	for (size_t i = 0; i < p->nsteps; i++)
+		if (p->steps[i].kind == FAST_STEP_RAIL)
+			r->rail_stages++;
+	if (e->simulate) {
+		rc = fast_sim_run(t, p, &e->sim, &res, &err);
+		if (rc < 0) {
+			set_error(r, "sim", &err);
+		} else {
+			r->time_s = res.time_s;
+			r->algbw_GBps = res.algbw_GBps;
+			r->busbw_GBps = res.busbw_GBps;
+			fast_sim_result_free(&res);
+			if (!isnan(r->bound_s) && r->bound_s > 0)
+				r->ratio = r->time_s / r->bound_s;
+			else if (!isnan(r->closed_s) && r->closed_s > 0)
+				r->ratio = r->time_s / r->closed_s;
+		}
+	}
+	if (!given)
+		fast_plan_free(&plan);
+	return rc;
+}

@@ -1,0 +1,103 @@
+/*
+ * sweep_case.h - one what-if case (plan, bound, simulate one matrix on one
+ * topology with one algorithm) and its results row, shared by `fast
+ * sweep` (cmd/sweep.c) and `fast gate` (cmd/gate.c), so that a gate
+ * baseline and a sweep results file are the same CSV.
+ *
+ * Results CSV (one header line, then one line per case, comma separated,
+ * no quoting: text fields never contain commas, quotes or newlines):
+ *
+ *   case         index of the case in the spec's Cartesian product
+ *   key          the case's identity (every parameter, ';'-separated);
+ *                a resumed sweep skips the keys already in the file
+ *   topo         preset name or topology file name
+ *   servers gpus ngpus
+ *   up_GBps out_GBps   scale-up / scale-out line rates used
+ *   traffic      generator pattern with parameters, or trace:<file>
+ *   seed         generator seed (0 for traces)
+ *   size_bytes   mean per-GPU send bytes (the axis value for generated
+ *                traffic; total / GPUs for traces)
+ *   matrix label which matrix of the traffic
+ *   algo options compiler and its options ("-" for defaults)
+ *   status       ok, or error:<message>
+ *   time_us      simulated completion time
+ *   algbw_GBps busbw_GBps   nccl-tests definitions (sim.h)
+ *   bound_us     LP lower bound (empty when not computed)
+ *   closed_us    closed-form bound
+ *   ratio        time / bound (LP when computed, else closed form)
+ *   rail_stages steps   plan shape
+ *   synth_us     measured plan synthesis time (the only column that is
+ *                not reproducible run to run)
+ *
+ * Numbers print with %.9g (empty when absent), so serial, forked and MPI
+ * runs write identical rows apart from synth_us.
+ */
+#ifndef FAST_CMD_SWEEP_CASE_H
+#define FAST_CMD_SWEEP_CASE_H
+
+#include <stdio.h>
+
+#include "cli.h"
+#include "lib/algo.h"
+#include "lib/bound.h"
+#include "sim/sim.h"
+
+#define SWEEP_KEY_MAX 600
+#define SWEEP_NCOLS 25
+
+extern const char sweep_csv_header[]; /* with the trailing newline */
+
+struct sweep_row {
+	uint64_t case_id;
+	char key[SWEEP_KEY_MAX];
+	char topo[FAST_NAME_MAX];
+	uint32_t servers, gpus, ngpus;
+	double up_GBps, out_GBps;
+	char traffic[160];
+	uint64_t seed, size_bytes;
+	uint32_t matrix;
+	char label[FAST_NAME_MAX];
+	char algo[32], options[64];
+	char status[160];
+	double time_s, algbw_GBps, busbw_GBps, bound_s, closed_s, ratio; /* NaN: absent */
+	uint32_t rail_stages, steps;
+	double synth_s;
+};
+
+/* A row with every measured field absent. */
+void sweep_row_init(struct sweep_row *r);
+/* Format r as one CSV line ending in '\n' into buf; returns its length,
+ * or 0 if it does not fit. */
+size_t sweep_row_format(const struct sweep_row *r, char *buf, size_t len);
+/* Parse one CSV line (without or with its '\n').  Returns 0, or -1 when
+ * the line does not have the columns of sweep_csv_header. */
+int sweep_row_parse(const char *line, struct sweep_row *r);
+/* Replace characters that the CSV cannot carry (',', '"', newlines,
+ * control characters) by '_' in s. */
+void sweep_sanitize(char *s);
+
+enum sweep_bound_mode { SWEEP_BOUND_LP = 0, SWEEP_BOUND_CLOSED = 1, SWEEP_BOUND_NONE = 2 };
+
+struct sweep_eval {
+	bool simulate;
+	enum sweep_bound_mode bound;
+	struct fast_sim_opts sim;
+};
+void sweep_eval_default(struct sweep_eval *e);
+
+/* Fill r->bound_s / closed_s for matrix D (per the mode).  A solver failure
+ * leaves bound_s absent and returns the error (r->status is set). */
+int sweep_case_bound(const struct fast_topo *t, const uint64_t *D, const struct sweep_eval *e,
+		     struct sweep_row *r);
+/* Compile D with algo (or use `given`, a plan for D, when non-NULL),
+ * simulate, and fill the measured fields of r (time, bandwidths, stages,
+ * steps, synth time, ratio from the bound fields already in r, status).
+ * Returns 0, or the negative error also recorded in r->status. */
+int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *algo,
+		   const struct fast_algo_opts *ao, const struct fast_plan *given,
+		   const struct sweep_eval *e, struct sweep_row *r);
+
+/* "-" when ao is the default, else "stages=exact/order=largest/...". */
+void sweep_options_name(const struct fast_algo_opts *ao, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,180 @@
+/*
+ * trace.c - `fast trace import`: turn real MoE routing measurements (the
+ * data set of shared/data/moe) into a traffic file of per-layer dispatch
+ * and combine matrices for an expert-parallel group (lib/moe.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lib/moe.h"
+
+#define MAX_LAYERS 256
+
+/* "all" (n = 0) or "1,2,5". */
+static int parse_layers(const char *text, uint32_t *v, uint32_t *n)
+{
+	const char *p = text;
+
+	*n = 0;
+	if (strcmp(text, "all") == 0)
+		return 0;
+	for (;;) {
+		char *end;
+		unsigned long x;
+
+		if (*p < '0' || *p > '9')
+			return -1;
+		errno = 0;
+		x = strtoul(p, &end, 10);
+		if (errno || x > UINT32_MAX || *n == MAX_LAYERS)
+			return -1;
+		v[(*n)++] = (uint32_t)x;
+		if (*end == '\0')
+			return 0;
+		if (*end != ',')
+			return -1;
+		p = end + 1;
+	}
+}
+
+static int trace_import(int argc, char **argv)
+{
+	struct cli_scan s;
+	struct cli_inputs in;
+	struct fast_moe_import o;
+	struct fast_traffic t;
+	struct fast_err err;
+	struct cli_out out;
+	const char *layers = NULL, *placement = NULL, *tokens_at = NULL;
+	uint32_t lv[MAX_LAYERS], ep = 8, gps = 0;
+	bool sparse = false;
+	int rc;
+
+	memset(&o, 0, sizeof o);
+	o.data_dir = "../shared/data/moe";
+	cli_inputs_init(&in);
+	for (cli_begin(&s, argc, argv, "trace"); cli_more(&s);) {
+		if (cli_value(&s, "-o", &in.out_path) || cli_value(&s, "--output", &in.out_path) ||
+		    cli_u32(&s, "--max-gpus", 1, 1u << 30, &in.lim.max_gpus))
+			continue;
+		if (cli_value(&s, "--source", &o.source) || cli_value(&s, "--data", &o.data_dir) ||
+		    cli_value(&s, "--layers", &layers) || cli_value(&s, "--domain", &o.domain) ||
+		    cli_value(&s, "--selection", &o.selection) ||
+		    cli_u32(&s, "--ep", 1, 1u << 20, &ep) ||
+		    cli_u32(&s, "--gpus-per-server", 1, 1u << 16, &gps) ||
+		    cli_value(&s, "--placement", &placement) ||
+		    cli_value(&s, "--tokens-at", &tokens_at) ||
+		    cli_size(&s, "--token-bytes", &o.token_bytes))
+			continue;
+		if (cli_flag(&s, "--no-dedup")) {
+			o.no_dedup = true;
+			continue;
+		}
+		if (cli_flag(&s, "--no-combine")) {
+			o.no_combine = true;
+			continue;
+		}
+		if (cli_flag(&s, "--sparse")) {
+			sparse = true;
+			continue;
+		}
+		return cli_unknown(&s);
+	}
+	if (s.failed)
+		return 2;
+	if (s.help)
+		return 0;
+	if (s.npos == 0)
+		return cli_usage_error("trace", "an action is required (import)");
+	if (s.npos > 1 || strcmp(s.pos[0], "import") != 0)
+		return cli_usage_error("trace", "unknown action '%.40s' (known: import)",
+				       s.pos[s.npos > 1 && strcmp(s.pos[0], "import") == 0 ? 1 : 0]);
+	if (!o.source)
+		return cli_usage_error("trace", "--source is required (deepseek-v2-lite, olmoe, "
+						"olmoe-sft, olmoe-dpo, mixtral, switch128)");
+	if (layers && parse_layers(layers, lv, &o.nlayers) < 0)
+		return cli_usage_error("trace", "--layers: '%.40s' is not 'all' or a list like 1,5,9",
+				       layers);
+	o.layers = o.nlayers ? lv : NULL;
+	if (placement && fast_placement_parse(placement, &o.experts_at, &err) < 0)
+		return cli_usage_error("trace", "--placement: %s", err.msg);
+	if (tokens_at && fast_placement_parse(tokens_at, &o.tokens_at, &err) < 0)
+		return cli_usage_error("trace", "--tokens-at: %s", err.msg);
+	if (!gps)
+		gps = ep < 8 ? ep : 8;
+	if (ep % gps != 0)
+		return cli_usage_error("trace", "--ep %u is not a multiple of --gpus-per-server %u", ep,
+				       gps);
+	o.ng = ep;
+	o.gpus_per_server = gps;
+	if (fast_moe_import(&o, &in.lim, &t, &err) < 0) {
+		if (err.code == FAST_EUSAGE)
+			return cli_usage_error("trace", "%s", err.msg);
+		return cli_report(&err);
+	}
+	rc = cli_out_open(&out, in.out_path, NULL);
+	if (rc) {
+		fast_traffic_free(&t);
+		return rc;
+	}
+	if (fast_traffic_write(&t, sparse, out.f, &err) < 0) {
+		cli_out_abort(&out);
+		fast_traffic_free(&t);
+		return cli_report(&err);
+	}
+	rc = cli_out_commit(&out);
+	if (rc == 0 && !out.is_stdout)
+		printf("wrote %s: %u matri%s of %u GPUs (%s, %s%s%s)\n", in.out_path, t.count,
+		       t.count == 1 ? "x" : "ces", t.ng, o.source, t.m[0].label,
+		       t.count > 1 ? " .. " : "", t.count > 1 ? t.m[t.count - 1].label : "");
+	fast_traffic_free(&t);
+	return rc;
+}
+
+const struct cmd fast_cmd_trace = {
+	"trace", trace_import, "import real MoE routing data as traffic (trace import)",
+	"fast trace import --source NAME [--data DIR] [--layers L1,L2|all]\n"
+	"                  [--domain D] [--selection topk|top1] [--ep N]\n"
+	"                  [--gpus-per-server G] [--placement P] [--tokens-at P]\n"
+	"                  [--token-bytes B] [--no-dedup] [--no-combine]\n"
+	"                  [-o FILE] [--sparse]\n"
+	"\n"
+	"Build per-layer MoE dispatch matrices (and their transposes, the combine\n"
+	"phase), labelled layerL/dispatch and layerL/combine, from measured expert\n"
+	"routing (shared/data/moe, see its README.md; licences stay there).\n"
+	"\n"
+	"Sources (experts, top-k, bytes per token = hidden x 2 (bf16)):\n"
+	"  deepseek-v2-lite  64, top-6, 4096 B.  --domain intent (default): per-token\n"
+	"                    routing, exact dispatch (a token is sent once per GPU;\n"
+	"                    --no-dedup: once per expert); law, summary, translation:\n"
+	"                    per-sequence counts.  Layers 1..26.  MIT (ESFT code).\n"
+	"  olmoe             64, top-8, 4096 B.  Domains arxiv (default), book, c4,\n"
+	"                    github, wikipedia, tulu.  Layers 0, 7, 15.  Apache-2.0.\n"
+	"  olmoe-sft, olmoe-dpo   as olmoe, domain tulu.\n"
+	"  mixtral           8, top-2, 8192 B (Mixtral-8x7B).  Domains as olmoe\n"
+	"                    without tulu.  Apache-2.0 (OLMoE repository).\n"
+	"  switch128         128, top-1, 1536 B (switch-base-128), one pooled layer.\n"
+	"                    MIT (specMoE); small, self-collected: the weakest.\n"
+	"Per-expert counts carry no per-token routing: each layer's selections are\n"
+	"split over the source GPUs in proportion to their tokens (routing assumed\n"
+	"independent of the token's GPU), one copy per (token, expert).\n"
+	"\n"
+	"Options:\n"
+	"  --data DIR          the data set root (default ../shared/data/moe)\n"
+	"  --layers LIST       comma-separated layers, or all (default)\n"
+	"  --selection S       olmoe/mixtral counts: topk (default) or top1\n"
+	"  --ep N              GPUs of the expert-parallel group (default 8)\n"
+	"  --gpus-per-server G for the description (default min(8, N))\n"
+	"  --placement P       experts on GPUs: contiguous (default) | round-robin\n"
+	"  --tokens-at P       tokens (data order) on source GPUs: contiguous\n"
+	"                      blocks (default) | round-robin\n"
+	"  --token-bytes B     bytes per token copy (default per source, above)\n"
+	"  --no-combine        only dispatch matrices\n"
+	"  --sparse            write [src, dst, bytes] entries instead of dense rows\n"
+	"  -o FILE             output (default - = stdout)\n"
+	"\n"
+	"Exit codes: 0 ok, 2 usage, 3 bad or unreadable data (file:line), 4 write failure.\n"
+};

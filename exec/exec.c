@@ -1,0 +1,523 @@
+/*
+ * exec.c - the plan execution engine: a context (communicator, backend,
+ * staging arena, plan cache), preparing programs (compiling on the fly,
+ * agreeing across ranks, fitting the staging cap) and running them wave by
+ * wave through the backend (see fast.h and prog.c).
+ *
+ * Every decision that changes which collectives run (cache hit or miss,
+ * number of passes, failure) is made collectively with MPI_Allreduce, so a
+ * failure on one rank becomes a failure on every rank, never a hang.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/internal.h"
+
+struct fast_exec {
+	MPI_Comm comm, host_comm;
+	int rank, size;
+	struct fast_topo topo;
+	struct fast_exec_opts opts;
+	char backend_name[16], algo[32];
+	const struct fast_backend *be;
+	struct fast_bctx *bctx;
+	void *arena;
+	uint64_t arena_bytes;
+	struct fast_cache cache;
+	struct fast_exec_stats stats;
+	char notes[1024];
+};
+
+void fast_exec_opts_default(struct fast_exec_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->backend = "host";
+	o->algo = "fast";
+	fast_algo_opts_default(&o->algo_opts);
+	o->device = -1;
+}
+
+const struct fast_backend *fast_backend_find(const char *name)
+{
+	if (!name || strcmp(name, "host") == 0)
+		return &fast_backend_host;
+#if defined(FAST_WITH_CUDA)
+	if (strcmp(name, "cuda") == 0)
+		return &fast_backend_cuda;
+#endif
+#if defined(FAST_WITH_HIP)
+	if (strcmp(name, "hip") == 0)
+		return &fast_backend_hip;
+#endif
+	return NULL;
+}
+
+const char *fast_backend_list(void)
+{
+#if defined(FAST_WITH_CUDA)
+	return "host, cuda";
+#elif defined(FAST_WITH_HIP)
+	return "host, hip";
+#else
+	return "host";
+#endif
+}
+
+static int mpi_fail(struct fast_err *err, int mrc, const char *what)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int len = 0;
+
+	if (MPI_Error_string(mrc, msg, &len) != MPI_SUCCESS)
+		snprintf(msg, sizeof msg, "error %d", mrc);
+	return fast_err_set(err, FAST_ERUNTIME, "%s: %s", what, msg);
+}
+
+/* Every rank learns whether all succeeded: returns rc unchanged where this
+ * rank failed, FAST_ERUNTIME where another did. */
+static int agree(struct fast_exec *x, int rc, struct fast_err *err)
+{
+	int mine = rc < 0 ? rc : 0, worst = 0, who = rc < 0 ? x->rank : INT_MAX, first = 0;
+
+	if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MIN, x->comm) != MPI_SUCCESS)
+		return fast_err_set(err, FAST_ERUNTIME, "MPI_Allreduce failed");
+	if (worst == 0)
+		return 0;
+	if (MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, x->comm) != MPI_SUCCESS)
+		return fast_err_set(err, FAST_ERUNTIME, "MPI_Allreduce failed");
+	if (rc < 0)
+		return rc;
+	return fast_err_set(err, worst, "rank %d failed (see its message)", first);
+}
+
+int fast_exec_create(MPI_Comm comm, const struct fast_topo *topo,
+		     const struct fast_exec_opts *opts, struct fast_exec **out,
+		     struct fast_err *err)
+{
+	struct fast_exec *x;
+	struct fast_exec_opts defaults;
+	struct fast_bsetup setup;
+	int rc, mrc;
+
+	if (!opts) {
+		fast_exec_opts_default(&defaults);
+		opts = &defaults;
+	}
+	x = calloc(1, sizeof *x);
+	if (!x)
+		return fast_err_set(err, FAST_ENOMEM, "executor: out of memory");
+	x->comm = x->host_comm = MPI_COMM_NULL;
+	x->topo = *topo;
+	x->opts = *opts;
+	snprintf(x->backend_name, sizeof x->backend_name, "%s", opts->backend ? opts->backend : "host");
+	snprintf(x->algo, sizeof x->algo, "%s", opts->algo ? opts->algo : "fast");
+	x->opts.backend = x->backend_name;
+	x->opts.algo = x->algo;
+	x->be = fast_backend_find(x->backend_name);
+	if (!x->be) {
+		free(x);
+		return fast_err_set(err, FAST_EUSAGE,
+				    "backend '%.20s' is not available in this build (available: %s; GPU backends need make GPU=cuda|hip)",
+				    opts->backend, fast_backend_list());
+	}
+	if (strcmp(x->algo, "mpi") != 0 && !fast_algo_known(x->algo)) {
+		free(x);
+		return fast_err_set(err, FAST_EUSAGE, "unknown algorithm '%.32s'", opts->algo);
+	}
+	if ((mrc = MPI_Comm_dup(comm, &x->comm)) != MPI_SUCCESS) {
+		free(x);
+		return mpi_fail(err, mrc, "MPI_Comm_dup");
+	}
+	MPI_Comm_rank(x->comm, &x->rank);
+	MPI_Comm_size(x->comm, &x->size);
+	if ((uint64_t)x->size != (uint64_t)topo->servers * topo->gpus) {
+		rc = fast_err_set(err, FAST_EINPUT,
+				  "%d MPI ranks for a topology of %u GPUs (%u servers x %u): run one rank per GPU",
+				  x->size, topo->servers * topo->gpus, topo->servers, topo->gpus);
+		goto fail;
+	}
+	if ((mrc = MPI_Comm_split_type(x->comm, MPI_COMM_TYPE_SHARED, x->rank, MPI_INFO_NULL,
+				       &x->host_comm)) != MPI_SUCCESS) {
+		rc = mpi_fail(err, mrc, "MPI_Comm_split_type");
+		goto fail;
+	}
+	if ((rc = fast_cache_init(&x->cache, opts->cache_entries, err)) < 0)
+		goto fail;
+	memset(&setup, 0, sizeof setup);
+	setup.comm = x->comm;
+	setup.host_comm = x->host_comm;
+	setup.topo = &x->topo;
+	setup.rank = x->rank;
+	setup.size = x->size;
+	setup.device = opts->device;
+	setup.notes = x->notes;
+	setup.notes_len = sizeof x->notes;
+	rc = x->be->init(&setup, &x->bctx, err);
+	rc = agree(x, rc, err);
+	if (rc < 0)
+		goto fail;
+	*out = x;
+	return 0;
+fail:
+	if (x->bctx)
+		x->be->fini(x->bctx);
+	fast_cache_free(&x->cache);
+	if (x->host_comm != MPI_COMM_NULL)
+		MPI_Comm_free(&x->host_comm);
+	MPI_Comm_free(&x->comm);
+	free(x);
+	return rc;
+}
+
+void fast_exec_destroy(struct fast_exec *x)
+{
+	if (!x)
+		return;
+	if (x->arena)
+		x->be->free(x->bctx, x->arena);
+	fast_cache_free(&x->cache);
+	if (x->bctx)
+		x->be->fini(x->bctx);
+	if (x->host_comm != MPI_COMM_NULL)
+		MPI_Comm_free(&x->host_comm);
+	if (x->comm != MPI_COMM_NULL)
+		MPI_Comm_free(&x->comm);
+	free(x);
+}
+
+int fast_exec_rank(const struct fast_exec *x)
+{
+	return x->rank;
+}
+
+const struct fast_backend *fast_exec_backend(const struct fast_exec *x)
+{
+	return x->be;
+}
+
+MPI_Comm fast_exec_comm(const struct fast_exec *x)
+{
+	return x->comm;
+}
+
+const char *fast_exec_algo(const struct fast_exec *x)
+{
+	return x->algo;
+}
+
+struct fast_bctx *fast_exec_bctx(const struct fast_exec *x)
+{
+	return x->bctx;
+}
+
+const char *fast_exec_notes(const struct fast_exec *x)
+{
+	return x->notes;
+}
+
+void fast_exec_get_stats(const struct fast_exec *x, struct fast_exec_stats *out)
+{
+	*out = x->stats;
+	out->cache_hits = x->cache.hits;
+	out->cache_misses = x->cache.misses;
+}
+
+int fast_exec_alloc(struct fast_exec *x, uint64_t bytes, void **out, struct fast_err *err)
+{
+	return x->be->alloc(x->bctx, bytes ? bytes : 1, out, err);
+}
+
+void fast_exec_free(struct fast_exec *x, void *p)
+{
+	if (p)
+		x->be->free(x->bctx, p);
+}
+
+int fast_exec_upload(struct fast_exec *x, void *dst, const void *host, uint64_t bytes,
+		     struct fast_err *err)
+{
+	return bytes ? x->be->upload(x->bctx, dst, host, bytes, err) : 0;
+}
+
+int fast_exec_download(struct fast_exec *x, void *host, const void *src, uint64_t bytes,
+		       struct fast_err *err)
+{
+	return bytes ? x->be->download(x->bctx, host, src, bytes, err) : 0;
+}
+
+/* --- prepare ------------------------------------------------------------------ */
+
+static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D)
+{
+	uint32_t ng = x->topo.servers * x->topo.gpus;
+	uint64_t h = FAST_HASH_INIT;
+
+	h = fast_hash_bytes(h, &x->opts.max_staging, sizeof x->opts.max_staging);
+	if (plan) {
+		uint64_t ph = fast_plan_hash(plan);
+		h = fast_hash_bytes(h, "plan", 4);
+		h = fast_hash_bytes(h, &ph, sizeof ph);
+	} else {
+		const struct fast_algo_opts *o = &x->opts.algo_opts;
+		uint32_t fields[3] = { (uint32_t)o->stages, (uint32_t)o->order, (uint32_t)o->balance };
+		h = fast_hash_bytes(h, x->algo, strlen(x->algo));
+		h = fast_hash_bytes(h, fields, sizeof fields);
+		h = fast_hash_bytes(h, &o->peers, sizeof o->peers);
+		h = fast_hash_bytes(h, &o->chunk_bytes, sizeof o->chunk_bytes);
+		h = fast_hash_bytes(h, &x->topo.servers, sizeof x->topo.servers);
+		h = fast_hash_bytes(h, &x->topo.gpus, sizeof x->topo.gpus);
+		h = fast_hash_bytes(h, x->topo.name, strlen(x->topo.name));
+		h = fast_hash_bytes(h, &x->topo.up, sizeof x->topo.up);
+		h = fast_hash_bytes(h, &x->topo.out, sizeof x->topo.out);
+		h = fast_hash_bytes(h, &x->topo.up_kind, sizeof x->topo.up_kind);
+	}
+	return fast_matrix_hash(h, D, ng);
+}
+
+/* Compile (when plan is NULL), expand and validate: the expanded plan. */
+static int expanded_plan(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
+			 struct fast_plan *out, struct fast_err *err)
+{
+	struct fast_plan compiled;
+	int rc;
+
+	if (!plan) {
+		rc = fast_compile(x->algo, &x->topo, D, &x->opts.algo_opts, &compiled, err);
+		if (rc < 0)
+			return rc;
+		rc = fast_plan_expand(&compiled, out, err);
+		fast_plan_free(&compiled);
+		return rc;
+	}
+	if (plan->servers != x->topo.servers || plan->gpus != x->topo.gpus)
+		return fast_err_set(err, FAST_EINPUT,
+				    "plan is for %u servers x %u GPUs, the topology has %u x %u",
+				    plan->servers, plan->gpus, x->topo.servers, x->topo.gpus);
+	if ((rc = fast_plan_validate(plan, err)) < 0)
+		return rc;
+	return fast_plan_expand(plan, out, err);
+}
+
+int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
+		      struct fast_prog **prog, struct fast_err *err)
+{
+	uint64_t key = key_of(x, plan, D);
+	struct fast_prog *g = fast_cache_get(&x->cache, key);
+	struct fast_plan ex;
+	int hit = g != NULL, all_hit = 0, rc = 0;
+	uint32_t passes = 1;
+	double t0;
+
+	x->stats.calls++;
+	if (MPI_Allreduce(&hit, &all_hit, 1, MPI_INT, MPI_MIN, x->comm) != MPI_SUCCESS)
+		return fast_err_set(err, FAST_ERUNTIME, "MPI_Allreduce failed");
+	if (all_hit) {
+		*prog = g;
+		return 0;
+	}
+	if (hit) {
+		/* another rank missed: rebuild everywhere, count it as a miss */
+		x->cache.hits--;
+		x->cache.misses++;
+	}
+	t0 = fast_now();
+	memset(&ex, 0, sizeof ex);
+	rc = expanded_plan(x, plan, D, &ex, err);
+	rc = agree(x, rc, err);
+	if (rc < 0)
+		return rc;
+	/* every rank must run the same plan */
+	{
+		uint64_t h = fast_plan_hash(&ex), lo = 0, hi = 0;
+		if (MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, x->comm) != MPI_SUCCESS ||
+		    MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, x->comm) != MPI_SUCCESS) {
+			fast_plan_free(&ex);
+			return fast_err_set(err, FAST_ERUNTIME, "MPI_Allreduce failed");
+		}
+		if (lo != hi) {
+			fast_plan_free(&ex);
+			return fast_err_set(err, FAST_ERUNTIME,
+					    "ranks built different plans (hash %016llx here, range %016llx..%016llx): inputs differ between ranks",
+					    (unsigned long long)h, (unsigned long long)lo,
+					    (unsigned long long)hi);
+		}
+	}
+	for (;;) {
+		uint64_t staging = 0, worst = 0;
+		g = NULL;
+		rc = fast_prog_build(&ex, D, (uint32_t)x->rank, passes, &g, err);
+		rc = agree(x, rc, err);
+		if (rc < 0)
+			break;
+		staging = g->staging;
+		if (MPI_Allreduce(&staging, &worst, 1, MPI_UINT64_T, MPI_MAX, x->comm) != MPI_SUCCESS) {
+			rc = fast_err_set(err, FAST_ERUNTIME, "MPI_Allreduce failed");
+			break;
+		}
+		if (!x->opts.max_staging || worst <= x->opts.max_staging)
+			break;
+		fast_prog_free(g);
+		g = NULL;
+		if (passes >= 1u << 16) {
+			rc = fast_err_set(err, FAST_EUSAGE,
+					  "--max-staging %llu: cannot be met (still %llu bytes with %u passes)",
+					  (unsigned long long)x->opts.max_staging,
+					  (unsigned long long)worst, passes);
+			break;
+		}
+		/* staging shrinks about linearly with passes */
+		{
+			uint64_t want = (worst + x->opts.max_staging - 1) / x->opts.max_staging;
+			uint64_t next = (uint64_t)passes * want;
+			passes = next > (uint64_t)passes * 2 ? (uint32_t)(next < (1u << 16) ? next : (1u << 16))
+							      : passes * 2;
+		}
+	}
+	fast_plan_free(&ex);
+	if (rc < 0) {
+		fast_prog_free(g);
+		return rc;
+	}
+	x->stats.last_synth_s = fast_now() - t0;
+	x->stats.synth_s += x->stats.last_synth_s;
+	fast_cache_put(&x->cache, key, g);
+	*prog = g;
+	return 0;
+}
+
+/* --- run ------------------------------------------------------------------------ */
+
+static inline void *where(struct fast_exec *x, const struct fast_loc *l, const void *sendbuf,
+			  const uint64_t *sd, void *recvbuf, const uint64_t *rd)
+{
+	switch (l->kind) {
+	case LOC_SEND:
+		return (char *)(uintptr_t)sendbuf + sd[l->msg] + l->off;
+	case LOC_RECV:
+		return (char *)recvbuf + rd[l->msg] + l->off;
+	default:
+		return (char *)x->arena + l->off;
+	}
+}
+
+int fast_exec_run(struct fast_exec *x, const struct fast_prog *g, const void *sendbuf,
+		  const uint64_t *sd, void *recvbuf, const uint64_t *rd, struct fast_err *err)
+{
+	const struct fast_backend *be = x->be;
+	struct fast_bctx *b = x->bctx;
+	int rc = 0;
+
+	if (g->staging > x->arena_bytes) {
+		void *p = NULL;
+		if (x->arena)
+			be->free(b, x->arena);
+		x->arena = NULL;
+		x->arena_bytes = 0;
+		if ((rc = be->alloc(b, g->staging, &p, err)) < 0)
+			return rc;
+		x->arena = p;
+		x->arena_bytes = g->staging;
+	}
+	x->stats.staging_bytes = g->staging;
+	x->stats.passes = g->passes;
+	x->stats.plan_hash = g->plan_hash;
+	for (size_t w = 0; w < g->nwaves && rc == 0; w++) {
+		const struct fast_pwave *wv = &g->waves[w];
+		for (uint32_t i = 0; i < wv->npre && rc == 0; i++) {
+			const struct fast_pcopy *c = &g->copies[wv->pre0 + i];
+			rc = be->copy(b, where(x, &c->dst, sendbuf, sd, recvbuf, rd),
+				      where(x, &c->src, sendbuf, sd, recvbuf, rd), c->len, err);
+		}
+		if (rc == 0 && (wv->nsend || wv->nrecv)) {
+			rc = be->wave_begin(b, err);
+			for (uint32_t i = 0; i < wv->nrecv && rc == 0; i++) {
+				const struct fast_pmsg *m = &g->recvs[wv->recv0 + i];
+				void *p = where(x, &m->at, sendbuf, sd, recvbuf, rd);
+				rc = m->out ? be->recv_out(b, (int)m->peer, p, m->len, err)
+					    : be->recv_up(b, (int)m->peer, p, m->len, err);
+			}
+			for (uint32_t i = 0; i < wv->nsend && rc == 0; i++) {
+				const struct fast_pmsg *m = &g->sends[wv->send0 + i];
+				const void *p = where(x, &m->at, sendbuf, sd, recvbuf, rd);
+				rc = m->out ? be->send_out(b, (int)m->peer, p, m->len, err)
+					    : be->send_up(b, (int)m->peer, p, m->len, err);
+			}
+			if (rc == 0)
+				rc = be->wave_end(b, err);
+		}
+		for (uint32_t i = 0; i < wv->npost && rc == 0; i++) {
+			const struct fast_pcopy *c = &g->copies[wv->post0 + i];
+			rc = be->copy(b, where(x, &c->dst, sendbuf, sd, recvbuf, rd),
+				      where(x, &c->src, sendbuf, sd, recvbuf, rd), c->len, err);
+		}
+	}
+	if (rc == 0)
+		rc = be->sync(b, err);
+	return rc;
+}
+
+int fast_exec_run_mpi(struct fast_exec *x, const uint64_t *D, const void *sendbuf,
+		      const uint64_t *sd, void *recvbuf, const uint64_t *rd, struct fast_err *err)
+{
+	int n = x->size, r = x->rank, rc = 0, mrc;
+	int *sc = calloc((size_t)n, sizeof *sc), *sdi = calloc((size_t)n, sizeof *sdi);
+	int *rc_ = calloc((size_t)n, sizeof *rc_), *rdi = calloc((size_t)n, sizeof *rdi);
+	uint64_t send_extent = 0, recv_extent = 0;
+	void *hs = NULL, *hr = NULL;
+	bool staged = strcmp(x->be->name, "host") != 0;
+
+	if (!sc || !sdi || !rc_ || !rdi) {
+		rc = fast_err_set(err, FAST_ENOMEM, "mpi baseline: out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		uint64_t s = D[(size_t)r * n + i], v = D[(size_t)i * n + r];
+		if (s > INT_MAX || v > INT_MAX || sd[i] > INT_MAX || rd[i] > INT_MAX) {
+			rc = fast_err_set(err, FAST_EUSAGE,
+					  "mpi baseline: MPI_Alltoallv counts and displacements are int: %s exceeds 2 GiB - 1",
+					  s > INT_MAX || v > INT_MAX ? "a message" : "a displacement");
+			break;
+		}
+		sc[i] = (int)s;
+		sdi[i] = (int)sd[i];
+		rc_[i] = (int)v;
+		rdi[i] = (int)rd[i];
+		if (sd[i] + s > send_extent)
+			send_extent = sd[i] + s;
+		if (rd[i] + v > recv_extent)
+			recv_extent = rd[i] + v;
+	}
+	rc = agree(x, rc, err);
+	if (rc < 0)
+		goto out;
+	if (staged) {
+		/* GPU backends: Debian's Open MPI is not CUDA-aware; stage through host */
+		hs = malloc(send_extent ? send_extent : 1);
+		hr = malloc(recv_extent ? recv_extent : 1);
+		if (!hs || !hr) {
+			rc = fast_err_set(err, FAST_ENOMEM, "mpi baseline: out of memory");
+			goto out;
+		}
+		/* the receive buffer too: bytes no message covers stay as they were */
+		if ((rc = fast_exec_download(x, hs, sendbuf, send_extent, err)) < 0 ||
+		    (rc = fast_exec_download(x, hr, recvbuf, recv_extent, err)) < 0)
+			goto out;
+	}
+	mrc = MPI_Alltoallv(staged ? hs : sendbuf, sc, sdi, MPI_BYTE, staged ? hr : recvbuf, rc_, rdi,
+			    MPI_BYTE, x->comm);
+	if (mrc != MPI_SUCCESS) {
+		rc = mpi_fail(err, mrc, "MPI_Alltoallv");
+		goto out;
+	}
+	if (staged)
+		rc = fast_exec_upload(x, recvbuf, hr, recv_extent, err);
+out:
+	free(sc);
+	free(sdi);
+	free(rc_);
+	free(rdi);
+	free(hs);
+	free(hr);
+	return rc;
+}

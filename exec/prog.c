@@ -1,0 +1,861 @@
+/*
+ * prog.c - turn an expanded plan into one rank's program (see fast.h):
+ * waves of copies, sends and receives over the send buffer, the receive
+ * buffer and a staging arena.  Pure computation: no MPI, no device.
+ *
+ * Waves.  A node is (step, chunk).  Its level is one more than the largest
+ * level of what it waits for (chunk c of a pipelined dependency, every
+ * chunk of a plain one), and never below the level of the chunk before it
+ * in the same step.  Nodes run in (level, step id, chunk) order; all ranks
+ * compute the same order, so both ends of a message agree on its wave and
+ * on its position among the messages of the same pair.
+ *
+ * Holdings.  While walking the waves the builder tracks where every byte
+ * this rank holds lives: its own messages in the send buffer, bytes that
+ * reached their destination in the receive buffer, bytes in transit in
+ * staging blocks.  Within a wave, sends read only what was held when the
+ * wave began; receives become holdings when it ends.  A rank asked to send
+ * bytes it does not hold is a plan error (FAST_ECHECK).
+ *
+ * Staging.  A received chunk whose bytes are all final and contiguous goes
+ * straight into the receive buffer; otherwise it lands in a staging block
+ * (final bytes are then copied out).  A block is freed at the end of the
+ * wave in which its last byte in transit was forwarded; pack blocks (a
+ * send gathered from several places) at the end of their wave.  First fit
+ * with coalescing; the arena is the high-water mark.
+ *
+ * Passes.  With passes = k > 1 the plan runs k times, pass j on the slice
+ * [floor(j*M/k), floor((j+1)*M/k)) of every message of M bytes, chunks
+ * merged (a chunk boundary inside a slice has no meaning), one pass after
+ * the other: the staging arena shrinks roughly k-fold.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/internal.h"
+
+#define ALIGN 64u
+
+/* --- growable arrays ------------------------------------------------------ */
+
+static int grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	p = fast_reallocarray(*arr, ncap, size);
+	if (!p)
+		return FAST_ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+#define PUSH(arr, n, cap, val)                                                  \
+	(grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr)) ? FAST_ENOMEM :  \
+	 ((arr)[(n)++] = (val), 0))
+
+/* --- staging allocator ------------------------------------------------------ */
+
+struct span {
+	uint64_t off, len;
+};
+struct alloc {
+	struct span *free; size_t nfree, cap_free;
+	uint64_t top, high;
+};
+
+static int arena_alloc(struct alloc *a, uint64_t n, uint64_t *off)
+{
+	n = (n + ALIGN - 1) / ALIGN * ALIGN;
+	for (size_t i = 0; i < a->nfree; i++) {
+		if (a->free[i].len >= n) {
+			*off = a->free[i].off;
+			a->free[i].off += n;
+			a->free[i].len -= n;
+			if (a->free[i].len == 0) {
+				memmove(&a->free[i], &a->free[i + 1], (a->nfree - i - 1) * sizeof *a->free);
+				a->nfree--;
+			}
+			return 0;
+		}
+	}
+	*off = a->top;
+	a->top += n;
+	if (a->top > a->high)
+		a->high = a->top;
+	return 0;
+}
+
+static int arena_free(struct alloc *a, uint64_t off, uint64_t n)
+{
+	size_t i;
+
+	n = (n + ALIGN - 1) / ALIGN * ALIGN;
+	for (i = 0; i < a->nfree && a->free[i].off < off; i++)
+		;
+	if (grow((void **)&a->free, &a->cap_free, a->nfree + 1, sizeof *a->free))
+		return FAST_ENOMEM;
+	memmove(&a->free[i + 1], &a->free[i], (a->nfree - i) * sizeof *a->free);
+	a->free[i] = (struct span){ off, n };
+	a->nfree++;
+	/* coalesce with the next, then the previous */
+	if (i + 1 < a->nfree && a->free[i].off + a->free[i].len == a->free[i + 1].off) {
+		a->free[i].len += a->free[i + 1].len;
+		memmove(&a->free[i + 1], &a->free[i + 2], (a->nfree - i - 2) * sizeof *a->free);
+		a->nfree--;
+	}
+	if (i > 0 && a->free[i - 1].off + a->free[i - 1].len == a->free[i].off) {
+		a->free[i - 1].len += a->free[i].len;
+		memmove(&a->free[i], &a->free[i + 1], (a->nfree - i - 1) * sizeof *a->free);
+		a->nfree--;
+		i--;
+	}
+	/* give the last span back to the top */
+	if (i == a->nfree - 1 && a->free[i].off + a->free[i].len == a->top) {
+		a->top = a->free[i].off;
+		a->nfree--;
+	}
+	return 0;
+}
+
+/* --- holdings ------------------------------------------------------------------ */
+
+struct block {
+	uint64_t off, size;
+	uint64_t transit; /* bytes in transit not yet forwarded */
+	bool live, pack;
+};
+
+struct hold {
+	uint32_t src, dst;
+	uint64_t off, len;   /* message range */
+	uint64_t soff;       /* where it starts in the arena */
+	uint32_t block;
+	int64_t next;        /* next record of the same bucket */
+};
+
+struct builder {
+	const struct fast_plan *p;
+	const uint64_t *D;
+	uint32_t rank, ng, gpus;
+	struct fast_prog *prog;
+	struct alloc arena;
+	struct block *blocks; size_t nblocks, cap_blocks;
+	struct hold *holds; size_t nholds, cap_holds;
+	int64_t *bucket; uint32_t nbucket;
+	struct hold *pending; size_t npending, cap_pending;
+	uint32_t *to_free; size_t nto_free, cap_to_free;
+	uint64_t *final_bytes; /* per src: bytes that reached this rank as final */
+	/* scratch */
+	struct fast_piece *frags; size_t nfrags, cap_frags;
+	struct fast_piece *big; size_t nbig, cap_big;
+	struct fast_loc *segs; uint64_t *seglen; size_t nsegs, cap_segs, cap_seglen;
+	uint32_t *seg_block;     size_t cap_seg_block;
+	size_t copy_floor;       /* first copy emit_copy may extend */
+	struct fast_err *err;
+};
+
+static uint32_t bucket_of(const struct builder *b, uint32_t s, uint32_t d)
+{
+	uint64_t h = (uint64_t)s * 0x9E3779B97F4A7C15ull ^ (uint64_t)d * 0xC2B2AE3D27D4EB4Full;
+	return (uint32_t)((h >> 17) % b->nbucket);
+}
+
+static int add_hold(struct builder *b, const struct hold *h)
+{
+	struct hold x = *h;
+	uint32_t k = bucket_of(b, x.src, x.dst);
+
+	x.next = b->bucket[k];
+	if (PUSH(b->holds, b->nholds, b->cap_holds, x))
+		return FAST_ENOMEM;
+	b->bucket[k] = (int64_t)b->nholds - 1;
+	return 0;
+}
+
+/* The live holding that contains byte `pos` of message (s, d), or NULL. */
+static const struct hold *find_hold(const struct builder *b, uint32_t s, uint32_t d, uint64_t pos)
+{
+	for (int64_t i = b->bucket[bucket_of(b, s, d)]; i >= 0; i = b->holds[i].next) {
+		const struct hold *h = &b->holds[i];
+		if (h->src == s && h->dst == d && pos >= h->off && pos < h->off + h->len &&
+		    b->blocks[h->block].live)
+			return h;
+	}
+	return NULL;
+}
+
+static int new_block(struct builder *b, uint64_t size, bool pack, uint32_t *id)
+{
+	struct block blk = { 0, size, 0, true, pack };
+
+	if (arena_alloc(&b->arena, size, &blk.off) ||
+	    PUSH(b->blocks, b->nblocks, b->cap_blocks, blk))
+		return FAST_ENOMEM;
+	*id = (uint32_t)b->nblocks - 1;
+	return 0;
+}
+
+/* --- program output -------------------------------------------------------- */
+
+static int emit_copy(struct builder *b, struct fast_loc dst, struct fast_loc src, uint64_t len)
+{
+	struct fast_pcopy c = { dst, src, len };
+	struct fast_prog *p = b->prog;
+
+	/* extend the previous copy of the same phase when both sides continue it */
+	if (p->ncopies > b->copy_floor) {
+		struct fast_pcopy *l = &p->copies[p->ncopies - 1];
+		if (l->dst.kind == dst.kind && l->dst.msg == dst.msg &&
+		    l->src.kind == src.kind && l->src.msg == src.msg &&
+		    l->dst.off + l->len == dst.off && l->src.off + l->len == src.off) {
+			l->len += len;
+			return 0;
+		}
+	}
+	return PUSH(p->copies, p->ncopies, p->cap_copies, c);
+}
+
+/* --- fragments of a transfer chunk --------------------------------------- */
+
+static uint64_t cut(uint64_t L, uint64_t c, uint64_t k)
+{
+	return (uint64_t)(((unsigned __int128)L * c) / k);
+}
+
+/* Fill b->frags with the message ranges of stream bytes [lo, hi) of
+ * transfer x, clipped to pass j of `passes`.  Returns the bytes. */
+static int fragments(struct builder *b, const struct fast_xfer *x, uint64_t lo, uint64_t hi,
+		     uint32_t j, uint32_t passes, uint64_t *total)
+{
+	const struct fast_plan *p = b->p;
+	uint64_t pos = 0, sum = 0;
+
+	b->nfrags = 0;
+	for (uint32_t i = 0; i < x->npieces && pos < hi; i++) {
+		const struct fast_piece *pc = &p->pieces[x->piece0 + i];
+		uint64_t a = pos > lo ? pos : lo, e = pos + pc->len < hi ? pos + pc->len : hi;
+		uint64_t M, s0, s1, o0, o1;
+
+		if (a < e) {
+			if (pc->src >= b->ng || pc->dst >= b->ng)
+				return fast_err_set(b->err, FAST_EINPUT, "plan: piece of message %u->%u out of range",
+						    pc->src, pc->dst);
+			M = b->D[(size_t)pc->src * b->ng + pc->dst];
+			if (pc->off + pc->len < pc->off || pc->off + pc->len > M)
+				return fast_err_set(b->err, FAST_EINPUT,
+						    "plan does not match the traffic: piece [%llu, +%llu) of message %u->%u, which has %llu bytes",
+						    (unsigned long long)pc->off, (unsigned long long)pc->len,
+						    pc->src, pc->dst, (unsigned long long)M);
+			o0 = pc->off + (a - pos);
+			o1 = pc->off + (e - pos);
+			s0 = cut(M, j, passes);
+			s1 = cut(M, j + 1, passes);
+			if (o0 < s0)
+				o0 = s0;
+			if (o1 > s1)
+				o1 = s1;
+			if (o0 < o1) {
+				struct fast_piece f = { pc->src, pc->dst, o0, o1 - o0 };
+				if (PUSH(b->frags, b->nfrags, b->cap_frags, f))
+					return FAST_ENOMEM;
+				sum += o1 - o0;
+			}
+		}
+		pos += pc->len;
+	}
+	*total = sum;
+	return 0;
+}
+
+/* Source segments of fragment f on this rank, appended to b->segs. */
+static int add_seg(struct builder *b, struct fast_loc at, uint64_t len, uint32_t block)
+{
+	size_t n = b->nsegs;
+
+	if (n > 0) {
+		struct fast_loc *l = &b->segs[n - 1];
+		if (l->kind == at.kind && l->msg == at.msg && l->off + b->seglen[n - 1] == at.off &&
+		    b->seg_block[n - 1] == block) {
+			b->seglen[n - 1] += len;
+			return 0;
+		}
+	}
+	if (grow((void **)&b->segs, &b->cap_segs, n + 1, sizeof *b->segs) ||
+	    grow((void **)&b->seglen, &b->cap_seglen, n + 1, sizeof *b->seglen) ||
+	    grow((void **)&b->seg_block, &b->cap_seg_block, n + 1, sizeof *b->seg_block))
+		return FAST_ENOMEM;
+	b->segs[n] = at;
+	b->seglen[n] = len;
+	b->seg_block[n] = block;
+	b->nsegs = n + 1;
+	return 0;
+}
+
+#define NO_BLOCK UINT32_MAX
+
+static int source_segs(struct builder *b, const struct fast_piece *f, uint32_t step)
+{
+	uint32_t r = b->rank;
+
+	if (f->src == r)
+		return add_seg(b, (struct fast_loc){ LOC_SEND, f->dst, f->off }, f->len, NO_BLOCK);
+	if (f->dst == r)
+		return add_seg(b, (struct fast_loc){ LOC_RECV, f->src, f->off }, f->len, NO_BLOCK);
+	for (uint64_t pos = f->off; pos < f->off + f->len;) {
+		const struct hold *h = find_hold(b, f->src, f->dst, pos);
+		uint64_t end, n;
+		if (!h)
+			return fast_err_set(b->err, FAST_ECHECK,
+					    "plan: step %u: GPU %u sends byte %llu of message %u->%u, which it does not hold then",
+					    step, r, (unsigned long long)pos, f->src, f->dst);
+		end = h->off + h->len < f->off + f->len ? h->off + h->len : f->off + f->len;
+		n = end - pos;
+		if (add_seg(b, (struct fast_loc){ LOC_STAGE, 0, h->soff + (pos - h->off) }, n, h->block))
+			return FAST_ENOMEM;
+		pos = end;
+	}
+	return 0;
+}
+
+static int mark_forwarded(struct builder *b)
+{
+	for (size_t i = 0; i < b->nsegs; i++) {
+		uint32_t id = b->seg_block[i];
+		struct block *blk;
+		if (id == NO_BLOCK)
+			continue;
+		blk = &b->blocks[id];
+		blk->transit = blk->transit > b->seglen[i] ? blk->transit - b->seglen[i] : 0;
+		if (blk->transit == 0 && PUSH(b->to_free, b->nto_free, b->cap_to_free, id))
+			return FAST_ENOMEM;
+	}
+	return 0;
+}
+
+/* --- one wave ---------------------------------------------------------------- */
+
+struct node {
+	uint32_t step, chunk;
+};
+
+static uint32_t server_of(const struct builder *b, uint32_t g)
+{
+	return g / b->gpus;
+}
+
+/* Fragments of DIRECT_MIN bytes or more travel as messages of their own,
+ * straight from where the sender holds them into where the receiver keeps
+ * them (no packing, no unpacking); smaller ones are packed into one message
+ * per transfer chunk.  Both ends see the same fragments, so they split
+ * alike: the packed message first, then the large fragments in order. */
+#define DIRECT_MIN (UINT64_C(32) << 10)
+
+static int split_big(struct builder *b, uint64_t *total)
+{
+	size_t k = 0;
+
+	b->nbig = 0;
+	for (size_t i = 0; i < b->nfrags; i++) {
+		if (b->frags[i].len >= DIRECT_MIN) {
+			if (PUSH(b->big, b->nbig, b->cap_big, b->frags[i]))
+				return FAST_ENOMEM;
+			*total -= b->frags[i].len;
+		} else {
+			b->frags[k++] = b->frags[i];
+		}
+	}
+	b->nfrags = k;
+	return 0;
+}
+
+/* One message to `to` from the source segments in b->segs (total bytes):
+ * sent in place when they are one segment, packed into a block otherwise. */
+static int send_segs(struct builder *b, uint32_t to, uint64_t total)
+{
+	struct fast_pmsg m = { to, server_of(b, to) != server_of(b, b->rank), b->segs[0], total };
+
+	if (b->nsegs > 1) {
+		uint32_t blk;
+		uint64_t done = 0;
+		if (new_block(b, total, true, &blk) ||
+		    PUSH(b->to_free, b->nto_free, b->cap_to_free, blk))
+			return FAST_ENOMEM;
+		m.at = (struct fast_loc){ LOC_STAGE, 0, b->blocks[blk].off };
+		for (size_t s = 0; s < b->nsegs; s++) {
+			struct fast_loc d = m.at;
+			d.off += done;
+			if (emit_copy(b, d, b->segs[s], b->seglen[s]))
+				return FAST_ENOMEM;
+			done += b->seglen[s];
+		}
+	}
+	if (PUSH(b->prog->sends, b->prog->nsends, b->prog->cap_sends, m))
+		return FAST_ENOMEM;
+	return mark_forwarded(b);
+}
+
+/* The sends (and local copies) of this rank in transfer x, chunk [lo, hi). */
+static int do_send(struct builder *b, uint32_t step, const struct fast_xfer *x, uint64_t lo,
+		   uint64_t hi, uint32_t j, uint32_t passes)
+{
+	uint64_t total;
+	int rc;
+
+	if ((rc = fragments(b, x, lo, hi, j, passes, &total)) < 0)
+		return rc;
+	if (total == 0)
+		return 0;
+	if (x->to == b->rank) {
+		/* a local transfer: copy each fragment to where it belongs now */
+		for (size_t i = 0; i < b->nfrags; i++) {
+			struct fast_piece f = b->frags[i];
+			struct fast_loc dst;
+			uint64_t done = 0;
+			uint32_t blk = NO_BLOCK;
+			b->nsegs = 0;
+			if ((rc = source_segs(b, &f, step)) < 0)
+				return rc;
+			if (f.dst == b->rank) {
+				dst = (struct fast_loc){ LOC_RECV, f.src, f.off };
+				b->final_bytes[f.src] += f.len;
+			} else {
+				struct hold h = { f.src, f.dst, f.off, f.len, 0, 0, -1 };
+				if (new_block(b, f.len, false, &blk))
+					return FAST_ENOMEM;
+				b->blocks[blk].transit = f.len;
+				h.soff = b->blocks[blk].off;
+				h.block = blk;
+				dst = (struct fast_loc){ LOC_STAGE, 0, h.soff };
+				if (PUSH(b->pending, b->npending, b->cap_pending, h))
+					return FAST_ENOMEM;
+			}
+			for (size_t s = 0; s < b->nsegs; s++) {
+				struct fast_loc d = dst;
+				d.off += done;
+				if (emit_copy(b, d, b->segs[s], b->seglen[s]))
+					return FAST_ENOMEM;
+				done += b->seglen[s];
+			}
+			if ((rc = mark_forwarded(b)) < 0)
+				return rc;
+		}
+		return 0;
+	}
+	if ((rc = split_big(b, &total)) < 0)
+		return rc;
+	if (total > 0) {
+		b->nsegs = 0;
+		for (size_t i = 0; i < b->nfrags; i++)
+			if ((rc = source_segs(b, &b->frags[i], step)) < 0)
+				return rc;
+		if ((rc = send_segs(b, x->to, total)) < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < b->nbig; i++) {
+		b->nsegs = 0;
+		if ((rc = source_segs(b, &b->big[i], step)) < 0 ||
+		    (rc = send_segs(b, x->to, b->big[i].len)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The packed message of the small fragments in b->frags (total bytes). */
+static int recv_small(struct builder *b, const struct fast_xfer *x, uint64_t total)
+{
+	uint64_t transit = 0, pos = 0;
+	bool direct = true;
+	uint32_t blk;
+	struct fast_pmsg m;
+
+	for (size_t i = 0; i < b->nfrags; i++) {
+		const struct fast_piece *f = &b->frags[i];
+		if (f->dst != b->rank)
+			direct = false;
+		else if (i > 0 && (f->src != b->frags[i - 1].src ||
+				   f->off != b->frags[i - 1].off + b->frags[i - 1].len))
+			direct = false;
+	}
+	m.peer = x->from;
+	m.out = server_of(b, x->from) != server_of(b, b->rank);
+	m.len = total;
+	if (direct) {
+		m.at = (struct fast_loc){ LOC_RECV, b->frags[0].src, b->frags[0].off };
+		for (size_t i = 0; i < b->nfrags; i++)
+			b->final_bytes[b->frags[i].src] += b->frags[i].len;
+		return PUSH(b->prog->recvs, b->prog->nrecvs, b->prog->cap_recvs, m);
+	}
+	if (new_block(b, total, false, &blk))
+		return FAST_ENOMEM;
+	m.at = (struct fast_loc){ LOC_STAGE, 0, b->blocks[blk].off };
+	if (PUSH(b->prog->recvs, b->prog->nrecvs, b->prog->cap_recvs, m))
+		return FAST_ENOMEM;
+	for (size_t i = 0; i < b->nfrags; i++) {
+		const struct fast_piece *f = &b->frags[i];
+		uint64_t soff = b->blocks[blk].off + pos;
+		if (f->dst == b->rank) {
+			/* post-copies are emitted after every receive of the wave */
+			struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, -2 };
+			if (PUSH(b->pending, b->npending, b->cap_pending, h))
+				return FAST_ENOMEM;
+			b->final_bytes[f->src] += f->len;
+		} else {
+			struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, -1 };
+			if (PUSH(b->pending, b->npending, b->cap_pending, h))
+				return FAST_ENOMEM;
+			transit += f->len;
+		}
+		pos += f->len;
+	}
+	b->blocks[blk].transit = transit;
+	if (transit == 0 && PUSH(b->to_free, b->nto_free, b->cap_to_free, blk))
+		return FAST_ENOMEM;
+	return 0;
+}
+
+static int do_recv(struct builder *b, const struct fast_xfer *x, uint64_t lo, uint64_t hi,
+		   uint32_t j, uint32_t passes)
+{
+	uint64_t total;
+	int rc;
+
+	if ((rc = fragments(b, x, lo, hi, j, passes, &total)) < 0 ||
+	    (rc = split_big(b, &total)) < 0)
+		return rc;
+	if (total > 0 && (rc = recv_small(b, x, total)) < 0)
+		return rc;
+	for (size_t i = 0; i < b->nbig; i++) {
+		const struct fast_piece *f = &b->big[i];
+		struct fast_pmsg m = { x->from, server_of(b, x->from) != server_of(b, b->rank),
+				       { LOC_RECV, f->src, f->off }, f->len };
+		if (f->dst == b->rank) {
+			b->final_bytes[f->src] += f->len;
+		} else {
+			uint32_t blk;
+			struct hold h = { f->src, f->dst, f->off, f->len, 0, 0, -1 };
+			if (new_block(b, f->len, false, &blk))
+				return FAST_ENOMEM;
+			b->blocks[blk].transit = f->len;
+			h.soff = b->blocks[blk].off;
+			h.block = blk;
+			m.at = (struct fast_loc){ LOC_STAGE, 0, h.soff };
+			if (PUSH(b->pending, b->npending, b->cap_pending, h))
+				return FAST_ENOMEM;
+		}
+		if (PUSH(b->prog->recvs, b->prog->nrecvs, b->prog->cap_recvs, m))
+			return FAST_ENOMEM;
+	}
+	return 0;
+}
+
+static int run_wave(struct builder *b, const struct node *nodes, size_t n, uint32_t passes,
+		    uint32_t j)
+{
+	const struct fast_plan *p = b->p;
+	struct fast_prog *g = b->prog;
+	struct fast_pwave w = { 0 };
+	int rc;
+
+	w.pre0 = (uint32_t)g->ncopies;
+	w.send0 = (uint32_t)g->nsends;
+	w.recv0 = (uint32_t)g->nrecvs;
+	if (PUSH(g->waves, g->nwaves, g->cap_waves, w))
+		return FAST_ENOMEM;
+	b->npending = 0;
+	b->nto_free = 0;
+	b->copy_floor = g->ncopies;
+	for (int phase = 0; phase < 2; phase++) {
+		for (size_t i = 0; i < n; i++) {
+			const struct fast_step *st = &p->steps[nodes[i].step];
+			uint32_t k = passes > 1 || st->chunks == 0 ? 1 : st->chunks;
+			for (uint32_t t = 0; t < st->nxfers; t++) {
+				const struct fast_xfer *x = &p->xfers[st->xfer0 + t];
+				uint64_t lo = cut(x->bytes, nodes[i].chunk, k);
+				uint64_t hi = cut(x->bytes, nodes[i].chunk + 1, k);
+				if (lo == hi)
+					continue;
+				if (phase == 0 && x->from == b->rank)
+					rc = do_send(b, nodes[i].step, x, lo, hi, j, passes);
+				else if (phase == 1 && x->to == b->rank && x->from != b->rank)
+					rc = do_recv(b, x, lo, hi, j, passes);
+				else
+					continue;
+				if (rc < 0)
+					return rc;
+			}
+		}
+	}
+	g->waves[g->nwaves - 1].npre = (uint32_t)(g->ncopies - w.pre0);
+	g->waves[g->nwaves - 1].nsend = (uint32_t)(g->nsends - w.send0);
+	g->waves[g->nwaves - 1].nrecv = (uint32_t)(g->nrecvs - w.recv0);
+	g->waves[g->nwaves - 1].post0 = (uint32_t)g->ncopies;
+	b->copy_floor = g->ncopies;
+	/* post-copies of final bytes received into staging; new holdings */
+	for (size_t i = 0; i < b->npending; i++) {
+		struct hold *h = &b->pending[i];
+		if (h->next == -2) {
+			if (emit_copy(b, (struct fast_loc){ LOC_RECV, h->src, h->off },
+				      (struct fast_loc){ LOC_STAGE, 0, h->soff }, h->len))
+				return FAST_ENOMEM;
+		} else if (add_hold(b, h)) {
+			return FAST_ENOMEM;
+		}
+	}
+	g->waves[g->nwaves - 1].npost = (uint32_t)(g->ncopies - g->waves[g->nwaves - 1].post0);
+	for (size_t i = 0; i < b->nto_free; i++) {
+		struct block *blk = &b->blocks[b->to_free[i]];
+		if (!blk->live)
+			continue;
+		blk->live = false;
+		if (arena_free(&b->arena, blk->off, blk->size))
+			return FAST_ENOMEM;
+	}
+	/* drop a wave in which this rank does nothing */
+	{
+		struct fast_pwave *l = &g->waves[g->nwaves - 1];
+		if (!l->npre && !l->nsend && !l->nrecv && !l->npost)
+			g->nwaves--;
+	}
+	return 0;
+}
+
+/* --- levels ------------------------------------------------------------------ */
+
+static int order_nodes(const struct fast_plan *p, uint32_t passes, struct node **out_nodes,
+		       size_t *out_n, size_t **out_wave0, uint32_t *out_levels, struct fast_err *err)
+{
+	size_t nsteps = p->nsteps, nnodes = 0;
+	uint32_t *order = NULL, *maxlev = NULL, levels = 0;
+	size_t *base = NULL, *lev = NULL, *count = NULL, *wave0 = NULL;
+	struct node *nodes = NULL;
+	int rc = FAST_ENOMEM;
+
+	order = fast_calloc(nsteps ? nsteps : 1, sizeof *order);
+	maxlev = fast_calloc(nsteps ? nsteps : 1, sizeof *maxlev);
+	base = fast_calloc(nsteps + 1, sizeof *base);
+	if (!order || !maxlev || !base)
+		goto out;
+	for (size_t s = 0; s < nsteps; s++)
+		base[s + 1] = base[s] + (passes > 1 ? 1 : p->steps[s].chunks ? p->steps[s].chunks : 1);
+	nnodes = base[nsteps];
+	lev = fast_calloc(nnodes ? nnodes : 1, sizeof *lev);
+	if (!lev)
+		goto out;
+	if ((rc = fast_plan_topo_order(p, order, err)) < 0)
+		goto out;
+	for (size_t i = 0; i < nsteps; i++) {
+		uint32_t s = order[i];
+		const struct fast_step *st = &p->steps[s];
+		uint32_t k = (uint32_t)(base[s + 1] - base[s]);
+		for (uint32_t c = 0; c < k; c++) {
+			size_t L = c > 0 ? lev[base[s] + c - 1] : 0;
+			for (uint32_t d = 0; d < st->ndeps; d++) {
+				const struct fast_dep *dp = &p->deps[st->dep0 + d];
+				uint32_t dk = (uint32_t)(base[dp->step + 1] - base[dp->step]);
+				size_t need;
+				if (dp->pipelined && passes == 1 && dk == k)
+					need = lev[base[dp->step] + c] + 1;
+				else
+					need = (size_t)maxlev[dp->step] + 1;
+				if (need > L)
+					L = need;
+			}
+			lev[base[s] + c] = L;
+			if (L > maxlev[s])
+				maxlev[s] = (uint32_t)L;
+			if (L + 1 > levels)
+				levels = (uint32_t)(L + 1);
+		}
+	}
+	rc = FAST_ENOMEM;
+	count = fast_calloc((size_t)levels + 1, sizeof *count);
+	wave0 = fast_calloc((size_t)levels + 1, sizeof *wave0);
+	nodes = fast_calloc(nnodes ? nnodes : 1, sizeof *nodes);
+	if (!count || !wave0 || !nodes)
+		goto out;
+	for (size_t i = 0; i < nnodes; i++)
+		count[lev[i]]++;
+	for (uint32_t l = 0; l < levels; l++)
+		wave0[l + 1] = wave0[l] + count[l];
+	memcpy(count, wave0, ((size_t)levels + 1) * sizeof *count);
+	for (size_t s = 0; s < nsteps; s++)
+		for (size_t c = 0; c < base[s + 1] - base[s]; c++)
+			nodes[count[lev[base[s] + c]]++] = (struct node){ (uint32_t)s, (uint32_t)c };
+	*out_nodes = nodes;
+	*out_n = nnodes;
+	*out_wave0 = wave0;
+	*out_levels = levels;
+	nodes = NULL;
+	wave0 = NULL;
+	rc = 0;
+out:
+	if (rc == FAST_ENOMEM && err && !err->msg[0])
+		fast_err_set(err, FAST_ENOMEM, "executor: out of memory ordering the plan");
+	free(order);
+	free(maxlev);
+	free(base);
+	free(lev);
+	free(count);
+	free(wave0);
+	free(nodes);
+	return rc;
+}
+
+/* --- build ---------------------------------------------------------------------- */
+
+void fast_prog_free(struct fast_prog *g)
+{
+	if (!g)
+		return;
+	free(g->waves);
+	free(g->copies);
+	free(g->sends);
+	free(g->recvs);
+	free(g);
+}
+
+static void builder_free(struct builder *b)
+{
+	free(b->arena.free);
+	free(b->blocks);
+	free(b->holds);
+	free(b->bucket);
+	free(b->pending);
+	free(b->to_free);
+	free(b->final_bytes);
+	free(b->frags);
+	free(b->big);
+	free(b->segs);
+	free(b->seglen);
+	free(b->seg_block);
+}
+
+int fast_prog_build(const struct fast_plan *p, const uint64_t *D, uint32_t rank,
+		    uint32_t passes, struct fast_prog **out, struct fast_err *err)
+{
+	struct builder b;
+	struct node *nodes = NULL;
+	size_t nnodes = 0, *wave0 = NULL;
+	uint32_t levels = 0;
+	struct fast_prog *g;
+	int rc;
+
+	if (!p->gpus || !p->servers)
+		return fast_err_set(err, FAST_EINPUT, "plan: no GPUs");
+	if (rank >= p->servers * p->gpus)
+		return fast_err_set(err, FAST_EINPUT, "executor: rank %u outside the plan's %u GPUs",
+				    rank, p->servers * p->gpus);
+	if (p->nlanes > 0)
+		return fast_err_set(err, FAST_EINPUT, "executor: plan must be expanded first");
+	if (passes == 0)
+		passes = 1;
+	memset(&b, 0, sizeof b);
+	if (err)
+		err->msg[0] = '\0';
+	b.p = p;
+	b.D = D;
+	b.rank = rank;
+	b.ng = p->servers * p->gpus;
+	b.gpus = p->gpus;
+	b.err = err;
+	g = calloc(1, sizeof *g);
+	b.nbucket = 1024;
+	b.bucket = fast_calloc(b.nbucket, sizeof *b.bucket);
+	b.final_bytes = fast_calloc(b.ng, sizeof *b.final_bytes);
+	if (!g || !b.bucket || !b.final_bytes) {
+		free(g);
+		builder_free(&b);
+		return fast_err_set(err, FAST_ENOMEM, "executor: out of memory");
+	}
+	for (uint32_t i = 0; i < b.nbucket; i++)
+		b.bucket[i] = -1;
+	g->rank = rank;
+	g->ng = b.ng;
+	g->passes = passes;
+	g->plan_hash = fast_plan_hash(p);
+	b.prog = g;
+	if ((rc = order_nodes(p, passes, &nodes, &nnodes, &wave0, &levels, err)) < 0)
+		goto fail;
+	g->plan_waves = levels;
+	for (uint32_t j = 0; j < passes; j++) {
+		for (uint32_t l = 0; l < levels; l++) {
+			rc = run_wave(&b, nodes + wave0[l], wave0[l + 1] - wave0[l], passes, j);
+			if (rc < 0)
+				goto fail;
+		}
+	}
+	/* the diagonal: a local copy, unless the plan moves it itself */
+	{
+		uint64_t diag = D[(size_t)rank * b.ng + rank];
+		if (diag > 0 && b.final_bytes[rank] == 0) {
+			struct fast_pwave w = { 0 };
+			struct fast_pcopy c = { { LOC_RECV, rank, 0 }, { LOC_SEND, rank, 0 }, diag };
+			if (g->nwaves == 0) {
+				rc = PUSH(g->waves, g->nwaves, g->cap_waves, w);
+				if (rc < 0)
+					goto nomem;
+			}
+			/* prepend to the first wave's pre-copies */
+			if (grow((void **)&g->copies, &g->cap_copies, g->ncopies + 1, sizeof *g->copies))
+				goto nomem;
+			memmove(g->copies + 1, g->copies, g->ncopies * sizeof *g->copies);
+			g->copies[0] = c;
+			g->ncopies++;
+			g->waves[0].npre++;
+			g->waves[0].post0++;
+			for (size_t i = 1; i < g->nwaves; i++) {
+				g->waves[i].pre0++;
+				g->waves[i].post0++;
+			}
+			b.final_bytes[rank] = diag;
+		}
+	}
+	for (uint32_t s = 0; s < b.ng; s++) {
+		uint64_t want = D[(size_t)s * b.ng + rank];
+		if (b.final_bytes[s] != want) {
+			rc = fast_err_set(err, FAST_ECHECK,
+					  "plan: GPU %u receives %llu bytes of message %u->%u, which has %llu",
+					  rank, (unsigned long long)b.final_bytes[s], s, rank,
+					  (unsigned long long)want);
+			goto fail;
+		}
+	}
+	g->staging = b.arena.high;
+	free(nodes);
+	free(wave0);
+	builder_free(&b);
+	*out = g;
+	return 0;
+nomem:
+	rc = fast_err_set(err, FAST_ENOMEM, "executor: out of memory building the program");
+fail:
+	if (rc == FAST_ENOMEM && err && !err->msg[0])
+		fast_err_set(err, FAST_ENOMEM, "executor: out of memory building the program");
+	free(nodes);
+	free(wave0);
+	builder_free(&b);
+	fast_prog_free(g);
+	return rc;
+}
+
+void fast_prog_info(const struct fast_prog *g, struct fast_prog_info *o)
+{
+	memset(o, 0, sizeof *o);
+	o->waves = (uint32_t)g->nwaves;
+	o->passes = g->passes;
+	o->staging_bytes = g->staging;
+	o->sends = g->nsends;
+	o->recvs = g->nrecvs;
+	o->copies = g->ncopies;
+	o->plan_hash = g->plan_hash;
+	for (size_t i = 0; i < g->nsends; i++)
+		o->bytes_sent += g->sends[i].len;
+	for (size_t i = 0; i < g->nrecvs; i++)
+		o->bytes_recv += g->recvs[i].len;
+}

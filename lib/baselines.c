@@ -1,0 +1,377 @@
+/*
+ * baselines.c - the schedules FAST is compared with (DESIGN.md,
+ * "Baselines"), compiled into the same plan IR so that they are checked,
+ * simulated, exported and executed by the same code as FAST.
+ *
+ *  fanout     every GPU sends every message at once over its own NIC (the
+ *             paper's RCCL baseline): one `out` step with every cross-server
+ *             message and one `up` step with every intra-server message,
+ *             concurrent (no dependencies).
+ *  nccl       NCCL's grouped send/recv p2p schedule (the scheduler of
+ *             ncclGroupEnd for p2p operations): in round i (1..n-1) rank r
+ *             sends to (r+i) mod n and receives from (r-i) mod n; `peers`
+ *             rounds (NCCL's 8) are in flight at once.  Batch b holds rounds
+ *             b*peers+1 .. (b+1)*peers; as a step has one tier, a batch is an
+ *             `up` step (both ends on one server) and an `out` step, without
+ *             dependencies between them; batch b+1 waits for all of batch b.
+ *  pxn        nccl's rounds and batches, with NCCL's PXN: a message to a GPU
+ *             on another server whose rail differs from the sender's first
+ *             hops over scale-up to the sender-server GPU on the destination's
+ *             rail (local index of dst), which sends it rail-aligned over its
+ *             NIC.  Messages already on the right rail go directly.  Batch b
+ *             is an `up` step (relay hops + intra-server messages), an `out`
+ *             step (rail-aligned direct messages) and an `out` step of relayed
+ *             messages with a pipelined dependency on the `up` step.
+ *  spreadout  NG-1 rounds; in round d GPU i sends to GPU (i+d) mod NG; each
+ *             round is an `up` and an `out` step, both waiting for all of the
+ *             previous round.
+ *  hier       DeepEP's normal kernels: GPU A_i sends everything it has for
+ *             server B, rail-aligned, to B_i (one `out` step); B_i forwards
+ *             over scale-up to the final GPU (an `up` step with a pipelined
+ *             dependency on it); intra-server messages go directly over
+ *             scale-up in a concurrent `up` step.
+ *
+ * Chunks (plan.h): a forwarding hop and the hop that feeds it carry the
+ * same chunk count k, and every relayed message is its own transfer in
+ * both steps (one piece, the whole message), so chunk c of the forward
+ * covers exactly the bytes chunk c of the first hop delivered: the
+ * pipelined dependency is exact.  k = ceil(largest relayed message /
+ * chunk_bytes), at most MAX_CHUNKS.  Defaults: pxn 128 KiB, NCCL's
+ * NCCL_P2P_NET_CHUNKSIZE (the pipelined hop is the network send; NVLink
+ * uses 512 KiB chunks, but the network's granularity is what the relay
+ * waits for); hier 512 KiB, an approximation of DeepEP's token-chunked
+ * RDMA sends (its chunks are token counts, not bytes).
+ *
+ * Every message is sent as one piece (src, dst, 0, D[src][dst]); zero-byte
+ * messages are not sent; the diagonal is a local copy and appears in no
+ * step (check.h: a GPU holds its own messages from the start).  Steps that
+ * would be empty are not created; a later step then depends on the last
+ * steps that exist.
+ */
+#include <string.h>
+
+#include "algo.h"
+
+#define DEFAULT_PEERS 8u
+#define PXN_DEFAULT_CHUNK (UINT64_C(128) << 10)
+#define HIER_DEFAULT_CHUNK (UINT64_C(512) << 10)
+#define MAX_CHUNKS UINT64_C(1024)
+
+/* A step created lazily on its first transfer, so that empty steps never
+ * appear; its dependencies follow it right away (plan.h's contiguity). */
+struct sbuild {
+	struct fast_plan *p;
+	enum fast_tier_id tier;
+	const uint32_t *deps; /* full dependencies */
+	int ndeps;
+	int pipe_on;          /* >= 0: a pipelined dependency on this step */
+	uint32_t chunks;
+	int id;               /* -1 until created */
+};
+
+static void sb_init(struct sbuild *b, struct fast_plan *p, enum fast_tier_id tier,
+		    const uint32_t *deps, int ndeps, int pipe_on, uint32_t chunks)
+{
+	b->p = p;
+	b->tier = tier;
+	b->deps = deps;
+	b->ndeps = ndeps;
+	b->pipe_on = pipe_on;
+	b->chunks = chunks;
+	b->id = -1;
+}
+
+/* Send message D[src][dst] (len bytes, whole) from GPU `from` to `to`. */
+static int sb_move(struct sbuild *b, uint32_t from, uint32_t to, uint32_t src, uint32_t dst,
+		   uint64_t len, struct fast_err *err)
+{
+	int rc;
+
+	if (b->id < 0) {
+		int id = fast_plan_add_step(b->p, FAST_STEP_EXPLICIT, b->tier, err);
+		if (id < 0)
+			return id;
+		b->p->steps[id].chunks = b->chunks;
+		for (int i = 0; i < b->ndeps; i++)
+			if ((rc = fast_plan_add_dep(b->p, (uint32_t)id, b->deps[i], false, err)) < 0)
+				return rc;
+		if (b->pipe_on >= 0 &&
+		    (rc = fast_plan_add_dep(b->p, (uint32_t)id, (uint32_t)b->pipe_on, true, err)) < 0)
+			return rc;
+		b->id = id;
+	}
+	if ((rc = fast_plan_add_xfer(b->p, from, to, err)) < 0)
+		return rc;
+	return fast_plan_add_piece(b->p, src, dst, 0, len, err);
+}
+
+/* The previous round's steps: what the next round waits for. */
+struct prev {
+	uint32_t ids[4];
+	int n;
+};
+
+/* After a round built with steps sb[0..n): if any exist they become the
+ * new previous round. */
+static void prev_update(struct prev *pv, const struct sbuild *sb, int n)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (sb[i].id >= 0)
+			k++;
+	if (k == 0)
+		return;
+	pv->n = 0;
+	for (int i = 0; i < n; i++)
+		if (sb[i].id >= 0)
+			pv->ids[pv->n++] = (uint32_t)sb[i].id;
+}
+
+static uint32_t chunks_for(uint64_t largest, uint64_t chunk)
+{
+	uint64_t k = largest / chunk + (largest % chunk != 0);
+	if (k < 1)
+		k = 1;
+	if (k > MAX_CHUNKS)
+		k = MAX_CHUNKS;
+	return (uint32_t)k;
+}
+
+static int begin(const struct fast_topo *topo, const uint64_t *D, const char *algo,
+		 struct fast_plan *p, struct fast_err *err)
+{
+	if (!D || topo->servers == 0 || topo->gpus == 0)
+		return fast_err_set(err, FAST_EUSAGE, "%s: empty topology or no matrix", algo);
+	fast_plan_init(p, topo->servers, topo->gpus, algo);
+	return 0;
+}
+
+static int finish(struct fast_plan *p, struct fast_plan *out, int rc)
+{
+	if (rc < 0) {
+		fast_plan_free(p);
+		return rc;
+	}
+	*out = *p;
+	return 0;
+}
+
+static uint32_t peers_of(const struct fast_algo_opts *o)
+{
+	return o && o->peers ? o->peers : DEFAULT_PEERS;
+}
+
+static uint64_t chunk_of(const struct fast_algo_opts *o, uint64_t dflt)
+{
+	return o && o->chunk_bytes ? o->chunk_bytes : dflt;
+}
+
+int fast_compile_fanout(const struct fast_topo *topo, const uint64_t *D,
+			const struct fast_algo_opts *opts, struct fast_plan *out,
+			struct fast_err *err)
+{
+	uint32_t G = topo->gpus, ng = topo->servers * topo->gpus;
+	struct fast_plan p;
+	struct sbuild sb;
+	int rc;
+
+	(void)opts;
+	if ((rc = begin(topo, D, "fanout", &p, err)) < 0)
+		return rc;
+	for (int tier = FAST_TIER_OUT; rc == 0 && tier >= FAST_TIER_UP; tier--) {
+		sb_init(&sb, &p, (enum fast_tier_id)tier, NULL, 0, -1, 1);
+		for (uint32_t s = 0; rc == 0 && s < ng; s++)
+			for (uint32_t d = 0; rc == 0 && d < ng; d++) {
+				uint64_t len = D[(size_t)s * ng + d];
+				bool cross = s / G != d / G;
+				if (s != d && len && cross == (tier == FAST_TIER_OUT))
+					rc = sb_move(&sb, s, d, s, d, len, err);
+			}
+	}
+	return finish(&p, out, rc);
+}
+
+/* One NCCL batch (rounds lo..hi) as an up and an out step. */
+static int nccl_batch(struct fast_plan *p, const uint64_t *D, uint32_t ng, uint32_t G,
+		      uint32_t lo, uint32_t hi, struct prev *pv, struct fast_err *err)
+{
+	struct sbuild sb[2];
+	int rc = 0;
+
+	sb_init(&sb[0], p, FAST_TIER_UP, pv->ids, pv->n, -1, 1);
+	sb_init(&sb[1], p, FAST_TIER_OUT, pv->ids, pv->n, -1, 1);
+	for (int t = 0; rc == 0 && t < 2; t++)
+		for (uint32_t i = lo; rc == 0 && i <= hi; i++)
+			for (uint32_t r = 0; rc == 0 && r < ng; r++) {
+				uint32_t d = (r + i) % ng;
+				uint64_t len = D[(size_t)r * ng + d];
+				if (len && (r / G != d / G) == (t == 1))
+					rc = sb_move(&sb[t], r, d, r, d, len, err);
+			}
+	if (rc == 0)
+		prev_update(pv, sb, 2);
+	return rc;
+}
+
+int fast_compile_nccl(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err)
+{
+	uint32_t G = topo->gpus, ng = topo->servers * topo->gpus, P = peers_of(opts);
+	struct prev pv = { { 0 }, 0 };
+	struct fast_plan p;
+	int rc;
+
+	if ((rc = begin(topo, D, "nccl", &p, err)) < 0)
+		return rc;
+	snprintf(p.options, sizeof(p.options), "peers=%u", P);
+	for (uint32_t lo = 1, hi; rc == 0 && lo < ng; lo = hi + 1) {
+		hi = ng - 1 - lo < P - 1 ? ng - 1 : lo + P - 1;
+		rc = nccl_batch(&p, D, ng, G, lo, hi, &pv, err);
+	}
+	return finish(&p, out, rc);
+}
+
+/* One PXN batch: up (relay hops, then intra messages), out (rail-aligned
+ * direct), out (relayed, pipelined on the up step). */
+static int pxn_batch(struct fast_plan *p, const uint64_t *D, uint32_t ng, uint32_t G,
+		     uint32_t lo, uint32_t hi, uint64_t chunk, struct prev *pv,
+		     struct fast_err *err)
+{
+	struct sbuild sb[3];
+	uint64_t largest = 0;
+	uint32_t k;
+	int rc = 0;
+
+	for (uint32_t i = lo; i <= hi; i++)
+		for (uint32_t r = 0; r < ng; r++) {
+			uint32_t d = (r + i) % ng;
+			uint64_t len = D[(size_t)r * ng + d];
+			if (r / G != d / G && r % G != d % G && len > largest)
+				largest = len;
+		}
+	k = chunks_for(largest, chunk);
+
+	sb_init(&sb[0], p, FAST_TIER_UP, pv->ids, pv->n, -1, k);
+	for (int pass = 0; rc == 0 && pass < 2; pass++)
+		for (uint32_t i = lo; rc == 0 && i <= hi; i++)
+			for (uint32_t r = 0; rc == 0 && r < ng; r++) {
+				uint32_t d = (r + i) % ng;
+				uint64_t len = D[(size_t)r * ng + d];
+				if (!len)
+					continue;
+				if (pass == 0 && r / G != d / G && r % G != d % G)
+					rc = sb_move(&sb[0], r, (r / G) * G + d % G, r, d, len, err);
+				else if (pass == 1 && r / G == d / G)
+					rc = sb_move(&sb[0], r, d, r, d, len, err);
+			}
+	sb_init(&sb[1], p, FAST_TIER_OUT, pv->ids, pv->n, -1, 1);
+	for (uint32_t i = lo; rc == 0 && i <= hi; i++)
+		for (uint32_t r = 0; rc == 0 && r < ng; r++) {
+			uint32_t d = (r + i) % ng;
+			uint64_t len = D[(size_t)r * ng + d];
+			if (len && r / G != d / G && r % G == d % G)
+				rc = sb_move(&sb[1], r, d, r, d, len, err);
+		}
+	/* the relayed messages, in the up step's order: transfer t here
+	 * forwards exactly transfer t of the up step */
+	sb_init(&sb[2], p, FAST_TIER_OUT, NULL, 0, sb[0].id, k);
+	for (uint32_t i = lo; rc == 0 && i <= hi; i++)
+		for (uint32_t r = 0; rc == 0 && r < ng; r++) {
+			uint32_t d = (r + i) % ng;
+			uint64_t len = D[(size_t)r * ng + d];
+			if (len && r / G != d / G && r % G != d % G)
+				rc = sb_move(&sb[2], (r / G) * G + d % G, d, r, d, len, err);
+		}
+	if (rc == 0)
+		prev_update(pv, sb, 3);
+	return rc;
+}
+
+int fast_compile_pxn(const struct fast_topo *topo, const uint64_t *D,
+		     const struct fast_algo_opts *opts, struct fast_plan *out,
+		     struct fast_err *err)
+{
+	uint32_t G = topo->gpus, ng = topo->servers * topo->gpus, P = peers_of(opts);
+	uint64_t chunk = chunk_of(opts, PXN_DEFAULT_CHUNK);
+	struct prev pv = { { 0 }, 0 };
+	struct fast_plan p;
+	int rc;
+
+	if ((rc = begin(topo, D, "pxn", &p, err)) < 0)
+		return rc;
+	snprintf(p.options, sizeof(p.options), "peers=%u chunk=%llu", P, (unsigned long long)chunk);
+	for (uint32_t lo = 1, hi; rc == 0 && lo < ng; lo = hi + 1) {
+		hi = ng - 1 - lo < P - 1 ? ng - 1 : lo + P - 1;
+		rc = pxn_batch(&p, D, ng, G, lo, hi, chunk, &pv, err);
+	}
+	return finish(&p, out, rc);
+}
+
+int fast_compile_spreadout(const struct fast_topo *topo, const uint64_t *D,
+			   const struct fast_algo_opts *opts, struct fast_plan *out,
+			   struct fast_err *err)
+{
+	uint32_t G = topo->gpus, ng = topo->servers * topo->gpus;
+	struct prev pv = { { 0 }, 0 };
+	struct fast_plan p;
+	int rc;
+
+	(void)opts;
+	if ((rc = begin(topo, D, "spreadout", &p, err)) < 0)
+		return rc;
+	/* a round is one NCCL batch of a single round */
+	for (uint32_t d = 1; rc == 0 && d < ng; d++)
+		rc = nccl_batch(&p, D, ng, G, d, d, &pv, err);
+	return finish(&p, out, rc);
+}
+
+int fast_compile_hier(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err)
+{
+	uint32_t G = topo->gpus, ng = topo->servers * topo->gpus;
+	uint64_t chunk = chunk_of(opts, HIER_DEFAULT_CHUNK), largest = 0;
+	struct sbuild sb[3];
+	struct fast_plan p;
+	uint32_t k;
+	int rc;
+
+	if ((rc = begin(topo, D, "hier", &p, err)) < 0)
+		return rc;
+	snprintf(p.options, sizeof(p.options), "chunk=%llu", (unsigned long long)chunk);
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++)
+			if (s / G != d / G && s % G != d % G && D[(size_t)s * ng + d] > largest)
+				largest = D[(size_t)s * ng + d];
+	k = chunks_for(largest, chunk);
+
+	/* rail-aligned scale-out: A_i -> B_i, one transfer per message; the
+	 * messages to forward first, in the forwarding step's order */
+	sb_init(&sb[0], &p, FAST_TIER_OUT, NULL, 0, -1, k);
+	for (int pass = 0; rc == 0 && pass < 2; pass++)
+		for (uint32_t s = 0; rc == 0 && s < ng; s++)
+			for (uint32_t d = 0; rc == 0 && d < ng; d++) {
+				uint64_t len = D[(size_t)s * ng + d];
+				if (len && s / G != d / G && (s % G == d % G) == (pass == 1))
+					rc = sb_move(&sb[0], s, (d / G) * G + s % G, s, d, len, err);
+			}
+	/* forwarding B_i -> B_j, pipelined on the rail step: transfer t
+	 * forwards exactly transfer t of the rail step */
+	sb_init(&sb[1], &p, FAST_TIER_UP, NULL, 0, sb[0].id, k);
+	for (uint32_t s = 0; rc == 0 && s < ng; s++)
+		for (uint32_t d = 0; rc == 0 && d < ng; d++) {
+			uint64_t len = D[(size_t)s * ng + d];
+			if (len && s / G != d / G && s % G != d % G)
+				rc = sb_move(&sb[1], (d / G) * G + s % G, d, s, d, len, err);
+		}
+	/* intra-server traffic directly, concurrently */
+	sb_init(&sb[2], &p, FAST_TIER_UP, NULL, 0, -1, 1);
+	for (uint32_t s = 0; rc == 0 && s < ng; s++)
+		for (uint32_t d = 0; rc == 0 && d < ng; d++) {
+			uint64_t len = D[(size_t)s * ng + d];
+			if (len && s != d && s / G == d / G)
+				rc = sb_move(&sb[2], s, d, s, d, len, err);
+		}
+	return finish(&p, out, rc);
+}

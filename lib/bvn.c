@@ -1,0 +1,793 @@
+/*
+ * bvn.c - padding, exact Birkhoff-von Neumann decomposition with matching
+ * repair, quantised (alpha-aware) decompositions, trimming and the stage
+ * cost model.  See bvn.h for the contracts.
+ *
+ * The decomposition is Birkhoff's greedy algorithm: take a perfect matching
+ * on the support of the remaining matrix R, subtract its smallest entry w
+ * along the matching, repeat.  Each round zeroes at least one entry, so the
+ * remaining matrix moves to a strictly smaller face of the Birkhoff polytope
+ * (dimension at most (n-1)^2), hence at most n^2 - 2n + 2 rounds.  Only
+ * the rows whose matched entry reached zero lose their partner; the rest of
+ * the matching stays valid on the new support, so a round costs O(n) plus
+ * one augmenting-path search per freed row instead of a fresh matching.
+ * A perfect matching always exists while R != 0 because every line of R
+ * sums to the same positive value (Konig-Egervary).
+ *
+ * The matrix is kept dense (n x n uint64): n is the number of servers, and
+ * a row scan of a few hundred entries is cheaper than list upkeep.
+ */
+#include "bvn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void fast_bvn_free(struct fast_bvn *b)
+{
+	if (!b)
+		return;
+	free(b->perm);
+	free(b->weight);
+	b->perm = NULL;
+	b->weight = NULL;
+	b->nterms = 0;
+}
+
+int fast_bvn_server_matrix(const uint64_t *D, uint32_t servers, uint32_t gpus, uint64_t *S,
+			   struct fast_err *err)
+{
+	size_t ng = (size_t)servers * gpus;
+	uint64_t *tmp = fast_calloc((size_t)servers * servers + 1, sizeof *tmp);
+
+	if (!tmp)
+		return fast_err_set(err, FAST_ENOMEM, "server matrix: out of memory");
+	for (uint32_t a = 0; a < servers; a++)
+		for (uint32_t b = 0; b < servers; b++) {
+			uint64_t R = 0;
+			if (a == b)
+				continue;
+			for (uint32_t i = 0; i < gpus; i++) {
+				const uint64_t *row = D + ((size_t)a * gpus + i) * ng + (size_t)b * gpus;
+				for (uint32_t j = 0; j < gpus; j++)
+					if (!fast_add_u64(R, row[j], &R)) {
+						free(tmp);
+						return fast_err_set(err, FAST_EINPUT,
+								    "traffic: bytes from server %u to server %u overflow 64 bits",
+								    a, b);
+					}
+			}
+			tmp[(size_t)a * servers + b] = R / gpus + (R % gpus != 0);
+		}
+	memcpy(S, tmp, (size_t)servers * servers * sizeof *S);
+	free(tmp);
+	return 0;
+}
+
+uint64_t fast_bvn_max_terms(uint32_t n)
+{
+	if (n <= 1)
+		return 1;
+	return (uint64_t)n * n - 2 * (uint64_t)n + 2;
+}
+
+/* Row and column sums with overflow checks; false on overflow. */
+static bool line_sums(const uint64_t *S, uint32_t n, uint64_t *row, uint64_t *col)
+{
+	memset(row, 0, n * sizeof *row);
+	memset(col, 0, n * sizeof *col);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			uint64_t v = S[(size_t)i * n + j];
+			if (!fast_add_u64(row[i], v, &row[i]) || !fast_add_u64(col[j], v, &col[j]))
+				return false;
+		}
+	return true;
+}
+
+int fast_bvn_pad(uint64_t *S, uint32_t n, uint64_t *M_out, struct fast_err *err)
+{
+	uint64_t *row, *col, M = 0;
+	uint32_t i = 0, j = 0;
+
+	if (n == 0) {
+		*M_out = 0;
+		return 0;
+	}
+	row = fast_calloc(n, sizeof *row);
+	col = fast_calloc(n, sizeof *col);
+	if (!row || !col) {
+		free(row);
+		free(col);
+		return fast_err_set(err, FAST_ENOMEM, "padding a %ux%u matrix: out of memory", n, n);
+	}
+	if (!line_sums(S, n, row, col)) {
+		free(row);
+		free(col);
+		return fast_err_set(err, FAST_EINPUT, "server matrix: a line sum overflows 64 bits");
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		if (row[k] > M)
+			M = row[k];
+		if (col[k] > M)
+			M = col[k];
+	}
+	/* deficits, then northwest-corner fill: the total row deficit equals
+	 * the total column deficit (n*M - sum), so both pointers finish
+	 * together and at most 2n - 1 entries are raised */
+	for (uint32_t k = 0; k < n; k++) {
+		row[k] = M - row[k];
+		col[k] = M - col[k];
+	}
+	while (i < n && j < n) {
+		uint64_t a;
+		if (row[i] == 0) {
+			i++;
+			continue;
+		}
+		if (col[j] == 0) {
+			j++;
+			continue;
+		}
+		a = row[i] < col[j] ? row[i] : col[j];
+		S[(size_t)i * n + j] += a; /* <= M: no overflow */
+		row[i] -= a;
+		col[j] -= a;
+	}
+	free(row);
+	free(col);
+	*M_out = M;
+	return 0;
+}
+
+/* --- the decomposition ------------------------------------------------- */
+
+/*
+ * The support of R is mirrored in one bitset per row (W = ceil(n / 64)
+ * words), so that a search step finds the next unvisited or free column of
+ * a row a word at a time: a full augmenting-path search costs O(n * W)
+ * instead of O(n^2), which is what makes a round that frees every row (a
+ * quantised candidate whose matched entries all reach zero together)
+ * affordable.
+ */
+struct matcher {
+	uint32_t n, W;
+	uint64_t *R;      /* remaining matrix, n x n, owned by the caller */
+	uint64_t *sup;    /* n x W: bit v of row u set iff R[u][v] > 0 */
+	uint64_t *freec;  /* W: free (unmatched) columns */
+	uint64_t *seen;   /* W: columns visited by the current search */
+	int32_t *rm, *cm; /* row -> matched column, column -> matched row, -1 free */
+	int32_t *dist, *it, *queue, *par;
+};
+
+static void matcher_free(struct matcher *m)
+{
+	free(m->sup);
+	free(m->freec);
+	free(m->seen);
+	free(m->rm);
+	free(m->cm);
+	free(m->dist);
+	free(m->it);
+	free(m->queue);
+	free(m->par);
+}
+
+static bool matcher_init(struct matcher *m, uint64_t *R, uint32_t n)
+{
+	memset(m, 0, sizeof *m);
+	m->n = n;
+	m->W = (n + 63) / 64;
+	m->R = R;
+	m->sup = fast_calloc((size_t)n * m->W, sizeof *m->sup);
+	m->freec = fast_calloc(m->W, sizeof *m->freec);
+	m->seen = fast_calloc(m->W, sizeof *m->seen);
+	m->rm = fast_calloc(n, sizeof *m->rm);
+	m->cm = fast_calloc(n, sizeof *m->cm);
+	m->dist = fast_calloc(n, sizeof *m->dist);
+	m->it = fast_calloc(n, sizeof *m->it);
+	m->queue = fast_calloc(n, sizeof *m->queue);
+	m->par = fast_calloc(n, sizeof *m->par);
+	if (!m->sup || !m->freec || !m->seen || !m->rm || !m->cm || !m->dist || !m->it ||
+	    !m->queue || !m->par) {
+		matcher_free(m);
+		return false;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		m->rm[i] = m->cm[i] = -1;
+		m->freec[i / 64] |= UINT64_C(1) << (i % 64);
+		for (uint32_t j = 0; j < n; j++)
+			if (R[(size_t)i * n + j])
+				m->sup[(size_t)i * m->W + j / 64] |= UINT64_C(1) << (j % 64);
+	}
+	return true;
+}
+
+static void match(struct matcher *m, uint32_t u, uint32_t v)
+{
+	m->rm[u] = (int32_t)v;
+	m->cm[v] = (int32_t)u;
+	m->freec[v / 64] &= ~(UINT64_C(1) << (v % 64));
+}
+
+static void unmatch_row(struct matcher *m, uint32_t u)
+{
+	uint32_t v = (uint32_t)m->rm[u];
+	m->cm[v] = -1;
+	m->rm[u] = -1;
+	m->freec[v / 64] |= UINT64_C(1) << (v % 64);
+}
+
+/* Next column >= from in row u's support, or -1. */
+static int32_t next_col(const struct matcher *m, uint32_t u, uint32_t from)
+{
+	const uint64_t *row = m->sup + (size_t)u * m->W;
+	uint32_t x = from / 64;
+	uint64_t w;
+
+	if (from >= m->n)
+		return -1;
+	w = row[x] & (~UINT64_C(0) << (from % 64));
+	for (;;) {
+		if (w)
+			return (int32_t)(x * 64 + (uint32_t)__builtin_ctzll(w));
+		if (++x >= m->W)
+			return -1;
+		w = row[x];
+	}
+}
+
+#define HK_INF INT32_MAX
+
+/* Hopcroft-Karp layering: BFS from all free rows; true if some free
+ * column is reachable. */
+static bool hk_bfs(struct matcher *m)
+{
+	uint32_t n = m->n, head = 0, tail = 0;
+	bool found = false;
+
+	for (uint32_t u = 0; u < n; u++) {
+		if (m->rm[u] < 0) {
+			m->dist[u] = 0;
+			m->queue[tail++] = (int32_t)u;
+		} else {
+			m->dist[u] = HK_INF;
+		}
+	}
+	while (head < tail) {
+		uint32_t u = (uint32_t)m->queue[head++];
+		for (int32_t v = next_col(m, u, 0); v >= 0; v = next_col(m, u, (uint32_t)v + 1)) {
+			int32_t w = m->cm[v];
+			if (w < 0)
+				found = true;
+			else if (m->dist[w] == HK_INF) {
+				m->dist[w] = m->dist[u] + 1;
+				m->queue[tail++] = w;
+			}
+		}
+	}
+	return found;
+}
+
+/* Hopcroft-Karp augmentation along the layers (depth <= layers). */
+static bool hk_dfs(struct matcher *m, uint32_t u)
+{
+	for (int32_t v = next_col(m, u, (uint32_t)m->it[u]); v >= 0;
+	     v = next_col(m, u, (uint32_t)v + 1)) {
+		int32_t w = m->cm[v];
+		m->it[u] = v + 1;
+		if (w < 0 || (m->dist[w] == m->dist[u] + 1 && hk_dfs(m, (uint32_t)w))) {
+			match(m, u, (uint32_t)v);
+			return true;
+		}
+	}
+	m->it[u] = (int32_t)m->n;
+	m->dist[u] = HK_INF;
+	return false;
+}
+
+/* Maximum matching on the support; true when it is perfect. */
+static bool hopcroft_karp(struct matcher *m)
+{
+	uint32_t n = m->n;
+
+	while (hk_bfs(m)) {
+		for (uint32_t u = 0; u < n; u++)
+			m->it[u] = 0;
+		for (uint32_t u = 0; u < n; u++)
+			if (m->rm[u] < 0)
+				(void)hk_dfs(m, u);
+	}
+	for (uint32_t u = 0; u < n; u++)
+		if (m->rm[u] < 0)
+			return false;
+	return true;
+}
+
+/* Re-match free row r: a free column of its own row if there is one,
+ * else one BFS for an augmenting path, a word of columns at a time. */
+static bool repair_row(struct matcher *m, uint32_t r)
+{
+	uint32_t W = m->W, head = 0, tail = 0;
+
+	for (uint32_t x = 0; x < W; x++) {
+		uint64_t hit = m->sup[(size_t)r * W + x] & m->freec[x];
+		if (hit) {
+			match(m, r, x * 64 + (uint32_t)__builtin_ctzll(hit));
+			return true;
+		}
+	}
+	memset(m->seen, 0, W * sizeof *m->seen);
+	m->queue[tail++] = (int32_t)r;
+	while (head < tail) {
+		uint32_t u = (uint32_t)m->queue[head++];
+		const uint64_t *row = m->sup + (size_t)u * W;
+		for (uint32_t x = 0; x < W; x++) {
+			uint64_t cand = row[x] & ~m->seen[x];
+			if (!cand)
+				continue;
+			m->seen[x] |= cand;
+			for (; cand; cand &= cand - 1) {
+				uint32_t v = x * 64 + (uint32_t)__builtin_ctzll(cand);
+				m->par[v] = (int32_t)u;
+				if (m->cm[v] < 0) {
+					/* flip the path back to r */
+					int32_t c = (int32_t)v;
+					while (c >= 0) {
+						int32_t pu = m->par[c];
+						int32_t next = m->rm[pu];
+						match(m, (uint32_t)pu, (uint32_t)c);
+						c = next;
+					}
+					return true;
+				}
+				m->queue[tail++] = m->cm[v];
+			}
+		}
+	}
+	return false;
+}
+
+struct terms {
+	uint32_t n, count, cap;
+	uint32_t *perm;
+	uint64_t *weight;
+};
+
+static bool terms_push(struct terms *t, const int32_t *rm, uint64_t w, uint64_t max_terms)
+{
+	if (t->count == t->cap) {
+		uint64_t cap = t->cap ? (uint64_t)t->cap * 2 : 4 * (uint64_t)t->n + 4;
+		uint32_t *p;
+		uint64_t *wt;
+		if (cap > max_terms)
+			cap = max_terms;
+		if (cap <= t->count || cap > UINT32_MAX)
+			return false;
+		p = fast_reallocarray(t->perm, (size_t)cap * t->n, sizeof *p);
+		if (!p)
+			return false;
+		t->perm = p;
+		wt = fast_reallocarray(t->weight, (size_t)cap, sizeof *wt);
+		if (!wt)
+			return false;
+		t->weight = wt;
+		t->cap = (uint32_t)cap;
+	}
+	for (uint32_t i = 0; i < t->n; i++)
+		t->perm[(size_t)t->count * t->n + i] = (uint32_t)rm[i];
+	t->weight[t->count++] = w;
+	return true;
+}
+
+/* Optional running trim of the terms as they are found, against the
+ * unpadded matrix S, to give up on a candidate as soon as its modelled time
+ * (which only grows) exceeds the best one so far. */
+struct tracker {
+	const uint64_t *S;
+	uint64_t *rem; /* n x n: what S still needs */
+	struct fast_bvn_model m;
+	double limit, t;
+};
+
+#define ABORTED 1
+
+static bool track(struct tracker *tr, uint32_t n, const int32_t *rm, uint64_t w)
+{
+	uint64_t need = 0;
+
+	for (uint32_t a = 0; a < n; a++) {
+		uint64_t *r, s;
+		if (rm[a] == (int32_t)a)
+			continue;
+		r = &tr->rem[(size_t)a * n + (uint32_t)rm[a]];
+		s = *r < w ? *r : w;
+		*r -= s;
+		need = s > need ? s : need;
+	}
+	if (need)
+		tr->t += tr->m.stage_s + (double)need / tr->m.Bps;
+	return tr->t > tr->limit;
+}
+
+/* Decompose R (equal line sums M, destroyed) into out, weights times scale.
+ * With a tracker, returns ABORTED (out untouched) once the running modelled
+ * time passes tr->limit. */
+static int decompose_core(uint64_t *R, uint32_t n, uint64_t M, uint64_t scale,
+			  struct tracker *tr, struct fast_bvn *out, struct fast_err *err)
+{
+	struct matcher m;
+	struct terms t = { .n = n };
+	uint64_t left = M, max_terms = fast_bvn_max_terms(n), total;
+	int32_t *freed = NULL;
+	int rc = 0;
+
+	if (!fast_mul_u64(M, scale, &total))
+		return fast_err_set(err, FAST_EINPUT, "decomposition: padded sum overflows 64 bits");
+	if (M == 0) {
+		memset(out, 0, sizeof *out);
+		out->n = n;
+		out->quantum = scale;
+		return 0;
+	}
+	if (!matcher_init(&m, R, n))
+		return fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
+	freed = fast_calloc(n, sizeof *freed);
+	if (!freed) {
+		rc = fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
+		goto out;
+	}
+	if (!hopcroft_karp(&m)) {
+		rc = fast_err_set(err, FAST_ERUNTIME,
+				  "decomposition: no perfect matching on the support (lines unequal?)");
+		goto out;
+	}
+	while (left > 0) {
+		uint64_t w = UINT64_MAX;
+		uint32_t nfreed = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t v = R[(size_t)i * n + (uint32_t)m.rm[i]];
+			if (v < w)
+				w = v;
+		}
+		if (!terms_push(&t, m.rm, w * scale, max_terms)) {
+			rc = fast_err_set(err, t.count >= max_terms ? FAST_ERUNTIME : FAST_ENOMEM,
+					  "decomposition of %ux%u: %s", n, n,
+					  t.count >= max_terms ? "term bound exceeded"
+							       : "out of memory");
+			goto out;
+		}
+		if (tr && track(tr, n, m.rm, w * scale)) {
+			rc = ABORTED;
+			goto out;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t j = (uint32_t)m.rm[i];
+			uint64_t *e = &R[(size_t)i * n + j];
+			*e -= w;
+			if (*e == 0) {
+				freed[nfreed++] = (int32_t)i;
+				m.sup[(size_t)i * m.W + j / 64] &= ~(UINT64_C(1) << (j % 64));
+			}
+		}
+		left -= w;
+		if (left == 0)
+			break;
+		for (uint32_t k = 0; k < nfreed; k++)
+			unmatch_row(&m, (uint32_t)freed[k]);
+		for (uint32_t k = 0; k < nfreed; k++) {
+			if (!repair_row(&m, (uint32_t)freed[k])) {
+				rc = fast_err_set(err, FAST_ERUNTIME,
+						  "decomposition: matching repair failed (lines unequal?)");
+				goto out;
+			}
+		}
+	}
+	memset(out, 0, sizeof *out);
+	out->n = n;
+	out->nterms = t.count;
+	out->perm = t.perm;
+	out->weight = t.weight;
+	out->total = total;
+	out->quantum = scale;
+	t.perm = NULL;
+	t.weight = NULL;
+out:
+	free(t.perm);
+	free(t.weight);
+	free(freed);
+	matcher_free(&m);
+	return rc;
+}
+
+int fast_bvn_decompose(const uint64_t *S, uint32_t n, struct fast_bvn *out,
+		       struct fast_err *err)
+{
+	uint64_t *R, *row, *col, M;
+	int rc;
+
+	if (n == 0) {
+		memset(out, 0, sizeof *out);
+		out->quantum = 1;
+		return 0;
+	}
+	R = fast_calloc((size_t)n * n, sizeof *R);
+	row = fast_calloc(n, sizeof *row);
+	col = fast_calloc(n, sizeof *col);
+	if (!R || !row || !col) {
+		rc = fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
+		goto out;
+	}
+	if (!line_sums(S, n, row, col)) {
+		rc = fast_err_set(err, FAST_EINPUT, "decomposition: a line sum overflows 64 bits");
+		goto out;
+	}
+	M = row[0];
+	for (uint32_t i = 0; i < n; i++)
+		if (row[i] != M || col[i] != M) {
+			rc = fast_err_set(err, FAST_EINPUT,
+					  "decomposition: line sums differ (row 0 = %llu, %s %u = %llu); pad first",
+					  (unsigned long long)M, row[i] != M ? "row" : "column", i,
+					  (unsigned long long)(row[i] != M ? row[i] : col[i]));
+			goto out;
+		}
+	memcpy(R, S, (size_t)n * n * sizeof *R);
+	rc = decompose_core(R, n, M, 1, NULL, out, err);
+out:
+	free(R);
+	free(row);
+	free(col);
+	return rc;
+}
+
+static int quantized(const uint64_t *S, uint32_t n, uint64_t q, struct tracker *tr,
+		     struct fast_bvn *out, struct fast_err *err)
+{
+	uint64_t *R, M;
+	int rc;
+
+	if (q == 0)
+		return fast_err_set(err, FAST_EUSAGE, "decomposition: quantum must be > 0");
+	if (n == 0) {
+		memset(out, 0, sizeof *out);
+		out->quantum = q;
+		return 0;
+	}
+	R = fast_calloc((size_t)n * n, sizeof *R);
+	if (!R)
+		return fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
+	for (size_t k = 0; k < (size_t)n * n; k++)
+		R[k] = S[k] / q + (S[k] % q != 0);
+	rc = fast_bvn_pad(R, n, &M, err);
+	if (rc == 0)
+		rc = decompose_core(R, n, M, q, tr, out, err);
+	free(R);
+	return rc;
+}
+
+int fast_bvn_quantized(const uint64_t *S, uint32_t n, uint64_t q, struct fast_bvn *out,
+		       struct fast_err *err)
+{
+	return quantized(S, n, q, NULL, out, err);
+}
+
+void fast_bvn_trim(struct fast_bvn *b, const uint64_t *S)
+{
+	uint32_t n = b->n, kept = 0;
+	uint64_t *rem, total = 0;
+
+	if (b->nterms == 0)
+		return;
+	rem = fast_calloc((size_t)n * n, sizeof *rem);
+	if (!rem)
+		return; /* untrimmed is still correct */
+	memcpy(rem, S, (size_t)n * n * sizeof *rem);
+	for (uint32_t k = 0; k < b->nterms; k++) {
+		const uint32_t *p = b->perm + (size_t)k * n;
+		uint64_t w = b->weight[k], need = 0;
+		for (uint32_t a = 0; a < n; a++) {
+			uint64_t *r;
+			uint64_t s;
+			if (p[a] == a)
+				continue; /* idle row: its slot is padding */
+			r = &rem[(size_t)a * n + p[a]];
+			s = *r < w ? *r : w;
+			*r -= s;
+			if (s > need)
+				need = s;
+		}
+		if (need == 0)
+			continue;
+		if (kept != k)
+			memmove(b->perm + (size_t)kept * n, p, n * sizeof *p);
+		b->weight[kept++] = need;
+		total += need;
+	}
+	b->nterms = kept;
+	b->total = total;
+	free(rem);
+}
+
+double fast_bvn_time(const struct fast_bvn *b, const struct fast_bvn_model *m)
+{
+	uint32_t n = b->n, k_eff = 0;
+	uint64_t bytes = 0;
+
+	for (uint32_t k = 0; k < b->nterms; k++) {
+		const uint32_t *p = b->perm + (size_t)k * n;
+		uint32_t a = 0;
+		while (a < n && p[a] == a)
+			a++;
+		if (a == n)
+			continue; /* everyone idles: never run */
+		k_eff++;
+		bytes += b->weight[k];
+	}
+	return k_eff * m->stage_s + (double)bytes / m->Bps;
+}
+
+/* --- alpha-aware search ------------------------------------------------ */
+
+/* The quantum search: candidates run with a tracker, so a candidate stops
+ * as soon as its running modelled time passes the best complete one. */
+struct search {
+	const uint64_t *S;
+	uint32_t n;
+	struct fast_bvn_model m;
+	uint64_t *rem;
+	struct fast_bvn best;
+	double best_t; /* < 0: none yet */
+	uint32_t tried;
+};
+
+/* Try quantum q; *completed tells whether it ran to the end (and so its
+ * time is known, in *t). */
+static int try_quantum(struct search *sr, uint64_t q, bool *completed, double *t,
+		       struct fast_err *err)
+{
+	struct tracker tr;
+	struct fast_bvn b;
+	int rc;
+
+	tr.S = sr->S;
+	tr.rem = sr->rem;
+	tr.m = sr->m;
+	tr.limit = sr->best_t < 0 ? 1e300 : sr->best_t;
+	tr.t = 0;
+	memcpy(sr->rem, sr->S, (size_t)sr->n * sr->n * sizeof *sr->rem);
+	sr->tried++;
+	*completed = false;
+	*t = tr.limit;
+	rc = quantized(sr->S, sr->n, q, &tr, &b, err);
+	if (rc < 0)
+		return rc;
+	if (rc == ABORTED)
+		return 0;
+	*completed = true;
+	fast_bvn_trim(&b, sr->S);
+	*t = fast_bvn_time(&b, &sr->m);
+	if (sr->best_t < 0 || *t < sr->best_t || (*t == sr->best_t && q < sr->best.quantum)) {
+		fast_bvn_free(&sr->best);
+		sr->best = b;
+		sr->best_t = *t;
+	} else {
+		fast_bvn_free(&b);
+	}
+	return 0;
+}
+
+int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
+		  struct fast_bvn *out, struct fast_bvn_auto_info *info,
+		  struct fast_err *err)
+{
+	struct search sr;
+	uint64_t big = 0, qbest;
+	bool done, exact_done = false;
+	double t, exact_t = 0;
+	int rc = 0, worse = 0;
+
+	if (!(m->Bps > 0) || !(m->stage_s >= 0))
+		return fast_err_set(err, FAST_EUSAGE, "alpha-aware decomposition: bad cost model");
+	memset(&sr, 0, sizeof sr);
+	sr.S = S;
+	sr.n = n;
+	sr.m = *m;
+	sr.best_t = -1;
+	sr.rem = fast_calloc((size_t)n * n + 1, sizeof *sr.rem);
+	if (!sr.rem)
+		return fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
+	for (size_t k = 0; k < (size_t)n * n; k++)
+		big = S[k] > big ? S[k] : big;
+
+	/* From q = the largest entry (every non-zero entry becomes one unit:
+	 * a permutation cover of the support, trimmed) down by octaves; stop
+	 * after three octaves without improvement (the modelled time is
+	 * about unimodal in log q), then try half an octave on either side
+	 * of the best. */
+	for (uint64_t q = big; q >= 2 && worse < 3; q /= 2) {
+		double before = sr.best_t;
+		if ((rc = try_quantum(&sr, q, &done, &t, err)) < 0)
+			goto fail;
+		worse = done && (before < 0 || t < before) ? 0 : worse + 1;
+	}
+	qbest = sr.best.quantum;
+	if (qbest > 1) {
+		static const double f[] = { 0.7071, 1.4142 };
+		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+			double qd = (double)qbest * f[k];
+			if (qd < 2 || qd > (double)big)
+				continue;
+			if ((rc = try_quantum(&sr, (uint64_t)qd, &done, &t, err)) < 0)
+				goto fail;
+		}
+	}
+	/* exact last: it runs only as long as it could still win */
+	if ((rc = try_quantum(&sr, 1, &exact_done, &exact_t, err)) < 0)
+		goto fail;
+	if (info) {
+		info->candidates = sr.tried;
+		info->quantum = sr.best.quantum;
+		info->time_s = sr.best_t;
+		info->exact_computed = exact_done;
+		info->exact_time_s = exact_t;
+	}
+	free(sr.rem);
+	*out = sr.best;
+	return 0;
+fail:
+	free(sr.rem);
+	fast_bvn_free(&sr.best);
+	return rc;
+}
+
+int fast_bvn_sort(struct fast_bvn *b, enum fast_bvn_order order, struct fast_err *err)
+{
+	uint32_t n = b->n, K = b->nterms, *idx, *perm;
+	uint64_t *w;
+
+	if (order == FAST_BVN_AS_FOUND || K < 2)
+		return 0;
+	idx = fast_calloc(K, sizeof *idx);
+	perm = fast_calloc((size_t)K * n, sizeof *perm);
+	w = fast_calloc(K, sizeof *w);
+	if (!idx || !perm || !w) {
+		free(idx);
+		free(perm);
+		free(w);
+		return fast_err_set(err, FAST_ENOMEM, "sorting %u stages: out of memory", K);
+	}
+	/* stable insertion of a merge sort would do; K is at most ~n^2, use
+	 * a bottom-up merge sort on indices */
+	for (uint32_t k = 0; k < K; k++)
+		idx[k] = k;
+	{
+		uint32_t *tmp = perm; /* borrow as scratch (K * n >= K) */
+		for (uint32_t width = 1; width < K; width *= 2) {
+			for (uint32_t lo = 0; lo < K; lo += 2 * width) {
+				uint32_t mid = lo + width < K ? lo + width : K;
+				uint32_t hi = lo + 2 * width < K ? lo + 2 * width : K;
+				uint32_t a = lo, c = mid, o = lo;
+				while (a < mid && c < hi) {
+					uint64_t wa = b->weight[idx[a]], wc = b->weight[idx[c]];
+					bool take_c = order == FAST_BVN_LARGEST_FIRST ? wc > wa : wc < wa;
+					tmp[o++] = take_c ? idx[c++] : idx[a++];
+				}
+				while (a < mid)
+					tmp[o++] = idx[a++];
+				while (c < hi)
+					tmp[o++] = idx[c++];
+			}
+			memcpy(idx, tmp, K * sizeof *idx);
+		}
+	}
+	for (uint32_t k = 0; k < K; k++) {
+		memcpy(perm + (size_t)k * n, b->perm + (size_t)idx[k] * n, n * sizeof *perm);
+		w[k] = b->weight[idx[k]];
+	}
+	free(b->perm);
+	free(b->weight);
+	b->perm = perm;
+	b->weight = w;
+	free(idx);
+	return 0;
+}

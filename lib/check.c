@@ -1,0 +1,764 @@
+/*
+ * check.c - the byte-exact proof that a plan delivers a traffic matrix
+ * (check.h).  The plan is validated, expanded to explicit transfers, and
+ * then:
+ *
+ *  1. local properties of every transfer: pieces inside their message,
+ *     transfer bytes = sum of pieces, tier-up transfers inside one server,
+ *     local copies (from == to) carry only the diagonal, and for FAST plans
+ *     every tier-out step is one-to-one at NIC level;
+ *  2. a walk in topological order with, per step, the set of its ancestors
+ *     (a bitset over step ids; a second bitset marks ancestors reached
+ *     through at least one whole-step dependency, the others being reached
+ *     only through pipelined ones).  Every arrival is recorded per (GPU,
+ *     message) with its step and chunk; a send of bytes the sender did not
+ *     originate must be covered by arrivals at the sender in ancestor steps
+ *     (pipelined-only ancestors: in chunks <= the sending chunk);
+ *  3. every byte of every message arrives at its destination exactly once
+ *     (final records sorted per message and swept).
+ *
+ * Memory: bitsets live only until their last dependent is processed, so a
+ * chain-like plan of 10^4..10^5 steps holds a few of them; arrival records
+ * are 32 bytes per (piece, chunk) arriving anywhere.
+ */
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --- arrival records, hashed by (GPU, message) ---------------------------- */
+
+struct rec {
+	uint64_t lo, hi;     /* message bytes [lo, hi) */
+	uint32_t step, chunk;
+	uint32_t next;       /* next record of the same key, UINT32_MAX ends */
+};
+
+struct arrivals {
+	uint64_t *keys; /* key + 1; 0 = empty slot */
+	uint32_t *head;
+	size_t cap, used;
+	struct rec *recs;
+	size_t nrecs, cap_recs;
+};
+
+static uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= UINT64_C(0xff51afd7ed558ccd);
+	k ^= k >> 33;
+	return k;
+}
+
+static int arr_grow(struct arrivals *a)
+{
+	size_t nc = a->cap ? a->cap * 2 : 1024;
+	uint64_t *nk = fast_calloc(nc, sizeof *nk);
+	uint32_t *nh = fast_calloc(nc, sizeof *nh);
+	if (!nk || !nh) {
+		free(nk);
+		free(nh);
+		return FAST_ENOMEM;
+	}
+	for (size_t i = 0; i < a->cap; i++) {
+		if (!a->keys[i])
+			continue;
+		size_t j = mix(a->keys[i]) & (nc - 1);
+		while (nk[j])
+			j = (j + 1) & (nc - 1);
+		nk[j] = a->keys[i];
+		nh[j] = a->head[i];
+	}
+	free(a->keys);
+	free(a->head);
+	a->keys = nk;
+	a->head = nh;
+	a->cap = nc;
+	return 0;
+}
+
+/* Slot of key (inserted with an empty list when create). SIZE_MAX: absent
+ * (or out of memory when create). */
+static size_t arr_slot(struct arrivals *a, uint64_t key, bool create)
+{
+	if (create && (a->used + 1) * 2 > a->cap && arr_grow(a) < 0)
+		return SIZE_MAX;
+	if (!a->cap)
+		return SIZE_MAX;
+	size_t j = mix(key + 1) & (a->cap - 1);
+	while (a->keys[j]) {
+		if (a->keys[j] == key + 1)
+			return j;
+		j = (j + 1) & (a->cap - 1);
+	}
+	if (!create)
+		return SIZE_MAX;
+	a->keys[j] = key + 1;
+	a->head[j] = UINT32_MAX;
+	a->used++;
+	return j;
+}
+
+static int arr_add(struct arrivals *a, uint64_t key, uint64_t lo, uint64_t hi, uint32_t step,
+		   uint32_t chunk)
+{
+	size_t j = arr_slot(a, key, true);
+	if (j == SIZE_MAX)
+		return FAST_ENOMEM;
+	if (a->nrecs == a->cap_recs) {
+		size_t nc = a->cap_recs ? a->cap_recs * 2 : 4096;
+		if (nc >= UINT32_MAX)
+			return FAST_ENOMEM;
+		struct rec *r = fast_reallocarray(a->recs, nc, sizeof *r);
+		if (!r)
+			return FAST_ENOMEM;
+		a->recs = r;
+		a->cap_recs = nc;
+	}
+	struct rec *r = &a->recs[a->nrecs];
+	r->lo = lo;
+	r->hi = hi;
+	r->step = step;
+	r->chunk = chunk;
+	r->next = a->head[j];
+	a->head[j] = (uint32_t)a->nrecs++;
+	return 0;
+}
+
+static void arr_free(struct arrivals *a)
+{
+	free(a->keys);
+	free(a->head);
+	free(a->recs);
+}
+
+/* --- final deliveries ----------------------------------------------------- */
+
+struct final {
+	uint64_t msg;  /* src * ng + dst */
+	uint64_t lo, hi;
+	uint32_t step, xfer, piece;
+};
+
+static int cmp_final(const void *a, const void *b)
+{
+	const struct final *x = a, *y = b;
+	if (x->msg != y->msg)
+		return x->msg < y->msg ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	if (x->xfer != y->xfer)
+		return x->xfer < y->xfer ? -1 : 1;
+	return x->piece < y->piece ? -1 : x->piece > y->piece;
+}
+
+/* --- the checker state ---------------------------------------------------- */
+
+struct checker {
+	const struct fast_plan *e; /* explicit form */
+	const struct fast_plan *p; /* as given (for lanes and rail steps) */
+	const uint64_t *D;
+	uint32_t ng, G;
+	bool pipelined; /* any pipelined dep: keep the second bitset */
+	size_t words;   /* per bitset */
+	uint64_t **any, **full;   /* per step, NULL when not live */
+	uint64_t **pool;          /* free bitsets */
+	size_t npool;
+	uint32_t *refs;           /* dependents not yet processed */
+	bool *pipe_in, *pipe_out; /* has a pipelined dep / is one's pipelined dep */
+	struct arrivals arr;
+	struct final *finals;
+	size_t nfinals, cap_finals;
+	struct { uint64_t lo, hi; } *iv; /* query scratch */
+	size_t cap_iv;
+	struct fast_err *err;
+};
+
+static int oom(struct checker *c)
+{
+	return fast_err_set(c->err, FAST_ENOMEM, "check: out of memory");
+}
+
+static uint64_t *bits_get(struct checker *c)
+{
+	uint64_t *b = c->npool ? c->pool[--c->npool] : fast_calloc(c->words, sizeof *b);
+	if (b)
+		memset(b, 0, c->words * sizeof *b);
+	return b;
+}
+
+static void bits_put(struct checker *c, uint64_t **b)
+{
+	if (*b)
+		c->pool[c->npool++] = *b;
+	*b = NULL;
+}
+
+static bool bit(const uint64_t *b, uint32_t i)
+{
+	return (b[i / 64] >> (i % 64)) & 1;
+}
+
+static void where(char *buf, size_t len, const struct checker *c, uint32_t t, uint32_t j,
+		  uint32_t k)
+{
+	const struct fast_step *s = &c->e->steps[t];
+	const struct fast_xfer *x = &c->e->xfers[s->xfer0 + j];
+	const struct fast_piece *pc = &c->e->pieces[x->piece0 + k];
+	snprintf(buf, len, "step %u transfer %u (GPU %u -> GPU %u) piece %u (D[%u][%u] bytes %llu..%llu)",
+		 t, j, x->from, x->to, k, pc->src, pc->dst, (unsigned long long)pc->off,
+		 (unsigned long long)(pc->off + pc->len));
+}
+
+/* --- 1. local properties -------------------------------------------------- */
+
+struct cap {
+	uint64_t key, bytes;
+};
+
+static int cmp_cap(const void *a, const void *b)
+{
+	const struct cap *x = a, *y = b;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Lane pieces inside their messages, and every lane emptied by the rail
+ * stages of its server pair (a leftover is never sent: name the lane). */
+static int check_lanes(struct checker *c)
+{
+	const struct fast_plan *p = c->p;
+	struct cap *caps = NULL;
+	size_t n = 0, m = 0, w = 0;
+	int rc = 0;
+
+	if (p->nlanes == 0)
+		return 0;
+	for (size_t l = 0; l < p->nlanes; l++) {
+		const struct fast_lane *ln = &p->lanes[l];
+		for (uint32_t k = 0; k < ln->npieces; k++) {
+			const struct fast_piece *pc = &p->pieces[ln->piece0 + k];
+			uint64_t size = c->D[(uint64_t)pc->src * c->ng + pc->dst];
+			if (pc->off + pc->len > size)
+				return fast_err_set(c->err, FAST_ECHECK,
+						    "lane (server %u -> server %u, rail %u) piece %u "
+						    "(D[%u][%u] bytes %llu..%llu): outside the message "
+						    "(D[%u][%u] is %llu bytes)", ln->src_server,
+						    ln->dst_server, ln->rail, k, pc->src, pc->dst,
+						    (unsigned long long)pc->off,
+						    (unsigned long long)(pc->off + pc->len), pc->src,
+						    pc->dst, (unsigned long long)size);
+		}
+	}
+	/* bytes the rail stages let each server pair carry per rail */
+	for (size_t t = 0; t < p->nsteps; t++)
+		if (p->steps[t].kind == FAST_STEP_RAIL && p->steps[t].budget)
+			n += p->servers;
+	caps = fast_calloc(n ? n : 1, sizeof *caps);
+	if (!caps)
+		return oom(c);
+	for (size_t t = 0; t < p->nsteps; t++) {
+		const struct fast_step *s = &p->steps[t];
+		if (s->kind != FAST_STEP_RAIL || !s->budget)
+			continue;
+		for (uint32_t a = 0; a < p->servers; a++) {
+			uint32_t b = p->perm[s->perm0 + a];
+			if (b == a)
+				continue;
+			caps[m].key = (uint64_t)a * p->servers + b;
+			caps[m++].bytes = s->budget;
+		}
+	}
+	if (m > 1)
+		qsort(caps, m, sizeof *caps, cmp_cap);
+	for (size_t i = 0; i < m; i++) { /* merge equal keys, saturating */
+		if (w && caps[w - 1].key == caps[i].key) {
+			if (!fast_add_u64(caps[w - 1].bytes, caps[i].bytes, &caps[w - 1].bytes))
+				caps[w - 1].bytes = UINT64_MAX;
+		} else {
+			caps[w++] = caps[i];
+		}
+	}
+	for (size_t l = 0; l < p->nlanes && rc == 0; l++) {
+		const struct fast_lane *ln = &p->lanes[l];
+		struct cap key = { (uint64_t)ln->src_server * p->servers + ln->dst_server, 0 };
+		const struct cap *hit = w ? bsearch(&key, caps, w, sizeof *caps, cmp_cap) : NULL;
+		uint64_t carried = hit ? hit->bytes : 0;
+		if (ln->bytes > carried)
+			rc = fast_err_set(c->err, FAST_ECHECK,
+					  "lane (server %u -> server %u, rail %u): %llu of its %llu "
+					  "bytes are never sent (the rail stages from server %u to "
+					  "server %u carry %llu bytes per rail)", ln->src_server,
+					  ln->dst_server, ln->rail,
+					  (unsigned long long)(ln->bytes - carried),
+					  (unsigned long long)ln->bytes, ln->src_server, ln->dst_server,
+					  (unsigned long long)carried);
+	}
+	free(caps);
+	return rc;
+}
+
+/* Pieces inside messages, byte sums, tiers, local copies, and for FAST
+ * plans one-to-one tier-out steps. */
+static int check_transfers(struct checker *c)
+{
+	const struct fast_plan *e = c->e;
+	bool fast = strcmp(e->algo, "fast") == 0;
+	uint32_t *send_peer = NULL, *recv_peer = NULL, *stamp_s = NULL, *stamp_r = NULL;
+	char loc[256];
+	int rc = 0;
+
+	if (fast) {
+		send_peer = fast_calloc(c->ng, sizeof *send_peer);
+		recv_peer = fast_calloc(c->ng, sizeof *recv_peer);
+		stamp_s = fast_calloc(c->ng, sizeof *stamp_s);
+		stamp_r = fast_calloc(c->ng, sizeof *stamp_r);
+		if (!send_peer || !recv_peer || !stamp_s || !stamp_r) {
+			rc = oom(c);
+			goto out;
+		}
+	}
+	for (uint32_t t = 0; t < e->nsteps && rc == 0; t++) {
+		const struct fast_step *s = &e->steps[t];
+		for (uint32_t j = 0; j < s->nxfers && rc == 0; j++) {
+			const struct fast_xfer *x = &e->xfers[s->xfer0 + j];
+			uint64_t sum = 0;
+			for (uint32_t k = 0; k < x->npieces; k++) {
+				const struct fast_piece *pc = &e->pieces[x->piece0 + k];
+				uint64_t size = c->D[(uint64_t)pc->src * c->ng + pc->dst];
+				if (pc->off + pc->len > size) {
+					where(loc, sizeof loc, c, t, j, k);
+					rc = fast_err_set(c->err, FAST_ECHECK,
+							  "%s: outside the message (D[%u][%u] is %llu "
+							  "bytes)", loc, pc->src, pc->dst,
+							  (unsigned long long)size);
+					break;
+				}
+				if (x->from == x->to && (pc->src != x->from || pc->dst != x->from)) {
+					where(loc, sizeof loc, c, t, j, k);
+					rc = fast_err_set(c->err, FAST_ECHECK,
+							  "%s: a local copy (GPU %u -> GPU %u) may carry "
+							  "only the diagonal D[%u][%u]", loc, x->from,
+							  x->to, x->from, x->from);
+					break;
+				}
+				if (!fast_add_u64(sum, pc->len, &sum))
+					sum = UINT64_MAX; /* cannot equal x->bytes */
+			}
+			if (rc)
+				break;
+			if (sum != x->bytes) {
+				rc = fast_err_set(c->err, FAST_ECHECK,
+						  "step %u transfer %u (GPU %u -> GPU %u): says %llu bytes "
+						  "but its pieces add up to %llu", t, j, x->from, x->to,
+						  (unsigned long long)x->bytes, (unsigned long long)sum);
+				break;
+			}
+			if (s->tier == FAST_TIER_UP && x->from / c->G != x->to / c->G) {
+				rc = fast_err_set(c->err, FAST_ECHECK,
+						  "step %u transfer %u (GPU %u -> GPU %u): a tier up "
+						  "transfer crosses servers (%u -> %u)", t, j, x->from,
+						  x->to, x->from / c->G, x->to / c->G);
+				break;
+			}
+			if (!fast || s->tier != FAST_TIER_OUT || x->from == x->to)
+				continue;
+			/* one NIC per GPU: NIC-level one-to-one is GPU-level */
+			if (stamp_s[x->from] == t + 1 && send_peer[x->from] != x->to) {
+				rc = fast_err_set(c->err, FAST_ECHECK,
+						  "step %u transfer %u (GPU %u -> GPU %u): the NIC of GPU "
+						  "%u also sends to GPU %u in this step; a fast tier out "
+						  "step must be one-to-one", t, j, x->from, x->to, x->from,
+						  send_peer[x->from]);
+				break;
+			}
+			if (stamp_r[x->to] == t + 1 && recv_peer[x->to] != x->from) {
+				rc = fast_err_set(c->err, FAST_ECHECK,
+						  "step %u transfer %u (GPU %u -> GPU %u): incast: the NIC "
+						  "of GPU %u also receives from GPU %u in this step; a fast "
+						  "tier out step must be one-to-one", t, j, x->from, x->to,
+						  x->to, recv_peer[x->to]);
+				break;
+			}
+			stamp_s[x->from] = stamp_r[x->to] = t + 1;
+			send_peer[x->from] = x->to;
+			recv_peer[x->to] = x->from;
+		}
+	}
+out:
+	free(send_peer);
+	free(recv_peer);
+	free(stamp_s);
+	free(stamp_r);
+	return rc;
+}
+
+/* --- 2. holding ----------------------------------------------------------- */
+
+/* Why bytes [lo, ...) of message (src, dst) are not usable by GPU g in
+ * chunk ch of step t: find a transfer that brings them to g. */
+static void explain(const struct checker *c, uint32_t g, uint32_t src, uint32_t dst,
+		    uint64_t lo, uint32_t t, uint32_t ch, char *buf, size_t len)
+{
+	const struct fast_plan *e = c->e;
+	for (uint32_t u = 0; u < e->nsteps; u++) {
+		const struct fast_step *s = &e->steps[u];
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &e->xfers[s->xfer0 + j];
+			uint64_t pos = 0;
+			if (x->to != g)
+				continue;
+			for (uint32_t k = 0; k < x->npieces; k++) {
+				const struct fast_piece *pc = &e->pieces[x->piece0 + k];
+				if (pc->src == src && pc->dst == dst && pc->off <= lo &&
+				    lo < pc->off + pc->len) {
+					uint64_t at = pos + (lo - pc->off);
+					uint32_t uc = fast_plan_chunk_of(x->bytes, s->chunks, at);
+					if (u == t)
+						snprintf(buf, len, " (they arrive in this same step)");
+					else if (c->any[t] && bit(c->any[t], u) && s->chunks > 1)
+						snprintf(buf, len,
+							 " (they arrive in chunk %u of step %u, and chunk "
+							 "%u of step %u waits only for chunks 0..%u of it)",
+							 uc, u, ch, t, ch);
+					else
+						snprintf(buf, len,
+							 " (they arrive in step %u, which step %u does "
+							 "not depend on)", u, t);
+					return;
+				}
+				pos += pc->len;
+			}
+		}
+	}
+	snprintf(buf, len, " (no step brings them to GPU %u)", g);
+}
+
+static int cmp_iv(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Does GPU g hold message bytes [lo, hi) of (src, dst) in chunk ch of step
+ * t?  0, or ECHECK with the message. */
+static int held(struct checker *c, uint32_t g, const struct fast_piece *pc, uint64_t lo,
+		uint64_t hi, uint32_t t, uint32_t ch, uint32_t j, uint32_t k)
+{
+	uint64_t key = ((uint64_t)g * c->ng + pc->src) * c->ng + pc->dst;
+	size_t slot = arr_slot(&c->arr, key, false), n = 0;
+	const uint64_t *any = c->any[t], *full = c->pipelined ? c->full[t] : any;
+	uint64_t cur = lo, gap_end = hi;
+	char loc[256], why[160];
+
+	if (slot != SIZE_MAX) {
+		for (uint32_t r = c->arr.head[slot]; r != UINT32_MAX; r = c->arr.recs[r].next) {
+			const struct rec *rc = &c->arr.recs[r];
+			if (rc->hi <= lo || rc->lo >= hi || !bit(any, rc->step))
+				continue;
+			if (!bit(full, rc->step) && rc->chunk > ch)
+				continue;
+			if (rc->lo <= lo && rc->hi >= hi)
+				return 0; /* the common case: one arrival covers it */
+			if (n == c->cap_iv) {
+				size_t nc = c->cap_iv ? c->cap_iv * 2 : 64;
+				void *q = fast_reallocarray(c->iv, nc, sizeof *c->iv);
+				if (!q)
+					return oom(c);
+				c->iv = q;
+				c->cap_iv = nc;
+			}
+			c->iv[n].lo = rc->lo;
+			c->iv[n++].hi = rc->hi;
+		}
+	}
+	if (n > 1)
+		qsort(c->iv, n, sizeof *c->iv, cmp_iv);
+	for (size_t i = 0; i < n; i++) {
+		if (c->iv[i].lo > cur) {
+			gap_end = c->iv[i].lo;
+			break;
+		}
+		if (c->iv[i].hi > cur)
+			cur = c->iv[i].hi;
+	}
+	if (cur >= hi)
+		return 0;
+	if (gap_end > hi)
+		gap_end = hi;
+	where(loc, sizeof loc, c, t, j, k);
+	explain(c, g, pc->src, pc->dst, cur, t, ch, why, sizeof why);
+	if (c->e->steps[t].chunks > 1)
+		return fast_err_set(c->err, FAST_ECHECK,
+				    "%s, chunk %u: GPU %u does not hold bytes %llu..%llu at this point%s",
+				    loc, ch, g, (unsigned long long)cur, (unsigned long long)gap_end,
+				    why);
+	return fast_err_set(c->err, FAST_ECHECK,
+			    "%s: GPU %u does not hold bytes %llu..%llu at this step%s", loc, g,
+			    (unsigned long long)cur, (unsigned long long)gap_end, why);
+}
+
+static int add_final(struct checker *c, const struct fast_piece *pc, uint32_t t, uint32_t j,
+		     uint32_t k)
+{
+	if (c->nfinals == c->cap_finals) {
+		size_t nc = c->cap_finals ? c->cap_finals * 2 : 4096;
+		void *q = fast_reallocarray(c->finals, nc, sizeof *c->finals);
+		if (!q)
+			return oom(c);
+		c->finals = q;
+		c->cap_finals = nc;
+	}
+	struct final *f = &c->finals[c->nfinals++];
+	f->msg = (uint64_t)pc->src * c->ng + pc->dst;
+	f->lo = pc->off;
+	f->hi = pc->off + pc->len;
+	f->step = t;
+	f->xfer = j;
+	f->piece = k;
+	return 0;
+}
+
+/* Sends of step t, then its arrivals.  A piece is cut at the step's chunk
+ * boundaries (stream bytes of its transfer) only where chunks matter: on
+ * the sending side when t has a pipelined dep (otherwise every ancestor is
+ * a whole-step one), on the arriving side when some step depends on t
+ * pipelined (otherwise every descendant sees all of t). */
+static int walk_step(struct checker *c, uint32_t t)
+{
+	const struct fast_step *s = &c->e->steps[t];
+	int rc;
+
+	for (int phase = 0; phase < 2; phase++) {
+		bool cut = s->chunks > 1 && (phase == 0 ? c->pipe_in[t] : c->pipe_out[t]);
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &c->e->xfers[s->xfer0 + j];
+			uint64_t pos = 0;
+			uint32_t ch = cut ? 0 : s->chunks - 1;
+			for (uint32_t k = 0; k < x->npieces; k++) {
+				const struct fast_piece *pc = &c->e->pieces[x->piece0 + k];
+				uint64_t end = pos + pc->len;
+				if (phase == 0 && pc->src == x->from) {
+					pos = end; /* its own message: held from the start */
+					continue;
+				}
+				if (phase == 1 && x->to == pc->dst &&
+				    (rc = add_final(c, pc, t, j, k)) < 0)
+					return rc;
+				while (pos < end) {
+					uint64_t cend = cut
+						? fast_plan_chunk_start(x->bytes, s->chunks, ch + 1) : end;
+					if (cend <= pos) {
+						/* skip empty chunks in one go */
+						ch = fast_plan_chunk_of(x->bytes, s->chunks, pos);
+						continue;
+					}
+					uint64_t seg = (cend < end ? cend : end) - pos;
+					uint64_t lo = pc->off + (pos + pc->len - end);
+					if (phase == 0)
+						rc = held(c, x->from, pc, lo, lo + seg, t, ch, j, k);
+					else if (x->to == pc->src)
+						rc = 0; /* back at its origin: held anyway */
+					else if (arr_add(&c->arr,
+							 ((uint64_t)x->to * c->ng + pc->src) * c->ng + pc->dst,
+							 lo, lo + seg, t, ch) < 0)
+						rc = oom(c);
+					else
+						rc = 0;
+					if (rc < 0)
+						return rc;
+					pos += seg;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+static int walk(struct checker *c)
+{
+	const struct fast_plan *e = c->e;
+	size_t n = e->nsteps;
+	uint32_t *order = NULL;
+	int rc = 0;
+
+	c->words = (n + 63) / 64;
+	for (size_t d = 0; d < e->ndeps; d++)
+		if (e->deps[d].pipelined)
+			c->pipelined = true;
+	order = fast_calloc(n ? n : 1, sizeof *order);
+	c->any = fast_calloc(n ? n : 1, sizeof *c->any);
+	c->full = fast_calloc(n ? n : 1, sizeof *c->full);
+	c->pool = fast_calloc(2 * n + 2, sizeof *c->pool);
+	c->refs = fast_calloc(n ? n : 1, sizeof *c->refs);
+	c->pipe_in = fast_calloc(n ? n : 1, sizeof *c->pipe_in);
+	c->pipe_out = fast_calloc(n ? n : 1, sizeof *c->pipe_out);
+	if (!order || !c->any || !c->full || !c->pool || !c->refs || !c->pipe_in || !c->pipe_out) {
+		rc = oom(c);
+		goto out;
+	}
+	rc = fast_plan_topo_order(e, order, c->err);
+	if (rc < 0)
+		goto out;
+	for (size_t d = 0; d < e->ndeps; d++)
+		c->refs[e->deps[d].step]++;
+	for (size_t t = 0; t < n; t++)
+		for (uint32_t d = 0; d < e->steps[t].ndeps; d++)
+			if (e->deps[e->steps[t].dep0 + d].pipelined) {
+				c->pipe_in[t] = true;
+				c->pipe_out[e->deps[e->steps[t].dep0 + d].step] = true;
+			}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		uint32_t t = order[i];
+		const struct fast_step *s = &e->steps[t];
+		c->any[t] = bits_get(c);
+		if (c->pipelined)
+			c->full[t] = bits_get(c);
+		if (!c->any[t] || (c->pipelined && !c->full[t])) {
+			rc = oom(c);
+			break;
+		}
+		for (uint32_t d = 0; d < s->ndeps; d++) {
+			uint32_t u = e->deps[s->dep0 + d].step;
+			bool pipe = e->deps[s->dep0 + d].pipelined != 0;
+			uint64_t *a = c->any[t], *ua = c->any[u];
+			for (size_t w = 0; w < c->words; w++)
+				a[w] |= ua[w];
+			a[u / 64] |= UINT64_C(1) << (u % 64);
+			if (c->pipelined) {
+				uint64_t *f = c->full[t];
+				const uint64_t *src = pipe ? c->full[u] : ua;
+				for (size_t w = 0; w < c->words; w++)
+					f[w] |= src[w];
+				if (!pipe)
+					f[u / 64] |= UINT64_C(1) << (u % 64);
+			}
+		}
+		for (uint32_t d = 0; d < s->ndeps; d++) {
+			uint32_t u = e->deps[s->dep0 + d].step;
+			if (--c->refs[u] == 0) {
+				bits_put(c, &c->any[u]);
+				bits_put(c, &c->full[u]);
+			}
+		}
+		rc = walk_step(c, t);
+		if (c->refs[t] == 0) {
+			bits_put(c, &c->any[t]);
+			bits_put(c, &c->full[t]);
+		}
+	}
+out:
+	if (c->any)
+		for (size_t t = 0; t < n; t++)
+			free(c->any[t]);
+	if (c->full)
+		for (size_t t = 0; t < n; t++)
+			free(c->full[t]);
+	if (c->pool)
+		for (size_t i = 0; i < c->npool; i++)
+			free(c->pool[i]);
+	free(order);
+	free(c->any);
+	free(c->full);
+	free(c->pool);
+	free(c->refs);
+	free(c->pipe_in);
+	free(c->pipe_out);
+	c->pipe_in = c->pipe_out = NULL;
+	c->any = c->full = c->pool = NULL;
+	c->refs = NULL;
+	return rc;
+}
+
+/* --- 3. exactly-once delivery ---------------------------------------------- */
+
+static int deliveries(struct checker *c)
+{
+	uint64_t nmsg = (uint64_t)c->ng * c->ng;
+	size_t i = 0;
+
+	if (c->nfinals > 1)
+		qsort(c->finals, c->nfinals, sizeof *c->finals, cmp_final);
+	for (uint64_t m = 0; m < nmsg; m++) {
+		uint32_t src = (uint32_t)(m / c->ng), dst = (uint32_t)(m % c->ng);
+		uint64_t size = c->D[m], cur = 0;
+		const struct final *prev = NULL;
+		bool any = i < c->nfinals && c->finals[i].msg == m;
+
+		for (; i < c->nfinals && c->finals[i].msg == m; i++) {
+			const struct final *f = &c->finals[i];
+			if (f->lo < cur)
+				return fast_err_set(c->err, FAST_ECHECK,
+						    "D[%u][%u] bytes %llu..%llu are delivered twice to GPU "
+						    "%u: by step %u transfer %u piece %u and by step %u "
+						    "transfer %u piece %u", src, dst,
+						    (unsigned long long)f->lo,
+						    (unsigned long long)(f->hi < cur ? f->hi : cur), dst,
+						    prev->step, prev->xfer, prev->piece, f->step, f->xfer,
+						    f->piece);
+			if (f->lo > cur)
+				return fast_err_set(c->err, FAST_ECHECK,
+						    "D[%u][%u] bytes %llu..%llu never reach GPU %u", src,
+						    dst, (unsigned long long)cur, (unsigned long long)f->lo,
+						    dst);
+			cur = f->hi;
+			prev = f;
+		}
+		if (src == dst && !any)
+			continue; /* the diagonal: an implicit local copy */
+		if (cur < size)
+			return fast_err_set(c->err, FAST_ECHECK, "D[%u][%u] bytes %llu..%llu never reach "
+					    "GPU %u", src, dst, (unsigned long long)cur,
+					    (unsigned long long)size, dst);
+	}
+	return 0;
+}
+
+int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo, const uint64_t *D,
+		    struct fast_err *err)
+{
+	struct checker c;
+	struct fast_plan tmp;
+	bool compact = p->nlanes > 0, owned = false;
+	int rc;
+
+	rc = fast_plan_validate(p, err);
+	if (rc < 0)
+		return rc;
+	if (p->servers != topo->servers || p->gpus != topo->gpus)
+		return fast_err_set(err, FAST_EINPUT,
+				    "the plan is for %u servers x %u GPUs, the topology has %u x %u",
+				    p->servers, p->gpus, topo->servers, topo->gpus);
+	memset(&c, 0, sizeof c);
+	c.p = p;
+	c.e = p;
+	c.D = D;
+	c.ng = p->servers * p->gpus;
+	c.G = p->gpus;
+	c.err = err;
+	for (size_t t = 0; t < p->nsteps && !compact; t++)
+		compact = p->steps[t].kind != FAST_STEP_EXPLICIT;
+	rc = check_lanes(&c);
+	if (rc == 0 && compact) {
+		rc = fast_plan_expand(p, &tmp, err);
+		if (rc == 0) {
+			owned = true;
+			c.e = &tmp;
+		}
+	}
+	if (rc == 0)
+		rc = check_transfers(&c);
+	if (rc == 0)
+		rc = walk(&c);
+	if (rc == 0)
+		rc = deliveries(&c);
+	arr_free(&c.arr);
+	free(c.finals);
+	free(c.iv);
+	if (owned)
+		fast_plan_free(&tmp);
+	return rc;
+}

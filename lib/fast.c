@@ -1,0 +1,540 @@
+/*
+ * fast.c - the FAST plan compiler (DESIGN.md, "FAST, as this project
+ * implements it"): intrinsic traffic over scale-up, sender balancing into
+ * lanes, the server matrix, padding and Birkhoff decomposition (bvn.c),
+ * one RAIL step per term and one implied REDIST step per stage.
+ *
+ * Workload: one compile per traffic matrix, on every rank of a job when the
+ * executor compiles on the fly, for up to a few thousand GPUs.  The plan is
+ * compact: lanes hold the O(N^2 G^2) pieces once, stages are O(K N).  All
+ * arithmetic is on integers, so the plan is byte-identical everywhere.
+ *
+ * Balancing (step 2): for each tile (A, B != A), GPU A_i must send r_i
+ * bytes to server B; the lane target is t = ceil(sum_i r_i / G).  The bytes
+ * of A_i for B form a stream (messages to B_0, B_1, ... in order); a GPU
+ * keeps the first min(r_i, t) bytes of its stream and donors (r_i > t) hand
+ * the rest, in donor order, to receivers (r_i < t) in receiver order, each
+ * receiver filled to t before the next.  So lane (A -> B, i) holds its own
+ * kept prefix followed by what it received, and every lane holds at most t
+ * bytes; S[A][B] = t.
+ *
+ * Pipeline (step 8): balancing first; the intrinsic step waits for the
+ * first balancing step and then overlaps stage 1; stage k+1 waits for
+ * stage k; redistribution k waits for stage k and overlaps stage k+1.
+ * With balance=jit the handovers of tile (A, B) move in an `up` step that
+ * the first stage using the tile waits for, so each lane is complete before
+ * its cursor starts (checker rule: a GPU sends only what it holds); those
+ * steps form a chain in stage order so scale-up does the urgent ones first.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo.h"
+#include "bvn.h"
+
+struct move {
+	uint32_t stage; /* the (ordered) stage whose balancing step carries it */
+	uint32_t key;   /* (A * G + from rail) * G + to rail */
+	uint32_t piece; /* the handed piece, as it stands in its lane (plan->pieces) */
+};
+
+struct builder {
+	uint32_t N, G, ng;
+	const uint64_t *D;
+	uint64_t *load; /* N * N * G: load[(A * N + B) * G + i] = r_i of tile (A, B) */
+	uint64_t *S;    /* N * N server matrix */
+	uint32_t *first; /* N * N: first (ordered) stage with perm[A] == B */
+	uint64_t nnz;    /* non-zero cross-server entries of D */
+	struct move *moves;
+	size_t nmoves, cap_moves;
+	bool jit;
+	struct fast_plan *p;
+	struct fast_err *err;
+};
+
+static int oom(struct builder *bd, const char *what)
+{
+	return fast_err_set(bd->err, FAST_ENOMEM, "fast: out of memory (%s)", what);
+}
+
+static uint64_t msg(const struct builder *bd, uint32_t a, uint32_t i, uint32_t b, uint32_t j)
+{
+	return bd->D[((size_t)a * bd->G + i) * bd->ng + (size_t)b * bd->G + j];
+}
+
+/* Reserve the plan's pieces and lanes once, from upper bounds: a tile's
+ * lanes hold its non-zero messages plus at most one split per donor and
+ * per receiver, its handovers at most as many again, the intrinsic step at
+ * most N G^2.  Unused capacity is never touched, so it costs address space, not
+ * memory; it saves the copies and faults of repeated doubling. */
+static int reserve(struct builder *bd, uint64_t pieces, uint64_t lanes)
+{
+	struct fast_plan *p = bd->p;
+
+	if (pieces > UINT32_MAX)
+		pieces = UINT32_MAX;
+	if (p->cap_pieces < pieces) {
+		void *x = fast_reallocarray(p->pieces, (size_t)pieces, sizeof *p->pieces);
+		if (!x)
+			return oom(bd, "pieces");
+		p->pieces = x;
+		p->cap_pieces = (size_t)pieces;
+	}
+	if (lanes && p->cap_lanes < lanes) {
+		void *x = fast_reallocarray(p->lanes, (size_t)lanes, sizeof *p->lanes);
+		if (!x)
+			return oom(bd, "lanes");
+		p->lanes = x;
+		p->cap_lanes = (size_t)lanes;
+	}
+	return 0;
+}
+
+/* Loads r_i of every tile and the server matrix; FAST_EINPUT on overflow. */
+static int loads(struct builder *bd)
+{
+	uint32_t N = bd->N, G = bd->G;
+
+	for (uint32_t a = 0; a < N; a++)
+		for (uint32_t b = 0; b < N; b++) {
+			uint64_t *r = &bd->load[((size_t)a * N + b) * G], R = 0;
+			if (a == b)
+				continue;
+			for (uint32_t i = 0; i < G; i++) {
+				uint64_t s = 0;
+				for (uint32_t j = 0; j < G; j++) {
+					uint64_t v = msg(bd, a, i, b, j);
+					if (!fast_add_u64(s, v, &s))
+						goto overflow;
+					bd->nnz += v != 0;
+				}
+				r[i] = s;
+				if (!fast_add_u64(R, s, &R))
+					goto overflow;
+			}
+			bd->S[(size_t)a * N + b] = R / G + (R % G != 0);
+			continue;
+overflow:
+			return fast_err_set(bd->err, FAST_EINPUT,
+					    "traffic: bytes from server %u to server %u overflow 64 bits",
+					    a, b);
+		}
+	return 0;
+}
+
+/* Donor cursor of one tile: current donor rail d, positioned at stream
+ * byte t of its stream (message j, offset off). */
+struct donor {
+	uint32_t d, j;
+	uint64_t off;
+};
+
+static void donor_next(const struct builder *bd, uint32_t a, uint32_t b, const uint64_t *r,
+		       uint64_t t, struct donor *dn)
+{
+	uint64_t cum = 0;
+
+	while (dn->d < bd->G && r[dn->d] <= t)
+		dn->d++;
+	if (dn->d == bd->G)
+		return;
+	for (dn->j = 0; dn->j < bd->G; dn->j++) {
+		uint64_t len = msg(bd, a, dn->d, b, dn->j);
+		if (cum + len > t) {
+			dn->off = t - cum;
+			return;
+		}
+		cum += len;
+	}
+}
+
+/* Room for `pieces` more pieces, `lanes` more lanes and `moves` more
+ * handovers, so that the hot loop below writes them in place: lanes are
+ * N^2 G^2 pieces, and a builder call per piece cost a third of a compile. */
+static int room(struct builder *bd, uint64_t pieces, uint64_t lanes, uint64_t moves)
+{
+	struct fast_plan *p = bd->p;
+	int rc;
+
+	if (p->cap_pieces - p->npieces < pieces || p->cap_lanes - p->nlanes < lanes) {
+		uint64_t want = 2 * ((uint64_t)p->npieces + pieces);
+		if ((uint64_t)p->npieces + pieces > UINT32_MAX)
+			return fast_err_set(bd->err, FAST_ENOMEM, "fast: more than 2^32 pieces");
+		if ((rc = reserve(bd, want, 2 * ((uint64_t)p->nlanes + lanes))) < 0)
+			return rc;
+	}
+	if (bd->cap_moves - bd->nmoves < moves) {
+		size_t cap = 2 * (bd->nmoves + moves);
+		struct move *m = fast_reallocarray(bd->moves, cap, sizeof *m);
+		if (!m)
+			return oom(bd, "balancing");
+		bd->moves = m;
+		bd->cap_moves = cap;
+	}
+	return 0;
+}
+
+/* The same for a piece of the last transfer (balancing, intrinsic). */
+static int xfer_piece(struct builder *bd, const struct fast_piece *src)
+{
+	struct fast_plan *p = bd->p;
+	struct fast_xfer *x = &p->xfers[p->nxfers - 1];
+
+	if (p->npieces == p->cap_pieces || p->npieces >= UINT32_MAX)
+		return fast_plan_add_piece(p, src->src, src->dst, src->off, src->len, bd->err);
+	p->pieces[p->npieces++] = *src;
+	x->npieces++;
+	x->bytes += src->len; /* a row sum of D: checked */
+	return 0;
+}
+
+/* Balance tile (A, B): declare its non-empty lanes and record handovers.
+ * A tile writes at most G^2 own pieces and G^2 + 2G handed ones (a split
+ * per donor and per receiver). */
+static int tile(struct builder *bd, uint32_t a, uint32_t b)
+{
+	uint32_t N = bd->N, G = bd->G;
+	const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
+	const uint64_t *row = bd->D + (size_t)a * G * bd->ng + (size_t)b * G; /* D[A_0][B_0] */
+	uint64_t t = bd->S[(size_t)a * N + b], excess = 0;
+	uint32_t stage = bd->jit ? bd->first[(size_t)a * N + b] : 0;
+	struct donor dn = { 0, 0, 0 };
+	struct fast_plan *p = bd->p;
+	struct fast_piece *pc;
+	struct move *mv;
+	int rc;
+
+	if (t == 0)
+		return 0;
+	if ((rc = room(bd, 2 * (uint64_t)G * G + 2 * G, G, (uint64_t)G * G + 2 * G)) < 0)
+		return rc;
+	pc = p->pieces + p->npieces;
+	mv = bd->moves + bd->nmoves;
+	for (uint32_t i = 0; i < G; i++)
+		if (r[i] > t)
+			excess += r[i] - t;
+	if (excess)
+		donor_next(bd, a, b, r, t, &dn);
+	for (uint32_t i = 0; i < G; i++) {
+		uint64_t own = r[i] < t ? r[i] : t, recv = 0, left;
+		struct fast_piece *first = pc;
+		struct fast_lane *l;
+		if (r[i] < t) {
+			recv = t - r[i] < excess ? t - r[i] : excess;
+			excess -= recv;
+		}
+		if (own + recv == 0)
+			continue;
+		left = own;
+		for (uint32_t j = 0; j < G && left; j++) {
+			uint64_t len = row[(size_t)i * bd->ng + j], take = len < left ? len : left;
+			if (!take)
+				continue;
+			pc->src = a * G + i;
+			pc->dst = b * G + j;
+			pc->off = 0;
+			pc->len = take;
+			pc++;
+			left -= take;
+		}
+		left = recv;
+		while (left) {
+			uint64_t len, take;
+			if (dn.j == G) { /* donor exhausted: the next one */
+				dn.d++;
+				dn.j = 0;
+				dn.off = 0;
+				donor_next(bd, a, b, r, t, &dn);
+				continue;
+			}
+			len = row[(size_t)dn.d * bd->ng + dn.j];
+			if (dn.off == len) {
+				dn.j++;
+				dn.off = 0;
+				continue;
+			}
+			take = len - dn.off < left ? len - dn.off : left;
+			pc->src = a * G + dn.d;
+			pc->dst = b * G + dn.j;
+			pc->off = dn.off;
+			pc->len = take;
+			mv->stage = stage;
+			mv->key = (a * G + dn.d) * G + i;
+			mv->piece = (uint32_t)(pc - p->pieces);
+			pc++;
+			mv++;
+			dn.off += take;
+			left -= take;
+		}
+		l = &p->lanes[p->nlanes++];
+		l->src_server = a;
+		l->dst_server = b;
+		l->rail = i;
+		l->piece0 = (uint32_t)(first - p->pieces);
+		l->npieces = (uint32_t)(pc - first);
+		l->bytes = own + recv;
+	}
+	p->npieces = (size_t)(pc - p->pieces);
+	bd->nmoves = (size_t)(mv - bd->moves);
+	p->open_kind = 2;
+	return 0;
+}
+
+/* Stable counting sort of the moves by key, then by stage. */
+static int sort_moves(struct builder *bd, uint32_t nstages)
+{
+	size_t n = bd->nmoves, nk = (size_t)bd->N * bd->G * bd->G;
+	size_t nb = nk > (size_t)nstages + 1 ? nk : (size_t)nstages + 1;
+	size_t *cnt = fast_calloc(nb + 1, sizeof *cnt);
+	struct move *tmp;
+
+	if (n == 0) {
+		free(cnt);
+		return 0;
+	}
+	tmp = fast_calloc(n, sizeof *tmp);
+	if (!cnt || !tmp) {
+		free(cnt);
+		free(tmp);
+		return oom(bd, "balancing");
+	}
+	for (int pass = 0; pass < (bd->jit ? 2 : 1); pass++) {
+		memset(cnt, 0, (nb + 1) * sizeof *cnt);
+		for (size_t k = 0; k < n; k++)
+			cnt[(pass ? bd->moves[k].stage : bd->moves[k].key) + 1]++;
+		for (size_t k = 1; k <= nb; k++)
+			cnt[k] += cnt[k - 1];
+		for (size_t k = 0; k < n; k++)
+			tmp[cnt[pass ? bd->moves[k].stage : bd->moves[k].key]++] = bd->moves[k];
+		memcpy(bd->moves, tmp, n * sizeof *tmp);
+	}
+	free(cnt);
+	free(tmp);
+	return 0;
+}
+
+/* One balancing step of the moves [*at, end of stage), returning its id. */
+static int balance_step(struct builder *bd, size_t *at, int prev)
+{
+	uint32_t G = bd->G, stage = bd->moves[*at].stage;
+	int id = fast_plan_add_step(bd->p, FAST_STEP_EXPLICIT, FAST_TIER_UP, bd->err), rc;
+
+	if (id < 0)
+		return id;
+	if (prev >= 0 && (rc = fast_plan_add_dep(bd->p, (uint32_t)id, (uint32_t)prev, false,
+						 bd->err)) < 0)
+		return rc;
+	for (bool open = false; *at < bd->nmoves && bd->moves[*at].stage == stage; (*at)++) {
+		const struct move *m = &bd->moves[*at];
+		if (!open || bd->moves[*at - 1].key != m->key) {
+			/* a new (from, to) pair: moves are sorted by key */
+			uint32_t from = m->key / G, to = m->key / (G * G) * G + m->key % G;
+			if ((rc = fast_plan_add_xfer(bd->p, from, to, bd->err)) < 0)
+				return rc;
+			open = true;
+		}
+		struct fast_piece pc = bd->p->pieces[m->piece]; /* copied: the array may move */
+		rc = xfer_piece(bd, &pc);
+		if (rc < 0)
+			return rc;
+	}
+	return id;
+}
+
+/* Intrinsic traffic: tiles (A, A) over scale-up, one transfer per pair. */
+static int intrinsic_step(struct builder *bd, int after)
+{
+	uint32_t N = bd->N, G = bd->G;
+	bool any = false;
+	int id = -1, rc;
+
+	for (uint32_t a = 0; a < N && !any; a++)
+		for (uint32_t i = 0; i < G && !any; i++)
+			for (uint32_t j = 0; j < G && !any; j++)
+				any = i != j && msg(bd, a, i, a, j);
+	if (!any)
+		return 0;
+	id = fast_plan_add_step(bd->p, FAST_STEP_EXPLICIT, FAST_TIER_UP, bd->err);
+	if (id < 0)
+		return id;
+	if (after >= 0 && (rc = fast_plan_add_dep(bd->p, (uint32_t)id, (uint32_t)after, false,
+						  bd->err)) < 0)
+		return rc;
+	for (uint32_t a = 0; a < N; a++)
+		for (uint32_t i = 0; i < G; i++)
+			for (uint32_t j = 0; j < G; j++) {
+				uint64_t len = msg(bd, a, i, a, j);
+				if (i == j || !len)
+					continue;
+				struct fast_piece pc = { a * G + i, a * G + j, 0, len };
+				if ((rc = fast_plan_add_xfer(bd->p, a * G + i, a * G + j, bd->err)) < 0 ||
+				    (rc = xfer_piece(bd, &pc)) < 0)
+					return rc;
+			}
+	return 0;
+}
+
+static int steps(struct builder *bd, const struct fast_bvn *bv)
+{
+	size_t at = 0;
+	int prev_bal = -1, prev_rail = -1, rc;
+	bool intrinsic_done = false;
+
+	if (bd->nmoves && !bd->jit) {
+		prev_bal = balance_step(bd, &at, -1);
+		if (prev_bal < 0)
+			return prev_bal;
+	}
+	for (uint32_t k = 0; k < bv->nterms; k++) {
+		int bal = -1, rail;
+		if (bd->jit && at < bd->nmoves && bd->moves[at].stage == k) {
+			bal = balance_step(bd, &at, prev_bal);
+			if (bal < 0)
+				return bal;
+			prev_bal = bal;
+		}
+		if (!intrinsic_done) {
+			if ((rc = intrinsic_step(bd, prev_bal)) < 0)
+				return rc;
+			intrinsic_done = true;
+		}
+		rail = fast_plan_add_step(bd->p, FAST_STEP_RAIL, FAST_TIER_OUT, bd->err);
+		if (rail < 0)
+			return rail;
+		if (prev_rail >= 0 &&
+		    (rc = fast_plan_add_dep(bd->p, (uint32_t)rail, (uint32_t)prev_rail, false, bd->err)) < 0)
+			return rc;
+		if (bal >= 0 || (k == 0 && prev_bal >= 0)) {
+			rc = fast_plan_add_dep(bd->p, (uint32_t)rail,
+					       (uint32_t)(bal >= 0 ? bal : prev_bal), false, bd->err);
+			if (rc < 0)
+				return rc;
+		}
+		rc = fast_plan_set_perm(bd->p, bv->perm + (size_t)k * bd->N, bv->weight[k], bd->err);
+		if (rc < 0)
+			return rc;
+		rc = fast_plan_add_step(bd->p, FAST_STEP_REDIST, FAST_TIER_UP, bd->err);
+		if (rc < 0)
+			return rc;
+		if ((rc = fast_plan_add_dep(bd->p, (uint32_t)rc, (uint32_t)rail, false, bd->err)) < 0 ||
+		    (rc = fast_plan_set_redist(bd->p, (uint32_t)rail, bd->err)) < 0)
+			return rc;
+		prev_rail = rail;
+	}
+	if (!intrinsic_done && (rc = intrinsic_step(bd, prev_bal)) < 0)
+		return rc;
+	return 0;
+}
+
+static const char *order_name(enum fast_stage_order o)
+{
+	return o == FAST_ORDER_LARGEST_FIRST    ? "largest-first"
+	       : o == FAST_ORDER_SMALLEST_FIRST ? "smallest-first"
+						: "decomposition";
+}
+
+/* Decompose the server matrix as the options say, ordered and trimmed. */
+static int decompose(struct builder *bd, const struct fast_topo *topo,
+		     const struct fast_algo_opts *o, struct fast_bvn *bv, uint64_t *quantum)
+{
+	uint32_t N = bd->N;
+	int rc;
+
+	if (o->stages == FAST_STAGES_EXACT) {
+		/* q = 1: pad a copy and decompose it exactly */
+		rc = fast_bvn_quantized(bd->S, N, 1, bv, bd->err);
+		*quantum = 1;
+	} else {
+		struct fast_bvn_model m;
+		struct fast_bvn_auto_info info;
+		m.stage_s = (topo->out.latency_us + topo->out.step_overhead_us) * 1e-6;
+		m.Bps = fast_tier_Bps(&topo->out);
+		if (!(m.Bps > 0))
+			m.Bps = 1; /* validated topologies never get here */
+		rc = fast_bvn_auto(bd->S, N, &m, bv, &info, bd->err);
+		*quantum = info.quantum;
+	}
+	if (rc < 0)
+		return rc;
+	rc = fast_bvn_sort(bv, o->order == FAST_ORDER_LARGEST_FIRST    ? FAST_BVN_LARGEST_FIRST
+			       : o->order == FAST_ORDER_SMALLEST_FIRST ? FAST_BVN_SMALLEST_FIRST
+								       : FAST_BVN_AS_FOUND,
+			   bd->err);
+	if (rc < 0) {
+		fast_bvn_free(bv);
+		return rc;
+	}
+	fast_bvn_trim(bv, bd->S);
+	return 0;
+}
+
+int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err)
+{
+	struct builder bd;
+	struct fast_plan p;
+	struct fast_bvn bv = { 0 };
+	struct fast_algo_opts defaults;
+	uint64_t quantum = 1, tiles;
+	int rc;
+
+	if (!opts) {
+		fast_algo_opts_default(&defaults);
+		opts = &defaults;
+	}
+	if (topo->servers == 0 || topo->gpus == 0 ||
+	    (uint64_t)topo->servers * topo->gpus > INT32_MAX)
+		return fast_err_set(err, FAST_EINPUT, "fast: bad topology size %u x %u",
+				    topo->servers, topo->gpus);
+	memset(&bd, 0, sizeof bd);
+	bd.N = topo->servers;
+	bd.G = topo->gpus;
+	bd.ng = bd.N * bd.G;
+	bd.D = D;
+	bd.jit = opts->balance == FAST_BALANCE_JIT;
+	bd.err = err;
+	bd.p = &p;
+	fast_plan_init(&p, bd.N, bd.G, "fast");
+	bd.load = fast_calloc((size_t)bd.N * bd.N * bd.G, sizeof *bd.load);
+	bd.S = fast_calloc((size_t)bd.N * bd.N, sizeof *bd.S);
+	bd.first = fast_calloc((size_t)bd.N * bd.N, sizeof *bd.first);
+	if (!bd.load || !bd.S || !bd.first) {
+		rc = oom(&bd, "server matrix");
+		goto out;
+	}
+	tiles = (uint64_t)bd.N * (bd.N - 1);
+	if ((rc = loads(&bd)) < 0 ||
+	    (rc = reserve(&bd, 2 * (bd.nnz + 2 * tiles * bd.G) + (uint64_t)bd.N * bd.G * bd.G,
+			  tiles * bd.G)) < 0 ||
+	    (rc = decompose(&bd, topo, opts, &bv, &quantum)) < 0)
+		goto out;
+	for (size_t k = bd.jit ? bv.nterms : 0; k-- > 0;)
+		for (uint32_t a = 0; a < bd.N; a++)
+			bd.first[(size_t)a * bd.N + bv.perm[k * bd.N + a]] = (uint32_t)k;
+	for (uint32_t a = 0; a < bd.N; a++)
+		for (uint32_t b = 0; b < bd.N; b++)
+			if (a != b && (rc = tile(&bd, a, b)) < 0)
+				goto out;
+	if ((rc = reserve(&bd, p.npieces + bd.nmoves + (uint64_t)bd.N * bd.G * bd.G, 0)) < 0 ||
+	    (rc = sort_moves(&bd, bv.nterms)) < 0 || (rc = steps(&bd, &bv)) < 0)
+		goto out;
+	if (opts->stages == FAST_STAGES_EXACT)
+		snprintf(p.options, sizeof p.options, "stages=exact order=%s balance=%s",
+			 order_name(opts->order), bd.jit ? "jit" : "upfront");
+	else
+		snprintf(p.options, sizeof p.options, "stages=auto(q=%llu) order=%s balance=%s",
+			 (unsigned long long)quantum, order_name(opts->order),
+			 bd.jit ? "jit" : "upfront");
+	*out = p;
+	memset(&p, 0, sizeof p); /* moved */
+out:
+	fast_plan_free(&p);
+	fast_bvn_free(&bv);
+	free(bd.load);
+	free(bd.S);
+	free(bd.first);
+	free(bd.moves);
+	return rc;
+}

@@ -1,0 +1,493 @@
+/*
+ * topo.c - the fabric description: named presets built from published
+ * figures, the strict JSON loader (schemas/topology.schema.json), range
+ * validation and the normalised writer that prints every field.
+ *
+ * Workload: a topology is a few hundred bytes; it is loaded once per
+ * command.  Everything here is a plain value computation: no allocation
+ * survives a call.
+ *
+ * Defaults of optional JSON fields (the schema documents the same values):
+ *   name "custom"; latency_us 0; efficiency 1; step_overhead_us 0;
+ *   scale_out.nics_per_server = gpus_per_server (the only supported value);
+ *   scale_out.core_oversubscription 1 (non-blocking core);
+ *   congestion {incast_threshold 1, incast_slope 0, incast_floor 1}
+ *   (no incast loss); source "".
+ */
+#include "topo.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+/* Ranges accepted for each dimension before the N*G limit applies (the
+ * same bounds as the --servers/--gpus options). */
+#define MAX_SERVERS (1u << 20)
+#define MAX_GPUS_PER_SERVER (1u << 16)
+#define MAX_BW_GBPS 1e6      /* 1 PB/s per port: anything above is a typo */
+#define MAX_TIME_US 1e9      /* 1000 s */
+#define MAX_OVERSUB 1e6
+
+#define DEFAULT_SERVERS 4u
+#define DEFAULT_GPUS 8u
+
+/*
+ * The presets, in one table so that calibration (sim/) edits one place.
+ *
+ * Figures (DESIGN.md "Reference figures"):
+ *  - FAST paper (Lei et al., arXiv 2505.09764) section 5 testbeds: 4 x 8
+ *    H200 with NVLink 450 GB/s per GPU per direction and 400 Gb/s
+ *    InfiniBand per GPU; 4 x 8 MI300X with an Infinity Fabric full mesh of
+ *    448 GB/s per GPU in total over 7 links (64 GB/s per link per
+ *    direction) and 100 Gb/s RoCEv2 with DCQCN.
+ *  - Achievable payload rates of the paper's artifact: 400 Gb/s ~ 48.85
+ *    GB/s, 100 Gb/s ~ 11 GB/s, H200 NVLink ~ 380 GB/s.  They give the
+ *    efficiencies 48.85/50, 11/12.5 and 380/450.
+ *  - Per-message alpha of the artifact's alpha-beta link presets: scale-up
+ *    0.1 us, 400 Gb/s Ethernet 0.7 us, InfiniBand 1.7 us.
+ *
+ * Estimates of this project (stated, not measured):
+ *  - Per-step overheads: 2 us for a scale-up step (about one kernel launch
+ *    plus a flag handshake between GPUs of a server) and 5 us for a
+ *    scale-out stage (proxy/NIC work-request posting and the completion
+ *    round trip that ends a stage, a few RDMA latencies).
+ *  - MI300X Infinity Fabric efficiency 0.8: no published payload rate in the
+ *    reference table; xGMI links typically reach about 80% of line rate.
+ *  - Incast: InfiniBand's credit-based flow control loses little when many
+ *    senders target one NIC (slope 0.005 per extra sender, floor 0.9);
+ *    RoCE with DCQCN loses much more (slope 0.08, floor 0.25).  The
+ *    simulator's calibration may revise these numbers; they live here only.
+ */
+struct preset {
+	const char *name;
+	enum fast_up_kind up_kind;
+	struct fast_tier up, out;
+	struct fast_congestion congestion;
+	const char *source;
+};
+
+#define IB_CONGESTION { 1.0, 0.005, 0.9 }
+#define ROCE_CONGESTION { 1.0, 0.08, 0.25 }
+
+static const struct preset presets[] = {
+	{ "h200", FAST_UP_SWITCH,
+	  { 450.0, 0.1, 380.0 / 450.0, 2.0 },
+	  { 50.0, 1.7, 48.85 / 50.0, 5.0 },
+	  IB_CONGESTION,
+	  "FAST paper (arXiv 2505.09764) sec. 5 NVIDIA testbed: 8x H200 per server, "
+	  "NVLink 450 GB/s per GPU per direction, 400 Gb/s InfiniBand per GPU; "
+	  "efficiency from the paper artifact's payload rates (NVLink 380 GB/s, "
+	  "400 Gb/s = 48.85 GB/s); alpha from its link presets (scale-up 0.1 us, "
+	  "InfiniBand 1.7 us); step overheads and incast model: project estimates" },
+	{ "h100", FAST_UP_SWITCH,
+	  { 450.0, 0.1, 380.0 / 450.0, 2.0 },
+	  { 50.0, 1.7, 48.85 / 50.0, 5.0 },
+	  IB_CONGESTION,
+	  "H100 SXM: NVLink 4, 18 links = 900 GB/s bidirectional = 450 GB/s per "
+	  "GPU per direction (NVIDIA H100 datasheet); 400 Gb/s InfiniBand NDR per "
+	  "GPU as in DGX H100; efficiency and alpha as the h200 preset (FAST "
+	  "paper artifact constants); step overheads and incast model: project "
+	  "estimates" },
+	{ "mi300x", FAST_UP_MESH,
+	  { 64.0, 0.1, 0.8, 2.0 },
+	  { 50.0, 0.7, 48.85 / 50.0, 5.0 },
+	  ROCE_CONGESTION,
+	  "FAST paper (arXiv 2505.09764) sec. 5 AMD testbed: 8x MI300X per server, "
+	  "Infinity Fabric full mesh, 448 GB/s per GPU in total over 7 links = 64 "
+	  "GB/s per link per direction (efficiency 0.8: project estimate); "
+	  "scale-out 400 Gb/s Ethernet per GPU (48.85 GB/s payload, alpha 0.7 us: "
+	  "paper artifact constants); RoCE/DCQCN incast model and step overheads: "
+	  "project estimates" },
+	{ "mi300x-100g", FAST_UP_MESH,
+	  { 64.0, 0.1, 0.8, 2.0 },
+	  { 12.5, 0.7, 11.0 / 12.5, 5.0 },
+	  ROCE_CONGESTION,
+	  "FAST paper (arXiv 2505.09764) sec. 5 AMD testbed as measured: 8x MI300X "
+	  "per server, Infinity Fabric full mesh 448 GB/s per GPU over 7 links = "
+	  "64 GB/s per link per direction (efficiency 0.8: project estimate); "
+	  "100 Gb/s RoCEv2 with DCQCN per GPU (11 GB/s payload: paper artifact); "
+	  "alpha 0.1 us scale-up, 0.7 us Ethernet (paper artifact link presets); "
+	  "RoCE/DCQCN incast model and step overheads: project estimates" },
+};
+
+#define NPRESETS (sizeof presets / sizeof presets[0])
+
+const char *const *fast_topo_preset_names(void)
+{
+	/* the same order as presets[]; test_topo checks that every name loads */
+	static const char *const names[] = {
+		"h200", "h100", "mi300x", "mi300x-100g", NULL,
+	};
+	_Static_assert(sizeof names / sizeof names[0] == NPRESETS + 1,
+		       "one name per preset");
+	return names;
+}
+
+/* N x G against the limit, with the message every caller shares. */
+static int check_dims(uint32_t servers, uint32_t gpus, const struct fast_limits *lim,
+		      struct fast_err *err)
+{
+	uint64_t ng = (uint64_t)servers * gpus;
+
+	if (lim && ng > lim->max_gpus)
+		return fast_err_set(err, FAST_ELIMIT,
+				    "%u servers x %u GPUs = %llu GPUs is over the limit of %u "
+				    "(raise it with --max-gpus)",
+				    servers, gpus, (unsigned long long)ng, lim->max_gpus);
+	return 0;
+}
+
+int fast_topo_preset(const char *name, uint32_t servers, uint32_t gpus,
+		     const struct fast_limits *lim, struct fast_topo *out,
+		     struct fast_err *err)
+{
+	const struct preset *p = NULL;
+	struct fast_topo t;
+	int rc;
+
+	for (size_t i = 0; i < NPRESETS; i++)
+		if (strcmp(presets[i].name, name) == 0)
+			p = &presets[i];
+	if (!p) {
+		char known[128] = "";
+		for (size_t i = 0; i < NPRESETS; i++)
+			snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+				 i ? ", " : "", presets[i].name);
+		return fast_err_set(err, FAST_EUSAGE, "unknown preset '%.40s' (known: %s)", name,
+				    known);
+	}
+	memset(&t, 0, sizeof t);
+	snprintf(t.name, sizeof t.name, "%s", p->name);
+	t.servers = servers ? servers : DEFAULT_SERVERS;
+	t.gpus = gpus ? gpus : DEFAULT_GPUS;
+	t.up_kind = p->up_kind;
+	t.up = p->up;
+	t.out = p->out;
+	t.core_oversub = 1.0;
+	t.congestion = p->congestion;
+	snprintf(t.source, sizeof t.source, "%s", p->source);
+	rc = check_dims(t.servers, t.gpus, lim, err);
+	if (rc < 0)
+		return rc;
+	rc = fast_topo_validate(&t, lim, err);
+	if (rc < 0)
+		return rc;
+	*out = t;
+	return 0;
+}
+
+/* A double field in [min, max] (or (min, max] when exclusive). */
+static int check_range(const char *field, double v, double min, double max, bool excl,
+		       struct fast_err *err)
+{
+	if (!isfinite(v))
+		return fast_err_set(err, FAST_EINPUT, "%s: must be a finite number", field);
+	if (excl ? !(v > min) : !(v >= min))
+		return fast_err_set(err, FAST_EINPUT, "%s: must be %s %g (got %g)", field,
+				    excl ? ">" : ">=", min, v);
+	if (v > max)
+		return fast_err_set(err, FAST_EINPUT, "%s: must be <= %g (got %g)", field, max, v);
+	return 0;
+}
+
+static int validate_tier(const char *tier, const struct fast_tier *t, struct fast_err *err)
+{
+	char f[64];
+	int rc;
+
+	snprintf(f, sizeof f, "/%s/bw_GBps", tier);
+	if ((rc = check_range(f, t->bw_GBps, 0, MAX_BW_GBPS, true, err)) < 0)
+		return rc;
+	snprintf(f, sizeof f, "/%s/latency_us", tier);
+	if ((rc = check_range(f, t->latency_us, 0, MAX_TIME_US, false, err)) < 0)
+		return rc;
+	snprintf(f, sizeof f, "/%s/efficiency", tier);
+	if ((rc = check_range(f, t->efficiency, 0, 1, true, err)) < 0)
+		return rc;
+	snprintf(f, sizeof f, "/%s/step_overhead_us", tier);
+	return check_range(f, t->step_overhead_us, 0, MAX_TIME_US, false, err);
+}
+
+int fast_topo_validate(const struct fast_topo *t, const struct fast_limits *lim,
+		       struct fast_err *err)
+{
+	int rc;
+
+	if (t->servers < 1 || t->servers > MAX_SERVERS)
+		return fast_err_set(err, FAST_EINPUT, "/servers: must be in [1, %u] (got %u)",
+				    MAX_SERVERS, t->servers);
+	if (t->gpus < 1 || t->gpus > MAX_GPUS_PER_SERVER)
+		return fast_err_set(err, FAST_EINPUT,
+				    "/gpus_per_server: must be in [1, %u] (got %u)",
+				    MAX_GPUS_PER_SERVER, t->gpus);
+	if ((rc = check_dims(t->servers, t->gpus, lim, err)) < 0)
+		return rc;
+	if (t->up_kind != FAST_UP_SWITCH && t->up_kind != FAST_UP_MESH)
+		return fast_err_set(err, FAST_EINPUT, "/scale_up/kind: must be \"switch\" or \"mesh\"");
+	if ((rc = validate_tier("scale_up", &t->up, err)) < 0 ||
+	    (rc = validate_tier("scale_out", &t->out, err)) < 0)
+		return rc;
+	if ((rc = check_range("/scale_out/core_oversubscription", t->core_oversub, 1,
+			      MAX_OVERSUB, false, err)) < 0)
+		return rc;
+	if ((rc = check_range("/congestion/incast_threshold", t->congestion.incast_threshold,
+			      0, 1e9, false, err)) < 0 ||
+	    (rc = check_range("/congestion/incast_slope", t->congestion.incast_slope, 0, 1e9,
+			      false, err)) < 0 ||
+	    (rc = check_range("/congestion/incast_floor", t->congestion.incast_floor, 0, 1,
+			      true, err)) < 0)
+		return rc;
+	return 0;
+}
+
+/* --- loading ------------------------------------------------------------ */
+
+static const char *const root_keys[] = {
+	"version", "name", "servers", "gpus_per_server", "scale_up",
+	"scale_out", "congestion", "source", NULL,
+};
+static const char *const up_keys[] = {
+	"kind", "bw_GBps", "latency_us", "efficiency", "step_overhead_us", NULL,
+};
+static const char *const out_keys[] = {
+	"nics_per_server", "bw_GBps", "latency_us", "efficiency", "step_overhead_us",
+	"core_oversubscription", NULL,
+};
+static const char *const cong_keys[] = {
+	"incast_threshold", "incast_slope", "incast_floor", NULL,
+};
+
+/* The members every tier shares; bw_GBps is required, the rest optional. */
+static int load_tier(struct fast_jctx *c, const struct fast_jv *o, struct fast_tier *t)
+{
+	int rc;
+
+	t->latency_us = 0;
+	t->efficiency = 1;
+	t->step_overhead_us = 0;
+	if ((rc = fast_jv_get_double(c, o, "bw_GBps", true, 0, MAX_BW_GBPS, true,
+				     &t->bw_GBps)) < 0 ||
+	    (rc = fast_jv_get_double(c, o, "latency_us", false, 0, MAX_TIME_US, false,
+				     &t->latency_us)) < 0 ||
+	    (rc = fast_jv_get_double(c, o, "efficiency", false, 0, 1, true,
+				     &t->efficiency)) < 0 ||
+	    (rc = fast_jv_get_double(c, o, "step_overhead_us", false, 0, MAX_TIME_US, false,
+				     &t->step_overhead_us)) < 0)
+		return rc;
+	return 0;
+}
+
+static int load_scale_up(struct fast_jctx *c, const struct fast_jv *root, struct fast_topo *t)
+{
+	const struct fast_jv *o = fast_jv_get(root, "scale_up");
+	const struct fast_jv *kind;
+	size_t old;
+	int rc;
+
+	if (!o)
+		return fast_jctx_fail(c, FAST_EINPUT, "missing required key \"scale_up\"");
+	old = fast_jctx_push_key(c, "scale_up");
+	if ((rc = fast_jv_expect_object(c, o, up_keys)) < 0)
+		return rc;
+	kind = fast_jv_get(o, "kind");
+	if (!kind)
+		return fast_jctx_fail(c, FAST_EINPUT, "missing required key \"kind\"");
+	{
+		size_t k = fast_jctx_push_key(c, "kind");
+		const char *s = fast_jv_string(kind);
+		if (!s)
+			return fast_jctx_fail(c, FAST_EINPUT, "expected string, got %s",
+					      fast_jtype_name(fast_jv_type(kind)));
+		if (strcmp(s, "switch") == 0)
+			t->up_kind = FAST_UP_SWITCH;
+		else if (strcmp(s, "mesh") == 0)
+			t->up_kind = FAST_UP_MESH;
+		else
+			return fast_jctx_fail(c, FAST_EINPUT,
+					      "must be \"switch\" or \"mesh\" (got \"%.40s\")", s);
+		fast_jctx_pop(c, k);
+	}
+	if ((rc = load_tier(c, o, &t->up)) < 0)
+		return rc;
+	fast_jctx_pop(c, old);
+	return 0;
+}
+
+static int load_scale_out(struct fast_jctx *c, const struct fast_jv *root, struct fast_topo *t)
+{
+	const struct fast_jv *o = fast_jv_get(root, "scale_out");
+	uint64_t nics = t->gpus;
+	size_t old;
+	int rc;
+
+	if (!o)
+		return fast_jctx_fail(c, FAST_EINPUT, "missing required key \"scale_out\"");
+	old = fast_jctx_push_key(c, "scale_out");
+	if ((rc = fast_jv_expect_object(c, o, out_keys)) < 0)
+		return rc;
+	if ((rc = fast_jv_get_u64(c, o, "nics_per_server", false, UINT32_MAX, &nics)) < 0)
+		return rc;
+	if (nics != t->gpus) {
+		fast_jctx_push_key(c, "nics_per_server");
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "must equal gpus_per_server (%u), got %llu: one NIC per GPU; "
+				      "N NICs per server is not supported yet",
+				      t->gpus, (unsigned long long)nics);
+	}
+	if ((rc = load_tier(c, o, &t->out)) < 0)
+		return rc;
+	t->core_oversub = 1.0;
+	if ((rc = fast_jv_get_double(c, o, "core_oversubscription", false, 1, MAX_OVERSUB,
+				     false, &t->core_oversub)) < 0)
+		return rc;
+	fast_jctx_pop(c, old);
+	return 0;
+}
+
+static int load_congestion(struct fast_jctx *c, const struct fast_jv *root,
+			   struct fast_congestion *g)
+{
+	const struct fast_jv *o = fast_jv_get(root, "congestion");
+	size_t old;
+	int rc;
+
+	g->incast_threshold = 1;
+	g->incast_slope = 0;
+	g->incast_floor = 1;
+	if (!o)
+		return 0;
+	old = fast_jctx_push_key(c, "congestion");
+	if ((rc = fast_jv_expect_object(c, o, cong_keys)) < 0 ||
+	    (rc = fast_jv_get_double(c, o, "incast_threshold", false, 0, 1e9, false,
+				     &g->incast_threshold)) < 0 ||
+	    (rc = fast_jv_get_double(c, o, "incast_slope", false, 0, 1e9, false,
+				     &g->incast_slope)) < 0 ||
+	    (rc = fast_jv_get_double(c, o, "incast_floor", false, 0, 1, true,
+				     &g->incast_floor)) < 0)
+		return rc;
+	fast_jctx_pop(c, old);
+	return 0;
+}
+
+static int load_root(struct fast_jctx *c, const struct fast_jv *root,
+		     const struct fast_limits *lim, struct fast_topo *t)
+{
+	uint64_t version = 0;
+	int rc;
+
+	if ((rc = fast_jv_expect_object(c, root, root_keys)) < 0)
+		return rc;
+	if ((rc = fast_jv_get_u64(c, root, "version", true, UINT32_MAX, &version)) < 0)
+		return rc;
+	if (version != 1) {
+		fast_jctx_push_key(c, "version");
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "unsupported version %llu (this build reads version 1)",
+				      (unsigned long long)version);
+	}
+	snprintf(t->name, sizeof t->name, "custom");
+	if ((rc = fast_jv_get_string(c, root, "name", false, t->name, sizeof t->name)) < 0 ||
+	    (rc = fast_jv_get_u32(c, root, "servers", true, 1, MAX_SERVERS, &t->servers)) < 0 ||
+	    (rc = fast_jv_get_u32(c, root, "gpus_per_server", true, 1, MAX_GPUS_PER_SERVER,
+				  &t->gpus)) < 0)
+		return rc;
+	if (lim && (uint64_t)t->servers * t->gpus > lim->max_gpus)
+		return fast_jctx_fail(c, FAST_ELIMIT,
+				      "%u servers x %u GPUs = %llu GPUs is over the limit of %u "
+				      "(raise it with --max-gpus)",
+				      t->servers, t->gpus,
+				      (unsigned long long)t->servers * t->gpus, lim->max_gpus);
+	if ((rc = load_scale_up(c, root, t)) < 0 || (rc = load_scale_out(c, root, t)) < 0 ||
+	    (rc = load_congestion(c, root, &t->congestion)) < 0)
+		return rc;
+	t->source[0] = '\0';
+	return fast_jv_get_string(c, root, "source", false, t->source, sizeof t->source);
+}
+
+int fast_topo_parse(const char *text, size_t len, const char *name,
+		    const struct fast_limits *lim, struct fast_topo *out,
+		    struct fast_err *err)
+{
+	struct fast_json *doc = NULL;
+	struct fast_jctx c;
+	struct fast_topo t;
+	int rc;
+
+	rc = fast_json_parse(text, len, name, &doc, err);
+	if (rc < 0)
+		return rc;
+	memset(&t, 0, sizeof t);
+	fast_jctx_init(&c, name, err);
+	rc = load_root(&c, fast_json_root(doc), lim, &t);
+	fast_json_free(doc);
+	if (rc < 0)
+		return rc;
+	/* the loader checked every range; validate again so that the two
+	 * cannot drift apart */
+	rc = fast_topo_validate(&t, lim, err);
+	if (rc < 0) {
+		fast_err_prefix(err, "%s", name);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int fast_topo_load(const char *path, const struct fast_limits *lim,
+		   struct fast_topo *out, struct fast_err *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	uint64_t max = lim ? lim->max_file_bytes : FAST_DEFAULT_MAX_FILE_BYTES;
+	int rc;
+
+	rc = fast_read_file(path, max, &text, &len, err);
+	if (rc < 0)
+		return rc;
+	rc = fast_topo_parse(text, len, path, lim, out, err);
+	free(text);
+	return rc;
+}
+
+/* --- writing ------------------------------------------------------------ */
+
+static void put_field(FILE *f, const char *indent, const char *key, double v, bool last)
+{
+	fprintf(f, "%s\"%s\": ", indent, key);
+	fast_json_put_double(f, v);
+	fputs(last ? "\n" : ",\n", f);
+}
+
+static void put_tier(FILE *f, const struct fast_tier *t, bool more)
+{
+	put_field(f, "    ", "bw_GBps", t->bw_GBps, false);
+	put_field(f, "    ", "latency_us", t->latency_us, false);
+	put_field(f, "    ", "efficiency", t->efficiency, false);
+	put_field(f, "    ", "step_overhead_us", t->step_overhead_us, !more);
+}
+
+int fast_topo_write(const struct fast_topo *t, FILE *f, struct fast_err *err)
+{
+	fputs("{\n  \"version\": 1,\n  \"name\": ", f);
+	fast_json_put_string(f, t->name);
+	fprintf(f, ",\n  \"servers\": %u,\n  \"gpus_per_server\": %u,\n", t->servers, t->gpus);
+	fprintf(f, "  \"scale_up\": {\n    \"kind\": \"%s\",\n",
+		t->up_kind == FAST_UP_MESH ? "mesh" : "switch");
+	put_tier(f, &t->up, false);
+	fprintf(f, "  },\n  \"scale_out\": {\n    \"nics_per_server\": %u,\n", t->gpus);
+	put_tier(f, &t->out, true);
+	put_field(f, "    ", "core_oversubscription", t->core_oversub, true);
+	fputs("  },\n  \"congestion\": {\n", f);
+	put_field(f, "    ", "incast_threshold", t->congestion.incast_threshold, false);
+	put_field(f, "    ", "incast_slope", t->congestion.incast_slope, false);
+	put_field(f, "    ", "incast_floor", t->congestion.incast_floor, true);
+	fputs("  },\n  \"source\": ", f);
+	fast_json_put_string(f, t->source);
+	fputs("\n}\n", f);
+	if (ferror(f))
+		return fast_err_set(err, FAST_EIO, "writing the topology failed");
+	return 0;
+}

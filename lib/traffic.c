@@ -1,0 +1,811 @@
+/*
+ * traffic.c - all-to-all(v) traffic matrices: allocation, the strict JSON
+ * loader (dense rows or sparse triples, schemas/traffic.schema.json), the
+ * nccl-tests alltoallv matrix reader, the writers, summary statistics and
+ * the transpose that turns a MoE dispatch into its combine.
+ *
+ * Workload: up to lim->max_gpus GPUs (16384 by default: a 2 GiB matrix) and
+ * lim->max_matrices matrices.  Dimensions are checked before anything is
+ * allocated; every row, column, matrix and file total is checked for 64-bit
+ * overflow at load time so that consumers may add bytes freely.
+ *
+ * nccl-tests matrix format: N lines of N whitespace-separated non-negative
+ * decimal integers (bytes D[s][d], line s, column d); blank lines are
+ * ignored.  A file whose first non-blank character is a digit is read as
+ * one; anything else is JSON.
+ */
+#include "traffic.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+static const struct fast_limits *limits_or_default(const struct fast_limits *lim,
+						   struct fast_limits *tmp)
+{
+	if (lim)
+		return lim;
+	fast_limits_default(tmp);
+	return tmp;
+}
+
+int fast_traffic_alloc(struct fast_traffic *t, uint32_t ng, uint32_t count,
+		       const struct fast_limits *lim, struct fast_err *err)
+{
+	struct fast_limits dl;
+	struct fast_traffic r;
+	size_t cells;
+
+	lim = limits_or_default(lim, &dl);
+	if (ng == 0)
+		return fast_err_set(err, FAST_EINPUT, "traffic needs at least 1 GPU");
+	if (ng > lim->max_gpus)
+		return fast_err_set(err, FAST_ELIMIT,
+				    "%u GPUs is over the limit of %u (raise it with --max-gpus)",
+				    ng, lim->max_gpus);
+	if (count > lim->max_matrices)
+		return fast_err_set(err, FAST_ELIMIT, "%u matrices is over the limit of %u",
+				    count, lim->max_matrices);
+	if (__builtin_mul_overflow((size_t)ng, (size_t)ng, &cells))
+		return fast_err_set(err, FAST_ENOMEM, "a %u x %u matrix does not fit in memory",
+				    ng, ng);
+	memset(&r, 0, sizeof r);
+	r.ng = ng;
+	r.m = fast_calloc(count, sizeof *r.m);
+	if (!r.m)
+		return fast_err_set(err, FAST_ENOMEM, "out of memory for %u matrices", count);
+	for (uint32_t i = 0; i < count; i++) {
+		snprintf(r.m[i].label, sizeof r.m[i].label, "m%u", i);
+		r.m[i].bytes = fast_calloc(cells, sizeof(uint64_t));
+		if (!r.m[i].bytes) {
+			r.count = i;
+			fast_traffic_free(&r);
+			return fast_err_set(err, FAST_ENOMEM,
+					    "out of memory for %u matrices of %u x %u", count, ng,
+					    ng);
+		}
+	}
+	r.count = count;
+	*t = r;
+	return 0;
+}
+
+void fast_traffic_free(struct fast_traffic *t)
+{
+	if (!t)
+		return;
+	for (uint32_t i = 0; i < t->count && t->m; i++)
+		free(t->m[i].bytes);
+	free(t->m);
+	memset(t, 0, sizeof *t);
+}
+
+/* --- sums ---------------------------------------------------------------- */
+
+/*
+ * Check that every row sum, column sum and the total of matrix b fit in 64
+ * bits; on success *total receives the total.  col is scratch of ng words.
+ * Returns the failing kind and index through *what / *index.
+ */
+enum overflow { OV_NONE, OV_ROW, OV_COL, OV_TOTAL };
+
+static enum overflow check_sums(const uint64_t *b, uint32_t ng, uint64_t *col,
+				uint32_t *index, uint64_t *total)
+{
+	uint64_t tot = 0;
+
+	memset(col, 0, (size_t)ng * sizeof *col);
+	for (uint32_t s = 0; s < ng; s++) {
+		const uint64_t *row = b + (size_t)s * ng;
+		uint64_t rs = 0;
+		for (uint32_t d = 0; d < ng; d++) {
+			if (!fast_add_u64(rs, row[d], &rs)) {
+				*index = s;
+				return OV_ROW;
+			}
+			if (!fast_add_u64(col[d], row[d], &col[d])) {
+				*index = d;
+				return OV_COL;
+			}
+		}
+		if (!fast_add_u64(tot, rs, &tot))
+			return OV_TOTAL;
+	}
+	*total = tot;
+	return OV_NONE;
+}
+
+/* Run check_sums on every matrix and the total over all of them; errors
+ * name the matrix with the file's JSON path convention. */
+static int check_all_sums(const struct fast_traffic *t, const char *name, bool json,
+			  struct fast_err *err)
+{
+	uint64_t *col = fast_calloc(t->ng, sizeof *col);
+	uint64_t grand = 0;
+	int rc = 0;
+
+	if (!col)
+		return fast_err_set(err, FAST_ENOMEM, "%s: out of memory", name);
+	for (uint32_t k = 0; k < t->count && rc == 0; k++) {
+		uint32_t idx = 0;
+		uint64_t tot = 0;
+		char where[64];
+
+		if (json)
+			snprintf(where, sizeof where, "/matrices/%u", k);
+		else
+			snprintf(where, sizeof where, "matrix");
+		switch (check_sums(t->m[k].bytes, t->ng, col, &idx, &tot)) {
+		case OV_ROW:
+			rc = fast_err_set(err, FAST_EINPUT,
+					  "%s: %s: the sum of row %u overflows 64 bits", name, where,
+					  idx);
+			break;
+		case OV_COL:
+			rc = fast_err_set(err, FAST_EINPUT,
+					  "%s: %s: the sum of column %u overflows 64 bits", name,
+					  where, idx);
+			break;
+		case OV_TOTAL:
+			rc = fast_err_set(err, FAST_EINPUT,
+					  "%s: %s: the total bytes overflow 64 bits", name, where);
+			break;
+		case OV_NONE:
+			if (!fast_add_u64(grand, tot, &grand))
+				rc = fast_err_set(err, FAST_EINPUT,
+						  "%s: the total bytes over all matrices overflow 64 bits",
+						  name);
+			break;
+		}
+	}
+	free(col);
+	return rc;
+}
+
+/* --- JSON ---------------------------------------------------------------- */
+
+static const char *const root_keys[] = { "version", "gpus", "source", "matrices", NULL };
+static const char *const matrix_keys[] = { "label", "rows", "entries", NULL };
+
+/* One byte count at the current path. */
+static int as_bytes(struct fast_jctx *c, const struct fast_jv *v, uint64_t *out)
+{
+	double d;
+
+	if (fast_jv_type(v) != FAST_JNUMBER)
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "bytes must be a non-negative integer (got %s)",
+				      fast_jtype_name(fast_jv_type(v)));
+	d = fast_jv_number(v);
+	if (!(d >= 0) || d != floor(d))
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "bytes must be a non-negative integer (got %.17g)", d);
+	if (d > (double)FAST_JSON_MAX_BYTES)
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "bytes %.17g are above 2^53, the largest integer a JSON "
+				      "number carries exactly",
+				      d);
+	*out = (uint64_t)d;
+	return 0;
+}
+
+static int load_dense(struct fast_jctx *c, const struct fast_jv *rows, uint32_t ng,
+		      uint64_t *b)
+{
+	size_t nrows = fast_jv_size(rows), s = 0;
+	int rc;
+
+	if ((rc = fast_jv_expect_array(c, rows)) < 0)
+		return rc;
+	if (nrows != ng)
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "has %zu rows, expected %u (gpus): the matrix must be "
+				      "gpus x gpus",
+				      nrows, ng);
+	for (const struct fast_jv *r = fast_jv_first(rows); r; r = fast_jv_next(r), s++) {
+		size_t old = fast_jctx_push_index(c, s), d = 0;
+		size_t ncols = fast_jv_size(r);
+
+		if ((rc = fast_jv_expect_array(c, r)) < 0)
+			return rc;
+		if (ncols != ng)
+			return fast_jctx_fail(c, FAST_EINPUT,
+					      "row has %zu entries, expected %u (gpus): the matrix "
+					      "must be square",
+					      ncols, ng);
+		for (const struct fast_jv *x = fast_jv_first(r); x; x = fast_jv_next(x), d++) {
+			size_t o2 = fast_jctx_push_index(c, d);
+			if ((rc = as_bytes(c, x, &b[s * ng + d])) < 0)
+				return rc;
+			fast_jctx_pop(c, o2);
+		}
+		fast_jctx_pop(c, old);
+	}
+	return 0;
+}
+
+/* A GPU id in [0, ng) at the current path. */
+static int as_gpu(struct fast_jctx *c, const struct fast_jv *v, const char *what, uint32_t ng,
+		  uint32_t *out)
+{
+	double d;
+
+	if (fast_jv_type(v) != FAST_JNUMBER)
+		return fast_jctx_fail(c, FAST_EINPUT, "%s must be a GPU id (got %s)", what,
+				      fast_jtype_name(fast_jv_type(v)));
+	d = fast_jv_number(v);
+	if (!(d >= 0) || d != floor(d))
+		return fast_jctx_fail(c, FAST_EINPUT, "%s must be a GPU id (got %.17g)", what, d);
+	if (d >= ng)
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "%s %.17g is out of range (gpus = %u, ids 0..%u)", what, d,
+				      ng, ng - 1);
+	*out = (uint32_t)d;
+	return 0;
+}
+
+/* seen: ng*ng bits, zeroed by the caller. */
+static int load_sparse(struct fast_jctx *c, const struct fast_jv *entries, uint32_t ng,
+		       uint64_t *b, unsigned char *seen)
+{
+	size_t i = 0;
+	int rc;
+
+	if ((rc = fast_jv_expect_array(c, entries)) < 0)
+		return rc;
+	for (const struct fast_jv *e = fast_jv_first(entries); e; e = fast_jv_next(e), i++) {
+		size_t old = fast_jctx_push_index(c, i), o2, cell;
+		const struct fast_jv *x;
+		uint32_t src, dst;
+		uint64_t bytes;
+
+		if ((rc = fast_jv_expect_array(c, e)) < 0)
+			return rc;
+		if (fast_jv_size(e) != 3)
+			return fast_jctx_fail(c, FAST_EINPUT,
+					      "an entry is [src, dst, bytes]: expected 3 numbers, "
+					      "got %zu",
+					      fast_jv_size(e));
+		x = fast_jv_first(e);
+		o2 = fast_jctx_push_index(c, 0);
+		if ((rc = as_gpu(c, x, "src", ng, &src)) < 0)
+			return rc;
+		fast_jctx_pop(c, o2);
+		x = fast_jv_next(x);
+		o2 = fast_jctx_push_index(c, 1);
+		if ((rc = as_gpu(c, x, "dst", ng, &dst)) < 0)
+			return rc;
+		fast_jctx_pop(c, o2);
+		x = fast_jv_next(x);
+		o2 = fast_jctx_push_index(c, 2);
+		if ((rc = as_bytes(c, x, &bytes)) < 0)
+			return rc;
+		fast_jctx_pop(c, o2);
+		cell = (size_t)src * ng + dst;
+		if (seen[cell / 8] & (1u << (cell % 8)))
+			return fast_jctx_fail(c, FAST_EINPUT,
+					      "duplicate entry for src %u, dst %u (each pair at most "
+					      "once)",
+					      src, dst);
+		seen[cell / 8] |= (unsigned char)(1u << (cell % 8));
+		b[cell] = bytes;
+		fast_jctx_pop(c, old);
+	}
+	return 0;
+}
+
+static int load_matrix(struct fast_jctx *c, const struct fast_jv *m, uint32_t ng,
+		       struct fast_matrix *out, unsigned char **seen)
+{
+	const struct fast_jv *rows, *entries;
+	int rc;
+
+	if ((rc = fast_jv_expect_object(c, m, matrix_keys)) < 0)
+		return rc;
+	if ((rc = fast_jv_get_string(c, m, "label", false, out->label, sizeof out->label)) < 0)
+		return rc;
+	rows = fast_jv_get(m, "rows");
+	entries = fast_jv_get(m, "entries");
+	if (rows && entries)
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "has both \"rows\" and \"entries\" (give one)");
+	if (!rows && !entries)
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "needs \"rows\" (dense) or \"entries\" (sparse)");
+	if (rows) {
+		size_t old = fast_jctx_push_key(c, "rows");
+		if ((rc = load_dense(c, rows, ng, out->bytes)) < 0)
+			return rc;
+		fast_jctx_pop(c, old);
+		return 0;
+	}
+	if (!*seen) {
+		*seen = fast_calloc(((size_t)ng * ng + 7) / 8, 1);
+		if (!*seen)
+			return fast_jctx_fail(c, FAST_ENOMEM, "out of memory");
+	} else {
+		memset(*seen, 0, ((size_t)ng * ng + 7) / 8);
+	}
+	{
+		size_t old = fast_jctx_push_key(c, "entries");
+		if ((rc = load_sparse(c, entries, ng, out->bytes, *seen)) < 0)
+			return rc;
+		fast_jctx_pop(c, old);
+	}
+	return 0;
+}
+
+static int load_json(const char *text, size_t len, const char *name,
+		     const struct fast_limits *lim, struct fast_traffic *out,
+		     struct fast_err *err)
+{
+	struct fast_json *doc = NULL;
+	const struct fast_jv *root, *mats;
+	struct fast_traffic t;
+	struct fast_jctx c;
+	unsigned char *seen = NULL;
+	uint64_t version = 0, ng = 0;
+	size_t nm, k = 0;
+	int rc;
+
+	memset(&t, 0, sizeof t);
+	if ((rc = fast_json_parse(text, len, name, &doc, err)) < 0)
+		return rc;
+	root = fast_json_root(doc);
+	fast_jctx_init(&c, name, err);
+	if ((rc = fast_jv_expect_object(&c, root, root_keys)) < 0 ||
+	    (rc = fast_jv_get_u64(&c, root, "version", true, UINT32_MAX, &version)) < 0)
+		goto out;
+	if (version != FAST_TRAFFIC_VERSION) {
+		fast_jctx_push_key(&c, "version");
+		rc = fast_jctx_fail(&c, FAST_EINPUT,
+				    "unsupported version %llu (this build reads version %d)",
+				    (unsigned long long)version, FAST_TRAFFIC_VERSION);
+		goto out;
+	}
+	if ((rc = fast_jv_get_u64(&c, root, "gpus", true, FAST_JSON_MAX_BYTES, &ng)) < 0)
+		goto out;
+	if (ng == 0 || ng > lim->max_gpus) {
+		fast_jctx_push_key(&c, "gpus");
+		if (ng == 0)
+			rc = fast_jctx_fail(&c, FAST_EINPUT, "must be >= 1 (got 0)");
+		else
+			rc = fast_jctx_fail(&c, FAST_ELIMIT,
+					    "%llu GPUs is over the limit of %u (raise it with "
+					    "--max-gpus)",
+					    (unsigned long long)ng, lim->max_gpus);
+		goto out;
+	}
+	mats = fast_jv_get(root, "matrices");
+	if (!mats) {
+		rc = fast_jctx_fail(&c, FAST_EINPUT, "missing required key \"matrices\"");
+		goto out;
+	}
+	fast_jctx_push_key(&c, "matrices");
+	if ((rc = fast_jv_expect_array(&c, mats)) < 0)
+		goto out;
+	nm = fast_jv_size(mats);
+	if (nm == 0 || nm > lim->max_matrices) {
+		rc = nm == 0 ? fast_jctx_fail(&c, FAST_EINPUT, "needs at least one matrix")
+			     : fast_jctx_fail(&c, FAST_ELIMIT,
+					      "%zu matrices is over the limit of %u", nm,
+					      lim->max_matrices);
+		goto out;
+	}
+	if ((rc = fast_traffic_alloc(&t, (uint32_t)ng, (uint32_t)nm, lim, err)) < 0) {
+		fast_err_prefix(err, "%s", name);
+		goto out;
+	}
+	t.source[0] = '\0';
+	for (const struct fast_jv *m = fast_jv_first(mats); m; m = fast_jv_next(m), k++) {
+		size_t old = fast_jctx_push_index(&c, k);
+		if ((rc = load_matrix(&c, m, t.ng, &t.m[k], &seen)) < 0)
+			goto out;
+		fast_jctx_pop(&c, old);
+	}
+	fast_jctx_init(&c, name, err);
+	if ((rc = fast_jv_get_string(&c, root, "source", false, t.source, sizeof t.source)) < 0)
+		goto out;
+	rc = check_all_sums(&t, name, true, err);
+out:
+	free(seen);
+	fast_json_free(doc);
+	if (rc < 0) {
+		fast_traffic_free(&t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+/* --- nccl-tests matrix ---------------------------------------------------- */
+
+struct cursor {
+	const char *p, *end, *line0; /* line0: start of the current line */
+	size_t line;
+};
+
+static bool is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+static size_t col_of(const struct cursor *k, const char *at)
+{
+	return (size_t)(at - k->line0) + 1;
+}
+
+/* Count the whitespace-separated tokens from p to the end of its line. */
+static size_t count_tokens(const char *p, const char *end)
+{
+	size_t n = 0;
+	while (p < end && *p != '\n') {
+		while (p < end && is_blank(*p))
+			p++;
+		if (p >= end || *p == '\n')
+			break;
+		n++;
+		while (p < end && !is_blank(*p) && *p != '\n')
+			p++;
+	}
+	return n;
+}
+
+/* Skip blank lines; return false at the end of input. */
+static bool next_line(struct cursor *k)
+{
+	for (;;) {
+		const char *q = k->p;
+		while (q < k->end && is_blank(*q))
+			q++;
+		if (q >= k->end)
+			return false;
+		if (*q != '\n')
+			return true;
+		k->p = q + 1;
+		k->line0 = k->p;
+		k->line++;
+	}
+}
+
+/* Parse one line of exactly n numbers into row[]. */
+static int parse_row(struct cursor *k, const char *name, uint32_t n, uint64_t *row,
+		     struct fast_err *err)
+{
+	uint32_t got = 0;
+
+	for (;;) {
+		const char *tok;
+		uint64_t v = 0;
+		bool big = false;
+
+		while (k->p < k->end && is_blank(*k->p))
+			k->p++;
+		if (k->p >= k->end || *k->p == '\n')
+			break;
+		tok = k->p;
+		while (k->p < k->end && !is_blank(*k->p) && *k->p != '\n')
+			k->p++;
+		if (got == n)
+			return fast_err_set(err, FAST_EINPUT,
+					    "%s:%zu:%zu: row %zu has more than %u entries: the "
+					    "matrix must be square (N lines of N numbers)",
+					    name, k->line, col_of(k, tok), k->line, n);
+		for (const char *q = tok; q < k->p; q++) {
+			if (!isdigit((unsigned char)*q))
+				return fast_err_set(err, FAST_EINPUT,
+						    "%s:%zu:%zu: expected a non-negative integer "
+						    "byte count, got '%.*s'",
+						    name, k->line, col_of(k, tok),
+						    (int)(k->p - tok > 20 ? 20 : k->p - tok), tok);
+			if (!big && (!fast_mul_u64(v, 10, &v) ||
+				     !fast_add_u64(v, (uint64_t)(*q - '0'), &v)))
+				big = true;
+		}
+		if (big || v > FAST_JSON_MAX_BYTES)
+			return fast_err_set(err, FAST_EINPUT,
+					    "%s:%zu:%zu: %.*s bytes are above 2^53, the largest "
+					    "byte count this tool carries",
+					    name, k->line, col_of(k, tok),
+					    (int)(k->p - tok > 30 ? 30 : k->p - tok), tok);
+		row[got++] = v;
+	}
+	if (got != n)
+		return fast_err_set(err, FAST_EINPUT,
+				    "%s:%zu:%zu: row %zu has %u entries, expected %u (the first "
+				    "row's count): the matrix must be square",
+				    name, k->line, col_of(k, k->p), k->line, got, n);
+	return 0;
+}
+
+static int load_nccl(const char *text, size_t len, const char *name,
+		     const struct fast_limits *lim, struct fast_traffic *out,
+		     struct fast_err *err)
+{
+	struct cursor k = { text, text + len, text, 1 };
+	struct fast_traffic t;
+	size_t n, rows = 0;
+	int rc;
+
+	if (!next_line(&k))
+		return fast_err_set(err, FAST_EINPUT, "%s: empty matrix", name);
+	n = count_tokens(k.p, k.end);
+	if (n > lim->max_gpus)
+		return fast_err_set(err, FAST_ELIMIT,
+				    "%s:%zu:1: the first row has %zu entries: %zu GPUs is over the "
+				    "limit of %u (raise it with --max-gpus)",
+				    name, k.line, n, n, lim->max_gpus);
+	if ((rc = fast_traffic_alloc(&t, (uint32_t)n, 1, lim, err)) < 0) {
+		fast_err_prefix(err, "%s", name);
+		return rc;
+	}
+	snprintf(t.source, sizeof t.source, "nccl-tests alltoallv matrix");
+	while (next_line(&k)) {
+		if (rows == n) {
+			rc = fast_err_set(err, FAST_EINPUT,
+					  "%s:%zu:1: more than %zu rows: the matrix must be square "
+					  "(the first row has %zu entries)",
+					  name, k.line, n, n);
+			goto fail;
+		}
+		if ((rc = parse_row(&k, name, (uint32_t)n, t.m[0].bytes + rows * n, err)) < 0)
+			goto fail;
+		rows++;
+	}
+	if (rows != n) {
+		rc = fast_err_set(err, FAST_EINPUT,
+				  "%s: has %zu rows, expected %zu: the matrix must be square "
+				  "(the first row has %zu entries)",
+				  name, rows, n, n);
+		goto fail;
+	}
+	if ((rc = check_all_sums(&t, name, false, err)) < 0)
+		goto fail;
+	*out = t;
+	return 0;
+fail:
+	fast_traffic_free(&t);
+	return rc;
+}
+
+int fast_traffic_parse(const char *text, size_t len, const char *name,
+		       const struct fast_limits *lim, struct fast_traffic *out,
+		       struct fast_err *err)
+{
+	struct fast_limits dl;
+	size_t i = 0;
+
+	lim = limits_or_default(lim, &dl);
+	while (i < len && isspace((unsigned char)text[i]))
+		i++;
+	if (i == len)
+		return fast_err_set(err, FAST_EINPUT,
+				    "%s: empty file (expected traffic JSON or an nccl-tests matrix)",
+				    name);
+	if (isdigit((unsigned char)text[i]))
+		return load_nccl(text, len, name, lim, out, err);
+	return load_json(text, len, name, lim, out, err);
+}
+
+int fast_traffic_load(const char *path, const struct fast_limits *lim,
+		      struct fast_traffic *out, struct fast_err *err)
+{
+	struct fast_limits dl;
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	lim = limits_or_default(lim, &dl);
+	if ((rc = fast_read_file(path, lim->max_file_bytes, &text, &len, err)) < 0)
+		return rc;
+	rc = fast_traffic_parse(text, len, path, lim, out, err);
+	free(text);
+	return rc;
+}
+
+int fast_traffic_check_topo(const struct fast_traffic *t, const struct fast_topo *topo,
+			    const char *name, struct fast_err *err)
+{
+	uint32_t want = fast_topo_ngpus(topo);
+
+	if (t->ng != want)
+		return fast_err_set(err, FAST_EINPUT,
+				    "%s: traffic has %u GPUs but the topology has %u (%u servers "
+				    "x %u GPUs)",
+				    name, t->ng, want, topo->servers, topo->gpus);
+	return 0;
+}
+
+/* --- writers ------------------------------------------------------------- */
+
+int fast_traffic_write(const struct fast_traffic *t, bool sparse, FILE *f,
+		       struct fast_err *err)
+{
+	uint32_t ng = t->ng;
+
+	fprintf(f, "{\n  \"version\": %d,\n  \"gpus\": %u,\n  \"source\": ",
+		FAST_TRAFFIC_VERSION, ng);
+	fast_json_put_string(f, t->source);
+	fputs(",\n  \"matrices\": [", f);
+	for (uint32_t k = 0; k < t->count && !ferror(f); k++) {
+		const uint64_t *b = t->m[k].bytes;
+		bool first = true;
+
+		fputs(k ? ",\n    {\n      \"label\": " : "\n    {\n      \"label\": ", f);
+		fast_json_put_string(f, t->m[k].label);
+		fputs(sparse ? ",\n      \"entries\": [" : ",\n      \"rows\": [", f);
+		for (uint32_t s = 0; s < ng && !ferror(f); s++) {
+			if (sparse) {
+				for (uint32_t d = 0; d < ng; d++) {
+					uint64_t v = b[(size_t)s * ng + d];
+					if (!v)
+						continue;
+					fprintf(f, "%s\n        [%u, %u, %llu]", first ? "" : ",",
+						s, d, (unsigned long long)v);
+					first = false;
+				}
+				continue;
+			}
+			fputs(s ? ",\n        [" : "\n        [", f);
+			for (uint32_t d = 0; d < ng; d++)
+				fprintf(f, d ? ", %llu" : "%llu",
+					(unsigned long long)b[(size_t)s * ng + d]);
+			fputc(']', f);
+		}
+		fputs(sparse && first ? "]\n    }" : "\n      ]\n    }", f);
+	}
+	fputs("\n  ]\n}\n", f);
+	if (ferror(f))
+		return fast_err_set(err, FAST_EIO, "writing the traffic failed");
+	return 0;
+}
+
+int fast_traffic_write_nccl(const struct fast_traffic *t, uint32_t index, FILE *f,
+			    uint64_t *changed, struct fast_err *err)
+{
+	uint64_t nchanged = 0;
+	uint32_t ng = t->ng;
+
+	if (index >= t->count)
+		return fast_err_set(err, FAST_EUSAGE, "matrix %u does not exist (%u matrices)",
+				    index, t->count);
+	for (uint32_t s = 0; s < ng && !ferror(f); s++) {
+		for (uint32_t d = 0; d < ng; d++) {
+			uint64_t v = t->m[index].bytes[(size_t)s * ng + d];
+			/* round up: a non-empty message stays non-empty; v <= 2^53
+			 * on every loaded matrix, but saturate rather than wrap */
+			uint64_t r = v > UINT64_MAX - 15 ? v & ~UINT64_C(15) : (v + 15) & ~UINT64_C(15);
+			if (r != v)
+				nchanged++;
+			fprintf(f, d ? " %llu" : "%llu", (unsigned long long)r);
+		}
+		fputc('\n', f);
+	}
+	if (ferror(f))
+		return fast_err_set(err, FAST_EIO, "writing the matrix failed");
+	if (changed)
+		*changed = nchanged;
+	return 0;
+}
+
+/* --- statistics ---------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Gini coefficient of the off-diagonal pair sizes x_1 <= ... <= x_n:
+ *     G = sum_i (2i - n - 1) x_i / (n sum_i x_i)
+ * 0 when every pair carries the same bytes, (n-1)/n when one pair carries
+ * everything.  NAN if the scratch array cannot be allocated.
+ */
+static double gini(const uint64_t *b, uint32_t ng)
+{
+	size_t n = (size_t)ng * ng - ng, j = 0;
+	double num = 0, sum = 0;
+	uint64_t *x;
+
+	if (n == 0)
+		return 0;
+	x = malloc(n * sizeof *x);
+	if (!x)
+		return NAN;
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++)
+			if (s != d)
+				x[j++] = b[(size_t)s * ng + d];
+	qsort(x, n, sizeof *x, cmp_u64);
+	for (size_t i = 0; i < n; i++) {
+		num += (2.0 * (double)(i + 1) - (double)n - 1.0) * (double)x[i];
+		sum += (double)x[i];
+	}
+	free(x);
+	return sum > 0 ? num / ((double)n * sum) : 0;
+}
+
+/*
+ * Rows and columns count only off-diagonal bytes: the bytes a GPU sends to
+ * (receives from) other GPUs, which are what links carry.  Sums cannot
+ * overflow on a loaded matrix (checked at load time); on others they wrap.
+ */
+void fast_traffic_stats(const uint64_t *bytes, uint32_t ng, uint32_t gpus_per_server,
+			struct fast_traffic_stats *out)
+{
+	struct fast_traffic_stats st;
+	uint32_t G = gpus_per_server ? gpus_per_server : ng;
+	uint32_t nservers = ng ? (ng + G - 1) / G : 0;
+	uint64_t *col = calloc(ng ? ng : 1, sizeof *col);
+	uint64_t *egress = calloc(nservers ? nservers : 1, sizeof *egress);
+	uint64_t *ingress = calloc(nservers ? nservers : 1, sizeof *ingress);
+	uint64_t off = 0;
+
+	memset(&st, 0, sizeof st);
+	for (uint32_t s = 0; s < ng; s++) {
+		uint64_t row = 0;
+		for (uint32_t d = 0; d < ng; d++) {
+			uint64_t v = bytes[(size_t)s * ng + d];
+			st.total += v;
+			if (s == d) {
+				st.local += v;
+				continue;
+			}
+			row += v;
+			if (col)
+				col[d] += v;
+			if (s / G == d / G) {
+				st.intra += v;
+			} else {
+				st.inter += v;
+				if (egress && ingress) {
+					egress[s / G] += v;
+					ingress[d / G] += v;
+				}
+			}
+		}
+		off += row;
+		if (row > st.max_row || s == 0) {
+			st.max_row = row;
+			st.hot_sender = s;
+		}
+	}
+	for (uint32_t d = 0; d < ng && col; d++)
+		if (col[d] > st.max_col || d == 0) {
+			st.max_col = col[d];
+			st.hot_receiver = d;
+		}
+	for (uint32_t a = 0; a < nservers && egress && ingress; a++) {
+		if (egress[a] > st.max_server_egress)
+			st.max_server_egress = egress[a];
+		if (ingress[a] > st.max_server_ingress)
+			st.max_server_ingress = ingress[a];
+	}
+	st.mean_row = ng ? (double)off / ng : 0;
+	st.mean_col = st.mean_row;
+	st.row_skew = st.mean_row > 0 ? (double)st.max_row / st.mean_row : 0;
+	st.col_skew = st.mean_col > 0 ? (double)st.max_col / st.mean_col : 0;
+	st.gini = gini(bytes, ng);
+	if (!col || !egress || !ingress)
+		st.gini = NAN; /* partial statistics: flag them */
+	free(col);
+	free(egress);
+	free(ingress);
+	*out = st;
+}
+
+int fast_matrix_transpose(uint64_t *bytes, uint32_t ng, struct fast_err *err)
+{
+	(void)err; /* in place: cannot fail */
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = s + 1; d < ng; d++) {
+			uint64_t tmp = bytes[(size_t)s * ng + d];
+			bytes[(size_t)s * ng + d] = bytes[(size_t)d * ng + s];
+			bytes[(size_t)d * ng + s] = tmp;
+		}
+	return 0;
+}

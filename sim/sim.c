@@ -1,0 +1,1191 @@
+/*
+ * sim.c - the event-driven, flow-level simulator (see sim.h for the model).
+ *
+ * Workload assumed: plans of 10^2..10^6 transfers, up to ~10^6 of them in
+ * flight at once (the fanout baseline at 1024 GPUs), a few thousand
+ * resources.  Every transfer has at most one flow in flight (its chunks
+ * run one after another), so a transfer's slot doubles as its flow.
+ *
+ * The engine keeps two heaps: timed events (step launches after the
+ * per-step overhead, flow starts after alpha, zero-time completions) and
+ * flow completions (finish time under the current rates).  Rates are a
+ * max-min fair allocation computed by progressive filling: resources sit
+ * in a heap keyed by their fair share (remaining capacity / unfrozen
+ * flows); the smallest share freezes its flows at that rate.  Shares only
+ * grow as flows freeze elsewhere (a flow frozen at level L <= share
+ * removes L from the capacity and one from the count), so a stale heap
+ * key is a lower bound and is simply re-pushed when popped.  Cost of one
+ * allocation: O(sum of path lengths + R log R).
+ */
+#include "sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INF_TIME HUGE_VAL
+
+void fast_sim_opts_default(struct fast_sim_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->congestion = true;
+	o->epsilon = 0.0;
+	o->timeline = false;
+}
+
+double fast_sim_incast_factor(const struct fast_congestion *c, uint32_t k)
+{
+	double f;
+
+	if (!c || (double)k <= c->incast_threshold || c->incast_slope <= 0.0)
+		return 1.0;
+	f = 1.0 - c->incast_slope * ((double)k - c->incast_threshold);
+	if (f < c->incast_floor)
+		f = c->incast_floor;
+	if (f > 1.0)
+		f = 1.0;
+	if (f <= 0.0)
+		f = 1e-3; /* a validated topology has floor > 0; never stall */
+	return f;
+}
+
+const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_sim_res *r,
+			      char *buf, size_t len)
+{
+	uint32_t G = topo->gpus ? topo->gpus : 1;
+	uint32_t s = r->gpu / G, i = r->gpu % G;
+
+	switch (r->kind) {
+	case FAST_RES_UP_EGRESS:
+		snprintf(buf, len, "s%u up%u out", s, i);
+		break;
+	case FAST_RES_UP_INGRESS:
+		snprintf(buf, len, "s%u up%u in", s, i);
+		break;
+	case FAST_RES_MESH_LINK:
+		snprintf(buf, len, "s%u link %u->%u", s, i, r->peer % G);
+		break;
+	case FAST_RES_NIC_EGRESS:
+		snprintf(buf, len, "s%u NIC%u out", s, i);
+		break;
+	case FAST_RES_NIC_INGRESS:
+		snprintf(buf, len, "s%u NIC%u in", s, i);
+		break;
+	case FAST_RES_CORE:
+		snprintf(buf, len, "core");
+		break;
+	}
+	return buf;
+}
+
+void fast_sim_result_free(struct fast_sim_result *r)
+{
+	if (!r)
+		return;
+	free(r->steps);
+	free(r->res);
+	free(r->act);
+	r->steps = NULL;
+	r->res = NULL;
+	r->act = NULL;
+	r->nsteps = r->nres = 0;
+	r->nact = 0;
+}
+
+/* --- heaps -------------------------------------------------------------- */
+
+/* Timed events, ordered by (time, seq) so that ties resolve in the order
+ * they were scheduled: deterministic. */
+enum ev_type { EV_LAUNCH = 0, EV_START = 1, EV_CHUNK = 2 };
+
+struct ev {
+	double t;
+	uint64_t seq;
+	uint32_t id, aux;
+	uint32_t type;
+};
+
+struct evheap {
+	struct ev *a;
+	size_t n, cap;
+	uint64_t seq;
+};
+
+static bool ev_less(const struct ev *x, const struct ev *y)
+{
+	return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+}
+
+static int ev_push(struct evheap *h, double t, uint32_t type, uint32_t id, uint32_t aux)
+{
+	size_t i;
+
+	if (h->n == h->cap) {
+		size_t nc = h->cap ? 2 * h->cap : 1024;
+		struct ev *na = fast_reallocarray(h->a, nc, sizeof *na);
+		if (!na)
+			return FAST_ENOMEM;
+		h->a = na;
+		h->cap = nc;
+	}
+	i = h->n++;
+	h->a[i] = (struct ev){ t, h->seq++, id, aux, type };
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!ev_less(&h->a[i], &h->a[p]))
+			break;
+		struct ev tmp = h->a[p];
+		h->a[p] = h->a[i];
+		h->a[i] = tmp;
+		i = p;
+	}
+	return 0;
+}
+
+static struct ev ev_pop(struct evheap *h)
+{
+	struct ev top = h->a[0];
+	size_t i = 0, n = --h->n;
+
+	h->a[0] = h->a[n];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && ev_less(&h->a[l], &h->a[m]))
+			m = l;
+		if (r < n && ev_less(&h->a[r], &h->a[m]))
+			m = r;
+		if (m == i)
+			break;
+		struct ev tmp = h->a[m];
+		h->a[m] = h->a[i];
+		h->a[i] = tmp;
+		i = m;
+	}
+	return top;
+}
+
+/* (key, id) min-heap used for flow completions and for progressive
+ * filling; ties by id keep results deterministic. */
+struct kv {
+	double k;
+	uint32_t id;
+};
+
+struct kvheap {
+	struct kv *a;
+	size_t n, cap;
+};
+
+static bool kv_less(const struct kv *x, const struct kv *y)
+{
+	return x->k < y->k || (x->k == y->k && x->id < y->id);
+}
+
+static void kv_down(struct kv *a, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && kv_less(&a[l], &a[m]))
+			m = l;
+		if (r < n && kv_less(&a[r], &a[m]))
+			m = r;
+		if (m == i)
+			break;
+		struct kv tmp = a[m];
+		a[m] = a[i];
+		a[i] = tmp;
+		i = m;
+	}
+}
+
+static void kv_heapify(struct kvheap *h)
+{
+	for (size_t i = h->n / 2; i-- > 0;)
+		kv_down(h->a, h->n, i);
+}
+
+/* capacity is reserved by the caller */
+static void kv_push(struct kvheap *h, double k, uint32_t id)
+{
+	size_t i = h->n++;
+
+	h->a[i] = (struct kv){ k, id };
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!kv_less(&h->a[i], &h->a[p]))
+			break;
+		struct kv tmp = h->a[p];
+		h->a[p] = h->a[i];
+		h->a[i] = tmp;
+		i = p;
+	}
+}
+
+static struct kv kv_pop(struct kvheap *h)
+{
+	struct kv top = h->a[0];
+
+	h->a[0] = h->a[--h->n];
+	kv_down(h->a, h->n, 0);
+	return top;
+}
+
+static int kv_reserve(struct kvheap *h, size_t n)
+{
+	if (n <= h->cap)
+		return 0;
+	size_t nc = h->cap ? h->cap : 256;
+	while (nc < n)
+		nc *= 2;
+	struct kv *na = fast_reallocarray(h->a, nc, sizeof *na);
+	if (!na)
+		return FAST_ENOMEM;
+	h->a = na;
+	h->cap = nc;
+	return 0;
+}
+
+/* --- engine state ------------------------------------------------------- */
+
+enum xstate { X_IDLE = 0, X_PENDING, X_ACTIVE, X_DONE };
+
+/* Hot per-transfer fields, touched by every allocation. */
+struct flow {
+	double rate, rem, t_upd;
+	uint32_t res[3];
+	uint32_t nres;
+};
+
+/* An active flow, stored by position (dense, swap-removed): the hot data
+ * every allocation walks. */
+struct hot {
+	double rate, nrate, rem, t_upd, fin;
+	uint32_t res[3];
+	uint32_t nres;
+	uint32_t x;     /* its transfer */
+	uint32_t epoch; /* == allocation number once frozen in it */
+};
+
+struct xf {
+	uint32_t step;
+	uint32_t chunk;   /* chunk in flight or next to start */
+	uint32_t state;
+	uint32_t apos;    /* index in the active array */
+	uint32_t pos[3];  /* index in each resource's active list */
+	uint64_t bytes;   /* whole transfer */
+	uint64_t cbytes;  /* current chunk */
+	double t_first, t_last;
+	double inherit;   /* scalable mode: rate reserved for the next chunk */
+	uint64_t inherit_gen; /* valid while no allocation happened since */
+};
+
+struct st {
+	uint32_t full_left;
+	uint32_t x0, nx;
+	uint32_t chunks, c0;
+	uint32_t chunks_done;
+	uint32_t rdep0, nrdep;
+	bool launched, ready, done;
+	double overhead, alpha;
+	uint64_t bytes;   /* over resources */
+};
+
+struct rdep {
+	uint32_t step;
+	uint32_t pipelined;
+};
+
+struct res {
+	double base;     /* effective capacity */
+	double cap;      /* after incast at the last allocation */
+	double freed;    /* capacity gained since the last allocation */
+	double rcap;     /* progressive filling scratch */
+	uint32_t rcnt;
+	uint32_t n;      /* flows in its active list */
+	uint32_t l0;     /* list storage offset */
+	bool ingress_nic;
+};
+
+struct eng {
+	const struct fast_topo *topo;
+	const struct fast_plan *x;   /* explicit plan */
+	struct fast_sim_opts opts;
+	uint32_t ng, G, N;
+	double alpha[2], overhead[2];
+
+	uint32_t nx;
+	struct xf *xs;
+	struct flow *fl;
+	uint32_t nsteps;
+	struct st *st;
+	uint32_t *pipe_left, *chunk_left;
+	struct rdep *rdeps;
+
+	uint32_t nr;
+	struct res *rs;
+	struct fast_sim_res *rinfo;
+	uint32_t *lists;
+
+	struct hot *hot;   /* by active position */
+	uint32_t *due;     /* exact mode: transfers due at next_fin */
+	uint32_t ndue;
+	uint32_t nactive;
+	bool exact;
+	double next_fin;
+
+	struct evheap ev;
+	struct kvheap fin, fill;
+
+	bool arrivals, must_recompute;
+	uint64_t events, recomputes, flows;
+	struct fast_sim_step *out_steps;
+};
+
+/* bytes of chunk c of L split into k: floor((c+1)L/k) - floor(cL/k) */
+static uint64_t chunk_bytes(uint64_t L, uint32_t k, uint32_t c)
+{
+	uint64_t q = L / k, r = L % k;
+	uint64_t a = (uint64_t)c * q + ((uint64_t)c * r) / k;
+	uint64_t b = (uint64_t)(c + 1) * q + ((uint64_t)(c + 1) * r) / k;
+	return b - a;
+}
+
+/* Make chunk x->chunk of transfer xi ready at time t if its step has
+ * launched and its pipelined deps allow it. */
+static int try_ready(struct eng *e, uint32_t xi, double t)
+{
+	struct xf *x = &e->xs[xi];
+	struct st *s = &e->st[x->step];
+	struct flow *f = &e->fl[xi];
+
+	if (x->state != X_IDLE || !s->launched || x->chunk >= s->chunks)
+		return 0;
+	if (e->pipe_left[s->c0 + x->chunk] != 0)
+		return 0;
+	x->cbytes = chunk_bytes(x->bytes, s->chunks, x->chunk);
+	x->state = X_PENDING;
+	if (x->cbytes == 0 || f->nres == 0)
+		return ev_push(&e->ev, t, EV_START, xi, 0);
+	return ev_push(&e->ev, t + s->alpha, EV_START, xi, 0);
+}
+
+static int step_ready(struct eng *e, uint32_t si, double t)
+{
+	struct st *s = &e->st[si];
+
+	s->ready = true;
+	e->out_steps[si].ready_s = t;
+	e->out_steps[si].start_s = INF_TIME;
+	return ev_push(&e->ev, s->bytes ? t + s->overhead : t, EV_LAUNCH, si, 0);
+}
+
+static int step_done(struct eng *e, uint32_t si, double t)
+{
+	struct st *s = &e->st[si];
+	int rc;
+
+	s->done = true;
+	e->out_steps[si].end_s = t;
+	if (e->out_steps[si].start_s == INF_TIME)
+		e->out_steps[si].start_s = t;
+	for (uint32_t k = 0; k < s->nrdep; k++) {
+		const struct rdep *d = &e->rdeps[s->rdep0 + k];
+		if (d->pipelined)
+			continue;
+		if (--e->st[d->step].full_left == 0 && (rc = step_ready(e, d->step, t)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Chunk c of step si is complete when it launched, its pipelined deps'
+ * chunk c are done and all its transfers finished chunk c. */
+static int step_chunk_check(struct eng *e, uint32_t si, uint32_t c, double t)
+{
+	struct st *s = &e->st[si];
+	int rc;
+
+	if (!s->launched || e->pipe_left[s->c0 + c] != 0 || e->chunk_left[s->c0 + c] != 0)
+		return 0;
+	e->chunk_left[s->c0 + c] = UINT32_MAX; /* reported once */
+	s->chunks_done++;
+	for (uint32_t k = 0; k < s->nrdep; k++) {
+		const struct rdep *d = &e->rdeps[s->rdep0 + k];
+		struct st *ds;
+		if (!d->pipelined)
+			continue;
+		ds = &e->st[d->step];
+		if (--e->pipe_left[ds->c0 + c] != 0)
+			continue;
+		if (!ds->launched)
+			continue;
+		if (ds->nx == 0) {
+			if ((rc = ev_push(&e->ev, t, EV_CHUNK, d->step, c)) < 0)
+				return rc;
+			continue;
+		}
+		for (uint32_t j = 0; j < ds->nx; j++)
+			if ((rc = try_ready(e, ds->x0 + j, t)) < 0)
+				return rc;
+	}
+	if (s->chunks_done == s->chunks)
+		return step_done(e, si, t);
+	return 0;
+}
+
+static int chunk_finished(struct eng *e, uint32_t xi, double t)
+{
+	struct xf *x = &e->xs[xi];
+	struct st *s = &e->st[x->step];
+	struct flow *f = &e->fl[xi];
+	uint32_t c = x->chunk;
+	int rc;
+
+	if (f->nres) {
+		for (uint32_t k = 0; k < f->nres; k++)
+			e->rinfo[f->res[k]].bytes += x->cbytes;
+		if (x->cbytes)
+			x->t_last = t;
+	}
+	x->chunk++;
+	x->state = x->chunk >= s->chunks ? X_DONE : X_IDLE;
+	if (e->chunk_left[s->c0 + c] > 0 && e->chunk_left[s->c0 + c] != UINT32_MAX)
+		e->chunk_left[s->c0 + c]--;
+	if ((rc = step_chunk_check(e, x->step, c, t)) < 0)
+		return rc;
+	if (x->state == X_IDLE)
+		return try_ready(e, xi, t);
+	return 0;
+}
+
+/* Flow xi starts at t: it takes the next active position; its resources
+ * list that position. */
+static void activate(struct eng *e, uint32_t xi, double t)
+{
+	struct xf *x = &e->xs[xi];
+	const struct flow *f = &e->fl[xi];
+	uint32_t pos = e->nactive++;
+	struct hot *h = &e->hot[pos];
+
+	x->state = X_ACTIVE;
+	x->apos = pos;
+	h->x = xi;
+	h->nres = f->nres;
+	h->rem = (double)x->cbytes;
+	h->rate = 0.0;
+	h->t_upd = t;
+	h->fin = INF_TIME;
+	h->epoch = 0;
+	for (uint32_t k = 0; k < f->nres; k++) {
+		struct res *r = &e->rs[f->res[k]];
+		h->res[k] = f->res[k];
+		x->pos[k] = r->n;
+		e->lists[r->l0 + r->n++] = pos;
+		if (r->n > e->rinfo[f->res[k]].max_flows)
+			e->rinfo[f->res[k]].max_flows = r->n;
+	}
+	if (x->inherit > 0.0 && x->inherit_gen == e->recomputes) {
+		/* the previous chunk's rate, held for it: still feasible */
+		h->rate = x->inherit;
+		h->fin = t + h->rem / h->rate;
+		kv_push(&e->fin, h->fin, xi);
+		if (h->fin < e->next_fin)
+			e->next_fin = h->fin;
+	} else {
+		e->arrivals = true;
+	}
+	x->inherit = 0.0;
+	if (x->chunk == 0)
+		x->t_first = t;
+	if (e->out_steps[x->step].start_s > t)
+		e->out_steps[x->step].start_s = t;
+	e->flows++;
+}
+
+/* Remove flow xi: out of its resources' lists, and the last active flow
+ * moves into its position. */
+static void deactivate(struct eng *e, uint32_t xi)
+{
+	struct xf *x = &e->xs[xi];
+	uint32_t pos = x->apos, last;
+	struct hot *h = &e->hot[pos];
+
+	for (uint32_t k = 0; k < h->nres; k++) {
+		uint32_t ri = h->res[k];
+		struct res *r = &e->rs[ri];
+		uint32_t slot = x->pos[k];
+		uint32_t mpos = e->lists[r->l0 + --r->n];
+		if (mpos != pos) {
+			const struct hot *m = &e->hot[mpos];
+			struct xf *mx = &e->xs[m->x];
+			e->lists[r->l0 + slot] = mpos;
+			for (uint32_t j = 0; j < m->nres; j++)
+				if (m->res[j] == ri)
+					mx->pos[j] = slot;
+		}
+	}
+	last = --e->nactive;
+	if (pos != last) {
+		struct xf *mx;
+		e->hot[pos] = e->hot[last];
+		mx = &e->xs[e->hot[pos].x];
+		mx->apos = pos;
+		for (uint32_t k = 0; k < e->hot[pos].nres; k++)
+			e->lists[e->rs[e->hot[pos].res[k]].l0 + mx->pos[k]] = pos;
+	}
+	x->state = X_IDLE;
+}
+
+/* Scalable mode: capacity a completed flow leaves unused until the next
+ * allocation (its rate, plus what a lifted incast penalty gives back). */
+static void add_freed(struct eng *e, const uint32_t *res, uint32_t nres, double rate)
+{
+	for (uint32_t k = 0; k < nres; k++) {
+		struct res *r = &e->rs[res[k]];
+		double gain = rate;
+		if (r->ingress_nic && e->opts.congestion)
+			gain += r->base * (fast_sim_incast_factor(&e->topo->congestion, r->n) -
+					   fast_sim_incast_factor(&e->topo->congestion, r->n + 1));
+		r->freed += gain;
+		if (r->freed > e->opts.epsilon * r->cap)
+			e->must_recompute = true;
+	}
+}
+
+/* Max-min fair rates for the active flows at time t (progressive filling),
+ * then every flow's finish time: the minimum (exact mode) or the
+ * completion heap (scalable mode). */
+static int recompute(struct eng *e, double t)
+{
+	struct kvheap *h = &e->fill;
+	double next = INF_TIME, lim = INF_TIME;
+	uint32_t epoch, ndue = 0;
+
+	e->recomputes++;
+	epoch = (uint32_t)e->recomputes;
+	h->n = 0;
+	for (uint32_t ri = 0; ri < e->nr; ri++) {
+		struct res *r = &e->rs[ri];
+		r->freed = 0.0;
+		if (r->n == 0)
+			continue;
+		r->cap = r->base;
+		if (r->ingress_nic && e->opts.congestion)
+			r->cap *= fast_sim_incast_factor(&e->topo->congestion, r->n);
+		r->rcap = r->cap;
+		r->rcnt = r->n;
+		h->a[h->n++] = (struct kv){ r->rcap / r->rcnt, ri };
+	}
+	kv_heapify(h);
+	while (h->n) {
+		struct kv top = h->a[0];
+		struct res *r = &e->rs[top.id];
+		const uint32_t *l = e->lists + r->l0;
+		double share;
+
+		if (r->rcnt == 0) {
+			kv_pop(h);
+			continue;
+		}
+		share = (r->rcap > 0.0 ? r->rcap : 0.0) / r->rcnt;
+		if (share < top.k)
+			share = top.k; /* shares never decrease; rounding only */
+		if (share > top.k * (1.0 + 1e-12)) {
+			/* stale key: raise it in place */
+			h->a[0].k = share;
+			kv_down(h->a, h->n, 0);
+			continue;
+		}
+		kv_pop(h);
+		for (uint32_t j = 0; j < r->n; j++) {
+			struct hot *f = &e->hot[l[j]];
+			if (f->epoch == epoch)
+				continue;
+			f->epoch = epoch;
+			f->nrate = share;
+			for (uint32_t k = 0; k < f->nres; k++) {
+				struct res *r2;
+				if (f->res[k] == top.id)
+					continue; /* r itself is done below */
+				r2 = &e->rs[f->res[k]];
+				r2->rcap -= share;
+				r2->rcnt--;
+			}
+		}
+		r->rcnt = 0;
+		r->rcap = 0.0;
+	}
+	/* advance each flow to t under its old rate, then finish times under
+	 * the new one; exact mode remembers the flows due first */
+	e->fin.n = 0;
+	for (uint32_t a = 0; a < e->nactive; a++) {
+		struct hot *f = &e->hot[a];
+		f->rem -= f->rate * (t - f->t_upd);
+		if (f->rem < 0.0)
+			f->rem = 0.0;
+		f->t_upd = t;
+		f->rate = f->nrate;
+		f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
+		if (!e->exact) {
+			e->fin.a[e->fin.n++] = (struct kv){ f->fin, f->x };
+		} else if (f->fin <= lim) {
+			if (f->fin < next) {
+				double keep = f->fin * (1 + 2e-12) + 2e-18;
+				uint32_t k = 0;
+				for (uint32_t j = 0; j < ndue; j++)
+					if (e->hot[e->xs[e->due[j]].apos].fin <= keep)
+						e->due[k++] = e->due[j];
+				ndue = k;
+				next = f->fin;
+				lim = keep;
+			}
+			e->due[ndue++] = f->x;
+		}
+	}
+	e->ndue = ndue;
+	if (!e->exact) {
+		kv_heapify(&e->fin);
+		next = e->fin.n ? e->fin.a[0].k : INF_TIME;
+	}
+	e->next_fin = next;
+	e->arrivals = false;
+	e->must_recompute = false;
+	return 0;
+}
+
+/* Complete every flow due by t + tol. */
+static int complete_due(struct eng *e, double t, double tol)
+{
+	int rc;
+
+	if (e->exact) {
+		/* the candidates recompute() kept, those due by t + tol */
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < e->ndue; k++)
+			if (e->hot[e->xs[e->due[k]].apos].fin <= t + tol)
+				e->due[n++] = e->due[k];
+		e->ndue = 0;
+		for (uint32_t k = 0; k < n; k++) {
+			deactivate(e, e->due[k]);
+			if ((rc = chunk_finished(e, e->due[k], t)) < 0)
+				return rc;
+		}
+		if (n)
+			e->must_recompute = true;
+		e->next_fin = INF_TIME; /* until the allocation that must follow */
+		return 0;
+	}
+	while (e->fin.n && e->fin.a[0].k <= t + tol) {
+		struct kv k = kv_pop(&e->fin);
+		struct xf *x = &e->xs[k.id];
+		struct hot hv = e->hot[x->apos];
+		deactivate(e, k.id);
+		if ((rc = chunk_finished(e, k.id, t)) < 0)
+			return rc;
+		/* counted as freed even when the next chunk follows and keeps
+		 * the rate: the alpha gap idles it */
+		add_freed(e, hv.res, hv.nres, hv.rate);
+		if (x->state == X_PENDING && x->cbytes > 0) {
+			x->inherit = hv.rate;
+			x->inherit_gen = e->recomputes;
+		}
+	}
+	e->next_fin = e->fin.n ? e->fin.a[0].k : INF_TIME;
+	return 0;
+}
+
+static int process_event(struct eng *e, const struct ev *v)
+{
+	int rc;
+
+	switch (v->type) {
+	case EV_LAUNCH: {
+		struct st *s = &e->st[v->id];
+		s->launched = true;
+		if (s->nx == 0) {
+			for (uint32_t c = 0; c < s->chunks; c++)
+				if ((rc = step_chunk_check(e, v->id, c, v->t)) < 0)
+					return rc;
+			return 0;
+		}
+		for (uint32_t j = 0; j < s->nx; j++)
+			if ((rc = try_ready(e, s->x0 + j, v->t)) < 0)
+				return rc;
+		return 0;
+	}
+	case EV_START: {
+		struct xf *x = &e->xs[v->id];
+		if (x->cbytes == 0 || e->fl[v->id].nres == 0) {
+			x->state = X_ACTIVE; /* zero-time flow */
+			return chunk_finished(e, v->id, v->t);
+		}
+		activate(e, v->id, v->t);
+		return 0;
+	}
+	case EV_CHUNK:
+		return step_chunk_check(e, v->id, v->aux, v->t);
+	}
+	return 0;
+}
+
+/* --- setup --------------------------------------------------------------- */
+
+static uint32_t res_up_egress(uint32_t g) { return g; }
+static uint32_t res_up_ingress(const struct eng *e, uint32_t g) { return e->ng + g; }
+static uint32_t res_mesh(const struct eng *e, uint32_t from, uint32_t to)
+{
+	uint32_t s = from / e->G;
+	return s * e->G * e->G + (from % e->G) * e->G + (to % e->G);
+}
+static uint32_t nic_base(const struct eng *e)
+{
+	return e->topo->up_kind == FAST_UP_MESH ? e->N * e->G * e->G : 2 * e->ng;
+}
+
+static int build_resources(struct eng *e, struct fast_err *err)
+{
+	const struct fast_topo *t = e->topo;
+	uint32_t nb = nic_base(e);
+	bool core = t->core_oversub > 1.0 && t->servers > 1;
+
+	e->nr = nb + 2 * e->ng + (core ? 1 : 0);
+	e->rs = fast_calloc(e->nr, sizeof *e->rs);
+	e->rinfo = fast_calloc(e->nr, sizeof *e->rinfo);
+	if (!e->rs || !e->rinfo)
+		return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory for %u resources", e->nr);
+	for (uint32_t ri = 0; ri < e->nr; ri++) {
+		struct fast_sim_res *ri_ = &e->rinfo[ri];
+		struct res *r = &e->rs[ri];
+		if (ri < nb) {
+			if (t->up_kind == FAST_UP_MESH) {
+				uint32_t s = ri / (e->G * e->G), i = (ri / e->G) % e->G, j = ri % e->G;
+				ri_->kind = FAST_RES_MESH_LINK;
+				ri_->gpu = s * e->G + i;
+				ri_->peer = s * e->G + j;
+			} else {
+				ri_->kind = ri < e->ng ? FAST_RES_UP_EGRESS : FAST_RES_UP_INGRESS;
+				ri_->gpu = ri_->peer = ri % e->ng;
+			}
+			r->base = fast_tier_Bps(&t->up);
+		} else if (ri < nb + 2 * e->ng) {
+			uint32_t k = ri - nb;
+			ri_->kind = k < e->ng ? FAST_RES_NIC_EGRESS : FAST_RES_NIC_INGRESS;
+			ri_->gpu = ri_->peer = k % e->ng;
+			r->base = fast_tier_Bps(&t->out);
+			r->ingress_nic = k >= e->ng;
+		} else {
+			ri_->kind = FAST_RES_CORE;
+			r->base = (double)e->ng * fast_tier_Bps(&t->out) / t->core_oversub;
+		}
+		ri_->cap_Bps = r->base;
+		r->cap = r->base;
+	}
+	return 0;
+}
+
+static int build_transfers(struct eng *e, struct fast_err *err)
+{
+	const struct fast_plan *x = e->x;
+	uint32_t nb = nic_base(e);
+	bool core = e->topo->core_oversub > 1.0 && e->N > 1;
+	uint32_t *cnt;
+	uint64_t total = 0;
+
+	if (x->nxfers > UINT32_MAX - 1)
+		return fast_err_set(err, FAST_ELIMIT, "simulator: too many transfers (%zu)", x->nxfers);
+	e->nx = (uint32_t)x->nxfers;
+	e->xs = fast_calloc(e->nx ? e->nx : 1, sizeof *e->xs);
+	e->fl = fast_calloc(e->nx ? e->nx : 1, sizeof *e->fl);
+	e->hot = fast_calloc(e->nx ? e->nx : 1, sizeof *e->hot);
+	e->due = fast_calloc(e->nx ? e->nx : 1, sizeof *e->due);
+	cnt = fast_calloc(e->nr + 1, sizeof *cnt);
+	if (!e->xs || !e->fl || !e->hot || !e->due || !cnt) {
+		free(cnt);
+		return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory for %u transfers", e->nx);
+	}
+	for (uint32_t si = 0; si < e->nsteps; si++) {
+		const struct fast_step *s = &x->steps[si];
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			uint32_t xi = s->xfer0 + j;
+			const struct fast_xfer *t = &x->xfers[xi];
+			struct flow *f = &e->fl[xi];
+
+			e->xs[xi].step = si;
+			e->xs[xi].bytes = t->bytes;
+			if (t->from >= e->ng || t->to >= e->ng) {
+				free(cnt);
+				return fast_err_set(err, FAST_EINPUT,
+						    "plan: step %u transfer %u: GPU out of range (%u -> %u, %u GPUs)",
+						    si, j, t->from, t->to, e->ng);
+			}
+			if (t->from == t->to || t->bytes == 0)
+				continue;
+			if (s->tier == FAST_TIER_UP) {
+				if (t->from / e->G != t->to / e->G) {
+					free(cnt);
+					return fast_err_set(err, FAST_EINPUT,
+							    "plan: step %u transfer %u: scale-up transfer between servers (GPU %u -> %u)",
+							    si, j, t->from, t->to);
+				}
+				if (e->topo->up_kind == FAST_UP_MESH) {
+					f->res[f->nres++] = res_mesh(e, t->from, t->to);
+				} else {
+					f->res[f->nres++] = res_up_egress(t->from);
+					f->res[f->nres++] = res_up_ingress(e, t->to);
+				}
+			} else {
+				f->res[f->nres++] = nb + t->from;
+				f->res[f->nres++] = nb + e->ng + t->to;
+				if (core && t->from / e->G != t->to / e->G)
+					f->res[f->nres++] = nb + 2 * e->ng;
+			}
+			for (uint32_t k = 0; k < f->nres; k++)
+				cnt[f->res[k]]++;
+			e->st[si].bytes += t->bytes;
+			total += f->nres;
+		}
+	}
+	e->lists = fast_calloc(total ? total : 1, sizeof *e->lists);
+	if (!e->lists) {
+		free(cnt);
+		return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory");
+	}
+	{
+		uint32_t off = 0;
+		for (uint32_t ri = 0; ri < e->nr; ri++) {
+			e->rs[ri].l0 = off;
+			off += cnt[ri];
+		}
+	}
+	free(cnt);
+	return 0;
+}
+
+static int build_steps(struct eng *e, struct fast_err *err)
+{
+	const struct fast_plan *x = e->x;
+	uint64_t nch = 0;
+	uint32_t *nr;
+
+	e->nsteps = (uint32_t)x->nsteps;
+	e->st = fast_calloc(e->nsteps ? e->nsteps : 1, sizeof *e->st);
+	e->rdeps = fast_calloc(x->ndeps ? x->ndeps : 1, sizeof *e->rdeps);
+	nr = fast_calloc(e->nsteps + 1, sizeof *nr);
+	if (!e->st || !e->rdeps || !nr) {
+		free(nr);
+		return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory for %u steps", e->nsteps);
+	}
+	for (uint32_t si = 0; si < e->nsteps; si++) {
+		const struct fast_step *s = &x->steps[si];
+		struct st *t = &e->st[si];
+		t->x0 = s->xfer0;
+		t->nx = s->nxfers;
+		t->chunks = s->chunks ? s->chunks : 1;
+		t->c0 = (uint32_t)nch;
+		nch += t->chunks;
+		t->alpha = e->alpha[s->tier == FAST_TIER_OUT];
+		t->overhead = e->overhead[s->tier == FAST_TIER_OUT];
+		for (uint32_t k = 0; k < s->ndeps; k++) {
+			const struct fast_dep *d = &x->deps[s->dep0 + k];
+			if (d->step >= e->nsteps)
+				return free(nr), fast_err_set(err, FAST_EINPUT,
+							      "plan: step %u: dependency on unknown step %u", si, d->step);
+			nr[d->step]++;
+		}
+	}
+	if (nch > UINT32_MAX / 2)
+		return free(nr), fast_err_set(err, FAST_ELIMIT, "simulator: too many chunks");
+	e->pipe_left = fast_calloc(nch ? nch : 1, sizeof *e->pipe_left);
+	e->chunk_left = fast_calloc(nch ? nch : 1, sizeof *e->chunk_left);
+	if (!e->pipe_left || !e->chunk_left)
+		return free(nr), fast_err_set(err, FAST_ENOMEM, "simulator: out of memory");
+	{
+		uint32_t off = 0;
+		for (uint32_t si = 0; si < e->nsteps; si++) {
+			e->st[si].rdep0 = off;
+			off += nr[si];
+			nr[si] = 0;
+		}
+	}
+	for (uint32_t si = 0; si < e->nsteps; si++) {
+		const struct fast_step *s = &x->steps[si];
+		struct st *t = &e->st[si];
+		for (uint32_t c = 0; c < t->chunks; c++)
+			e->chunk_left[t->c0 + c] = t->nx;
+		for (uint32_t k = 0; k < s->ndeps; k++) {
+			const struct fast_dep *d = &x->deps[s->dep0 + k];
+			struct st *on = &e->st[d->step];
+			bool pipe = d->pipelined && on->chunks == t->chunks;
+			e->rdeps[on->rdep0 + nr[d->step]++] = (struct rdep){ si, pipe };
+			if (pipe) {
+				for (uint32_t c = 0; c < t->chunks; c++)
+					e->pipe_left[t->c0 + c]++;
+			} else {
+				t->full_left++;
+			}
+		}
+	}
+	for (uint32_t si = 0; si < e->nsteps; si++)
+		e->st[si].nrdep = nr[si];
+	free(nr);
+	return 0;
+}
+
+/* per-GPU off-diagonal bytes delivered (a piece counts where it reaches its
+ * orig dst) -> S of the algbw definition */
+static uint64_t gpu_bytes(const struct fast_plan *x, uint32_t ng)
+{
+	uint64_t *snd = fast_calloc(2 * (size_t)ng, sizeof *snd), best = 0;
+
+	if (!snd)
+		return 0;
+	for (size_t i = 0; i < x->nxfers; i++) {
+		const struct fast_xfer *t = &x->xfers[i];
+		for (uint32_t k = 0; k < t->npieces; k++) {
+			const struct fast_piece *p = &x->pieces[t->piece0 + k];
+			if (p->dst != t->to || p->src == p->dst || p->src >= ng || p->dst >= ng)
+				continue;
+			snd[p->src] += p->len;
+			snd[ng + p->dst] += p->len;
+		}
+	}
+	for (uint32_t g = 0; g < 2 * ng; g++)
+		if (snd[g] > best)
+			best = snd[g];
+	free(snd);
+	return best;
+}
+
+static int cmp_act(const void *a, const void *b)
+{
+	const struct fast_sim_activity *x = a, *y = b;
+	if (x->res != y->res)
+		return x->res < y->res ? -1 : 1;
+	if (x->t0 != y->t0)
+		return x->t0 < y->t0 ? -1 : 1;
+	return x->step < y->step ? -1 : x->step > y->step;
+}
+
+/* Aggregate the transfers' activity per (resource, step). */
+static int build_timeline(struct eng *e, struct fast_sim_result *out, struct fast_err *err)
+{
+	struct fast_sim_activity *act = NULL, *scratch;
+	uint32_t *touched;
+	size_t n = 0, cap = 0;
+
+	scratch = fast_calloc(e->nr, sizeof *scratch);
+	touched = fast_calloc(e->nr, sizeof *touched);
+	if (!scratch || !touched)
+		goto oom;
+	for (uint32_t ri = 0; ri < e->nr; ri++)
+		scratch[ri].step = UINT32_MAX;
+	for (uint32_t si = 0; si < e->nsteps; si++) {
+		const struct st *s = &e->st[si];
+		uint32_t nt = 0;
+		for (uint32_t j = 0; j < s->nx; j++) {
+			uint32_t xi = s->x0 + j;
+			const struct flow *f = &e->fl[xi];
+			const struct xf *x = &e->xs[xi];
+			for (uint32_t k = 0; k < f->nres; k++) {
+				struct fast_sim_activity *a = &scratch[f->res[k]];
+				if (a->step != si) {
+					*a = (struct fast_sim_activity){ f->res[k], si, x->t_first, x->t_last, 0 };
+					touched[nt++] = f->res[k];
+				}
+				if (x->t_first < a->t0)
+					a->t0 = x->t_first;
+				if (x->t_last > a->t1)
+					a->t1 = x->t_last;
+				a->bytes += x->bytes;
+			}
+		}
+		if (n + nt > cap) {
+			size_t nc = cap ? cap : 1024;
+			while (nc < n + nt)
+				nc *= 2;
+			struct fast_sim_activity *na = fast_reallocarray(act, nc, sizeof *na);
+			if (!na)
+				goto oom;
+			act = na;
+			cap = nc;
+		}
+		for (uint32_t k = 0; k < nt; k++)
+			act[n++] = scratch[touched[k]];
+	}
+	if (n)
+		qsort(act, n, sizeof *act, cmp_act);
+	free(scratch);
+	free(touched);
+	out->act = act;
+	out->nact = n;
+	return 0;
+oom:
+	free(act);
+	free(scratch);
+	free(touched);
+	return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory for the timeline");
+}
+
+static void eng_free(struct eng *e)
+{
+	free(e->xs);
+	free(e->fl);
+	free(e->st);
+	free(e->pipe_left);
+	free(e->chunk_left);
+	free(e->rdeps);
+	free(e->rs);
+	free(e->rinfo);
+	free(e->lists);
+	free(e->hot);
+	free(e->due);
+	free(e->ev.a);
+	free(e->fin.a);
+	free(e->fill.a);
+}
+
+static bool needs_expansion(const struct fast_plan *p)
+{
+	for (size_t i = 0; i < p->nsteps; i++)
+		if (p->steps[i].kind != FAST_STEP_EXPLICIT)
+			return true;
+	return false;
+}
+
+static int run(struct eng *e, struct fast_err *err)
+{
+	double t = 0.0;
+	int rc;
+
+	for (uint32_t si = 0; si < e->nsteps; si++)
+		if (e->st[si].full_left == 0 && (rc = step_ready(e, si, 0.0)) < 0)
+			goto oom;
+	for (;;) {
+		double tE = e->ev.n ? e->ev.a[0].t : INF_TIME;
+		double tF = e->next_fin;
+		double tol;
+
+		if (tE == INF_TIME && tF == INF_TIME)
+			break;
+		t = tE < tF ? tE : tF;
+		tol = t * 1e-12 + 1e-18;
+		e->events++;
+		if (tF <= t + tol && (rc = complete_due(e, t, tol)) < 0)
+			goto oom;
+		while (e->ev.n && e->ev.a[0].t <= t + tol) {
+			struct ev v = ev_pop(&e->ev);
+			v.t = t > v.t ? t : v.t;
+			if ((rc = process_event(e, &v)) < 0)
+				goto oom;
+		}
+		if ((e->arrivals || e->must_recompute) && (rc = recompute(e, t)) < 0)
+			goto oom;
+	}
+	for (uint32_t si = 0; si < e->nsteps; si++)
+		if (!e->st[si].done)
+			return fast_err_set(err, FAST_EINPUT,
+					    "plan: step %u never completes (a dependency cycle or a pipelined dependency it cannot meet)",
+					    si);
+	return 0;
+oom:
+	return fast_err_set(err, rc, "simulator: out of memory");
+}
+
+int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
+		 const struct fast_sim_opts *opts, struct fast_sim_result *out,
+		 struct fast_err *err)
+{
+	struct fast_sim_opts o;
+	struct fast_plan expanded;
+	bool owned = false;
+	struct eng e;
+	struct fast_sim_result r;
+	double t0 = fast_now();
+	int rc;
+
+	if (opts)
+		o = *opts;
+	else
+		fast_sim_opts_default(&o);
+	if (o.epsilon < 0.0 || !(o.epsilon < 1.0))
+		return fast_err_set(err, FAST_EUSAGE, "simulator: epsilon must be in [0, 1) (got %g)",
+				    o.epsilon);
+	if (p->servers != topo->servers || p->gpus != topo->gpus)
+		return fast_err_set(err, FAST_EINPUT,
+				    "plan is for %u servers x %u GPUs but the topology has %u x %u",
+				    p->servers, p->gpus, topo->servers, topo->gpus);
+	if ((rc = fast_plan_validate(p, err)) < 0)
+		return rc;
+	if (needs_expansion(p)) {
+		if ((rc = fast_plan_expand(p, &expanded, err)) < 0)
+			return rc;
+		owned = true;
+	}
+
+	memset(&e, 0, sizeof e);
+	memset(&r, 0, sizeof r);
+	e.topo = topo;
+	e.x = owned ? &expanded : p;
+	e.opts = o;
+	e.N = topo->servers;
+	e.G = topo->gpus;
+	e.ng = e.N * e.G;
+	e.alpha[0] = topo->up.latency_us * 1e-6;
+	e.alpha[1] = topo->out.latency_us * 1e-6;
+	e.overhead[0] = topo->up.step_overhead_us * 1e-6;
+	e.overhead[1] = topo->out.step_overhead_us * 1e-6;
+
+	r.nsteps = (uint32_t)p->nsteps;
+	r.steps = fast_calloc(r.nsteps ? r.nsteps : 1, sizeof *r.steps);
+	if (!r.steps) {
+		rc = fast_err_set(err, FAST_ENOMEM, "simulator: out of memory");
+		goto fail;
+	}
+	e.out_steps = r.steps;
+	if ((rc = build_steps(&e, err)) < 0 || (rc = build_resources(&e, err)) < 0 ||
+	    (rc = build_transfers(&e, err)) < 0)
+		goto fail;
+	e.exact = o.epsilon <= 0.0;
+	e.next_fin = INF_TIME;
+	if (kv_reserve(&e.fin, (size_t)e.nx + 1) < 0 || kv_reserve(&e.fill, (size_t)e.nr * 4 + 16) < 0) {
+		rc = fast_err_set(err, FAST_ENOMEM, "simulator: out of memory");
+		goto fail;
+	}
+	if ((rc = run(&e, err)) < 0)
+		goto fail;
+
+	for (uint32_t si = 0; si < r.nsteps; si++) {
+		r.steps[si].kind = p->steps[si].kind;
+		r.steps[si].tier = p->steps[si].tier;
+		r.steps[si].bytes = e.st[si].bytes;
+		r.steps[si].transfers = e.st[si].nx;
+		if (r.steps[si].end_s > r.time_s)
+			r.time_s = r.steps[si].end_s;
+	}
+	r.ngpus = e.ng;
+	r.nres = e.nr;
+	r.res = e.rinfo;
+	e.rinfo = NULL;
+	for (uint32_t ri = 0; ri < r.nres; ri++)
+		r.res[ri].util = r.time_s > 0 ? (double)r.res[ri].bytes / (r.res[ri].cap_Bps * r.time_s) : 0.0;
+	r.gpu_bytes = gpu_bytes(e.x, e.ng);
+	r.algbw_GBps = r.time_s > 0 ? (double)r.gpu_bytes / r.time_s / 1e9 : 0.0;
+	r.busbw_GBps = fast_sim_busbw(r.algbw_GBps, e.ng);
+	r.flows = e.flows;
+	r.events = e.events;
+	r.recomputes = e.recomputes;
+	if (o.timeline && (rc = build_timeline(&e, &r, err)) < 0)
+		goto fail;
+	r.wall_s = fast_now() - t0;
+	eng_free(&e);
+	if (owned)
+		fast_plan_free(&expanded);
+	*out = r;
+	return 0;
+fail:
+	eng_free(&e);
+	fast_sim_result_free(&r);
+	if (owned)
+		fast_plan_free(&expanded);
+	return rc;
+}

@@ -1,0 +1,156 @@
+/*
+ * sim.h - the two-tier flow-level simulator (`fast sim`, `fast compare`;
+ * DESIGN.md "Simulator").
+ *
+ * Workload: one plan (any algorithm, compact or explicit) on one topology.
+ * The plan is expanded with fast_plan_expand(); every transfer of a step
+ * with k chunks becomes k sequential flows (chunk c of a transfer is a
+ * flow that becomes ready when the step has launched, chunk c of every
+ * pipelined dependency is done, and chunk c-1 of the same transfer is
+ * done).  A flow starts its tier's latency alpha after it is ready.  A
+ * step launches its tier's per-step overhead after all its full
+ * dependencies are done (at time 0 when it has none); a step that moves
+ * no bytes costs nothing and is done when its dependencies are.
+ *
+ * Resources (each a capacity in bytes/s = line rate x efficiency):
+ *  - scale-up, switch: an egress and an ingress port per GPU;
+ *    mesh: one directed link per ordered GPU pair of a server;
+ *  - scale-out: NIC egress and NIC ingress per GPU (NIC i on rail i; any
+ *    NIC reaches any NIC);
+ *  - with core_oversub > 1: one core of capacity N*G*B_nic/oversub shared
+ *    by every cross-server flow.
+ * A tier-up transfer between GPUs of one server uses (egress port of src,
+ * ingress port of dst) or the mesh link src->dst; a tier-out transfer uses
+ * (NIC egress of src, NIC ingress of dst [, core]).  A transfer from a GPU
+ * to itself uses nothing and takes no time.  A tier-up transfer between
+ * servers is bad input.
+ *
+ * Sharing: concurrent flows share every resource max-min fairly
+ * (progressive filling).  Congestion (incast): a NIC ingress carrying k
+ * concurrent flows runs at factor(k) = max(floor, 1 - slope*(k - thr)) of
+ * its capacity when k > thr (struct fast_congestion of the topology).
+ *
+ * Exactness: with epsilon = 0 the max-min allocation is recomputed at
+ * every event (exact fluid model).  With epsilon > 0 (the scalable mode)
+ * completions do not trigger a recomputation until some resource has
+ * gained more than epsilon of its capacity since the last one (from
+ * completed flows or a lifted incast penalty); arrivals always recompute.
+ * Rates stay feasible in between, so the result is a slightly pessimistic
+ * schedule whose idle capacity never exceeds epsilon of any resource;
+ * `fast bench sim` measures its error against the exact mode.
+ *
+ * Bandwidth figures follow nccl-tests: algbw = S / time, where S is the
+ * largest per-GPU max(bytes sent, bytes received) over the matrix the plan
+ * delivers, EXCLUDING the diagonal (a local copy never crosses a link;
+ * the generated workloads have a zero diagonal, where both definitions
+ * agree); busbw = algbw * (n - 1) / n with n = N*G.
+ *
+ * Ownership: fast_sim_run() fills a struct fast_sim_result whose arrays it
+ * owns; fast_sim_result_free() releases them (NULL-safe, idempotent).
+ */
+#ifndef FAST_SIM_H
+#define FAST_SIM_H
+
+#include "lib/common.h"
+#include "lib/plan.h"
+#include "lib/topo.h"
+
+struct fast_sim_opts {
+	bool congestion;   /* apply the topology's incast model (default on) */
+	double epsilon;    /* 0: exact max-min at every event (default) */
+	bool timeline;     /* record per (resource, step) activity */
+};
+void fast_sim_opts_default(struct fast_sim_opts *o);
+
+enum fast_sim_res_kind {
+	FAST_RES_UP_EGRESS = 0, /* switch port, GPU -> switch */
+	FAST_RES_UP_INGRESS,    /* switch port, switch -> GPU */
+	FAST_RES_MESH_LINK,     /* directed mesh link gpu -> peer */
+	FAST_RES_NIC_EGRESS,
+	FAST_RES_NIC_INGRESS,
+	FAST_RES_CORE,
+};
+
+struct fast_sim_res {
+	enum fast_sim_res_kind kind;
+	uint32_t gpu;     /* the GPU (port, NIC) or the link's source */
+	uint32_t peer;    /* mesh link destination; else = gpu */
+	double cap_Bps;   /* effective capacity (no congestion) */
+	uint64_t bytes;   /* carried */
+	double util;      /* bytes / (cap_Bps * time) */
+	uint32_t max_flows; /* most concurrent flows seen */
+};
+
+struct fast_sim_step {
+	enum fast_step_kind kind; /* of the (compact) plan's step */
+	enum fast_tier_id tier;
+	double ready_s;   /* all full deps done */
+	double start_s;   /* first flow started (ready_s if none) */
+	double end_s;     /* last flow done */
+	uint64_t bytes;   /* bytes moved (expanded transfers, self copies excluded) */
+	uint32_t transfers;
+};
+
+/* Timeline: activity of one step on one resource (first flow start, last
+ * flow end, bytes), sorted by (resource, start). */
+struct fast_sim_activity {
+	uint32_t res, step;
+	double t0, t1;
+	uint64_t bytes;
+};
+
+struct fast_sim_result {
+	double time_s;             /* completion of the last step */
+	uint32_t ngpus;
+	uint32_t nsteps;
+	struct fast_sim_step *steps;
+	uint32_t nres;
+	struct fast_sim_res *res;
+	uint64_t gpu_bytes;        /* S of the algbw definition */
+	double algbw_GBps, busbw_GBps;
+	/* engine counters */
+	uint64_t flows;            /* flows simulated (chunks of transfers) */
+	uint64_t events;           /* distinct event times */
+	uint64_t recomputes;       /* max-min allocations computed */
+	double wall_s;             /* time spent in fast_sim_run */
+	size_t nact;
+	struct fast_sim_activity *act; /* only with opts.timeline */
+};
+
+/* Simulate plan p (compact or explicit) on topo.  p must match topo's N and
+ * G.  Returns 0 and fills *out; FAST_EINPUT for a malformed plan (bad
+ * compact form, a cycle, a tier-up transfer between servers),
+ * FAST_ENOMEM.  out is written only on success. */
+int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
+		 const struct fast_sim_opts *opts, struct fast_sim_result *out,
+		 struct fast_err *err);
+void fast_sim_result_free(struct fast_sim_result *r);
+
+/* Incast factor of an ingress with k concurrent flows (1 when disabled). */
+double fast_sim_incast_factor(const struct fast_congestion *c, uint32_t k);
+
+/* nccl-tests bus bandwidth for an alltoall among n ranks. */
+static inline double fast_sim_busbw(double algbw, uint32_t n)
+{
+	return n > 0 ? algbw * (double)(n - 1) / (double)n : 0.0;
+}
+
+/* Short name of a resource, e.g. "s1 NIC3 in", "s0 up2 out",
+ * "s0 link 2->5", "core". */
+const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_sim_res *r,
+			      char *buf, size_t len);
+
+/* --- timelines (sim/timeline.c) ------------------------------------- */
+
+/* Chrome trace (traceEvents JSON, opens in Perfetto): one process per
+ * server, one thread per NIC / scale-up port direction, one event per
+ * (step, resource) activity.  Requires a result run with opts.timeline.
+ * FAST_EIO on a stream error. */
+int fast_sim_write_trace(const struct fast_topo *topo, const struct fast_sim_result *r,
+			 FILE *f, struct fast_err *err);
+/* SVG Gantt chart: per server a NIC row and a scale-up row, bars coloured
+ * by step kind, a time axis and a legend.  title may be NULL. */
+int fast_sim_write_svg(const struct fast_topo *topo, const struct fast_sim_result *r,
+		       const char *title, FILE *f, struct fast_err *err);
+
+#endif

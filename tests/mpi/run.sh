@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# tests/mpi/run.sh - the MPI stage: `fast run` under mpirun with the host
+# backend, 8 ranks (2 servers x 4 GPUs) and 16 ranks (4 x 4), oversubscribed
+# on whatever cores there are.
+#
+#   bash tests/mpi/run.sh build/bin/fast [build/lib/libfast_interpose.so]
+#
+# Every algorithm (and MPI_Alltoallv) on the fly and every IR algorithm
+# replayed from a `fast plan` file, on traffic with zero rows and columns, a
+# single hot receiver and random pairs (tests/mpi/data), and on a real MoE
+# trace (traces/*.json of the right size, else `fast trace import` from
+# ../shared/data/moe, else a generated moe pattern), all with -c 1: zero
+# wrong bytes.  Then: an unmodified MPI program under LD_PRELOAD of the
+# interposer, send/receive counts that disagree between ranks (a clean
+# error, never a hang), a rank count that does not fit the topology, a
+# staging cap, a size sweep.  Prints "N passed, N failed"; exit 1 on failure.
+set -u
+FAST=${1:?usage: tests/mpi/run.sh FAST_BINARY [INTERPOSER_SO]}
+FAST=$(cd "$(dirname "$FAST")" && pwd)/$(basename "$FAST")
+BUILD=$(dirname "$(dirname "$FAST")")
+INTERPOSE=${2:-$BUILD/lib/libfast_interpose.so}
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# Open MPI as root, oversubscribed, in a container: shared memory without
+# the CMA single-copy path (ptrace is often not allowed), no core binding.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_hwloc_base_binding_policy=none
+MPIRUN="timeout 120 mpirun --oversubscribe --mca btl self,vader,tcp"
+QUICK="-n 2 -w 1 -c 1"
+
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "not ok - $1"; sed 's/^/    /' "$TMP/out" | tail -25; }
+# run NAME EXPECTED_STATUS CMD...: output in $TMP/out
+run() {
+	local name=$1 want=$2
+	shift 2
+	"$@" >"$TMP/out" 2>&1
+	local got=$?
+	if [ "$got" != "$want" ]; then
+		echo "    (exit $got, expected $want)" >>"$TMP/out"
+		bad "$name"
+		return 1
+	fi
+	if [ "$want" = 0 ] && ! grep -q "out of bounds values : 0 OK\|\"wrong\": 0\|0 wrong elements: OK" "$TMP/out"; then
+		bad "$name (no zero-wrong summary)"
+		return 1
+	fi
+	ok "$name"
+}
+
+start=$(date +%s)
+for cfg in "8 2 4" "16 4 4"; do
+	set -- $cfg
+	NG=$1 N=$2 G=$3
+	TOPO="--preset h200 --servers $N --gpus $G"
+	MIX="$HERE/data/mix$NG.json"
+	for algo in fast fanout nccl pxn spreadout hier mpi; do
+		run "np $NG on the fly: $algo (random, zero rows/cols, hot receiver)" 0 \
+			$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$MIX" --algo $algo $QUICK
+	done
+	for algo in fast fanout nccl pxn spreadout hier; do
+		if "$FAST" plan $TOPO --traffic "$MIX" --algo $algo -o "$TMP/plan.json" >"$TMP/out" 2>&1; then
+			run "np $NG replay: $algo plan file" 0 \
+				$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$MIX" --plan "$TMP/plan.json" $QUICK
+		else
+			bad "np $NG fast plan --algo $algo"
+		fi
+	done
+	# a real MoE trace: bundled, imported from the data set, or generated
+	trace=""
+	for f in "$ROOT"/traces/*.json; do
+		[ -f "$f" ] && grep -q "\"gpus\": *$NG[,}]" "$f" && { trace=$f; break; }
+	done
+	if [ -z "$trace" ] && [ -d "$ROOT/../shared/data/moe" ] &&
+		"$FAST" trace import --source olmoe --ep "$NG" --gpus-per-server "$G" --layers 0 \
+			--data "$ROOT/../shared/data/moe" -o "$TMP/trace.json" >/dev/null 2>&1; then
+		trace=$TMP/trace.json
+	fi
+	if [ -z "$trace" ]; then
+		"$FAST" gen $TOPO --pattern moe --mean-bytes 64K -o "$TMP/trace.json" >/dev/null 2>&1
+		trace=$TMP/trace.json
+	fi
+	for algo in fast mpi; do
+		# scaled so that the largest per-GPU total is 256 KiB
+		run "np $NG MoE trace $(basename "$trace") matrix 0: $algo" 0 \
+			$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$trace" --matrix 0 --algo $algo \
+			-b 256K -e 256K $QUICK
+	done
+done
+
+TOPO8="--preset h200 --servers 2 --gpus 4"
+# counts that disagree between ranks: ranks 4-7 read a file whose row 0 differs
+run "mismatched counts fail cleanly on every rank" 3 \
+	$MPIRUN -np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 $QUICK : \
+	-np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8_bad.json" --matrix 0 $QUICK &&
+	{ [ "$(grep -c 'counts disagree' "$TMP/out")" -ge 8 ] || bad "mismatch: not every rank said so"; }
+run "rank count that does not fit the topology" 3 \
+	$MPIRUN -np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" $QUICK &&
+	{ grep -q "4 MPI ranks for a topology of 8 GPUs" "$TMP/out" || bad "size mismatch message"; }
+run "--max-staging splits into passes" 0 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --algo fast --max-staging 4K --json $QUICK &&
+	{ grep -q '"passes": [2-9]' "$TMP/out" || bad "--max-staging: no extra passes"; }
+run "-b/-e/-f sweep" 0 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 2 --algo fast -b 1K -e 16K -f 4 $QUICK &&
+	{ [ "$(grep -c '^ *2 hot-receiver' "$TMP/out")" = 3 ] || bad "sweep: expected 3 rows"; }
+
+# an unmodified MPI program, its MPI_Alltoallv replaced through LD_PRELOAD
+if [ -f "$INTERPOSE" ] && mpicc -O2 -o "$TMP/alltoallv_prog" "$HERE/alltoallv_prog.c" 2>"$TMP/out"; then
+	for cfg in "8 2" "16 4"; do
+		set -- $cfg
+		run "interposer: alltoallv_prog on $1 ranks" 0 \
+			env FAST_PRESET=h200 FAST_SERVERS=$2 FAST_GPUS=4 FAST_INTERPOSE_VERBOSE=1 \
+			$MPIRUN -np "$1" -x FAST_PRESET -x FAST_SERVERS -x FAST_GPUS -x FAST_INTERPOSE_VERBOSE \
+			-x LD_PRELOAD="$INTERPOSE" "$TMP/alltoallv_prog" 6 || continue
+		if ! grep -q "0 wrong elements: OK" "$TMP/out" || ! grep -q "6 calls through fast" "$TMP/out"; then
+			bad "interposer on $1 ranks: calls not intercepted or wrong"
+		fi
+	done
+else
+	bad "interposer: $INTERPOSE missing or alltoallv_prog does not compile"
+fi
+
+echo "# MPI stage: $(($(date +%s) - start)) s"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

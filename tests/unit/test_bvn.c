@@ -1,0 +1,390 @@
+/*
+ * test_bvn.c - padding and Birkhoff-von Neumann decomposition: exact
+ * reassembly, sum of weights, the n^2 - 2n + 2 term bound, the padding
+ * counter-example, a naive reference (fresh brute-force matching every
+ * round), quantised coverage, trimming, and the alpha-aware search never
+ * losing to exact in its own model.
+ */
+#include <CUnit/Basic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/bvn.h"
+
+static uint64_t *random_matrix(struct fast_rng *rng, uint32_t n, int kind)
+{
+	uint64_t *S = calloc((size_t)n * n + 1, sizeof *S);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			uint64_t v = 0;
+			switch (kind) {
+			case 0: /* dense small */
+				v = fast_rng_below(rng, 10);
+				break;
+			case 1: /* sparse */
+				v = fast_rng_below(rng, 4) == 0 ? 1 + fast_rng_below(rng, 1000) : 0;
+				break;
+			case 2: /* large values */
+				v = fast_rng_below(rng, UINT64_C(1) << 40);
+				break;
+			default: /* hotspot row/col */
+				v = (i == 0 || j == n - 1) ? 1000 + fast_rng_below(rng, 100)
+							   : fast_rng_below(rng, 3);
+				break;
+			}
+			S[(size_t)i * n + j] = i == j ? 0 : v;
+		}
+	return S;
+}
+
+static bool is_perm(const uint32_t *p, uint32_t n)
+{
+	bool seen[64] = { 0 };
+	for (uint32_t i = 0; i < n; i++) {
+		if (p[i] >= n || seen[p[i]])
+			return false;
+		seen[p[i]] = true;
+	}
+	return true;
+}
+
+/* Check b reassembles S exactly with the documented properties. */
+static void check_exact(const uint64_t *S, uint32_t n, uint64_t M, const struct fast_bvn *b)
+{
+	uint64_t *R = calloc((size_t)n * n + 1, sizeof *R), sum = 0;
+	CU_ASSERT_FATAL(R != NULL);
+	CU_ASSERT(b->nterms <= fast_bvn_max_terms(n));
+	for (uint32_t k = 0; k < b->nterms; k++) {
+		CU_ASSERT(is_perm(b->perm + (size_t)k * n, n));
+		CU_ASSERT(b->weight[k] > 0);
+		sum += b->weight[k];
+		for (uint32_t i = 0; i < n; i++)
+			R[(size_t)i * n + b->perm[(size_t)k * n + i]] += b->weight[k];
+	}
+	CU_ASSERT_EQUAL(sum, M);
+	CU_ASSERT_EQUAL(b->total, M);
+	CU_ASSERT(memcmp(R, S, (size_t)n * n * sizeof *R) == 0);
+	free(R);
+}
+
+static void test_bvn__pad_makes_lines_equal(void)
+{
+	struct fast_rng rng;
+	fast_rng_seed(&rng, 1);
+	for (int it = 0; it < 200; it++) {
+		uint32_t n = 1 + (uint32_t)fast_rng_below(&rng, 12);
+		uint64_t *S = random_matrix(&rng, n, it % 4), *P, M, mx = 0;
+		P = calloc((size_t)n * n, sizeof *P);
+		memcpy(P, S, (size_t)n * n * sizeof *P);
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_pad(P, n, &M, NULL), 0);
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t r = 0, c = 0, rs = 0, cs = 0;
+			for (uint32_t j = 0; j < n; j++) {
+				r += P[i * n + j];
+				c += P[j * n + i];
+				rs += S[i * n + j];
+				cs += S[j * n + i];
+				CU_ASSERT(P[i * n + j] >= S[i * n + j]);
+			}
+			CU_ASSERT_EQUAL(r, M);
+			CU_ASSERT_EQUAL(c, M);
+			mx = rs > mx ? rs : mx;
+			mx = cs > mx ? cs : mx;
+		}
+		CU_ASSERT_EQUAL(M, mx);
+		free(S);
+		free(P);
+	}
+}
+
+static void test_bvn__pad_counterexample_uses_diagonal(void)
+{
+	/* without a diagonal no completion exists; with it, (2,2) idles */
+	uint64_t M = 7, S[9] = { 0, 7, 0, 7, 0, 0, 0, 0, 0 }, got;
+	struct fast_bvn b;
+	CU_ASSERT_EQUAL_FATAL(fast_bvn_pad(S, 3, &got, NULL), 0);
+	CU_ASSERT_EQUAL(got, M);
+	CU_ASSERT_EQUAL(S[8], M);
+	CU_ASSERT_EQUAL_FATAL(fast_bvn_decompose(S, 3, &b, NULL), 0);
+	check_exact(S, 3, M, &b);
+	CU_ASSERT_EQUAL(b.nterms, 1);
+	CU_ASSERT_EQUAL(b.perm[2], 2u);
+	fast_bvn_free(&b);
+}
+
+static void test_bvn__exact_reassembles(void)
+{
+	struct fast_rng rng;
+	fast_rng_seed(&rng, 2);
+	for (int it = 0; it < 400; it++) {
+		uint32_t n = 1 + (uint32_t)fast_rng_below(&rng, 24);
+		uint64_t *S = random_matrix(&rng, n, it % 4), M;
+		struct fast_bvn b;
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_pad(S, n, &M, NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_decompose(S, n, &b, NULL), 0);
+		check_exact(S, n, M, &b);
+		fast_bvn_free(&b);
+		fast_bvn_free(&b); /* idempotent */
+		free(S);
+	}
+}
+
+static void test_bvn__term_bound_tight_cases(void)
+{
+	/* a full matrix of distinct powers makes the greedy take many terms;
+	 * the bound must still hold */
+	uint32_t n = 6;
+	uint64_t S[36], M;
+	struct fast_bvn b;
+	for (uint32_t i = 0; i < n * n; i++)
+		S[i] = UINT64_C(1) << (i % 37);
+	CU_ASSERT_EQUAL_FATAL(fast_bvn_pad(S, n, &M, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_bvn_decompose(S, n, &b, NULL), 0);
+	check_exact(S, n, M, &b);
+	CU_ASSERT(b.nterms <= 26);
+	CU_ASSERT(b.nterms >= n); /* every entry of a row is its own term */
+	fast_bvn_free(&b);
+}
+
+/* Naive reference: every round, the lexicographically first permutation on
+ * the support, found by brute force (n <= 6). */
+static bool first_perm(const uint64_t *R, uint32_t n, uint32_t *p, uint32_t row, uint32_t used)
+{
+	if (row == n)
+		return true;
+	for (uint32_t c = 0; c < n; c++) {
+		if ((used & (1u << c)) || !R[row * n + c])
+			continue;
+		p[row] = c;
+		if (first_perm(R, n, p, row + 1, used | (1u << c)))
+			return true;
+	}
+	return false;
+}
+
+static void test_bvn__matches_naive_reference(void)
+{
+	struct fast_rng rng;
+	fast_rng_seed(&rng, 3);
+	for (int it = 0; it < 200; it++) {
+		uint32_t n = 1 + (uint32_t)fast_rng_below(&rng, 6), p[8];
+		uint64_t *S = random_matrix(&rng, n, it % 4), M, R[64], back[64] = { 0 };
+		uint64_t nsum = 0, nterms = 0;
+		struct fast_bvn b;
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_pad(S, n, &M, NULL), 0);
+		memcpy(R, S, (size_t)n * n * sizeof *R);
+		for (;;) {
+			uint64_t w = UINT64_MAX, left = 0;
+			for (uint32_t k = 0; k < n * n; k++)
+				left += R[k];
+			if (!left)
+				break;
+			CU_ASSERT_FATAL(first_perm(R, n, p, 0, 0));
+			for (uint32_t i = 0; i < n; i++)
+				w = R[i * n + p[i]] < w ? R[i * n + p[i]] : w;
+			for (uint32_t i = 0; i < n; i++) {
+				R[i * n + p[i]] -= w;
+				back[i * n + p[i]] += w;
+			}
+			nsum += w;
+			nterms++;
+		}
+		CU_ASSERT(memcmp(back, S, (size_t)n * n * sizeof *S) == 0);
+		CU_ASSERT_EQUAL(nsum, M);
+		CU_ASSERT(nterms <= fast_bvn_max_terms(n));
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_decompose(S, n, &b, NULL), 0);
+		check_exact(S, n, M, &b);
+		/* both are greedy on the same face lattice: same bound, same sum */
+		CU_ASSERT(b.nterms <= fast_bvn_max_terms(n));
+		fast_bvn_free(&b);
+		free(S);
+	}
+}
+
+static void test_bvn__unequal_lines_rejected(void)
+{
+	uint64_t S[4] = { 1, 2, 3, 4 };
+	struct fast_bvn b = { 0 };
+	struct fast_err err = { 0 };
+	CU_ASSERT_EQUAL(fast_bvn_decompose(S, 2, &b, &err), FAST_EINPUT);
+	CU_ASSERT(strstr(err.msg, "line sums differ") != NULL);
+	CU_ASSERT(b.perm == NULL);
+}
+
+static void test_bvn__overflow_rejected(void)
+{
+	uint64_t S[4] = { 0, UINT64_MAX, UINT64_MAX, 1 }, copy[4], M = 99;
+	struct fast_err err = { 0 };
+	memcpy(copy, S, sizeof S);
+	CU_ASSERT_EQUAL(fast_bvn_pad(S, 2, &M, &err), FAST_EINPUT);
+	CU_ASSERT(memcmp(copy, S, sizeof S) == 0);
+	CU_ASSERT_EQUAL(M, 99);
+}
+
+static void test_bvn__zero_and_huge(void)
+{
+	uint64_t Z[9] = { 0 }, M, H[4];
+	struct fast_bvn b;
+	CU_ASSERT_EQUAL(fast_bvn_pad(Z, 3, &M, NULL), 0);
+	CU_ASSERT_EQUAL(M, 0);
+	CU_ASSERT_EQUAL(fast_bvn_decompose(Z, 3, &b, NULL), 0);
+	CU_ASSERT_EQUAL(b.nterms, 0);
+	fast_bvn_free(&b);
+	H[0] = 0;
+	H[1] = (UINT64_C(1) << 62) + 3;
+	H[2] = (UINT64_C(1) << 53) + 1;
+	H[3] = 0;
+	CU_ASSERT_EQUAL(fast_bvn_pad(H, 2, &M, NULL), 0);
+	CU_ASSERT_EQUAL(fast_bvn_decompose(H, 2, &b, NULL), 0);
+	check_exact(H, 2, M, &b);
+	fast_bvn_free(&b);
+}
+
+/* Coverage: applying the terms in order moves every byte of S. */
+static void check_covers(const uint64_t *S, uint32_t n, const struct fast_bvn *b, bool exact_sends)
+{
+	uint64_t *rem = calloc((size_t)n * n + 1, sizeof *rem);
+	memcpy(rem, S, (size_t)n * n * sizeof *rem);
+	for (uint32_t k = 0; k < b->nterms; k++)
+		for (uint32_t a = 0; a < n; a++) {
+			uint32_t c = b->perm[(size_t)k * n + a];
+			uint64_t *r = &rem[(size_t)a * n + c];
+			if (c == a)
+				continue;
+			*r -= *r < b->weight[k] ? *r : b->weight[k];
+		}
+	for (uint32_t a = 0; a < n; a++)
+		for (uint32_t c = 0; c < n; c++)
+			if (a != c)
+				CU_ASSERT_EQUAL(rem[(size_t)a * n + c], 0);
+	(void)exact_sends;
+	free(rem);
+}
+
+static void test_bvn__quantized_and_trimmed_cover(void)
+{
+	struct fast_rng rng;
+	fast_rng_seed(&rng, 4);
+	for (int it = 0; it < 300; it++) {
+		uint32_t n = 1 + (uint32_t)fast_rng_below(&rng, 20);
+		uint64_t *S = random_matrix(&rng, n, it % 4), q = 1 + fast_rng_below(&rng, 5000);
+		struct fast_bvn b;
+		uint32_t before;
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_quantized(S, n, q, &b, NULL), 0);
+		CU_ASSERT(b.nterms <= fast_bvn_max_terms(n));
+		for (uint32_t k = 0; k < b.nterms; k++)
+			CU_ASSERT(b.weight[k] % q == 0);
+		check_covers(S, n, &b, false);
+		before = b.nterms;
+		fast_bvn_trim(&b, S);
+		CU_ASSERT(b.nterms <= before);
+		check_covers(S, n, &b, true);
+		for (uint32_t k = 0; k < b.nterms; k++)
+			CU_ASSERT(b.weight[k] > 0);
+		fast_bvn_free(&b);
+		free(S);
+	}
+}
+
+static void test_bvn__auto_never_worse_than_exact(void)
+{
+	struct fast_rng rng;
+	fast_rng_seed(&rng, 5);
+	for (int it = 0; it < 120; it++) {
+		uint32_t n = 2 + (uint32_t)fast_rng_below(&rng, 16);
+		uint64_t *S = random_matrix(&rng, n, it % 4);
+		struct fast_bvn_model m = { .stage_s = (double)fast_rng_below(&rng, 50) * 1e-6,
+					    .Bps = 1e3 + (double)fast_rng_below(&rng, 50) * 1e9 };
+		struct fast_bvn a, e;
+		struct fast_bvn_auto_info info;
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, n, &m, &a, &info, NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_quantized(S, n, 1, &e, NULL), 0);
+		fast_bvn_trim(&e, S);
+		CU_ASSERT(fast_bvn_time(&a, &m) <= fast_bvn_time(&e, &m) * (1 + 1e-12));
+		CU_ASSERT(info.time_s == fast_bvn_time(&a, &m));
+		CU_ASSERT(info.candidates >= 1);
+		check_covers(S, n, &a, true);
+		fast_bvn_free(&a);
+		fast_bvn_free(&e);
+		free(S);
+	}
+}
+
+static void test_bvn__auto_wins_when_stages_are_costly(void)
+{
+	/* 32 servers, ~1 GB per row, 10 us per stage: exact needs hundreds of
+	 * stages, the quantised one far fewer */
+	struct fast_rng rng;
+	uint32_t n = 32;
+	uint64_t *S = calloc((size_t)n * n, sizeof *S);
+	struct fast_bvn_model m = { .stage_s = 10e-6, .Bps = 48e9 };
+	struct fast_bvn a, e;
+	struct fast_bvn_auto_info info;
+	fast_rng_seed(&rng, 6);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < n; j++)
+			S[i * n + j] = i == j ? 0 : 16000000 + fast_rng_below(&rng, 32000000);
+	CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, n, &m, &a, &info, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_bvn_quantized(S, n, 1, &e, NULL), 0);
+	fast_bvn_trim(&e, S);
+	CU_ASSERT(a.nterms < e.nterms);
+	CU_ASSERT(info.quantum > 1);
+	CU_ASSERT(fast_bvn_time(&a, &m) < fast_bvn_time(&e, &m));
+	fast_bvn_free(&a);
+	fast_bvn_free(&e);
+	free(S);
+}
+
+static void test_bvn__sort_is_stable(void)
+{
+	uint32_t n = 2;
+	uint32_t perm[8] = { 0, 1, 1, 0, 1, 0, 1, 0 };
+	uint64_t w[4] = { 3, 5, 3, 1 };
+	struct fast_bvn b = { .n = n, .nterms = 4, .total = 12, .quantum = 1 };
+	b.perm = malloc(sizeof perm);
+	b.weight = malloc(sizeof w);
+	memcpy(b.perm, perm, sizeof perm);
+	memcpy(b.weight, w, sizeof w);
+	CU_ASSERT_EQUAL(fast_bvn_sort(&b, FAST_BVN_LARGEST_FIRST, NULL), 0);
+	CU_ASSERT(b.weight[0] == 5 && b.weight[1] == 3 && b.weight[2] == 3 && b.weight[3] == 1);
+	CU_ASSERT(b.perm[2] == 0 && b.perm[4] == 1); /* the two 3s kept their order */
+	CU_ASSERT_EQUAL(fast_bvn_sort(&b, FAST_BVN_SMALLEST_FIRST, NULL), 0);
+	CU_ASSERT(b.weight[0] == 1 && b.weight[1] == 3 && b.weight[2] == 3 && b.weight[3] == 5);
+	CU_ASSERT(b.perm[2] == 0 && b.perm[4] == 1);
+	fast_bvn_free(&b);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	s = CU_add_suite("bvn", NULL, NULL);
+	if (!s ||
+	    !CU_add_test(s, "test_bvn__pad_makes_lines_equal", test_bvn__pad_makes_lines_equal) ||
+	    !CU_add_test(s, "test_bvn__pad_counterexample_uses_diagonal",
+			 test_bvn__pad_counterexample_uses_diagonal) ||
+	    !CU_add_test(s, "test_bvn__exact_reassembles", test_bvn__exact_reassembles) ||
+	    !CU_add_test(s, "test_bvn__term_bound_tight_cases", test_bvn__term_bound_tight_cases) ||
+	    !CU_add_test(s, "test_bvn__matches_naive_reference", test_bvn__matches_naive_reference) ||
+	    !CU_add_test(s, "test_bvn__unequal_lines_rejected", test_bvn__unequal_lines_rejected) ||
+	    !CU_add_test(s, "test_bvn__overflow_rejected", test_bvn__overflow_rejected) ||
+	    !CU_add_test(s, "test_bvn__zero_and_huge", test_bvn__zero_and_huge) ||
+	    !CU_add_test(s, "test_bvn__quantized_and_trimmed_cover",
+			 test_bvn__quantized_and_trimmed_cover) ||
+	    !CU_add_test(s, "test_bvn__auto_never_worse_than_exact",
+			 test_bvn__auto_never_worse_than_exact) ||
+	    !CU_add_test(s, "test_bvn__auto_wins_when_stages_are_costly",
+			 test_bvn__auto_wins_when_stages_are_costly) ||
+	    !CU_add_test(s, "test_bvn__sort_is_stable", test_bvn__sort_is_stable)) {
+		CU_cleanup_registry();
+		return 2;
+	}
+	CU_basic_set_mode(CU_BRM_NORMAL);
+	CU_basic_run_tests();
+	{
+		unsigned fails = CU_get_number_of_failures();
+		CU_cleanup_registry();
+		return fails != 0;
+	}
+}

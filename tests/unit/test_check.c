@@ -1,0 +1,802 @@
+/*
+ * test_check.c - the plan checker: hand-built good plans pass (direct,
+ * a tiny FAST plan with lanes, rail stages and redistributions, a chunked
+ * pipelined forward) and hand-broken ones fail with the right message.
+ */
+#include <CUnit/Basic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/algo.h"
+#include "lib/check.h"
+
+#define NG 4 /* 2 servers x 2 GPUs */
+
+static struct fast_topo topo2x2(void)
+{
+	struct fast_topo t;
+	memset(&t, 0, sizeof t);
+	t.servers = 2;
+	t.gpus = 2;
+	return t;
+}
+
+#define OK(x)                                            \
+	do {                                             \
+		int ok_ = (x);                           \
+		CU_ASSERT_EQUAL_FATAL(ok_ < 0 ? ok_ : 0, 0); \
+	} while (0)
+
+/* D for the FAST plan: server 0 -> server 1 is unbalanced (GPU 0 sends 150
+ * bytes, GPU 1 sends 10), server 1 -> server 0 is balanced. */
+static void fast_matrix(uint64_t *D)
+{
+	memset(D, 0, NG * NG * sizeof *D);
+	D[0 * NG + 0] = 5;   /* diagonal: implicit */
+	D[0 * NG + 1] = 7;   /* intrinsic */
+	D[0 * NG + 2] = 100;
+	D[0 * NG + 3] = 50;
+	D[1 * NG + 2] = 10;
+	D[2 * NG + 0] = 30;
+	D[3 * NG + 1] = 30;
+}
+
+/* Steps: 0 balance (up), 1 stage (out, w=50), 2 redist 1, 3 stage (out,
+ * w=30), 4 redist 3, 5 intrinsic (up).  Lane targets are 80 bytes. */
+static void build_fast(struct fast_plan *p, bool dep_4_on_3)
+{
+	struct fast_err err;
+	uint32_t perm[2] = { 1, 0 };
+
+	fast_plan_init(p, 2, 2, "fast");
+	/* lanes after balancing: GPU 0 keeps D[0][2] 0..80, GPU 1 gets the rest */
+	OK(fast_plan_add_lane(p, 0, 1, 0, &err));
+	OK(fast_plan_add_lane_piece(p, 0, 2, 0, 80, &err));
+	OK(fast_plan_add_lane(p, 0, 1, 1, &err));
+	OK(fast_plan_add_lane_piece(p, 1, 2, 0, 10, &err));
+	OK(fast_plan_add_lane_piece(p, 0, 3, 0, 50, &err));
+	OK(fast_plan_add_lane_piece(p, 0, 2, 80, 20, &err));
+	OK(fast_plan_add_lane(p, 1, 0, 0, &err));
+	OK(fast_plan_add_lane_piece(p, 2, 0, 0, 30, &err));
+	OK(fast_plan_add_lane(p, 1, 0, 1, &err));
+	OK(fast_plan_add_piece(p, 3, 1, 0, 30, &err)); /* add_piece follows the open lane */
+
+	CU_ASSERT_EQUAL(fast_plan_add_step(p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err), 0);
+	OK(fast_plan_add_xfer(p, 0, 1, &err));
+	OK(fast_plan_add_piece(p, 0, 3, 0, 50, &err));
+	OK(fast_plan_add_piece(p, 0, 2, 80, 20, &err));
+
+	CU_ASSERT_EQUAL(fast_plan_add_step(p, FAST_STEP_RAIL, FAST_TIER_OUT, &err), 1);
+	OK(fast_plan_add_dep(p, 1, 0, false, &err));
+	OK(fast_plan_set_perm(p, perm, 50, &err));
+
+	CU_ASSERT_EQUAL(fast_plan_add_step(p, FAST_STEP_REDIST, FAST_TIER_UP, &err), 2);
+	OK(fast_plan_add_dep(p, 2, 1, false, &err));
+	OK(fast_plan_set_redist(p, 1, &err));
+
+	CU_ASSERT_EQUAL(fast_plan_add_step(p, FAST_STEP_RAIL, FAST_TIER_OUT, &err), 3);
+	OK(fast_plan_add_dep(p, 3, 1, false, &err));
+	OK(fast_plan_set_perm(p, perm, 30, &err));
+
+	CU_ASSERT_EQUAL(fast_plan_add_step(p, FAST_STEP_REDIST, FAST_TIER_UP, &err), 4);
+	if (dep_4_on_3)
+		OK(fast_plan_add_dep(p, 4, 3, false, &err));
+	else
+		OK(fast_plan_add_dep(p, 4, 1, false, &err));
+	OK(fast_plan_set_redist(p, 3, &err));
+
+	CU_ASSERT_EQUAL(fast_plan_add_step(p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err), 5);
+	OK(fast_plan_add_xfer(p, 0, 1, &err));
+	OK(fast_plan_add_piece(p, 0, 1, 0, 7, &err));
+}
+
+/* a direct plan for any D on 2x2: intra-server transfers in step 0 (up),
+ * cross-server in step 1 (out), one piece per message */
+static void build_direct(struct fast_plan *p, const uint64_t *D, const char *algo)
+{
+	struct fast_err err;
+	fast_plan_init(p, 2, 2, algo);
+	for (int tier = 0; tier < 2; tier++) {
+		fast_plan_add_step(p, FAST_STEP_EXPLICIT, (enum fast_tier_id)tier, &err);
+		for (uint32_t s = 0; s < NG; s++)
+			for (uint32_t d = 0; d < NG; d++) {
+				if (s == d || !D[s * NG + d] || (s / 2 != d / 2) != (tier == 1))
+					continue;
+				OK(fast_plan_add_xfer(p, s, d, &err));
+				OK(fast_plan_add_piece(p, s, d, 0, D[s * NG + d], &err));
+			}
+	}
+}
+
+static int check(const struct fast_plan *p, const uint64_t *D, struct fast_err *err)
+{
+	struct fast_topo t = topo2x2();
+	memset(err, 0, sizeof *err);
+	return fast_plan_check(p, &t, D, err);
+}
+
+/* check p against D: the code must be `code` and, when text is given, the
+ * message must contain it (printed on a mismatch, to ease fixing) */
+static void expect(const struct fast_plan *p, const uint64_t *D, int code, const char *text,
+		   int line)
+{
+	struct fast_err e;
+	int rc = check(p, D, &e);
+	bool ok = rc == code && (!text || strstr(e.msg, text));
+	CU_ASSERT(ok);
+	if (!ok)
+		fprintf(stderr, "\n  line %d: got %d: %s\n", line, rc, rc ? e.msg : "");
+}
+#define EXPECT(p, D, code, text) expect(p, D, code, text, __LINE__)
+
+static void test_check__fast_plan_passes(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	fast_matrix(D);
+	build_fast(&p, true);
+	EXPECT(&p, D, 0, NULL);
+	fast_plan_free(&p);
+}
+
+static void test_check__direct_plan_passes_and_diagonal_is_implicit(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	struct fast_err err;
+	for (int i = 0; i < NG * NG; i++)
+		D[i] = 16 + (uint64_t)i;
+	build_direct(&p, D, "fanout");
+	EXPECT(&p, D, 0, NULL);
+	/* an explicit local copy of part of the diagonal must then cover it all */
+	OK(fast_plan_add_xfer(&p, 3, 3, &err));
+	OK(fast_plan_add_piece(&p, 3, 3, 0, 10, &err));
+	EXPECT(&p, D, FAST_ECHECK, "D[3][3] bytes 10..31 never reach GPU 3");
+	p.pieces[p.npieces - 1].len = 31;
+	p.xfers[p.nxfers - 1].bytes = 31;
+	EXPECT(&p, D, 0, NULL);
+	fast_plan_free(&p);
+}
+
+static void test_check__dropped_piece(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	struct fast_err err;
+	for (int i = 0; i < NG * NG; i++)
+		D[i] = 100;
+	build_direct(&p, D, "fanout");
+	/* shorten the last transfer's only piece: bytes 60..100 are dropped */
+	p.pieces[p.npieces - 1].len = 60;
+	p.xfers[p.nxfers - 1].bytes = 60;
+	EXPECT(&p, D, FAST_ECHECK, "D[3][1] bytes 60..100 never reach GPU 1");
+	fast_plan_free(&p);
+	(void)err;
+}
+
+static void test_check__duplicated_piece(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	struct fast_err err;
+	memset(D, 0, sizeof D);
+	D[0 * NG + 2] = 100;
+	build_direct(&p, D, "fanout");
+	OK(fast_plan_add_xfer(&p, 0, 2, &err));
+	OK(fast_plan_add_piece(&p, 0, 2, 40, 10, &err));
+	EXPECT(&p, D, FAST_ECHECK,
+	       "D[0][2] bytes 40..50 are delivered twice to GPU 2: by step 1 transfer 0 piece 0 "
+	       "and by step 1 transfer 1 piece 0");
+	fast_plan_free(&p);
+}
+
+static void test_check__pieces_not_tiling(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	struct fast_err err;
+	memset(D, 0, sizeof D);
+	D[1 * NG + 3] = 100;
+	fast_plan_init(&p, 2, 2, "fanout");
+	fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_OUT, &err);
+	OK(fast_plan_add_xfer(&p, 1, 3, &err));
+	OK(fast_plan_add_piece(&p, 1, 3, 0, 30, &err));
+	OK(fast_plan_add_piece(&p, 1, 3, 40, 60, &err));
+	EXPECT(&p, D, FAST_ECHECK, "D[1][3] bytes 30..40 never reach GPU 3");
+	/* overlap instead of gap */
+	p.pieces[1].off = 20;
+	p.pieces[1].len = 80;
+	p.xfers[0].bytes = 110;
+	EXPECT(&p, D, FAST_ECHECK, "D[1][3] bytes 20..30 are delivered twice");
+	/* outside the message */
+	p.pieces[1].off = 30;
+	p.pieces[1].len = 80;
+	EXPECT(&p, D, FAST_ECHECK, "piece 1 (D[1][3] bytes 30..110): outside the message");
+	/* transfer bytes that lie about their pieces */
+	p.pieces[1].len = 70;
+	p.xfers[0].bytes = 99;
+	EXPECT(&p, D, FAST_ECHECK, "says 99 bytes but its pieces add up to 100");
+	fast_plan_free(&p);
+}
+
+static void test_check__forward_before_arrival(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	struct fast_err err;
+	memset(D, 0, sizeof D);
+	D[0 * NG + 3] = 64;
+	/* step 0: GPU 1 forwards to 3 what only arrives from GPU 0 in step 1 */
+	fast_plan_init(&p, 2, 2, "pxn");
+	fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_OUT, &err);
+	OK(fast_plan_add_xfer(&p, 1, 3, &err));
+	OK(fast_plan_add_piece(&p, 0, 3, 0, 64, &err));
+	fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err);
+	OK(fast_plan_add_dep(&p, 1, 0, false, &err));
+	OK(fast_plan_add_xfer(&p, 0, 1, &err));
+	OK(fast_plan_add_piece(&p, 0, 3, 0, 64, &err));
+	EXPECT(&p, D, FAST_ECHECK,
+	       "step 0 transfer 0 (GPU 1 -> GPU 3) piece 0 (D[0][3] bytes 0..64): GPU 1 does not "
+	       "hold bytes 0..64 at this step (they arrive in step 1, which step 0 does not "
+	       "depend on)");
+	fast_plan_free(&p);
+}
+
+static void test_check__forward_without_dependency(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	fast_matrix(D);
+	/* redistribution 4 depends on stage 1 only, not on stage 3 it forwards */
+	build_fast(&p, false);
+	EXPECT(&p, D, FAST_ECHECK,
+	       "step 4 transfer 0 (GPU 3 -> GPU 2) piece 0 (D[0][2] bytes 80..100): GPU 3 does "
+	       "not hold bytes 80..100 at this step (they arrive in step 3, which step 4 does "
+	       "not depend on)");
+	fast_plan_free(&p);
+}
+
+static void test_check__lane_leftover_and_bad_lane(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	fast_matrix(D);
+	build_fast(&p, true);
+	p.steps[3].budget = 20; /* stage 3 too small: lane 0->1 keeps 10 bytes */
+	EXPECT(&p, D, FAST_ECHECK,
+	       "lane (server 0 -> server 1, rail 0): 10 of its 80 bytes are never sent");
+	p.steps[3].budget = 30;
+	D[1 * NG + 2] = 5; /* the lane's piece D[1][2] 0..10 is outside it */
+	EXPECT(&p, D, FAST_ECHECK, "lane (server 0 -> server 1, rail 1) piece 0");
+	fast_plan_free(&p);
+}
+
+static void build_pipelined(struct fast_plan *p, bool reversed)
+{
+	struct fast_err err;
+	fast_plan_init(p, 2, 2, "pxn");
+	fast_plan_add_step(p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err);
+	OK(fast_plan_set_chunks(p, 4, &err));
+	OK(fast_plan_add_xfer(p, 0, 1, &err));
+	OK(fast_plan_add_piece(p, 0, 3, 0, 100, &err));
+	fast_plan_add_step(p, FAST_STEP_EXPLICIT, FAST_TIER_OUT, &err);
+	OK(fast_plan_set_chunks(p, 4, &err));
+	OK(fast_plan_add_dep(p, 1, 0, true, &err));
+	OK(fast_plan_add_xfer(p, 1, 3, &err));
+	if (reversed) {
+		OK(fast_plan_add_piece(p, 0, 3, 50, 50, &err));
+		OK(fast_plan_add_piece(p, 0, 3, 0, 50, &err));
+	} else {
+		OK(fast_plan_add_piece(p, 1, 3, 0, 40, &err)); /* its own bytes first */
+		OK(fast_plan_add_piece(p, 0, 3, 0, 100, &err));
+	}
+}
+
+static void test_check__pipelined_chunks(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	memset(D, 0, sizeof D);
+	D[0 * NG + 3] = 100;
+	D[1 * NG + 3] = 40;
+	build_pipelined(&p, false);
+	EXPECT(&p, D, 0, NULL);
+	fast_plan_free(&p);
+
+	/* chunk 0 of step 1 forwards D[0][3] 50..75, which arrives in chunk 2 */
+	D[1 * NG + 3] = 0;
+	build_pipelined(&p, true);
+	EXPECT(&p, D, FAST_ECHECK,
+	       "step 1 transfer 0 (GPU 1 -> GPU 3) piece 0 (D[0][3] bytes 50..100), chunk 0: "
+	       "GPU 1 does not hold bytes 50..75 at this point (they arrive in chunk 2 of step "
+	       "0, and chunk 0 of step 1 waits only for chunks 0..0 of it)");
+	/* the same with a whole-step dependency passes */
+	p.deps[0].pipelined = 0;
+	EXPECT(&p, D, 0, NULL);
+	fast_plan_free(&p);
+}
+
+static void test_check__chunks_through_a_chain(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	struct fast_err err;
+	memset(D, 0, sizeof D);
+	D[0 * NG + 3] = 100;
+	/* 0 -> 1 (chunked) ; 1 -> 3 pipelined on it ; then a whole step on 1
+	 * reaching 0 transitively through a pipelined edge is still whole */
+	build_pipelined(&p, true);
+	p.deps[0].pipelined = 0; /* step 1 waits for all of step 0 */
+	fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err);
+	OK(fast_plan_set_chunks(&p, 4, &err));
+	OK(fast_plan_add_dep(&p, 2, 1, true, &err));
+	/* step 2: GPU 1 re-sends (a copy) to GPU 0 what it got in step 0 */
+	OK(fast_plan_add_xfer(&p, 1, 0, &err));
+	OK(fast_plan_add_piece(&p, 0, 3, 50, 50, &err));
+	EXPECT(&p, D, 0, NULL);
+	fast_plan_free(&p);
+}
+
+/* more chunks than bytes: most chunks are empty */
+static void test_check__more_chunks_than_bytes(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	struct fast_err err;
+	memset(D, 0, sizeof D);
+	D[0 * NG + 3] = 5;
+	for (int reversed = 0; reversed < 2; reversed++) {
+		fast_plan_init(&p, 2, 2, "pxn");
+		fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err);
+		OK(fast_plan_set_chunks(&p, 64, &err));
+		OK(fast_plan_add_xfer(&p, 0, 1, &err));
+		OK(fast_plan_add_piece(&p, 0, 3, 0, 5, &err));
+		fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_OUT, &err);
+		OK(fast_plan_set_chunks(&p, 64, &err));
+		OK(fast_plan_add_dep(&p, 1, 0, true, &err));
+		OK(fast_plan_add_xfer(&p, 1, 3, &err));
+		if (reversed) {
+			OK(fast_plan_add_piece(&p, 0, 3, 4, 1, &err));
+			OK(fast_plan_add_piece(&p, 0, 3, 0, 4, &err));
+			/* byte 4 is stream byte 0 here, in chunk 12 (chunks 0..11
+			 * are empty: chunk c starts at floor(5c/64)); stream byte 4
+			 * in step 0, chunk 63 there */
+			EXPECT(&p, D, FAST_ECHECK,
+			       "chunk 12: GPU 1 does not hold bytes 4..5 at this point (they arrive "
+			       "in chunk 63 of step 0, and chunk 12 of step 1 waits only for chunks "
+			       "0..12 of it)");
+		} else {
+			OK(fast_plan_add_piece(&p, 0, 3, 0, 5, &err));
+			EXPECT(&p, D, 0, NULL);
+		}
+		fast_plan_free(&p);
+	}
+	fast_plan_init(&p, 2, 2, "pxn");
+	fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err);
+	CU_ASSERT_EQUAL(fast_plan_set_chunks(&p, FAST_PLAN_MAX_CHUNKS + 1, &err), FAST_EINPUT);
+	p.steps[0].chunks = FAST_PLAN_MAX_CHUNKS + 1;
+	EXPECT(&p, D, FAST_EINPUT, "step 0: chunks must be in 1..65536");
+	fast_plan_free(&p);
+}
+
+static void test_check__incast_in_fast_out_step(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	memset(D, 0, sizeof D);
+	D[0 * NG + 2] = 10;
+	D[1 * NG + 2] = 10;
+	build_direct(&p, D, "fast");
+	EXPECT(&p, D, FAST_ECHECK,
+	       "step 1 transfer 1 (GPU 1 -> GPU 2): incast: the NIC of GPU 2 also receives from "
+	       "GPU 0 in this step");
+	/* the same plan is fine for a baseline */
+	snprintf(p.algo, sizeof p.algo, "fanout");
+	EXPECT(&p, D, 0, NULL);
+	fast_plan_free(&p);
+}
+
+static void test_check__tier_up_across_servers(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	struct fast_err err;
+	memset(D, 0, sizeof D);
+	D[0 * NG + 2] = 10;
+	fast_plan_init(&p, 2, 2, "fanout");
+	fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err);
+	OK(fast_plan_add_xfer(&p, 0, 2, &err));
+	OK(fast_plan_add_piece(&p, 0, 2, 0, 10, &err));
+	EXPECT(&p, D, FAST_ECHECK, "a tier up transfer crosses servers (0 -> 1)");
+	fast_plan_free(&p);
+}
+
+static void test_check__malformed_is_bad_input(void)
+{
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	struct fast_topo big = topo2x2();
+	struct fast_err err;
+	fast_matrix(D);
+
+	build_fast(&p, true);
+	p.deps[0].step = 4; /* step 1 waits for 4, 4 -> 3 -> 1: a cycle */
+	EXPECT(&p, D, FAST_EINPUT, "dependency cycle");
+	p.deps[0].step = 99;
+	EXPECT(&p, D, FAST_EINPUT, "step 1: dependency 0 names unknown step 99");
+	fast_plan_free(&p);
+
+	build_fast(&p, true);
+	p.xfers[0].to = 9;
+	EXPECT(&p, D, FAST_EINPUT, "step 0 transfer 0: GPU 0 -> GPU 9 out of range");
+	fast_plan_free(&p);
+
+	build_fast(&p, true);
+	big.servers = 3;
+	CU_ASSERT_EQUAL(fast_plan_check(&p, &big, D, &err), FAST_EINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the plan is for 2 servers x 2 GPUs"));
+	fast_plan_free(&p);
+}
+
+/* property: random direct plans with random piece splits pass; removing a
+ * random piece always fails */
+static void test_check__random_split_plans(void)
+{
+	struct fast_rng rng;
+	fast_rng_seed(&rng, 7);
+	for (int iter = 0; iter < 50; iter++) {
+		uint64_t D[NG * NG];
+		struct fast_plan p;
+		struct fast_err err;
+		for (int i = 0; i < NG * NG; i++)
+			D[i] = fast_rng_below(&rng, 3) ? fast_rng_below(&rng, 200) : 0;
+		fast_plan_init(&p, 2, 2, "spreadout");
+		fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err);
+		for (uint32_t s = 0; s < NG; s++)
+			for (uint32_t d = 0; d < NG; d++) {
+				if (s == d || !D[s * NG + d])
+					continue;
+				if (s / 2 != d / 2) {
+					/* cross: relay through the GPU on d's rail */
+					uint32_t via = (s / 2) * 2 + d % 2;
+					if (via != s) {
+						OK(fast_plan_add_xfer(&p, s, via, &err));
+						OK(fast_plan_add_piece(&p, s, d, 0, D[s * NG + d], &err));
+					}
+					continue;
+				}
+				OK(fast_plan_add_xfer(&p, s, d, &err));
+				uint64_t off = 0;
+				while (off < D[s * NG + d]) {
+					uint64_t len = 1 + fast_rng_below(&rng, D[s * NG + d] - off);
+					OK(fast_plan_add_piece(&p, s, d, off, len, &err));
+					off += len;
+				}
+			}
+		fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_OUT, &err);
+		OK(fast_plan_add_dep(&p, 1, 0, false, &err));
+		for (uint32_t s = 0; s < NG; s++)
+			for (uint32_t d = 0; d < NG; d++) {
+				if (s / 2 == d / 2 || !D[s * NG + d])
+					continue;
+				OK(fast_plan_add_xfer(&p, (s / 2) * 2 + d % 2, d, &err));
+				OK(fast_plan_add_piece(&p, s, d, 0, D[s * NG + d], &err));
+			}
+		EXPECT(&p, D, 0, NULL);
+		/* shortening any piece of more than one byte breaks the plan */
+		for (size_t v = 0; v < p.npieces; v++) {
+			if (p.pieces[v].len < 2)
+				continue;
+			p.pieces[v].len--;
+			struct fast_err e;
+			CU_ASSERT_EQUAL(check(&p, D, &e), FAST_ECHECK);
+			p.pieces[v].len++;
+		}
+		fast_plan_free(&p);
+	}
+}
+
+/* --- the checker against a naive reference ------------------------------ */
+
+#define RN 6  /* steps */
+#define RB 8  /* bytes per message */
+
+/* level[u]: 2 if step t reaches u through a path with a whole-step edge,
+ * 1 if only through pipelined paths, 0 if not at all (plain DFS) */
+static void naive_reach(const struct fast_plan *p, uint32_t t, int *level)
+{
+	int seen[RN][2] = { { 0 } };
+	uint32_t stack[4 * RN * RN][2];
+	int top = 0;
+	memset(level, 0, RN * sizeof *level);
+	stack[top][0] = t;
+	stack[top++][1] = 0;
+	while (top) {
+		top--;
+		uint32_t v = stack[top][0], full = stack[top][1];
+		const struct fast_step *s = &p->steps[v];
+		for (uint32_t j = 0; j < s->ndeps; j++) {
+			uint32_t u = p->deps[s->dep0 + j].step;
+			uint32_t f = full || !p->deps[s->dep0 + j].pipelined;
+			if (seen[u][f])
+				continue;
+			seen[u][f] = 1;
+			if ((int)(f + 1) > level[u])
+				level[u] = (int)f + 1;
+			stack[top][0] = u;
+			stack[top++][1] = f;
+		}
+	}
+}
+
+static uint32_t naive_chunk(uint64_t L, uint32_t k, uint64_t pos)
+{
+	for (uint32_t c = 0; c < k; c++)
+		if ((c * L) / k <= pos && pos < ((c + 1) * L) / k)
+			return c;
+	return UINT32_MAX;
+}
+
+/* 0 correct, 1 a send of bytes not held, 2 a delivery defect */
+static int naive_check(const struct fast_plan *p)
+{
+	int count[NG][NG][RB] = { { { 0 } } };
+	for (uint32_t t = 0; t < p->nsteps; t++) {
+		const struct fast_step *s = &p->steps[t];
+		int level[RN];
+		naive_reach(p, t, level);
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
+			uint64_t pos = 0;
+			for (uint32_t k = 0; k < x->npieces; k++) {
+				const struct fast_piece *pc = &p->pieces[x->piece0 + k];
+				for (uint64_t b = pc->off; b < pc->off + pc->len; b++, pos++) {
+					uint32_t c = naive_chunk(x->bytes, s->chunks, pos);
+					bool held = pc->src == x->from;
+					/* any arrival of byte b at x->from usable here? */
+					for (uint32_t u = 0; u < p->nsteps && !held; u++) {
+						const struct fast_step *su = &p->steps[u];
+						if (!level[u])
+							continue;
+						for (uint32_t j2 = 0; j2 < su->nxfers && !held; j2++) {
+							const struct fast_xfer *y = &p->xfers[su->xfer0 + j2];
+							uint64_t pos2 = 0;
+							for (uint32_t k2 = 0; k2 < y->npieces; k2++) {
+								const struct fast_piece *q = &p->pieces[y->piece0 + k2];
+								if (y->to == x->from && q->src == pc->src &&
+								    q->dst == pc->dst && q->off <= b &&
+								    b < q->off + q->len) {
+									uint32_t cu = naive_chunk(y->bytes, su->chunks,
+												  pos2 + b - q->off);
+									if (level[u] == 2 || cu <= c)
+										held = true;
+								}
+								pos2 += q->len;
+							}
+						}
+					}
+					if (!held)
+						return 1;
+				}
+			}
+		}
+	}
+	for (uint32_t t = 0; t < p->nsteps; t++) {
+		const struct fast_step *s = &p->steps[t];
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
+			for (uint32_t k = 0; k < x->npieces; k++) {
+				const struct fast_piece *pc = &p->pieces[x->piece0 + k];
+				if (x->to == pc->dst)
+					for (uint64_t b = pc->off; b < pc->off + pc->len; b++)
+						count[pc->src][pc->dst][b]++;
+			}
+		}
+	}
+	for (int a = 0; a < NG; a++)
+		for (int b = 0; b < NG; b++)
+			for (int i = 0; i < RB; i++)
+				if (a != b && count[a][b][i] != 1)
+					return 2;
+	return 0;
+}
+
+struct rxf {
+	uint32_t from, to, src, dst;
+	uint64_t off, len;
+};
+
+/* Random plans on one server of 4 GPUs: every message routed directly or
+ * through a relay in 1-2 pieces, relays waiting (pipelined or not) for the
+ * step that brings their bytes, then deps dropped or flipped at random;
+ * the checker and the naive reference must agree on the verdict. */
+static void test_check__agrees_with_naive_reference(void)
+{
+	struct fast_rng rng;
+	struct fast_topo t = topo2x2();
+	int verdicts[3] = { 0, 0, 0 };
+	t.servers = 1;
+	t.gpus = NG;
+	fast_rng_seed(&rng, 11);
+	for (int iter = 0; iter < 400; iter++) {
+		uint64_t D[NG * NG];
+		struct fast_plan p;
+		struct fast_err err;
+		uint32_t chunks[RN];
+		/* per step: up to 12 transfers of one piece each, staged here */
+		struct rxf xf[RN][16];
+		int nx[RN] = { 0 };
+		bool dep[RN][RN] = { { false } }, pipe[RN][RN] = { { false } };
+
+		for (int i = 0; i < NG * NG; i++)
+			D[i] = i % (NG + 1) ? RB : 0;
+		for (int k = 0; k < RN; k++)
+			chunks[k] = 1 + (uint32_t)fast_rng_below(&rng, 3);
+		for (uint32_t a = 0; a < NG; a++)
+			for (uint32_t b = 0; b < NG; b++) {
+				if (a == b)
+					continue;
+				uint64_t cut = fast_rng_below(&rng, 2) ? 1 + fast_rng_below(&rng, RB - 1) : RB;
+				for (uint64_t off = 0; off < RB; off = cut, cut = RB) {
+					uint32_t relay = (uint32_t)fast_rng_below(&rng, NG);
+					uint32_t s1 = (uint32_t)fast_rng_below(&rng, RN - 1);
+					if (relay == a || relay == b || nx[s1] == 16) {
+						if (nx[s1] < 16)
+							xf[s1][nx[s1]++] = (struct rxf){ a, b, a, b, off, cut - off };
+						continue;
+					}
+					uint32_t s2 = s1 + 1 + (uint32_t)fast_rng_below(&rng, RN - 1 - s1);
+					if (nx[s2] == 16)
+						continue;
+					xf[s1][nx[s1]++] = (struct rxf){ a, relay, a, b, off, cut - off };
+					xf[s2][nx[s2]++] = (struct rxf){ relay, b, a, b, off, cut - off };
+					dep[s2][s1] = true;
+					if (chunks[s2] == chunks[s1] && fast_rng_below(&rng, 2))
+						pipe[s2][s1] = true;
+				}
+			}
+		/* perturb: drop, add or flip deps (only towards lower ids: acyclic) */
+		for (int x = 0; x < RN; x++)
+			for (int y = 0; y < x; y++) {
+				uint64_t r = fast_rng_below(&rng, 20);
+				if (r == 0)
+					dep[x][y] = false;
+				else if (r == 1)
+					dep[x][y] = true;
+				else if (r == 2 && chunks[x] == chunks[y])
+					pipe[x][y] = !pipe[x][y];
+			}
+		fast_plan_init(&p, 1, NG, "x");
+		for (uint32_t k = 0; k < RN; k++) {
+			OK(fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err));
+			OK(fast_plan_set_chunks(&p, chunks[k], &err));
+			for (uint32_t y = 0; y < k; y++)
+				if (dep[k][y])
+					OK(fast_plan_add_dep(&p, k, y, pipe[k][y], &err));
+			/* shuffle, then merge runs of equal (from, to) into one
+			 * transfer: pieces then sit at different stream offsets
+			 * (and chunks) in the arrival and the forwarding step */
+			for (int i = nx[k] - 1; i > 0; i--) {
+				int r = (int)fast_rng_below(&rng, (uint64_t)i + 1);
+				struct rxf tmp = xf[k][i];
+				xf[k][i] = xf[k][r];
+				xf[k][r] = tmp;
+			}
+			for (int i = 0; i < nx[k]; i++) {
+				int lead = -1;
+				for (int h = 0; h < i; h++)
+					if (xf[k][h].from == xf[k][i].from && xf[k][h].to == xf[k][i].to)
+						lead = h;
+				if (lead >= 0)
+					continue; /* added with its group below */
+				OK(fast_plan_add_xfer(&p, xf[k][i].from, xf[k][i].to, &err));
+				OK(fast_plan_add_piece(&p, xf[k][i].src, xf[k][i].dst, xf[k][i].off,
+						       xf[k][i].len, &err));
+				for (int h = i + 1; h < nx[k]; h++)
+					if (xf[k][h].from == xf[k][i].from && xf[k][h].to == xf[k][i].to)
+						OK(fast_plan_add_piece(&p, xf[k][h].src, xf[k][h].dst,
+								       xf[k][h].off, xf[k][h].len, &err));
+				/* sometimes a second piece in the same transfer: a
+				 * different message the sender owns, or a duplicate */
+				if (xf[k][i].from == xf[k][i].src && fast_rng_below(&rng, 8) == 0)
+					OK(fast_plan_add_piece(&p, xf[k][i].src, xf[k][i].dst, 0, 1, &err));
+			}
+		}
+		int want = naive_check(&p);
+		memset(&err, 0, sizeof err);
+		int rc = fast_plan_check(&p, &t, D, &err);
+		int got = rc == 0 ? 0 : strstr(err.msg, "does not hold") ? 1 : 2;
+		CU_ASSERT_EQUAL(rc == 0 || rc == FAST_ECHECK, true);
+		CU_ASSERT_EQUAL(got, want);
+		if (got != want)
+			fprintf(stderr, "\n  iter %d: naive %d, checker %d: %s\n", iter, want, got,
+				err.msg);
+		verdicts[want]++;
+		fast_plan_free(&p);
+	}
+	/* the generator exercises all three verdicts */
+	if (getenv("FAST_TEST_VERBOSE"))
+		fprintf(stderr, "\n  verdicts %d %d %d\n", verdicts[0], verdicts[1], verdicts[2]);
+	CU_ASSERT(verdicts[0] > 20 && verdicts[1] > 20 && verdicts[2] > 20);
+	if (!(verdicts[0] > 20 && verdicts[1] > 20 && verdicts[2] > 20))
+		fprintf(stderr, "\n  verdicts %d %d %d\n", verdicts[0], verdicts[1], verdicts[2]);
+}
+
+/* property: every compiler's plan passes on random matrices (zeros,
+ * odd sizes and a skewed row included) on a few small shapes */
+static void test_check__every_compiler_passes(void)
+{
+	static const uint32_t shapes[][2] = { { 2, 2 }, { 3, 2 }, { 2, 4 }, { 4, 3 } };
+	const char *const *names = fast_algo_names();
+	struct fast_limits lim;
+	struct fast_rng rng;
+	fast_limits_default(&lim);
+	fast_rng_seed(&rng, 5);
+	for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+		struct fast_topo topo;
+		struct fast_err err;
+		uint32_t ng = shapes[sh][0] * shapes[sh][1];
+		uint64_t *D = calloc((size_t)ng * ng, sizeof *D);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(D);
+		OK(fast_topo_preset("h200", shapes[sh][0], shapes[sh][1], &lim, &topo, &err));
+		for (uint32_t i = 0; i < ng * ng; i++)
+			D[i] = fast_rng_below(&rng, 4) ? fast_rng_below(&rng, 5000) : 0;
+		for (uint32_t d = 0; d < ng; d++)
+			D[d] += 100000; /* GPU 0 sends much more */
+		for (int a = 0; names[a]; a++) {
+			struct fast_plan p;
+			struct fast_algo_opts o;
+			fast_algo_opts_default(&o);
+			int rc = fast_compile(names[a], &topo, D, &o, &p, &err);
+			CU_ASSERT_EQUAL(rc, 0);
+			if (rc < 0) {
+				fprintf(stderr, "\n  %s %ux%u: compile: %s\n", names[a], shapes[sh][0],
+					shapes[sh][1], err.msg);
+				continue;
+			}
+			rc = fast_plan_check(&p, &topo, D, &err);
+			CU_ASSERT_EQUAL(rc, 0);
+			if (rc < 0)
+				fprintf(stderr, "\n  %s %ux%u: %s\n", names[a], shapes[sh][0],
+					shapes[sh][1], err.msg);
+			fast_plan_free(&p);
+		}
+		free(D);
+	}
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("check", NULL, NULL);
+	if (!s || !CU_add_test(s, "fast_plan_passes", test_check__fast_plan_passes) ||
+	    !CU_add_test(s, "direct_plan_passes_and_diagonal_is_implicit",
+			 test_check__direct_plan_passes_and_diagonal_is_implicit) ||
+	    !CU_add_test(s, "dropped_piece", test_check__dropped_piece) ||
+	    !CU_add_test(s, "duplicated_piece", test_check__duplicated_piece) ||
+	    !CU_add_test(s, "pieces_not_tiling", test_check__pieces_not_tiling) ||
+	    !CU_add_test(s, "forward_before_arrival", test_check__forward_before_arrival) ||
+	    !CU_add_test(s, "forward_without_dependency",
+			 test_check__forward_without_dependency) ||
+	    !CU_add_test(s, "lane_leftover_and_bad_lane", test_check__lane_leftover_and_bad_lane) ||
+	    !CU_add_test(s, "pipelined_chunks", test_check__pipelined_chunks) ||
+	    !CU_add_test(s, "chunks_through_a_chain", test_check__chunks_through_a_chain) ||
+	    !CU_add_test(s, "more_chunks_than_bytes", test_check__more_chunks_than_bytes) ||
+	    !CU_add_test(s, "incast_in_fast_out_step", test_check__incast_in_fast_out_step) ||
+	    !CU_add_test(s, "tier_up_across_servers", test_check__tier_up_across_servers) ||
+	    !CU_add_test(s, "malformed_is_bad_input", test_check__malformed_is_bad_input) ||
+	    !CU_add_test(s, "random_split_plans", test_check__random_split_plans) ||
+	    !CU_add_test(s, "agrees_with_naive_reference",
+			 test_check__agrees_with_naive_reference) ||
+	    !CU_add_test(s, "every_compiler_passes", test_check__every_compiler_passes)) {
+		CU_cleanup_registry();
+		return 1;
+	}
+	CU_basic_set_mode(CU_BRM_NORMAL);
+	CU_basic_run_tests();
+	int failures = (int)CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failures != 0;
+}

@@ -1,0 +1,541 @@
+/*
+ * test_fast.c - the FAST compiler: a property test over >= 1000 seeded
+ * matrices (1-16 servers x 1-8 GPUs; random, Zipf, hotspot, sparse) and
+ * edge cases (all zeros, one server, one GPU per server, one non-zero
+ * entry, everything to one GPU, a silent server, byte counts near 2^53).
+ * Every plan passes fast_plan_check and an independent checker here
+ * (holding along the DAG, exactly-once delivery, one-to-one NICs per
+ * stage); lanes hold exactly the balanced loads; stages cover the server
+ * matrix within the n^2 - 2n + 2 bound; the same input gives the same hash.
+ */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/algo.h"
+#include "lib/bvn.h"
+#include "lib/check.h"
+#include "lib/plan.h"
+
+static struct fast_topo topo_of(uint32_t N, uint32_t G)
+{
+	struct fast_topo t;
+	memset(&t, 0, sizeof t);
+	snprintf(t.name, sizeof t.name, "test");
+	t.servers = N;
+	t.gpus = G;
+	t.up_kind = FAST_UP_SWITCH;
+	t.up = (struct fast_tier){ 450, 0.1, 0.85, 2 };
+	t.out = (struct fast_tier){ 50, 1.7, 0.977, 5 };
+	t.core_oversub = 1;
+	t.congestion = (struct fast_congestion){ 1, 0.01, 0.5 };
+	return t;
+}
+
+/* --- an independent checker on the expanded plan ------------------------- */
+
+struct arrival {
+	uint32_t gpu, src, dst, step;
+	uint64_t off, len;
+};
+
+static int cmp_arrival(const void *a, const void *b)
+{
+	const struct arrival *x = a, *y = b;
+	if (x->gpu != y->gpu)
+		return x->gpu < y->gpu ? -1 : 1;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	if (x->dst != y->dst)
+		return x->dst < y->dst ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* ancestors: bitset per step of the steps it depends on transitively */
+static uint64_t *ancestors(const struct fast_plan *e, size_t *words)
+{
+	size_t n = e->nsteps, w = (n + 63) / 64;
+	uint64_t *bits = calloc(n * w + 1, sizeof *bits);
+	uint32_t *order = calloc(n + 1, sizeof *order);
+	CU_ASSERT_FATAL(bits && order);
+	CU_ASSERT_FATAL(fast_plan_topo_order(e, order, NULL) == 0);
+	for (size_t k = 0; k < n; k++) {
+		uint32_t s = order[k];
+		const struct fast_step *st = &e->steps[s];
+		for (uint32_t d = 0; d < st->ndeps; d++) {
+			uint32_t on = e->deps[st->dep0 + d].step;
+			bits[s * w + on / 64] |= UINT64_C(1) << (on % 64);
+			for (size_t x = 0; x < w; x++)
+				bits[s * w + x] |= bits[on * w + x];
+		}
+	}
+	free(order);
+	*words = w;
+	return bits;
+}
+
+static bool holds(const struct arrival *arr, size_t narr, const uint64_t *anc, size_t w,
+		  uint32_t step, uint32_t gpu, const struct fast_piece *pc)
+{
+	/* union of the arrivals at gpu of this message in ancestor steps must
+	 * cover [off, off + len) */
+	struct arrival key = { gpu, pc->src, pc->dst, 0, 0, 0 };
+	size_t lo = 0, hi = narr;
+	uint64_t need = pc->off, end = pc->off + pc->len;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (cmp_arrival(&arr[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k < narr && need < end; k++) {
+		const struct arrival *a = &arr[k];
+		if (a->gpu != gpu || a->src != pc->src || a->dst != pc->dst)
+			break;
+		if (!(anc[(size_t)step * w + a->step / 64] >> (a->step % 64) & 1))
+			continue;
+		if (a->off <= need && a->off + a->len > need)
+			need = a->off + a->len;
+	}
+	return need >= end;
+}
+
+/* Returns the number of defects found (0 = correct). */
+static int verify(const struct fast_plan *cp, const struct fast_topo *topo, const uint64_t *D)
+{
+	struct fast_plan e;
+	struct fast_err err;
+	uint32_t N = topo->servers, G = topo->gpus, ng = N * G;
+	size_t narr = 0, nfinal = 0, w;
+	struct arrival *arr, *fin;
+	uint64_t *anc;
+	int bad = 0;
+
+	if (fast_plan_expand(cp, &e, &err) != 0) {
+		fprintf(stderr, "expand: %s\n", err.msg);
+		return 1;
+	}
+	arr = calloc(e.npieces + 1, sizeof *arr);
+	fin = calloc(e.npieces + 1, sizeof *fin);
+	CU_ASSERT_FATAL(arr && fin);
+	for (size_t s = 0; s < e.nsteps; s++) {
+		const struct fast_step *st = &e.steps[s];
+		int *sends = calloc(ng, sizeof *sends), *recvs = calloc(ng, sizeof *recvs);
+		for (uint32_t x = 0; x < st->nxfers; x++) {
+			const struct fast_xfer *xf = &e.xfers[st->xfer0 + x];
+			uint64_t sum = 0;
+			if (st->tier == FAST_TIER_OUT) {
+				/* one-to-one NICs, rail aligned, across servers */
+				if (sends[xf->from]++ || recvs[xf->to]++ || xf->from % G != xf->to % G ||
+				    xf->from / G == xf->to / G)
+					bad++;
+			} else if (xf->from / G != xf->to / G) {
+				bad++; /* scale-up stays in a server */
+			}
+			for (uint32_t k = 0; k < xf->npieces; k++) {
+				const struct fast_piece *pc = &e.pieces[xf->piece0 + k];
+				struct arrival a = { xf->to, pc->src, pc->dst, (uint32_t)s, pc->off, pc->len };
+				sum += pc->len;
+				if (pc->len == 0 || pc->off + pc->len > D[(size_t)pc->src * ng + pc->dst])
+					bad++;
+				if (xf->to == pc->dst)
+					fin[nfinal++] = a;
+				else
+					arr[narr++] = a;
+			}
+			if (sum != xf->bytes)
+				bad++;
+		}
+		free(sends);
+		free(recvs);
+	}
+	qsort(arr, narr, sizeof *arr, cmp_arrival);
+	anc = ancestors(&e, &w);
+	/* (1) every relayed piece is held by its sender at that point */
+	for (size_t s = 0; s < e.nsteps; s++) {
+		const struct fast_step *st = &e.steps[s];
+		for (uint32_t x = 0; x < st->nxfers; x++) {
+			const struct fast_xfer *xf = &e.xfers[st->xfer0 + x];
+			for (uint32_t k = 0; k < xf->npieces; k++) {
+				const struct fast_piece *pc = &e.pieces[xf->piece0 + k];
+				if (pc->src != xf->from &&
+				    !holds(arr, narr, anc, w, (uint32_t)s, xf->from, pc))
+					bad++;
+			}
+		}
+	}
+	/* (3) final arrivals tile every off-diagonal message exactly once */
+	qsort(fin, nfinal, sizeof *fin, cmp_arrival);
+	{
+		/* walk by destination: fin sorted by (gpu = dst, src, off) */
+		size_t k = 0;
+		for (uint32_t d = 0; d < ng; d++)
+			for (uint32_t s = 0; s < ng; s++) {
+				uint64_t at = 0, len = D[(size_t)s * ng + d];
+				while (k < nfinal && fin[k].gpu == d && fin[k].src == s) {
+					if (fin[k].off != at)
+						bad++;
+					at = fin[k].off + fin[k].len;
+					k++;
+				}
+				if (s != d && at != len)
+					bad++;
+			}
+		if (k != nfinal)
+			bad++;
+	}
+	free(anc);
+	free(arr);
+	free(fin);
+	fast_plan_free(&e);
+	return bad;
+}
+
+/* Lanes hold exactly the balanced loads; stages cover S within the bound. */
+static int verify_compact(const struct fast_plan *p, const struct fast_topo *topo,
+			  const uint64_t *D)
+{
+	uint32_t N = topo->servers, G = topo->gpus, ng = N * G, rails = 0;
+	uint64_t *S = calloc((size_t)N * N, sizeof *S), *lane = calloc((size_t)N * N * G + 1, 8);
+	uint64_t *cover = calloc((size_t)N * N, sizeof *cover);
+	int bad = 0;
+
+	CU_ASSERT_FATAL(S && lane && cover);
+	CU_ASSERT_FATAL(fast_bvn_server_matrix(D, N, G, S, NULL) == 0);
+	for (size_t l = 0; l < p->nlanes; l++) {
+		const struct fast_lane *ln = &p->lanes[l];
+		lane[((size_t)ln->src_server * N + ln->dst_server) * G + ln->rail] = ln->bytes;
+	}
+	for (uint32_t a = 0; a < N; a++)
+		for (uint32_t b = 0; b < N; b++) {
+			uint64_t r[64], t = S[a * N + b], excess = 0;
+			if (a == b)
+				continue;
+			for (uint32_t i = 0; i < G; i++) {
+				r[i] = 0;
+				for (uint32_t j = 0; j < G; j++)
+					r[i] += D[(size_t)(a * G + i) * ng + b * G + j];
+				if (r[i] > t)
+					excess += r[i] - t;
+			}
+			for (uint32_t i = 0; i < G; i++) {
+				uint64_t want = r[i] < t ? r[i] : t;
+				if (r[i] < t) {
+					uint64_t got = t - r[i] < excess ? t - r[i] : excess;
+					want += got;
+					excess -= got;
+				}
+				if (lane[((size_t)a * N + b) * G + i] != want)
+					bad++;
+			}
+		}
+	for (size_t s = 0; s < p->nsteps; s++) {
+		const struct fast_step *st = &p->steps[s];
+		if (st->kind != FAST_STEP_RAIL)
+			continue;
+		rails++;
+		for (uint32_t a = 0; a < N; a++)
+			cover[a * N + p->perm[st->perm0 + a]] += st->budget;
+	}
+	for (uint32_t a = 0; a < N; a++)
+		for (uint32_t b = 0; b < N; b++)
+			if (a != b && cover[a * N + b] < S[a * N + b])
+				bad++;
+	if (rails > fast_bvn_max_terms(N))
+		bad++;
+	free(S);
+	free(lane);
+	free(cover);
+	return bad;
+}
+
+/* --- generators ---------------------------------------------------------- */
+
+enum kind { K_RANDOM, K_ZIPF, K_HOTSPOT, K_SPARSE, K_NKINDS };
+
+static uint64_t *gen(struct fast_rng *rng, uint32_t ng, enum kind k, bool diag)
+{
+	uint64_t *D = calloc((size_t)ng * ng + 1, sizeof *D);
+	uint32_t hot = (uint32_t)fast_rng_below(rng, ng);
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++) {
+			uint64_t v = 0;
+			switch (k) {
+			case K_RANDOM:
+				v = fast_rng_below(rng, 1024) * 512;
+				break;
+			case K_ZIPF: {
+				double u = fast_rng_double(rng);
+				/* inverse-CDF-ish heavy tail, bounded */
+				v = (uint64_t)(1024.0 * pow(1.0 - u, 1.0 / 0.8 * 4.0)) * 512 +
+				    fast_rng_below(rng, 3);
+				break;
+			}
+			case K_HOTSPOT:
+				v = d == hot ? 100000 + fast_rng_below(rng, 1000) : fast_rng_below(rng, 50);
+				break;
+			default:
+				v = fast_rng_below(rng, 8) == 0 ? 1 + fast_rng_below(rng, 5000) : 0;
+				break;
+			}
+			D[(size_t)s * ng + d] = s == d && !diag ? 0 : v;
+		}
+	return D;
+}
+
+static void random_opts(struct fast_rng *rng, struct fast_algo_opts *o)
+{
+	fast_algo_opts_default(o);
+	o->stages = fast_rng_below(rng, 2) ? FAST_STAGES_EXACT : FAST_STAGES_AUTO;
+	o->order = (enum fast_stage_order)fast_rng_below(rng, 3);
+	o->balance = fast_rng_below(rng, 2) ? FAST_BALANCE_JIT : FAST_BALANCE_UPFRONT;
+}
+
+static int check_one(const struct fast_topo *t, const uint64_t *D, const struct fast_algo_opts *o)
+{
+	struct fast_plan p, q;
+	struct fast_err err;
+	int bad = 0;
+
+	if (fast_compile_fast(t, D, o, &p, &err) != 0) {
+		fprintf(stderr, "compile: %s\n", err.msg);
+		return 1;
+	}
+	if (fast_plan_check(&p, t, D, &err) != 0) {
+		fprintf(stderr, "check (%ux%u, %s): %s\n", t->servers, t->gpus, p.options, err.msg);
+		bad++;
+	}
+	bad += verify(&p, t, D);
+	bad += verify_compact(&p, t, D);
+	CU_ASSERT_FATAL(fast_compile_fast(t, D, o, &q, &err) == 0);
+	if (fast_plan_hash(&p) != fast_plan_hash(&q) || strcmp(p.options, q.options) != 0)
+		bad++;
+	fast_plan_free(&p);
+	fast_plan_free(&q);
+	return bad;
+}
+
+static void test_fast__property_random_matrices(void)
+{
+	struct fast_rng rng;
+	int cases = 0, bad = 0;
+	fast_rng_seed(&rng, 42);
+	for (int it = 0; it < 1000; it++) {
+		uint32_t N = 1 + (uint32_t)fast_rng_below(&rng, 16);
+		uint32_t G = 1 + (uint32_t)fast_rng_below(&rng, 8);
+		struct fast_topo t = topo_of(N, G);
+		struct fast_algo_opts o;
+		uint64_t *D = gen(&rng, N * G, (enum kind)(it % K_NKINDS), it % 7 == 0);
+		random_opts(&rng, &o);
+		if (fast_rng_below(&rng, 4) == 0)
+			t.out.step_overhead_us = 0; /* alpha-aware leans to exact */
+		int b = check_one(&t, D, &o);
+		if (b)
+			fprintf(stderr, "case %d: %ux%u kind %d: %d defects\n", it, N, G, it % K_NKINDS, b);
+		bad += b;
+		cases++;
+		free(D);
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(cases, 1000);
+}
+
+static void one_case(uint32_t N, uint32_t G, uint64_t *D)
+{
+	struct fast_topo t = topo_of(N, G);
+	struct fast_algo_opts o;
+	for (int m = 0; m < 8; m++) {
+		fast_algo_opts_default(&o);
+		o.stages = m & 1 ? FAST_STAGES_EXACT : FAST_STAGES_AUTO;
+		o.balance = m & 2 ? FAST_BALANCE_JIT : FAST_BALANCE_UPFRONT;
+		o.order = m & 4 ? FAST_ORDER_LARGEST_FIRST : FAST_ORDER_SMALLEST_FIRST;
+		CU_ASSERT_EQUAL(check_one(&t, D, &o), 0);
+	}
+}
+
+static void test_fast__edge_cases(void)
+{
+	uint32_t N = 4, G = 4, ng = 16;
+	uint64_t *D = calloc(ng * ng, sizeof *D);
+	struct fast_plan p;
+
+	/* all zeros: an empty plan */
+	one_case(N, G, D);
+	CU_ASSERT_EQUAL(fast_compile_fast(&(struct fast_topo){ 0 }, D, NULL, &p, NULL), FAST_EINPUT);
+	/* single non-zero entry */
+	D[3 * ng + 12] = 12345;
+	one_case(N, G, D);
+	/* everything to one GPU */
+	memset(D, 0, ng * ng * sizeof *D);
+	for (uint32_t s = 0; s < ng; s++)
+		D[s * ng + 5] = s == 5 ? 0 : 1000 + s;
+	one_case(N, G, D);
+	/* one silent server (server 2 sends and receives nothing) */
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++)
+			D[s * ng + d] = s / G == 2 || d / G == 2 || s == d ? 0 : 100 * s + d + 1;
+	one_case(N, G, D);
+	/* byte counts near 2^53 */
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++)
+			D[s * ng + d] = s == d ? 0 : (UINT64_C(1) << 53) - 1 - s * 7 - d;
+	one_case(N, G, D);
+	free(D);
+	{
+		/* one server; one GPU per server */
+		struct fast_rng rng;
+		uint64_t *E;
+		fast_rng_seed(&rng, 9);
+		E = gen(&rng, 8, K_RANDOM, true);
+		one_case(1, 8, E);
+		free(E);
+		E = gen(&rng, 8, K_RANDOM, false);
+		one_case(8, 1, E);
+		free(E);
+		E = gen(&rng, 1, K_RANDOM, true);
+		one_case(1, 1, E);
+		free(E);
+	}
+}
+
+static void test_fast__overflow_is_bad_input(void)
+{
+	uint32_t N = 2, G = 2, ng = 4;
+	uint64_t D[16] = { 0 };
+	struct fast_topo t = topo_of(N, G);
+	struct fast_plan p;
+	struct fast_err err = { 0 };
+	D[0 * ng + 2] = UINT64_MAX;
+	D[0 * ng + 3] = 5;
+	CU_ASSERT_EQUAL(fast_compile_fast(&t, D, NULL, &p, &err), FAST_EINPUT);
+	CU_ASSERT(strstr(err.msg, "overflow") != NULL);
+}
+
+static void test_fast__auto_fewer_stages_at_scale(void)
+{
+	/* 16 servers x 8, ~256 MiB per GPU: auto needs far fewer stages */
+	struct fast_rng rng;
+	uint32_t N = 16, G = 8, ng = N * G;
+	struct fast_topo t = topo_of(N, G);
+	uint64_t *D = calloc((size_t)ng * ng, sizeof *D);
+	struct fast_algo_opts o;
+	struct fast_plan a, e;
+	struct fast_plan_summary sa, se;
+	fast_rng_seed(&rng, 11);
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++)
+			D[(size_t)s * ng + d] = s == d ? 0 : fast_rng_below(&rng, 1024) * 4096;
+	fast_algo_opts_default(&o);
+	CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &a, NULL) == 0);
+	o.stages = FAST_STAGES_EXACT;
+	CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &e, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_summarize(&a, &sa, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_summarize(&e, &se, NULL) == 0);
+	CU_ASSERT(sa.rail_stages < se.rail_stages);
+	CU_ASSERT(strncmp(a.options, "stages=auto(q=", 14) == 0);
+	CU_ASSERT_EQUAL(strcmp(a.algo, "fast"), 0);
+	fast_plan_free(&a);
+	fast_plan_free(&e);
+	free(D);
+}
+
+/* The checkers above must be able to fail: break plans and watch. */
+static void test_fast__broken_plans_are_caught(void)
+{
+	uint32_t N = 3, G = 4, ng = N * G;
+	struct fast_topo t = topo_of(N, G);
+	uint64_t *D = calloc((size_t)ng * ng, sizeof *D);
+	struct fast_algo_opts o;
+	struct fast_plan p;
+	struct fast_err err;
+	size_t last = 0, first = SIZE_MAX;
+
+	/* GPU 0 of every server is hot: balancing must hand bytes over */
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++)
+			D[(size_t)s * ng + d] = s / G == d / G ? 0 : (s % G == 0 ? 100000 : 10) + d;
+	fast_algo_opts_default(&o);
+	o.stages = FAST_STAGES_EXACT;
+	CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &p, NULL) == 0);
+	CU_ASSERT_EQUAL(verify(&p, &t, D), 0);
+	CU_ASSERT_EQUAL(fast_plan_check(&p, &t, D, NULL), 0);
+	for (size_t s = 0; s < p.nsteps; s++)
+		if (p.steps[s].kind == FAST_STEP_RAIL) {
+			last = s;
+			first = first == SIZE_MAX ? s : first;
+		}
+	CU_ASSERT_FATAL(first != SIZE_MAX && p.steps[first].ndeps == 1);
+	/* a stage that no longer waits for balancing */
+	p.steps[first].ndeps = 0;
+	CU_ASSERT(verify(&p, &t, D) > 0);
+	CU_ASSERT_EQUAL(fast_plan_check(&p, &t, D, &err), FAST_ECHECK);
+	p.steps[first].ndeps = 1;
+	/* a stage one byte short */
+	p.steps[last].budget--;
+	CU_ASSERT(verify(&p, &t, D) > 0);
+	CU_ASSERT(verify_compact(&p, &t, D) > 0);
+	CU_ASSERT_EQUAL(fast_plan_check(&p, &t, D, &err), FAST_ECHECK);
+	p.steps[last].budget++;
+	/* a lane one byte short */
+	p.lanes[0].bytes--;
+	p.pieces[p.lanes[0].piece0].len--;
+	CU_ASSERT(verify(&p, &t, D) > 0);
+	CU_ASSERT(verify_compact(&p, &t, D) > 0);
+	CU_ASSERT(fast_plan_check(&p, &t, D, &err) < 0);
+	fast_plan_free(&p);
+	free(D);
+}
+
+static void test_fast__dispatch_by_name(void)
+{
+	struct fast_algo_opts o;
+	const char *const *n = fast_algo_names();
+	struct fast_err err;
+	struct fast_plan p;
+	uint64_t D[4] = { 0, 7, 9, 0 };
+	struct fast_topo t = topo_of(2, 1);
+	size_t k = 0;
+	fast_algo_opts_default(&o);
+	CU_ASSERT_EQUAL(o.stages, FAST_STAGES_AUTO);
+	CU_ASSERT_EQUAL(o.peers, 8);
+	CU_ASSERT_EQUAL(o.chunk_bytes, 0);
+	while (n[k])
+		CU_ASSERT(fast_algo_known(n[k++]));
+	CU_ASSERT_EQUAL(k, 6);
+	CU_ASSERT(!fast_algo_known("fastest"));
+	CU_ASSERT(!fast_algo_known(NULL));
+	CU_ASSERT_EQUAL(fast_compile("fastest", &t, D, &o, &p, &err), FAST_EUSAGE);
+	CU_ASSERT(strstr(err.msg, "fastest") != NULL);
+	CU_ASSERT_EQUAL_FATAL(fast_compile("fast", &t, D, NULL, &p, &err), 0);
+	CU_ASSERT_EQUAL(verify(&p, &t, D), 0);
+	fast_plan_free(&p);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	s = CU_add_suite("fast", NULL, NULL);
+	if (!s ||
+	    !CU_add_test(s, "test_fast__property_random_matrices", test_fast__property_random_matrices) ||
+	    !CU_add_test(s, "test_fast__edge_cases", test_fast__edge_cases) ||
+	    !CU_add_test(s, "test_fast__overflow_is_bad_input", test_fast__overflow_is_bad_input) ||
+	    !CU_add_test(s, "test_fast__auto_fewer_stages_at_scale",
+			 test_fast__auto_fewer_stages_at_scale) ||
+	    !CU_add_test(s, "test_fast__broken_plans_are_caught",
+			 test_fast__broken_plans_are_caught) ||
+	    !CU_add_test(s, "test_fast__dispatch_by_name", test_fast__dispatch_by_name)) {
+		CU_cleanup_registry();
+		return 2;
+	}
+	CU_basic_set_mode(CU_BRM_NORMAL);
+	CU_basic_run_tests();
+	{
+		unsigned fails = CU_get_number_of_failures();
+		CU_cleanup_registry();
+		return fails != 0;
+	}
+}

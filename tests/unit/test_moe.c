@@ -1,0 +1,384 @@
+/*
+ * test_moe.c - MoE layouts and real-data import: expert and token
+ * placement (with replicas), per-token counting with and without per-GPU
+ * deduplication, the proportional method for counts, the parsers' errors
+ * ("file:line: ..."), and whole imports of the miniature data set in
+ * tests/data/moe whose every count is known by hand.
+ */
+#include <CUnit/Basic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/moe.h"
+
+#define FIXTURE "tests/data/moe"
+
+static struct fast_moe_layout layout(uint32_t ng, uint32_t E, enum fast_placement ex,
+				     enum fast_placement tok)
+{
+	struct fast_moe_layout l = { ng, E, ex, tok };
+	return l;
+}
+
+static void test_moe__expert_placement(void)
+{
+	struct fast_moe_layout l = layout(4, 16, FAST_PLACE_CONTIGUOUS, FAST_PLACE_CONTIGUOUS);
+	struct fast_err err;
+
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 0, 0), 0);
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 3, 2), 0);
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 4, 2), 1);
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 15, 0), 3);
+	l.experts_at = FAST_PLACE_ROUND_ROBIN;
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 5, 0), 1);
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 15, 0), 3);
+	/* uneven blocks: 10 experts on 4 GPUs, every GPU gets 2 or 3 */
+	l = layout(4, 10, FAST_PLACE_CONTIGUOUS, FAST_PLACE_CONTIGUOUS);
+	uint32_t per[4] = { 0 };
+	for (uint32_t e = 0; e < 10; e++)
+		per[fast_moe_expert_gpu(&l, e, 0)]++;
+	for (int g = 0; g < 4; g++)
+		CU_ASSERT(per[g] == 2 || per[g] == 3);
+	/* replicas: 4 experts on 8 GPUs */
+	l = layout(8, 4, FAST_PLACE_CONTIGUOUS, FAST_PLACE_CONTIGUOUS);
+	CU_ASSERT_EQUAL(fast_moe_layout_check(&l, &err), 0);
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 1, 0), 2);
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 1, 5), 3);
+	l.experts_at = FAST_PLACE_ROUND_ROBIN;
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 1, 0), 1);
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 1, 3), 5);
+	l = layout(8, 3, FAST_PLACE_CONTIGUOUS, FAST_PLACE_CONTIGUOUS);
+	CU_ASSERT_EQUAL(fast_moe_layout_check(&l, &err), FAST_EINPUT);
+	enum fast_placement p;
+	CU_ASSERT_EQUAL(fast_placement_parse("round-robin", &p, &err), 0);
+	CU_ASSERT_EQUAL(p, FAST_PLACE_ROUND_ROBIN);
+	CU_ASSERT_EQUAL(fast_placement_parse("striped", &p, &err), FAST_EUSAGE);
+}
+
+static void test_moe__token_sources(void)
+{
+	struct fast_moe_layout l = layout(2, 64, FAST_PLACE_CONTIGUOUS, FAST_PLACE_CONTIGUOUS);
+	static const uint32_t want_c[5] = { 0, 0, 0, 1, 1 };
+	for (uint64_t t = 0; t < 5; t++)
+		CU_ASSERT_EQUAL(fast_moe_token_src(&l, t, 5), want_c[t]);
+	l.tokens_at = FAST_PLACE_ROUND_ROBIN;
+	for (uint64_t t = 0; t < 5; t++)
+		CU_ASSERT_EQUAL(fast_moe_token_src(&l, t, 5), t % 2);
+}
+
+/* Tokens of the fixture's layer 1 (tests/data/moe/README.md). */
+static const uint16_t layer1[5 * 6] = {
+	0, 1, 2, 3, 4, 5,        /* all on GPU 0 at EP2 */
+	0, 1, 2, 32, 33, 34,     /* GPUs 0 and 1 */
+	40, 41, 42, 43, 44, 45,  /* GPU 1 */
+	10, 11, 12, 13, 14, 15,  /* GPU 0 */
+	10, 50, 51, 52, 53, 54,  /* GPUs 0 and 1 */
+};
+
+static void test_moe__token_counted_once_per_gpu(void)
+{
+	struct fast_moe_layout l = layout(2, 64, FAST_PLACE_CONTIGUOUS, FAST_PLACE_CONTIGUOUS);
+	struct fast_moe_tokens t = { 5, 6, 2, (uint16_t *)layer1 };
+	struct fast_err err;
+	uint64_t c[4] = { 0 };
+
+	CU_ASSERT_EQUAL(fast_moe_count_tokens(&l, &t, true, c, &err), 0);
+	CU_ASSERT(c[0] == 2 && c[1] == 2 && c[2] == 2 && c[3] == 1);
+	memset(c, 0, sizeof c);
+	CU_ASSERT_EQUAL(fast_moe_count_tokens(&l, &t, false, c, &err), 0);
+	CU_ASSERT(c[0] == 9 && c[1] == 9 && c[2] == 7 && c[3] == 5);
+	/* round-robin experts: 0..5 land on both GPUs */
+	l.experts_at = FAST_PLACE_ROUND_ROBIN;
+	memset(c, 0, sizeof c);
+	CU_ASSERT_EQUAL(fast_moe_count_tokens(&l, &t, true, c, &err), 0);
+	CU_ASSERT(c[0] + c[1] == 6 && c[2] + c[3] == 4);
+	uint16_t bad[6] = { 0, 1, 2, 3, 4, 70 };
+	struct fast_moe_tokens tb = { 1, 6, 1, bad };
+	CU_ASSERT_EQUAL(fast_moe_count_tokens(&l, &tb, true, c, &err), FAST_EINPUT);
+}
+
+static void test_moe__groups_split_by_token_share(void)
+{
+	/* one group of 10 tokens, 4 experts, EP4 contiguous tokens:
+	 * sources hold 3, 2, 3, 2 tokens (floor(t*4/10)) */
+	struct fast_moe_layout l = layout(4, 4, FAST_PLACE_CONTIGUOUS, FAST_PLACE_CONTIGUOUS);
+	uint64_t tokens[1] = { 10 }, counts[4] = { 10, 5, 0, 5 }, c[16] = { 0 };
+	struct fast_moe_groups g = { 1, 4, tokens, counts };
+	struct fast_err err;
+
+	CU_ASSERT_EQUAL(fast_moe_count_groups(&l, &g, c, &err), 0);
+	/* expert 0 (GPU 0): 10 selections split 3,2,3,2 */
+	CU_ASSERT(c[0 * 4 + 0] == 3 && c[1 * 4 + 0] == 2 && c[2 * 4 + 0] == 3 &&
+		  c[3 * 4 + 0] == 2);
+	uint64_t sum = 0, col1 = 0;
+	for (int i = 0; i < 16; i++)
+		sum += c[i];
+	for (int s = 0; s < 4; s++)
+		col1 += c[s * 4 + 1];
+	CU_ASSERT_EQUAL(sum, 20);
+	CU_ASSERT_EQUAL(col1, 5);
+	for (int s = 0; s < 4; s++)
+		CU_ASSERT_EQUAL(c[s * 4 + 2], 0);
+	/* two groups: the second's tokens all sit on the last sources */
+	uint64_t tk2[2] = { 4, 4 }, cn2[8] = { 4, 0, 0, 0, 0, 0, 0, 4 }, c2[16] = { 0 };
+	struct fast_moe_groups g2 = { 2, 4, tk2, cn2 };
+	l = layout(2, 4, FAST_PLACE_CONTIGUOUS, FAST_PLACE_CONTIGUOUS);
+	CU_ASSERT_EQUAL(fast_moe_count_groups(&l, &g2, c2, &err), 0);
+	CU_ASSERT(c2[0] == 4 && c2[1] == 0 && c2[2] == 0 && c2[3] == 4);
+	uint64_t tk3[1] = { 0 }, cn3[4] = { 1, 0, 0, 0 };
+	struct fast_moe_groups g3 = { 1, 4, tk3, cn3 };
+	CU_ASSERT_EQUAL(fast_moe_count_groups(&l, &g3, c2, &err), FAST_EINPUT);
+}
+
+static void test_moe__raw_parser_errors_name_the_line(void)
+{
+	static const struct {
+		const char *text, *msg;
+	} cases[] = {
+		{ "0\t1\t\t0.5\t0.5\n0\t1\t2\t\t0.1\t0.1\t0.1\n",
+		  "raw.txt:2: 3 expert ids is not a multiple of top-2" },
+		{ "0\t1\t\t0.5\n", "raw.txt:1: 2 expert ids but 1 gate weights" },
+		{ "0\t9\t\t0.5\t0.5\n", "raw.txt:1: expert id 2: '9' is not an expert (0..7)" },
+		{ "0\tx\t\t0.5\t0.5\n", "raw.txt:1: expert id 2: 'x' is not an expert (0..7)" },
+		{ "3\t3\t\t0.5\t0.5\n", "raw.txt:1: token 1 chooses expert 3 twice" },
+		{ "0\t1\t\t0.5\tabc\n", "raw.txt:1: gate weight 2: 'abc' is not a number" },
+		{ "0\t1\t0.5\t0.5\n", "raw.txt:1: expected expert ids, two tabs, then gate weights" },
+		{ "0\t1\t\t0.5\t0.5\n\n0\t1\t\t0.5\t0.5\n", "raw.txt:2: empty line" },
+		{ "", "raw.txt: no tokens" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct fast_moe_tokens t = { 0 };
+		struct fast_err err = { 0 };
+		CU_ASSERT_EQUAL(fast_moe_parse_deepseek_raw(cases[i].text, strlen(cases[i].text),
+							    "raw.txt", 8, 2, &t, &err),
+				FAST_EINPUT);
+		CU_ASSERT_STRING_EQUAL(err.msg, cases[i].msg);
+		CU_ASSERT_PTR_NULL(t.ids);
+	}
+	const char *ok = "0\t1\t2\t3\t\t1e-3\t0.5\t.25\t1\r\n4\t5\t\t0.5\t0.5";
+	struct fast_moe_tokens t;
+	struct fast_err err;
+	CU_ASSERT_EQUAL_FATAL(fast_moe_parse_deepseek_raw(ok, strlen(ok), "raw.txt", 8, 2, &t, &err),
+			      0);
+	CU_ASSERT_EQUAL(t.ntokens, 3);
+	CU_ASSERT_EQUAL(t.nseq, 2);
+	CU_ASSERT_EQUAL(t.ids[5], 5);
+	fast_moe_tokens_free(&t);
+}
+
+static void test_moe__csv_parser_errors_name_the_line(void)
+{
+	static const char *hdr = "model,selection,domain,layer,expert,count\n";
+	static const struct {
+		const char *rows, *msg;
+	} cases[] = {
+		{ "m,topk,d,0,0,2\nm,topk,d,0,1,x\n", "c.csv:3: count: 'x' is not a count" },
+		{ "m,topk,d,0,0,2\nm,topk,d,0,0,2\n", "c.csv:3: expert 0 of layer 0 listed twice" },
+		{ "m,topk,d,0,0,2\n", "c.csv: layer 0 of m/topk/d: expert 1 missing (1 of 2 listed)" },
+		{ "m,topk,d,0,0,2\nm,topk,d,0,1,1\n",
+		  "c.csv: layer 0 of m/topk/d: 3 selections is not a multiple of top-2" },
+		{ "m,topk,d,0,0,2,9\n", "c.csv:2: 7 fields, expected 6" },
+		{ "m,topk,d,0,5,2\n", "c.csv:2: expert 5 out of range (2 experts)" },
+		{ "\"m\",topk,d,0,0,2\n", "c.csv:2: quoted fields are not supported" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char text[512];
+		struct fast_moe_groups g = { 0 };
+		struct fast_err err = { 0 };
+		snprintf(text, sizeof text, "%s%s", hdr, cases[i].rows);
+		CU_ASSERT_EQUAL(fast_moe_parse_counts_csv(text, strlen(text), "c.csv", "m", "topk", "d",
+							  0, 2, 2, &g, &err),
+				FAST_EINPUT);
+		CU_ASSERT_STRING_EQUAL(err.msg, cases[i].msg);
+	}
+	struct fast_moe_groups g;
+	struct fast_err err;
+	const char *bad_hdr = "model,selection,domain,layer,expert,n\n";
+	CU_ASSERT_EQUAL(fast_moe_parse_counts_csv(bad_hdr, strlen(bad_hdr), "c.csv", "m", "topk",
+						  "d", 0, 2, 2, &g, &err),
+			FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "c.csv:1: column 6 is 'n', expected 'count'");
+	const char *ok = "model,selection,domain,layer,expert,count\r\nm,topk,d,0,0,3\r\n"
+			 "m,top1,d,0,0,9\r\nm,topk,d,0,1,1\r\n";
+	CU_ASSERT_EQUAL_FATAL(fast_moe_parse_counts_csv(ok, strlen(ok), "c.csv", "m", "topk", "d", 0,
+							2, 2, &g, &err),
+			      0);
+	CU_ASSERT_EQUAL(g.ngroups, 1);
+	CU_ASSERT_EQUAL(g.tokens[0], 2);
+	CU_ASSERT_EQUAL(g.counts[0], 3);
+	fast_moe_groups_free(&g);
+	CU_ASSERT_EQUAL(fast_moe_parse_counts_csv(ok, strlen(ok), "c.csv", "m", "topk", "e", 0, 2,
+						  2, &g, &err),
+			FAST_EUSAGE);
+	/* the per-sequence file: counts must add up to top-k x tokens */
+	const char *seq = "task,moe_layer,seq,ntokens,e0,e1\nt,1,0,1,1,1\nt,1,1,2,2,1\n";
+	CU_ASSERT_EQUAL(fast_moe_parse_seq_csv(seq, strlen(seq), "s.csv", "t", 1, 2, 2, &g, &err),
+			FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "s.csv:3: expert counts sum to 3, expected top-2 x 2 tokens = 4");
+	const char *seq2 = "task,moe_layer,seq,ntokens,e0,e1\nt,1,1,1,1,1\n";
+	CU_ASSERT_EQUAL(fast_moe_parse_seq_csv(seq2, strlen(seq2), "s.csv", "t", 1, 2, 2, &g, &err),
+			FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "s.csv:2: seq: '1', expected 0 (sequences in order)");
+}
+
+static struct fast_moe_import imp(const char *source, uint32_t ng)
+{
+	struct fast_moe_import o;
+	memset(&o, 0, sizeof o);
+	o.source = source;
+	o.data_dir = FIXTURE;
+	o.ng = ng;
+	o.gpus_per_server = 2;
+	return o;
+}
+
+static void test_moe__import_deepseek_per_token(void)
+{
+	struct fast_moe_import o = imp("deepseek-v2-lite", 2);
+	struct fast_traffic t;
+	struct fast_err err = { 0 };
+
+	CU_ASSERT_EQUAL_FATAL(fast_moe_import(&o, NULL, &t, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(t.count, 4);
+	CU_ASSERT_STRING_EQUAL(t.m[0].label, "layer1/dispatch");
+	CU_ASSERT_STRING_EQUAL(t.m[1].label, "layer1/combine");
+	CU_ASSERT_STRING_EQUAL(t.m[3].label, "layer2/combine");
+	/* layer 1 at EP2: [[2,2],[2,1]] tokens of 4096 bytes */
+	CU_ASSERT(t.m[0].bytes[0] == 2 * 4096 && t.m[0].bytes[1] == 2 * 4096 &&
+		  t.m[0].bytes[2] == 2 * 4096 && t.m[0].bytes[3] == 4096);
+	CU_ASSERT(t.m[1].bytes[1] == t.m[0].bytes[2] && t.m[1].bytes[2] == t.m[0].bytes[1]);
+	/* layer 2: every token to experts 0..5 on GPU 0 */
+	CU_ASSERT(t.m[2].bytes[0] == 3 * 4096 && t.m[2].bytes[2] == 2 * 4096 &&
+		  t.m[2].bytes[1] == 0 && t.m[2].bytes[3] == 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.source, "deepseek-v2-lite task intent"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.source, "MIT"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.source, "exact dispatch"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.source, "EP2 (1x2)"));
+	fast_traffic_free(&t);
+
+	/* one layer, no combine, no dedup, other bytes per token */
+	uint32_t one = 1;
+	o.layers = &one;
+	o.nlayers = 1;
+	o.no_combine = true;
+	o.no_dedup = true;
+	o.token_bytes = 10;
+	CU_ASSERT_EQUAL_FATAL(fast_moe_import(&o, NULL, &t, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(t.count, 1);
+	CU_ASSERT(t.m[0].bytes[0] == 90 && t.m[0].bytes[1] == 90 && t.m[0].bytes[2] == 70 &&
+		  t.m[0].bytes[3] == 50);
+	fast_traffic_free(&t);
+}
+
+static void test_moe__import_counts_sources(void)
+{
+	struct fast_moe_import o = imp("mixtral", 8);
+	struct fast_traffic t;
+	struct fast_err err = { 0 };
+
+	/* Mixtral: 10 tokens, counts 4,2,2,2,2,2,2,4 over 8 GPUs (1 expert each) */
+	CU_ASSERT_EQUAL_FATAL(fast_moe_import(&o, NULL, &t, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(t.count, 4);
+	CU_ASSERT_STRING_EQUAL(t.m[2].label, "layer7/dispatch");
+	uint64_t col0 = 0, sum = 0;
+	for (int s = 0; s < 8; s++)
+		col0 += t.m[0].bytes[s * 8 + 0];
+	for (int i = 0; i < 64; i++)
+		sum += t.m[0].bytes[i];
+	CU_ASSERT_EQUAL(col0, 4 * 8192);
+	CU_ASSERT_EQUAL(sum, 20 * 8192);
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.source, "Apache-2.0"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.source, "per-expert counts"));
+	fast_traffic_free(&t);
+
+	o.selection = "top1";
+	CU_ASSERT_EQUAL_FATAL(fast_moe_import(&o, NULL, &t, &err), 0);
+	CU_ASSERT_EQUAL(t.count, 2); /* top1 has layer 0 only */
+	fast_traffic_free(&t);
+
+	/* OLMoE layer 0: 64 tokens x top-8, 8 per expert; EP4 round-robin */
+	o = imp("olmoe", 4);
+	o.experts_at = FAST_PLACE_ROUND_ROBIN;
+	CU_ASSERT_EQUAL_FATAL(fast_moe_import(&o, NULL, &t, &err), 0);
+	for (int s = 0; s < 4; s++)
+		for (int d = 0; d < 4; d++)
+			CU_ASSERT_EQUAL(t.m[0].bytes[s * 4 + d], 32 * 4096);
+	fast_traffic_free(&t);
+
+	/* DeepSeek other tasks come from the per-sequence file */
+	o = imp("deepseek-v2-lite", 2);
+	o.domain = "law";
+	CU_ASSERT_EQUAL_FATAL(fast_moe_import(&o, NULL, &t, &err), 0);
+	CU_ASSERT_EQUAL(t.count, 2);
+	CU_ASSERT(t.m[0].bytes[0] == 12 * 4096 && t.m[0].bytes[2] == 12 * 4096);
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.source, "per-sequence"));
+	fast_traffic_free(&t);
+
+	/* switch-base-128: one pooled layer, 256 tokens top-1, expert 0 hot */
+	o = imp("switch128", 4);
+	CU_ASSERT_EQUAL_FATAL(fast_moe_import(&o, NULL, &t, &err), 0);
+	CU_ASSERT_EQUAL(t.count, 2);
+	CU_ASSERT_STRING_EQUAL(t.m[0].label, "pooled/dispatch");
+	uint64_t c0 = 0;
+	for (int s = 0; s < 4; s++)
+		c0 += t.m[0].bytes[s * 4];
+	CU_ASSERT_EQUAL(c0, (129 + 31) * 1536);
+	fast_traffic_free(&t);
+}
+
+static void test_moe__import_errors(void)
+{
+	struct fast_moe_import o = imp("deepseek-v2-lite", 2);
+	struct fast_traffic t;
+	struct fast_err err = { 0 };
+	uint32_t l9 = 9;
+
+	o.layers = &l9;
+	o.nlayers = 1;
+	CU_ASSERT_EQUAL(fast_moe_import(&o, NULL, &t, &err), FAST_EUSAGE);
+	CU_ASSERT_STRING_EQUAL(err.msg, "deepseek-v2-lite intent: no layer 9 (layers 1..2)");
+	o = imp("gpt5", 2);
+	CU_ASSERT_EQUAL(fast_moe_import(&o, NULL, &t, &err), FAST_EUSAGE);
+	o = imp("olmoe", 2);
+	o.domain = "poetry";
+	CU_ASSERT_EQUAL(fast_moe_import(&o, NULL, &t, &err), FAST_EUSAGE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no data for domain 'poetry'"));
+	o = imp("mixtral", 12); /* 8 experts on 12 GPUs */
+	CU_ASSERT_EQUAL(fast_moe_import(&o, NULL, &t, &err), FAST_EUSAGE);
+	o = imp("olmoe", 2);
+	o.data_dir = "tests/data/nonexistent";
+	CU_ASSERT_EQUAL(fast_moe_import(&o, NULL, &t, &err), FAST_EINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "tests/data/nonexistent/olmoe_allenai/expert_counts.csv"));
+}
+
+int main(void)
+{
+	CU_pSuite s;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("moe", NULL, NULL);
+	if (!s || !CU_add_test(s, "test_moe__expert_placement", test_moe__expert_placement) ||
+	    !CU_add_test(s, "test_moe__token_sources", test_moe__token_sources) ||
+	    !CU_add_test(s, "test_moe__token_counted_once_per_gpu",
+			 test_moe__token_counted_once_per_gpu) ||
+	    !CU_add_test(s, "test_moe__groups_split_by_token_share",
+			 test_moe__groups_split_by_token_share) ||
+	    !CU_add_test(s, "test_moe__raw_parser_errors_name_the_line",
+			 test_moe__raw_parser_errors_name_the_line) ||
+	    !CU_add_test(s, "test_moe__csv_parser_errors_name_the_line",
+			 test_moe__csv_parser_errors_name_the_line) ||
+	    !CU_add_test(s, "test_moe__import_deepseek_per_token",
+			 test_moe__import_deepseek_per_token) ||
+	    !CU_add_test(s, "test_moe__import_counts_sources", test_moe__import_counts_sources) ||
+	    !CU_add_test(s, "test_moe__import_errors", test_moe__import_errors)) {
+		CU_cleanup_registry();
+		return 1;
+	}
+	CU_basic_set_mode(CU_BRM_NORMAL);
+	CU_basic_run_tests();
+	unsigned failures = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failures != 0;
+}

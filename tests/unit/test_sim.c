@@ -1,0 +1,518 @@
+/*
+ * test_sim.c - the flow-level simulator against closed forms: one flow,
+ * fair sharing, one-to-one stages (explicit and compact rail form), DAG
+ * chains, chunked pipelines, mesh links, incast congestion, the scalable
+ * mode against the exact one, timeline writers, bad plans, and the
+ * property "simulated time >= LP bound" for every compiler on seeded
+ * random traffic.
+ */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/algo.h"
+#include "lib/bound.h"
+#include "lib/check.h"
+#include "sim/sim.h"
+
+#define MB (UINT64_C(1000000))
+
+/* 2 servers x 2 GPUs (or G) with round numbers: scale-up 100 GB/s, NIC
+ * 10 GB/s, efficiency 1, alpha 1 us / 2 us, overhead 3 us / 5 us. */
+static struct fast_topo topo_small(uint32_t N, uint32_t G, enum fast_up_kind kind)
+{
+	struct fast_topo t;
+
+	memset(&t, 0, sizeof t);
+	snprintf(t.name, sizeof t.name, "test");
+	t.servers = N;
+	t.gpus = G;
+	t.up_kind = kind;
+	t.up = (struct fast_tier){ 100.0, 1.0, 1.0, 3.0 };
+	t.out = (struct fast_tier){ 10.0, 2.0, 1.0, 5.0 };
+	t.core_oversub = 1.0;
+	t.congestion = (struct fast_congestion){ 1.0, 0.0, 1.0 };
+	return t;
+}
+
+#define UP_A 1e-6
+#define UP_O 3e-6
+#define OUT_A 2e-6
+#define OUT_O 5e-6
+#define UP_BW 100e9
+#define OUT_BW 10e9
+
+static void add_xfer(struct fast_plan *p, uint32_t from, uint32_t to, uint64_t bytes)
+{
+	CU_ASSERT_FATAL(fast_plan_add_xfer(p, from, to, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_add_piece(p, from, to, 0, bytes, NULL) == 0);
+}
+
+static int step(struct fast_plan *p, enum fast_tier_id tier)
+{
+	int s = fast_plan_add_step(p, FAST_STEP_EXPLICIT, tier, NULL);
+	CU_ASSERT_FATAL(s >= 0);
+	return s;
+}
+
+static double sim_time(const struct fast_topo *t, const struct fast_plan *p,
+		       const struct fast_sim_opts *o, struct fast_sim_result *r)
+{
+	struct fast_err err = { 0 };
+	int rc = fast_sim_run(t, p, o, r, &err);
+	if (rc != 0)
+		fprintf(stderr, "sim: %s\n", err.msg);
+	CU_ASSERT_FATAL(rc == 0);
+	return r->time_s;
+}
+
+#define NEAR(a, b) CU_ASSERT(fabs((a) - (b)) <= 1e-9 * fabs(b) + 1e-15)
+
+static void test_sim__one_flow(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB);
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 10e6 / OUT_BW);
+	NEAR(r.steps[0].ready_s, 0.0);
+	NEAR(r.steps[0].start_s, OUT_O + OUT_A);
+	/* algbw: 10 MB / time; busbw = algbw * 3/4 */
+	NEAR(r.algbw_GBps, 10e6 / r.time_s / 1e9);
+	NEAR(r.busbw_GBps, r.algbw_GBps * 3.0 / 4.0);
+	CU_ASSERT_EQUAL(r.gpu_bytes, 10 * MB);
+	fast_sim_result_free(&r);
+
+	/* the same on scale-up */
+	fast_plan_free(&p);
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_UP);
+	add_xfer(&p, 0, 1, 10 * MB);
+	NEAR(sim_time(&t, &p, NULL, &r), UP_O + UP_A + 10e6 / UP_BW);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+static void test_sim__two_flows_share_port(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+	uint32_t nic_out0 = 2 * 4 + 0; /* switch: 2*NG up ports, then NIC egress */
+
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB);
+	add_xfer(&p, 0, 3, 10 * MB);
+	/* each at half rate: 10 MB at 5 GB/s */
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 10e6 / (OUT_BW / 2));
+	CU_ASSERT_EQUAL(r.res[nic_out0].kind, FAST_RES_NIC_EGRESS);
+	CU_ASSERT_EQUAL(r.res[nic_out0].bytes, 20 * MB);
+	CU_ASSERT_EQUAL(r.res[nic_out0].max_flows, 2);
+	CU_ASSERT(r.res[nic_out0].util > 0.99 * (20e6 / OUT_BW) / r.time_s);
+	fast_sim_result_free(&r);
+
+	/* unequal flows: the small one ends at 2*5MB/10GB/s, then the big one
+	 * runs alone: 5 + 15 MB at full rate after that */
+	fast_plan_free(&p);
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 5 * MB);
+	add_xfer(&p, 0, 3, 20 * MB);
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 25e6 / OUT_BW);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+/* max-min, not proportional: flows a (0->2) and b (0->3) share NIC 0
+ * egress; c (1->3) shares NIC 3 ingress with b.  Max-min: a = b = c = 5. */
+static void test_sim__max_min_three_flows(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+
+	t.out.latency_us = 0;
+	t.out.step_overhead_us = 0;
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB); /* a */
+	add_xfer(&p, 0, 3, 10 * MB); /* b */
+	add_xfer(&p, 1, 3, 30 * MB); /* c */
+	/* all at 5 GB/s until a and b finish at 2 ms; c then has 20 MB at
+	 * 10 GB/s: 4 ms in all */
+	NEAR(sim_time(&t, &p, NULL, &r), 4e-3);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+
+	/* a alone on NIC 2 ingress, b and c into NIC 3: egress 0 carries a, b;
+	 * b is limited to 5 by NIC 3 (shared with c), a takes the other 5 */
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 5 * MB);
+	add_xfer(&p, 0, 3, 5 * MB);
+	add_xfer(&p, 1, 3, 5 * MB);
+	NEAR(sim_time(&t, &p, NULL, &r), 1e-3);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+static void test_sim__one_to_one_stage(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+	uint32_t perm[2] = { 1, 0 };
+
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB);
+	add_xfer(&p, 1, 3, 10 * MB);
+	add_xfer(&p, 2, 0, 10 * MB);
+	add_xfer(&p, 3, 1, 10 * MB);
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 10e6 / OUT_BW);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+
+	/* the same as a compact rail stage: lanes + permutation + budget */
+	fast_plan_init(&p, 2, 2, "fast");
+	for (uint32_t a = 0; a < 2; a++)
+		for (uint32_t i = 0; i < 2; i++) {
+			uint32_t src = a * 2 + i, dst = (1 - a) * 2 + i;
+			CU_ASSERT_FATAL(fast_plan_add_lane(&p, a, 1 - a, i, NULL) == 0);
+			CU_ASSERT_FATAL(fast_plan_add_lane_piece(&p, src, dst, 0, 10 * MB, NULL) == 0);
+		}
+	CU_ASSERT_FATAL(fast_plan_add_step(&p, FAST_STEP_RAIL, FAST_TIER_OUT, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_set_perm(&p, perm, 10 * MB, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_add_step(&p, FAST_STEP_REDIST, FAST_TIER_UP, NULL) == 1);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_set_redist(&p, 0, NULL) == 0);
+	/* nothing to redistribute: the empty redist step costs nothing */
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 10e6 / OUT_BW);
+	CU_ASSERT_EQUAL(r.steps[0].kind, FAST_STEP_RAIL);
+	CU_ASSERT_EQUAL(r.steps[1].bytes, 0);
+	NEAR(r.steps[1].end_s, r.steps[0].end_s);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+static void test_sim__dag_chain_adds(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+	double hop1 = OUT_O + OUT_A + 10e6 / OUT_BW, hop2 = UP_O + UP_A + 10e6 / UP_BW;
+
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB);
+	step(&p, FAST_TIER_UP);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
+	add_xfer(&p, 2, 3, 10 * MB);
+	step(&p, FAST_TIER_OUT);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 2, 1, false, NULL) == 0);
+	add_xfer(&p, 3, 1, 10 * MB);
+	NEAR(sim_time(&t, &p, NULL, &r), 2 * hop1 + hop2);
+	NEAR(r.steps[1].ready_s, hop1);
+	NEAR(r.steps[1].end_s, hop1 + hop2);
+	NEAR(r.steps[2].start_s, hop1 + hop2 + OUT_O + OUT_A);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+static void test_sim__chunked_pipeline_overlaps(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+	const uint32_t k = 8;
+	double unpipelined = (OUT_O + OUT_A + 16e6 / OUT_BW) + (UP_O + UP_A + 16e6 / UP_BW);
+	/* hop 1 is the slower: its k chunks run back to back (alpha each);
+	 * hop 2 trails by one chunk */
+	double expect = OUT_O + k * (OUT_A + 2e6 / OUT_BW) + UP_A + 2e6 / UP_BW;
+
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	CU_ASSERT_FATAL(fast_plan_set_chunks(&p, k, NULL) == 0);
+	add_xfer(&p, 0, 2, 16 * MB);
+	step(&p, FAST_TIER_UP);
+	CU_ASSERT_FATAL(fast_plan_set_chunks(&p, k, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, true, NULL) == 0);
+	add_xfer(&p, 2, 3, 16 * MB);
+	NEAR(sim_time(&t, &p, NULL, &r), expect);
+	CU_ASSERT(r.time_s < unpipelined);
+	CU_ASSERT(r.flows == 2 * k);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+static void test_sim__mesh_links(void)
+{
+	struct fast_topo t = topo_small(1, 3, FAST_UP_MESH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+
+	/* 0->1 and 0->2 use different links: both at full link rate */
+	fast_plan_init(&p, 1, 3, "test");
+	step(&p, FAST_TIER_UP);
+	add_xfer(&p, 0, 1, 10 * MB);
+	add_xfer(&p, 0, 2, 10 * MB);
+	NEAR(sim_time(&t, &p, NULL, &r), UP_O + UP_A + 10e6 / UP_BW);
+	CU_ASSERT_EQUAL(r.res[0 * 3 + 1].kind, FAST_RES_MESH_LINK);
+	CU_ASSERT_EQUAL(r.res[0 * 3 + 1].bytes, 10 * MB);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+
+	/* a relay 0->1->2 pays two hops over two links; direct 0->2 in
+	 * parallel shares nothing with it */
+	fast_plan_init(&p, 1, 3, "test");
+	step(&p, FAST_TIER_UP);
+	CU_ASSERT_FATAL(fast_plan_add_xfer(&p, 0, 1, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_add_piece(&p, 0, 2, 0, 10 * MB, NULL) == 0);
+	step(&p, FAST_TIER_UP);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_add_xfer(&p, 1, 2, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_add_piece(&p, 0, 2, 0, 10 * MB, NULL) == 0);
+	NEAR(sim_time(&t, &p, NULL, &r), 2 * (UP_O + UP_A + 10e6 / UP_BW));
+	CU_ASSERT_EQUAL(r.gpu_bytes, 10 * MB); /* delivered once, relay excluded */
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+static void test_sim__incast_congestion(void)
+{
+	struct fast_topo t = topo_small(5, 1, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+	struct fast_sim_opts o;
+	double off, on;
+
+	t.congestion = (struct fast_congestion){ 1.0, 0.1, 0.5 };
+	CU_ASSERT(fabs(fast_sim_incast_factor(&t.congestion, 1) - 1.0) < 1e-12);
+	CU_ASSERT(fabs(fast_sim_incast_factor(&t.congestion, 4) - 0.7) < 1e-12);
+	CU_ASSERT(fabs(fast_sim_incast_factor(&t.congestion, 40) - 0.5) < 1e-12);
+	fast_plan_init(&p, 5, 1, "test");
+	step(&p, FAST_TIER_OUT);
+	for (uint32_t s = 1; s < 5; s++)
+		add_xfer(&p, s, 0, 10 * MB);
+	fast_sim_opts_default(&o);
+	o.congestion = false;
+	off = sim_time(&t, &p, &o, &r);
+	NEAR(off, OUT_O + OUT_A + 40e6 / OUT_BW);
+	fast_sim_result_free(&r);
+	o.congestion = true;
+	on = sim_time(&t, &p, &o, &r);
+	NEAR(on, OUT_O + OUT_A + 40e6 / (0.7 * OUT_BW));
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+/* random transfers in a few dependent steps */
+static void random_plan(struct fast_plan *p, uint32_t N, uint32_t G, uint64_t seed)
+{
+	struct fast_rng rng;
+	uint32_t ng = N * G;
+
+	fast_rng_seed(&rng, seed);
+	fast_plan_init(p, N, G, "test");
+	for (uint32_t s = 0; s < 3; s++) {
+		step(p, FAST_TIER_OUT);
+		if (s)
+			CU_ASSERT_FATAL(fast_plan_add_dep(p, s, s - 1, false, NULL) == 0);
+		for (uint32_t i = 0; i < ng; i++)
+			for (uint32_t j = 0; j < ng; j++)
+				if (i / G != j / G && fast_rng_below(&rng, 3) == 0)
+					add_xfer(p, i, j, 1 + fast_rng_below(&rng, 8 * MB));
+	}
+}
+
+static void test_sim__scalable_close_to_exact(void)
+{
+	struct fast_topo t = topo_small(4, 4, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+	struct fast_sim_opts o;
+	double exact, approx;
+	uint64_t rec_exact;
+
+	t.congestion = (struct fast_congestion){ 2.0, 0.05, 0.5 };
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		random_plan(&p, 4, 4, seed);
+		fast_sim_opts_default(&o);
+		exact = sim_time(&t, &p, &o, &r);
+		rec_exact = r.recomputes;
+		fast_sim_result_free(&r);
+		o.epsilon = 0.01;
+		approx = sim_time(&t, &p, &o, &r);
+		CU_ASSERT(fabs(approx - exact) <= 0.01 * exact);
+		CU_ASSERT(r.recomputes <= rec_exact);
+		fast_sim_result_free(&r);
+		fast_plan_free(&p);
+	}
+}
+
+static void test_sim__deterministic(void)
+{
+	struct fast_topo t = topo_small(4, 4, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result a, b;
+
+	random_plan(&p, 4, 4, 7);
+	sim_time(&t, &p, NULL, &a);
+	sim_time(&t, &p, NULL, &b);
+	CU_ASSERT(a.time_s == b.time_s);
+	CU_ASSERT(a.events == b.events);
+	for (uint32_t s = 0; s < a.nsteps; s++)
+		CU_ASSERT(a.steps[s].end_s == b.steps[s].end_s);
+	fast_sim_result_free(&a);
+	fast_sim_result_free(&b);
+	fast_plan_free(&p);
+}
+
+static void test_sim__timeline_writers(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+	struct fast_sim_opts o;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB);
+	add_xfer(&p, 1, 3, 10 * MB);
+	step(&p, FAST_TIER_UP);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
+	add_xfer(&p, 2, 3, 1 * MB);
+	fast_sim_opts_default(&o);
+	o.timeline = true;
+	sim_time(&t, &p, &o, &r);
+	/* step 0 on 4 NIC resources, step 1 on 2 scale-up ports */
+	CU_ASSERT_EQUAL(r.nact, 6);
+	f = open_memstream(&buf, &len);
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT(fast_sim_write_trace(&t, &r, f, NULL) == 0);
+	fclose(f);
+	CU_ASSERT(strstr(buf, "\"traceEvents\"") != NULL);
+	CU_ASSERT(strstr(buf, "\"ph\":\"X\"") != NULL);
+	CU_ASSERT(strstr(buf, "NIC 0 egress") != NULL);
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	CU_ASSERT(fast_sim_write_svg(&t, &r, "t", f, NULL) == 0);
+	fclose(f);
+	CU_ASSERT(strncmp(buf, "<svg", 4) == 0);
+	CU_ASSERT(strstr(buf, "server 1 scale-up") != NULL);
+	CU_ASSERT(strstr(buf, "</svg>") != NULL);
+	free(buf);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+static void test_sim__rejects_bad_plans(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+	struct fast_err err = { 0 };
+
+	/* scale-up between servers */
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_UP);
+	add_xfer(&p, 0, 2, MB);
+	CU_ASSERT_EQUAL(fast_sim_run(&t, &p, NULL, &r, &err), FAST_EINPUT);
+	CU_ASSERT(strstr(err.msg, "step 0") != NULL);
+	fast_plan_free(&p);
+
+	/* wrong dimensions */
+	fast_plan_init(&p, 4, 2, "test");
+	CU_ASSERT_EQUAL(fast_sim_run(&t, &p, NULL, &r, &err), FAST_EINPUT);
+	fast_plan_free(&p);
+}
+
+/* Property: for every compiler, on seeded random traffic, the plan is
+ * correct and its simulated time is at least the LP bound. */
+static void test_sim__never_beats_lp_bound(void)
+{
+	const char *const *algos = fast_algo_names();
+	const char *presets[] = { "h200", "mi300x-100g" };
+	struct fast_rng rng;
+
+	fast_rng_seed(&rng, 42);
+	for (int pi = 0; pi < 2; pi++) {
+		struct fast_topo t;
+		struct fast_limits lim;
+		struct fast_err err = { 0 };
+		uint32_t ng;
+		uint64_t *D;
+		struct fast_bound b;
+
+		fast_limits_default(&lim);
+		CU_ASSERT_FATAL(fast_topo_preset(presets[pi], 3, 4, &lim, &t, &err) == 0);
+		ng = fast_topo_ngpus(&t);
+		D = calloc((size_t)ng * ng, sizeof *D);
+		CU_ASSERT_FATAL(D != NULL);
+		for (int trial = 0; trial < 3; trial++) {
+			for (uint32_t i = 0; i < ng * ng; i++)
+				D[i] = (i % (ng + 1) == 0) ? 0 : 512 * fast_rng_below(&rng, 4096);
+			CU_ASSERT_FATAL(fast_bound_compute(&t, D, &b, &err) == 0);
+			for (const char *const *a = algos; *a; a++) {
+				struct fast_algo_opts ao;
+				struct fast_plan p;
+				struct fast_sim_result r;
+				fast_algo_opts_default(&ao);
+				if (fast_compile(*a, &t, D, &ao, &p, &err) != 0) {
+					fprintf(stderr, "compile %s: %s\n", *a, err.msg);
+					CU_FAIL("compile");
+					continue;
+				}
+				sim_time(&t, &p, NULL, &r);
+				if (!(r.time_s >= b.lp_s * (1 - 1e-9)))
+					fprintf(stderr, "%s on %s: sim %.9g < LP %.9g\n", *a, presets[pi],
+						r.time_s, b.lp_s);
+				CU_ASSERT(r.time_s >= b.lp_s * (1 - 1e-9));
+				fast_sim_result_free(&r);
+				fast_plan_free(&p);
+			}
+		}
+		free(D);
+	}
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	int failures;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("sim", NULL, NULL);
+	if (!s ||
+	    !CU_add_test(s, "test_sim__one_flow", test_sim__one_flow) ||
+	    !CU_add_test(s, "test_sim__two_flows_share_port", test_sim__two_flows_share_port) ||
+	    !CU_add_test(s, "test_sim__max_min_three_flows", test_sim__max_min_three_flows) ||
+	    !CU_add_test(s, "test_sim__one_to_one_stage", test_sim__one_to_one_stage) ||
+	    !CU_add_test(s, "test_sim__dag_chain_adds", test_sim__dag_chain_adds) ||
+	    !CU_add_test(s, "test_sim__chunked_pipeline_overlaps", test_sim__chunked_pipeline_overlaps) ||
+	    !CU_add_test(s, "test_sim__mesh_links", test_sim__mesh_links) ||
+	    !CU_add_test(s, "test_sim__incast_congestion", test_sim__incast_congestion) ||
+	    !CU_add_test(s, "test_sim__scalable_close_to_exact", test_sim__scalable_close_to_exact) ||
+	    !CU_add_test(s, "test_sim__deterministic", test_sim__deterministic) ||
+	    !CU_add_test(s, "test_sim__timeline_writers", test_sim__timeline_writers) ||
+	    !CU_add_test(s, "test_sim__rejects_bad_plans", test_sim__rejects_bad_plans) ||
+	    !CU_add_test(s, "test_sim__never_beats_lp_bound", test_sim__never_beats_lp_bound)) {
+		CU_cleanup_registry();
+		return 1;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failures = (int)CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failures != 0;
+}

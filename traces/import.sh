@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Regenerate the converted real MoE traces of this folder from the data set
+# in shared/data/moe (see traces/README.md for what each file is).
+#
+#   bash traces/import.sh [FAST_BINARY] [DATA_DIR] [OUT_DIR]
+#
+# Run from the repository root.  Defaults: build/bin/fast, ../shared/data/moe,
+# traces.  tests/golden/trace_committed_reproduce checks the files match.
+set -eu
+fast=${1:-build/bin/fast}
+data=${2:-../shared/data/moe}
+out=${3:-traces}
+
+imp() { # name, then trace import options
+	local name=$1
+	shift
+	"$fast" trace import --data "$data" "$@" -o "$out/$name.json" >/dev/null
+	echo "$out/$name.json"
+}
+
+# DeepSeek-V2-Lite, intent task: true per-token top-6 routing (exact dispatch)
+imp deepseek-v2-lite-intent-ep16 --source deepseek-v2-lite --ep 16 --gpus-per-server 8
+imp deepseek-v2-lite-intent-ep32 --source deepseek-v2-lite --ep 32 --gpus-per-server 8
+imp deepseek-v2-lite-intent-ep64 --source deepseek-v2-lite --ep 64 --gpus-per-server 8 \
+	--layers 1,6,11,16,21,26
+# OLMoE-1B-7B: per-expert counts per domain (proportional method)
+for d in arxiv book c4 github wikipedia tulu; do
+	imp olmoe-$d-ep8 --source olmoe --domain $d --ep 8 --gpus-per-server 8
+	imp olmoe-$d-ep16 --source olmoe --domain $d --ep 16 --gpus-per-server 8
+done
+# Mixtral-8x7B: 8 experts, one per GPU at EP8
+for d in arxiv book c4 github wikipedia; do
+	imp mixtral-$d-ep8 --source mixtral --domain $d --ep 8 --gpus-per-server 8
+done
+# switch-base-128, pooled over layers (weakest source: small, self-collected)
+imp switch128-pooled-ep16 --source switch128 --ep 16 --gpus-per-server 8
