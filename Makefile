@@ -21,7 +21,7 @@ HIP_ARCH  ?= gfx90a
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Werror
 OPT     ?= -O2 -g
-CFLAGS_ALL := -std=c11 $(OPT) $(WARN) -MMD -MP -D_POSIX_C_SOURCE=200809L -I. $(CFLAGS)
+CFLAGS_ALL := -std=c11 -ffp-contract=off $(OPT) $(WARN) -MMD -MP -D_POSIX_C_SOURCE=200809L -I. $(CFLAGS)
 LDLIBS_ALL := -lcjson -lglpk -lm $(LDLIBS)
 
 BUILD := build
@@ -183,6 +183,9 @@ test-mpi: all
 	bash tests/mpi/run.sh $(FAST_BIN)
 
 # --- other targets --------------------------------------------------------
+results: all
+	$(MAKE) -C results FAST=$(abspath $(FAST_BIN))
+
 bench: all
 	$(FAST_BIN) bench all
 

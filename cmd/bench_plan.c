@@ -471,7 +471,8 @@ static int alpha_report(struct report *r, bool quick)
 		if (r->j)
 			fputs("]},\n\"curve\":[", r->j);
 		else
-			printf("\nstages vs modelled time, 1 GiB per GPU, random (q = quantum)\n"
+			printf("\nstages vs modelled time, 1 GiB per GPU, random: plain quantised "
+			       "decompositions (q = quantum), trimmed, before the exchange polish\n"
 			       "%14s %8s %12s %10s\n", "q (bytes)", "K", "sum w (MB)", "T (ms)");
 		first = true;
 		for (uint64_t q = (uint64_t)1 << 40; q >= 1; q /= 2) {

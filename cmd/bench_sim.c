@@ -113,7 +113,7 @@ int fast_bench_sim(const struct bench_opts *o)
 	struct row rows[] = {
 		{ "FAST plan", "fast", o->quick ? 32 : 128, 0.0, 2.0, 0, 0, 0, 0, 0, 0, 0, false, false },
 		{ "fanout exact", "fanout", o->quick ? 8 : 32, 0.0, 10.0, 0, 0, 0, 0, 0, 0, 0, false, false },
-		{ "fanout scalable", "fanout", o->quick ? 32 : 128, SCALABLE_EPSILON, 60.0, 0, 0, 0, 0, 0, 0, 0, false, false },
+		{ "fanout scalable", "fanout", o->quick ? 16 : 128, SCALABLE_EPSILON, 60.0, 0, 0, 0, 0, 0, 0, 0, false, false },
 		{ "fanout exact (ref)", "fanout", o->quick ? 4 : 16, 0.0, 0.0, 0, 0, 0, 0, 0, 0, 0, false, false },
 		{ "fanout scalable", "fanout", o->quick ? 4 : 16, SCALABLE_EPSILON, 0.0, 0, 0, 0, 0, 0, 0, 0, false, false },
 		{ "fanout scalable", "fanout", o->quick ? 8 : 32, SCALABLE_EPSILON, 0.0, 0, 0, 0, 0, 0, 0, 0, false, false },

@@ -30,6 +30,9 @@ static const char usage[] =
 	"  --max-cnt N        chunks per step (default 64; MSCCL needs < 72)\n"
 	"  --name NAME        <algo name=...> (default fast-<algo>)\n"
 	"  --proto P          Simple (default), LL or LL128\n"
+	"  --pad              uniform buffers: every GPU's i_chunks and o_chunks equal\n"
+	"                     nchunksperloop, as MSCCL's alltoall (same count on every\n"
+	"                     rank) expects; the tails are never touched\n"
 	"  -o FILE            output (default: standard output)\n"
 	"\n"
 	"Stderr reports the chunk size, the bytes changed by rounding and their\n"
@@ -77,6 +80,10 @@ static int run(int argc, char **argv)
 		    cli_u32(&s, "--max-cnt", 1, 71, &mo.max_cnt) || cli_value(&s, "--name", &name) ||
 		    cli_value(&s, "--proto", &proto))
 			continue;
+		if (cli_flag(&s, "--pad")) {
+			mo.pad = true;
+			continue;
+		}
 		return cli_unknown(&s);
 	}
 	if (s.failed)

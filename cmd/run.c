@@ -172,6 +172,7 @@ struct row {
 	uint64_t size, total;
 	double time_us, median_us, algbw, busbw, synth_us;
 	uint64_t wrong, staging;
+	uint64_t *staging_rank; /* per rank (rank 0 only; owned by the row) */
 	uint32_t passes, waves;
 	uint64_t hits, lookups;
 };
@@ -333,6 +334,9 @@ static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint
 			out->waves = info.waves;
 		}
 		MPI_Allreduce(&stg, &stg_max, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+		if (c->rank == 0)
+			out->staging_rank = fast_calloc(ng, sizeof *out->staging_rank);
+		MPI_Gather(&stg, 1, MPI_UINT64_T, out->staging_rank, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 		MPI_Allreduce(&synth, &syn_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 		out->staging = stg_max;
 		out->synth_us = syn_max * 1e6;
@@ -437,11 +441,18 @@ static void print_json(const struct ctx *c, const struct row *rows, size_t n)
 		printf(", \"size\": %llu, \"count\": %llu, \"type\": \"uint8\", \"time_us\": %.3f, "
 		       "\"median_us\": %.3f, \"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, \"wrong\": %llu, "
 		       "\"synth_us\": %.3f, \"staging_bytes\": %llu, \"passes\": %u, \"waves\": %u, "
-		       "\"cache_hits\": %llu, \"cache_lookups\": %llu}",
+		       "\"cache_hits\": %llu, \"cache_lookups\": %llu",
 		       (unsigned long long)w->size, (unsigned long long)w->size, w->time_us, w->median_us,
 		       w->algbw, w->busbw, (unsigned long long)w->wrong, w->synth_us,
 		       (unsigned long long)w->staging, w->passes, w->waves, (unsigned long long)w->hits,
 		       (unsigned long long)w->lookups);
+		if (w->staging_rank) {
+			printf(", \"staging_bytes_per_rank\": [");
+			for (int r = 0; r < c->size; r++)
+				printf("%s%llu", r ? ", " : "", (unsigned long long)w->staging_rank[r]);
+			printf("]");
+		}
+		printf("}");
 	}
 	printf("\n]}\n");
 }
@@ -567,11 +578,14 @@ static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fas
 				D = Ds;
 			}
 			st = agree_status(measure(c, orig, t->m[m].label, D, &w));
-			if (st)
+			if (st) {
+				free(w.staging_rank);
 				break;
+			}
 			if (nrows == cap) {
 				struct row *nr = fast_reallocarray(rows, cap ? cap * 2 : 16, sizeof *rows);
 				if (!nr) {
+					free(w.staging_rank);
 					st = cli_fail(FAST_ENOMEM, "run: out of memory");
 					break;
 				}
@@ -612,6 +626,8 @@ static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fas
 			fprintf(stderr, "fast run: %llu wrong bytes\n", (unsigned long long)wrong);
 		st = 1;
 	}
+	for (size_t i = 0; i < nrows; i++)
+		free(rows[i].staging_rank);
 	free(rows);
 	free(Ds);
 	return st;

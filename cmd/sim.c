@@ -120,9 +120,10 @@ static void print_human(const struct opts *o, const struct fast_topo *t, const s
 	for (uint32_t k = 0; k < n; k++)
 		printf(" %s %.1f%%%s", fast_sim_res_name(t, &r->res[idx[k]], name, sizeof name),
 		       100 * r->res[idx[k]].util, k + 1 < n ? "," : "");
-	printf("\n  engine       %u steps, %llu flows, %llu events, %llu allocations%s\n", r->nsteps,
-	       (unsigned long long)r->flows, (unsigned long long)r->events,
-	       (unsigned long long)r->recomputes, o->so.epsilon > 0 ? " (scalable)" : " (exact)");
+	printf("\n  engine       %u steps, %llu flows, %llu events, %llu allocations (%llu full)%s\n",
+	       r->nsteps, (unsigned long long)r->flows, (unsigned long long)r->events,
+	       (unsigned long long)r->recomputes, (unsigned long long)r->full_allocs,
+	       o->so.epsilon > 0 ? " (scalable)" : " (exact)");
 	if (o->timing)
 		printf("  sim wall     %s\n", simc_time(r->wall_s, a, sizeof a));
 	if (o->steps) {

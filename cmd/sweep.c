@@ -62,7 +62,7 @@ static const char usage[] =
 /* --- progress ------------------------------------------------------------- */
 
 struct progress {
-	uint64_t total, done;
+	uint64_t total, done, shown;
 	double t0, last;
 	bool tty, quiet, drawn;
 };
@@ -73,7 +73,7 @@ static void progress_show(struct progress *p, bool final)
 	double rate = el > 0 ? (double)p->done / el : 0;
 	double eta = rate > 0 ? (double)(p->total - p->done) / rate : 0;
 
-	if (p->quiet || p->total == 0)
+	if (p->quiet || p->total == 0 || (final && p->shown == p->done && !p->tty))
 		return;
 	if (p->tty) {
 		int width = 30, fill = (int)((double)width * (double)p->done / (double)p->total);
@@ -97,6 +97,7 @@ static void progress_show(struct progress *p, bool final)
 		p->drawn = true;
 	}
 	p->last = now;
+	p->shown = p->done;
 }
 
 static void progress_add(struct progress *p, uint64_t n)

@@ -503,7 +503,9 @@ static int parse_traffic(struct fast_jctx *c, const struct fast_jv *root, struct
 static int parse_algos(struct fast_jctx *c, const struct fast_jv *root, struct sweep_spec *s)
 {
 	static const char *const stages[] = { "auto", "exact", NULL };
-	static const char *const order[] = { "decomposition", "largest", "smallest", NULL };
+	/* the names of `fast plan --order` and of the simulator commands */
+	static const char *const order[] = { "decomposition", "largest", "smallest",
+					     "largest-first", "smallest-first", NULL };
 	static const char *const balance[] = { "upfront", "jit", NULL };
 	const char *algos[MAX_AXIS];
 	int st[4], od[4], ba[4];
@@ -545,7 +547,7 @@ static int parse_algos(struct fast_jctx *c, const struct fast_jv *root, struct s
 					if (is_fast && nst)
 						v->opts.stages = (enum fast_stages_mode)st[a];
 					if (is_fast && nod)
-						v->opts.order = (enum fast_stage_order)od[b];
+						v->opts.order = (enum fast_stage_order)(od[b] > 2 ? od[b] - 2 : od[b]);
 					if (is_fast && nba)
 						v->opts.balance = (enum fast_balance_mode)ba[d];
 					sweep_options_name(&v->opts, v->options, sizeof v->options);

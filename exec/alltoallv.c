@@ -72,6 +72,96 @@ int fast_alltoallv(const void *sendbuf, const uint64_t *sendcounts, const uint64
 	return rc;
 }
 
+/* --- contexts cached on communicators -------------------------------------- */
+
+struct comm_ctx {
+	struct fast_exec *x;
+	uint64_t key; /* topology and options it was made with */
+};
+
+static int ctx_keyval = MPI_KEYVAL_INVALID;
+
+static int delete_ctx(MPI_Comm comm, int key, void *val, void *extra)
+{
+	struct comm_ctx *c = val;
+
+	(void)comm;
+	(void)key;
+	(void)extra;
+	if (c) {
+		fast_exec_destroy(c->x);
+		free(c);
+	}
+	return MPI_SUCCESS;
+}
+
+static uint64_t opts_key(const struct fast_topo *t, const struct fast_exec_opts *o)
+{
+	uint64_t h = FAST_HASH_INIT;
+
+	h = fast_hash_bytes(h, &t->servers, sizeof t->servers);
+	h = fast_hash_bytes(h, &t->gpus, sizeof t->gpus);
+	h = fast_hash_bytes(h, t->name, strlen(t->name));
+	h = fast_hash_bytes(h, &t->up, sizeof t->up);
+	h = fast_hash_bytes(h, &t->out, sizeof t->out);
+	h = fast_hash_bytes(h, o->backend ? o->backend : "host", strlen(o->backend ? o->backend : "host"));
+	h = fast_hash_bytes(h, o->algo ? o->algo : "fast", strlen(o->algo ? o->algo : "fast"));
+	h = fast_hash_bytes(h, &o->max_staging, sizeof o->max_staging);
+	h = fast_hash_bytes(h, &o->algo_opts.peers, sizeof o->algo_opts.peers);
+	h = fast_hash_bytes(h, &o->algo_opts.chunk_bytes, sizeof o->algo_opts.chunk_bytes);
+	return h;
+}
+
+int fast_exec_for_comm(MPI_Comm comm, const struct fast_topo *topo,
+		       const struct fast_exec_opts *opts, struct fast_exec **out,
+		       struct fast_err *err)
+{
+	struct fast_exec_opts defaults;
+	struct comm_ctx *c = NULL;
+	uint64_t key;
+	int found = 0, rc;
+
+	if (!opts) {
+		fast_exec_opts_default(&defaults);
+		opts = &defaults;
+	}
+	key = opts_key(topo, opts);
+	if (ctx_keyval == MPI_KEYVAL_INVALID &&
+	    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_ctx, &ctx_keyval, NULL) != MPI_SUCCESS)
+		return fast_err_set(err, FAST_ERUNTIME, "MPI_Comm_create_keyval failed");
+	MPI_Comm_get_attr(comm, ctx_keyval, &c, &found);
+	if (found && c && c->key == key) {
+		*out = c->x;
+		return 0;
+	}
+	if (found)
+		MPI_Comm_delete_attr(comm, ctx_keyval); /* other topology or options */
+	c = calloc(1, sizeof *c);
+	if (!c)
+		return fast_err_set(err, FAST_ENOMEM, "fast_alltoallv: out of memory");
+	if ((rc = fast_exec_create(comm, topo, opts, &c->x, err)) < 0) {
+		free(c);
+		return rc;
+	}
+	c->key = key;
+	MPI_Comm_set_attr(comm, ctx_keyval, c);
+	*out = c->x;
+	return 0;
+}
+
+int fast_alltoallv_comm(const void *sendbuf, const uint64_t *sendcounts, const uint64_t *sdispls,
+			void *recvbuf, const uint64_t *recvcounts, const uint64_t *rdispls,
+			MPI_Comm comm, const struct fast_topo *topo,
+			const struct fast_exec_opts *opts, struct fast_err *err)
+{
+	struct fast_exec *x;
+	int rc = fast_exec_for_comm(comm, topo, opts, &x, err);
+
+	if (rc < 0)
+		return rc;
+	return fast_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, x, err);
+}
+
 #if defined(FAST_WITH_CUDA) || defined(FAST_WITH_HIP)
 static int device_alltoallv(const void *sendbuf, const uint64_t *sendcounts,
 			    const uint64_t *sdispls, void *recvbuf, const uint64_t *recvcounts,

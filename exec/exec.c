@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "exec/internal.h"
+#include "lib/check.h"
 
 struct fast_exec {
 	MPI_Comm comm, host_comm;
@@ -294,7 +295,10 @@ static int expanded_plan(struct fast_exec *x, const struct fast_plan *plan, cons
 		return fast_err_set(err, FAST_EINPUT,
 				    "plan is for %u servers x %u GPUs, the topology has %u x %u",
 				    plan->servers, plan->gpus, x->topo.servers, x->topo.gpus);
-	if ((rc = fast_plan_validate(plan, err)) < 0)
+	/* a replayed plan is proved correct for this matrix first (check.h):
+	 * a wrong plan fails here, on every rank, with the checker's message */
+	if ((rc = fast_plan_validate(plan, err)) < 0 ||
+	    (rc = fast_plan_check(plan, &x->topo, D, err)) < 0)
 		return rc;
 	return fast_plan_expand(plan, out, err);
 }

@@ -37,9 +37,9 @@
 #include "lib/plan.h"
 #include "lib/topo.h"
 #include "lib/algo.h"
+#include "exec/prog.h"
 
 struct fast_backend;
-struct fast_prog;
 
 /* What a context is created with. */
 struct fast_exec_opts {
@@ -115,24 +115,6 @@ int fast_exec_run_mpi(struct fast_exec *x, const uint64_t *D,
 		      const void *sendbuf, const uint64_t *sdispls,
 		      void *recvbuf, const uint64_t *rdispls, struct fast_err *err);
 
-/* --- programs ------------------------------------------------------------- */
-
-/* Build the program of an expanded plan for one rank (pure: no MPI).
- * passes >= 1 slices every message.  FAST_ECHECK when the plan makes a
- * rank send bytes it does not hold. */
-int fast_prog_build(const struct fast_plan *expanded, const uint64_t *D, uint32_t rank,
-		    uint32_t passes, struct fast_prog **out, struct fast_err *err);
-void fast_prog_free(struct fast_prog *p);
-
-struct fast_prog_info {
-	uint32_t waves, passes;
-	uint64_t staging_bytes;   /* arena size */
-	uint64_t sends, recvs, copies;
-	uint64_t bytes_sent, bytes_recv;
-	uint64_t plan_hash;
-};
-void fast_prog_info(const struct fast_prog *p, struct fast_prog_info *out);
-
 /* --- the alltoallv API ------------------------------------------------------
  * fast_alltoallv: bytes, like MPI_Alltoallv with MPI_BYTE and 64-bit counts
  * and displacements.  Collective over the context's communicator.  Every
@@ -143,6 +125,19 @@ void fast_prog_info(const struct fast_prog *p, struct fast_prog_info *out);
 int fast_alltoallv(const void *sendbuf, const uint64_t *sendcounts, const uint64_t *sdispls,
 		   void *recvbuf, const uint64_t *recvcounts, const uint64_t *rdispls,
 		   struct fast_exec *x, struct fast_err *err);
+
+/* The same on a communicator, with the context kept on it (an MPI
+ * attribute: created on the first call, collective like the call itself,
+ * destroyed when comm is freed, remade when topo or opts change).  opts may
+ * be NULL (host backend, algorithm fast). */
+int fast_alltoallv_comm(const void *sendbuf, const uint64_t *sendcounts, const uint64_t *sdispls,
+			void *recvbuf, const uint64_t *recvcounts, const uint64_t *rdispls,
+			MPI_Comm comm, const struct fast_topo *topo,
+			const struct fast_exec_opts *opts, struct fast_err *err);
+/* The context fast_alltoallv_comm keeps on comm (made if needed). */
+int fast_exec_for_comm(MPI_Comm comm, const struct fast_topo *topo,
+		       const struct fast_exec_opts *opts, struct fast_exec **out,
+		       struct fast_err *err);
 
 /* Gather the traffic matrix from every rank's send counts (ng*ng, caller
  * allocated) and check recvcounts (may be NULL: no check) collectively. */

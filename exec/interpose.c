@@ -25,7 +25,8 @@
  * The decision is agreed over the communicator (one MPI_Allreduce per call),
  * so every rank takes the same path even when their datatypes differ.
  * Contexts are created per communicator on first use (collective, as the
- * call itself is) and destroyed with it (an attribute's delete callback).
+ * call itself is) and destroyed with it (fast_exec_for_comm: an attribute
+ * with a delete callback).
  * Errors inside the executor print "fast interpose: ..." and return
  * MPI_ERR_OTHER on every rank.
  */
@@ -36,7 +37,6 @@
 
 #include "exec/internal.h"
 
-static int keyval = MPI_KEYVAL_INVALID;
 static int reentered;
 static int configured = -1; /* -1 unknown, 0 pass through, 1 topology loaded */
 static struct fast_topo topo;
@@ -118,15 +118,6 @@ static void configure(void)
 		atexit(summary);
 }
 
-static int delete_ctx(MPI_Comm comm, int key, void *val, void *extra)
-{
-	(void)comm;
-	(void)key;
-	(void)extra;
-	fast_exec_destroy(val);
-	return MPI_SUCCESS;
-}
-
 /* Bytes per element of a datatype we can treat as plain bytes, or 0. */
 static uint64_t byte_type(MPI_Datatype t)
 {
@@ -159,7 +150,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 		  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
 		  MPI_Datatype recvtype, MPI_Comm comm)
 {
-	int n = 0, ok = 1, all_ok = 0, found = 0, rc = MPI_SUCCESS;
+	int n = 0, ok = 1, all_ok = 0, rc = MPI_SUCCESS;
 	uint64_t ss, rs, *buf = NULL;
 	struct fast_exec *x = NULL;
 	struct fast_err err;
@@ -198,17 +189,10 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 				      rdispls, recvtype, comm);
 	}
 	reentered = 1;
-	if (keyval == MPI_KEYVAL_INVALID)
-		PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_ctx, &keyval, NULL);
-	PMPI_Comm_get_attr(comm, keyval, &x, &found);
-	if (!found || !x) {
-		x = NULL;
-		if (fast_exec_create(comm, &topo, &xopts, &x, &err) < 0) {
-			fprintf(stderr, "fast interpose: %s\n", err.msg);
-			rc = MPI_ERR_OTHER;
-			goto out;
-		}
-		PMPI_Comm_set_attr(comm, keyval, x);
+	if (fast_exec_for_comm(comm, &topo, &xopts, &x, &err) < 0) {
+		fprintf(stderr, "fast interpose: %s\n", err.msg);
+		rc = MPI_ERR_OTHER;
+		goto out;
 	}
 	if (fast_alltoallv(sendbuf, buf, buf + n, recvbuf, buf + 2 * n, buf + 3 * n, x, &err) < 0) {
 		fprintf(stderr, "fast interpose: %s\n", err.msg);

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/internal.h"
+#include "exec/prog.h"
 
 #define ALIGN 64u
 

@@ -26,7 +26,7 @@ struct fast_bvn {
 	uint32_t nterms;  /* K */
 	uint32_t *perm;   /* nterms * n: term k sends row A to column perm[k*n + A] */
 	uint64_t *weight; /* nterms weights, > 0 */
-	uint64_t total;   /* sum of weights (M of the padded matrix, before trimming) */
+	uint64_t total;   /* sum of weights: M of the padded matrix (until trimmed) */
 	uint64_t quantum; /* 1 for an exact decomposition, q for a quantised one */
 };
 

@@ -18,6 +18,14 @@
  * kept prefix followed by what it received, and every lane holds at most t
  * bytes; S[A][B] = t.
  *
+ * Stages (steps 4-6): the terms of the decomposition (exact, or the
+ * alpha-aware choice of bvn.c), put in the requested order and trimmed: a
+ * stage's budget is the most any of its lanes still holds when it runs
+ * (never less than the padding-free need, so every byte still goes), and
+ * terms that carry nothing -- all-idle padding -- are dropped.  The local
+ * copies D[s][s] get no transfer: the checker takes an uncarried diagonal
+ * as an implicit local copy.
+ *
  * Pipeline (step 8): balancing first; the intrinsic step waits for the
  * first balancing step and then overlaps stage 1; stage k+1 waits for
  * stage k; redistribution k waits for stage k and overlaps stage k+1.
@@ -527,6 +535,15 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 		snprintf(p.options, sizeof p.options, "stages=auto(q=%llu) order=%s balance=%s",
 			 (unsigned long long)quantum, order_name(opts->order),
 			 bd.jit ? "jit" : "upfront");
+	/* give back a large unused reserve (mapped memory: shrinking is a
+	 * remap); small ones stay, the allocator reuses them best as they are */
+	if (p.npieces && (p.cap_pieces - p.npieces) * sizeof *p.pieces > (16u << 20)) {
+		void *x = realloc(p.pieces, p.npieces * sizeof *p.pieces);
+		if (x) {
+			p.pieces = x;
+			p.cap_pieces = p.npieces;
+		}
+	}
 	*out = p;
 	memset(&p, 0, sizeof p); /* moved */
 out:

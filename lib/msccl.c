@@ -753,6 +753,9 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 	}
 	if (m.nchunksperloop == 0)
 		m.nchunksperloop = 1;
+	if (o->pad)
+		for (uint32_t g = 0; g < ng; g++)
+			m.i_chunks[g] = m.o_chunks[g] = m.nchunksperloop;
 	m.ngpus = ng;
 	if (o->name[0])
 		snprintf(m.name, sizeof m.name, "%s", o->name);

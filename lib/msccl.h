@@ -61,6 +61,10 @@ struct fast_msccl_opts {
 	uint32_t max_cnt;     /* most chunks per step (default 64; MSCCL needs < 72) */
 	char name[64];        /* <algo name=...>; default "fast-<algo>" */
 	char proto[16];       /* "Simple" (default), "LL", "LL128" */
+	bool pad;             /* uniform buffers: every GPU's i_chunks and o_chunks
+			       * = nchunksperloop (MSCCL's alltoall calls every rank
+			       * with the same count); the layout is unchanged and
+			       * the tails are never touched */
 };
 void fast_msccl_opts_default(struct fast_msccl_opts *o);
 

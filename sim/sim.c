@@ -6,16 +6,26 @@
  * resources.  Every transfer has at most one flow in flight (its chunks
  * run one after another), so a transfer's slot doubles as its flow.
  *
- * The engine keeps two heaps: timed events (step launches after the
- * per-step overhead, flow starts after alpha, zero-time completions) and
- * flow completions (finish time under the current rates).  Rates are a
- * max-min fair allocation computed by progressive filling: resources sit
- * in a heap keyed by their fair share (remaining capacity / unfrozen
- * flows); the smallest share freezes its flows at that rate.  Shares only
- * grow as flows freeze elsewhere (a flow frozen at level L <= share
- * removes L from the capacity and one from the count), so a stale heap
- * key is a lower bound and is simply re-pushed when popped.  Cost of one
- * allocation: O(sum of path lengths + R log R).
+ * Events: a heap of timed events (step launches after the per-step
+ * overhead, flow starts after alpha, zero-time completions) and an indexed
+ * 4-ary heap of flow completions (finish time under the current rates; a
+ * changed rate moves the flow's one entry).  Rates are a max-min fair
+ * allocation by progressive filling: resources sit in a heap keyed by
+ * their fair share (remaining capacity / unfrozen flows), the smallest
+ * share freezes its flows at that rate.  Shares only grow as flows freeze
+ * elsewhere (a flow frozen at level L <= share removes L from the capacity
+ * and one from the count), so a stale key is a lower bound and is raised
+ * in place when it surfaces; a handful of resources are scanned instead.
+ *
+ * Exact mode reallocates after every event, but only over the connected
+ * components of the flow-resource graph that hold a changed resource (the
+ * allocation separates over components: a FAST stage is ~N*G tiny ones, a
+ * server's redistribution one small one).  When the changed part is large
+ * (fanout: one component of everything) it reallocates everything and
+ * finds the next completions by a linear scan ("scan mode", no heap), and
+ * backs off from searching components for a while.  Scalable mode
+ * (epsilon > 0) reallocates lazily and locally (see sim.h and repair()).
+ * Cost of one exact allocation: O(component paths + its resources).
  */
 #include "sim.h"
 
@@ -181,46 +191,37 @@ static bool kv_less(const struct kv *x, const struct kv *y)
 	return x->k < y->k || (x->k == y->k && x->id < y->id);
 }
 
+/* 4-ary heap: half the depth of a binary one, children in one cache
+ * line (16-byte entries). */
 static void kv_down(struct kv *a, size_t n, size_t i)
 {
+	struct kv v = a[i];
+
 	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && kv_less(&a[l], &a[m]))
-			m = l;
-		if (r < n && kv_less(&a[r], &a[m]))
-			m = r;
-		if (m == i)
+		size_t c = 4 * i + 1, m, end;
+		if (c >= n)
 			break;
-		struct kv tmp = a[m];
-		a[m] = a[i];
-		a[i] = tmp;
+		m = c;
+		end = c + 4 < n ? c + 4 : n;
+		for (size_t j = c + 1; j < end; j++)
+			if (kv_less(&a[j], &a[m]))
+				m = j;
+		if (!kv_less(&a[m], &v))
+			break;
+		a[i] = a[m];
 		i = m;
 	}
+	a[i] = v;
 }
 
 static void kv_heapify(struct kvheap *h)
 {
-	for (size_t i = h->n / 2; i-- > 0;)
-		kv_down(h->a, h->n, i);
+	for (size_t i = h->n / 4 + 1; i-- > 0;)
+		if (i < h->n)
+			kv_down(h->a, h->n, i);
 }
 
 /* capacity is reserved by the caller */
-static void kv_push(struct kvheap *h, double k, uint32_t id)
-{
-	size_t i = h->n++;
-
-	h->a[i] = (struct kv){ k, id };
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (!kv_less(&h->a[i], &h->a[p]))
-			break;
-		struct kv tmp = h->a[p];
-		h->a[p] = h->a[i];
-		h->a[i] = tmp;
-		i = p;
-	}
-}
-
 static struct kv kv_pop(struct kvheap *h)
 {
 	struct kv top = h->a[0];
@@ -264,6 +265,7 @@ struct hot {
 	uint32_t nres;
 	uint32_t x;     /* its transfer */
 	uint32_t epoch; /* == allocation number once frozen in it */
+	uint32_t seen;  /* == e->stamp once visited by collect_component */
 };
 
 struct xf {
@@ -303,6 +305,10 @@ struct res {
 	uint32_t rcnt;
 	uint32_t n;      /* flows in its active list */
 	uint32_t l0;     /* list storage offset */
+	uint32_t mark;   /* == e->stamp once visited by collect_component */
+	bool dirty;      /* in e->dirty: changed since the last allocation */
+	double load;     /* scalable mode: sum of its active flows' rates */
+	uint32_t scnt, sl0; /* scalable repair: sub-problem list */
 	bool ingress_nic;
 };
 
@@ -327,8 +333,20 @@ struct eng {
 	uint32_t *lists;
 
 	struct hot *hot;   /* by active position */
-	uint32_t *due;     /* exact mode: transfers due at next_fin */
-	uint32_t ndue;
+	uint32_t *cflows;  /* component scratch: active positions */
+	uint32_t *cres;    /* component scratch: resources */
+	uint32_t *dirty;   /* resources changed since the last allocation */
+	uint32_t ndirty;
+	uint32_t stamp;
+	uint32_t bfs_skip;
+	bool all_dirty;
+	uint64_t full_allocs;
+	uint32_t *slist;   /* scalable repair: flows (positions) per resource */
+	bool scan;         /* exact mode after a full pass: finish times are
+			    * scanned, due[] holds the earliest, no heap */
+	uint32_t *due, ndue;
+	uint32_t *hpos;    /* slot of each transfer in the completion heap */
+	uint64_t repair_work; /* flows re-filled by repairs since the last full pass */
 	uint32_t nactive;
 	bool exact;
 	double next_fin;
@@ -458,9 +476,12 @@ static int chunk_finished(struct eng *e, uint32_t xi, double t)
 	return 0;
 }
 
+static void mark_dirty(struct eng *e, const uint32_t *res, uint32_t nres);
+static void ih_update(struct eng *e, uint32_t x, double k);
+
 /* Flow xi starts at t: it takes the next active position; its resources
  * list that position. */
-static void activate(struct eng *e, uint32_t xi, double t)
+static int activate(struct eng *e, uint32_t xi, double t)
 {
 	struct xf *x = &e->xs[xi];
 	const struct flow *f = &e->fl[xi];
@@ -484,15 +505,18 @@ static void activate(struct eng *e, uint32_t xi, double t)
 		if (r->n > e->rinfo[f->res[k]].max_flows)
 			e->rinfo[f->res[k]].max_flows = r->n;
 	}
-	if (x->inherit > 0.0 && x->inherit_gen == e->recomputes) {
+	if (x->inherit > 0.0 && x->inherit_gen == e->recomputes && !e->scan) {
 		/* the previous chunk's rate, held for it: still feasible */
 		h->rate = x->inherit;
+		for (uint32_t k = 0; k < h->nres; k++)
+			e->rs[h->res[k]].load += h->rate;
 		h->fin = t + h->rem / h->rate;
-		kv_push(&e->fin, h->fin, xi);
+		ih_update(e, xi, h->fin);
 		if (h->fin < e->next_fin)
 			e->next_fin = h->fin;
 	} else {
 		e->arrivals = true;
+		mark_dirty(e, h->res, h->nres);
 	}
 	x->inherit = 0.0;
 	if (x->chunk == 0)
@@ -500,6 +524,7 @@ static void activate(struct eng *e, uint32_t xi, double t)
 	if (e->out_steps[x->step].start_s > t)
 		e->out_steps[x->step].start_s = t;
 	e->flows++;
+	return 0;
 }
 
 /* Remove flow xi: out of its resources' lists, and the last active flow
@@ -510,6 +535,9 @@ static void deactivate(struct eng *e, uint32_t xi)
 	uint32_t pos = x->apos, last;
 	struct hot *h = &e->hot[pos];
 
+	mark_dirty(e, h->res, h->nres);
+	for (uint32_t k = 0; k < h->nres; k++)
+		e->rs[h->res[k]].load -= h->rate;
 	for (uint32_t k = 0; k < h->nres; k++) {
 		uint32_t ri = h->res[k];
 		struct res *r = &e->rs[ri];
@@ -552,19 +580,343 @@ static void add_freed(struct eng *e, const uint32_t *res, uint32_t nres, double 
 	}
 }
 
-/* Max-min fair rates for the active flows at time t (progressive filling),
- * then every flow's finish time: the minimum (exact mode) or the
- * completion heap (scalable mode). */
+/* The completion heap is indexed: hpos[x] is transfer x's slot (NO_SLOT
+ * when absent), so a changed finish time moves its one entry (no stale
+ * entries to skip).  4-ary, keyed by (finish time, transfer). */
+#define NO_SLOT UINT32_MAX
+
+static void ih_set(struct eng *e, size_t i, struct kv v)
+{
+	e->fin.a[i] = v;
+	e->hpos[v.id] = (uint32_t)i;
+}
+
+static void ih_up(struct eng *e, size_t i)
+{
+	struct kv v = e->fin.a[i];
+
+	while (i > 0) {
+		size_t p = (i - 1) / 4;
+		if (!kv_less(&v, &e->fin.a[p]))
+			break;
+		ih_set(e, i, e->fin.a[p]);
+		i = p;
+	}
+	ih_set(e, i, v);
+}
+
+static void ih_down(struct eng *e, size_t i)
+{
+	struct kv *a = e->fin.a, v = a[i];
+	size_t n = e->fin.n;
+
+	for (;;) {
+		size_t c = 4 * i + 1, m, end;
+		if (c >= n)
+			break;
+		m = c;
+		end = c + 4 < n ? c + 4 : n;
+		for (size_t j = c + 1; j < end; j++)
+			if (kv_less(&a[j], &a[m]))
+				m = j;
+		if (!kv_less(&a[m], &v))
+			break;
+		ih_set(e, i, a[m]);
+		i = m;
+	}
+	ih_set(e, i, v);
+}
+
+/* Insert transfer x with finish time k, or move it there. */
+static void ih_update(struct eng *e, uint32_t x, double k)
+{
+	uint32_t p = e->hpos[x];
+
+	if (p == NO_SLOT) {
+		p = (uint32_t)e->fin.n++;
+		e->fin.a[p] = (struct kv){ k, x };
+		ih_up(e, p);
+		return;
+	}
+	if (k < e->fin.a[p].k) {
+		e->fin.a[p].k = k;
+		ih_up(e, p);
+	} else {
+		e->fin.a[p].k = k;
+		ih_down(e, p);
+	}
+}
+
+static void ih_remove(struct eng *e, uint32_t x)
+{
+	uint32_t p = e->hpos[x];
+	struct kv last;
+
+	if (p == NO_SLOT)
+		return;
+	e->hpos[x] = NO_SLOT;
+	last = e->fin.a[--e->fin.n];
+	if (p == e->fin.n)
+		return;
+	ih_set(e, p, last);
+	if (p > 0 && kv_less(&last, &e->fin.a[(p - 1) / 4]))
+		ih_up(e, p);
+	else
+		ih_down(e, p);
+}
+
+static void ih_clear(struct eng *e)
+{
+	for (size_t i = 0; i < e->fin.n; i++)
+		e->hpos[e->fin.a[i].id] = NO_SLOT;
+	e->fin.n = 0;
+}
+
+/* Every active flow into the heap (after a full pass). */
+static void ih_rebuild(struct eng *e)
+{
+	ih_clear(e);
+	for (uint32_t a = 0; a < e->nactive; a++)
+		e->fin.a[e->fin.n++] = (struct kv){ e->hot[a].fin, e->hot[a].x };
+	kv_heapify(&e->fin);
+	for (size_t i = 0; i < e->fin.n; i++)
+		e->hpos[e->fin.a[i].id] = (uint32_t)i;
+}
+
+static void fin_settle(struct eng *e)
+{
+	e->next_fin = e->fin.n ? e->fin.a[0].k : INF_TIME;
+}
+
+/* Collect the part of the flow-resource graph that changed since the last
+ * allocation: the connected components holding a dirty resource (the max-
+ * min allocation separates over components, so the others keep their
+ * rates).  Returns false when that part is large (a full pass is cheaper):
+ * then the caller reallocates everything. */
+static bool collect_component(struct eng *e, uint32_t *nf, uint32_t *nrc)
+{
+	uint32_t limit = e->nactive / 4 + 64, f = 0, r = 0;
+
+	if (e->all_dirty || e->opts.reference)
+		return false;
+	if (e->bfs_skip) {
+		/* the last searches found one big component: back off */
+		e->bfs_skip--;
+		return false;
+	}
+	e->stamp++;
+	for (uint32_t i = 0; i < e->ndirty; i++) {
+		struct res *rs = &e->rs[e->dirty[i]];
+		if (rs->mark != e->stamp) {
+			rs->mark = e->stamp;
+			e->cres[r++] = e->dirty[i];
+		}
+	}
+	for (uint32_t i = 0; i < r; i++) {
+		const struct res *rs = &e->rs[e->cres[i]];
+		const uint32_t *l = e->lists + rs->l0;
+		for (uint32_t j = 0; j < rs->n; j++) {
+			struct hot *h = &e->hot[l[j]];
+			if (h->seen == e->stamp)
+				continue;
+			h->seen = e->stamp;
+			if (f == limit) {
+				/* a few changes reaching this far: one big
+				 * component (fanout), not many small ones */
+				if (e->ndirty <= 8)
+					e->bfs_skip = 15;
+				return false;
+			}
+			e->cflows[f++] = l[j];
+			for (uint32_t k = 0; k < h->nres; k++) {
+				struct res *r2 = &e->rs[h->res[k]];
+				if (r2->mark != e->stamp) {
+					r2->mark = e->stamp;
+					e->cres[r++] = h->res[k];
+				}
+			}
+		}
+	}
+	*nf = f;
+	*nrc = r;
+	return true;
+}
+
+static void mark_dirty(struct eng *e, const uint32_t *res, uint32_t nres)
+{
+	if (e->all_dirty)
+		return;
+	for (uint32_t k = 0; k < nres; k++) {
+		struct res *r = &e->rs[res[k]];
+		if (r->dirty)
+			continue;
+		r->dirty = true;
+		e->dirty[e->ndirty++] = res[k];
+	}
+}
+
+/* Scalable mode: re-fill only the flows at the resources that changed
+ * since the last allocation (one hop), against what the other flows
+ * leave of each resource they touch; the others keep their rates, so the
+ * result stays feasible.  Returns 1 when it did so, 0 when a full pass is
+ * due instead (the changed part is large, or repairs since the last full
+ * pass have re-filled as many flows as are active: amortised, a full
+ * pass then costs no more than the repairs did). */
+static int repair(struct eng *e, double t)
+{
+	struct kvheap *h = &e->fill;
+	uint32_t nf = 0, nrc = 0, off = 0, epoch;
+
+	if (e->all_dirty || e->repair_work > e->nactive)
+		return 0;
+	e->stamp++;
+	for (uint32_t i = 0; i < e->ndirty; i++) {
+		const struct res *rs = &e->rs[e->dirty[i]];
+		const uint32_t *l = e->lists + rs->l0;
+		for (uint32_t j = 0; j < rs->n; j++) {
+			struct hot *f = &e->hot[l[j]];
+			if (f->seen == e->stamp)
+				continue;
+			f->seen = e->stamp;
+			if (nf > e->nactive / 2)
+				return 0;
+			e->cflows[nf++] = l[j];
+		}
+	}
+	e->recomputes++;
+	epoch = (uint32_t)e->recomputes;
+	e->repair_work += nf;
+	/* the sub-problem's resources, their flow counts and free capacity */
+	for (uint32_t i = 0; i < nf; i++) {
+		const struct hot *f = &e->hot[e->cflows[i]];
+		for (uint32_t k = 0; k < f->nres; k++) {
+			struct res *r = &e->rs[f->res[k]];
+			if (r->mark != e->stamp) {
+				r->mark = e->stamp;
+				r->scnt = 0;
+				r->rcap = r->load;
+				e->cres[nrc++] = f->res[k];
+			}
+			r->scnt++;
+			r->rcap -= f->rate; /* what the fixed flows use, so far */
+		}
+	}
+	h->n = 0;
+	for (uint32_t i = 0; i < nrc; i++) {
+		struct res *r = &e->rs[e->cres[i]];
+		double fixed = r->rcap > 0.0 ? r->rcap : 0.0;
+		r->cap = r->base;
+		if (r->ingress_nic && e->opts.congestion)
+			r->cap *= fast_sim_incast_factor(&e->topo->congestion, r->n);
+		r->rcap = r->cap - fixed;
+		if (r->rcap < 0.0)
+			r->rcap = 0.0;
+		r->rcnt = r->scnt;
+		r->sl0 = off;
+		off += r->scnt;
+		r->scnt = 0;
+		r->freed = 0.0;
+		h->a[h->n++] = (struct kv){ r->rcap / r->rcnt, e->cres[i] };
+	}
+	for (uint32_t i = 0; i < nf; i++) {
+		const struct hot *f = &e->hot[e->cflows[i]];
+		for (uint32_t k = 0; k < f->nres; k++) {
+			struct res *r = &e->rs[f->res[k]];
+			e->slist[r->sl0 + r->scnt++] = e->cflows[i];
+		}
+	}
+	kv_heapify(h);
+	while (h->n) {
+		struct kv top = h->a[0];
+		struct res *r = &e->rs[top.id];
+		double share;
+
+		if (r->rcnt == 0) {
+			kv_pop(h);
+			continue;
+		}
+		share = (r->rcap > 0.0 ? r->rcap : 0.0) / r->rcnt;
+		if (share < top.k)
+			share = top.k;
+		if (share > top.k * (1.0 + 1e-12)) {
+			h->a[0].k = share;
+			kv_down(h->a, h->n, 0);
+			continue;
+		}
+		kv_pop(h);
+		for (uint32_t j = 0; j < r->scnt; j++) {
+			struct hot *f = &e->hot[e->slist[r->sl0 + j]];
+			if (f->epoch == epoch)
+				continue;
+			f->epoch = epoch;
+			f->nrate = share;
+			for (uint32_t k = 0; k < f->nres; k++) {
+				struct res *r2;
+				if (f->res[k] == top.id)
+					continue;
+				r2 = &e->rs[f->res[k]];
+				r2->rcap -= share;
+				r2->rcnt--;
+			}
+		}
+		r->rcnt = 0;
+	}
+	for (uint32_t i = 0; i < nf; i++) {
+		struct hot *f = &e->hot[e->cflows[i]];
+		f->rem -= f->rate * (t - f->t_upd);
+		if (f->rem < 0.0)
+			f->rem = 0.0;
+		f->t_upd = t;
+		for (uint32_t k = 0; k < f->nres; k++)
+			e->rs[f->res[k]].load += f->nrate - f->rate;
+		f->rate = f->nrate;
+		f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
+		ih_update(e, f->x, f->fin);
+	}
+	for (uint32_t i = 0; i < e->ndirty; i++)
+		e->rs[e->dirty[i]].dirty = false;
+	e->ndirty = 0;
+	fin_settle(e);
+	e->arrivals = false;
+	e->must_recompute = false;
+	return 1;
+}
+
+/* Max-min fair rates (progressive filling) for the changed components at
+ * time t (or all active flows), then their finish times into the
+ * completion heap. */
 static int recompute(struct eng *e, double t)
 {
 	struct kvheap *h = &e->fill;
-	double next = INF_TIME, lim = INF_TIME;
-	uint32_t epoch, ndue = 0;
+	uint32_t epoch, nf = 0, nrc = 0;
+	bool part, small;
+	int rc;
 
+	if (!e->exact) {
+		if ((rc = repair(e, t)) != 0)
+			return rc < 0 ? rc : 0;
+		e->all_dirty = true; /* a full pass */
+		e->repair_work = 0;
+	}
 	e->recomputes++;
 	epoch = (uint32_t)e->recomputes;
+	part = collect_component(e, &nf, &nrc);
+	for (uint32_t i = 0; i < e->ndirty; i++)
+		e->rs[e->dirty[i]].dirty = false;
+	e->ndirty = 0;
+	e->all_dirty = false;
+	if (!part) {
+		nrc = 0;
+		e->full_allocs++;
+		for (uint32_t ri = 0; ri < e->nr; ri++) {
+			e->rs[ri].freed = 0.0;
+			if (e->rs[ri].n)
+				e->cres[nrc++] = ri;
+		}
+	}
 	h->n = 0;
-	for (uint32_t ri = 0; ri < e->nr; ri++) {
+	for (uint32_t i = 0; i < nrc; i++) {
+		uint32_t ri = e->cres[i];
 		struct res *r = &e->rs[ri];
 		r->freed = 0.0;
 		if (r->n == 0)
@@ -574,29 +926,68 @@ static int recompute(struct eng *e, double t)
 			r->cap *= fast_sim_incast_factor(&e->topo->congestion, r->n);
 		r->rcap = r->cap;
 		r->rcnt = r->n;
-		h->a[h->n++] = (struct kv){ r->rcap / r->rcnt, ri };
 	}
-	kv_heapify(h);
-	while (h->n) {
-		struct kv top = h->a[0];
-		struct res *r = &e->rs[top.id];
-		const uint32_t *l = e->lists + r->l0;
+	for (uint32_t i = 0; i < nrc; i++) {
+		struct res *r = &e->rs[e->cres[i]];
+		if (r->n && r->rcnt)
+			h->a[h->n++] = (struct kv){ (r->rcap > 0.0 ? r->rcap : 0.0) / r->rcnt, e->cres[i] };
+	}
+	/* a few resources (a server's redistribution, a one-to-one stage's
+	 * pair): scan for the bottleneck; many: the lazy heap */
+	small = h->n <= 32;
+	if (!small)
+		kv_heapify(h);
+	for (;;) {
+		struct res *r;
+		const uint32_t *l;
+		uint32_t rid;
 		double share;
 
-		if (r->rcnt == 0) {
+		if (small) {
+			size_t best = SIZE_MAX, k = 0;
+			for (size_t i = 0; i < h->n; i++) {
+				const struct res *c = &e->rs[h->a[i].id];
+				double sh;
+				if (c->rcnt == 0)
+					continue;
+				h->a[k] = h->a[i];
+				sh = (c->rcap > 0.0 ? c->rcap : 0.0) / c->rcnt;
+				if (sh < h->a[k].k)
+					sh = h->a[k].k; /* shares never decrease; rounding only */
+				h->a[k].k = sh;
+				if (best == SIZE_MAX || kv_less(&h->a[k], &h->a[best]))
+					best = k;
+				k++;
+			}
+			h->n = k;
+			if (best == SIZE_MAX)
+				break;
+			rid = h->a[best].id;
+			share = h->a[best].k;
+		} else {
+			struct kv top;
+			if (!h->n)
+				break;
+			top = h->a[0];
+			r = &e->rs[top.id];
+			if (r->rcnt == 0) {
+				kv_pop(h);
+				continue;
+			}
+			share = (r->rcap > 0.0 ? r->rcap : 0.0) / r->rcnt;
+			if (share < top.k)
+				share = top.k; /* shares never decrease; rounding only */
+			if (share > top.k * (1.0 + 1e-12)) {
+				/* stale key: raise it in place */
+				h->a[0].k = share;
+				kv_down(h->a, h->n, 0);
+				continue;
+			}
 			kv_pop(h);
-			continue;
+			rid = top.id;
 		}
-		share = (r->rcap > 0.0 ? r->rcap : 0.0) / r->rcnt;
-		if (share < top.k)
-			share = top.k; /* shares never decrease; rounding only */
-		if (share > top.k * (1.0 + 1e-12)) {
-			/* stale key: raise it in place */
-			h->a[0].k = share;
-			kv_down(h->a, h->n, 0);
-			continue;
-		}
-		kv_pop(h);
+		r = &e->rs[rid];
+		l = e->lists + r->l0;
 		for (uint32_t j = 0; j < r->n; j++) {
 			struct hot *f = &e->hot[l[j]];
 			if (f->epoch == epoch)
@@ -605,7 +996,7 @@ static int recompute(struct eng *e, double t)
 			f->nrate = share;
 			for (uint32_t k = 0; k < f->nres; k++) {
 				struct res *r2;
-				if (f->res[k] == top.id)
+				if (f->res[k] == rid)
 					continue; /* r itself is done below */
 				r2 = &e->rs[f->res[k]];
 				r2->rcap -= share;
@@ -615,22 +1006,31 @@ static int recompute(struct eng *e, double t)
 		r->rcnt = 0;
 		r->rcap = 0.0;
 	}
-	/* advance each flow to t under its old rate, then finish times under
-	 * the new one; exact mode remembers the flows due first */
-	e->fin.n = 0;
-	for (uint32_t a = 0; a < e->nactive; a++) {
-		struct hot *f = &e->hot[a];
-		f->rem -= f->rate * (t - f->t_upd);
-		if (f->rem < 0.0)
-			f->rem = 0.0;
-		f->t_upd = t;
-		f->rate = f->nrate;
-		f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
-		if (!e->exact) {
-			e->fin.a[e->fin.n++] = (struct kv){ f->fin, f->x };
-		} else if (f->fin <= lim) {
+	/* advance each reallocated flow to t under its old rate, then its
+	 * finish time under the new one */
+	if (!part) {
+		nf = e->nactive;
+	} else if (e->scan) {
+		/* leaving scan mode: every active flow into the heap */
+		ih_rebuild(e);
+		e->scan = false;
+	}
+	if (!part && e->exact) {
+		/* scan mode: finish times and the earliest ones, no heap */
+		double next = INF_TIME, lim = INF_TIME;
+		uint32_t ndue = 0;
+		for (uint32_t a = 0; a < e->nactive; a++) {
+			struct hot *f = &e->hot[a];
+			f->rem -= f->rate * (t - f->t_upd);
+			if (f->rem < 0.0)
+				f->rem = 0.0;
+			f->t_upd = t;
+			f->rate = f->nrate;
+			f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
+			if (f->fin > lim)
+				continue;
 			if (f->fin < next) {
-				double keep = f->fin * (1 + 2e-12) + 2e-18;
+				double keep = f->fin * (1 + 4e-12) + 4e-18;
 				uint32_t k = 0;
 				for (uint32_t j = 0; j < ndue; j++)
 					if (e->hot[e->xs[e->due[j]].apos].fin <= keep)
@@ -641,13 +1041,37 @@ static int recompute(struct eng *e, double t)
 			}
 			e->due[ndue++] = f->x;
 		}
+		e->ndue = ndue;
+		e->next_fin = next;
+		ih_clear(e);
+		e->scan = true;
+		e->arrivals = false;
+		e->must_recompute = false;
+		return 0;
 	}
-	e->ndue = ndue;
-	if (!e->exact) {
-		kv_heapify(&e->fin);
-		next = e->fin.n ? e->fin.a[0].k : INF_TIME;
+	for (uint32_t i = 0; i < nf; i++) {
+		struct hot *f = &e->hot[part ? e->cflows[i] : i];
+		if (part && f->nrate == f->rate)
+			continue; /* same rate: its finish time and heap entry hold */
+		f->rem -= f->rate * (t - f->t_upd);
+		if (f->rem < 0.0)
+			f->rem = 0.0;
+		f->t_upd = t;
+		f->rate = f->nrate;
+		f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
+		if (part)
+			ih_update(e, f->x, f->fin);
 	}
-	e->next_fin = next;
+	if (!part) {
+		ih_rebuild(e);
+		/* exact loads again (scalable repairs keep them incrementally) */
+		for (uint32_t ri = 0; !e->exact && ri < e->nr; ri++)
+			e->rs[ri].load = 0.0;
+		for (uint32_t a = 0; !e->exact && a < e->nactive; a++)
+			for (uint32_t k = 0; k < e->hot[a].nres; k++)
+				e->rs[e->hot[a].res[k]].load += e->hot[a].rate;
+	}
+	fin_settle(e);
 	e->arrivals = false;
 	e->must_recompute = false;
 	return 0;
@@ -658,12 +1082,13 @@ static int complete_due(struct eng *e, double t, double tol)
 {
 	int rc;
 
-	if (e->exact) {
-		/* the candidates recompute() kept, those due by t + tol */
+	if (e->scan) {
 		uint32_t n = 0;
-		for (uint32_t k = 0; k < e->ndue; k++)
-			if (e->hot[e->xs[e->due[k]].apos].fin <= t + tol)
+		for (uint32_t k = 0; k < e->ndue; k++) {
+			const struct xf *x = &e->xs[e->due[k]];
+			if (x->state == X_ACTIVE && e->hot[x->apos].fin <= t + tol)
 				e->due[n++] = e->due[k];
+		}
 		e->ndue = 0;
 		for (uint32_t k = 0; k < n; k++) {
 			deactivate(e, e->due[k]);
@@ -672,16 +1097,27 @@ static int complete_due(struct eng *e, double t, double tol)
 		}
 		if (n)
 			e->must_recompute = true;
-		e->next_fin = INF_TIME; /* until the allocation that must follow */
+		e->next_fin = INF_TIME; /* until the allocation that follows */
 		return 0;
 	}
-	while (e->fin.n && e->fin.a[0].k <= t + tol) {
-		struct kv k = kv_pop(&e->fin);
-		struct xf *x = &e->xs[k.id];
-		struct hot hv = e->hot[x->apos];
+	for (;;) {
+		struct kv k;
+		struct xf *x;
+		struct hot hv;
+
+		if (!e->fin.n || e->fin.a[0].k > t + tol)
+			break;
+		k = e->fin.a[0];
+		ih_remove(e, k.id);
+		x = &e->xs[k.id];
+		hv = e->hot[x->apos];
 		deactivate(e, k.id);
 		if ((rc = chunk_finished(e, k.id, t)) < 0)
 			return rc;
+		if (e->exact) {
+			e->must_recompute = true;
+			continue;
+		}
 		/* counted as freed even when the next chunk follows and keeps
 		 * the rate: the alpha gap idles it */
 		add_freed(e, hv.res, hv.nres, hv.rate);
@@ -690,7 +1126,7 @@ static int complete_due(struct eng *e, double t, double tol)
 			x->inherit_gen = e->recomputes;
 		}
 	}
-	e->next_fin = e->fin.n ? e->fin.a[0].k : INF_TIME;
+	fin_settle(e);
 	return 0;
 }
 
@@ -719,8 +1155,7 @@ static int process_event(struct eng *e, const struct ev *v)
 			x->state = X_ACTIVE; /* zero-time flow */
 			return chunk_finished(e, v->id, v->t);
 		}
-		activate(e, v->id, v->t);
-		return 0;
+		return activate(e, v->id, v->t);
 	}
 	case EV_CHUNK:
 		return step_chunk_check(e, v->id, v->aux, v->t);
@@ -797,12 +1232,18 @@ static int build_transfers(struct eng *e, struct fast_err *err)
 	e->xs = fast_calloc(e->nx ? e->nx : 1, sizeof *e->xs);
 	e->fl = fast_calloc(e->nx ? e->nx : 1, sizeof *e->fl);
 	e->hot = fast_calloc(e->nx ? e->nx : 1, sizeof *e->hot);
+	e->cflows = fast_calloc(e->nx ? e->nx : 1, sizeof *e->cflows);
+	e->cres = fast_calloc(e->nr ? e->nr : 1, sizeof *e->cres);
+	e->dirty = fast_calloc(e->nr ? e->nr : 1, sizeof *e->dirty);
+	e->slist = fast_calloc(e->nx ? 3 * (size_t)e->nx : 1, sizeof *e->slist);
 	e->due = fast_calloc(e->nx ? e->nx : 1, sizeof *e->due);
+	e->hpos = fast_calloc(e->nx ? e->nx : 1, sizeof *e->hpos);
 	cnt = fast_calloc(e->nr + 1, sizeof *cnt);
-	if (!e->xs || !e->fl || !e->hot || !e->due || !cnt) {
+	if (!e->xs || !e->fl || !e->hot || !e->cflows || !e->cres || !e->dirty || !e->slist || !e->due || !e->hpos || !cnt) {
 		free(cnt);
 		return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory for %u transfers", e->nx);
 	}
+	memset(e->hpos, 0xff, (size_t)(e->nx ? e->nx : 1) * sizeof *e->hpos); /* NO_SLOT */
 	for (uint32_t si = 0; si < e->nsteps; si++) {
 		const struct fast_step *s = &x->steps[si];
 		for (uint32_t j = 0; j < s->nxfers; j++) {
@@ -1038,7 +1479,12 @@ static void eng_free(struct eng *e)
 	free(e->rinfo);
 	free(e->lists);
 	free(e->hot);
+	free(e->cflows);
+	free(e->cres);
+	free(e->dirty);
+	free(e->slist);
 	free(e->due);
+	free(e->hpos);
 	free(e->ev.a);
 	free(e->fin.a);
 	free(e->fill.a);
@@ -1114,7 +1560,8 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
 		return fast_err_set(err, FAST_EINPUT,
 				    "plan is for %u servers x %u GPUs but the topology has %u x %u",
 				    p->servers, p->gpus, topo->servers, topo->gpus);
-	if ((rc = fast_plan_validate(p, err)) < 0)
+	/* fast_plan_expand validates the compact form itself */
+	if (!needs_expansion(p) && (rc = fast_plan_validate(p, err)) < 0)
 		return rc;
 	if (needs_expansion(p)) {
 		if ((rc = fast_plan_expand(p, &expanded, err)) < 0)
@@ -1145,6 +1592,9 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
 	if ((rc = build_steps(&e, err)) < 0 || (rc = build_resources(&e, err)) < 0 ||
 	    (rc = build_transfers(&e, err)) < 0)
 		goto fail;
+	if (o.reference)
+		o.epsilon = 0.0;
+	e.opts = o;
 	e.exact = o.epsilon <= 0.0;
 	e.next_fin = INF_TIME;
 	if (kv_reserve(&e.fin, (size_t)e.nx + 1) < 0 || kv_reserve(&e.fill, (size_t)e.nr * 4 + 16) < 0) {
@@ -1174,6 +1624,7 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
 	r.flows = e.flows;
 	r.events = e.events;
 	r.recomputes = e.recomputes;
+	r.full_allocs = e.full_allocs;
 	if (o.timeline && (rc = build_timeline(&e, &r, err)) < 0)
 		goto fail;
 	r.wall_s = fast_now() - t0;

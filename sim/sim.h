@@ -30,14 +30,21 @@
  * concurrent flows runs at factor(k) = max(floor, 1 - slope*(k - thr)) of
  * its capacity when k > thr (struct fast_congestion of the topology).
  *
- * Exactness: with epsilon = 0 the max-min allocation is recomputed at
- * every event (exact fluid model).  With epsilon > 0 (the scalable mode)
- * completions do not trigger a recomputation until some resource has
- * gained more than epsilon of its capacity since the last one (from
- * completed flows or a lifted incast penalty); arrivals always recompute.
- * Rates stay feasible in between, so the result is a slightly pessimistic
- * schedule whose idle capacity never exceeds epsilon of any resource;
- * `fast bench sim` measures its error against the exact mode.
+ * Exactness: with epsilon = 0 (the default) the max-min allocation is
+ * exact at every event: after each change, progressive filling re-runs on
+ * the connected components of the flow-resource graph that changed (the
+ * allocation separates over components; one-to-one FAST stages are many
+ * tiny components), or on everything when that part is large.
+ * With epsilon > 0 (the scalable mode, for 10^5..10^6 concurrent flows)
+ * completions do not reallocate until some resource has gained more than
+ * epsilon of its capacity (from completed flows or a lifted incast
+ * penalty); then, and at every arrival, only the flows at the changed
+ * resources are re-filled ("repair": one hop, against the capacity the
+ * other flows leave), with a full exact pass whenever repairs have
+ * re-filled as many flows as are active (amortised O(1) full passes per
+ * "generation" of flows).  Rates stay feasible throughout; the result is
+ * slightly pessimistic.  `fast bench sim` measures the error against the
+ * exact mode (epsilon 0.02: under 0.1% on fanout at 128 GPUs).
  *
  * Bandwidth figures follow nccl-tests: algbw = S / time, where S is the
  * largest per-GPU max(bytes sent, bytes received) over the matrix the plan
@@ -59,6 +66,8 @@ struct fast_sim_opts {
 	bool congestion;   /* apply the topology's incast model (default on) */
 	double epsilon;    /* 0: exact max-min at every event (default) */
 	bool timeline;     /* record per (resource, step) activity */
+	bool reference;    /* naive reference for tests: exact, and every
+			    * allocation a full progressive filling */
 };
 void fast_sim_opts_default(struct fast_sim_opts *o);
 
@@ -112,6 +121,7 @@ struct fast_sim_result {
 	uint64_t flows;            /* flows simulated (chunks of transfers) */
 	uint64_t events;           /* distinct event times */
 	uint64_t recomputes;       /* max-min allocations computed */
+	uint64_t full_allocs;      /* of which over all active flows */
 	double wall_s;             /* time spent in fast_sim_run */
 	size_t nact;
 	struct fast_sim_activity *act; /* only with opts.timeline */

@@ -7,6 +7,8 @@
 #   golden           90  CLI golden tests and the bad-input table
 #   schema           60  presets and bundled traces against the JSON Schemas
 #   mpi             300  fast run under mpirun (host backend), interposer
+#   sweep            90  a killed sweep resumes without loss or duplicates;
+#                        mpirun -np 4 gives the serial rows
 #   sanitizer       420  ASan+UBSan build: unit suites and golden tests
 #   valgrind        300  golden tests under valgrind memcheck
 #   fuzz            120  fuzz corpus replay (where the fuzz targets exist)
@@ -68,6 +70,7 @@ stage unit 120 bash tests/run_unit.sh "$BIN/tests"
 stage golden 90 bash tests/golden/run.sh "$BIN/fast"
 stage schema 60 optional tests/schema/run.sh "$BIN/fast"
 stage mpi 300 optional tests/mpi/run.sh "$BIN/fast"
+stage sweep 90 bash tests/sweep/resume.sh "$BIN/fast"
 stage sanitizer 420 san_stage
 stage valgrind 300 valgrind_stage
 stage fuzz 120 optional tests/fuzz/replay.sh

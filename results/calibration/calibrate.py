@@ -29,11 +29,13 @@ PUBLISHED = {
     ("mi300x-100g", "zipf"): {"fanout": (1.3, 2.6), "spreadout": (2.5, 2.8)},
 }
 EXTRA = {"h200": ["fanout"], "mi300x-100g": []}
+# the values proposed for the preset table (threshold, slope, floor, overhead out)
+RECOMMENDED = {"h200": (1.0, 0.005, 0.9, 5.0), "mi300x-100g": (1.0, 0.02, 0.5, 5.0)}
 GRID = {
-    "h200": dict(thr=[1.0], slope=[0.0, 0.0025, 0.005, 0.01, 0.02], floor=[0.5, 0.9],
-                 ovh=[5.0, 20.0, 50.0, 100.0]),
-    "mi300x-100g": dict(thr=[1.0, 2.0], slope=[0.02, 0.04, 0.08, 0.16, 0.3],
-                        floor=[0.1, 0.25, 0.5], ovh=[5.0, 20.0, 50.0]),
+    "h200": dict(thr=[1.0], slope=[0.0, 0.005, 0.01, 0.02], floor=[0.5, 0.9],
+                 ovh=[5.0, 25.0, 50.0, 100.0, 200.0]),
+    "mi300x-100g": dict(thr=[1.0, 2.0], slope=[0.02, 0.05, 0.1, 0.2],
+                        floor=[0.1, 0.25, 0.5], ovh=[5.0, 25.0, 100.0]),
 }
 
 
@@ -105,7 +107,8 @@ def main():
                   file=sys.stderr)
         cur = (base["congestion"]["incast_threshold"], base["congestion"]["incast_slope"],
                base["congestion"]["incast_floor"], base["scale_out"]["step_overhead_us"])
-        for name, p in [("calibrated", best[1]), ("preset as shipped", cur)]:
+        for name, p in [("grid optimum", best[1]), ("recommended", RECOMMENDED[preset]),
+                        ("preset as shipped", cur)]:
             res = evaluate(p, ["zipf", "random"])
             result[(preset, name)] = (p, res, loss(res, "zipf"), loss(res, "random"))
     # report

@@ -5,7 +5,7 @@
 #   bash tests/gpu/device_check.sh            (results also under $OUT if set)
 #
 # 1. builds `make GPU=cuda` (unless $BUILD/bin/fast exists: BUILD=build-cuda);
-# 2. runs `fast run --backend cuda -c 1` with 8 ranks sharing the GPU
+# 2. runs `fast run --backend $BACKEND -c 1` with 8 ranks sharing the GPU
 #    (2 emulated servers x 4): intra-server messages through CUDA IPC,
 #    inter-server ones host-staged over MPI (NCCL refuses two ranks on one
 #    GPU: the backend sees the shared device and says so), for every
@@ -19,8 +19,10 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build-cuda}
+BACKEND=${BACKEND:-cuda} # BACKEND=host dry-runs this script without a GPU
 JOBS=${JOBS:-$(nproc)}
 OUTDIR=${OUT:-}
+[ -n "$OUTDIR" ] && mkdir -p "$OUTDIR"
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_hwloc_base_binding_policy=none
@@ -64,21 +66,21 @@ step() { # NAME CMD...: keeps the table lines
 TOPO="--preset h200 --servers 2 --gpus 4"
 "$FAST" gen $TOPO --pattern random --mean-bytes 64M -o "$TMP/random.json" >/dev/null
 for algo in fast fanout nccl pxn spreadout hier mpi; do
-	step "cuda, 8 ranks on one GPU (IPC + host-staged): $algo on tests/mpi/data/mix8.json" \
-		$MPIRUN -np 8 "$FAST" run $TOPO --backend cuda --traffic tests/mpi/data/mix8.json --algo $algo -n 3 -w 1 -c 1
+	step "$BACKEND, 8 ranks on one GPU (IPC + host-staged): $algo on tests/mpi/data/mix8.json" \
+		$MPIRUN -np 8 "$FAST" run $TOPO --backend $BACKEND --traffic tests/mpi/data/mix8.json --algo $algo -n 3 -w 1 -c 1
 done
 for algo in fast nccl pxn hier mpi; do
-	step "cuda, 8 ranks: $algo, random traffic 1M..64M per GPU" \
-		$MPIRUN -np 8 "$FAST" run $TOPO --backend cuda --traffic "$TMP/random.json" --algo $algo -b 1M -e 64M -f 4 -n 5 -w 2 -c 1
+	step "$BACKEND, 8 ranks: $algo, random traffic 1M..64M per GPU" \
+		$MPIRUN -np 8 "$FAST" run $TOPO --backend $BACKEND --traffic "$TMP/random.json" --algo $algo -b 1M -e 64M -f 4 -n 5 -w 2 -c 1
 done
 "$FAST" plan $TOPO --traffic tests/mpi/data/mix8.json --algo fast -o "$TMP/plan.json" >/dev/null &&
-	step "cuda, 8 ranks: replay of a fast plan file" \
-		$MPIRUN -np 8 "$FAST" run $TOPO --backend cuda --traffic tests/mpi/data/mix8.json --plan "$TMP/plan.json" -n 3 -w 1 -c 1
-step "cuda, 8 ranks: fast with --max-staging 256K (passes)" \
-	$MPIRUN -np 8 "$FAST" run $TOPO --backend cuda --traffic "$TMP/random.json" --algo fast -b 4M -e 4M --max-staging 256K -n 3 -w 1 -c 1
+	step "$BACKEND, 8 ranks: replay of a fast plan file" \
+		$MPIRUN -np 8 "$FAST" run $TOPO --backend $BACKEND --traffic tests/mpi/data/mix8.json --plan "$TMP/plan.json" -n 3 -w 1 -c 1
+step "$BACKEND, 8 ranks: fast with --max-staging 256K (passes)" \
+	$MPIRUN -np 8 "$FAST" run $TOPO --backend $BACKEND --traffic "$TMP/random.json" --algo fast -b 4M -e 4M --max-staging 256K -n 3 -w 1 -c 1
 "$FAST" gen --preset h200 --servers 1 --gpus 1 --pattern random --mean-bytes 1M -o "$TMP/one.json" >/dev/null 2>&1
-step "cuda, 1 rank: NCCL communicator on the device" \
-	$MPIRUN -np 1 "$FAST" run --preset h200 --servers 1 --gpus 1 --backend cuda --traffic "$TMP/one.json" -n 2 -w 1 -c 1
+step "$BACKEND, 1 rank: NCCL communicator on the device" \
+	$MPIRUN -np 1 "$FAST" run --preset h200 --servers 1 --gpus 1 --backend $BACKEND --traffic "$TMP/one.json" -n 2 -w 1 -c 1
 for algo in fast mpi; do
 	step "host backend for comparison: $algo, random traffic 1M..64M per GPU" \
 		$MPIRUN -np 8 "$FAST" run $TOPO --backend host --traffic "$TMP/random.json" --algo $algo -b 1M -e 64M -f 4 -n 5 -w 2 -c 1

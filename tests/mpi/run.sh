@@ -97,9 +97,13 @@ done
 TOPO8="--preset h200 --servers 2 --gpus 4"
 # counts that disagree between ranks: ranks 4-7 read a file whose row 0 differs
 run "mismatched counts fail cleanly on every rank" 3 \
-	$MPIRUN -np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 $QUICK : \
+	${MPIRUN/timeout 120/timeout 60} -np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 $QUICK : \
 	-np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8_bad.json" --matrix 0 $QUICK &&
 	{ [ "$(grep -c 'counts disagree' "$TMP/out")" -ge 8 ] || bad "mismatch: not every rank said so"; }
+run "a broken plan file fails the check on every rank" 1 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 \
+	--plan "$HERE/data/pxn8_broken_plan.json" $QUICK &&
+	{ [ "$(grep -c 'does not hold' "$TMP/out")" -ge 8 ] || bad "broken plan: not every rank said why"; }
 run "rank count that does not fit the topology" 3 \
 	$MPIRUN -np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" $QUICK &&
 	{ grep -q "4 MPI ranks for a topology of 8 GPUs" "$TMP/out" || bad "size mismatch message"; }
@@ -124,6 +128,14 @@ if [ -f "$INTERPOSE" ] && mpicc -O2 -o "$TMP/alltoallv_prog" "$HERE/alltoallv_pr
 	done
 else
 	bad "interposer: $INTERPOSE missing or alltoallv_prog does not compile"
+fi
+
+# the cuda backend's host-side logic (IPC protocol, host staging) on a mock
+# device: exec/ rebuilt with -DFAST_WITH_CUDA against tests/gpu/mock_gpu.c
+if bash "$ROOT/tests/gpu/mock_check.sh" "$BUILD" >"$TMP/out" 2>&1; then
+	ok "cuda backend on the mock device ($(tail -1 "$TMP/out"))"
+else
+	bad "cuda backend on the mock device"
 fi
 
 echo "# MPI stage: $(($(date +%s) - start)) s"

@@ -293,7 +293,9 @@ static void random_opts(struct fast_rng *rng, struct fast_algo_opts *o)
 	o->balance = fast_rng_below(rng, 2) ? FAST_BALANCE_JIT : FAST_BALANCE_UPFRONT;
 }
 
-static int check_one(const struct fast_topo *t, const uint64_t *D, const struct fast_algo_opts *o)
+/* fast_plan_check on every plan; the independent checker too when deep. */
+static int check_one(const struct fast_topo *t, const uint64_t *D, const struct fast_algo_opts *o,
+		     bool deep)
 {
 	struct fast_plan p, q;
 	struct fast_err err;
@@ -307,7 +309,8 @@ static int check_one(const struct fast_topo *t, const uint64_t *D, const struct 
 		fprintf(stderr, "check (%ux%u, %s): %s\n", t->servers, t->gpus, p.options, err.msg);
 		bad++;
 	}
-	bad += verify(&p, t, D);
+	if (deep)
+		bad += verify(&p, t, D);
 	bad += verify_compact(&p, t, D);
 	CU_ASSERT_FATAL(fast_compile_fast(t, D, o, &q, &err) == 0);
 	if (fast_plan_hash(&p) != fast_plan_hash(&q) || strcmp(p.options, q.options) != 0)
@@ -331,7 +334,7 @@ static void test_fast__property_random_matrices(void)
 		random_opts(&rng, &o);
 		if (fast_rng_below(&rng, 4) == 0)
 			t.out.step_overhead_us = 0; /* alpha-aware leans to exact */
-		int b = check_one(&t, D, &o);
+		int b = check_one(&t, D, &o, it % 2 == 0);
 		if (b)
 			fprintf(stderr, "case %d: %ux%u kind %d: %d defects\n", it, N, G, it % K_NKINDS, b);
 		bad += b;
@@ -351,7 +354,7 @@ static void one_case(uint32_t N, uint32_t G, uint64_t *D)
 		o.stages = m & 1 ? FAST_STAGES_EXACT : FAST_STAGES_AUTO;
 		o.balance = m & 2 ? FAST_BALANCE_JIT : FAST_BALANCE_UPFRONT;
 		o.order = m & 4 ? FAST_ORDER_LARGEST_FIRST : FAST_ORDER_SMALLEST_FIRST;
-		CU_ASSERT_EQUAL(check_one(&t, D, &o), 0);
+		CU_ASSERT_EQUAL(check_one(&t, D, &o, true), 0);
 	}
 }
 

@@ -355,6 +355,71 @@ static void test_sim__scalable_close_to_exact(void)
 	}
 }
 
+/* The component-restricted exact allocation against the naive reference
+ * (full progressive filling at every event), on chunked random plans and
+ * on FAST and pxn plans. */
+static void test_sim__components_match_reference(void)
+{
+	struct fast_topo t = topo_small(4, 4, FAST_UP_SWITCH);
+	struct fast_sim_opts o;
+	struct fast_sim_result a, b;
+	struct fast_plan p;
+
+	t.congestion = (struct fast_congestion){ 2.0, 0.05, 0.5 };
+	for (uint64_t seed = 11; seed <= 13; seed++) {
+		random_plan(&p, 4, 4, seed);
+		p.steps[1].chunks = 3;
+		p.steps[2].chunks = 3;
+		CU_ASSERT_FATAL(fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, NULL) >= 0);
+		for (uint32_t g = 0; g < 16; g++)
+			add_xfer(&p, g, (g / 4) * 4 + (g + 1) % 4, MB + g * 1000);
+		fast_sim_opts_default(&o);
+		sim_time(&t, &p, &o, &a);
+		o.reference = true;
+		sim_time(&t, &p, &o, &b);
+		CU_ASSERT(fabs(a.time_s - b.time_s) <= 1e-9 * b.time_s);
+		for (uint32_t s = 0; s < a.nsteps; s++)
+			CU_ASSERT(fabs(a.steps[s].end_s - b.steps[s].end_s) <= 1e-9 * b.time_s);
+		CU_ASSERT(a.recomputes == b.recomputes);
+		fast_sim_result_free(&a);
+		fast_sim_result_free(&b);
+		fast_plan_free(&p);
+	}
+	{
+		struct fast_topo h;
+		struct fast_limits lim;
+		struct fast_rng rng;
+		uint32_t ng;
+		uint64_t *D;
+		const char *algos[] = { "fast", "pxn", "hier", "fanout", "nccl" };
+
+		fast_limits_default(&lim);
+		CU_ASSERT_FATAL(fast_topo_preset("h200", 4, 4, &lim, &h, NULL) == 0);
+		ng = fast_topo_ngpus(&h);
+		D = calloc((size_t)ng * ng, sizeof *D);
+		CU_ASSERT_FATAL(D != NULL);
+		fast_rng_seed(&rng, 5);
+		for (uint32_t i = 0; i < ng * ng; i++)
+			D[i] = (i % (ng + 1) == 0) ? 0 : 512 * (1 + fast_rng_below(&rng, 2048));
+		for (int k = 0; k < 5; k++) {
+			struct fast_algo_opts ao;
+			fast_algo_opts_default(&ao);
+			CU_ASSERT_FATAL(fast_compile(algos[k], &h, D, &ao, &p, NULL) == 0);
+			fast_sim_opts_default(&o);
+			sim_time(&h, &p, &o, &a);
+			o.reference = true;
+			sim_time(&h, &p, &o, &b);
+			CU_ASSERT(fabs(a.time_s - b.time_s) <= 1e-9 * b.time_s);
+			for (uint32_t s = 0; s < a.nsteps; s++)
+				CU_ASSERT(fabs(a.steps[s].end_s - b.steps[s].end_s) <= 1e-9 * b.time_s);
+			fast_sim_result_free(&a);
+			fast_sim_result_free(&b);
+			fast_plan_free(&p);
+		}
+		free(D);
+	}
+}
+
 static void test_sim__deterministic(void)
 {
 	struct fast_topo t = topo_small(4, 4, FAST_UP_SWITCH);
@@ -503,6 +568,7 @@ int main(void)
 	    !CU_add_test(s, "test_sim__mesh_links", test_sim__mesh_links) ||
 	    !CU_add_test(s, "test_sim__incast_congestion", test_sim__incast_congestion) ||
 	    !CU_add_test(s, "test_sim__scalable_close_to_exact", test_sim__scalable_close_to_exact) ||
+	    !CU_add_test(s, "test_sim__components_match_reference", test_sim__components_match_reference) ||
 	    !CU_add_test(s, "test_sim__deterministic", test_sim__deterministic) ||
 	    !CU_add_test(s, "test_sim__timeline_writers", test_sim__timeline_writers) ||
 	    !CU_add_test(s, "test_sim__rejects_bad_plans", test_sim__rejects_bad_plans) ||

@@ -1,0 +1,261 @@
+/*
+ * mock_gpu.c - the device primitives of backend.h (normally backend_gpu.cu)
+ * on the CPU, so that the cuda backend's own logic (backend_gpuhost.c: the
+ * IPC get/acknowledge protocol, host staging, bounce buffers, the
+ * allocation registry) runs under mpirun on a machine without a GPU.
+ *
+ * "Device memory" is POSIX shared memory: an IPC handle is the name of the
+ * shm object, so another process can map it, as CUDA IPC maps a peer's
+ * allocation.  Copies are synchronous memcpy; streams are tokens.  Every
+ * rank reports the same device, so the backend sees a shared GPU and keeps
+ * NCCL off (this mock has none), exactly as on a one-GPU machine.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/common.h"
+
+#define FAST_BACKEND_NO_MPI 1
+#define FAST_GPU_CUDA 1
+#include "exec/backend.h"
+
+struct map {
+	char *base;
+	size_t size;
+	char name[FAST_GPU_IPC_HANDLE_BYTES];
+	int owner;
+};
+
+static struct map maps[4096];
+static int nmaps, counter;
+
+static struct map *find(const void *p)
+{
+	for (int i = 0; i < nmaps; i++)
+		if (maps[i].base == p)
+			return &maps[i];
+	return NULL;
+}
+
+const char *fast_gpu_api_name(void)
+{
+	return "cuda";
+}
+
+int fast_gpu_device_count(int *out, struct fast_err *err)
+{
+	(void)err;
+	*out = 1;
+	return 0;
+}
+
+int fast_gpu_set_device(int dev, struct fast_err *err)
+{
+	(void)dev;
+	(void)err;
+	return 0;
+}
+
+int fast_gpu_device_uuid(int dev, unsigned char uuid[FAST_GPU_UUID_BYTES], struct fast_err *err)
+{
+	(void)dev;
+	(void)err;
+	memset(uuid, 0x42, FAST_GPU_UUID_BYTES);
+	return 0;
+}
+
+static char token;
+
+int fast_gpu_stream_create(void **stream, struct fast_err *err)
+{
+	(void)err;
+	*stream = &token;
+	return 0;
+}
+
+void fast_gpu_stream_destroy(void *stream)
+{
+	(void)stream;
+}
+
+int fast_gpu_stream_sync(void *stream, struct fast_err *err)
+{
+	(void)stream;
+	(void)err;
+	return 0;
+}
+
+int fast_gpu_malloc(void **p, uint64_t n, struct fast_err *err)
+{
+	struct map m = { 0 };
+	int fd;
+
+	if (nmaps == (int)(sizeof maps / sizeof maps[0]))
+		return fast_err_set(err, FAST_ENOMEM, "mock: too many allocations");
+	snprintf(m.name, sizeof m.name, "/fastmock.%d.%d", (int)getpid(), counter++);
+	m.size = n ? (size_t)n : 1;
+	fd = shm_open(m.name, O_CREAT | O_EXCL | O_RDWR, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)m.size) != 0)
+		return fast_err_set(err, FAST_ERUNTIME, "mock: shm_open %s failed", m.name);
+	m.base = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m.base == MAP_FAILED)
+		return fast_err_set(err, FAST_ERUNTIME, "mock: mmap failed");
+	m.owner = 1;
+	maps[nmaps++] = m;
+	*p = m.base;
+	return 0;
+}
+
+static void unmap(void *p, bool owner)
+{
+	struct map *m = find(p);
+
+	if (!m || m->owner != owner)
+		return;
+	munmap(m->base, m->size);
+	if (owner)
+		shm_unlink(m->name);
+	*m = maps[--nmaps];
+}
+
+void fast_gpu_free(void *p)
+{
+	unmap(p, true);
+}
+
+int fast_gpu_host_alloc(void **p, uint64_t n, struct fast_err *err)
+{
+	*p = malloc(n ? (size_t)n : 1);
+	return *p ? 0 : fast_err_set(err, FAST_ENOMEM, "mock: out of memory");
+}
+
+void fast_gpu_host_free(void *p)
+{
+	free(p);
+}
+
+int fast_gpu_memcpy_async(void *dst, const void *src, uint64_t n, int kind, void *stream,
+			  struct fast_err *err)
+{
+	(void)kind;
+	(void)stream;
+	(void)err;
+	if (n && dst != src)
+		memmove(dst, src, (size_t)n);
+	return 0;
+}
+
+int fast_gpu_memset(void *p, int byte, uint64_t n, struct fast_err *err)
+{
+	(void)err;
+	memset(p, byte, (size_t)n);
+	return 0;
+}
+
+int fast_gpu_ipc_get(void *base, unsigned char handle[FAST_GPU_IPC_HANDLE_BYTES],
+		     struct fast_err *err)
+{
+	struct map *m = find(base);
+
+	if (!m || !m->owner)
+		return fast_err_set(err, FAST_ERUNTIME, "mock: IPC handle of a pointer that is not an allocation base");
+	memcpy(handle, m->name, FAST_GPU_IPC_HANDLE_BYTES);
+	return 0;
+}
+
+int fast_gpu_ipc_open(const unsigned char handle[FAST_GPU_IPC_HANDLE_BYTES], void **base,
+		      struct fast_err *err)
+{
+	struct map m = { 0 };
+	struct stat st;
+	int fd;
+
+	memcpy(m.name, handle, sizeof m.name);
+	m.name[sizeof m.name - 1] = '\0';
+	fd = shm_open(m.name, O_RDWR, 0600);
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return fast_err_set(err, FAST_ERUNTIME, "mock: cannot open IPC handle %s", m.name);
+	m.size = (size_t)st.st_size;
+	m.base = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m.base == MAP_FAILED || nmaps == (int)(sizeof maps / sizeof maps[0]))
+		return fast_err_set(err, FAST_ERUNTIME, "mock: cannot map IPC handle");
+	maps[nmaps++] = m;
+	*base = m.base;
+	return 0;
+}
+
+void fast_gpu_ipc_close(void *base)
+{
+	unmap(base, false);
+}
+
+int fast_gpu_nccl_available(void)
+{
+	return 0;
+}
+
+static int no_nccl(struct fast_err *err)
+{
+	return fast_err_set(err, FAST_EUSAGE, "mock: no NCCL");
+}
+
+int fast_gpu_nccl_get_id(unsigned char id[FAST_GPU_NCCL_ID_BYTES], struct fast_err *err)
+{
+	(void)id;
+	return no_nccl(err);
+}
+
+int fast_gpu_nccl_init(void **comm, int nranks, const unsigned char id[FAST_GPU_NCCL_ID_BYTES],
+		       int rank, struct fast_err *err)
+{
+	(void)comm;
+	(void)nranks;
+	(void)id;
+	(void)rank;
+	return no_nccl(err);
+}
+
+void fast_gpu_nccl_destroy(void *comm)
+{
+	(void)comm;
+}
+
+int fast_gpu_nccl_group_start(struct fast_err *err)
+{
+	return no_nccl(err);
+}
+
+int fast_gpu_nccl_group_end(struct fast_err *err)
+{
+	return no_nccl(err);
+}
+
+int fast_gpu_nccl_send(void *comm, int peer, const void *buf, uint64_t n, void *stream,
+		       struct fast_err *err)
+{
+	(void)comm;
+	(void)peer;
+	(void)buf;
+	(void)n;
+	(void)stream;
+	return no_nccl(err);
+}
+
+int fast_gpu_nccl_recv(void *comm, int peer, void *buf, uint64_t n, void *stream,
+		       struct fast_err *err)
+{
+	(void)comm;
+	(void)peer;
+	(void)buf;
+	(void)n;
+	(void)stream;
+	return no_nccl(err);
+}

@@ -1,0 +1,396 @@
+/*
+ * test_exec.c - the executor's program builder (exec/prog.c) and plan cache
+ * (exec/cache.c), without MPI: every rank's program is built and all of
+ * them are run together by a small interpreter (messages are FIFOs per
+ * ordered pair, a rank blocks on a receive until the message is there), on
+ * real buffers filled with a byte pattern.  Every byte must land where
+ * MPI_Alltoallv would put it, staging must stay inside the arena, and no
+ * program may deadlock.  The two exec files are compiled into this test
+ * (they need no MPI), the plans come from lib/ (libfast.a).
+ */
+#include <CUnit/Basic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/prog.c"
+#include "exec/cache.c"
+#include "lib/algo.h"
+#include "lib/topo.h"
+
+static uint8_t pattern(uint32_t s, uint32_t d, uint64_t o)
+{
+	uint64_t x = (o + 1) * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)s * UINT64_C(0xBF58476D1CE4E5B9) ^
+		     ((uint64_t)d + 1) * UINT64_C(0x94D049BB133111EB);
+	x ^= x >> 29;
+	return (uint8_t)(x % 255);
+}
+
+struct msg {
+	uint8_t *data;
+	uint64_t len;
+};
+
+struct fifo {
+	struct msg *m;
+	size_t head, n, cap;
+};
+
+struct rankstate {
+	struct fast_prog *g;
+	uint8_t *send, *recv, *stage;
+	uint64_t *sd, *rd;
+	size_t wave;
+	bool sent; /* this wave's pre-copies and sends are done */
+};
+
+static uint8_t *where(struct rankstate *r, const struct fast_loc *l, uint64_t len, bool *oob)
+{
+	switch (l->kind) {
+	case LOC_SEND:
+		return r->send + r->sd[l->msg] + l->off;
+	case LOC_RECV:
+		return r->recv + r->rd[l->msg] + l->off;
+	default:
+		if (l->off + len > r->g->staging)
+			*oob = true;
+		return r->stage + l->off;
+	}
+}
+
+/* Run every rank's program over D; returns the number of wrong bytes, or
+ * -1 on a deadlock, -2 on a length mismatch, -3 on staging overrun. */
+static long interpret(struct fast_prog **progs, const uint64_t *D, uint32_t ng)
+{
+	struct rankstate *rs = calloc(ng, sizeof *rs);
+	struct fifo *q = calloc((size_t)ng * ng, sizeof *q);
+	long wrong = 0;
+	bool oob = false, progress = true;
+	uint32_t done = 0;
+
+	for (uint32_t r = 0; r < ng; r++) {
+		uint64_t st = 0, rt = 0;
+		rs[r].g = progs[r];
+		rs[r].sd = calloc(ng, sizeof(uint64_t));
+		rs[r].rd = calloc(ng, sizeof(uint64_t));
+		for (uint32_t k = 0; k < ng; k++) {
+			rs[r].sd[k] = st;
+			rs[r].rd[k] = rt;
+			st += D[(size_t)r * ng + k];
+			rt += D[(size_t)k * ng + r];
+		}
+		rs[r].send = malloc(st + 1);
+		rs[r].recv = malloc(rt + 1);
+		rs[r].stage = malloc(progs[r]->staging + 1);
+		memset(rs[r].recv, 0xff, rt + 1);
+		for (uint32_t d = 0; d < ng; d++)
+			for (uint64_t o = 0; o < D[(size_t)r * ng + d]; o++)
+				rs[r].send[rs[r].sd[d] + o] = pattern(r, d, o);
+	}
+	while (done < ng && progress) {
+		progress = false;
+		done = 0;
+		for (uint32_t r = 0; r < ng; r++) {
+			struct rankstate *x = &rs[r];
+			const struct fast_pwave *w;
+			bool ready = true;
+			if (x->wave >= x->g->nwaves) {
+				done++;
+				continue;
+			}
+			w = &x->g->waves[x->wave];
+			if (!x->sent) {
+				for (uint32_t i = 0; i < w->npre; i++) {
+					const struct fast_pcopy *c = &x->g->copies[w->pre0 + i];
+					memmove(where(x, &c->dst, c->len, &oob), where(x, &c->src, c->len, &oob), c->len);
+				}
+				for (uint32_t i = 0; i < w->nsend; i++) {
+					const struct fast_pmsg *m = &x->g->sends[w->send0 + i];
+					struct fifo *f = &q[(size_t)r * ng + m->peer];
+					struct msg mm = { malloc(m->len), m->len };
+					memcpy(mm.data, where(x, &m->at, m->len, &oob), m->len);
+					if (f->n == f->cap) {
+						f->cap = f->cap ? f->cap * 2 : 8;
+						f->m = realloc(f->m, f->cap * sizeof *f->m);
+					}
+					f->m[f->n++] = mm;
+				}
+				x->sent = true;
+				progress = true;
+			}
+			/* receives: matched in order per peer */
+			{
+				size_t *need = calloc(ng, sizeof *need);
+				for (uint32_t i = 0; i < w->nrecv; i++)
+					need[x->g->recvs[w->recv0 + i].peer]++;
+				for (uint32_t p = 0; p < ng; p++)
+					if (q[(size_t)p * ng + r].n - q[(size_t)p * ng + r].head < need[p])
+						ready = false;
+				free(need);
+			}
+			if (!ready)
+				continue;
+			for (uint32_t i = 0; i < w->nrecv; i++) {
+				const struct fast_pmsg *m = &x->g->recvs[w->recv0 + i];
+				struct fifo *f = &q[(size_t)m->peer * ng + r];
+				struct msg mm = f->m[f->head++];
+				if (mm.len != m->len)
+					wrong = -2;
+				else
+					memcpy(where(x, &m->at, m->len, &oob), mm.data, m->len);
+				free(mm.data);
+			}
+			for (uint32_t i = 0; i < w->npost; i++) {
+				const struct fast_pcopy *c = &x->g->copies[w->post0 + i];
+				memmove(where(x, &c->dst, c->len, &oob), where(x, &c->src, c->len, &oob), c->len);
+			}
+			x->wave++;
+			x->sent = false;
+			progress = true;
+		}
+	}
+	if (wrong == 0 && done < ng)
+		wrong = -1;
+	if (wrong == 0 && oob)
+		wrong = -3;
+	for (uint32_t r = 0; r < ng && wrong >= 0; r++)
+		for (uint32_t s = 0; s < ng; s++)
+			for (uint64_t o = 0; o < D[(size_t)s * ng + r]; o++)
+				wrong += rs[r].recv[rs[r].rd[s] + o] != pattern(s, r, o);
+	for (uint32_t r = 0; r < ng; r++) {
+		free(rs[r].send);
+		free(rs[r].recv);
+		free(rs[r].stage);
+		free(rs[r].sd);
+		free(rs[r].rd);
+	}
+	for (size_t i = 0; i < (size_t)ng * ng; i++) {
+		for (size_t k = q[i].head; k < q[i].n; k++)
+			free(q[i].m[k].data);
+		free(q[i].m);
+	}
+	free(q);
+	free(rs);
+	return wrong;
+}
+
+/* Compile, expand, build every rank's program, interpret.  Returns wrong
+ * bytes (< 0: see interpret; -10: a build failed with code *code). */
+static long run_algo(const char *algo, const struct fast_topo *t, const uint64_t *D,
+		     uint32_t passes, uint64_t *max_staging, int *code)
+{
+	uint32_t ng = fast_topo_ngpus(t);
+	struct fast_plan p, ex;
+	struct fast_prog **progs = calloc(ng, sizeof *progs);
+	struct fast_err err;
+	long wrong = -10;
+
+	*code = 0;
+	if (fast_compile(algo, t, D, NULL, &p, &err) < 0) {
+		*code = err.code;
+		free(progs);
+		return -10;
+	}
+	if (fast_plan_expand(&p, &ex, &err) < 0) {
+		*code = err.code;
+		fast_plan_free(&p);
+		free(progs);
+		return -10;
+	}
+	*max_staging = 0;
+	for (uint32_t r = 0; r < ng; r++) {
+		if (fast_prog_build(&ex, D, r, passes, &progs[r], &err) < 0) {
+			*code = err.code;
+			goto out;
+		}
+		if (progs[r]->staging > *max_staging)
+			*max_staging = progs[r]->staging;
+	}
+	wrong = interpret(progs, D, ng);
+out:
+	for (uint32_t r = 0; r < ng; r++)
+		fast_prog_free(progs[r]);
+	free(progs);
+	fast_plan_free(&ex);
+	fast_plan_free(&p);
+	return wrong;
+}
+
+static void topo(struct fast_topo *t, uint32_t n, uint32_t g)
+{
+	struct fast_err err;
+	struct fast_limits lim;
+
+	fast_limits_default(&lim);
+	CU_ASSERT_FATAL(fast_topo_preset("h200", n, g, &lim, t, &err) == 0);
+}
+
+/* Kinds of matrices: random (some big pairs, so large fragments travel on
+ * their own), zero rows and columns, a single hot receiver. */
+static void matrix(uint64_t *D, uint32_t ng, int kind, uint64_t seed)
+{
+	struct fast_rng rng;
+
+	fast_rng_seed(&rng, seed);
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++) {
+			uint64_t v = fast_rng_below(&rng, 3000);
+			if (kind == 0 && fast_rng_below(&rng, 4) == 0)
+				v += 40000;
+			if (kind == 1 && (s == 1 || d == 2 || d == ng - 1))
+				v = 0;
+			if (kind == 2)
+				v = d == 3 ? 50000 + v : v % 200;
+			D[(size_t)s * ng + d] = v;
+		}
+}
+
+static void test_exec__every_algorithm_delivers_every_byte(void)
+{
+	const char *algos[] = { "fast", "fanout", "nccl", "pxn", "spreadout", "hier" };
+	struct fast_topo t;
+	uint64_t D[64], stg;
+	int code;
+
+	topo(&t, 2, 4);
+	for (int kind = 0; kind < 3; kind++) {
+		matrix(D, 8, kind, 11 + (uint64_t)kind);
+		for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+			long w = run_algo(algos[a], &t, D, 1, &stg, &code);
+			if (w != 0)
+				fprintf(stderr, "\n%s kind %d: %ld (code %d)\n", algos[a], kind, w, code);
+			CU_ASSERT_EQUAL(w, 0);
+		}
+	}
+}
+
+static void test_exec__property_random_shapes_and_passes(void)
+{
+	const char *algos[] = { "fast", "pxn", "hier", "nccl" };
+	uint64_t D[16 * 16], stg1, stg4;
+	struct fast_rng rng;
+	int code;
+
+	fast_rng_seed(&rng, 2024);
+	for (int iter = 0; iter < 6; iter++) {
+		struct fast_topo t;
+		uint32_t n = 2 + (uint32_t)fast_rng_below(&rng, 3), g = 1 + (uint32_t)fast_rng_below(&rng, 4);
+		uint32_t ng = n * g;
+		topo(&t, n, g);
+		matrix(D, ng, (int)fast_rng_below(&rng, 3), fast_rng_next(&rng));
+		for (size_t a = 0; a < sizeof algos / sizeof *algos; a++) {
+			CU_ASSERT_EQUAL(run_algo(algos[a], &t, D, 1, &stg1, &code), 0);
+			CU_ASSERT_EQUAL(run_algo(algos[a], &t, D, 4, &stg4, &code), 0);
+			/* slicing every message in 4 passes never needs more staging */
+			CU_ASSERT(stg4 <= stg1);
+		}
+	}
+}
+
+static void test_exec__passes_shrink_staging(void)
+{
+	struct fast_topo t;
+	uint64_t D[64], s1, s8;
+	int code;
+
+	topo(&t, 2, 4);
+	matrix(D, 8, 0, 5);
+	CU_ASSERT_EQUAL(run_algo("fast", &t, D, 1, &s1, &code), 0);
+	CU_ASSERT_EQUAL(run_algo("fast", &t, D, 8, &s8, &code), 0);
+	CU_ASSERT(s1 > 0);
+	CU_ASSERT(s8 * 3 < s1);
+}
+
+/* A plan whose forwarding hop no longer waits for the hop that brings the
+ * bytes: the builder must refuse it (a rank would send what it lacks). */
+static void test_exec__refuses_sending_bytes_not_held(void)
+{
+	struct fast_topo t;
+	struct fast_plan p, ex;
+	struct fast_prog *g = NULL;
+	struct fast_err err;
+	uint64_t D[64];
+	bool refused = false;
+
+	topo(&t, 2, 4);
+	matrix(D, 8, 0, 9);
+	CU_ASSERT_FATAL(fast_compile("pxn", &t, D, NULL, &p, &err) == 0);
+	CU_ASSERT_FATAL(fast_plan_expand(&p, &ex, &err) == 0);
+	for (size_t s = 0; s < ex.nsteps; s++)
+		ex.steps[s].ndeps = 0; /* every step in the first wave */
+	for (uint32_t r = 0; r < 8 && !refused; r++) {
+		int rc = fast_prog_build(&ex, D, r, 1, &g, &err);
+		if (rc == FAST_ECHECK) {
+			refused = true;
+			CU_ASSERT(strstr(err.msg, "does not hold") != NULL);
+		} else {
+			fast_prog_free(g);
+		}
+	}
+	CU_ASSERT(refused);
+	fast_plan_free(&ex);
+	fast_plan_free(&p);
+}
+
+/* A plan for another matrix is refused before anything runs. */
+static void test_exec__refuses_plan_for_other_matrix(void)
+{
+	struct fast_topo t;
+	struct fast_plan p, ex;
+	struct fast_prog *g = NULL;
+	struct fast_err err;
+	uint64_t D[64], E[64];
+
+	topo(&t, 2, 4);
+	matrix(D, 8, 0, 1);
+	memcpy(E, D, sizeof E);
+	E[1 * 8 + 6] /= 2; /* message 1->6 shorter than the plan says */
+	CU_ASSERT_FATAL(fast_compile("fanout", &t, D, NULL, &p, &err) == 0);
+	CU_ASSERT_FATAL(fast_plan_expand(&p, &ex, &err) == 0);
+	CU_ASSERT_EQUAL(fast_prog_build(&ex, E, 1, 1, &g, &err), FAST_EINPUT);
+	CU_ASSERT(strstr(err.msg, "does not match the traffic") != NULL);
+	fast_plan_free(&ex);
+	fast_plan_free(&p);
+}
+
+static void test_exec__cache_counts_and_evicts_lru(void)
+{
+	struct fast_cache c;
+	struct fast_err err;
+
+	CU_ASSERT_FATAL(fast_cache_init(&c, 2, &err) == 0);
+	CU_ASSERT_PTR_NULL(fast_cache_get(&c, 1));
+	fast_cache_put(&c, 1, calloc(1, sizeof(struct fast_prog)));
+	fast_cache_put(&c, 2, calloc(1, sizeof(struct fast_prog)));
+	CU_ASSERT_PTR_NOT_NULL(fast_cache_get(&c, 1)); /* 2 is now the oldest */
+	fast_cache_put(&c, 3, calloc(1, sizeof(struct fast_prog)));
+	CU_ASSERT_PTR_NULL(fast_cache_get(&c, 2));
+	CU_ASSERT_PTR_NOT_NULL(fast_cache_get(&c, 1));
+	CU_ASSERT_PTR_NOT_NULL(fast_cache_get(&c, 3));
+	CU_ASSERT_EQUAL(c.hits, 3);
+	CU_ASSERT_EQUAL(c.misses, 2);
+	fast_cache_free(&c);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("exec", NULL, NULL);
+	if (!s || !CU_add_test(s, "every algorithm delivers every byte", test_exec__every_algorithm_delivers_every_byte) ||
+	    !CU_add_test(s, "property: random shapes and passes", test_exec__property_random_shapes_and_passes) ||
+	    !CU_add_test(s, "passes shrink staging", test_exec__passes_shrink_staging) ||
+	    !CU_add_test(s, "refuses sending bytes not held", test_exec__refuses_sending_bytes_not_held) ||
+	    !CU_add_test(s, "refuses a plan for another matrix", test_exec__refuses_plan_for_other_matrix) ||
+	    !CU_add_test(s, "cache counts and evicts LRU", test_exec__cache_counts_and_evicts_lru)) {
+		CU_cleanup_registry();
+		return 1;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return fails != 0;
+}
