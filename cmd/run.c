@@ -689,6 +689,18 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (c.rank == 0 && fast_exec_notes(c.x)[0])
 		fprintf(stderr, "fast run: note: %s\n", fast_exec_notes(c.x));
+	{
+		/* Fault injection for the test suite: FAST_TEST_KILL_RANK=r makes
+		 * rank r die abruptly before the first iteration, so that tests can
+		 * prove a dead rank ends the job (Open MPI aborts it, naming the
+		 * rank) instead of leaving the others waiting forever. */
+		const char *kill_rank = getenv("FAST_TEST_KILL_RANK");
+		if (kill_rank && *kill_rank && atoi(kill_rank) == c.rank) {
+			fprintf(stderr, "fast run: rank %d: FAST_TEST_KILL_RANK: dying now\n", c.rank);
+			fflush(stderr);
+			abort();
+		}
+	}
 	st = run_all(&c, &t, have_ps ? &ps : NULL);
 	if (st == 0 && c.rank == 0)
 		st = cli_stdout_finish();

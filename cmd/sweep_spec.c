@@ -166,16 +166,24 @@ static int axis_sizes(struct fast_jctx *c, const struct fast_jv *obj, const char
 
 /* --- growing arrays -------------------------------------------------------- */
 
+/* Each array holds at most PUSH_MAX_BYTES: a few KiB of spec with long axes
+ * (2048 presets x 2048 x 2048 bandwidth overrides) must not ask for
+ * gigabytes.  Arrays grow by doubling: the capacity is the next power of
+ * two >= *n, so a push reallocates only when *n is 0 or a power of two. */
+#define PUSH_MAX_BYTES (UINT64_C(64) << 20)
+
 static int push(void **arr, uint32_t *n, size_t sz, struct fast_err *err)
 {
-	void *p;
+	void *p = *arr;
 
-	if (*n >= (1u << 24))
-		return fast_err_set(err, FAST_ELIMIT, "sweep spec: too many cases");
-	p = fast_reallocarray(*arr, (size_t)*n + 1, sz);
-	if (!p)
-		return fast_err_set(err, FAST_ENOMEM, "sweep spec: out of memory");
-	*arr = p;
+	if (*n >= (1u << 24) || ((uint64_t)*n + 1) * sz > PUSH_MAX_BYTES)
+		return fast_err_set(err, FAST_ELIMIT, "sweep spec: too many cases (%u and more)", *n);
+	if ((*n & (*n - 1)) == 0) {
+		p = fast_reallocarray(*arr, *n ? (size_t)*n * 2 : 1, sz);
+		if (!p)
+			return fast_err_set(err, FAST_ENOMEM, "sweep spec: out of memory");
+		*arr = p;
+	}
 	memset((char *)p + (size_t)*n * sz, 0, sz);
 	(*n)++;
 	return 0;

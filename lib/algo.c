@@ -33,8 +33,8 @@ void fast_algo_opts_default(struct fast_algo_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->stages = FAST_STAGES_AUTO; /* alpha-aware; it keeps exact when exact wins */
-	o->order = FAST_ORDER_DECOMPOSITION;
-	o->balance = FAST_BALANCE_UPFRONT;
+	o->order = FAST_ORDER_LARGEST_FIRST; /* the last stage, whose redistribution is exposed, smallest */
+	o->balance = FAST_BALANCE_JIT; /* balancing overlaps the earlier stages */
 	o->peers = 8;       /* NCCL's batch of peers in flight */
 	o->chunk_bytes = 0; /* each algorithm's own default */
 }

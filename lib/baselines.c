@@ -9,19 +9,23 @@
  *             concurrent (no dependencies).
  *  nccl       NCCL's grouped send/recv p2p schedule (the scheduler of
  *             ncclGroupEnd for p2p operations): in round i (1..n-1) rank r
- *             sends to (r+i) mod n and receives from (r-i) mod n; `peers`
- *             rounds (NCCL's 8) are in flight at once.  Batch b holds rounds
- *             b*peers+1 .. (b+1)*peers; as a step has one tier, a batch is an
- *             `up` step (both ends on one server) and an `out` step, without
- *             dependencies between them; batch b+1 waits for all of batch b.
- *  pxn        nccl's rounds and batches, with NCCL's PXN: a message to a GPU
+ *             sends to (r+i) mod n and receives from (r-i) mod n.  Each
+ *             rank has `peers` slots (NCCL's 8 peers in flight); round i
+ *             runs on slot i mod peers, and the send of round i starts when
+ *             the sender's send and the receiver's receive of round
+ *             i-peers are done (see "per-slot progression" below): every
+ *             rank progresses through its own peer schedule, with no
+ *             barrier across ranks.  One step per message (its tier: up
+ *             inside a server, out across), or per server and round above
+ *             UNIT_RANKS_MAX ranks.
+ *  pxn        nccl's rounds and slots, with NCCL's PXN: a message to a GPU
  *             on another server whose rail differs from the sender's first
  *             hops over scale-up to the sender-server GPU on the destination's
  *             rail (local index of dst), which sends it rail-aligned over its
- *             NIC.  Messages already on the right rail go directly.  Batch b
- *             is an `up` step (relay hops + intra-server messages), an `out`
- *             step (rail-aligned direct messages) and an `out` step of relayed
- *             messages with a pipelined dependency on the `up` step.
+ *             NIC.  Messages already on the right rail go directly.  A
+ *             relayed message is an `up` step (the hop) and an `out` step
+ *             with a pipelined dependency on it; the slot waits are on the
+ *             first hop, the slot is freed by the last.
  *  spreadout  NG-1 rounds; in round d GPU i sends to GPU (i+d) mod NG; each
  *             round is an `up` and an `out` step, both waiting for all of the
  *             previous round.
@@ -48,6 +52,7 @@
  * would be empty are not created; a later step then depends on the last
  * steps that exist.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo.h"
@@ -191,9 +196,10 @@ int fast_compile_fanout(const struct fast_topo *topo, const uint64_t *D,
 	return finish(&p, out, rc);
 }
 
-/* One NCCL batch (rounds lo..hi) as an up and an out step. */
-static int nccl_batch(struct fast_plan *p, const uint64_t *D, uint32_t ng, uint32_t G,
-		      uint32_t lo, uint32_t hi, struct prev *pv, struct fast_err *err)
+/* One spreadout round d as an up and an out step, both waiting for every
+ * step of the previous round. */
+static int spreadout_round(struct fast_plan *p, const uint64_t *D, uint32_t ng, uint32_t G,
+			   uint32_t i, struct prev *pv, struct fast_err *err)
 {
 	struct sbuild sb[2];
 	int rc = 0;
@@ -201,15 +207,188 @@ static int nccl_batch(struct fast_plan *p, const uint64_t *D, uint32_t ng, uint3
 	sb_init(&sb[0], p, FAST_TIER_UP, pv->ids, pv->n, -1, 1);
 	sb_init(&sb[1], p, FAST_TIER_OUT, pv->ids, pv->n, -1, 1);
 	for (int t = 0; rc == 0 && t < 2; t++)
-		for (uint32_t i = lo; rc == 0 && i <= hi; i++)
-			for (uint32_t r = 0; rc == 0 && r < ng; r++) {
-				uint32_t d = (r + i) % ng;
-				uint64_t len = D[(size_t)r * ng + d];
-				if (len && (r / G != d / G) == (t == 1))
-					rc = sb_move(&sb[t], r, d, r, d, len, err);
-			}
+		for (uint32_t r = 0; rc == 0 && r < ng; r++) {
+			uint32_t d = (r + i) % ng;
+			uint64_t len = D[(size_t)r * ng + d];
+			if (len && (r / G != d / G) == (t == 1))
+				rc = sb_move(&sb[t], r, d, r, d, len, err);
+		}
 	if (rc == 0)
 		prev_update(pv, sb, 2);
+	return rc;
+}
+
+/* --- nccl and pxn: per-slot progression ------------------------------------
+ *
+ * Round i (1..n-1): rank r sends to (r+i) mod n and receives from (r-i)
+ * mod n.  A rank has P slots (NCCL's 8 peers in flight); round i runs on
+ * slot i mod P, so the slot's rounds i, i+P, i+2P, ... run in order.  The
+ * send r -> d of round i starts once r's send of round i-P is done (the
+ * sender's slot is free) and d's receive of round i-P is done (the
+ * receiver's slot is free: d has posted the receive of round i); no other
+ * synchronisation, in particular no barrier across ranks.  A zero-byte
+ * message occupies no slot (the wait falls through to the slot's last
+ * non-empty round).
+ *
+ * Steps: one per (unit, round, kind), a unit being `unit` consecutive
+ * ranks (1: one rank; G: one server, see UNIT_RANKS_MAX), holding the
+ * unit's messages of that round of that kind; its dependencies are the
+ * union of its messages' slot waits. */
+
+enum { KIND_UP = 0, KIND_OUT = 1, KIND_RELAY = 2, KINDS = 3 };
+
+struct slots {
+	uint32_t ng, G, P, unit;
+	bool pxn;          /* off-rail cross messages go through KIND_RELAY */
+	int *send, *recv;  /* [ng * P]: step that completed the rank's last send
+			    * (receive) on the slot; -1 none */
+	uint32_t *deps[KINDS];
+	int ndeps[KINDS];  /* each at most 2 * unit */
+	int own[KINDS];
+};
+
+static int slots_init(struct slots *sl, uint32_t ng, uint32_t G, uint32_t P, uint32_t unit,
+		      bool pxn, struct fast_err *err)
+{
+	bool ok;
+
+	memset(sl, 0, sizeof *sl);
+	sl->ng = ng;
+	sl->G = G;
+	sl->P = P;
+	sl->unit = unit;
+	sl->pxn = pxn;
+	sl->send = fast_calloc((size_t)ng * P, sizeof *sl->send);
+	sl->recv = fast_calloc((size_t)ng * P, sizeof *sl->recv);
+	ok = sl->send && sl->recv;
+	for (int k = 0; k < KINDS; k++)
+		ok = (sl->deps[k] = fast_calloc(2 * (size_t)unit, sizeof *sl->deps[k])) && ok;
+	if (!ok) {
+		free(sl->send);
+		free(sl->recv);
+		for (int k = 0; k < KINDS; k++)
+			free(sl->deps[k]);
+		return fast_err_set(err, FAST_ENOMEM, "%s: out of memory for %u ranks",
+				    pxn ? "pxn" : "nccl", ng);
+	}
+	for (size_t x = 0; x < (size_t)ng * P; x++)
+		sl->send[x] = sl->recv[x] = -1;
+	return 0;
+}
+
+static void slots_free(struct slots *sl)
+{
+	free(sl->send);
+	free(sl->recv);
+	for (int k = 0; k < KINDS; k++)
+		free(sl->deps[k]);
+}
+
+/* The kind of step that delivers message s -> d (s != d). */
+static int deliver_kind(const struct slots *sl, uint32_t s, uint32_t d)
+{
+	if (s / sl->G == d / sl->G)
+		return KIND_UP;
+	return sl->pxn && s % sl->G != d % sl->G ? KIND_RELAY : KIND_OUT;
+}
+
+static void deps_add(struct slots *sl, int k, int id)
+{
+	if (id < 0)
+		return;
+	for (int j = 0; j < sl->ndeps[k]; j++)
+		if (sl->deps[k][j] == (uint32_t)id)
+			return;
+	sl->deps[k][sl->ndeps[k]++] = (uint32_t)id;
+}
+
+/* The steps of unit u in round i: the slot waits of its messages, then an
+ * up step (pxn: relay hops first, then intra-server messages), an out step
+ * (nccl: every cross message; pxn: the rail-aligned ones) and, for pxn, an
+ * out step of the relayed messages pipelined on the up step; then the
+ * slots record the steps that complete each message. */
+static int unit_round(struct fast_plan *p, const uint64_t *D, struct slots *sl, uint32_t u,
+		      uint32_t i, uint64_t chunk, struct fast_err *err)
+{
+	uint32_t ng = sl->ng, G = sl->G, slot = i % sl->P;
+	uint32_t r0 = u * sl->unit, r1 = r0 + sl->unit;
+	struct sbuild sb[KINDS];
+	uint64_t largest = 0;
+	uint32_t k;
+	int rc = 0;
+
+	for (int t = 0; t < KINDS; t++)
+		sl->ndeps[t] = 0;
+	for (uint32_t r = r0; r < r1; r++) {
+		uint32_t d = (r + i) % ng;
+		uint64_t len = D[(size_t)r * ng + d];
+		int kind = deliver_kind(sl, r, d), on = kind == KIND_RELAY ? KIND_UP : kind;
+		if (!len)
+			continue;
+		deps_add(sl, on, sl->send[(size_t)r * sl->P + slot]);
+		deps_add(sl, on, sl->recv[(size_t)d * sl->P + slot]);
+		if (kind == KIND_RELAY && len > largest)
+			largest = len;
+	}
+	k = chunks_for(largest, chunk);
+
+	sb_init(&sb[KIND_UP], p, FAST_TIER_UP, sl->deps[KIND_UP], sl->ndeps[KIND_UP], -1, k);
+	for (int pass = 0; rc == 0 && pass < 2; pass++)
+		for (uint32_t r = r0; rc == 0 && r < r1; r++) {
+			uint32_t d = (r + i) % ng;
+			uint64_t len = D[(size_t)r * ng + d];
+			int kind = deliver_kind(sl, r, d);
+			if (len && pass == 0 && kind == KIND_RELAY)
+				rc = sb_move(&sb[KIND_UP], r, (r / G) * G + d % G, r, d, len, err);
+			else if (len && pass == 1 && kind == KIND_UP)
+				rc = sb_move(&sb[KIND_UP], r, d, r, d, len, err);
+		}
+	sb_init(&sb[KIND_OUT], p, FAST_TIER_OUT, sl->deps[KIND_OUT], sl->ndeps[KIND_OUT], -1, 1);
+	for (uint32_t r = r0; rc == 0 && r < r1; r++) {
+		uint32_t d = (r + i) % ng;
+		uint64_t len = D[(size_t)r * ng + d];
+		if (len && deliver_kind(sl, r, d) == KIND_OUT)
+			rc = sb_move(&sb[KIND_OUT], r, d, r, d, len, err);
+	}
+	/* the relayed messages, in the up step's order: transfer t here
+	 * forwards exactly transfer t of the up step */
+	sb_init(&sb[KIND_RELAY], p, FAST_TIER_OUT, NULL, 0, sb[KIND_UP].id, k);
+	for (uint32_t r = r0; rc == 0 && r < r1; r++) {
+		uint32_t d = (r + i) % ng;
+		uint64_t len = D[(size_t)r * ng + d];
+		if (len && deliver_kind(sl, r, d) == KIND_RELAY)
+			rc = sb_move(&sb[KIND_RELAY], (r / G) * G + d % G, d, r, d, len, err);
+	}
+	for (uint32_t r = r0; rc == 0 && r < r1; r++) {
+		uint32_t d = (r + i) % ng;
+		int id;
+		if (!D[(size_t)r * ng + d])
+			continue;
+		id = sb[deliver_kind(sl, r, d)].id;
+		sl->send[(size_t)r * sl->P + slot] = id;
+		sl->recv[(size_t)d * sl->P + slot] = id;
+	}
+	return rc;
+}
+
+/* Ranks per step: one rank up to UNIT_RANKS_MAX ranks in all, one server
+ * above (a plan of one step per message would be n(n-1) steps). */
+#define UNIT_RANKS_MAX 256u
+
+static int compile_slots(const struct fast_topo *topo, const uint64_t *D, uint32_t P,
+			 uint64_t chunk, bool pxn, struct fast_plan *p, struct fast_err *err)
+{
+	uint32_t G = topo->gpus, ng = topo->servers * topo->gpus;
+	uint32_t unit = ng <= UNIT_RANKS_MAX ? 1 : G;
+	struct slots sl;
+	int rc;
+
+	if ((rc = slots_init(&sl, ng, G, P, unit, pxn, err)) < 0)
+		return rc;
+	for (uint32_t i = 1; rc == 0 && i < ng; i++)
+		for (uint32_t u = 0; rc == 0 && u < ng / unit; u++)
+			rc = unit_round(p, D, &sl, u, i, chunk, err);
+	slots_free(&sl);
 	return rc;
 }
 
@@ -217,94 +396,30 @@ int fast_compile_nccl(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_plan *out,
 		      struct fast_err *err)
 {
-	uint32_t G = topo->gpus, ng = topo->servers * topo->gpus, P = peers_of(opts);
-	struct prev pv = { { 0 }, 0 };
+	uint32_t P = peers_of(opts);
 	struct fast_plan p;
 	int rc;
 
 	if ((rc = begin(topo, D, "nccl", &p, err)) < 0)
 		return rc;
 	snprintf(p.options, sizeof(p.options), "peers=%u", P);
-	for (uint32_t lo = 1, hi; rc == 0 && lo < ng; lo = hi + 1) {
-		hi = ng - 1 - lo < P - 1 ? ng - 1 : lo + P - 1;
-		rc = nccl_batch(&p, D, ng, G, lo, hi, &pv, err);
-	}
+	rc = compile_slots(topo, D, P, UINT64_MAX, false, &p, err);
 	return finish(&p, out, rc);
-}
-
-/* One PXN batch: up (relay hops, then intra messages), out (rail-aligned
- * direct), out (relayed, pipelined on the up step). */
-static int pxn_batch(struct fast_plan *p, const uint64_t *D, uint32_t ng, uint32_t G,
-		     uint32_t lo, uint32_t hi, uint64_t chunk, struct prev *pv,
-		     struct fast_err *err)
-{
-	struct sbuild sb[3];
-	uint64_t largest = 0;
-	uint32_t k;
-	int rc = 0;
-
-	for (uint32_t i = lo; i <= hi; i++)
-		for (uint32_t r = 0; r < ng; r++) {
-			uint32_t d = (r + i) % ng;
-			uint64_t len = D[(size_t)r * ng + d];
-			if (r / G != d / G && r % G != d % G && len > largest)
-				largest = len;
-		}
-	k = chunks_for(largest, chunk);
-
-	sb_init(&sb[0], p, FAST_TIER_UP, pv->ids, pv->n, -1, k);
-	for (int pass = 0; rc == 0 && pass < 2; pass++)
-		for (uint32_t i = lo; rc == 0 && i <= hi; i++)
-			for (uint32_t r = 0; rc == 0 && r < ng; r++) {
-				uint32_t d = (r + i) % ng;
-				uint64_t len = D[(size_t)r * ng + d];
-				if (!len)
-					continue;
-				if (pass == 0 && r / G != d / G && r % G != d % G)
-					rc = sb_move(&sb[0], r, (r / G) * G + d % G, r, d, len, err);
-				else if (pass == 1 && r / G == d / G)
-					rc = sb_move(&sb[0], r, d, r, d, len, err);
-			}
-	sb_init(&sb[1], p, FAST_TIER_OUT, pv->ids, pv->n, -1, 1);
-	for (uint32_t i = lo; rc == 0 && i <= hi; i++)
-		for (uint32_t r = 0; rc == 0 && r < ng; r++) {
-			uint32_t d = (r + i) % ng;
-			uint64_t len = D[(size_t)r * ng + d];
-			if (len && r / G != d / G && r % G == d % G)
-				rc = sb_move(&sb[1], r, d, r, d, len, err);
-		}
-	/* the relayed messages, in the up step's order: transfer t here
-	 * forwards exactly transfer t of the up step */
-	sb_init(&sb[2], p, FAST_TIER_OUT, NULL, 0, sb[0].id, k);
-	for (uint32_t i = lo; rc == 0 && i <= hi; i++)
-		for (uint32_t r = 0; rc == 0 && r < ng; r++) {
-			uint32_t d = (r + i) % ng;
-			uint64_t len = D[(size_t)r * ng + d];
-			if (len && r / G != d / G && r % G != d % G)
-				rc = sb_move(&sb[2], (r / G) * G + d % G, d, r, d, len, err);
-		}
-	if (rc == 0)
-		prev_update(pv, sb, 3);
-	return rc;
 }
 
 int fast_compile_pxn(const struct fast_topo *topo, const uint64_t *D,
 		     const struct fast_algo_opts *opts, struct fast_plan *out,
 		     struct fast_err *err)
 {
-	uint32_t G = topo->gpus, ng = topo->servers * topo->gpus, P = peers_of(opts);
+	uint32_t P = peers_of(opts);
 	uint64_t chunk = chunk_of(opts, PXN_DEFAULT_CHUNK);
-	struct prev pv = { { 0 }, 0 };
 	struct fast_plan p;
 	int rc;
 
 	if ((rc = begin(topo, D, "pxn", &p, err)) < 0)
 		return rc;
 	snprintf(p.options, sizeof(p.options), "peers=%u chunk=%llu", P, (unsigned long long)chunk);
-	for (uint32_t lo = 1, hi; rc == 0 && lo < ng; lo = hi + 1) {
-		hi = ng - 1 - lo < P - 1 ? ng - 1 : lo + P - 1;
-		rc = pxn_batch(&p, D, ng, G, lo, hi, chunk, &pv, err);
-	}
+	rc = compile_slots(topo, D, P, chunk, true, &p, err);
 	return finish(&p, out, rc);
 }
 
@@ -320,9 +435,8 @@ int fast_compile_spreadout(const struct fast_topo *topo, const uint64_t *D,
 	(void)opts;
 	if ((rc = begin(topo, D, "spreadout", &p, err)) < 0)
 		return rc;
-	/* a round is one NCCL batch of a single round */
 	for (uint32_t d = 1; rc == 0 && d < ng; d++)
-		rc = nccl_batch(&p, D, ng, G, d, d, &pv, err);
+		rc = spreadout_round(&p, D, ng, G, d, &pv, err);
 	return finish(&p, out, rc);
 }
 

@@ -654,31 +654,38 @@ struct search {
  * term are capped so that a pass stays near 2 * 10^4 pairs. */
 static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 {
-	uint32_t n = b->n, K = b->nterms, *inv = scratch, *cyc = scratch + n;
-	uint32_t *seen = scratch + 2 * (size_t)n, stamp = 0;
+	uint32_t n = b->n, K = b->nterms, *seen = scratch, stamp = 0;
 	uint32_t window = K > 1 ? 20000 / K : 0;
+	uint32_t *inv;
 	uint64_t *v;
 
 	if (K < 2)
 		return;
-	/* v[k * n + A] = the entry term k carries for row A (0 when idle) */
+	/* v[k * n + A] = the entry term k carries for row A (0 when idle);
+	 * inv[k * n + B] = the row term k sends to column B, kept up to date
+	 * through the swaps (a swapped cycle keeps its set of columns) */
 	v = fast_calloc((size_t)K * n, sizeof *v);
-	if (!v)
+	inv = fast_calloc((size_t)K * n, sizeof *inv);
+	if (!v || !inv) {
+		free(v);
+		free(inv);
 		return; /* an optimisation only */
+	}
 	for (uint32_t k = 0; k < K; k++)
 		for (uint32_t a = 0; a < n; a++) {
 			uint32_t c = b->perm[(size_t)k * n + a];
 			v[(size_t)k * n + a] = c == a ? 0 : S[(size_t)a * n + c];
+			inv[(size_t)k * n + c] = a;
 		}
 	memset(seen, 0, n * sizeof *seen);
 	if (window < 1)
 		window = 1;
 	for (uint32_t k = 0; k + 1 < K; k++) {
-		uint32_t *pk = b->perm + (size_t)k * n;
+		uint32_t *pk = b->perm + (size_t)k * n, *ik = inv + (size_t)k * n;
 		uint64_t *vk = v + (size_t)k * n;
 		uint32_t last = k + window < K - 1 ? k + window : K - 1;
 		for (uint32_t l = k + 1; l <= last; l++) {
-			uint32_t *pl = b->perm + (size_t)l * n;
+			uint32_t *pl = b->perm + (size_t)l * n, *il = inv + (size_t)l * n;
 			uint64_t *vl = v + (size_t)l * n;
 			if (b->weight[l] != b->weight[k])
 				continue;
@@ -686,33 +693,43 @@ static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 				memset(seen, 0, n * sizeof *seen);
 				stamp = 1;
 			}
-			for (uint32_t a = 0; a < n; a++)
-				inv[pl[a]] = a;
 			for (uint32_t a = 0; a < n; a++) {
-				uint64_t mk = 0, ml = 0;
-				uint32_t len = 0, c = a;
+				uint64_t mk, ml;
+				uint32_t c;
 				if (seen[a] == stamp)
 					continue;
-				do {
+				if (pk[a] == pl[a])
+					continue; /* a fixed row: nothing to swap */
+				mk = vk[a];
+				ml = vl[a];
+				seen[a] = stamp;
+				for (c = il[pk[a]]; c != a; c = il[pk[c]]) {
 					seen[c] = stamp;
-					cyc[len++] = c;
 					mk = vk[c] > mk ? vk[c] : mk;
 					ml = vl[c] > ml ? vl[c] : ml;
-					c = inv[pk[c]];
+				}
+				if (ml <= mk)
+					continue;
+				/* swap the cycle's targets, walking it again by the
+				 * inverse of l: the entry read for the next row is
+				 * the one rewritten for this row, read first */
+				c = a;
+				do {
+					uint32_t ck = pk[c], cl = pl[c], next = il[ck];
+					uint64_t tv = vk[c];
+					pk[c] = cl;
+					pl[c] = ck;
+					vk[c] = vl[c];
+					vl[c] = tv;
+					ik[cl] = c;
+					il[ck] = c;
+					c = next;
 				} while (c != a);
-				if (ml > mk)
-					for (uint32_t x = 0; x < len; x++) {
-						uint32_t r = cyc[x], t = pk[r];
-						uint64_t tv = vk[r];
-						pk[r] = pl[r];
-						pl[r] = t;
-						vk[r] = vl[r];
-						vl[r] = tv;
-					}
 			}
 		}
 	}
 	free(v);
+	free(inv);
 }
 
 static int copy_bvn(const struct fast_bvn *b, struct fast_bvn *out)
@@ -779,15 +796,275 @@ static int try_quantum(struct search *sr, uint64_t q, bool polish, bool *complet
 	return 0;
 }
 
+/* The quantum search on sr->S, whose largest entry is big: from q = big
+ * (every non-zero entry becomes one unit: a permutation cover of the
+ * support, trimmed) down by octaves; stop after three octaves without
+ * improvement (the modelled time is about unimodal in log q), then try half
+ * an octave on either side of the best.  Only candidates that beat
+ * sr->best_t are kept (best_t < 0: none yet). */
+static int quanta(struct search *sr, uint64_t big, struct fast_err *err)
+{
+	uint64_t qbest;
+	bool done;
+	double t;
+	int rc, worse = 0;
+
+	for (uint64_t q = big; q >= 2 && worse < 3; q /= 2) {
+		double before = sr->best_t;
+		/* the first one (a permutation cover of the support, all
+		 * weights equal) gains most from exchange: polish it now */
+		if ((rc = try_quantum(sr, q, q == big, &done, &t, err)) < 0)
+			return rc;
+		worse = done && (before < 0 || t < before) ? 0 : worse + 1;
+	}
+	qbest = sr->best.quantum;
+	if (qbest > 1) {
+		static const double f[] = { 0.7071, 1.4142 };
+		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+			double qd = (double)qbest * f[k];
+			if (qd < 2 || qd > (double)big)
+				continue;
+			if ((rc = try_quantum(sr, (uint64_t)qd, false, &done, &t, err)) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Bottleneck-prefix hybrids.  A quantised decomposition rounds every entry
+ * up, which costs bytes on every line; an exact one costs a stage per
+ * term, and most of its terms carry little.  The hybrid takes the large
+ * terms exactly and covers only the small remainder by the quantum
+ * search.  The exact part uses threshold ("bottleneck") matchings: a
+ * perfect matching among the entries >= r of the padded matrix, r lowered
+ * by 1/32 whenever none exists, so each term takes about the largest
+ * weight any permutation can take, and a few terms carry most of M.  Each
+ * time the largest line of what S still needs falls under M / 2^(j/2),
+ * the remainder gets the quantum search (limited to what could still win),
+ * and the prefix plus its cover is a candidate; the complete bottleneck
+ * decomposition is one too.  All candidates are judged by the same trimmed
+ * model as the others, so the hybrid never loses to them in the model.
+ */
+
+#define HYBRID_MAX_N 64 /* above: quantum search only (synthesis-time budget) */
+
+/* Add to the support every entry of R in [lo, hi). */
+static void support_add(struct matcher *m, uint64_t lo, uint64_t hi)
+{
+	uint32_t n = m->n;
+
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			uint64_t v = m->R[(size_t)i * n + j];
+			if (v && v >= lo && v < hi)
+				m->sup[(size_t)i * m->W + j / 64] |= UINT64_C(1) << (j % 64);
+		}
+}
+
+/* Candidate: the first nprefix terms of t (raw weights), then cover
+ * (trimmed against what the prefix leaves of S); kept in sr->best if its
+ * trimmed modelled time beats it.  quantum = the cover's (1: none). */
+static int hybrid_candidate(struct search *sr, const struct terms *t, const struct fast_bvn *cover,
+			    uint64_t quantum, uint32_t *prefix_out, struct fast_err *err)
+{
+	uint32_t n = sr->n, K = t->count + (cover ? cover->nterms : 0);
+	struct fast_bvn b;
+	double tm;
+
+	memset(&b, 0, sizeof b);
+	b.n = n;
+	b.nterms = K;
+	b.quantum = quantum;
+	b.perm = fast_calloc((size_t)K * n + 1, sizeof *b.perm);
+	b.weight = fast_calloc((size_t)K + 1, sizeof *b.weight);
+	if (!b.perm || !b.weight) {
+		fast_bvn_free(&b);
+		return fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
+	}
+	memcpy(b.perm, t->perm, (size_t)t->count * n * sizeof *b.perm);
+	memcpy(b.weight, t->weight, (size_t)t->count * sizeof *b.weight);
+	if (cover && cover->nterms) {
+		memcpy(b.perm + (size_t)t->count * n, cover->perm,
+		       (size_t)cover->nterms * n * sizeof *b.perm);
+		memcpy(b.weight + t->count, cover->weight, cover->nterms * sizeof *b.weight);
+	}
+	fast_bvn_trim(&b, sr->S);
+	tm = fast_bvn_time(&b, &sr->m);
+	if (sr->best_t < 0 || tm < sr->best_t) {
+		fast_bvn_free(&sr->best);
+		fast_bvn_free(&sr->best_raw); /* no exchange polish for hybrids */
+		sr->best = b;
+		sr->best_t = tm;
+		*prefix_out = t->count;
+	} else {
+		fast_bvn_free(&b);
+	}
+	return 0;
+}
+
+static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
+{
+	uint32_t n = sr->n;
+	size_t nn = (size_t)n * n;
+	uint64_t *R = NULL, *rem = NULL, *snap = NULL, *row = NULL, *col = NULL;
+	uint32_t *rc_nz = NULL, *cc_nz = NULL, d;
+	uint64_t M, left, r = 0, L = 0, max_terms = fast_bvn_max_terms(n);
+	double tp = 0, level;
+	struct matcher m;
+	struct terms t = { .n = n };
+	int rc = 0;
+
+	memset(&m, 0, sizeof m);
+	R = fast_calloc(nn + 1, sizeof *R);
+	rem = fast_calloc(nn + 1, sizeof *rem);
+	snap = fast_calloc(nn + 1, sizeof *snap);
+	row = fast_calloc(n + 1, sizeof *row);
+	col = fast_calloc(n + 1, sizeof *col);
+	rc_nz = fast_calloc(n + 1, sizeof *rc_nz);
+	cc_nz = fast_calloc(n + 1, sizeof *cc_nz);
+	if (!R || !rem || !snap || !row || !col || !rc_nz || !cc_nz) {
+		rc = fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
+		goto out;
+	}
+	memcpy(R, sr->S, nn * sizeof *R);
+	memcpy(rem, sr->S, nn * sizeof *rem);
+	if ((rc = fast_bvn_pad(R, n, &M, err)) < 0)
+		goto out;
+	(void)line_sums(sr->S, n, row, col); /* no overflow: pad checked */
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < n; j++)
+			if (i != j && sr->S[(size_t)i * n + j]) {
+				rc_nz[i]++;
+				cc_nz[j]++;
+			}
+	for (size_t k = 0; k < nn; k++)
+		r = R[k] > r ? R[k] : r;
+	if (M == 0)
+		goto out;
+	if (!matcher_init(&m, R, n)) {
+		rc = fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
+		goto out;
+	}
+	memset(m.sup, 0, (size_t)n * m.W * sizeof *m.sup);
+	support_add(&m, r, UINT64_MAX);
+	level = (double)M * 0.70710678;
+	for (left = M; left > 0;) {
+		uint64_t w = UINT64_MAX, need = 0;
+
+		while (!hopcroft_karp(&m)) {
+			uint64_t nr = r - r / 32 - 1;
+			if (r <= 1) {
+				rc = fast_err_set(err, FAST_ERUNTIME,
+						  "decomposition: no perfect matching on the support");
+				goto out;
+			}
+			support_add(&m, nr, r);
+			r = nr;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t v = R[(size_t)i * n + (uint32_t)m.rm[i]];
+			w = v < w ? v : w;
+		}
+		if (!terms_push(&t, m.rm, w, max_terms)) {
+			rc = fast_err_set(err, t.count >= max_terms ? FAST_ERUNTIME : FAST_ENOMEM,
+					  "decomposition of %ux%u: %s", n, n,
+					  t.count >= max_terms ? "term bound exceeded" : "out of memory");
+			goto out;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t j = (uint32_t)m.rm[i];
+			uint64_t *e = &R[(size_t)i * n + j];
+			if (j != i) {
+				uint64_t *q = &rem[(size_t)i * n + j], s = *q < w ? *q : w;
+				if (s && s == *q) {
+					rc_nz[i]--;
+					cc_nz[j]--;
+				}
+				*q -= s;
+				row[i] -= s;
+				col[j] -= s;
+				need = s > need ? s : need;
+			}
+			*e -= w;
+			if (*e < r) {
+				m.sup[(size_t)i * m.W + j / 64] &= ~(UINT64_C(1) << (j % 64));
+				unmatch_row(&m, i);
+			}
+		}
+		left -= w;
+		if (need)
+			tp += sr->m.stage_s + (double)need / sr->m.Bps;
+		L = 0;
+		d = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			L = row[i] > L ? row[i] : L;
+			L = col[i] > L ? col[i] : L;
+			d = rc_nz[i] > d ? rc_nz[i] : d;
+			d = cc_nz[i] > d ? cc_nz[i] : d;
+		}
+		/* what is left needs L bytes on its fullest line and a stage
+		 * per non-zero entry of its densest line: tp + L / B + d * c
+		 * bounds every completion of this prefix, and never decreases
+		 * along it (a term costs c + need / B and lowers L by at most
+		 * need, d by at most one) */
+		if (sr->best_t >= 0 &&
+		    tp + (double)L / sr->m.Bps + d * sr->m.stage_s >= sr->best_t)
+			goto out;
+		if (L == 0 || left == 0) {
+			rc = hybrid_candidate(sr, &t, NULL, 1, prefix_out, err);
+			goto out;
+		}
+		if ((double)L <= level) {
+			struct search sub = *sr;
+			uint64_t big = 0;
+
+			while (level >= (double)L)
+				level *= 0.70710678;
+			memcpy(snap, rem, nn * sizeof *snap);
+			for (size_t k = 0; k < nn; k++)
+				big = snap[k] > big ? snap[k] : big;
+			sub.S = snap;
+			memset(&sub.best, 0, sizeof sub.best);
+			memset(&sub.best_raw, 0, sizeof sub.best_raw);
+			sub.best_t = sr->best_t < 0 ? -1 : sr->best_t - tp;
+			sub.tried = 0;
+			rc = quanta(&sub, big, err);
+			sr->tried += sub.tried;
+			if (rc == 0 && sub.best.nterms)
+				rc = hybrid_candidate(sr, &t, &sub.best, sub.best.quantum, prefix_out,
+						      err);
+			fast_bvn_free(&sub.best);
+			fast_bvn_free(&sub.best_raw);
+			if (rc < 0)
+				goto out;
+		}
+	}
+out:
+	if (m.n)
+		matcher_free(&m);
+	free(t.perm);
+	free(t.weight);
+	free(R);
+	free(rem);
+	free(snap);
+	free(row);
+	free(col);
+	free(rc_nz);
+	free(cc_nz);
+	return rc;
+}
+
 int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 		  struct fast_bvn *out, struct fast_bvn_auto_info *info,
 		  struct fast_err *err)
 {
 	struct search sr;
-	uint64_t big = 0, qbest;
-	bool done, exact_done = false;
+	uint64_t big = 0;
+	bool exact_done = false;
 	double t, exact_t = 0;
-	int rc = 0, worse = 0;
+	uint32_t prefix = 0;
+	int rc = 0;
 
 	if (!(m->Bps > 0) || !(m->stage_s >= 0))
 		return fast_err_set(err, FAST_EUSAGE, "alpha-aware decomposition: bad cost model");
@@ -806,30 +1083,8 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	for (size_t k = 0; k < (size_t)n * n; k++)
 		big = S[k] > big ? S[k] : big;
 
-	/* From q = the largest entry (every non-zero entry becomes one unit:
-	 * a permutation cover of the support, trimmed) down by octaves; stop
-	 * after three octaves without improvement (the modelled time is
-	 * about unimodal in log q), then try half an octave on either side
-	 * of the best. */
-	for (uint64_t q = big; q >= 2 && worse < 3; q /= 2) {
-		double before = sr.best_t;
-		/* the first one (a permutation cover of the support, all
-		 * weights equal) gains most from exchange: polish it now */
-		if ((rc = try_quantum(&sr, q, q == big, &done, &t, err)) < 0)
-			goto fail;
-		worse = done && (before < 0 || t < before) ? 0 : worse + 1;
-	}
-	qbest = sr.best.quantum;
-	if (qbest > 1) {
-		static const double f[] = { 0.7071, 1.4142 };
-		for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
-			double qd = (double)qbest * f[k];
-			if (qd < 2 || qd > (double)big)
-				continue;
-			if ((rc = try_quantum(&sr, (uint64_t)qd, false, &done, &t, err)) < 0)
-				goto fail;
-		}
-	}
+	if ((rc = quanta(&sr, big, err)) < 0)
+		goto fail;
 	/* exact last: it runs only as long as it could still win */
 	if ((rc = try_quantum(&sr, 1, false, &exact_done, &exact_t, err)) < 0)
 		goto fail;
@@ -847,7 +1102,11 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 			sr.best_t = t;
 		}
 	}
+	/* bottleneck prefixes with a covered remainder (small n only) */
+	if (n >= 3 && n <= HYBRID_MAX_N && (rc = hybrid(&sr, &prefix, err)) < 0)
+		goto fail;
 	if (info) {
+		info->prefix = prefix;
 		info->candidates = sr.tried;
 		info->quantum = sr.best.quantum;
 		info->time_s = sr.best_t;

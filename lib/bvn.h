@@ -87,6 +87,9 @@ struct fast_bvn_auto_info {
 	double exact_time_s;   /* modelled time of exact, or a lower bound of it */
 	bool exact_computed;   /* false: exact stopped once it could not win, and
 				  exact_time_s is only a lower bound */
+	uint32_t prefix;       /* > 0: the choice is a hybrid, this many exact
+				  bottleneck terms and then the quantised cover
+				  (quantum q) of what they leave; q = 1: all exact */
 };
 
 /* Alpha-aware decomposition of the unpadded matrix S: tries quanta from the

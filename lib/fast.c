@@ -29,10 +29,11 @@
  * Pipeline (step 8): balancing first; the intrinsic step waits for the
  * first balancing step and then overlaps stage 1; stage k+1 waits for
  * stage k; redistribution k waits for stage k and overlaps stage k+1.
- * With balance=jit the handovers of tile (A, B) move in an `up` step that
- * the first stage using the tile waits for, so each lane is complete before
- * its cursor starts (checker rule: a GPU sends only what it holds); those
- * steps form a chain in stage order so scale-up does the urgent ones first.
+ * With balance=jit the handovers move in two `up` steps: first those of
+ * the tiles stage 1 uses, which stage 1 waits for, then all the others,
+ * which stage 2 waits for, so each lane is complete before its cursor
+ * starts (checker rule: a GPU sends only what it holds) and scale-up does
+ * the urgent ones first (see group_index()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,7 @@
 #include "bvn.h"
 
 struct move {
-	uint32_t stage; /* the (ordered) stage whose balancing step carries it */
+	uint32_t group; /* the balancing group whose step carries it (jit; else 0) */
 	uint32_t key;   /* (A * G + from rail) * G + to rail */
 	uint32_t piece; /* the handed piece, as it stands in its lane (plan->pieces) */
 };
@@ -52,7 +53,7 @@ struct builder {
 	const uint64_t *D;
 	uint64_t *load; /* N * N * G: load[(A * N + B) * G + i] = r_i of tile (A, B) */
 	uint64_t *S;    /* N * N server matrix */
-	uint32_t *first; /* N * N: first (ordered) stage with perm[A] == B */
+	uint32_t *first; /* N * N: balancing group of the first (ordered) stage with perm[A] == B */
 	uint64_t nnz;    /* non-zero cross-server entries of D */
 	struct move *moves;
 	size_t nmoves, cap_moves;
@@ -206,7 +207,7 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 	const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
 	const uint64_t *row = bd->D + (size_t)a * G * bd->ng + (size_t)b * G; /* D[A_0][B_0] */
 	uint64_t t = bd->S[(size_t)a * N + b], excess = 0;
-	uint32_t stage = bd->jit ? bd->first[(size_t)a * N + b] : 0;
+	uint32_t group = bd->jit ? bd->first[(size_t)a * N + b] : 0;
 	struct donor dn = { 0, 0, 0 };
 	struct fast_plan *p = bd->p;
 	struct fast_piece *pc;
@@ -267,7 +268,7 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 			pc->dst = b * G + dn.j;
 			pc->off = dn.off;
 			pc->len = take;
-			mv->stage = stage;
+			mv->group = group;
 			mv->key = (a * G + dn.d) * G + i;
 			mv->piece = (uint32_t)(pc - p->pieces);
 			pc++;
@@ -289,43 +290,59 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 	return 0;
 }
 
-/* Stable counting sort of the moves by key, then by stage. */
-static int sort_moves(struct builder *bd, uint32_t nstages)
+/* The balancing group of stage k under balance=jit: group 0 is the first
+ * stage, group 1 all the others.  The first stage waits only for its own
+ * tiles (one per server); the rest are balanced while it runs, and stage
+ * 2 waits for them (scale-up is many times faster than a NIC, so that is
+ * hidden behind stage 1 and its redistribution).  Measured on the
+ * simulator, finer groups (2^j - 1 .. 2^(j+1) - 2, or one per stage) gain
+ * nothing for alpha-aware stages, and cost compile time: each group splits
+ * every sender's handovers into one more transfer. */
+static uint32_t group_index(uint32_t k)
+{
+	return k > 0;
+}
+
+/* The first stage of stage k's group. */
+static uint32_t group_start(uint32_t k)
+{
+	return k > 0;
+}
+
+/* Stable counting sort of the moves by (balancing group, key), in one
+ * pass. */
+static int sort_moves(struct builder *bd)
 {
 	size_t n = bd->nmoves, nk = (size_t)bd->N * bd->G * bd->G;
-	size_t nb = nk > (size_t)nstages + 1 ? nk : (size_t)nstages + 1;
-	size_t *cnt = fast_calloc(nb + 1, sizeof *cnt);
+	size_t nb = nk * (bd->jit ? 2 : 1), *cnt;
 	struct move *tmp;
 
-	if (n == 0) {
-		free(cnt);
+	if (n == 0)
 		return 0;
-	}
+	cnt = fast_calloc(nb + 1, sizeof *cnt);
 	tmp = fast_calloc(n, sizeof *tmp);
 	if (!cnt || !tmp) {
 		free(cnt);
 		free(tmp);
 		return oom(bd, "balancing");
 	}
-	for (int pass = 0; pass < (bd->jit ? 2 : 1); pass++) {
-		memset(cnt, 0, (nb + 1) * sizeof *cnt);
-		for (size_t k = 0; k < n; k++)
-			cnt[(pass ? bd->moves[k].stage : bd->moves[k].key) + 1]++;
-		for (size_t k = 1; k <= nb; k++)
-			cnt[k] += cnt[k - 1];
-		for (size_t k = 0; k < n; k++)
-			tmp[cnt[pass ? bd->moves[k].stage : bd->moves[k].key]++] = bd->moves[k];
-		memcpy(bd->moves, tmp, n * sizeof *tmp);
-	}
+	for (size_t k = 0; k < n; k++)
+		cnt[bd->moves[k].group * nk + bd->moves[k].key + 1]++;
+	for (size_t k = 1; k <= nb; k++)
+		cnt[k] += cnt[k - 1];
+	for (size_t k = 0; k < n; k++)
+		tmp[cnt[bd->moves[k].group * nk + bd->moves[k].key]++] = bd->moves[k];
 	free(cnt);
-	free(tmp);
+	free(bd->moves);
+	bd->moves = tmp; /* sorted; no spare capacity is needed any more */
+	bd->cap_moves = n;
 	return 0;
 }
 
 /* One balancing step of the moves [*at, end of stage), returning its id. */
 static int balance_step(struct builder *bd, size_t *at, int prev)
 {
-	uint32_t G = bd->G, stage = bd->moves[*at].stage;
+	uint32_t G = bd->G, group = bd->moves[*at].group;
 	int id = fast_plan_add_step(bd->p, FAST_STEP_EXPLICIT, FAST_TIER_UP, bd->err), rc;
 
 	if (id < 0)
@@ -333,7 +350,7 @@ static int balance_step(struct builder *bd, size_t *at, int prev)
 	if (prev >= 0 && (rc = fast_plan_add_dep(bd->p, (uint32_t)id, (uint32_t)prev, false,
 						 bd->err)) < 0)
 		return rc;
-	for (bool open = false; *at < bd->nmoves && bd->moves[*at].stage == stage; (*at)++) {
+	for (bool open = false; *at < bd->nmoves && bd->moves[*at].group == group; (*at)++) {
 		const struct move *m = &bd->moves[*at];
 		if (!open || bd->moves[*at - 1].key != m->key) {
 			/* a new (from, to) pair: moves are sorted by key */
@@ -396,7 +413,8 @@ static int steps(struct builder *bd, const struct fast_bvn *bv)
 	}
 	for (uint32_t k = 0; k < bv->nterms; k++) {
 		int bal = -1, rail;
-		if (bd->jit && at < bd->nmoves && bd->moves[at].stage == k) {
+		if (bd->jit && at < bd->nmoves && bd->moves[at].group == group_index(k) &&
+		    group_start(k) == k) {
 			bal = balance_step(bd, &at, prev_bal);
 			if (bal < 0)
 				return bal;
@@ -442,6 +460,51 @@ static const char *order_name(enum fast_stage_order o)
 						: "decomposition";
 }
 
+/* Split the last stage while that pays: its redistribution over
+ * scale-up is exposed after the last rail step, so the last term
+ * (perm, w) becomes (perm, w - x) then (perm, x), with x chosen so that
+ * the redistribution of the w - x part takes as long as the rail time of
+ * the x part, and only the x part's redistribution is left exposed.  One
+ * split saves (w - x) * rho of exposure for one more stage (out and up
+ * per-step costs); each lane still sends the same bytes to the same
+ * server, in two parts.  rho and beta are seconds per lane byte of
+ * redistribution (a share (G - 1) / G crosses a GPU's switch port; on a
+ * mesh each link carries 1 / G) and of a rail stage. */
+static int split_tail(struct fast_bvn *bv, const struct fast_topo *topo, struct fast_err *err)
+{
+	uint32_t n = bv->n, G = topo->gpus;
+	double up = fast_tier_Bps(&topo->up), out = fast_tier_Bps(&topo->out);
+	double beta, rho, cost;
+
+	if (bv->nterms == 0 || G < 2 || !(up > 0) || !(out > 0))
+		return 0;
+	beta = 1 / out;
+	rho = (topo->up_kind == FAST_UP_MESH ? 1.0 : (double)(G - 1)) / G / up;
+	cost = (topo->out.latency_us + topo->out.step_overhead_us + topo->up.latency_us +
+		topo->up.step_overhead_us) * 1e-6;
+	for (int splits = 0; splits < 16; splits++) {
+		uint64_t w = bv->weight[bv->nterms - 1], x;
+		uint32_t *perm;
+		uint64_t *wt;
+		x = (uint64_t)((double)w * (rho / (rho + beta)));
+		if (x == 0 || x >= w || (double)(w - x) * rho <= cost)
+			break;
+		perm = fast_reallocarray(bv->perm, ((size_t)bv->nterms + 1) * n, sizeof *perm);
+		if (!perm)
+			return fast_err_set(err, FAST_ENOMEM, "fast: out of memory (stages)");
+		bv->perm = perm;
+		wt = fast_reallocarray(bv->weight, (size_t)bv->nterms + 1, sizeof *wt);
+		if (!wt)
+			return fast_err_set(err, FAST_ENOMEM, "fast: out of memory (stages)");
+		bv->weight = wt;
+		memcpy(perm + (size_t)bv->nterms * n, perm + ((size_t)bv->nterms - 1) * n,
+		       n * sizeof *perm);
+		wt[bv->nterms - 1] = w - x;
+		wt[bv->nterms++] = x;
+	}
+	return 0;
+}
+
 /* Decompose the server matrix as the options say, ordered and trimmed. */
 static int decompose(struct builder *bd, const struct fast_topo *topo,
 		     const struct fast_algo_opts *o, struct fast_bvn *bv, uint64_t *quantum)
@@ -470,6 +533,11 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 								       : FAST_BVN_AS_FOUND,
 			   bd->err);
 	if (rc < 0) {
+		fast_bvn_free(bv);
+		return rc;
+	}
+	fast_bvn_trim(bv, bd->S);
+	if ((rc = split_tail(bv, topo, bd->err)) < 0) {
 		fast_bvn_free(bv);
 		return rc;
 	}
@@ -520,13 +588,13 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 		goto out;
 	for (size_t k = bd.jit ? bv.nterms : 0; k-- > 0;)
 		for (uint32_t a = 0; a < bd.N; a++)
-			bd.first[(size_t)a * bd.N + bv.perm[k * bd.N + a]] = (uint32_t)k;
+			bd.first[(size_t)a * bd.N + bv.perm[k * bd.N + a]] = group_index((uint32_t)k);
 	for (uint32_t a = 0; a < bd.N; a++)
 		for (uint32_t b = 0; b < bd.N; b++)
 			if (a != b && (rc = tile(&bd, a, b)) < 0)
 				goto out;
 	if ((rc = reserve(&bd, p.npieces + bd.nmoves + (uint64_t)bd.N * bd.G * bd.G, 0)) < 0 ||
-	    (rc = sort_moves(&bd, bv.nterms)) < 0 || (rc = steps(&bd, &bv)) < 0)
+	    (rc = sort_moves(&bd)) < 0 || (rc = steps(&bd, &bv)) < 0)
 		goto out;
 	if (opts->stages == FAST_STAGES_EXACT)
 		snprintf(p.options, sizeof p.options, "stages=exact order=%s balance=%s",

@@ -9,6 +9,8 @@
 #   mpi             300  fast run under mpirun (host backend), interposer
 #   sweep            90  a killed sweep resumes without loss or duplicates;
 #                        mpirun -np 4 gives the serial rows
+#   gate             60  fast gate on the bundled real traces: FAST / LP bound
+#                        under a limit, no regression against results/gate/
 #   sanitizer       420  ASan+UBSan build: unit suites and golden tests
 #   valgrind        300  golden tests under valgrind memcheck
 #   fuzz            120  fuzz corpus replay (where the fuzz targets exist)
@@ -71,6 +73,7 @@ stage golden 90 bash tests/golden/run.sh "$BIN/fast"
 stage schema 60 optional tests/schema/run.sh "$BIN/fast"
 stage mpi 300 optional tests/mpi/run.sh "$BIN/fast"
 stage sweep 90 bash tests/sweep/resume.sh "$BIN/fast"
+stage gate 60 bash tests/gate/run.sh "$BIN/fast"
 stage sanitizer 420 san_stage
 stage valgrind 300 valgrind_stage
 stage fuzz 120 optional tests/fuzz/replay.sh

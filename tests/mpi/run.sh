@@ -114,6 +114,21 @@ run "-b/-e/-f sweep" 0 \
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 2 --algo fast -b 1K -e 16K -f 4 $QUICK &&
 	{ [ "$(grep -c '^ *2 hot-receiver' "$TMP/out")" = 3 ] || bad "sweep: expected 3 rows"; }
 
+# a rank that dies mid-job: Open MPI must end the whole job, naming the rank,
+# within the timeout (exit 124 from timeout would mean a hang)
+t0=$(date +%s)
+FAST_TEST_KILL_RANK=3 timeout 60 mpirun --oversubscribe --mca btl self,vader,tcp -x FAST_TEST_KILL_RANK \
+	-np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --algo fast $QUICK >"$TMP/out" 2>&1
+got=$?
+if [ "$got" = 0 ] || [ "$got" = 124 ] || [ "$got" = 137 ]; then
+	echo "    (exit $got)" >>"$TMP/out"
+	bad "a dead rank ends the job (exit $got)"
+elif ! grep -q "process rank 3" "$TMP/out"; then
+	bad "a dead rank ends the job, but mpirun did not name rank 3"
+else
+	ok "a dead rank ends the job in $(($(date +%s) - t0)) s (exit $got, rank 3 named)"
+fi
+
 # an unmodified MPI program, its MPI_Alltoallv replaced through LD_PRELOAD
 if [ -f "$INTERPOSE" ] && mpicc -O2 -o "$TMP/alltoallv_prog" "$HERE/alltoallv_prog.c" 2>"$TMP/out"; then
 	for cfg in "8 2" "16 4"; do

@@ -258,37 +258,50 @@ static uint32_t round_of(const struct fast_xfer *x, uint32_t ng)
 	return (x->to + ng - x->from) % ng;
 }
 
-/* Batches of a dense-matrix nccl plan: every step's rounds lie in one
- * batch, batches appear in order, each step waits for every step of the
- * previous batch; returns the number of batches. */
-static uint32_t nccl_shape(const struct fast_plan *p, uint32_t ng, uint32_t G, uint32_t peers)
+/* The step of a one-transfer-per-step nccl plan that sends from -> to. */
+static uint32_t step_of(const struct fast_plan *p, uint32_t from, uint32_t to)
 {
-	uint32_t batches = 0, cur = UINT32_MAX;
-
 	for (uint32_t s = 0; s < p->nsteps; s++) {
-		const struct fast_step *st = &p->steps[s];
-		uint32_t batch = (round_of(&p->xfers[st->xfer0], ng) - 1) / peers;
-		CU_ASSERT_EQUAL(st->chunks, 1);
-		CU_ASSERT(st->nxfers > 0);
-		for (uint32_t x = 0; x < st->nxfers; x++) {
-			const struct fast_xfer *xf = &p->xfers[st->xfer0 + x];
-			CU_ASSERT_EQUAL((round_of(xf, ng) - 1) / peers, batch);
-			CU_ASSERT_EQUAL(xf->from / G != xf->to / G, st->tier == FAST_TIER_OUT);
-		}
-		if (batch != cur) {
-			CU_ASSERT(cur == UINT32_MAX || batch == cur + 1);
-			cur = batch;
-			batches++;
-		}
-		for (uint32_t q = 0; q < s; q++) {
-			uint32_t bq = (round_of(&p->xfers[p->steps[q].xfer0], ng) - 1) / peers;
-			CU_ASSERT_EQUAL(depends(p, s, q, NULL), bq + 1 == batch);
-		}
+		const struct fast_xfer *x = &p->xfers[p->steps[s].xfer0];
+		if (p->steps[s].nxfers && x->from == from && x->to == to)
+			return s;
 	}
-	return batches;
+	return UINT32_MAX;
 }
 
-static void test_baselines__nccl_batches_of_peers(void)
+/* Slots of a dense-matrix nccl plan (at most 256 ranks: one step per
+ * message): the send r -> r+i of round i waits exactly for r's send of
+ * round i-P and for the delivery to r+i of round i-P (from r+P), and
+ * rounds appear in order. */
+static void nccl_slots_shape(const struct fast_plan *p, uint32_t ng, uint32_t G, uint32_t P)
+{
+	uint32_t last_round = 1;
+
+	CU_ASSERT_EQUAL(p->nsteps, ng * (ng - 1));
+	for (uint32_t s = 0; s < p->nsteps; s++) {
+		const struct fast_step *st = &p->steps[s];
+		const struct fast_xfer *xf = &p->xfers[st->xfer0];
+		uint32_t i = round_of(xf, ng), r = xf->from, d = xf->to;
+		CU_ASSERT_EQUAL_FATAL(st->nxfers, 1);
+		CU_ASSERT_EQUAL(st->chunks, 1);
+		CU_ASSERT_EQUAL(r / G != d / G, st->tier == FAST_TIER_OUT);
+		CU_ASSERT(i >= last_round);
+		last_round = i;
+		if (i <= P) {
+			CU_ASSERT_EQUAL(st->ndeps, 0);
+			continue;
+		}
+		{
+			uint32_t own = step_of(p, r, (r + i - P) % ng);
+			uint32_t recv = step_of(p, (r + P) % ng, d);
+			CU_ASSERT(depends(p, s, own, NULL));
+			CU_ASSERT(depends(p, s, recv, NULL));
+			CU_ASSERT_EQUAL(st->ndeps, own == recv ? 1 : 2);
+		}
+	}
+}
+
+static void test_baselines__nccl_slots_of_peers(void)
 {
 	uint32_t N = 3, G = 4, ng = 12;
 	struct fast_topo t = mk_topo(N, G);
@@ -301,18 +314,130 @@ static void test_baselines__nccl_batches_of_peers(void)
 	memset(&o, 0, sizeof(o));
 	o.peers = 4;
 	CU_ASSERT_EQUAL_FATAL(fast_compile_nccl(&t, D, &o, &p, &err), 0);
-	/* rounds 1-4, 5-8, 9-11; rounds 5-8 have no intra-server pair (the
-	 * local distance is within +-3), so that batch is one out step */
-	CU_ASSERT_EQUAL(nccl_shape(&p, ng, G, 4), 3);
-	CU_ASSERT_EQUAL(p.nsteps, 5);
+	nccl_slots_shape(&p, ng, G, 4);
+	CU_ASSERT_STRING_EQUAL(p.options, "peers=4");
 	fast_plan_free(&p);
 
-	/* the default is NCCL's 8 peers: rounds 1-8, 9-11 */
+	/* the default is NCCL's 8 peers */
 	CU_ASSERT_EQUAL_FATAL(fast_compile_nccl(&t, D, NULL, &p, &err), 0);
-	CU_ASSERT_EQUAL(nccl_shape(&p, ng, G, 8), 2);
-	CU_ASSERT_EQUAL(p.nsteps, 4);
+	nccl_slots_shape(&p, ng, G, 8);
 	CU_ASSERT_STRING_EQUAL(p.options, "peers=8");
 	fast_plan_free(&p);
+	free(D);
+}
+
+/* A zero-byte message occupies no slot: the next round on that slot waits
+ * for the slot's last non-empty round, on both ends. */
+static void test_baselines__nccl_empty_message_frees_slot(void)
+{
+	uint32_t N = 3, G = 4, ng = 12;
+	struct fast_topo t = mk_topo(N, G);
+	uint64_t *D = dense_matrix(ng, 1000);
+	struct fast_algo_opts o;
+	struct fast_plan p;
+	struct fast_err err;
+	uint32_t s;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(D);
+	memset(&o, 0, sizeof(o));
+	o.peers = 4;
+	D[0 * ng + 5] = 0; /* rank 0, round 5 (slot 1) */
+	D[6 * ng + 9] = 0; /* rank 9 receives nothing in round 3 (slot 3) */
+	CU_ASSERT_EQUAL_FATAL(fast_compile_nccl(&t, D, &o, &p, &err), 0);
+	CU_ASSERT_EQUAL(p.nsteps, ng * (ng - 1) - 2);
+	/* 0 -> 9, round 9: rank 0's previous send on slot 1 is round 1 (0 -> 1);
+	 * 9's previous receive on slot 1 is round 5 (4 -> 9) */
+	s = step_of(&p, 0, 9);
+	CU_ASSERT_FATAL(s != UINT32_MAX);
+	CU_ASSERT(depends(&p, s, step_of(&p, 0, 1), NULL));
+	CU_ASSERT(depends(&p, s, step_of(&p, 4, 9), NULL));
+	CU_ASSERT_EQUAL(p.steps[s].ndeps, 2);
+	/* 2 -> 9, round 7 (slot 3): 9 received nothing in round 3, and round
+	 * 7 is the slot's second round: only rank 2's round 3 send */
+	s = step_of(&p, 2, 9);
+	CU_ASSERT_FATAL(s != UINT32_MAX);
+	CU_ASSERT(depends(&p, s, step_of(&p, 2, 5), NULL));
+	CU_ASSERT_EQUAL(p.steps[s].ndeps, 1);
+	CU_ASSERT_EQUAL(fast_plan_check(&p, &t, D, &err), 0);
+	fast_plan_free(&p);
+	free(D);
+}
+
+/* No barrier: one huge message holds up only the rounds of its own slot;
+ * no step of another slot waits for it, even transitively. */
+static void test_baselines__nccl_no_global_barrier(void)
+{
+	uint32_t N = 3, G = 4, ng = 12, P = 4;
+	struct fast_topo t = mk_topo(N, G);
+	uint64_t *D = dense_matrix(ng, 1000);
+	struct fast_algo_opts o;
+	struct fast_plan p;
+	struct fast_err err;
+	uint32_t hot, waiting = 0;
+	uint8_t *reach;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(D);
+	memset(&o, 0, sizeof(o));
+	o.peers = P;
+	D[0 * ng + 1] = UINT64_C(1) << 30; /* round 1, slot 1 */
+	CU_ASSERT_EQUAL_FATAL(fast_compile_nccl(&t, D, &o, &p, &err), 0);
+	hot = step_of(&p, 0, 1);
+	CU_ASSERT_FATAL(hot != UINT32_MAX);
+	reach = calloc(p.nsteps, 1); /* reach[s]: s waits for hot */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(reach);
+	for (uint32_t s = 0; s < p.nsteps; s++) {
+		const struct fast_step *st = &p.steps[s];
+		for (uint32_t k = 0; k < st->ndeps; k++) {
+			uint32_t on = p.deps[st->dep0 + k].step;
+			CU_ASSERT_FATAL(on < s);
+			if (on == hot || reach[on])
+				reach[s] = 1;
+		}
+		if (reach[s]) {
+			CU_ASSERT_EQUAL(round_of(&p.xfers[st->xfer0], ng) % P, 1);
+			waiting++;
+		}
+	}
+	CU_ASSERT(waiting > 0);
+	CU_ASSERT(waiting < p.nsteps / 2);
+	free(reach);
+	fast_plan_free(&p);
+	free(D);
+}
+
+/* Above 256 ranks a step holds one server's messages of one round. */
+static void test_baselines__nccl_large_groups_by_server(void)
+{
+	uint32_t N = 33, G = 8, ng = N * G;
+	struct fast_topo t = mk_topo(N, G);
+	uint64_t *D = calloc((size_t)ng * ng, sizeof(uint64_t));
+	struct fast_rng rng;
+	struct fast_err err;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(D);
+	fast_rng_seed(&rng, 11);
+	for (size_t x = 0; x < (size_t)ng * ng; x++)
+		D[x] = fast_rng_below(&rng, 4) ? 0 : 1 + fast_rng_below(&rng, 300000);
+	for (int a = 0; a < 2; a++) {
+		struct fast_plan p;
+		CU_ASSERT_EQUAL_FATAL((a ? fast_compile_pxn : fast_compile_nccl)(&t, D, NULL, &p, &err), 0);
+		for (uint32_t s = 0; s < p.nsteps; s++) {
+			const struct fast_step *st = &p.steps[s];
+			const struct fast_xfer *x0 = &p.xfers[st->xfer0];
+			for (uint32_t x = 0; x < st->nxfers; x++) {
+				const struct fast_xfer *xf = &p.xfers[st->xfer0 + x];
+				const struct fast_piece *pc = &p.pieces[xf->piece0];
+				CU_ASSERT_EQUAL(pc->src / G, p.pieces[x0->piece0].src / G);
+				/* one round: the original messages' distance */
+				CU_ASSERT_EQUAL((pc->dst + ng - pc->src) % ng,
+						(p.pieces[x0->piece0].dst + ng -
+						 p.pieces[x0->piece0].src) % ng);
+			}
+		}
+		CU_ASSERT(p.nsteps <= 3 * N * (ng - 1)); /* per message: ~3x more */
+		CU_ASSERT_EQUAL(fast_plan_check(&p, &t, D, &err), 0);
+		fast_plan_free(&p);
+	}
 	free(D);
 }
 
@@ -402,7 +527,7 @@ static void test_baselines__pxn_relays_rail_aligned_in_chunks(void)
 				relayed_steps++;
 			}
 	}
-	CU_ASSERT_EQUAL(relayed_steps, 1); /* 7 rounds, one batch */
+	CU_ASSERT_EQUAL(relayed_steps, 8 * 3); /* one per off-rail cross message */
 	CU_ASSERT_EQUAL_FATAL(fast_plan_check(&p, &t, D, &err), 0);
 	fast_plan_free(&p);
 	free(D);
@@ -513,8 +638,14 @@ int main(void)
 	    !CU_add_test(s, "test_baselines__deterministic", test_baselines__deterministic) ||
 	    !CU_add_test(s, "test_baselines__fanout_two_concurrent_steps",
 			 test_baselines__fanout_two_concurrent_steps) ||
-	    !CU_add_test(s, "test_baselines__nccl_batches_of_peers",
-			 test_baselines__nccl_batches_of_peers) ||
+	    !CU_add_test(s, "test_baselines__nccl_slots_of_peers",
+			 test_baselines__nccl_slots_of_peers) ||
+	    !CU_add_test(s, "test_baselines__nccl_empty_message_frees_slot",
+			 test_baselines__nccl_empty_message_frees_slot) ||
+	    !CU_add_test(s, "test_baselines__nccl_no_global_barrier",
+			 test_baselines__nccl_no_global_barrier) ||
+	    !CU_add_test(s, "test_baselines__nccl_large_groups_by_server",
+			 test_baselines__nccl_large_groups_by_server) ||
 	    !CU_add_test(s, "test_baselines__spreadout_has_ng_minus_1_rounds",
 			 test_baselines__spreadout_has_ng_minus_1_rounds) ||
 	    !CU_add_test(s, "test_baselines__pxn_relays_rail_aligned_in_chunks",
