@@ -23,10 +23,11 @@ static const char usage[] =
 	"  --stages MODE      fast: auto (default: alpha-aware, fewer larger stages\n"
 	"                     when the topology's per-stage cost makes them pay;\n"
 	"                     exact when exact wins) or exact (Birkhoff decomposition)\n"
-	"  --order ORDER      fast: decomposition (default), largest-first,\n"
-	"                     smallest-first: the order of the rail stages\n"
-	"  --balance MODE     fast: upfront (default: all balancing before stage 1)\n"
-	"                     or jit (each tile balanced just before its first stage)\n"
+	"  --order ORDER      fast: largest-first (default), smallest-first or\n"
+	"                     decomposition: the order of the rail stages\n"
+	"  --balance MODE     fast: jit (default: the tiles stage 1 needs are\n"
+	"                     balanced first, the rest while stage 1 runs) or\n"
+	"                     upfront (all balancing before stage 1, as the paper)\n"
 	"  --peers K          nccl/pxn: peers in flight per round (default 8)\n"
 	"  --chunk BYTES      pxn/hier: forwarding chunk (e.g. 512K; default: the\n"
 	"                     algorithm's own)\n"
@@ -88,6 +89,11 @@ static int run(int argc, char **argv)
 			continue;
 		}
 		if (cli_value(&s, "--order", &v)) {
+			/* `fast sim`/`compare` spell them largest / smallest */
+			if (!s.failed && strcmp(v, "largest") == 0)
+				v = "largest-first";
+			else if (!s.failed && strcmp(v, "smallest") == 0)
+				v = "smallest-first";
 			if (!s.failed && pick("--order", v, orders, &k))
 				return 2;
 			opts.order = (enum fast_stage_order)k;

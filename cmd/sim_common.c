@@ -33,6 +33,11 @@ bool simc_algo_option(struct cli_scan *s, struct fast_algo_opts *o)
 		return true;
 	}
 	if (cli_value(s, "--order", &v)) {
+		/* `fast plan` spells them largest-first / smallest-first: accept both */
+		if (!s->failed && strcmp(v, "largest-first") == 0)
+			v = "largest";
+		else if (!s->failed && strcmp(v, "smallest-first") == 0)
+			v = "smallest";
 		if (!s->failed && pick(s, "--order", v, order, &k))
 			o->order = (enum fast_stage_order)k;
 		return true;

@@ -196,7 +196,7 @@ int fast_compile_fanout(const struct fast_topo *topo, const uint64_t *D,
 	return finish(&p, out, rc);
 }
 
-/* One spreadout round d as an up and an out step, both waiting for every
+/* One spreadout round i as an up and an out step, both waiting for every
  * step of the previous round. */
 static int spreadout_round(struct fast_plan *p, const uint64_t *D, uint32_t ng, uint32_t G,
 			   uint32_t i, struct prev *pv, struct fast_err *err)
@@ -383,6 +383,8 @@ static int compile_slots(const struct fast_topo *topo, const uint64_t *D, uint32
 	struct slots sl;
 	int rc;
 
+	if (P > ng) /* rounds are 1..ng-1: more slots than that stay unused */
+		P = ng;
 	if ((rc = slots_init(&sl, ng, G, P, unit, pxn, err)) < 0)
 		return rc;
 	for (uint32_t i = 1; rc == 0 && i < ng; i++)

@@ -796,20 +796,21 @@ static int try_quantum(struct search *sr, uint64_t q, bool polish, bool *complet
 	return 0;
 }
 
-/* The quantum search on sr->S, whose largest entry is big: from q = big
- * (every non-zero entry becomes one unit: a permutation cover of the
- * support, trimmed) down by octaves; stop after three octaves without
- * improvement (the modelled time is about unimodal in log q), then try half
- * an octave on either side of the best.  Only candidates that beat
- * sr->best_t are kept (best_t < 0: none yet). */
-static int quanta(struct search *sr, uint64_t big, struct fast_err *err)
+/* The quantum search on sr->S, whose largest entry is big: from q =
+ * min(start, big) (q = big: every non-zero entry becomes one unit, a
+ * permutation cover of the support, trimmed) down by octaves; stop after
+ * `patience` octaves without improvement (the modelled time is about
+ * unimodal in log q), then try half an octave on either side of the best.
+ * Only candidates that beat sr->best_t are kept (best_t < 0: none yet). */
+static int quanta(struct search *sr, uint64_t big, uint64_t start, int patience,
+		  struct fast_err *err)
 {
 	uint64_t qbest;
 	bool done;
 	double t;
 	int rc, worse = 0;
 
-	for (uint64_t q = big; q >= 2 && worse < 3; q /= 2) {
+	for (uint64_t q = start < big ? start : big; q >= 2 && worse < patience; q /= 2) {
 		double before = sr->best_t;
 		/* the first one (a permutation cover of the support, all
 		 * weights equal) gains most from exchange: polish it now */
@@ -848,6 +849,7 @@ static int quanta(struct search *sr, uint64_t big, struct fast_err *err)
  */
 
 #define HYBRID_MAX_N 64 /* above: quantum search only (synthesis-time budget) */
+#define PATIENCE 1 /* octaves without improvement before a checkpoint's search stops */
 
 /* Add to the support every entry of R in [lo, hi). */
 static void support_add(struct matcher *m, uint64_t lo, uint64_t hi)
@@ -909,7 +911,7 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 	size_t nn = (size_t)n * n;
 	uint64_t *R = NULL, *rem = NULL, *snap = NULL, *row = NULL, *col = NULL;
 	uint32_t *rc_nz = NULL, *cc_nz = NULL, d;
-	uint64_t M, left, r = 0, L = 0, max_terms = fast_bvn_max_terms(n);
+	uint64_t M, left, r = 0, L = 0, max_terms = fast_bvn_max_terms(n), qlast = UINT64_MAX;
 	double tp = 0, level;
 	struct matcher m;
 	struct terms t = { .n = n };
@@ -1029,11 +1031,16 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 			memset(&sub.best_raw, 0, sizeof sub.best_raw);
 			sub.best_t = sr->best_t < 0 ? -1 : sr->best_t - tp;
 			sub.tried = 0;
-			rc = quanta(&sub, big, err);
+			/* the remainder shrinks as the prefix grows: start an
+			 * octave above the last checkpoint's quantum */
+			rc = quanta(&sub, big, qlast > UINT64_MAX / 2 ? UINT64_MAX : 2 * qlast,
+				    PATIENCE, err);
 			sr->tried += sub.tried;
-			if (rc == 0 && sub.best.nterms)
+			if (rc == 0 && sub.best.nterms) {
+				qlast = sub.best.quantum;
 				rc = hybrid_candidate(sr, &t, &sub.best, sub.best.quantum, prefix_out,
 						      err);
+			}
 			fast_bvn_free(&sub.best);
 			fast_bvn_free(&sub.best_raw);
 			if (rc < 0)
@@ -1083,7 +1090,7 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	for (size_t k = 0; k < (size_t)n * n; k++)
 		big = S[k] > big ? S[k] : big;
 
-	if ((rc = quanta(&sr, big, err)) < 0)
+	if ((rc = quanta(&sr, big, big, 3, err)) < 0)
 		goto fail;
 	/* exact last: it runs only as long as it could still win */
 	if ((rc = try_quantum(&sr, 1, false, &exact_done, &exact_t, err)) < 0)
@@ -1126,54 +1133,82 @@ fail:
 	return rc;
 }
 
+/* a goes before c in the order (strictly: ties keep their positions) */
+static bool before(uint64_t a, uint64_t c, enum fast_bvn_order order)
+{
+	return order == FAST_BVN_LARGEST_FIRST ? a > c : a < c;
+}
+
 int fast_bvn_sort(struct fast_bvn *b, enum fast_bvn_order order, struct fast_err *err)
 {
-	uint32_t n = b->n, K = b->nterms, *idx, *perm;
+	uint32_t n = b->n, K = b->nterms, *idx, *tmp;
 	uint64_t *w;
+	bool sorted = true;
 
 	if (order == FAST_BVN_AS_FOUND || K < 2)
 		return 0;
-	idx = fast_calloc(K, sizeof *idx);
-	perm = fast_calloc((size_t)K * n, sizeof *perm);
+	for (uint32_t k = 1; k < K && sorted; k++)
+		sorted = !before(b->weight[k], b->weight[k - 1], order);
+	if (sorted)
+		return 0;
+	idx = fast_calloc(2 * (size_t)K + n, sizeof *idx);
 	w = fast_calloc(K, sizeof *w);
-	if (!idx || !perm || !w) {
+	if (!idx || !w) {
 		free(idx);
-		free(perm);
 		free(w);
 		return fast_err_set(err, FAST_ENOMEM, "sorting %u stages: out of memory", K);
 	}
-	/* stable insertion of a merge sort would do; K is at most ~n^2, use
-	 * a bottom-up merge sort on indices */
+	tmp = idx + K;
 	for (uint32_t k = 0; k < K; k++)
 		idx[k] = k;
-	{
-		uint32_t *tmp = perm; /* borrow as scratch (K * n >= K) */
-		for (uint32_t width = 1; width < K; width *= 2) {
-			for (uint32_t lo = 0; lo < K; lo += 2 * width) {
-				uint32_t mid = lo + width < K ? lo + width : K;
-				uint32_t hi = lo + 2 * width < K ? lo + 2 * width : K;
-				uint32_t a = lo, c = mid, o = lo;
-				while (a < mid && c < hi) {
-					uint64_t wa = b->weight[idx[a]], wc = b->weight[idx[c]];
-					bool take_c = order == FAST_BVN_LARGEST_FIRST ? wc > wa : wc < wa;
-					tmp[o++] = take_c ? idx[c++] : idx[a++];
-				}
-				while (a < mid)
-					tmp[o++] = idx[a++];
-				while (c < hi)
-					tmp[o++] = idx[c++];
+	/* stable bottom-up merge sort of the indices, runs of 8 by insertion */
+	for (uint32_t lo = 0; lo < K; lo += 8) {
+		uint32_t hi = lo + 8 < K ? lo + 8 : K;
+		for (uint32_t k = lo + 1; k < hi; k++) {
+			uint32_t x = idx[k], j = k;
+			while (j > lo && before(b->weight[x], b->weight[idx[j - 1]], order)) {
+				idx[j] = idx[j - 1];
+				j--;
 			}
-			memcpy(idx, tmp, K * sizeof *idx);
+			idx[j] = x;
 		}
 	}
-	for (uint32_t k = 0; k < K; k++) {
-		memcpy(perm + (size_t)k * n, b->perm + (size_t)idx[k] * n, n * sizeof *perm);
-		w[k] = b->weight[idx[k]];
+	for (uint32_t width = 8; width < K; width *= 2) {
+		for (uint32_t lo = 0; lo < K; lo += 2 * width) {
+			uint32_t mid = lo + width < K ? lo + width : K;
+			uint32_t hi = lo + 2 * width < K ? lo + 2 * width : K;
+			uint32_t a = lo, c = mid, o = lo;
+			while (a < mid && c < hi)
+				tmp[o++] = before(b->weight[idx[c]], b->weight[idx[a]], order) ? idx[c++]
+											: idx[a++];
+			while (a < mid)
+				tmp[o++] = idx[a++];
+			while (c < hi)
+				tmp[o++] = idx[c++];
+		}
+		memcpy(idx, tmp, K * sizeof *idx);
 	}
-	free(b->perm);
-	free(b->weight);
-	b->perm = perm;
-	b->weight = w;
+	/* apply in place, cycle by cycle, through one spare row (tmp + K):
+	 * position k takes term idx[k] */
+	for (uint32_t k = 0; k < K; k++)
+		w[k] = b->weight[idx[k]];
+	memcpy(b->weight, w, K * sizeof *w);
+	for (uint32_t k = 0; k < K; k++)
+		tmp[k] = 0; /* done marks */
+	for (uint32_t k = 0; k < K; k++) {
+		uint32_t *spare = tmp + K, at = k;
+		if (tmp[k] || idx[k] == k)
+			continue;
+		memcpy(spare, b->perm + (size_t)k * n, n * sizeof *spare);
+		while (idx[at] != k) {
+			memcpy(b->perm + (size_t)at * n, b->perm + (size_t)idx[at] * n, n * sizeof *spare);
+			tmp[at] = 1;
+			at = idx[at];
+		}
+		memcpy(b->perm + (size_t)at * n, spare, n * sizeof *spare);
+		tmp[at] = 1;
+	}
 	free(idx);
+	free(w);
 	return 0;
 }

@@ -95,7 +95,11 @@ struct fast_bvn_auto_info {
 /* Alpha-aware decomposition of the unpadded matrix S: tries quanta from the
  * largest entry down by octaves (then half an octave either side of the best) and
  * finally q = 1 (exact), trims each, and keeps the one with the least
- * modelled time in decomposition order (ties: smaller q).  A candidate is
+ * modelled time in decomposition order (ties: smaller q).  For 3 <= n <= 64
+ * it then tries hybrids: exact bottleneck (max-min) terms first, and the
+ * remainder they leave covered by the same quantum search, the prefix cut
+ * where the remaining bottleneck falls under M / 2^(j/2); a hybrid is kept
+ * only if it models faster (info->prefix tells).  A candidate is
  * abandoned as soon as its running modelled time (which only grows) passes
  * the best complete one, so it can never be worse than exact in the model,
  * and a losing exact costs only its first few hundred terms.  info may be

@@ -400,6 +400,33 @@ static int intrinsic_step(struct builder *bd, int after)
 	return 0;
 }
 
+/* Reserve the step graph once: steps (a rail and a redistribution per
+ * stage, two balancing steps, the intrinsic step), their dependencies (at
+ * most three per stage and two more) and transfers (intrinsic pairs and at
+ * most one per handover): the doubling of the plan builder cost a twentieth
+ * of a small compile. */
+static int reserve_graph(struct builder *bd, uint32_t K)
+{
+	struct fast_plan *p = bd->p;
+	uint64_t want[3] = { 2 * (uint64_t)K + 4, 3 * (uint64_t)K + 4,
+			     (uint64_t)bd->N * bd->G * bd->G + bd->nmoves + 1 };
+	void **arr[3] = { (void **)&p->steps, (void **)&p->deps, (void **)&p->xfers };
+	size_t *cap[3] = { &p->cap_steps, &p->cap_deps, &p->cap_xfers };
+	size_t sz[3] = { sizeof *p->steps, sizeof *p->deps, sizeof *p->xfers };
+
+	for (int k = 0; k < 3; k++) {
+		void *x;
+		if (want[k] > UINT32_MAX || *cap[k] >= want[k])
+			continue; /* the builder grows (or fails) on its own */
+		x = fast_reallocarray(*arr[k], (size_t)want[k], sz[k]);
+		if (!x)
+			return oom(bd, "steps");
+		*arr[k] = x;
+		*cap[k] = (size_t)want[k];
+	}
+	return 0;
+}
+
 static int steps(struct builder *bd, const struct fast_bvn *bv)
 {
 	size_t at = 0;
@@ -469,7 +496,8 @@ static const char *order_name(enum fast_stage_order o)
  * per-step costs); each lane still sends the same bytes to the same
  * server, in two parts.  rho and beta are seconds per lane byte of
  * redistribution (a share (G - 1) / G crosses a GPU's switch port; on a
- * mesh each link carries 1 / G) and of a rail stage. */
+ * mesh each link carries 1 / G) and of a rail stage.  The stage count
+ * stays within the Birkhoff bound n^2 - 2n + 2. */
 static int split_tail(struct fast_bvn *bv, const struct fast_topo *topo, struct fast_err *err)
 {
 	uint32_t n = bv->n, G = topo->gpus;
@@ -482,7 +510,7 @@ static int split_tail(struct fast_bvn *bv, const struct fast_topo *topo, struct 
 	rho = (topo->up_kind == FAST_UP_MESH ? 1.0 : (double)(G - 1)) / G / up;
 	cost = (topo->out.latency_us + topo->out.step_overhead_us + topo->up.latency_us +
 		topo->up.step_overhead_us) * 1e-6;
-	for (int splits = 0; splits < 16; splits++) {
+	for (int splits = 0; splits < 16 && bv->nterms < fast_bvn_max_terms(n); splits++) {
 		uint64_t w = bv->weight[bv->nterms - 1], x;
 		uint32_t *perm;
 		uint64_t *wt;
@@ -537,11 +565,12 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 		return rc;
 	}
 	fast_bvn_trim(bv, bd->S);
+	/* the parts of a split term stay trimmed: the lane that needed w
+	 * needs w - x of the first part and x of the second */
 	if ((rc = split_tail(bv, topo, bd->err)) < 0) {
 		fast_bvn_free(bv);
 		return rc;
 	}
-	fast_bvn_trim(bv, bd->S);
 	return 0;
 }
 
@@ -594,7 +623,8 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 			if (a != b && (rc = tile(&bd, a, b)) < 0)
 				goto out;
 	if ((rc = reserve(&bd, p.npieces + bd.nmoves + (uint64_t)bd.N * bd.G * bd.G, 0)) < 0 ||
-	    (rc = sort_moves(&bd)) < 0 || (rc = steps(&bd, &bv)) < 0)
+	    (rc = sort_moves(&bd)) < 0 || (rc = reserve_graph(&bd, bv.nterms)) < 0 ||
+	    (rc = steps(&bd, &bv)) < 0)
 		goto out;
 	if (opts->stages == FAST_STAGES_EXACT)
 		snprintf(p.options, sizeof p.options, "stages=exact order=%s balance=%s",

@@ -444,6 +444,47 @@ static void test_fast__auto_fewer_stages_at_scale(void)
 	free(D);
 }
 
+/* Defaults (alpha-aware, largest first, balancing just in time): at most
+ * two balancing steps besides the intrinsic one, and the last stage split
+ * (the same permutation twice, a small part last) so that little
+ * redistribution is left after the last rail step; the plan checks. */
+static void test_fast__jit_groups_and_tail_split(void)
+{
+	struct fast_rng rng;
+	uint32_t N = 4, G = 8, ng = N * G, up = 0, last = 0, prev = 0, nrail = 0;
+	struct fast_topo t = topo_of(N, G);
+	uint64_t *D = calloc((size_t)ng * ng, sizeof *D), first_budget = 0;
+	struct fast_algo_opts o;
+	struct fast_plan p;
+	fast_rng_seed(&rng, 12);
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++)
+			D[(size_t)s * ng + d] = s == d ? 0 : fast_rng_below(&rng, 1 << 20) * 16;
+	fast_algo_opts_default(&o);
+	CU_ASSERT_EQUAL(o.balance, FAST_BALANCE_JIT);
+	CU_ASSERT_EQUAL(o.order, FAST_ORDER_LARGEST_FIRST);
+	CU_ASSERT_EQUAL(check_one(&t, D, &o, true), 0);
+	CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &p, NULL) == 0);
+	for (size_t k = 0; k < p.nsteps; k++) {
+		const struct fast_step *st = &p.steps[k];
+		if (st->kind == FAST_STEP_EXPLICIT && st->tier == FAST_TIER_UP)
+			up++;
+		if (st->kind != FAST_STEP_RAIL)
+			continue;
+		if (nrail++ == 0)
+			first_budget = st->budget;
+		prev = last;
+		last = (uint32_t)k;
+	}
+	CU_ASSERT(up <= 3);
+	CU_ASSERT_FATAL(nrail >= 2);
+	CU_ASSERT(p.steps[last].budget * 4 < first_budget);
+	CU_ASSERT(memcmp(p.perm + p.steps[last].perm0, p.perm + p.steps[prev].perm0,
+			 N * sizeof *p.perm) == 0);
+	fast_plan_free(&p);
+	free(D);
+}
+
 /* The checkers above must be able to fail: break plans and watch. */
 static void test_fast__broken_plans_are_caught(void)
 {
@@ -528,6 +569,8 @@ int main(void)
 	    !CU_add_test(s, "test_fast__overflow_is_bad_input", test_fast__overflow_is_bad_input) ||
 	    !CU_add_test(s, "test_fast__auto_fewer_stages_at_scale",
 			 test_fast__auto_fewer_stages_at_scale) ||
+	    !CU_add_test(s, "test_fast__jit_groups_and_tail_split",
+			 test_fast__jit_groups_and_tail_split) ||
 	    !CU_add_test(s, "test_fast__broken_plans_are_caught",
 			 test_fast__broken_plans_are_caught) ||
 	    !CU_add_test(s, "test_fast__dispatch_by_name", test_fast__dispatch_by_name)) {
