@@ -14,7 +14,11 @@ trace=traces/deepseek-v2-lite-intent-ep32.json
 out=results/demo
 mkdir -p "$out"
 
-say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+if [ -t 1 ]; then
+	say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+else
+	say() { printf '\n$ %s\n' "$*"; }
+fi
 run() { say "$*"; "$@"; }
 
 run "$fast" traffic show "$trace" --preset h200 --matrix 8

@@ -19,6 +19,8 @@ pkgs=(
 	gnuplot-nox                   # figures in results/
 	bc procps                     # test scripts
 	openssh-client                # OpenMPI 4 mpirun wants an rsh agent even on one host
+	clang-14 libclang-rt-14-dev   # fuzz stage (tests/fuzz): clang, its ASan/UBSan/libFuzzer runtime
+	libfuzzer-14-dev              #   (the runtime is libclang-rt-14-dev; clang-14 only recommends it)
 )
 # shellcheck disable=SC2206
 extra=(${FAST_DEPS_EXTRA:-})
