@@ -196,13 +196,18 @@ demo: deps
 deps:
 	@bash scripts/deps.sh
 
+# Headers keep the tree's layout under include/fast (exec/fast.h includes
+# "lib/plan.h"): compile against them with -I$(PREFIX)/include/fast.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/fast
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+		$(DESTDIR)$(PREFIX)/include/fast/lib $(DESTDIR)$(PREFIX)/include/fast/exec
 	install -m 0755 $(FAST_BIN) $(DESTDIR)$(PREFIX)/bin/fast
-	install -m 0644 $(LIBFAST) $(DESTDIR)$(PREFIX)/lib/libfast.a
-	install -m 0644 lib/*.h $(DESTDIR)$(PREFIX)/include/fast/
+	install -m 0644 $(LIBFAST) $(LIBFAST_EXEC_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 $(LIBFAST_EXEC_SO) $(LIBFAST_INTERPOSE) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 lib/*.h $(DESTDIR)$(PREFIX)/include/fast/lib/
+	install -m 0644 exec/fast.h exec/prog.h $(DESTDIR)$(PREFIX)/include/fast/exec/
 
 clean:
-	rm -rf build build-san build-cuda build-hip build-san-cuda build-san-hip
+	rm -rf build build-san build-cuda build-hip build-san-cuda build-san-hip build-fuzz build-gpucheck-cuda build-gpucheck-hip
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

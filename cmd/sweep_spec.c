@@ -606,6 +606,12 @@ static int expand(struct sweep_spec *s, struct fast_err *err)
 				g->traffic = f;
 				g->size = tr->is_trace ? NOSIZE : z;
 				g->case0 = next;
+				/* matrices x algorithm variants: refuse what 32 bits
+				 * cannot count rather than run the wrong cases */
+				if ((uint64_t)tr->nmat * s->nalgos > UINT32_MAX / 2)
+					return fast_err_set(err, FAST_ELIMIT,
+							    "sweep spec: %u matrices x %u algorithm variants in one case group is too many",
+							    tr->nmat, s->nalgos);
 				g->ncases = tr->nmat * s->nalgos;
 				next += g->ncases;
 			}
