@@ -8,6 +8,8 @@
  * holder walk (independent of lib/check.c) double-checks delivery.
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -625,45 +627,16 @@ static void test_baselines__no_traffic_no_steps(void)
 	}
 }
 
-int main(void)
-{
-	CU_pSuite s;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("baselines", NULL, NULL);
-	if (!s ||
-	    !CU_add_test(s, "test_baselines__pass_check_on_random_matrices",
-			 test_baselines__pass_check_on_random_matrices) ||
-	    !CU_add_test(s, "test_baselines__deterministic", test_baselines__deterministic) ||
-	    !CU_add_test(s, "test_baselines__fanout_two_concurrent_steps",
-			 test_baselines__fanout_two_concurrent_steps) ||
-	    !CU_add_test(s, "test_baselines__nccl_slots_of_peers",
-			 test_baselines__nccl_slots_of_peers) ||
-	    !CU_add_test(s, "test_baselines__nccl_empty_message_frees_slot",
-			 test_baselines__nccl_empty_message_frees_slot) ||
-	    !CU_add_test(s, "test_baselines__nccl_no_global_barrier",
-			 test_baselines__nccl_no_global_barrier) ||
-	    !CU_add_test(s, "test_baselines__nccl_large_groups_by_server",
-			 test_baselines__nccl_large_groups_by_server) ||
-	    !CU_add_test(s, "test_baselines__spreadout_has_ng_minus_1_rounds",
-			 test_baselines__spreadout_has_ng_minus_1_rounds) ||
-	    !CU_add_test(s, "test_baselines__pxn_relays_rail_aligned_in_chunks",
-			 test_baselines__pxn_relays_rail_aligned_in_chunks) ||
-	    !CU_add_test(s, "test_baselines__hier_two_hops_pipelined",
-			 test_baselines__hier_two_hops_pipelined) ||
-	    !CU_add_test(s, "test_baselines__misaligned_chunks_fail_check",
-			 test_baselines__misaligned_chunks_fail_check) ||
-	    !CU_add_test(s, "test_baselines__no_traffic_no_steps",
-			 test_baselines__no_traffic_no_steps)) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	{
-		unsigned fails = CU_get_number_of_failures();
-		CU_cleanup_registry();
-		return fails != 0;
-	}
-}
+UNIT_MAIN("baselines",
+	  UNIT_TEST(test_baselines__pass_check_on_random_matrices),
+	  UNIT_TEST(test_baselines__deterministic),
+	  UNIT_TEST(test_baselines__fanout_two_concurrent_steps),
+	  UNIT_TEST(test_baselines__nccl_slots_of_peers),
+	  UNIT_TEST(test_baselines__nccl_empty_message_frees_slot),
+	  UNIT_TEST(test_baselines__nccl_no_global_barrier),
+	  UNIT_TEST(test_baselines__nccl_large_groups_by_server),
+	  UNIT_TEST(test_baselines__spreadout_has_ng_minus_1_rounds),
+	  UNIT_TEST(test_baselines__pxn_relays_rail_aligned_in_chunks),
+	  UNIT_TEST(test_baselines__hier_two_hops_pipelined),
+	  UNIT_TEST(test_baselines__misaligned_chunks_fail_check),
+	  UNIT_TEST(test_baselines__no_traffic_no_steps))

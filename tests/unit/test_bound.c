@@ -6,6 +6,8 @@
  * does not depend on the order in which the warm-started LPs are solved).
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,42 +436,16 @@ static void test_bound__below_simulated_plans(void)
 	CU_ASSERT_EQUAL(below, runs);
 }
 
-int main(void)
-{
-	CU_pSuite s;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("bound", NULL, NULL);
-	if (!s ||
-	    !CU_add_test(s, "test_bound__closed_form_exact_2x2", test_bound__closed_form_exact_2x2) ||
-	    !CU_add_test(s, "test_bound__scaleup_bottleneck_lp_above_closed",
-			 test_bound__scaleup_bottleneck_lp_above_closed) ||
-	    !CU_add_test(s, "test_bound__mesh_relays_over_third_gpu",
-			 test_bound__mesh_relays_over_third_gpu) ||
-	    !CU_add_test(s, "test_bound__mesh_cross_traffic_relays_through_mesh",
-			 test_bound__mesh_cross_traffic_relays_through_mesh) ||
-	    !CU_add_test(s, "test_bound__zero_traffic_is_zero", test_bound__zero_traffic_is_zero) ||
-	    !CU_add_test(s, "test_bound__oversubscribed_core", test_bound__oversubscribed_core) ||
-	    !CU_add_test(s, "test_bound__lp_at_least_closed_random",
-			 test_bound__lp_at_least_closed_random) ||
-	    !CU_add_test(s, "test_bound__lp_equals_closed_when_scaleup_free",
-			 test_bound__lp_equals_closed_when_scaleup_free) ||
-	    !CU_add_test(s, "test_bound__pruning_keeps_the_maximum",
-			 test_bound__pruning_keeps_the_maximum) ||
-	    !CU_add_test(s, "test_bound__pruning_matches_per_server_reference",
-			 test_bound__pruning_matches_per_server_reference) ||
-	    !CU_add_test(s, "test_bound__below_simulated_plans", test_bound__below_simulated_plans) ||
-	    !CU_add_test(s, "test_bound__independent_of_server_order",
-			 test_bound__independent_of_server_order)) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	{
-		unsigned fails = CU_get_number_of_failures();
-		CU_cleanup_registry();
-		return fails != 0;
-	}
-}
+UNIT_MAIN("bound",
+	  UNIT_TEST(test_bound__closed_form_exact_2x2),
+	  UNIT_TEST(test_bound__scaleup_bottleneck_lp_above_closed),
+	  UNIT_TEST(test_bound__mesh_relays_over_third_gpu),
+	  UNIT_TEST(test_bound__mesh_cross_traffic_relays_through_mesh),
+	  UNIT_TEST(test_bound__zero_traffic_is_zero),
+	  UNIT_TEST(test_bound__oversubscribed_core),
+	  UNIT_TEST(test_bound__lp_at_least_closed_random),
+	  UNIT_TEST(test_bound__lp_equals_closed_when_scaleup_free),
+	  UNIT_TEST(test_bound__pruning_keeps_the_maximum),
+	  UNIT_TEST(test_bound__pruning_matches_per_server_reference),
+	  UNIT_TEST(test_bound__below_simulated_plans),
+	  UNIT_TEST(test_bound__independent_of_server_order))

@@ -6,6 +6,8 @@
  * losing to exact in its own model.
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -420,39 +422,17 @@ static void test_bvn__hybrid_beats_plain_quanta(void)
 	CU_ASSERT(hybrids >= 15);
 }
 
-int main(void)
-{
-	CU_pSuite s;
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("bvn", NULL, NULL);
-	if (!s ||
-	    !CU_add_test(s, "test_bvn__pad_makes_lines_equal", test_bvn__pad_makes_lines_equal) ||
-	    !CU_add_test(s, "test_bvn__pad_counterexample_uses_diagonal",
-			 test_bvn__pad_counterexample_uses_diagonal) ||
-	    !CU_add_test(s, "test_bvn__exact_reassembles", test_bvn__exact_reassembles) ||
-	    !CU_add_test(s, "test_bvn__term_bound_tight_cases", test_bvn__term_bound_tight_cases) ||
-	    !CU_add_test(s, "test_bvn__matches_naive_reference", test_bvn__matches_naive_reference) ||
-	    !CU_add_test(s, "test_bvn__unequal_lines_rejected", test_bvn__unequal_lines_rejected) ||
-	    !CU_add_test(s, "test_bvn__overflow_rejected", test_bvn__overflow_rejected) ||
-	    !CU_add_test(s, "test_bvn__zero_and_huge", test_bvn__zero_and_huge) ||
-	    !CU_add_test(s, "test_bvn__quantized_and_trimmed_cover",
-			 test_bvn__quantized_and_trimmed_cover) ||
-	    !CU_add_test(s, "test_bvn__auto_never_worse_than_exact",
-			 test_bvn__auto_never_worse_than_exact) ||
-	    !CU_add_test(s, "test_bvn__auto_wins_when_stages_are_costly",
-			 test_bvn__auto_wins_when_stages_are_costly) ||
-	    !CU_add_test(s, "test_bvn__hybrid_beats_plain_quanta",
-			 test_bvn__hybrid_beats_plain_quanta) ||
-	    !CU_add_test(s, "test_bvn__sort_is_stable", test_bvn__sort_is_stable)) {
-		CU_cleanup_registry();
-		return 2;
-	}
-	CU_basic_set_mode(CU_BRM_NORMAL);
-	CU_basic_run_tests();
-	{
-		unsigned fails = CU_get_number_of_failures();
-		CU_cleanup_registry();
-		return fails != 0;
-	}
-}
+UNIT_MAIN("bvn",
+	  UNIT_TEST(test_bvn__pad_makes_lines_equal),
+	  UNIT_TEST(test_bvn__pad_counterexample_uses_diagonal),
+	  UNIT_TEST(test_bvn__exact_reassembles),
+	  UNIT_TEST(test_bvn__term_bound_tight_cases),
+	  UNIT_TEST(test_bvn__matches_naive_reference),
+	  UNIT_TEST(test_bvn__unequal_lines_rejected),
+	  UNIT_TEST(test_bvn__overflow_rejected),
+	  UNIT_TEST(test_bvn__zero_and_huge),
+	  UNIT_TEST(test_bvn__quantized_and_trimmed_cover),
+	  UNIT_TEST(test_bvn__auto_never_worse_than_exact),
+	  UNIT_TEST(test_bvn__auto_wins_when_stages_are_costly),
+	  UNIT_TEST(test_bvn__hybrid_beats_plain_quanta),
+	  UNIT_TEST(test_bvn__sort_is_stable))

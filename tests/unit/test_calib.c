@@ -3,6 +3,8 @@
  * noise-free measurements, link-byte accounting per input kind, errors.
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -98,26 +100,8 @@ static void test_calib__fast_run_json(void)
 	CU_ASSERT_EQUAL(fast_calib_parse("{}", 2, "r.json", FAST_CALIB_FASTRUN, &t, 0, &p, &err), FAST_EINPUT);
 }
 
-int main(void)
-{
-	CU_pSuite s;
-	unsigned fails;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("calib", NULL, NULL);
-	if (!s ||
-	    !CU_add_test(s, "test_calib__recovers_alpha_and_bandwidth", test_calib__recovers_alpha_and_bandwidth) ||
-	    !CU_add_test(s, "test_calib__alltoall_counts_bytes_leaving_the_server",
-			 test_calib__alltoall_counts_bytes_leaving_the_server) ||
-	    !CU_add_test(s, "test_calib__errors_name_file_and_line", test_calib__errors_name_file_and_line) ||
-	    !CU_add_test(s, "test_calib__fast_run_json", test_calib__fast_run_json)) {
-		CU_cleanup_registry();
-		return 2;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails != 0;
-}
+UNIT_MAIN("calib",
+	  UNIT_TEST(test_calib__recovers_alpha_and_bandwidth),
+	  UNIT_TEST(test_calib__alltoall_counts_bytes_leaving_the_server),
+	  UNIT_TEST(test_calib__errors_name_file_and_line),
+	  UNIT_TEST(test_calib__fast_run_json))

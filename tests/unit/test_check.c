@@ -4,6 +4,8 @@
  * pipelined forward) and hand-broken ones fail with the right message.
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -765,38 +767,21 @@ static void test_check__every_compiler_passes(void)
 	}
 }
 
-int main(void)
-{
-	CU_pSuite s;
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("check", NULL, NULL);
-	if (!s || !CU_add_test(s, "fast_plan_passes", test_check__fast_plan_passes) ||
-	    !CU_add_test(s, "direct_plan_passes_and_diagonal_is_implicit",
-			 test_check__direct_plan_passes_and_diagonal_is_implicit) ||
-	    !CU_add_test(s, "dropped_piece", test_check__dropped_piece) ||
-	    !CU_add_test(s, "duplicated_piece", test_check__duplicated_piece) ||
-	    !CU_add_test(s, "pieces_not_tiling", test_check__pieces_not_tiling) ||
-	    !CU_add_test(s, "forward_before_arrival", test_check__forward_before_arrival) ||
-	    !CU_add_test(s, "forward_without_dependency",
-			 test_check__forward_without_dependency) ||
-	    !CU_add_test(s, "lane_leftover_and_bad_lane", test_check__lane_leftover_and_bad_lane) ||
-	    !CU_add_test(s, "pipelined_chunks", test_check__pipelined_chunks) ||
-	    !CU_add_test(s, "chunks_through_a_chain", test_check__chunks_through_a_chain) ||
-	    !CU_add_test(s, "more_chunks_than_bytes", test_check__more_chunks_than_bytes) ||
-	    !CU_add_test(s, "incast_in_fast_out_step", test_check__incast_in_fast_out_step) ||
-	    !CU_add_test(s, "tier_up_across_servers", test_check__tier_up_across_servers) ||
-	    !CU_add_test(s, "malformed_is_bad_input", test_check__malformed_is_bad_input) ||
-	    !CU_add_test(s, "random_split_plans", test_check__random_split_plans) ||
-	    !CU_add_test(s, "agrees_with_naive_reference",
-			 test_check__agrees_with_naive_reference) ||
-	    !CU_add_test(s, "every_compiler_passes", test_check__every_compiler_passes)) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_NORMAL);
-	CU_basic_run_tests();
-	int failures = (int)CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures != 0;
-}
+UNIT_MAIN("check",
+	  UNIT_TEST(test_check__fast_plan_passes),
+	  UNIT_TEST(test_check__direct_plan_passes_and_diagonal_is_implicit),
+	  UNIT_TEST(test_check__dropped_piece),
+	  UNIT_TEST(test_check__duplicated_piece),
+	  UNIT_TEST(test_check__pieces_not_tiling),
+	  UNIT_TEST(test_check__forward_before_arrival),
+	  UNIT_TEST(test_check__forward_without_dependency),
+	  UNIT_TEST(test_check__lane_leftover_and_bad_lane),
+	  UNIT_TEST(test_check__pipelined_chunks),
+	  UNIT_TEST(test_check__chunks_through_a_chain),
+	  UNIT_TEST(test_check__more_chunks_than_bytes),
+	  UNIT_TEST(test_check__incast_in_fast_out_step),
+	  UNIT_TEST(test_check__tier_up_across_servers),
+	  UNIT_TEST(test_check__malformed_is_bad_input),
+	  UNIT_TEST(test_check__random_split_plans),
+	  UNIT_TEST(test_check__agrees_with_naive_reference),
+	  UNIT_TEST(test_check__every_compiler_passes))

@@ -5,6 +5,8 @@
  * allocation.
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -249,44 +251,15 @@ static void test_common__checked_allocation(void)
 	free(p);
 }
 
-int main(void)
-{
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
-#define T(f) { #f, f }
-		T(test_common__error_list_statuses_and_names),
-		T(test_common__err_set_and_prefix),
-		T(test_common__checked_arithmetic),
-		T(test_common__size_binary_and_decimal_suffixes),
-		T(test_common__size_fractions),
-		T(test_common__size_overflow_and_garbage),
-		T(test_common__size_format),
-		T(test_common__rng_is_deterministic),
-		T(test_common__rng_below_and_double_ranges),
-		T(test_common__hash_fnv1a),
-		T(test_common__checked_allocation),
-#undef T
-	};
-	CU_pSuite s;
-	unsigned fails;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("common", NULL, NULL);
-	if (!s) {
-		CU_cleanup_registry();
-		return 2;
-	}
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn)) {
-			CU_cleanup_registry();
-			return 2;
-		}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails != 0;
-}
+UNIT_MAIN("common",
+	  UNIT_TEST(test_common__error_list_statuses_and_names),
+	  UNIT_TEST(test_common__err_set_and_prefix),
+	  UNIT_TEST(test_common__checked_arithmetic),
+	  UNIT_TEST(test_common__size_binary_and_decimal_suffixes),
+	  UNIT_TEST(test_common__size_fractions),
+	  UNIT_TEST(test_common__size_overflow_and_garbage),
+	  UNIT_TEST(test_common__size_format),
+	  UNIT_TEST(test_common__rng_is_deterministic),
+	  UNIT_TEST(test_common__rng_below_and_double_ranges),
+	  UNIT_TEST(test_common__hash_fnv1a),
+	  UNIT_TEST(test_common__checked_allocation))

@@ -9,6 +9,8 @@
  * (they need no MPI), the plans come from lib/ (libfast.a).
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -371,26 +373,10 @@ static void test_exec__cache_counts_and_evicts_lru(void)
 	fast_cache_free(&c);
 }
 
-int main(void)
-{
-	CU_pSuite s;
-	unsigned fails;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("exec", NULL, NULL);
-	if (!s || !CU_add_test(s, "every algorithm delivers every byte", test_exec__every_algorithm_delivers_every_byte) ||
-	    !CU_add_test(s, "property: random shapes and passes", test_exec__property_random_shapes_and_passes) ||
-	    !CU_add_test(s, "passes shrink staging", test_exec__passes_shrink_staging) ||
-	    !CU_add_test(s, "refuses sending bytes not held", test_exec__refuses_sending_bytes_not_held) ||
-	    !CU_add_test(s, "refuses a plan for another matrix", test_exec__refuses_plan_for_other_matrix) ||
-	    !CU_add_test(s, "cache counts and evicts LRU", test_exec__cache_counts_and_evicts_lru)) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails != 0;
-}
+UNIT_MAIN("exec",
+	  UNIT_TEST(test_exec__every_algorithm_delivers_every_byte),
+	  UNIT_TEST(test_exec__property_random_shapes_and_passes),
+	  UNIT_TEST(test_exec__passes_shrink_staging),
+	  UNIT_TEST(test_exec__refuses_sending_bytes_not_held),
+	  UNIT_TEST(test_exec__refuses_plan_for_other_matrix),
+	  UNIT_TEST(test_exec__cache_counts_and_evicts_lru))

@@ -9,6 +9,8 @@
  * matrix within the n^2 - 2n + 2 bound; the same input gives the same hash.
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -557,31 +559,11 @@ static void test_fast__dispatch_by_name(void)
 	fast_plan_free(&p);
 }
 
-int main(void)
-{
-	CU_pSuite s;
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("fast", NULL, NULL);
-	if (!s ||
-	    !CU_add_test(s, "test_fast__property_random_matrices", test_fast__property_random_matrices) ||
-	    !CU_add_test(s, "test_fast__edge_cases", test_fast__edge_cases) ||
-	    !CU_add_test(s, "test_fast__overflow_is_bad_input", test_fast__overflow_is_bad_input) ||
-	    !CU_add_test(s, "test_fast__auto_fewer_stages_at_scale",
-			 test_fast__auto_fewer_stages_at_scale) ||
-	    !CU_add_test(s, "test_fast__jit_groups_and_tail_split",
-			 test_fast__jit_groups_and_tail_split) ||
-	    !CU_add_test(s, "test_fast__broken_plans_are_caught",
-			 test_fast__broken_plans_are_caught) ||
-	    !CU_add_test(s, "test_fast__dispatch_by_name", test_fast__dispatch_by_name)) {
-		CU_cleanup_registry();
-		return 2;
-	}
-	CU_basic_set_mode(CU_BRM_NORMAL);
-	CU_basic_run_tests();
-	{
-		unsigned fails = CU_get_number_of_failures();
-		CU_cleanup_registry();
-		return fails != 0;
-	}
-}
+UNIT_MAIN("fast",
+	  UNIT_TEST(test_fast__property_random_matrices),
+	  UNIT_TEST(test_fast__edge_cases),
+	  UNIT_TEST(test_fast__overflow_is_bad_input),
+	  UNIT_TEST(test_fast__auto_fewer_stages_at_scale),
+	  UNIT_TEST(test_fast__jit_groups_and_tail_split),
+	  UNIT_TEST(test_fast__broken_plans_are_caught),
+	  UNIT_TEST(test_fast__dispatch_by_name))

@@ -6,6 +6,8 @@
  * override, drift), the apportionment and the deterministic pow.
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,43 +490,20 @@ static void test_gen__det_pow_matches_libm(void)
 	CU_ASSERT_EQUAL(fast_det_pow(2.0, 10.0), 1024.0);
 }
 
-int main(void)
-{
-	CU_pSuite s;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("gen", NULL, NULL);
-	if (!s || !CU_add_test(s, "test_gen__same_seed_same_bytes", test_gen__same_seed_same_bytes) ||
-	    !CU_add_test(s, "test_gen__different_seed_different_bytes",
-			 test_gen__different_seed_different_bytes) ||
-	    !CU_add_test(s, "test_gen__pinned_checksums", test_gen__pinned_checksums) ||
-	    !CU_add_test(s, "test_gen__random_mean_alignment_diagonal",
-			 test_gen__random_mean_alignment_diagonal) ||
-	    !CU_add_test(s, "test_gen__uniform_equal_pairs", test_gen__uniform_equal_pairs) ||
-	    !CU_add_test(s, "test_gen__zipf_skew_orders_gini", test_gen__zipf_skew_orders_gini) ||
-	    !CU_add_test(s, "test_gen__hotspot_fraction", test_gen__hotspot_fraction) ||
-	    !CU_add_test(s, "test_gen__moe_token_counted_once_per_gpu",
-			 test_gen__moe_token_counted_once_per_gpu) ||
-	    !CU_add_test(s, "test_gen__moe_combine_is_transpose", test_gen__moe_combine_is_transpose) ||
-	    !CU_add_test(s, "test_gen__moe_alpha_skews_receivers",
-			 test_gen__moe_alpha_skews_receivers) ||
-	    !CU_add_test(s, "test_gen__moe_drift_moves_the_hot_expert",
-			 test_gen__moe_drift_moves_the_hot_expert) ||
-	    !CU_add_test(s, "test_gen__moe_mean_bytes_overrides_token_bytes",
-			 test_gen__moe_mean_bytes_overrides_token_bytes) ||
-	    !CU_add_test(s, "test_gen__moe_fewer_experts_than_gpus",
-			 test_gen__moe_fewer_experts_than_gpus) ||
-	    !CU_add_test(s, "test_gen__bad_options", test_gen__bad_options) ||
-	    !CU_add_test(s, "test_gen__apportion_exact_and_rotating",
-			 test_gen__apportion_exact_and_rotating) ||
-	    !CU_add_test(s, "test_gen__det_pow_matches_libm", test_gen__det_pow_matches_libm)) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_NORMAL);
-	CU_basic_run_tests();
-	unsigned failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures != 0;
-}
+UNIT_MAIN("gen",
+	  UNIT_TEST(test_gen__same_seed_same_bytes),
+	  UNIT_TEST(test_gen__different_seed_different_bytes),
+	  UNIT_TEST(test_gen__pinned_checksums),
+	  UNIT_TEST(test_gen__random_mean_alignment_diagonal),
+	  UNIT_TEST(test_gen__uniform_equal_pairs),
+	  UNIT_TEST(test_gen__zipf_skew_orders_gini),
+	  UNIT_TEST(test_gen__hotspot_fraction),
+	  UNIT_TEST(test_gen__moe_token_counted_once_per_gpu),
+	  UNIT_TEST(test_gen__moe_combine_is_transpose),
+	  UNIT_TEST(test_gen__moe_alpha_skews_receivers),
+	  UNIT_TEST(test_gen__moe_drift_moves_the_hot_expert),
+	  UNIT_TEST(test_gen__moe_mean_bytes_overrides_token_bytes),
+	  UNIT_TEST(test_gen__moe_fewer_experts_than_gpus),
+	  UNIT_TEST(test_gen__bad_options),
+	  UNIT_TEST(test_gen__apportion_exact_and_rotating),
+	  UNIT_TEST(test_gen__det_pow_matches_libm))

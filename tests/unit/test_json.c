@@ -3,6 +3,8 @@
  * case-sensitive keys, unknown and duplicate keys, exact integers, paths.
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,27 +131,9 @@ static void test_json__put_string_escapes(void)
 	free(buf);
 }
 
-int main(void)
-{
-	CU_pSuite s;
-	unsigned fails;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("json", NULL, NULL);
-	if (!s || !CU_add_test(s, "test_json__syntax_error_has_line_and_column",
-			       test_json__syntax_error_has_line_and_column) ||
-	    !CU_add_test(s, "test_json__unknown_duplicate_and_case",
-			 test_json__unknown_duplicate_and_case) ||
-	    !CU_add_test(s, "test_json__integers_are_exact", test_json__integers_are_exact) ||
-	    !CU_add_test(s, "test_json__getters_report_paths", test_json__getters_report_paths) ||
-	    !CU_add_test(s, "test_json__put_string_escapes", test_json__put_string_escapes)) {
-		CU_cleanup_registry();
-		return 2;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails != 0;
-}
+UNIT_MAIN("json",
+	  UNIT_TEST(test_json__syntax_error_has_line_and_column),
+	  UNIT_TEST(test_json__unknown_duplicate_and_case),
+	  UNIT_TEST(test_json__integers_are_exact),
+	  UNIT_TEST(test_json__getters_report_paths),
+	  UNIT_TEST(test_json__put_string_escapes))

@@ -6,6 +6,8 @@
  * tests/data/moe whose every count is known by hand.
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -352,33 +354,13 @@ static void test_moe__import_errors(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "tests/data/nonexistent/olmoe_allenai/expert_counts.csv"));
 }
 
-int main(void)
-{
-	CU_pSuite s;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("moe", NULL, NULL);
-	if (!s || !CU_add_test(s, "test_moe__expert_placement", test_moe__expert_placement) ||
-	    !CU_add_test(s, "test_moe__token_sources", test_moe__token_sources) ||
-	    !CU_add_test(s, "test_moe__token_counted_once_per_gpu",
-			 test_moe__token_counted_once_per_gpu) ||
-	    !CU_add_test(s, "test_moe__groups_split_by_token_share",
-			 test_moe__groups_split_by_token_share) ||
-	    !CU_add_test(s, "test_moe__raw_parser_errors_name_the_line",
-			 test_moe__raw_parser_errors_name_the_line) ||
-	    !CU_add_test(s, "test_moe__csv_parser_errors_name_the_line",
-			 test_moe__csv_parser_errors_name_the_line) ||
-	    !CU_add_test(s, "test_moe__import_deepseek_per_token",
-			 test_moe__import_deepseek_per_token) ||
-	    !CU_add_test(s, "test_moe__import_counts_sources", test_moe__import_counts_sources) ||
-	    !CU_add_test(s, "test_moe__import_errors", test_moe__import_errors)) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_NORMAL);
-	CU_basic_run_tests();
-	unsigned failures = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures != 0;
-}
+UNIT_MAIN("moe",
+	  UNIT_TEST(test_moe__expert_placement),
+	  UNIT_TEST(test_moe__token_sources),
+	  UNIT_TEST(test_moe__token_counted_once_per_gpu),
+	  UNIT_TEST(test_moe__groups_split_by_token_share),
+	  UNIT_TEST(test_moe__raw_parser_errors_name_the_line),
+	  UNIT_TEST(test_moe__csv_parser_errors_name_the_line),
+	  UNIT_TEST(test_moe__import_deepseek_per_token),
+	  UNIT_TEST(test_moe__import_counts_sources),
+	  UNIT_TEST(test_moe__import_errors))

@@ -6,6 +6,8 @@
  * exactly the input chunk the alltoallv layout says, written once.
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -563,30 +565,13 @@ static void test_msccl__xml_shape(void)
 	fast_plan_free(&p);
 }
 
-int main(void)
-{
-	CU_pSuite s;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("msccl", NULL, NULL);
-	if (!s || !CU_add_test(s, "test_msccl__direct_exact", test_msccl__direct_exact) ||
-	    !CU_add_test(s, "test_msccl__rounding_reported", test_msccl__rounding_reported) ||
-	    !CU_add_test(s, "test_msccl__max_cnt_splits", test_msccl__max_cnt_splits) ||
-	    !CU_add_test(s, "test_msccl__relay_uses_scratch_and_deps", test_msccl__relay_uses_scratch_and_deps) ||
-	    !CU_add_test(s, "test_msccl__interpreter_catches_corruption", test_msccl__interpreter_catches_corruption) ||
-	    !CU_add_test(s, "test_msccl__nop_carries_extra_deps", test_msccl__nop_carries_extra_deps) ||
-	    !CU_add_test(s, "test_msccl__forwarding_unheld_chunks_fails", test_msccl__forwarding_unheld_chunks_fails) ||
-	    !CU_add_test(s, "test_msccl__random_plans_execute", test_msccl__random_plans_execute) ||
-	    !CU_add_test(s, "test_msccl__xml_shape", test_msccl__xml_shape)) {
-		CU_cleanup_registry();
-		return 2;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	{
-		unsigned fails = CU_get_number_of_failures();
-		CU_cleanup_registry();
-		return fails != 0;
-	}
-}
+UNIT_MAIN("msccl",
+	  UNIT_TEST(test_msccl__direct_exact),
+	  UNIT_TEST(test_msccl__rounding_reported),
+	  UNIT_TEST(test_msccl__max_cnt_splits),
+	  UNIT_TEST(test_msccl__relay_uses_scratch_and_deps),
+	  UNIT_TEST(test_msccl__interpreter_catches_corruption),
+	  UNIT_TEST(test_msccl__nop_carries_extra_deps),
+	  UNIT_TEST(test_msccl__forwarding_unheld_chunks_fails),
+	  UNIT_TEST(test_msccl__random_plans_execute),
+	  UNIT_TEST(test_msccl__xml_shape))

@@ -6,6 +6,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -442,30 +444,13 @@ static void test_plan__chunk_boundaries(void)
 					      FAST_PLAN_MAX_CHUNKS), UINT64_C(1) << 53);
 }
 
-int main(void)
-{
-	CU_pSuite s;
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("plan", NULL, NULL);
-	if (!s || !CU_add_test(s, "builder_ranges", test_plan__builder_ranges) ||
-	    !CU_add_test(s, "expand_splits_pieces_across_stages",
-			 test_plan__expand_splits_pieces_across_stages) ||
-	    !CU_add_test(s, "redist_groups_by_receiver_and_dst",
-			 test_plan__redist_groups_by_receiver_and_dst) ||
-	    !CU_add_test(s, "validate_rejects", test_plan__validate_rejects) ||
-	    !CU_add_test(s, "cycles_and_order", test_plan__cycles_and_order) ||
-	    !CU_add_test(s, "json_round_trip_is_identical",
-			 test_plan__json_round_trip_is_identical) ||
-	    !CU_add_test(s, "reader_errors_have_paths", test_plan__reader_errors_have_paths) ||
-	    !CU_add_test(s, "summary_and_staging", test_plan__summary_and_staging) ||
-	    !CU_add_test(s, "chunk_boundaries", test_plan__chunk_boundaries)) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_NORMAL);
-	CU_basic_run_tests();
-	int failures = (int)CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures != 0;
-}
+UNIT_MAIN("plan",
+	  UNIT_TEST(test_plan__builder_ranges),
+	  UNIT_TEST(test_plan__expand_splits_pieces_across_stages),
+	  UNIT_TEST(test_plan__redist_groups_by_receiver_and_dst),
+	  UNIT_TEST(test_plan__validate_rejects),
+	  UNIT_TEST(test_plan__cycles_and_order),
+	  UNIT_TEST(test_plan__json_round_trip_is_identical),
+	  UNIT_TEST(test_plan__reader_errors_have_paths),
+	  UNIT_TEST(test_plan__summary_and_staging),
+	  UNIT_TEST(test_plan__chunk_boundaries))

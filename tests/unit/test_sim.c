@@ -7,6 +7,8 @@
  * random traffic.
  */
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -550,35 +552,18 @@ static void test_sim__never_beats_lp_bound(void)
 	}
 }
 
-int main(void)
-{
-	CU_pSuite s;
-	int failures;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("sim", NULL, NULL);
-	if (!s ||
-	    !CU_add_test(s, "test_sim__one_flow", test_sim__one_flow) ||
-	    !CU_add_test(s, "test_sim__two_flows_share_port", test_sim__two_flows_share_port) ||
-	    !CU_add_test(s, "test_sim__max_min_three_flows", test_sim__max_min_three_flows) ||
-	    !CU_add_test(s, "test_sim__one_to_one_stage", test_sim__one_to_one_stage) ||
-	    !CU_add_test(s, "test_sim__dag_chain_adds", test_sim__dag_chain_adds) ||
-	    !CU_add_test(s, "test_sim__chunked_pipeline_overlaps", test_sim__chunked_pipeline_overlaps) ||
-	    !CU_add_test(s, "test_sim__mesh_links", test_sim__mesh_links) ||
-	    !CU_add_test(s, "test_sim__incast_congestion", test_sim__incast_congestion) ||
-	    !CU_add_test(s, "test_sim__scalable_close_to_exact", test_sim__scalable_close_to_exact) ||
-	    !CU_add_test(s, "test_sim__components_match_reference", test_sim__components_match_reference) ||
-	    !CU_add_test(s, "test_sim__deterministic", test_sim__deterministic) ||
-	    !CU_add_test(s, "test_sim__timeline_writers", test_sim__timeline_writers) ||
-	    !CU_add_test(s, "test_sim__rejects_bad_plans", test_sim__rejects_bad_plans) ||
-	    !CU_add_test(s, "test_sim__never_beats_lp_bound", test_sim__never_beats_lp_bound)) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failures = (int)CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failures != 0;
-}
+UNIT_MAIN("sim",
+	  UNIT_TEST(test_sim__one_flow),
+	  UNIT_TEST(test_sim__two_flows_share_port),
+	  UNIT_TEST(test_sim__max_min_three_flows),
+	  UNIT_TEST(test_sim__one_to_one_stage),
+	  UNIT_TEST(test_sim__dag_chain_adds),
+	  UNIT_TEST(test_sim__chunked_pipeline_overlaps),
+	  UNIT_TEST(test_sim__mesh_links),
+	  UNIT_TEST(test_sim__incast_congestion),
+	  UNIT_TEST(test_sim__scalable_close_to_exact),
+	  UNIT_TEST(test_sim__components_match_reference),
+	  UNIT_TEST(test_sim__deterministic),
+	  UNIT_TEST(test_sim__timeline_writers),
+	  UNIT_TEST(test_sim__rejects_bad_plans),
+	  UNIT_TEST(test_sim__never_beats_lp_bound))

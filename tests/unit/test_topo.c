@@ -5,6 +5,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,41 +329,12 @@ static void test_topo__load_reads_files(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot open"));
 }
 
-int main(void)
-{
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
-#define T(f) { #f, f }
-		T(test_topo__presets_load_with_published_numbers),
-		T(test_topo__preset_scaling_and_limit),
-		T(test_topo__optional_fields_get_documented_defaults),
-		T(test_topo__bad_fields_name_their_path),
-		T(test_topo__validate_names_the_field),
-		T(test_topo__writer_round_trips_every_field),
-		T(test_topo__write_error_is_eio),
-		T(test_topo__load_reads_files),
-#undef T
-	};
-	CU_pSuite s;
-	unsigned fails;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("topo", NULL, NULL);
-	if (!s) {
-		CU_cleanup_registry();
-		return 2;
-	}
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn)) {
-			CU_cleanup_registry();
-			return 2;
-		}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails != 0;
-}
+UNIT_MAIN("topo",
+	  UNIT_TEST(test_topo__presets_load_with_published_numbers),
+	  UNIT_TEST(test_topo__preset_scaling_and_limit),
+	  UNIT_TEST(test_topo__optional_fields_get_documented_defaults),
+	  UNIT_TEST(test_topo__bad_fields_name_their_path),
+	  UNIT_TEST(test_topo__validate_names_the_field),
+	  UNIT_TEST(test_topo__writer_round_trips_every_field),
+	  UNIT_TEST(test_topo__write_error_is_eio),
+	  UNIT_TEST(test_topo__load_reads_files))

@@ -7,6 +7,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <CUnit/Basic.h>
+
+#include "unit.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -572,45 +574,16 @@ static void test_traffic__transpose_and_topology_check(void)
 	fast_traffic_free(&t);
 }
 
-int main(void)
-{
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
-#define T(f) { #f, f }
-		T(test_traffic__alloc_labels_zeroes_and_limits),
-		T(test_traffic__dense_and_sparse_load_the_same),
-		T(test_traffic__bad_json_names_file_and_path),
-		T(test_traffic__absurd_dimensions_refused_before_allocating),
-		T(test_traffic__sums_overflowing_64_bits_are_rejected),
-		T(test_traffic__nccl_matrix_by_content),
-		T(test_traffic__writers_round_trip_random_traffic),
-		T(test_traffic__nccl_writer_rounds_to_16_bytes),
-		T(test_traffic__write_error_is_eio),
-		T(test_traffic__stats_match_naive_reference),
-		T(test_traffic__stats_known_cases),
-		T(test_traffic__transpose_and_topology_check),
-#undef T
-	};
-	CU_pSuite s;
-	unsigned fails;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 2;
-	s = CU_add_suite("traffic", NULL, NULL);
-	if (!s) {
-		CU_cleanup_registry();
-		return 2;
-	}
-	for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-		if (!CU_add_test(s, tests[i].name, tests[i].fn)) {
-			CU_cleanup_registry();
-			return 2;
-		}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return fails != 0;
-}
+UNIT_MAIN("traffic",
+	  UNIT_TEST(test_traffic__alloc_labels_zeroes_and_limits),
+	  UNIT_TEST(test_traffic__dense_and_sparse_load_the_same),
+	  UNIT_TEST(test_traffic__bad_json_names_file_and_path),
+	  UNIT_TEST(test_traffic__absurd_dimensions_refused_before_allocating),
+	  UNIT_TEST(test_traffic__sums_overflowing_64_bits_are_rejected),
+	  UNIT_TEST(test_traffic__nccl_matrix_by_content),
+	  UNIT_TEST(test_traffic__writers_round_trip_random_traffic),
+	  UNIT_TEST(test_traffic__nccl_writer_rounds_to_16_bytes),
+	  UNIT_TEST(test_traffic__write_error_is_eio),
+	  UNIT_TEST(test_traffic__stats_match_naive_reference),
+	  UNIT_TEST(test_traffic__stats_known_cases),
+	  UNIT_TEST(test_traffic__transpose_and_topology_check))

@@ -1,0 +1,53 @@
+/*
+ * unit.h - the one main() every CUnit suite shares.
+ *
+ *   UNIT_MAIN("plan", UNIT_TEST(test_plan__builder), UNIT_TEST(...))
+ *
+ * registers the tests under their function names (test_<module>__<what>),
+ * runs them verbosely and exits non-zero when any assertion failed (CUnit's
+ * run call itself returns success even then) or the registry could not be
+ * set up (exit 2).
+ */
+#ifndef FAST_TEST_UNIT_H
+#define FAST_TEST_UNIT_H
+
+#include <CUnit/Basic.h>
+#include <stddef.h>
+
+struct unit_test {
+	const char *name;
+	void (*fn)(void);
+};
+
+#define UNIT_TEST(f) { #f, f }
+
+static inline int unit_run(const char *suite, const struct unit_test *tests, size_t n)
+{
+	CU_pSuite s;
+	unsigned fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	s = CU_add_suite(suite, NULL, NULL);
+	for (size_t i = 0; s && i < n; i++)
+		if (!CU_add_test(s, tests[i].name, tests[i].fn))
+			s = NULL;
+	if (!s) {
+		CU_cleanup_registry();
+		return 2;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return fails != 0;
+}
+
+#define UNIT_MAIN(suite, ...)                                                        \
+	int main(void)                                                               \
+	{                                                                            \
+		static const struct unit_test tests[] = { __VA_ARGS__ };             \
+		return unit_run(suite, tests, sizeof tests / sizeof tests[0]);       \
+	}
+
+#endif
