@@ -221,7 +221,11 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 			continue;
 		so.timeline = first && (o->timeline || o->svg);
 		if (fast_sim_run(t, p, &so, &r, &err) < 0) {
-			fast_err_prefix(&err, "plan %u (%s)", p->matrix, p->label);
+			if (o->in.plan_path)
+				fast_err_prefix(&err, "%s: plan %u (%s)", o->in.plan_path, p->matrix,
+						p->label);
+			else
+				fast_err_prefix(&err, "plan %u (%s)", p->matrix, p->label);
 			return cli_report(&err);
 		}
 		D = matrix_for(o, tr, p);

@@ -1516,7 +1516,14 @@ int fast_planset_parse(const char *text, size_t len, const char *name,
 		return rc;
 	fast_jctx_init(&c, name, err);
 	root = fast_json_root(doc);
-	rc = fast_jv_expect_object(&c, root, root_keys);
+	/* a topology or traffic file given as --plan: say so, not "unknown key" */
+	if (fast_jv_type(root) == FAST_JOBJECT && !fast_jv_get(root, "plans") &&
+	    (fast_jv_get(root, "matrices") || fast_jv_get(root, "scale_out")))
+		rc = fast_jctx_fail(&c, FAST_EINPUT,
+				    "this is a %s file, not a plan file (make one with fast plan)",
+				    fast_jv_get(root, "matrices") ? "traffic" : "topology");
+	else
+		rc = fast_jv_expect_object(&c, root, root_keys);
 	if (rc == 0)
 		rc = fast_jv_get_u64(&c, root, "version", true, UINT32_MAX, &version);
 	if (rc == 0 && version != FAST_PLAN_VERSION) {
