@@ -26,6 +26,16 @@
  * backs off from searching components for a while.  Scalable mode
  * (epsilon > 0) reallocates lazily and locally (see sim.h and repair()).
  * Cost of one exact allocation: O(component paths + its resources).
+ *
+ * A full exact pass does not visit flows while it fills: each list slot
+ * carries the flow's other resources, a flow is frozen by the first of
+ * its resources to freeze (so it is unfrozen while none of the others
+ * has), and its rate is that resource's level, read in the scan that
+ * follows.  And it does not search again for what still holds: a
+ * completion leaves every freezing step before its flow's bottleneck as
+ * it was (the flow's resources only gain share), so the next pass replays
+ * that prefix of the last one at the recorded levels and searches only
+ * from there (recompute(), "replay").  Arrivals void the record.
  */
 #include "sim.h"
 
@@ -250,6 +260,8 @@ static int kv_reserve(struct kvheap *h, size_t n)
 
 enum xstate { X_IDLE = 0, X_PENDING, X_ACTIVE, X_DONE };
 
+#define NO_RES UINT32_MAX
+
 /* Hot per-transfer fields, touched by every allocation. */
 struct flow {
 	double rate, rem, t_upd;
@@ -257,15 +269,15 @@ struct flow {
 	uint32_t nres;
 };
 
-/* An active flow, stored by position (dense, swap-removed): the hot data
- * every allocation walks. */
+/* An active flow, stored by position (dense, swap-removed): what every
+ * allocation walks (64 bytes).  The rate a repair computes is scratch by
+ * position in e->nrate. */
 struct hot {
-	double rate, nrate, rem, t_upd, fin;
+	double rate, rem, t_upd, fin;
 	uint32_t res[3];
 	uint32_t nres;
 	uint32_t x;     /* its transfer */
-	uint32_t epoch; /* == allocation number once frozen in it */
-	uint32_t seen;  /* == e->stamp once visited by collect_component */
+	uint32_t mark;  /* == e->stamp once visited or frozen (this pass) */
 };
 
 struct xf {
@@ -297,18 +309,32 @@ struct rdep {
 	uint32_t pipelined;
 };
 
+/* An entry of a resource's active list: the flow's active position, which
+ * of its resources the list's is, and its other resources (NO_RES-
+ * padded), so searches and filling need not visit flows. */
+struct slot {
+	uint32_t pos;
+	uint32_t k;
+	uint32_t o[2];
+};
+
 struct res {
-	double base;     /* effective capacity */
-	double cap;      /* after incast at the last allocation */
-	double freed;    /* capacity gained since the last allocation */
+	/* what progressive filling touches, in the first 32 bytes */
 	double rcap;     /* progressive filling scratch */
 	uint32_t rcnt;
 	uint32_t n;      /* flows in its active list */
+	uint64_t popn;   /* the popn-th resource frozen (e->npop) ... */
+	double level;    /* ... at this share */
+	uint32_t seqi;   /* its index in e->popseq */
+	bool touched;    /* rcap/rcnt changed since its share was computed */
+	double base;     /* effective capacity */
+	double cap;      /* after incast at the last allocation */
+	double freed;    /* capacity gained since the last allocation */
+	double load;     /* scalable mode: sum of its active flows' rates */
 	uint32_t l0;     /* list storage offset */
 	uint32_t mark;   /* == e->stamp once visited by collect_component */
-	bool dirty;      /* in e->dirty: changed since the last allocation */
-	double load;     /* scalable mode: sum of its active flows' rates */
 	uint32_t scnt, sl0; /* scalable repair: sub-problem list */
+	bool dirty;      /* in e->dirty: changed since the last allocation */
 	bool ingress_nic;
 };
 
@@ -330,9 +356,17 @@ struct eng {
 	uint32_t nr;
 	struct res *rs;
 	struct fast_sim_res *rinfo;
-	uint32_t *lists;
+	struct slot *lists;
+	uint64_t npop, replayed;
+	/* exact mode: the resources the last full pass froze, in order; its
+	 * first seq_cut steps still hold (seq_ok: no arrival since, only
+	 * completions of flows whose bottleneck came at seq_cut or later) */
+	uint32_t *popseq, npopseq, seq_cut;
+	uint64_t seq_p0;   /* e->npop when that pass started */
+	bool seq_ok;
 
 	struct hot *hot;   /* by active position */
+	double *nrate;     /* by active position: a repair's new rate */
 	uint32_t *cflows;  /* component scratch: active positions */
 	uint32_t *cres;    /* component scratch: resources */
 	uint32_t *dirty;   /* resources changed since the last allocation */
@@ -491,17 +525,24 @@ static int activate(struct eng *e, uint32_t xi, double t)
 	x->state = X_ACTIVE;
 	x->apos = pos;
 	h->x = xi;
+	h->mark = 0;
 	h->nres = f->nres;
 	h->rem = (double)x->cbytes;
 	h->rate = 0.0;
 	h->t_upd = t;
 	h->fin = INF_TIME;
-	h->epoch = 0;
 	for (uint32_t k = 0; k < f->nres; k++) {
 		struct res *r = &e->rs[f->res[k]];
 		h->res[k] = f->res[k];
-		x->pos[k] = r->n;
-		e->lists[r->l0 + r->n++] = pos;
+		struct slot *sl = &e->lists[r->l0 + r->n];
+		uint32_t no = 0;
+		x->pos[k] = r->n++;
+		sl->pos = pos;
+		sl->k = k;
+		sl->o[0] = sl->o[1] = NO_RES;
+		for (uint32_t i = 0; i < f->nres; i++)
+			if (i != k)
+				sl->o[no++] = f->res[i];
 		if (r->n > e->rinfo[f->res[k]].max_flows)
 			e->rinfo[f->res[k]].max_flows = r->n;
 	}
@@ -516,6 +557,7 @@ static int activate(struct eng *e, uint32_t xi, double t)
 			e->next_fin = h->fin;
 	} else {
 		e->arrivals = true;
+		e->seq_ok = false;
 		mark_dirty(e, h->res, h->nres);
 	}
 	x->inherit = 0.0;
@@ -538,15 +580,28 @@ static void deactivate(struct eng *e, uint32_t xi)
 	mark_dirty(e, h->res, h->nres);
 	for (uint32_t k = 0; k < h->nres; k++)
 		e->rs[h->res[k]].load -= h->rate;
+	if (e->seq_ok) {
+		/* the last full pass holds up to this flow's bottleneck */
+		const struct res *b = NULL;
+		for (uint32_t k = 0; k < h->nres; k++) {
+			const struct res *r = &e->rs[h->res[k]];
+			if (r->popn > e->seq_p0 && (!b || r->popn < b->popn))
+				b = r;
+		}
+		if (!b)
+			e->seq_ok = false;
+		else if (b->seqi < e->seq_cut)
+			e->seq_cut = b->seqi;
+	}
 	for (uint32_t k = 0; k < h->nres; k++) {
 		uint32_t ri = h->res[k];
 		struct res *r = &e->rs[ri];
 		uint32_t slot = x->pos[k];
-		uint32_t mpos = e->lists[r->l0 + --r->n];
+		uint32_t mpos = e->lists[r->l0 + --r->n].pos;
 		if (mpos != pos) {
 			const struct hot *m = &e->hot[mpos];
 			struct xf *mx = &e->xs[m->x];
-			e->lists[r->l0 + slot] = mpos;
+			e->lists[r->l0 + slot] = e->lists[r->l0 + r->n];
 			for (uint32_t j = 0; j < m->nres; j++)
 				if (m->res[j] == ri)
 					mx->pos[j] = slot;
@@ -559,7 +614,7 @@ static void deactivate(struct eng *e, uint32_t xi)
 		mx = &e->xs[e->hot[pos].x];
 		mx->apos = pos;
 		for (uint32_t k = 0; k < e->hot[pos].nres; k++)
-			e->lists[e->rs[e->hot[pos].res[k]].l0 + mx->pos[k]] = pos;
+			e->lists[e->rs[e->hot[pos].res[k]].l0 + mx->pos[k]].pos = pos;
 	}
 	x->state = X_IDLE;
 }
@@ -714,25 +769,24 @@ static bool collect_component(struct eng *e, uint32_t *nf, uint32_t *nrc)
 	}
 	for (uint32_t i = 0; i < r; i++) {
 		const struct res *rs = &e->rs[e->cres[i]];
-		const uint32_t *l = e->lists + rs->l0;
+		const struct slot *l = e->lists + rs->l0;
 		for (uint32_t j = 0; j < rs->n; j++) {
-			struct hot *h = &e->hot[l[j]];
-			if (h->seen == e->stamp)
-				continue;
-			h->seen = e->stamp;
-			if (f == limit) {
-				/* a few changes reaching this far: one big
-				 * component (fanout), not many small ones */
-				if (e->ndirty <= 8)
-					e->bfs_skip = 15;
-				return false;
+			/* a flow is taken from the list of its first resource */
+			if (l[j].k == 0) {
+				if (f == limit) {
+					/* a few changes reaching this far: one big
+					 * component (fanout), not many small ones */
+					if (e->ndirty <= 8)
+						e->bfs_skip = 15;
+					return false;
+				}
+				e->cflows[f++] = l[j].pos;
 			}
-			e->cflows[f++] = l[j];
-			for (uint32_t k = 0; k < h->nres; k++) {
-				struct res *r2 = &e->rs[h->res[k]];
+			for (uint32_t k = 0; k < 2 && l[j].o[k] != NO_RES; k++) {
+				struct res *r2 = &e->rs[l[j].o[k]];
 				if (r2->mark != e->stamp) {
 					r2->mark = e->stamp;
-					e->cres[r++] = h->res[k];
+					e->cres[r++] = l[j].o[k];
 				}
 			}
 		}
@@ -772,19 +826,18 @@ static int repair(struct eng *e, double t)
 	e->stamp++;
 	for (uint32_t i = 0; i < e->ndirty; i++) {
 		const struct res *rs = &e->rs[e->dirty[i]];
-		const uint32_t *l = e->lists + rs->l0;
+		const struct slot *l = e->lists + rs->l0;
 		for (uint32_t j = 0; j < rs->n; j++) {
-			struct hot *f = &e->hot[l[j]];
-			if (f->seen == e->stamp)
+			if (e->hot[l[j].pos].mark == e->stamp)
 				continue;
-			f->seen = e->stamp;
+			e->hot[l[j].pos].mark = e->stamp;
 			if (nf > e->nactive / 2)
 				return 0;
-			e->cflows[nf++] = l[j];
+			e->cflows[nf++] = l[j].pos;
 		}
 	}
 	e->recomputes++;
-	epoch = (uint32_t)e->recomputes;
+	epoch = ++e->stamp; /* fresh: differs from the marks just made */
 	e->repair_work += nf;
 	/* the sub-problem's resources, their flow counts and free capacity */
 	for (uint32_t i = 0; i < nf; i++) {
@@ -845,11 +898,12 @@ static int repair(struct eng *e, double t)
 		}
 		kv_pop(h);
 		for (uint32_t j = 0; j < r->scnt; j++) {
-			struct hot *f = &e->hot[e->slist[r->sl0 + j]];
-			if (f->epoch == epoch)
+			uint32_t a = e->slist[r->sl0 + j];
+			const struct hot *f = &e->hot[a];
+			if (e->hot[a].mark == epoch)
 				continue;
-			f->epoch = epoch;
-			f->nrate = share;
+			e->hot[a].mark = epoch;
+			e->nrate[a] = share;
 			for (uint32_t k = 0; k < f->nres; k++) {
 				struct res *r2;
 				if (f->res[k] == top.id)
@@ -863,13 +917,14 @@ static int repair(struct eng *e, double t)
 	}
 	for (uint32_t i = 0; i < nf; i++) {
 		struct hot *f = &e->hot[e->cflows[i]];
+		double nrate = e->nrate[e->cflows[i]];
 		f->rem -= f->rate * (t - f->t_upd);
 		if (f->rem < 0.0)
 			f->rem = 0.0;
 		f->t_upd = t;
 		for (uint32_t k = 0; k < f->nres; k++)
-			e->rs[f->res[k]].load += f->nrate - f->rate;
-		f->rate = f->nrate;
+			e->rs[f->res[k]].load += nrate - f->rate;
+		f->rate = nrate;
 		f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
 		ih_update(e, f->x, f->fin);
 	}
@@ -882,13 +937,96 @@ static int repair(struct eng *e, double t)
 	return 1;
 }
 
+/* Freeze resource r at share: its flows not frozen yet (none of their
+ * other resources frozen since pop count p0) take share (flow_rate finds
+ * it), and their other resources lose it.  Returns how many it froze. */
+static uint32_t freeze(struct eng *e, uint32_t rid, double share, uint64_t p0)
+{
+	struct res *r = &e->rs[rid];
+	const struct slot *l = e->lists + r->l0;
+	uint32_t n = r->rcnt;
+
+	r->level = share;
+	r->popn = ++e->npop;
+	r->seqi = e->npopseq;
+	e->popseq[e->npopseq++] = rid;
+	for (uint32_t j = 0; j < r->n; j++) {
+		uint32_t o0 = l[j].o[0], o1 = l[j].o[1];
+		struct res *a, *b;
+		if (o0 == NO_RES)
+			continue;
+		a = &e->rs[o0];
+		if (a->popn > p0)
+			continue;
+		if (o1 != NO_RES) {
+			b = &e->rs[o1];
+			if (b->popn > p0)
+				continue;
+			b->rcap -= share;
+			b->rcnt--;
+			b->touched = true;
+		}
+		a->rcap -= share;
+		a->rcnt--;
+		a->touched = true;
+	}
+	r->rcnt = 0;
+	r->rcap = 0.0;
+	return n;
+}
+
+/* freeze() for a component pass: a few flows, in cache; visiting them
+ * costs less than the bookkeeping of levels.  Frozen flows are marked with
+ * epoch and get their rate in e->nrate. */
+static uint32_t freeze_flows(struct eng *e, uint32_t rid, double share, uint32_t epoch)
+{
+	struct res *r = &e->rs[rid];
+	const struct slot *l = e->lists + r->l0;
+	uint32_t n = r->rcnt;
+
+	for (uint32_t j = 0; j < r->n; j++) {
+		struct hot *f = &e->hot[l[j].pos];
+		if (f->mark == epoch)
+			continue;
+		f->mark = epoch;
+		e->nrate[l[j].pos] = share;
+		for (uint32_t k = 0; k < f->nres; k++) {
+			struct res *r2;
+			if (f->res[k] == rid)
+				continue;
+			r2 = &e->rs[f->res[k]];
+			r2->rcap -= share;
+			r2->rcnt--;
+			r2->touched = true;
+		}
+	}
+	r->rcnt = 0;
+	r->rcap = 0.0;
+	return n;
+}
+
+/* A flow's max-min rate after a pass that started at pop count p0: the
+ * level of the first of its resources the pass froze. */
+static inline double flow_rate(const struct eng *e, const struct hot *f, uint64_t p0)
+{
+	const struct res *best = NULL;
+
+	for (uint32_t k = 0; k < f->nres; k++) {
+		const struct res *r = &e->rs[f->res[k]];
+		if (r->popn > p0 && (!best || r->popn < best->popn))
+			best = r;
+	}
+	return best ? best->level : 0.0;
+}
+
 /* Max-min fair rates (progressive filling) for the changed components at
  * time t (or all active flows), then their finish times into the
  * completion heap. */
 static int recompute(struct eng *e, double t)
 {
 	struct kvheap *h = &e->fill;
-	uint32_t epoch, nf = 0, nrc = 0;
+	uint32_t nf = 0, nrc = 0, unfrozen, replay, epoch;
+	uint64_t p0;
 	bool part, small;
 	int rc;
 
@@ -899,8 +1037,16 @@ static int recompute(struct eng *e, double t)
 		e->repair_work = 0;
 	}
 	e->recomputes++;
-	epoch = (uint32_t)e->recomputes;
+	p0 = e->npop;
 	part = collect_component(e, &nf, &nrc);
+	epoch = ++e->stamp; /* fresh: differs from the search's marks */
+	replay = !part && e->exact && e->seq_ok && !e->arrivals && !e->opts.reference ? e->seq_cut : 0;
+	if (replay > e->npopseq)
+		replay = e->npopseq;
+	e->npopseq = 0;
+	e->seq_cut = UINT32_MAX;
+	e->seq_ok = !part && e->exact;
+	e->seq_p0 = p0;
 	for (uint32_t i = 0; i < e->ndirty; i++)
 		e->rs[e->dirty[i]].dirty = false;
 	e->ndirty = 0;
@@ -927,10 +1073,22 @@ static int recompute(struct eng *e, double t)
 		r->rcap = r->cap;
 		r->rcnt = r->n;
 	}
-	for (uint32_t i = 0; i < nrc; i++) {
+	/* the steps of the last full pass before the earliest completed
+	 * flow's bottleneck happen again, identically (the resources such a
+	 * flow used only gain share: one flow fewer, less incast), at the
+	 * levels they had: no search for them */
+	unfrozen = part ? nf : e->nactive;
+	for (uint32_t i = 0; i < replay && unfrozen; i++) {
+		uint32_t rid = e->popseq[i];
+		unfrozen -= freeze(e, rid, e->rs[rid].level, p0);
+		e->replayed++;
+	}
+	for (uint32_t i = 0; i < nrc && unfrozen; i++) {
 		struct res *r = &e->rs[e->cres[i]];
-		if (r->n && r->rcnt)
+		if (r->n && r->rcnt) {
 			h->a[h->n++] = (struct kv){ (r->rcap > 0.0 ? r->rcap : 0.0) / r->rcnt, e->cres[i] };
+			r->touched = false;
+		}
 	}
 	/* a few resources (a server's redistribution, a one-to-one stage's
 	 * pair): scan for the bottleneck; many: the lazy heap */
@@ -939,31 +1097,33 @@ static int recompute(struct eng *e, double t)
 		kv_heapify(h);
 	for (;;) {
 		struct res *r;
-		const uint32_t *l;
 		uint32_t rid;
 		double share;
 
 		if (small) {
-			size_t best = SIZE_MAX, k = 0;
+			size_t k = 0;
+			struct kv best = { INF_TIME, UINT32_MAX };
 			for (size_t i = 0; i < h->n; i++) {
-				const struct res *c = &e->rs[h->a[i].id];
-				double sh;
+				struct kv v = h->a[i];
+				struct res *c = &e->rs[v.id];
 				if (c->rcnt == 0)
 					continue;
-				h->a[k] = h->a[i];
-				sh = (c->rcap > 0.0 ? c->rcap : 0.0) / c->rcnt;
-				if (sh < h->a[k].k)
-					sh = h->a[k].k; /* shares never decrease; rounding only */
-				h->a[k].k = sh;
-				if (best == SIZE_MAX || kv_less(&h->a[k], &h->a[best]))
-					best = k;
-				k++;
+				if (c->touched) {
+					/* (an untouched share is what it was) */
+					double sh = (c->rcap > 0.0 ? c->rcap : 0.0) / c->rcnt;
+					if (sh > v.k)
+						v.k = sh; /* shares never decrease; rounding only */
+					c->touched = false;
+				}
+				h->a[k++] = v;
+				if (v.k < best.k || (v.k == best.k && v.id < best.id))
+					best = v;
 			}
 			h->n = k;
-			if (best == SIZE_MAX)
+			if (best.id == UINT32_MAX)
 				break;
-			rid = h->a[best].id;
-			share = h->a[best].k;
+			rid = best.id;
+			share = best.k;
 		} else {
 			struct kv top;
 			if (!h->n)
@@ -986,25 +1146,11 @@ static int recompute(struct eng *e, double t)
 			kv_pop(h);
 			rid = top.id;
 		}
-		r = &e->rs[rid];
-		l = e->lists + r->l0;
-		for (uint32_t j = 0; j < r->n; j++) {
-			struct hot *f = &e->hot[l[j]];
-			if (f->epoch == epoch)
-				continue;
-			f->epoch = epoch;
-			f->nrate = share;
-			for (uint32_t k = 0; k < f->nres; k++) {
-				struct res *r2;
-				if (f->res[k] == rid)
-					continue; /* r itself is done below */
-				r2 = &e->rs[f->res[k]];
-				r2->rcap -= share;
-				r2->rcnt--;
-			}
-		}
-		r->rcnt = 0;
-		r->rcap = 0.0;
+		/* a flow's rate is the level of its first resource to
+		 * freeze (flow_rate) */
+		unfrozen -= part ? freeze_flows(e, rid, share, epoch) : freeze(e, rid, share, p0);
+		if (unfrozen == 0)
+			break; /* the resources left have no flow to freeze */
 	}
 	/* advance each reallocated flow to t under its old rate, then its
 	 * finish time under the new one */
@@ -1025,7 +1171,7 @@ static int recompute(struct eng *e, double t)
 			if (f->rem < 0.0)
 				f->rem = 0.0;
 			f->t_upd = t;
-			f->rate = f->nrate;
+			f->rate = flow_rate(e, f, p0);
 			f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
 			if (f->fin > lim)
 				continue;
@@ -1050,14 +1196,16 @@ static int recompute(struct eng *e, double t)
 		return 0;
 	}
 	for (uint32_t i = 0; i < nf; i++) {
-		struct hot *f = &e->hot[part ? e->cflows[i] : i];
-		if (part && f->nrate == f->rate)
+		uint32_t a = part ? e->cflows[i] : i;
+		struct hot *f = &e->hot[a];
+		double nrate = part ? e->nrate[a] : flow_rate(e, f, p0);
+		if (part && nrate == f->rate)
 			continue; /* same rate: its finish time and heap entry hold */
 		f->rem -= f->rate * (t - f->t_upd);
 		if (f->rem < 0.0)
 			f->rem = 0.0;
 		f->t_upd = t;
-		f->rate = f->nrate;
+		f->rate = nrate;
 		f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
 		if (part)
 			ih_update(e, f->x, f->fin);
@@ -1232,6 +1380,7 @@ static int build_transfers(struct eng *e, struct fast_err *err)
 	e->xs = fast_calloc(e->nx ? e->nx : 1, sizeof *e->xs);
 	e->fl = fast_calloc(e->nx ? e->nx : 1, sizeof *e->fl);
 	e->hot = fast_calloc(e->nx ? e->nx : 1, sizeof *e->hot);
+	e->nrate = fast_calloc(e->nx ? e->nx : 1, sizeof *e->nrate);
 	e->cflows = fast_calloc(e->nx ? e->nx : 1, sizeof *e->cflows);
 	e->cres = fast_calloc(e->nr ? e->nr : 1, sizeof *e->cres);
 	e->dirty = fast_calloc(e->nr ? e->nr : 1, sizeof *e->dirty);
@@ -1239,7 +1388,7 @@ static int build_transfers(struct eng *e, struct fast_err *err)
 	e->due = fast_calloc(e->nx ? e->nx : 1, sizeof *e->due);
 	e->hpos = fast_calloc(e->nx ? e->nx : 1, sizeof *e->hpos);
 	cnt = fast_calloc(e->nr + 1, sizeof *cnt);
-	if (!e->xs || !e->fl || !e->hot || !e->cflows || !e->cres || !e->dirty || !e->slist || !e->due || !e->hpos || !cnt) {
+	if (!e->xs || !e->fl || !e->hot || !e->nrate || !e->cflows || !e->cres || !e->dirty || !e->slist || !e->due || !e->hpos || !cnt) {
 		free(cnt);
 		return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory for %u transfers", e->nx);
 	}
@@ -1287,7 +1436,8 @@ static int build_transfers(struct eng *e, struct fast_err *err)
 		}
 	}
 	e->lists = fast_calloc(total ? total : 1, sizeof *e->lists);
-	if (!e->lists) {
+	e->popseq = fast_calloc(e->nr ? e->nr : 1, sizeof *e->popseq);
+	if (!e->lists || !e->popseq) {
 		free(cnt);
 		return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory");
 	}
@@ -1478,7 +1628,9 @@ static void eng_free(struct eng *e)
 	free(e->rs);
 	free(e->rinfo);
 	free(e->lists);
+	free(e->popseq);
 	free(e->hot);
+	free(e->nrate);
 	free(e->cflows);
 	free(e->cres);
 	free(e->dirty);
@@ -1625,6 +1777,7 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
 	r.events = e.events;
 	r.recomputes = e.recomputes;
 	r.full_allocs = e.full_allocs;
+	r.replayed = e.replayed;
 	if (o.timeline && (rc = build_timeline(&e, &r, err)) < 0)
 		goto fail;
 	r.wall_s = fast_now() - t0;

@@ -122,6 +122,8 @@ struct fast_sim_result {
 	uint64_t events;           /* distinct event times */
 	uint64_t recomputes;       /* max-min allocations computed */
 	uint64_t full_allocs;      /* of which over all active flows */
+	uint64_t replayed;         /* resources frozen again by replaying the
+	                            * valid prefix of the last full pass */
 	double wall_s;             /* time spent in fast_sim_run */
 	size_t nact;
 	struct fast_sim_activity *act; /* only with opts.timeline */
