@@ -19,7 +19,9 @@
  * bytes; S[A][B] = t.
  *
  * Stages (steps 4-6): the terms of the decomposition (exact, or the
- * alpha-aware choice of bvn.c), put in the requested order and trimmed: a
+ * alpha-aware choice of bvn.c), put in the requested order (with
+ * balance=jit, the long term needing the least balancing first: see
+ * first_least_balancing()) and trimmed: a
  * stage's budget is the most any of its lanes still holds when it runs
  * (never less than the padding-free need, so every byte still goes), and
  * terms that carry nothing -- all-idle padding -- are dropped.  The local
@@ -533,6 +535,57 @@ static int split_tail(struct fast_bvn *bv, const struct fast_topo *topo, struct 
 	return 0;
 }
 
+/* balance=jit: stage 1 waits for the balancing of its tiles with every
+ * NIC idle, while later stages' balancing hides behind stage 1.  So among
+ * the terms within a quarter of the largest weight (a stage long enough
+ * to hide the rest), the one whose tiles need the least balancing goes
+ * first -- cost: the largest excess of one GPU over its lane target, the
+ * longest handover -- and the others keep their order.  Measured over
+ * seeds 1-3 of random and Zipf traffic at 4, 8 and 16 servers: FAST/LP
+ * 1.061 -> 1.057 on h200 (4x8 Zipf seed 1: 1.079 -> 1.059), 1.029 ->
+ * 1.027 on mi300x-100g; 3 of 36 cases worse by at most 0.002. */
+static int first_least_balancing(struct builder *bd, struct fast_bvn *bv)
+{
+	uint32_t N = bd->N, G = bd->G, best = 0, *row;
+	uint64_t best_cost = UINT64_MAX, wmax = 0, w;
+
+	for (uint32_t k = 0; k < bv->nterms; k++)
+		if (bv->weight[k] > wmax)
+			wmax = bv->weight[k];
+	for (uint32_t k = 0; k < bv->nterms; k++) {
+		uint64_t cost = 0;
+		if (bv->weight[k] < wmax - wmax / 4)
+			continue;
+		for (uint32_t a = 0; a < N; a++) {
+			uint32_t b = bv->perm[(size_t)k * N + a];
+			uint64_t t = bd->S[(size_t)a * N + b];
+			const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
+			if (b == a)
+				continue;
+			for (uint32_t i = 0; i < G; i++)
+				if (r[i] > t && r[i] - t > cost)
+					cost = r[i] - t;
+		}
+		if (cost < best_cost) {
+			best_cost = cost;
+			best = k;
+		}
+	}
+	if (best == 0)
+		return 0;
+	row = fast_calloc(N, sizeof *row);
+	if (!row)
+		return oom(bd, "stage order");
+	memcpy(row, bv->perm + (size_t)best * N, N * sizeof *row);
+	memmove(bv->perm + N, bv->perm, (size_t)best * N * sizeof *bv->perm);
+	memcpy(bv->perm, row, N * sizeof *row);
+	w = bv->weight[best];
+	memmove(bv->weight + 1, bv->weight, best * sizeof *bv->weight);
+	bv->weight[0] = w;
+	free(row);
+	return 0;
+}
+
 /* Decompose the server matrix as the options say, ordered and trimmed. */
 static int decompose(struct builder *bd, const struct fast_topo *topo,
 		     const struct fast_algo_opts *o, struct fast_bvn *bv, uint64_t *quantum)
@@ -561,6 +614,10 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 								       : FAST_BVN_AS_FOUND,
 			   bd->err);
 	if (rc < 0) {
+		fast_bvn_free(bv);
+		return rc;
+	}
+	if (bd->jit && (rc = first_least_balancing(bd, bv)) < 0) {
 		fast_bvn_free(bv);
 		return rc;
 	}

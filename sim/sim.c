@@ -262,9 +262,8 @@ enum xstate { X_IDLE = 0, X_PENDING, X_ACTIVE, X_DONE };
 
 #define NO_RES UINT32_MAX
 
-/* Hot per-transfer fields, touched by every allocation. */
+/* A transfer's resources, set up once. */
 struct flow {
-	double rate, rem, t_upd;
 	uint32_t res[3];
 	uint32_t nres;
 };
@@ -318,24 +317,29 @@ struct slot {
 	uint32_t o[2];
 };
 
+/* When a resource last froze its flows, and at what share: read for every
+ * flow by a full pass, so apart (16 bytes a resource: in L1). */
+struct lvl {
+	uint64_t popn;   /* the popn-th resource frozen (e->npop) ... */
+	double level;    /* ... at this share */
+};
+
 struct res {
-	/* what progressive filling touches, in the first 32 bytes */
+	/* what progressive filling touches, first */
 	double rcap;     /* progressive filling scratch */
 	uint32_t rcnt;
 	uint32_t n;      /* flows in its active list */
-	uint64_t popn;   /* the popn-th resource frozen (e->npop) ... */
-	double level;    /* ... at this share */
-	uint32_t seqi;   /* its index in e->popseq */
+	uint32_t l0;     /* list storage offset */
 	bool touched;    /* rcap/rcnt changed since its share was computed */
+	bool dirty;      /* in e->dirty: changed since the last allocation */
+	bool ingress_nic;
+	uint32_t mark;   /* == e->stamp once visited by collect_component */
+	uint32_t seqi;   /* its index in e->popseq */
 	double base;     /* effective capacity */
 	double cap;      /* after incast at the last allocation */
 	double freed;    /* capacity gained since the last allocation */
 	double load;     /* scalable mode: sum of its active flows' rates */
-	uint32_t l0;     /* list storage offset */
-	uint32_t mark;   /* == e->stamp once visited by collect_component */
 	uint32_t scnt, sl0; /* scalable repair: sub-problem list */
-	bool dirty;      /* in e->dirty: changed since the last allocation */
-	bool ingress_nic;
 };
 
 struct eng {
@@ -358,6 +362,7 @@ struct eng {
 	struct fast_sim_res *rinfo;
 	struct slot *lists;
 	uint64_t npop, replayed;
+	struct lvl *lv;    /* by resource */
 	/* exact mode: the resources the last full pass froze, in order; its
 	 * first seq_cut steps still hold (seq_ok: no arrival since, only
 	 * completions of flows whose bottleneck came at seq_cut or later) */
@@ -582,16 +587,16 @@ static void deactivate(struct eng *e, uint32_t xi)
 		e->rs[h->res[k]].load -= h->rate;
 	if (e->seq_ok) {
 		/* the last full pass holds up to this flow's bottleneck */
-		const struct res *b = NULL;
+		const uint32_t *b = NULL;
 		for (uint32_t k = 0; k < h->nres; k++) {
-			const struct res *r = &e->rs[h->res[k]];
-			if (r->popn > e->seq_p0 && (!b || r->popn < b->popn))
-				b = r;
+			const struct lvl *r = &e->lv[h->res[k]];
+			if (r->popn > e->seq_p0 && (!b || r->popn < e->lv[*b].popn))
+				b = &h->res[k];
 		}
 		if (!b)
 			e->seq_ok = false;
-		else if (b->seqi < e->seq_cut)
-			e->seq_cut = b->seqi;
+		else if (e->rs[*b].seqi < e->seq_cut)
+			e->seq_cut = e->rs[*b].seqi;
 	}
 	for (uint32_t k = 0; k < h->nres; k++) {
 		uint32_t ri = h->res[k];
@@ -946,8 +951,8 @@ static uint32_t freeze(struct eng *e, uint32_t rid, double share, uint64_t p0)
 	const struct slot *l = e->lists + r->l0;
 	uint32_t n = r->rcnt;
 
-	r->level = share;
-	r->popn = ++e->npop;
+	e->lv[rid].level = share;
+	e->lv[rid].popn = ++e->npop;
 	r->seqi = e->npopseq;
 	e->popseq[e->npopseq++] = rid;
 	for (uint32_t j = 0; j < r->n; j++) {
@@ -955,13 +960,13 @@ static uint32_t freeze(struct eng *e, uint32_t rid, double share, uint64_t p0)
 		struct res *a, *b;
 		if (o0 == NO_RES)
 			continue;
-		a = &e->rs[o0];
-		if (a->popn > p0)
+		if (e->lv[o0].popn > p0)
 			continue;
+		a = &e->rs[o0];
 		if (o1 != NO_RES) {
-			b = &e->rs[o1];
-			if (b->popn > p0)
+			if (e->lv[o1].popn > p0)
 				continue;
+			b = &e->rs[o1];
 			b->rcap -= share;
 			b->rcnt--;
 			b->touched = true;
@@ -1009,10 +1014,18 @@ static uint32_t freeze_flows(struct eng *e, uint32_t rid, double share, uint32_t
  * level of the first of its resources the pass froze. */
 static inline double flow_rate(const struct eng *e, const struct hot *f, uint64_t p0)
 {
-	const struct res *best = NULL;
+	const struct lvl *best = NULL;
 
+	if (f->nres == 2) {
+		/* the common case, without branches on which one it is */
+		const struct lvl *x = &e->lv[f->res[0]], *y = &e->lv[f->res[1]];
+		uint64_t px = x->popn > p0 ? x->popn : UINT64_MAX;
+		uint64_t py = y->popn > p0 ? y->popn : UINT64_MAX;
+		double l = px <= py ? x->level : y->level;
+		return (px & py) == UINT64_MAX ? 0.0 : l;
+	}
 	for (uint32_t k = 0; k < f->nres; k++) {
-		const struct res *r = &e->rs[f->res[k]];
+		const struct lvl *r = &e->lv[f->res[k]];
 		if (r->popn > p0 && (!best || r->popn < best->popn))
 			best = r;
 	}
@@ -1080,7 +1093,7 @@ static int recompute(struct eng *e, double t)
 	unfrozen = part ? nf : e->nactive;
 	for (uint32_t i = 0; i < replay && unfrozen; i++) {
 		uint32_t rid = e->popseq[i];
-		unfrozen -= freeze(e, rid, e->rs[rid].level, p0);
+		unfrozen -= freeze(e, rid, e->lv[rid].level, p0);
 		e->replayed++;
 	}
 	for (uint32_t i = 0; i < nrc && unfrozen; i++) {
@@ -1437,7 +1450,8 @@ static int build_transfers(struct eng *e, struct fast_err *err)
 	}
 	e->lists = fast_calloc(total ? total : 1, sizeof *e->lists);
 	e->popseq = fast_calloc(e->nr ? e->nr : 1, sizeof *e->popseq);
-	if (!e->lists || !e->popseq) {
+	e->lv = fast_calloc(e->nr ? e->nr : 1, sizeof *e->lv);
+	if (!e->lists || !e->popseq || !e->lv) {
 		free(cnt);
 		return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory");
 	}
@@ -1629,6 +1643,7 @@ static void eng_free(struct eng *e)
 	free(e->rinfo);
 	free(e->lists);
 	free(e->popseq);
+	free(e->lv);
 	free(e->hot);
 	free(e->nrate);
 	free(e->cflows);

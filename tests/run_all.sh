@@ -13,7 +13,8 @@
 #                        under a limit, no regression against results/gate/
 #   sanitizer       420  ASan+UBSan build: unit suites and golden tests
 #   valgrind        300  golden tests under valgrind memcheck
-#   fuzz            120  fuzz corpus replay (where the fuzz targets exist)
+#   fuzz            200  fuzz corpus replay and 30 s of fuzzing per target
+#                        (where clang is: CI installs it)
 #   gpu             240  CUDA/HIP backends compile and link (where compilers exist)
 #
 # A stage over budget is reported; the run fails only on test failures or
@@ -76,7 +77,7 @@ stage sweep 90 bash tests/sweep/resume.sh "$BIN/fast"
 stage gate 60 bash tests/gate/run.sh "$BIN/fast"
 stage sanitizer 420 san_stage
 stage valgrind 300 valgrind_stage
-stage fuzz 120 optional tests/fuzz/replay.sh
+stage fuzz 200 optional tests/fuzz/replay.sh
 stage gpu 240 optional tests/gpu/compile_check.sh
 
 total=$(( $(date +%s) - total_start ))

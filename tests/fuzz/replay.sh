@@ -4,7 +4,7 @@
 # Builds the libFuzzer targets (tests/fuzz/Makefile: clang, ASan, UBSan),
 # replays every input of tests/fuzz/corpus/<target>/ and
 # tests/fuzz/regress/<target>/ through its target, then fuzzes each target
-# for FUZZ_SECONDS (default 20) starting from the corpus (a scratch copy:
+# for FUZZ_SECONDS (default 30) starting from the corpus (a scratch copy:
 # the repository's corpus is never modified).  Prints, per target, the files
 # replayed, the seconds fuzzed and libFuzzer's final cov/ft.  Exits non-zero
 # on any crash (sanitizer report, failed invariant, timeout over 10 s,
@@ -19,14 +19,14 @@
 #   FUZZ_SECONDS=0 bash tests/fuzz/replay.sh      replay only
 #   FUZZ_TARGETS="plan topo" FUZZ_JOBS=1 FUZZ_SEED=7 bash tests/fuzz/replay.sh
 #
-# Environment: FUZZ_SECONDS (per target, default 20), FUZZ_JOBS (targets
+# Environment: FUZZ_SECONDS (per target, default 30), FUZZ_JOBS (targets
 # fuzzed at once, default 2: CI has 2 cores), FUZZ_TARGETS (default: every
 # tests/fuzz/fuzz_*.c), FUZZ_SEED (libFuzzer -seed, default random),
 # FUZZ_BUILD (build directory, default build-fuzz), FUZZ_CC (clang).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 
-FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 FUZZ_JOBS=${FUZZ_JOBS:-2}
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_SEED=${FUZZ_SEED:-0}
