@@ -819,6 +819,41 @@ static int cmp_redist(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Sort items by (to, dst, seq) as cmp_redist does, in linear time: they
+ * come in seq order, so two stable counting passes (dst, then to) do it.
+ * Returns -1 (items untouched) when out of memory or a GPU is out of
+ * range. */
+static int sort_redist(struct redist_item *items, size_t n, uint32_t ng)
+{
+	struct redist_item *tmp = fast_calloc(n, sizeof *tmp);
+	uint32_t *cnt = fast_calloc((size_t)ng + 1, sizeof *cnt);
+	int rc = -1;
+
+	if (!tmp || !cnt)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (items[i].to >= ng || items[i].dst >= ng)
+			goto out;
+	for (size_t i = 0; i < n; i++)
+		cnt[items[i].dst + 1]++;
+	for (uint32_t g = 0; g < ng; g++)
+		cnt[g + 1] += cnt[g];
+	for (size_t i = 0; i < n; i++)
+		tmp[cnt[items[i].dst]++] = items[i];
+	memset(cnt, 0, ((size_t)ng + 1) * sizeof *cnt);
+	for (size_t i = 0; i < n; i++)
+		cnt[tmp[i].to + 1]++;
+	for (uint32_t g = 0; g < ng; g++)
+		cnt[g + 1] += cnt[g];
+	for (size_t i = 0; i < n; i++)
+		items[cnt[tmp[i].to]++] = tmp[i];
+	rc = 0;
+out:
+	free(tmp);
+	free(cnt);
+	return rc;
+}
+
 /* The implied redistribution of a rail stage: each receiving GPU forwards
  * every piece whose orig dst is another GPU, one transfer per (receiver,
  * dst) pair ordered by receiver then dst, pieces in arrival order. */
@@ -849,8 +884,8 @@ static int expand_redist(const struct fast_plan *scratch, uint32_t sstep, struct
 			n++;
 		}
 	}
-	if (n > 1)
-		qsort(items, n, sizeof *items, cmp_redist);
+	if (n > 1 && sort_redist(items, n, scratch->servers * scratch->gpus) < 0)
+		qsort(items, n, sizeof *items, cmp_redist); /* (no memory: in place) */
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const struct fast_piece *pc = &scratch->pieces[items[i].piece];
 		if (i == 0 || items[i].to != items[i - 1].to || items[i].dst != items[i - 1].dst)
