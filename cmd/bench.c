@@ -68,6 +68,7 @@ static int run(int argc, char **argv)
 {
 	struct bench_opts o = { false, false, false };
 	struct cli_scan s;
+	int end;
 	const char *what;
 	int worst = 0, n = 0;
 
@@ -86,10 +87,8 @@ static int run(int argc, char **argv)
 		}
 		return cli_unknown(&s);
 	}
-	if (s.help)
-		return 0;
-	if (s.failed)
-		return 2;
+	if ((end = cli_end(&s, true)) >= 0)
+		return end;
 	if (s.npos != 1)
 		return cli_usage_error("bench", "give one section: plan, bound, sim or all");
 	what = s.pos[0];

@@ -117,12 +117,8 @@ static int run(int argc, char **argv)
 		}
 		return cli_unknown(&s);
 	}
-	if (s.failed)
-		return 2;
-	if (s.help)
-		return 0;
-	if (s.npos)
-		return cli_usage_error("bound", "unexpected argument '%.60s'", s.pos[0]);
+	if ((rc = cli_end(&s, false)) >= 0)
+		return rc;
 	if (in.plan_path)
 		return cli_usage_error("bound", "--plan is not used: a bound holds for every plan");
 	if (!in.traffic_path)

@@ -101,12 +101,8 @@ static int run(int argc, char **argv)
 		}
 		return cli_unknown(&s);
 	}
-	if (s.failed)
-		return 2;
-	if (s.help)
-		return 0;
-	if (s.npos)
-		return cli_usage_error("calibrate", "unexpected argument '%.60s'", s.pos[0]);
+	if ((rc = cli_end(&s, false)) >= 0)
+		return rc;
 	if (nsrc == 0)
 		return cli_usage_error("calibrate",
 				       "no measurements: give --up-sendrecv, --out-sendrecv, --out-alltoall or --fast-run");

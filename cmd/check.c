@@ -83,10 +83,8 @@ static int run(int argc, char **argv)
 	}
 	if (s.help)
 		return 0;
-	if (s.failed)
-		return 2;
-	if (s.npos)
-		return cli_usage_error("check", "unexpected argument '%.60s'", s.pos[0]);
+	if ((rc = cli_end(&s, false)) >= 0)
+		return rc;
 	if (in.out_path)
 		return cli_usage_error("check", "-o does not apply here");
 	if (!in.plan_path)

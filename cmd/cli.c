@@ -194,6 +194,17 @@ int cli_unknown(struct cli_scan *s)
 	return cli_usage_error(cmdname(s), "unknown option '%.60s'", s->arg);
 }
 
+int cli_end(const struct cli_scan *s, bool positionals)
+{
+	if (s->failed)
+		return 2;
+	if (s->help)
+		return 0;
+	if (!positionals && s->npos)
+		return cli_usage_error(cmdname(s), "unexpected argument '%.60s'", s->pos[0]);
+	return -1;
+}
+
 void cli_inputs_init(struct cli_inputs *in)
 {
 	memset(in, 0, sizeof *in);

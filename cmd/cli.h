@@ -60,6 +60,10 @@ bool cli_size(struct cli_scan *s, const char *name, uint64_t *out); /* 64M, 1GiB
 bool cli_double(struct cli_scan *s, const char *name, double min, double max, double *out);
 /* Report "unknown option" and return 2. */
 int cli_unknown(struct cli_scan *s);
+/* After the option loop: the exit status when the command ends here (2
+ * after a usage error, 0 after --help, 2 with a message for a word that is
+ * not an option when the command takes none), else -1: go on. */
+int cli_end(const struct cli_scan *s, bool positionals);
 /* Report a usage error (one line + short usage on stderr); returns 2. */
 int cli_usage_error(const char *cmdname, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

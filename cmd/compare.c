@@ -224,12 +224,8 @@ static int run(int argc, char **argv)
 		}
 		return cli_unknown(&s);
 	}
-	if (s.failed)
-		return 2;
-	if (s.help)
-		return 0;
-	if (s.npos)
-		return cli_usage_error("compare", "unexpected argument '%.60s'", s.pos[0]);
+	if ((rc = cli_end(&s, false)) >= 0)
+		return rc;
 	if (o.in.plan_path)
 		return cli_usage_error("compare", "--plan does not apply: compare compiles the traffic");
 	if (o.csv && o.in.json)

@@ -86,12 +86,8 @@ static int run(int argc, char **argv)
 		}
 		return cli_unknown(&s);
 	}
-	if (s.failed)
-		return 2;
-	if (s.help)
-		return 0;
-	if (s.npos)
-		return cli_usage_error("export", "unexpected argument '%.60s'", s.pos[0]);
+	if ((rc = cli_end(&s, false)) >= 0)
+		return rc;
 	if (strcmp(format, "msccl") != 0)
 		return cli_usage_error("export", "--format: unknown format '%.40s' (known: msccl)", format);
 	if (!in.plan_path)

@@ -275,12 +275,8 @@ static int run(int argc, char **argv)
 			continue;
 		return cli_unknown(&s);
 	}
-	if (s.failed)
-		return 2;
-	if (s.help)
-		return 0;
-	if (s.npos)
-		return cli_usage_error("gate", "unexpected argument '%.60s'", s.pos[0]);
+	if ((rc = cli_end(&s, false)) >= 0)
+		return rc;
 	if (max_ratio == 0)
 		return cli_usage_error("gate", "--max-ratio R is required");
 	if (!in.traffic_path)

@@ -66,12 +66,8 @@ static int gen_main(int argc, char **argv)
 		}
 		return cli_unknown(&s);
 	}
-	if (s.failed)
-		return 2;
-	if (s.help)
-		return 0;
-	if (s.npos)
-		return cli_usage_error("gen", "unexpected argument '%.40s'", s.pos[0]);
+	if ((rc = cli_end(&s, false)) >= 0)
+		return rc;
 	if (!pattern)
 		return cli_usage_error("gen", "--pattern is required (uniform, random, zipf, hotspot, moe)");
 	if (fast_gen_pattern_parse(pattern, &o.pattern, &err) < 0)

@@ -100,10 +100,8 @@ static int run(int argc, char **argv)
 	}
 	if (s.help)
 		return 0;
-	if (s.failed)
-		return 2;
-	if (s.npos)
-		return cli_usage_error("inspect", "unexpected argument '%.60s'", s.pos[0]);
+	if ((rc = cli_end(&s, false)) >= 0)
+		return rc;
 	if (in.topo_path || in.preset || in.traffic_path || in.out_path)
 		return cli_usage_error("inspect", "--topo, --preset, --traffic and -o do not apply here");
 	if ((rc = cli_load_plans(&in, &ps)) != 0)

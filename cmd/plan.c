@@ -118,10 +118,8 @@ static int run(int argc, char **argv)
 	}
 	if (s.help)
 		return 0;
-	if (s.failed)
-		return 2;
-	if (s.npos)
-		return cli_usage_error("plan", "unexpected argument '%.60s'", s.pos[0]);
+	if ((rc = cli_end(&s, false)) >= 0)
+		return rc;
 	if (in.plan_path)
 		return cli_usage_error("plan", "--plan does not apply here (plan writes one: -o)");
 	if (!fast_algo_known(algo))

@@ -76,6 +76,7 @@ struct opts {
 static int parse(int argc, char **argv, struct opts *o, bool *help)
 {
 	struct cli_scan s;
+	int end;
 	uint32_t dev = UINT32_MAX;
 	bool have_b = false, have_e = false, have_f = false;
 
@@ -109,12 +110,8 @@ static int parse(int argc, char **argv, struct opts *o, bool *help)
 		return cli_unknown(&s);
 	}
 	*help = s.help;
-	if (s.failed)
-		return 2;
-	if (s.help)
-		return 0;
-	if (s.npos > 0)
-		return cli_usage_error("run", "unexpected argument '%.40s'", s.pos[0]);
+	if ((end = cli_end(&s, false)) >= 0)
+		return end;
 	if (dev != UINT32_MAX)
 		o->device = (int)dev;
 	if (!o->backend)

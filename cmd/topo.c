@@ -37,6 +37,7 @@ static int topo_show(int argc, char **argv)
 {
 	struct cli_inputs in;
 	struct cli_scan s;
+	int end;
 	struct cli_out o;
 	struct fast_topo t;
 	struct fast_err err;
@@ -48,10 +49,8 @@ static int topo_show(int argc, char **argv)
 			continue;
 		return cli_unknown(&s);
 	}
-	if (s.help)
-		return 0;
-	if (s.failed)
-		return 2;
+	if ((end = cli_end(&s, true)) >= 0)
+		return end;
 	if (s.npos > 1)
 		return cli_usage_error("topo", "show takes one FILE (got %d)", s.npos);
 	if (s.npos == 1) {
@@ -115,6 +114,7 @@ static void list_human(void)
 static int topo_list(int argc, char **argv)
 {
 	struct cli_scan s;
+	int end;
 	bool json = false;
 
 	for (cli_begin(&s, argc, argv, "topo"); cli_more(&s);) {
@@ -124,10 +124,8 @@ static int topo_list(int argc, char **argv)
 		}
 		return cli_unknown(&s);
 	}
-	if (s.help)
-		return 0;
-	if (s.failed)
-		return 2;
+	if ((end = cli_end(&s, true)) >= 0)
+		return end;
 	if (s.npos)
 		return cli_usage_error("topo", "list takes no arguments (got '%.40s')", s.pos[0]);
 	if (json)

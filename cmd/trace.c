@@ -83,10 +83,8 @@ static int trace_import(int argc, char **argv)
 		}
 		return cli_unknown(&s);
 	}
-	if (s.failed)
-		return 2;
-	if (s.help)
-		return 0;
+	if ((rc = cli_end(&s, true)) >= 0)
+		return rc;
 	if (s.npos == 0)
 		return cli_usage_error("trace", "an action is required (import)");
 	if (s.npos > 1 || strcmp(s.pos[0], "import") != 0)

@@ -52,6 +52,7 @@ struct args {
 static int parse_args(int argc, char **argv, bool convert, struct args *a)
 {
 	struct cli_scan s;
+	int end;
 
 	memset(a, 0, sizeof *a);
 	cli_inputs_init(&a->in);
@@ -64,8 +65,8 @@ static int parse_args(int argc, char **argv, bool convert, struct args *a)
 	}
 	if (s.help)
 		return -1;
-	if (s.failed)
-		return 2;
+	if ((end = cli_end(&s, true)) >= 0)
+		return end;
 	if (s.npos > 1)
 		return cli_usage_error("traffic", "%s takes one FILE (got %d)", argv[0], s.npos);
 	if (s.npos == 1) {
