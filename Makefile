@@ -1,8 +1,8 @@
 # fast - build, test, bench, demo.
 #
 #   make            build bin/fast (and the executor libraries)
-#   make test       install missing Debian packages, build, run every test stage
-#   make demo       install missing Debian packages, build, run the main study
+#   make test       build, run every test stage (bash scripts/deps.sh first)
+#   make demo       build, run the main study (bash scripts/deps.sh first)
 #   make bench      synthesis / bound / simulator benchmarks
 #   make deps       install the Debian packages the project needs (apt-get)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -166,8 +166,14 @@ $(BIN)/tests/%: tests/unit/%.c $(LIBFAST)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(LIBFAST) -lcunit $(LDLIBS_ALL)
 
+# the option scanner lives in cmd/ (it prints usage errors): its suite links it
+$(BIN)/tests/test_cli: tests/unit/test_cli.c $(BUILD)/cmd/cli.o $(LIBFAST)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/cmd/cli.o $(LIBFAST) -lcunit $(LDLIBS_ALL)
+
 # --- tests --------------------------------------------------------------
-test: deps
+# make test installs nothing: the README's command runs scripts/deps.sh first.
+test:
 	$(MAKE) -j2 all tests-build
 	bash tests/run_all.sh
 
@@ -182,6 +188,16 @@ test-golden: all
 test-mpi: all
 	bash tests/mpi/run.sh $(FAST_BIN)
 
+# single stages of tests/run_all.sh, with its budgets and skip rules
+test-san: all tests-build
+	bash tests/run_all.sh sanitizer
+
+test-valgrind: all
+	bash tests/run_all.sh valgrind
+
+test-gpu:
+	bash tests/run_all.sh gpu
+
 # --- other targets --------------------------------------------------------
 results: all
 	$(MAKE) -C results FAST=$(abspath $(FAST_BIN))
@@ -189,7 +205,7 @@ results: all
 bench: all
 	$(FAST_BIN) bench all
 
-demo: deps
+demo:
 	$(MAKE) -j2 all
 	bash scripts/demo.sh $(FAST_BIN)
 

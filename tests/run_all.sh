@@ -18,31 +18,46 @@
 #   gpu             240  CUDA/HIP backends compile and link (where compilers exist)
 #
 # A stage over budget is reported; the run fails only on test failures or
-# when the whole run passes 25 minutes.
+# when the whole run passes 25 minutes.  A stage whose script exits 77 (the
+# automake convention) skipped: it is counted as skipped, not passed, with
+# the reason it printed ("skipped: ..."); a stage that passed but skipped a
+# part (one of two GPU toolchains) lists that part in the summary.
+#
+#   bash tests/run_all.sh              every stage
+#   bash tests/run_all.sh STAGE...     only these (make test-san = sanitizer)
 set -u
 cd "$(dirname "$0")/.." || exit 2
+only=" $* "
 BUILD=${BUILD:-build}
 BIN=$BUILD/bin
 total_start=$(date +%s)
 pass=0
 fail=0
+skip=0
 summary=()
+stagelog=$(mktemp)
+trap 'rm -f "$stagelog"' EXIT
 
 stage() {
 	local name=$1 budget=$2
 	shift 2
 	local t0 t1 rc
+	[ "$only" = "  " ] || [[ $only == *" $name "* ]] || return 0
 	echo
 	echo "=== stage $name (budget ${budget}s)"
 	t0=$(date +%s)
-	"$@"
-	rc=$?
+	"$@" 2>&1 | tee "$stagelog"
+	rc=${PIPESTATUS[0]}
 	t1=$(date +%s)
-	local took=$((t1 - t0)) note=""
+	local took=$((t1 - t0)) note="" why
 	[ $took -gt "$budget" ] && note=" OVER BUDGET"
-	if [ $rc = 0 ]; then
+	why=$(grep -m3 '^skipped: ' "$stagelog" | sed 's/^skipped: //' | paste -sd ';' -)
+	if [ $rc = 77 ]; then
+		skip=$((skip + 1))
+		summary+=("skip  $name ${took}s/${budget}s$note: ${why:-no reason given}")
+	elif [ $rc = 0 ]; then
 		pass=$((pass + 1))
-		summary+=("ok    $name ${took}s/${budget}s$note")
+		summary+=("ok    $name ${took}s/${budget}s$note${why:+ (skipped: $why)}")
 	else
 		fail=$((fail + 1))
 		summary+=("FAIL  $name ${took}s/${budget}s$note")
@@ -61,11 +76,12 @@ valgrind_stage() {
 }
 
 optional() {
-	# run a stage script if it exists; say so when it does not
+	# run a stage script if it exists; a missing one is a skip, said as such
 	if [ -f "$1" ]; then
 		bash "$@"
 	else
 		echo "skipped: $1 not present"
+		return 77
 	fi
 }
 
@@ -85,5 +101,5 @@ echo
 echo "=== summary (${total}s in all, budget 1500s)"
 printf '%s\n' "${summary[@]}"
 [ $total -gt 1500 ] && { echo "FAIL: the suite took ${total}s, over its 25-minute budget"; fail=$((fail + 1)); }
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]

@@ -13,7 +13,8 @@
 # to tests/fuzz/regress/<target>/ once fixed).
 #
 # Installs nothing: without clang or its libFuzzer runtime it says
-# "skipped: ..." and exits 0 (scripts/deps.sh installs them in CI).
+# "skipped: ..." and exits 77, the suite's "skipped" status (scripts/deps.sh
+# installs them).
 #
 #   bash tests/fuzz/replay.sh
 #   FUZZ_SECONDS=0 bash tests/fuzz/replay.sh      replay only
@@ -48,7 +49,7 @@ if [ -z "$cc" ]; then
 fi
 if [ -z "$cc" ] || ! command -v "$cc" >/dev/null 2>&1; then
 	echo "skipped: clang not found${cc:+ ($cc)} (scripts/deps.sh installs clang-14)"
-	exit 0
+	exit 77
 fi
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/fast-fuzz.XXXXXX") || exit 2
 trap 'rm -rf "$scratch"' EXIT
@@ -59,7 +60,7 @@ if ! "$cc" -fsanitize=fuzzer,address,undefined "$scratch/probe.c" -o "$scratch/p
 	echo "skipped: $cc cannot link -fsanitize=fuzzer,address,undefined" \
 		"(libFuzzer/sanitizer runtime missing: apt-get install libclang-rt-14-dev):"
 	sed 's/^/  /' "$scratch/probe.log" | tail -3
-	exit 0
+	exit 77
 fi
 
 # --- build -------------------------------------------------------------------
