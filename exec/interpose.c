@@ -13,6 +13,13 @@
  *   FAST_BACKEND=host      backend (host; cuda/hip in GPU builds, device buffers)
  *   FAST_MAX_STAGING=BYTES staging cap per rank
  *   FAST_INTERPOSE_VERBOSE=1  say on rank 0 what is intercepted and why not
+ *   FAST_INTERPOSE_QUIET=1    say nothing, not even why every call passes
+ *                          through
+ *
+ * When the interposer cannot work at all (no topology, or one whose N*G is
+ * not the size of MPI_COMM_WORLD: FAST_PRESET without the shape), rank 0
+ * of the first such call says why, once, with the variables that would
+ * fix it: a preloaded interposer that silently does nothing is a trap.
  *
  * A call goes to PMPI_Alltoallv (the MPI library's own) when:
  *   - no topology is configured, or it cannot be loaded (said once);
@@ -42,7 +49,8 @@ static int configured = -1; /* -1 unknown, 0 pass through, 1 topology loaded */
 static struct fast_topo topo;
 static struct fast_exec_opts xopts;
 static char algo[32] = "fast", backend[16] = "host";
-static int verbose;
+static int verbose, quiet;
+static int told; /* the one "passes through because" line was printed */
 static unsigned long n_fast, n_pass;
 static uint64_t n_hits, n_lookups;
 
@@ -65,6 +73,42 @@ static void say(const char *what, const char *arg)
 		fprintf(stderr, "fast interpose: %s%s\n", what, arg);
 }
 
+/* The one line saying why calls pass through, on rank 0 of comm, once per
+ * process, unless FAST_INTERPOSE_QUIET. */
+static void tell_once(MPI_Comm comm, const char *why)
+{
+	int r = 0;
+
+	if (told || quiet)
+		return;
+	told = 1;
+	PMPI_Comm_rank(comm, &r);
+	if (r == 0)
+		fprintf(stderr, "fast interpose: MPI_Alltoallv passes through: %s (FAST_INTERPOSE_QUIET=1 silences this)\n", why);
+}
+
+/* A shape variable: empty or unset is 0 (the preset's default); anything
+ * but a positive integer is refused. */
+static int shape_env(const char *name, uint32_t *out, char *why, size_t nwhy)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+
+	*out = 0;
+	if (!s || !*s)
+		return 0;
+	v = strtoul(s, &end, 10);
+	if (*end || s[0] == '-' || v == 0 || v > UINT32_MAX) {
+		snprintf(why, nwhy, "%s='%.20s' is not a positive integer", name, s);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static char config_why[256]; /* why configure() passes everything through */
+
 static void configure(void)
 {
 	const char *path = getenv("FAST_TOPO"), *preset = getenv("FAST_PRESET");
@@ -74,6 +118,7 @@ static void configure(void)
 	int rc;
 
 	verbose = (s = getenv("FAST_INTERPOSE_VERBOSE")) && *s && strcmp(s, "0") != 0;
+	quiet = (s = getenv("FAST_INTERPOSE_QUIET")) && *s && strcmp(s, "0") != 0;
 	configured = 0;
 	fast_limits_default(&lim);
 	if ((s = getenv("FAST_ALGO")) && *s)
@@ -98,13 +143,13 @@ static void configure(void)
 		rc = fast_topo_load(path, &lim, &topo, &err);
 	} else if (preset && *preset) {
 		uint32_t n = 0, g = 0;
-		if ((s = getenv("FAST_SERVERS")))
-			n = (uint32_t)strtoul(s, NULL, 10);
-		if ((s = getenv("FAST_GPUS")))
-			g = (uint32_t)strtoul(s, NULL, 10);
+		if (shape_env("FAST_SERVERS", &n, config_why, sizeof config_why) < 0 ||
+		    shape_env("FAST_GPUS", &g, config_why, sizeof config_why) < 0)
+			return;
 		rc = fast_topo_preset(preset, n, g, &lim, &topo, &err);
 	} else {
-		say("no FAST_TOPO or FAST_PRESET: MPI_Alltoallv passes through", "");
+		snprintf(config_why, sizeof config_why,
+			 "no topology: set FAST_TOPO=FILE or FAST_PRESET=NAME with FAST_SERVERS and FAST_GPUS");
 		return;
 	}
 	if (rc < 0) {
@@ -160,12 +205,33 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 				      rdispls, recvtype, comm);
 	if (configured < 0)
 		configure();
+	if (configured == 0 && config_why[0])
+		tell_once(comm, config_why);
 	if (configured == 0 || strcmp(algo, "mpi") == 0)
 		return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
 				      rdispls, recvtype, comm);
 	PMPI_Comm_size(comm, &n);
 	if ((uint64_t)n != (uint64_t)topo.servers * topo.gpus) {
-		/* the same on every rank: no agreement needed */
+		/* the same on every rank: no agreement needed.  Said only for a
+		 * communicator as large as the world: smaller ones (one
+		 * server's ranks) passing through is expected. */
+		char why[256];
+		int world = 0;
+
+		PMPI_Comm_size(MPI_COMM_WORLD, &world);
+		if (n != world)
+			;
+		else if (n % (int)topo.gpus == 0)
+			snprintf(why, sizeof why,
+				 "the communicator has %d ranks, the topology %u x %u = %u GPUs (for %d ranks: FAST_SERVERS=%d FAST_GPUS=%u)",
+				 n, topo.servers, topo.gpus, topo.servers * topo.gpus, n,
+				 n / (int)topo.gpus, topo.gpus);
+		else
+			snprintf(why, sizeof why,
+				 "the communicator has %d ranks, the topology %u x %u = %u GPUs (set FAST_SERVERS and FAST_GPUS so that their product is %d)",
+				 n, topo.servers, topo.gpus, topo.servers * topo.gpus, n);
+		if (n == world)
+			tell_once(comm, why);
 		n_pass++;
 		return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
 				      rdispls, recvtype, comm);

@@ -141,6 +141,21 @@ if [ -f "$INTERPOSE" ] && mpicc -O2 -o "$TMP/alltoallv_prog" "$HERE/alltoallv_pr
 			bad "interposer on $1 ranks: calls not intercepted or wrong"
 		fi
 	done
+	# a preloaded interposer that cannot work says why, once, on rank 0
+	# (FAST_PRESET without the shape: 4 x 8 on 8 ranks), unless told quiet
+	for q in 0 1; do
+		env FAST_PRESET=h200 FAST_INTERPOSE_QUIET=$q $MPIRUN -np 8 -x FAST_PRESET \
+			-x FAST_INTERPOSE_QUIET -x LD_PRELOAD="$INTERPOSE" "$TMP/alltoallv_prog" 2 \
+			>"$TMP/out" 2>&1
+		got=$?
+		n=$(grep -c "passes through: the communicator has 8 ranks, the topology 4 x 8 = 32 GPUs (for 8 ranks: FAST_SERVERS=1 FAST_GPUS=8)" "$TMP/out")
+		want=$((1 - q))
+		if [ $got = 0 ] && [ "$n" = $want ] && grep -q "0 wrong elements: OK" "$TMP/out"; then
+			ok "interposer without a shape (quiet=$q): $n line saying why it passes through"
+		else
+			bad "interposer without a shape (quiet=$q): exit $got, $n lines saying why (want $want)"
+		fi
+	done
 else
 	bad "interposer: $INTERPOSE missing or alltoallv_prog does not compile"
 fi
