@@ -225,6 +225,8 @@ static int run(int argc, char **argv)
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
+	if (o.in.out_path)
+		return cli_usage_error("compare", "-o does not apply here (see --svg)");
 	if (o.in.plan_path)
 		return cli_usage_error("compare", "--plan does not apply: compare compiles the traffic");
 	if (o.csv && o.in.json)

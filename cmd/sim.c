@@ -313,6 +313,8 @@ static int run(int argc, char **argv)
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
+	if (o.in.out_path)
+		return cli_usage_error("sim", "-o does not apply here (see --svg and --timeline)");
 	if (!o.in.plan_path && !o.algo)
 		return cli_usage_error("sim", "give --plan FILE, or --traffic FILE with --algo A");
 	if (o.in.plan_path && o.algo)
