@@ -127,19 +127,10 @@ static int run(int argc, char **argv)
 		return rc;
 	if ((rc = cli_load_traffic(&in, &topo, &tr)) != 0)
 		return rc;
-	{
-		const char *inputs[] = { in.topo_path, in.traffic_path, NULL };
-		/* NULL-terminated: a missing --topo ends the list early, so
-		 * put the traffic first when there is no topology file */
-		if (!in.topo_path) {
-			inputs[0] = in.traffic_path;
-			inputs[1] = NULL;
-		}
-		if ((rc = cli_out_open(&out, in.out_path ? in.out_path : "-", inputs)) != 0)
-			goto done;
-		f = out.f;
-		opened = true;
-	}
+	if ((rc = cli_out_open(&out, in.out_path)) != 0)
+		goto done;
+	f = out.f;
+	opened = true;
 
 	if (in.json) {
 		fprintf(f, "{\n  \"topology\": ");

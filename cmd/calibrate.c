@@ -51,6 +51,7 @@ static int load_points(const struct source *s, const struct fast_topo *t, uint32
 	char *text;
 	size_t len;
 
+	cli_input(s->path);
 	if (fast_read_file(s->path, lim->max_file_bytes, &text, &len, &err) < 0)
 		return cli_report(&err);
 	if (fast_calib_parse(text, len, s->path, s->kind, t, ranks, &one, &err) < 0) {
@@ -163,18 +164,10 @@ static int run(int argc, char **argv)
 	if (in.out_path) {
 		struct cli_out o;
 		struct fast_err err;
-		const char *inputs[10];
-		int ni = 0;
-		for (int i = 0; i < nsrc; i++)
-			inputs[ni++] = src[i].path;
-		inputs[ni++] = in.topo_path;
-		inputs[ni] = NULL;
-		if ((rc = cli_out_open(&o, in.out_path, inputs)) != 0)
+		if ((rc = cli_out_open(&o, in.out_path)) != 0)
 			return rc;
-		if (fast_topo_write(&topo, o.f, &err) < 0) {
-			cli_out_abort(&o);
-			return cli_report(&err);
-		}
+		if (fast_topo_write(&topo, o.f, &err) < 0)
+			return cli_out_fail(&o, &err);
 		if ((rc = cli_out_commit(&o)) != 0)
 			return rc;
 	}

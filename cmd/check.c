@@ -143,14 +143,10 @@ static int run(int argc, char **argv)
 	nmat = t.count;
 	fast_planset_free(&ps);
 	fast_traffic_free(&t);
-	rc = cli_stdout_finish();
-	if (rc)
-		return rc;
-	if (failed) {
+	rc = cli_status(failed ? 1 : 0, cli_stdout_finish());
+	if (rc == 1)
 		fprintf(stderr, "fast: check failed: %u of %u plans incorrect\n", failed, nmat);
-		return 1;
-	}
-	return 0;
+	return rc;
 }
 
 const struct cmd fast_cmd_check = { "check", run,

@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,6 +280,7 @@ int cli_load_topo(const struct cli_inputs *in, struct fast_topo *out)
 	if (in->topo_path) {
 		if (in->servers || in->gpus)
 			return cli_usage_error("topo", "--servers/--gpus scale a --preset, not a --topo file");
+		cli_input(in->topo_path);
 		rc = fast_topo_load(in->topo_path, &in->lim, out, &err);
 	} else if (in->preset) {
 		rc = fast_topo_preset(in->preset, in->servers, in->gpus, &in->lim, out, &err);
@@ -295,6 +298,7 @@ int cli_load_traffic(const struct cli_inputs *in, const struct fast_topo *topo,
 
 	if (!in->traffic_path)
 		return cli_fail(FAST_EUSAGE, "no traffic: give --traffic FILE");
+	cli_input(in->traffic_path);
 	if (fast_traffic_load(in->traffic_path, &in->lim, &t, &err) < 0)
 		return cli_report(&err);
 	if (topo && fast_traffic_check_topo(&t, topo, in->traffic_path, &err) < 0) {
@@ -328,99 +332,346 @@ int cli_load_plans(const struct cli_inputs *in, struct fast_planset *out)
 
 	if (!in->plan_path)
 		return cli_fail(FAST_EUSAGE, "no plan: give --plan FILE");
+	cli_input(in->plan_path);
 	if (fast_planset_load(in->plan_path, &in->lim, out, &err) < 0)
 		return cli_report(&err);
 	return 0;
 }
 
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	char ra[PATH_MAX], rb[PATH_MAX];
+/* --- the files a command reads and writes (see cli.h) ------------------ */
 
-	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-	/* the output may not exist yet: compare resolved paths */
-	if (realpath(a, ra) && realpath(b, rb))
-		return strcmp(ra, rb) == 0;
-	return strcmp(a, b) == 0;
+struct known {
+	bool have_id; /* dev/ino of a regular file that existed when recorded */
+	dev_t dev;
+	ino_t ino;
+	char canon[PATH_MAX];
+	char name[PATH_MAX]; /* as the command was given it */
+};
+
+struct known_set {
+	struct known *v;
+	size_t n, cap;
+	bool lost; /* a record was lost to a failed allocation */
+};
+
+/* Process-wide, as a command's files are: the inputs it read and the
+ * outputs it opened. */
+static struct known_set files_read, files_written;
+
+/* The canonical path of a file that may not exist yet: realpath() of it
+ * when it exists, else realpath() of its directory plus its last
+ * component (a dangling symlink is replaced by the rename, so its own
+ * path is the one written).  Falls back to the path as given. */
+static void canon_path(const char *path, char out[PATH_MAX])
+{
+	char dir[PATH_MAX], rdir[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+
+	if (realpath(path, out))
+		return;
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else if (slash == path)
+		snprintf(dir, sizeof dir, "/");
+	else
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+	if (realpath(dir, rdir) &&
+	    snprintf(out, PATH_MAX, "%s/%s", strcmp(rdir, "/") ? rdir : "", base) < PATH_MAX)
+		return;
+	snprintf(out, PATH_MAX, "%s", path);
 }
 
-int cli_out_open(struct cli_out *o, const char *path, const char *const *inputs)
+static void identify(const char *path, struct known *k)
+{
+	struct stat st;
+
+	memset(k, 0, sizeof *k);
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		k->have_id = true;
+		k->dev = st.st_dev;
+		k->ino = st.st_ino;
+	}
+	canon_path(path, k->canon);
+	snprintf(k->name, sizeof k->name, "%s", path);
+}
+
+static void known_add(struct known_set *set, const struct known *k)
+{
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 8;
+		struct known *v = realloc(set->v, cap * sizeof *v);
+		if (!v) {
+			set->lost = true;
+			return;
+		}
+		set->v = v;
+		set->cap = cap;
+	}
+	set->v[set->n++] = *k;
+}
+
+static const struct known *known_find(const struct known_set *set, const struct known *k)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const struct known *x = &set->v[i];
+		if ((x->have_id && k->have_id && x->dev == k->dev && x->ino == k->ino) ||
+		    strcmp(x->canon, k->canon) == 0)
+			return x;
+	}
+	return NULL;
+}
+
+void cli_input(const char *path)
+{
+	struct known k;
+
+	if (!path || !*path)
+		return;
+	identify(path, &k);
+	known_add(&files_read, &k);
+}
+
+/* An output written in place (a device, FIFO or socket) or standard
+ * output: outside the rule. */
+static bool written_in_place(const char *path)
+{
+	struct stat st;
+
+	return !path || strcmp(path, "-") == 0 ||
+	       (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
+}
+
+static int check_known(const char *path, struct known *k)
+{
+	const struct known *x;
+
+	identify(path, k);
+	if (files_read.lost || files_written.lost)
+		return cli_fail(FAST_ENOMEM, "out of memory recording the command's files");
+	if ((x = known_find(&files_read, k)) != NULL) {
+		if (strcmp(x->name, path) == 0)
+			return cli_fail(FAST_EUSAGE, "refusing to write output '%.200s': it is also an input",
+					path);
+		return cli_fail(FAST_EUSAGE,
+				"refusing to write output '%.200s': it is the input '%.200s'", path,
+				x->name);
+	}
+	if ((x = known_find(&files_written, k)) != NULL)
+		return cli_fail(FAST_EUSAGE,
+				"refusing to write output '%.200s': output '%.200s' of this command is the same file",
+				path, x->name);
+	return 0;
+}
+
+int cli_out_check(const char *path)
+{
+	struct known k;
+
+	return written_in_place(path) ? 0 : check_known(path, &k);
+}
+
+/* --- temporary files removed on a signal ---------------------------------
+ * The handler may only make async-signal-safe calls: it unlinks the paths
+ * whose slot is in use and re-raises.  A slot's path is written before it
+ * is marked in use, and both happen with the signals blocked, so the
+ * handler never sees half a path nor misses a file mkstemp() created. */
+
+#define TMP_SLOTS 8
+static char tmp_paths[TMP_SLOTS][4096];
+static volatile sig_atomic_t tmp_used[TMP_SLOTS];
+static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+static void on_signal(int sig)
+{
+	for (int i = 0; i < TMP_SLOTS; i++)
+		if (tmp_used[i])
+			unlink(tmp_paths[i]);
+	/* SA_RESETHAND restored the default action: this kills us once the
+	 * handler returns and the signal is unblocked */
+	raise(sig);
+}
+
+static void install_handlers(void)
+{
+	static bool done;
+	struct sigaction sa, old;
+
+	if (done)
+		return;
+	done = true;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof cleanup_signals / sizeof cleanup_signals[0]; i++) {
+		/* a signal ignored from the start (nohup, a background job)
+		 * stays ignored */
+		if (sigaction(cleanup_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(cleanup_signals[i], &sa, NULL);
+	}
+}
+
+static void block_signals(bool block, sigset_t *saved)
+{
+	sigset_t set;
+
+	if (!block) {
+		sigprocmask(SIG_SETMASK, saved, NULL);
+		return;
+	}
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof cleanup_signals / sizeof cleanup_signals[0]; i++)
+		sigaddset(&set, cleanup_signals[i]);
+	sigprocmask(SIG_BLOCK, &set, saved);
+}
+
+/* Create the temporary file o->tmp (a template) and register it; returns
+ * the fd or -1 with errno set. */
+static int tmp_create(struct cli_out *o)
+{
+	sigset_t saved;
+	int fd, e, slot = -1;
+
+	install_handlers();
+	block_signals(true, &saved);
+	for (int i = 0; i < TMP_SLOTS && slot < 0; i++)
+		if (!tmp_used[i])
+			slot = i;
+	if (slot < 0) {
+		block_signals(false, &saved);
+		errno = EMFILE;
+		return -1;
+	}
+	fd = mkstemp(o->tmp);
+	e = errno;
+	if (fd >= 0) {
+		memcpy(tmp_paths[slot], o->tmp, sizeof o->tmp);
+		tmp_used[slot] = 1;
+		o->slot = slot;
+	}
+	block_signals(false, &saved);
+	errno = e;
+	return fd;
+}
+
+/* Rename (to != NULL) or remove the temporary file and release its slot,
+ * with the signals blocked.  Returns rename()'s result. */
+static int tmp_finish(struct cli_out *o, const char *to)
+{
+	sigset_t saved;
+	int rc = 0, e = 0;
+
+	block_signals(true, &saved);
+	if (to) {
+		rc = rename(o->tmp, to);
+		e = errno;
+		if (rc != 0)
+			unlink(o->tmp);
+	} else {
+		unlink(o->tmp);
+	}
+	if (o->slot >= 0)
+		tmp_used[o->slot] = 0;
+	o->slot = -1;
+	block_signals(false, &saved);
+	errno = e;
+	return rc;
+}
+
+/* --- closed pipes -------------------------------------------------------- */
+
+/* fd is a pipe or socket whose reader has gone (poll() reports an error or
+ * hang-up on a write end then). */
+static bool reader_gone(int fd)
+{
+	struct stat st;
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	if (fd < 0 || fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return false;
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
+}
+
+/* --- outputs ------------------------------------------------------------- */
+
+int cli_out_open(struct cli_out *o, const char *path)
 {
 	const char *slash;
-	int fd;
+	struct known k;
+	struct stat st;
+	int fd, rc;
 
 	memset(o, 0, sizeof *o);
+	o->slot = -1;
 	if (!path || strcmp(path, "-") == 0) {
 		o->f = stdout;
 		o->is_stdout = true;
 		return 0;
 	}
-	for (size_t i = 0; inputs && inputs[i]; i++)
-		if (same_file(path, inputs[i]))
-			return cli_fail(FAST_EUSAGE, "refusing to write output '%.200s': it is also an input",
-					path);
 	if (strlen(path) + 16 >= sizeof o->tmp)
 		return cli_fail(FAST_EUSAGE, "output path too long");
-	{
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return cli_fail(FAST_EUSAGE, "output '%.200s' is a directory", path);
+	snprintf(o->path, sizeof o->path, "%s", path);
+	if (written_in_place(path)) {
 		/* a device, pipe or socket (/dev/full, a FIFO, /dev/stdout) is
 		 * written in place: renaming over it would replace the node */
-		struct stat st;
-		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-			if (S_ISDIR(st.st_mode))
-				return cli_fail(FAST_EUSAGE, "output '%.200s' is a directory", path);
-			o->f = fopen(path, "w");
-			if (!o->f)
-				return cli_fail(FAST_EIO, "cannot open output '%.200s': %s", path,
-						strerror(errno));
-			o->direct = true;
-			snprintf(o->path, sizeof o->path, "%s", path);
-			return 0;
-		}
+		o->f = fopen(path, "w");
+		if (!o->f)
+			return cli_fail(FAST_EIO, "cannot open output '%.200s': %s", path,
+					strerror(errno));
+		o->direct = true;
+		return 0;
 	}
-	snprintf(o->path, sizeof o->path, "%s", path);
+	if ((rc = check_known(path, &k)) != 0)
+		return rc;
 	slash = strrchr(path, '/');
 	if (slash)
 		snprintf(o->tmp, sizeof o->tmp, "%.*s/.%s.XXXXXX", (int)(slash - path), path,
 			 slash + 1);
 	else
 		snprintf(o->tmp, sizeof o->tmp, ".%s.XXXXXX", path);
-	fd = mkstemp(o->tmp);
+	fd = tmp_create(o);
 	if (fd < 0)
 		return cli_fail(FAST_EIO, "cannot create output '%.200s': %s", path, strerror(errno));
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
+		int e = errno;
 		close(fd);
-		unlink(o->tmp);
-		return cli_fail(FAST_EIO, "cannot create output '%.200s': %s", path, strerror(errno));
+		tmp_finish(o, NULL);
+		return cli_fail(FAST_EIO, "cannot create output '%.200s': %s", path, strerror(e));
 	}
+	known_add(&files_written, &k);
 	return 0;
 }
 
 int cli_out_commit(struct cli_out *o)
 {
-	int bad;
+	int bad, e;
 
 	if (o->is_stdout)
 		return cli_stdout_finish();
 	if (o->direct) {
+		bool gone;
 		bad = fflush(o->f) != 0 || ferror(o->f);
-		if (fclose(o->f) != 0)
-			bad = 1;
+		e = errno;
+		gone = bad && reader_gone(fileno(o->f));
+		if (fclose(o->f) != 0 && !bad)
+			bad = 1, e = errno;
 		o->f = NULL;
-		return bad ? cli_fail(FAST_EIO, "writing '%.200s' failed: %s", o->path,
-				      strerror(errno))
-			   : 0;
+		return bad && !gone ? cli_fail(FAST_EIO, "writing '%.200s' failed: %s", o->path,
+					       strerror(e))
+				    : 0;
 	}
 	bad = fflush(o->f) != 0 || ferror(o->f);
-	bad |= fsync(fileno(o->f)) != 0 && errno != EINVAL;
-	if (fclose(o->f) != 0)
-		bad = 1;
+	e = errno;
+	if (!bad && fsync(fileno(o->f)) != 0 && errno != EINVAL)
+		bad = 1, e = errno;
+	if (fclose(o->f) != 0 && !bad)
+		bad = 1, e = errno;
 	o->f = NULL;
 	if (bad) {
-		int e = errno;
-		unlink(o->tmp);
+		tmp_finish(o, NULL);
 		return cli_fail(FAST_EIO, "writing '%.200s' failed: %s", o->path, strerror(e));
 	}
 	/* mkstemp creates 0600: give the file the usual permissions */
@@ -429,12 +680,9 @@ int cli_out_commit(struct cli_out *o)
 		umask(um);
 		chmod(o->tmp, 0666 & ~um);
 	}
-	if (rename(o->tmp, o->path) != 0) {
-		int e = errno;
-		unlink(o->tmp);
+	if (tmp_finish(o, o->path) != 0)
 		return cli_fail(FAST_EIO, "cannot rename output into '%.200s': %s", o->path,
-				strerror(e));
-	}
+				strerror(errno));
 	return 0;
 }
 
@@ -445,12 +693,36 @@ void cli_out_abort(struct cli_out *o)
 	fclose(o->f);
 	o->f = NULL;
 	if (!o->direct)
-		unlink(o->tmp);
+		tmp_finish(o, NULL);
+}
+
+int cli_out_fail(struct cli_out *o, const struct fast_err *err)
+{
+	bool gone = o->f && ferror(o->f) && reader_gone(fileno(o->f));
+
+	cli_out_abort(o);
+	return gone ? 0 : cli_report(err);
 }
 
 int cli_stdout_finish(void)
 {
-	if (fflush(stdout) != 0 || ferror(stdout))
-		return cli_fail(FAST_EIO, "writing to standard output failed: %s", strerror(errno));
-	return 0;
+	static bool reported;
+	int e;
+
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	e = errno;
+	if (reader_gone(STDOUT_FILENO))
+		return 0;
+	if (reported)
+		return 4;
+	reported = true;
+	return cli_fail(FAST_EIO, "writing to standard output failed: %s", strerror(e));
+}
+
+int cli_status(int a, int b)
+{
+	if (a == 0 || (a == 1 && b != 0))
+		return b;
+	return a;
 }

@@ -100,27 +100,71 @@ int cli_report(const struct fast_err *err);
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* --- the files a command reads and writes -------------------------------
+ * One rule for every command and every output option (-o, --svg,
+ * --timeline, --write-baseline, ...): an output may not be a file the
+ * command reads, nor a file another of its outputs writes.  "The same
+ * file" is the same device and inode for a file that exists (so a symlink,
+ * "./x", "d/../x" or a hard link to an input is the same file) or the same
+ * canonical path (realpath() of its directory plus its name) for one that
+ * does not exist yet.  Devices, FIFOs and sockets (/dev/null, /dev/full, a
+ * pipe) are written in place and never refused; "-" is standard output.
+ *
+ * cli_load_topo(), cli_load_traffic() and cli_load_plans() record their
+ * file themselves; a command that reads any other file records it with
+ * cli_input() before it opens its outputs.  The records live until the
+ * process exits. */
+void cli_input(const char *path);
+/* The rule above for one output path, without opening it: 0, or 2 after
+ * printing why it is refused (4 when the records ran out of memory). */
+int cli_out_check(const char *path);
+
 /* --- outputs ------------------------------------------------------------- */
 /* Output to a temporary file in the target's directory, renamed into place
- * on commit; "-" (or NULL path with allow_stdout) is stdout.  Refuses an
- * output path that names one of the inputs (NULL-terminated list). */
+ * on commit; "-" (or a NULL path) is stdout.  The temporary file is
+ * removed on failure and on SIGINT, SIGTERM and SIGHUP (unless the signal
+ * was ignored when the command started, as for a background job): the
+ * handler unlinks it and re-raises the signal with its default action, so
+ * an interrupted command leaves neither a partial output nor a hidden
+ * temporary file. */
 struct cli_out {
 	FILE *f;
 	bool is_stdout;
 	bool direct; /* not a regular file: written in place, no rename */
+	int slot;    /* index of the temporary file in the signal registry */
 	char path[4096];
 	char tmp[4096];
 };
-/* Returns an exit status (0 ok, 2 refused as equal to an input, 4 cannot
- * create) after printing. */
-int cli_out_open(struct cli_out *o, const char *path, const char *const *inputs);
+/* Returns an exit status (0 ok, 2 refused by cli_out_check(), 4 cannot
+ * create) after printing.  A successful open records the path as an
+ * output of the command. */
+int cli_out_open(struct cli_out *o, const char *path);
 /* Flush, check for write errors, rename into place.  A failed write is
  * exit 4 and leaves no file behind. */
 int cli_out_commit(struct cli_out *o);
 /* Remove the temporary file (after a failure). NULL-safe. */
 void cli_out_abort(struct cli_out *o);
+/* Abort o after its writer failed with err and return the exit status:
+ * err's (printed), or 0 quietly when o is a pipe whose reader has gone
+ * (see below). */
+int cli_out_fail(struct cli_out *o, const struct fast_err *err);
 
-/* Check that stdout took everything (exit status 4 if not). */
+/* Check that stdout took everything: 0, or 4 after printing (once).
+ *
+ * A closed pipe is not an error: when standard output (or an output that
+ * is a FIFO) is a pipe whose reader has gone, as in `fast ... | head -1`,
+ * the reader has what it wanted; the command stops quietly and its exit
+ * status is what it would have been otherwise (0 for a command that only
+ * prints), so `set -o pipefail` scripts do not break.  Every other write
+ * failure (a full disk, /dev/full, an I/O error) is exit 4. */
 int cli_stdout_finish(void);
+
+/* --- exit status --------------------------------------------------------- */
+/* The exit status of a command that ended with two statuses a then b (a
+ * check verdict and a write, say): a failure to run, write, read or parse
+ * (2, 3, 4) beats a failed check (1), which beats 0; between two of 2, 3
+ * and 4 the first stands.  So a failing gate whose report cannot be
+ * written exits 4, not 1. */
+int cli_status(int a, int b);
 
 #endif

@@ -131,10 +131,9 @@ static int compare_one(const struct opts *o, const struct fast_topo *t, const ui
 		c[k].time_s = r.time_s;
 		c[k].algbw = r.algbw_GBps;
 		if (so.timeline) {
-			const char *inputs[3] = { o->in.traffic_path, o->in.topo_path, NULL };
 			char title[200];
 			snprintf(title, sizeof title, "fast on %s (%u x %u)", t->name, t->servers, t->gpus);
-			rc = simc_write_svg(o->svg, t, &r, title, inputs);
+			rc = simc_write_svg(o->svg, t, &r, title);
 			if (rc != 0) {
 				fast_sim_result_free(&r);
 				return rc;
@@ -226,6 +225,8 @@ static int run(int argc, char **argv)
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
+	if (o.in.out_path)
+		return cli_usage_error("compare", "-o does not apply here (see --svg)");
 	if (o.in.plan_path)
 		return cli_usage_error("compare", "--plan does not apply: compare compiles the traffic");
 	if (o.csv && o.in.json)

@@ -132,13 +132,11 @@ static int run(int argc, char **argv)
 		goto done;
 	}
 	{
-		const char *inputs[] = { in.plan_path, in.traffic_path, NULL };
 		char cb[32];
-		if ((rc = cli_out_open(&out, in.out_path, inputs)) != 0)
+		if ((rc = cli_out_open(&out, in.out_path)) != 0)
 			goto done;
 		if (fast_msccl_write(&m, out.f, &err) < 0) {
-			cli_out_abort(&out);
-			rc = cli_report(&err);
+			rc = cli_out_fail(&out, &err);
 			goto done;
 		}
 		if ((rc = cli_out_commit(&out)) != 0)

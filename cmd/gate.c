@@ -226,14 +226,13 @@ static void print_json(const struct verdict *v, uint32_t n, double max_ratio, do
 	printf("]}\n");
 }
 
-static int write_baseline(const char *path, const struct verdict *v, uint32_t n,
-			  const char *const *inputs)
+static int write_baseline(const char *path, const struct verdict *v, uint32_t n)
 {
 	struct cli_out out;
 	char line[2048];
 	int rc;
 
-	if ((rc = cli_out_open(&out, path, inputs)) != 0)
+	if ((rc = cli_out_open(&out, path)) != 0)
 		return rc;
 	fputs(sweep_csv_header, out.f);
 	for (uint32_t i = 0; i < n; i++) {
@@ -299,6 +298,7 @@ static int run(int argc, char **argv)
 		return rc;
 	if (in.plan_path && (rc = cli_load_plans(&in, &ps)) != 0)
 		goto out;
+	cli_input(base_path);
 	if (base_path && (rc = baseline_load(base_path, &base)) != 0)
 		goto out;
 	v = fast_calloc(tr.count ? tr.count : 1, sizeof *v);
@@ -381,25 +381,14 @@ static int run(int argc, char **argv)
 		       max_ratio, base_path ? " and no regression over the baseline" : "",
 		       pass ? "PASS" : "FAIL", noff);
 	}
-	if (write_path) {
-		const char *inputs[5] = { NULL };
-		int ni = 0;
-		inputs[ni++] = in.traffic_path;
-		if (in.plan_path)
-			inputs[ni++] = in.plan_path;
-		if (base_path)
-			inputs[ni++] = base_path;
-		if (in.topo_path)
-			inputs[ni++] = in.topo_path;
-		if ((rc = write_baseline(write_path, v, tr.count, inputs)) != 0)
-			goto out;
-	}
 	rc = 0;
 	for (uint32_t i = 0; i < tr.count; i++)
 		if (v[i].failed)
 			rc = 4;
 	if (!rc && !pass)
 		rc = 1;
+	if (write_path)
+		rc = cli_status(rc, write_baseline(write_path, v, tr.count));
 out:
 	free(v);
 	free(base.rows);

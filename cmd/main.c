@@ -41,7 +41,8 @@ int main(int argc, char **argv)
 {
 	const struct cmd *c;
 
-	/* a closed pipe must surface as a failed write (exit 4), not a signal */
+	/* a closed pipe must surface as a failed write, not a signal: it is
+	 * then told from other write failures (see cli_stdout_finish) */
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
@@ -75,8 +76,6 @@ int main(int argc, char **argv)
 	}
 	{
 		int rc = c->fn(argc - 1, argv + 1);
-		if (rc == 0)
-			rc = cli_stdout_finish();
-		return rc;
+		return cli_status(rc, cli_stdout_finish());
 	}
 }

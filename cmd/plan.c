@@ -131,12 +131,9 @@ static int run(int argc, char **argv)
 		return rc;
 	if ((rc = cli_load_traffic(&in, &topo, &t)) != 0)
 		return rc;
-	{
-		const char *inputs[] = { in.topo_path, in.traffic_path, NULL };
-		if ((rc = cli_out_open(&o, in.out_path, inputs)) != 0) {
-			fast_traffic_free(&t);
-			return rc;
-		}
+	if ((rc = cli_out_open(&o, in.out_path)) != 0) {
+		fast_traffic_free(&t);
+		return rc;
 	}
 	ps.plans = fast_calloc(t.count ? t.count : 1, sizeof *ps.plans);
 	if (!ps.plans) {
@@ -163,9 +160,8 @@ static int run(int argc, char **argv)
 	}
 	fast_traffic_free(&t);
 	if (fast_planset_write(&ps, o.f, &err) < 0) {
-		cli_out_abort(&o);
 		fast_planset_free(&ps);
-		return cli_report(&err);
+		return cli_out_fail(&o, &err);
 	}
 	fast_planset_free(&ps);
 	return cli_out_commit(&o);

@@ -201,7 +201,6 @@ static const uint64_t *matrix_for(const struct opts *o, const struct fast_traffi
 static int simulate_all(const struct opts *o, const struct fast_topo *t, struct fast_planset *ps,
 			const struct fast_traffic *tr)
 {
-	const char *inputs[4] = { o->in.plan_path, o->in.traffic_path, o->in.topo_path, NULL };
 	struct fast_sim_opts so = o->so;
 	struct fast_err err;
 	bool first = true;
@@ -240,7 +239,7 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 			print_json(o, t, p, &r, have_bound ? &b : NULL, first);
 		else
 			print_human(o, t, p, &r, have_bound ? &b : NULL, first);
-		if (first && o->timeline && (rc = simc_write_trace(o->timeline, t, &r, inputs)) != 0) {
+		if (first && o->timeline && (rc = simc_write_trace(o->timeline, t, &r)) != 0) {
 			fast_sim_result_free(&r);
 			return rc;
 		}
@@ -248,7 +247,7 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 			char title[320];
 			snprintf(title, sizeof title, "%s on %s (%u x %u), matrix %u (%s)", p->algo, t->name,
 				 t->servers, t->gpus, p->matrix, p->label);
-			if ((rc = simc_write_svg(o->svg, t, &r, title, inputs)) != 0) {
+			if ((rc = simc_write_svg(o->svg, t, &r, title)) != 0) {
 				fast_sim_result_free(&r);
 				return rc;
 			}
@@ -314,6 +313,8 @@ static int run(int argc, char **argv)
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
+	if (o.in.out_path)
+		return cli_usage_error("sim", "-o does not apply here (see --svg and --timeline)");
 	if (!o.in.plan_path && !o.algo)
 		return cli_usage_error("sim", "give --plan FILE, or --traffic FILE with --algo A");
 	if (o.in.plan_path && o.algo)

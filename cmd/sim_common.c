@@ -83,19 +83,16 @@ const char *simc_step_kind(const struct fast_sim_step *s)
 	}
 }
 
-static int write_with(const char *path, const char *const *inputs,
-		      int (*fn)(FILE *f, const void *ctx, struct fast_err *err), const void *ctx)
+static int write_with(const char *path, int (*fn)(FILE *f, const void *ctx, struct fast_err *err), const void *ctx)
 {
 	struct cli_out o;
 	struct fast_err err;
 	int rc;
 
-	if ((rc = cli_out_open(&o, path, inputs)) != 0)
+	if ((rc = cli_out_open(&o, path)) != 0)
 		return rc;
-	if (fn(o.f, ctx, &err) < 0) {
-		cli_out_abort(&o);
-		return cli_report(&err);
-	}
+	if (fn(o.f, ctx, &err) < 0)
+		return cli_out_fail(&o, &err);
 	return cli_out_commit(&o);
 }
 
@@ -118,16 +115,15 @@ static int do_svg(FILE *f, const void *ctx, struct fast_err *err)
 }
 
 int simc_write_trace(const char *path, const struct fast_topo *t,
-		     const struct fast_sim_result *r, const char *const *inputs)
+		     const struct fast_sim_result *r)
 {
 	struct tl_ctx c = { t, r, NULL };
-	return write_with(path, inputs, do_trace, &c);
+	return write_with(path, do_trace, &c);
 }
 
 int simc_write_svg(const char *path, const struct fast_topo *t,
-		   const struct fast_sim_result *r, const char *title,
-		   const char *const *inputs)
+		   const struct fast_sim_result *r, const char *title)
 {
 	struct tl_ctx c = { t, r, title };
-	return write_with(path, inputs, do_svg, &c);
+	return write_with(path, do_svg, &c);
 }

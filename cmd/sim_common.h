@@ -32,13 +32,12 @@ bool simc_sim_option(struct cli_scan *s, struct fast_sim_opts *o);
 /* "1.234 ms", "56.7 us" (ASCII, stable), into buf. */
 const char *simc_time(double s, char *buf, size_t len);
 
-/* Write r's Chrome trace / SVG to path (atomic).  Returns an exit status
- * after printing.  inputs: paths the output may not overwrite. */
+/* Write r's Chrome trace / SVG to path (atomic, by cli_out_open()'s rule
+ * on inputs and outputs).  Returns an exit status after printing. */
 int simc_write_trace(const char *path, const struct fast_topo *t,
-		     const struct fast_sim_result *r, const char *const *inputs);
+		     const struct fast_sim_result *r);
 int simc_write_svg(const char *path, const struct fast_topo *t,
-		   const struct fast_sim_result *r, const char *title,
-		   const char *const *inputs);
+		   const struct fast_sim_result *r, const char *title);
 
 /* Name of a step for tables: "rail", "redist", "up", "out". */
 const char *simc_step_kind(const struct fast_sim_step *s);

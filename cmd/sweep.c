@@ -306,7 +306,7 @@ static int results_sort(const char *path, const struct keymap *km, uint64_t ncas
 		p = nl + 1;
 	}
 	qsort(lines, n, sizeof *lines, cmp_line);
-	if ((rc = cli_out_open(&out, path, NULL)) == 0) {
+	if ((rc = cli_out_open(&out, path)) == 0) {
 		fputs(sweep_csv_header, out.f);
 		for (size_t i = 0; i < n; i++) {
 			if (lines[i].order < ncases)
@@ -676,8 +676,6 @@ static int run(int argc, char **argv)
 		return cli_usage_error("sweep", "-o RESULTS.csv is required");
 	if (out_path && (strcmp(out_path, "-") == 0))
 		return cli_usage_error("sweep", "-o: the results must go to a file (resumable), not stdout");
-	if (out_path && strcmp(out_path, spec_path) == 0)
-		return cli_usage_error("sweep", "refusing to write output '%.200s': it is also an input", out_path);
 
 	if (!list && under_mpirun()) {
 		if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
@@ -710,7 +708,7 @@ static int run(int argc, char **argv)
 		rc = cli_fail(FAST_ENOMEM, "out of memory");
 		goto out;
 	}
-	if (rank == 0)
+	if (rank == 0 && (rc = cli_out_check(out_path)) == 0)
 		rc = results_open(out_path, &km, s.ncases, done, &resumed, &fd);
 	prog.t0 = prog.last = fast_now();
 	prog.tty = isatty(2);

@@ -2,6 +2,7 @@
  * sweep_spec.c - parse and expand a sweep specification (sweep_spec.h).
  */
 #include "sweep_spec.h"
+#include "cli.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -273,6 +274,7 @@ static int parse_topos(struct fast_jctx *c, const struct fast_jv *root, struct s
 			}
 	for (uint32_t i = 0; i < nf; i++) {
 		struct fast_topo t;
+		cli_input(files[i]);
 		if ((rc = fast_topo_load(files[i], &s->lim, &t, c->err)) < 0)
 			return rc;
 		for (uint32_t u = 0; u < (nu ? nu : 1); u++)
@@ -345,6 +347,7 @@ static int parse_trace(struct fast_jctx *c, const struct fast_jv *e, struct swee
 	if (k == s->ntraces) {
 		struct fast_traffic tr;
 		uint32_t n = s->ntraces;
+		cli_input(path);
 		if ((rc = fast_traffic_load(path, &s->lim, &tr, c->err)) < 0)
 			return rc;
 		if ((rc = push((void **)&s->traces, &n, sizeof *s->traces, c->err)) < 0 ||
@@ -638,6 +641,7 @@ int sweep_spec_load(const char *path, struct sweep_spec *out, struct fast_err *e
 
 	memset(&s, 0, sizeof s);
 	fast_limits_default(&s.lim);
+	cli_input(path);
 	if ((rc = fast_read_file(path, UINT64_C(16) << 20, &text, &len, err)) < 0)
 		return rc;
 	if ((rc = fast_json_parse(text, len, path, &doc, err)) < 0)

@@ -64,15 +64,10 @@ static int topo_show(int argc, char **argv)
 		return cli_usage_error("topo", "show needs a topology FILE or --preset NAME");
 	if ((rc = cli_load_topo(&in, &t)) != 0)
 		return rc;
-	{
-		const char *inputs[] = { in.topo_path, NULL };
-		if ((rc = cli_out_open(&o, in.out_path, inputs)) != 0)
-			return rc;
-	}
-	if (fast_topo_write(&t, o.f, &err) < 0) {
-		cli_out_abort(&o);
-		return cli_report(&err);
-	}
+	if ((rc = cli_out_open(&o, in.out_path)) != 0)
+		return rc;
+	if (fast_topo_write(&t, o.f, &err) < 0)
+		return cli_out_fail(&o, &err);
 	return cli_out_commit(&o);
 }
 

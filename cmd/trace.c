@@ -113,15 +113,14 @@ static int trace_import(int argc, char **argv)
 			return cli_usage_error("trace", "%s", err.msg);
 		return cli_report(&err);
 	}
-	rc = cli_out_open(&out, in.out_path, NULL);
+	rc = cli_out_open(&out, in.out_path);
 	if (rc) {
 		fast_traffic_free(&t);
 		return rc;
 	}
 	if (fast_traffic_write(&t, sparse, out.f, &err) < 0) {
-		cli_out_abort(&out);
 		fast_traffic_free(&t);
-		return cli_report(&err);
+		return cli_out_fail(&out, &err);
 	}
 	rc = cli_out_commit(&out);
 	if (rc == 0 && !out.is_stdout)

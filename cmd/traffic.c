@@ -259,21 +259,17 @@ static int traffic_convert(int argc, char **argv)
 				       "--matrix I (%s has %u)",
 				       a.in.traffic_path, count);
 	}
-	{
-		const char *inputs[] = { a.in.traffic_path, a.in.topo_path, NULL };
-		if ((rc = cli_out_open(&o, a.in.out_path, inputs)) != 0) {
-			fast_traffic_free(&t);
-			return rc;
-		}
+	if ((rc = cli_out_open(&o, a.in.out_path)) != 0) {
+		fast_traffic_free(&t);
+		return rc;
 	}
 	if (nccl)
 		rc = fast_traffic_write_nccl(&t, 0, o.f, &changed, &err);
 	else
 		rc = fast_traffic_write(&t, strcmp(a.to, "sparse") == 0, o.f, &err);
 	if (rc < 0) {
-		cli_out_abort(&o);
 		fast_traffic_free(&t);
-		return cli_report(&err);
+		return cli_out_fail(&o, &err);
 	}
 	rc = cli_out_commit(&o);
 	if (rc == 0 && changed)
