@@ -105,6 +105,17 @@ $(BUILD)/gen/cmd_table.h: FORCE
 $(BUILD)/cmd/main.o: $(BUILD)/gen/cmd_table.h
 $(BUILD)/cmd/main.o: CFLAGS_ALL += -I$(BUILD)/gen
 
+# where `make install` puts the shared files (schemas, traces, the MoE data
+# set), compiled into `fast trace import`; regenerated when PREFIX changes
+DATADIR := $(PREFIX)/share/fast
+$(BUILD)/gen/config.h: FORCE
+	@mkdir -p $(@D)
+	@printf '#define FAST_DATADIR "%s"\n' '$(DATADIR)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(BUILD)/cmd/trace.o: $(BUILD)/gen/config.h
+$(BUILD)/cmd/trace.o: CFLAGS_ALL += -I$(BUILD)/gen
+
 .PHONY: FORCE
 FORCE:
 

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Regenerate the converted real MoE traces of this folder from the data set
-# in shared/data/moe (see traces/README.md for what each file is).
+# in data/moe (see traces/README.md for what each file is).
 #
 #   bash traces/import.sh [FAST_BINARY] [DATA_DIR] [OUT_DIR]
 #
-# Run from the repository root.  Defaults: build/bin/fast, ../shared/data/moe,
-# traces.  tests/golden/trace_committed_reproduce checks the files match.
+# Defaults: build/bin/fast, data/moe and traces/ of this checkout, from
+# wherever it is run.  tests/golden/trace_committed_reproduce checks the
+# files match.
 set -eu
-fast=${1:-build/bin/fast}
-data=${2:-../shared/data/moe}
-out=${3:-traces}
+root=$(cd "$(dirname "$0")/.." && pwd)
+fast=${1:-$root/build/bin/fast}
+data=${2:-$root/data/moe}
+out=${3:-$root/traces}
 
 imp() { # name, then trace import options
 	local name=$1
