@@ -33,11 +33,13 @@
 
 #include <mpi.h>
 
-#include "lib/common.h"
-#include "lib/plan.h"
-#include "lib/topo.h"
-#include "lib/algo.h"
-#include "exec/prog.h"
+/* relative to this header, so that the installed tree (include/fast/{lib,
+ * sim,exec}) compiles with -I$PREFIX/include alone */
+#include "../lib/common.h"
+#include "../lib/plan.h"
+#include "../lib/topo.h"
+#include "../lib/algo.h"
+#include "prog.h"
 
 struct fast_backend;
 

@@ -4,12 +4,15 @@
 #
 #   bash traces/import.sh [FAST_BINARY] [DATA_DIR] [OUT_DIR]
 #
-# Defaults: build/bin/fast, data/moe and traces/ of this checkout, from
-# wherever it is run.  tests/golden/trace_committed_reproduce checks the
-# files match.
+# Defaults, from wherever it is run: the checkout's build/bin/fast (or, for
+# the copy `make install` puts in PREFIX/share/fast/traces, PREFIX/bin/fast),
+# and data/moe and traces/ beside this script.
+# tests/golden/trace_committed_reproduce checks the files match.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-fast=${1:-$root/build/bin/fast}
+fast=$root/build/bin/fast
+[ -x "$fast" ] || fast=$root/../../bin/fast
+fast=${1:-$fast}
 data=${2:-$root/data/moe}
 out=${3:-$root/traces}
 
