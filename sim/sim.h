@@ -1,6 +1,6 @@
 /*
  * sim.h - the two-tier flow-level simulator (`fast sim`, `fast compare`;
- * DESIGN.md "Simulator").
+ * docs/DESIGN.md "Simulator").
  *
  * Workload: one plan (any algorithm, compact or explicit) on one topology.
  * The plan is expanded with fast_plan_expand(); every transfer of a step
