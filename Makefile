@@ -71,7 +71,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BIN)/tests/%)
 
 .PHONY: all test test-unit test-golden test-mpi test-san test-valgrind test-gpu \
-        bench demo deps install uninstall clean results
+        bench demo deps install uninstall man clean results
 
 all: $(FAST_BIN) $(LIBFAST)
 
@@ -217,9 +217,12 @@ deps:
 # completion, both generated from the binary's --help text (dist/);
 # share/doc/fast/: README.md, docs/DESIGN.md.  `make uninstall` removes
 # exactly these files, then the directories they leave empty.
+# `make man` builds the page and the completion alone, in $(BUILD)/share/;
+# they are not part of `all` because they run the binary, which a GPU build
+# may not be able to start on the machine that compiles it.
 MAN_PAGE   := $(BUILD)/share/fast.1
 COMPLETION := $(BUILD)/share/fast.bash
-all: $(MAN_PAGE) $(COMPLETION)
+man: $(MAN_PAGE) $(COMPLETION)
 
 $(MAN_PAGE): $(FAST_BIN) dist/man.sh $(BUILD)/gen/config.h
 	@mkdir -p $(@D)
@@ -238,7 +241,7 @@ DOC_FILES  := README.md docs/DESIGN.md
 PC_FILES   := fast.pc fast-exec.pc
 D := $(DESTDIR)$(PREFIX)
 
-install: all
+install: all man
 	install -d $(D)/bin $(D)/lib/pkgconfig $(D)/share/man/man1 \
 		$(D)/share/bash-completion/completions $(D)/share/doc/fast \
 		$(addprefix $(D)/include/fast/,lib sim exec) $(addprefix $(D)/share/fast/,$(DATA_DIRS))
