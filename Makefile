@@ -5,7 +5,7 @@
 #   make demo       build, run the main study (bash scripts/deps.sh first)
 #   make bench      synthesis / bound / simulator benchmarks
 #   make deps       install the Debian packages the project needs (apt-get)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR=   (make uninstall: the same files)
 #   make SANITIZE=address,undefined   sanitizer build (separate build dir)
 #   make GPU=cuda | GPU=hip [HIP_ARCH=gfx942] [CUDA_ARCH=sm_90]
 
@@ -71,7 +71,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BIN)/tests/%)
 
 .PHONY: all test test-unit test-golden test-mpi test-san test-valgrind test-gpu \
-        bench demo deps install clean results
+        bench demo deps install uninstall man clean results
 
 all: $(FAST_BIN) $(LIBFAST)
 
@@ -104,6 +104,17 @@ $(BUILD)/gen/cmd_table.h: FORCE
 
 $(BUILD)/cmd/main.o: $(BUILD)/gen/cmd_table.h
 $(BUILD)/cmd/main.o: CFLAGS_ALL += -I$(BUILD)/gen
+
+# where `make install` puts the shared files (schemas, traces, the MoE data
+# set), compiled into `fast trace import`; regenerated when PREFIX changes
+DATADIR := $(PREFIX)/share/fast
+$(BUILD)/gen/config.h: FORCE
+	@mkdir -p $(@D)
+	@printf '#define FAST_DATADIR "%s"\n' '$(DATADIR)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(BUILD)/cmd/trace.o: $(BUILD)/gen/config.h
+$(BUILD)/cmd/trace.o: CFLAGS_ALL += -I$(BUILD)/gen
 
 .PHONY: FORCE
 FORCE:
@@ -212,16 +223,67 @@ demo:
 deps:
 	@bash scripts/deps.sh
 
-# Headers keep the tree's layout under include/fast (exec/fast.h includes
-# "lib/plan.h"): compile against them with -I$(PREFIX)/include/fast.
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
-		$(DESTDIR)$(PREFIX)/include/fast/lib $(DESTDIR)$(PREFIX)/include/fast/exec
-	install -m 0755 $(FAST_BIN) $(DESTDIR)$(PREFIX)/bin/fast
-	install -m 0644 $(LIBFAST) $(LIBFAST_EXEC_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 0755 $(LIBFAST_EXEC_SO) $(LIBFAST_INTERPOSE) $(DESTDIR)$(PREFIX)/lib/
-	install -m 0644 lib/*.h $(DESTDIR)$(PREFIX)/include/fast/lib/
-	install -m 0644 exec/fast.h exec/prog.h $(DESTDIR)$(PREFIX)/include/fast/exec/
+# --- install ----------------------------------------------------------------
+# $(PREFIX)/bin/fast; lib/: libfast.a (lib/ + sim/), libfast_exec.{a,so},
+# libfast_interpose.so, pkgconfig/fast.pc and fast-exec.pc; include/fast/:
+# lib/, sim/ and exec/ headers (#include <fast/lib/plan.h>, compiled with
+# -I$(PREFIX)/include alone); share/fast/: schemas/, traces/ (and their
+# README), data/moe/ (the MoE data set, licences included; where an
+# installed `fast trace import` looks); share/man/man1/fast.1 and bash
+# completion, both generated from the binary's --help text (dist/);
+# share/doc/fast/: README.md, docs/DESIGN.md.  `make uninstall` removes
+# exactly these files, then the directories they leave empty.
+# `make man` builds the page and the completion alone, in $(BUILD)/share/;
+# they are not part of `all` because they run the binary, which a GPU build
+# may not be able to start on the machine that compiles it.
+MAN_PAGE   := $(BUILD)/share/fast.1
+COMPLETION := $(BUILD)/share/fast.bash
+man: $(MAN_PAGE) $(COMPLETION)
+
+$(MAN_PAGE): $(FAST_BIN) dist/man.sh $(BUILD)/gen/config.h
+	@mkdir -p $(@D)
+	bash dist/man.sh $(FAST_BIN) $(PREFIX) > $@.tmp && mv $@.tmp $@
+
+$(COMPLETION): $(FAST_BIN) dist/completion.sh
+	@mkdir -p $(@D)
+	bash dist/completion.sh $(FAST_BIN) > $@.tmp && mv $@.tmp $@
+
+# the shared files, as paths relative to the repository and to $(DATADIR)
+DATA_FILES := $(sort $(wildcard schemas/*.json) $(wildcard traces/*.json) traces/README.md \
+	traces/import.sh $(shell find data/moe -type f 2>/dev/null))
+DATA_DIRS  := $(sort $(patsubst %/,%,$(dir $(DATA_FILES))))
+HEADERS    := $(sort $(wildcard lib/*.h)) sim/sim.h exec/fast.h exec/prog.h
+DOC_FILES  := README.md docs/DESIGN.md
+PC_FILES   := fast.pc fast-exec.pc
+D := $(DESTDIR)$(PREFIX)
+
+install: all man
+	install -d $(D)/bin $(D)/lib/pkgconfig $(D)/share/man/man1 \
+		$(D)/share/bash-completion/completions $(D)/share/doc/fast \
+		$(addprefix $(D)/include/fast/,lib sim exec) $(addprefix $(D)/share/fast/,$(DATA_DIRS))
+	install -m 0755 $(FAST_BIN) $(D)/bin/fast
+	install -m 0644 $(LIBFAST) $(LIBFAST_EXEC_A) $(D)/lib/
+	install -m 0755 $(LIBFAST_EXEC_SO) $(LIBFAST_INTERPOSE) $(D)/lib/
+	for h in $(HEADERS); do install -m 0644 $$h $(D)/include/fast/$$h || exit; done
+	for f in $(DATA_FILES); do install -m 0644 $$f $(D)/share/fast/$$f || exit; done
+	chmod 0755 $(D)/share/fast/traces/import.sh
+	for p in $(PC_FILES); do \
+		sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(shell sed -n 's/^#define FAST_VERSION "\(.*\)"/\1/p' lib/common.h)|' \
+			dist/$$p.in > $(D)/lib/pkgconfig/$$p || exit; done
+	install -m 0644 $(MAN_PAGE) $(D)/share/man/man1/fast.1
+	install -m 0644 $(COMPLETION) $(D)/share/bash-completion/completions/fast
+	install -m 0644 $(DOC_FILES) $(D)/share/doc/fast/
+
+# Only what install wrote, then the directories left empty inside the prefix
+# (never one that still holds other files, never the prefix itself).
+uninstall:
+	rm -f $(D)/bin/fast $(addprefix $(D)/lib/,$(notdir $(LIBFAST) $(EXEC_LIBS))) \
+		$(addprefix $(D)/lib/pkgconfig/,$(PC_FILES)) $(addprefix $(D)/include/fast/,$(HEADERS)) \
+		$(addprefix $(D)/share/fast/,$(DATA_FILES)) $(D)/share/man/man1/fast.1 \
+		$(D)/share/bash-completion/completions/fast $(addprefix $(D)/share/doc/fast/,$(notdir $(DOC_FILES)))
+	for d in $(addprefix share/fast/,$(DATA_DIRS)) $(addprefix include/fast/,lib sim exec) \
+		share/doc/fast share/man/man1 share/bash-completion/completions bin lib/pkgconfig; do \
+		while [ "$$d" != . ] && rmdir $(D)/$$d 2>/dev/null; do d=$$(dirname $$d); done; done
 
 clean:
 	rm -rf build build-san build-cuda build-hip build-san-cuda build-san-hip build-fuzz build-gpucheck-cuda build-gpucheck-hip

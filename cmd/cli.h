@@ -1,7 +1,7 @@
 /*
  * cli.h - what every subcommand shares: option scanning, the common input
- * options of DESIGN.md's command-line contract, loading inputs, safe output
- * files, and reporting errors with the contract's exit codes.
+ * options of the command-line contract (docs/DESIGN.md), loading inputs,
+ * safe output files, and reporting errors with the contract's exit codes.
  *
  * Exit codes: 0 ok; 1 a check failed; 2 usage; 3 bad input; 4 runtime.
  * Only cmd/ prints and exits.

@@ -1,17 +1,69 @@
 /*
  * trace.c - `fast trace import`: turn real MoE routing measurements (the
- * data set of shared/data/moe) into a traffic file of per-layer dispatch
- * and combine matrices for an expert-parallel group (lib/moe.h).
+ * data set of data/moe, installed as $PREFIX/share/fast/data/moe) into a
+ * traffic file of per-layer dispatch and combine matrices for an
+ * expert-parallel group (lib/moe.h).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "config.h" /* FAST_DATADIR: the Makefile's $(PREFIX)/share/fast */
 #include "lib/moe.h"
 
 #define MAX_LAYERS 256
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Where the data set is when --data is not given, in this order (the help
+ * text says the same):
+ *   1. $FAST_DATA_DIR, taken as given (a wrong one is an error, not skipped);
+ *   2. the installed copy, FAST_DATADIR/data/moe (PREFIX at build time);
+ *   3. beside the executable: BIN/../share/fast/data/moe (an installed tree
+ *      that was moved) or BIN/../../data/moe (build/bin/fast of a checkout).
+ * Never the current directory: the answer must not depend on where fast is
+ * run from.  Returns the directory (env, a literal or buf), or NULL with
+ * `tried` listing the places looked at. */
+static const char *data_dir_default(char *buf, size_t size, char *tried, size_t tsize)
+{
+	static const char *const beside[] = { "../share/fast/data/moe", "../../data/moe" };
+	const char *env = getenv("FAST_DATA_DIR");
+	char exe[PATH_MAX];
+	ssize_t n;
+	size_t used;
+
+	if (env && *env)
+		return env;
+	if (is_dir(FAST_DATADIR "/data/moe"))
+		return FAST_DATADIR "/data/moe";
+	used = (size_t)snprintf(tried, tsize, "%s", FAST_DATADIR "/data/moe");
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0'; /* readlink of /proc/self/exe is absolute */
+	for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
+		int len = snprintf(buf, size, "%s/%s", exe, beside[i]);
+
+		if (len < 0 || (size_t)len >= size)
+			continue;
+		if (is_dir(buf))
+			return buf;
+		if (used < tsize)
+			used += (size_t)snprintf(tried + used, tsize - used, ", %s", buf);
+	}
+	return NULL;
+}
 
 /* "all" (n = 0) or "1,2,5". */
 static int parse_layers(const char *text, uint32_t *v, uint32_t *n)
@@ -50,11 +102,11 @@ static int trace_import(int argc, char **argv)
 	struct cli_out out;
 	const char *layers = NULL, *placement = NULL, *tokens_at = NULL;
 	uint32_t lv[MAX_LAYERS], ep = 8, gps = 0;
+	char found[PATH_MAX], tried[3 * PATH_MAX + 8];
 	bool sparse = false;
 	int rc;
 
 	memset(&o, 0, sizeof o);
-	o.data_dir = "../shared/data/moe";
 	cli_inputs_init(&in);
 	for (cli_begin(&s, argc, argv, "trace"); cli_more(&s);) {
 		if (cli_value(&s, "-o", &in.out_path) || cli_value(&s, "--output", &in.out_path) ||
@@ -108,6 +160,13 @@ static int trace_import(int argc, char **argv)
 				       gps);
 	o.ng = ep;
 	o.gpus_per_server = gps;
+	if (!o.data_dir) {
+		o.data_dir = data_dir_default(found, sizeof found, tried, sizeof tried);
+		if (!o.data_dir)
+			return cli_fail(FAST_EINPUT,
+					"no MoE data set found (looked in %s); give --data DIR or set FAST_DATA_DIR",
+					tried);
+	}
 	if (fast_moe_import(&o, &in.lim, &t, &err) < 0) {
 		if (err.code == FAST_EUSAGE)
 			return cli_usage_error("trace", "%s", err.msg);
@@ -141,7 +200,8 @@ const struct cmd fast_cmd_trace = {
 	"\n"
 	"Build per-layer MoE dispatch matrices (and their transposes, the combine\n"
 	"phase), labelled layerL/dispatch and layerL/combine, from measured expert\n"
-	"routing (shared/data/moe, see its README.md; licences stay there).\n"
+	"routing: the data set of data/moe in the repository, installed with fast\n"
+	"(see its README.md for provenance; each source's licence file is there).\n"
 	"\n"
 	"Sources (experts, top-k, bytes per token = hidden x 2 (bf16)):\n"
 	"  deepseek-v2-lite  64, top-6, 4096 B.  --domain intent (default): per-token\n"
@@ -160,7 +220,12 @@ const struct cmd fast_cmd_trace = {
 	"independent of the token's GPU), one copy per (token, expert).\n"
 	"\n"
 	"Options:\n"
-	"  --data DIR          the data set root (default ../shared/data/moe)\n"
+	"  --data DIR          the data set root.  Without it: $FAST_DATA_DIR if set\n"
+	"                      (used as given); else the installed copy\n"
+	"                      (PREFIX/share/fast/data/moe, PREFIX as built); else\n"
+	"                      BIN/../share/fast/data/moe or BIN/../../data/moe, BIN\n"
+	"                      the directory of the fast executable (a checkout's\n"
+	"                      data/moe).  Never the current directory.\n"
 	"  --layers LIST       comma-separated layers, or all (default)\n"
 	"  --selection S       olmoe/mixtral counts: topk (default) or top1\n"
 	"  --ep N              GPUs of the expert-parallel group (default 8)\n"

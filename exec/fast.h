@@ -1,6 +1,6 @@
 /*
  * fast.h - the executor's public API: run all-to-all(v) plans over MPI with a
- * host (CPU memory), CUDA or HIP backend (DESIGN.md, "Executor").
+ * host (CPU memory), CUDA or HIP backend (docs/DESIGN.md, "Executor").
  *
  * Model.  One MPI rank per GPU: rank r of the communicator is GPU r of the
  * topology, on server r / G.  A plan (plan.h) is turned, on every rank, into
@@ -33,11 +33,13 @@
 
 #include <mpi.h>
 
-#include "lib/common.h"
-#include "lib/plan.h"
-#include "lib/topo.h"
-#include "lib/algo.h"
-#include "exec/prog.h"
+/* relative to this header, so that the installed tree (include/fast/{lib,
+ * sim,exec}) compiles with -I$PREFIX/include alone */
+#include "../lib/common.h"
+#include "../lib/plan.h"
+#include "../lib/topo.h"
+#include "../lib/algo.h"
+#include "prog.h"
 
 struct fast_backend;
 

@@ -7,8 +7,8 @@
 #ifndef FAST_EXEC_PROG_H
 #define FAST_EXEC_PROG_H
 
-#include "lib/common.h"
-#include "lib/plan.h"
+#include "../lib/common.h"
+#include "../lib/plan.h"
 
 struct fast_prog;
 

@@ -1,5 +1,5 @@
 /*
- * baselines.c - the schedules FAST is compared with (DESIGN.md,
+ * baselines.c - the schedules FAST is compared with (docs/DESIGN.md,
  * "Baselines"), compiled into the same plan IR so that they are checked,
  * simulated, exported and executed by the same code as FAST.
  *

@@ -1,6 +1,6 @@
 /*
- * bound.c - lower bounds on the completion time of any schedule (DESIGN.md,
- * "Lower bounds").  The only user of GLPK in the project.
+ * bound.c - lower bounds on the completion time of any schedule
+ * (docs/DESIGN.md, "Lower bounds").  The only user of GLPK in the project.
  *
  * Closed form: max over servers of max(cross-server egress, ingress) divided
  * by G x effective NIC bandwidth: scale-up is assumed free, so a server's

@@ -1,6 +1,6 @@
 /*
  * bvn.h - exact integer Birkhoff-von Neumann decomposition of the FAST
- * server matrix (DESIGN.md, "FAST, as this project implements it", steps
+ * server matrix (docs/DESIGN.md, "FAST, as this project implements it", steps
  * 4 and 5), and the alpha-aware variant that trades a little padding for
  * far fewer stages.
  *
@@ -32,7 +32,7 @@ struct fast_bvn {
 
 void fast_bvn_free(struct fast_bvn *b);
 
-/* FAST's server matrix (DESIGN.md, steps 2-3) of an ng x ng traffic matrix
+/* FAST's server matrix (docs/DESIGN.md, steps 2-3) of an ng x ng traffic matrix
  * D on `servers` servers of `gpus` GPUs: S[A][B] = ceil(sum_i r_i / G),
  * r_i = bytes GPU A_i sends to server B, S[A][A] = 0.  S (servers^2,
  * caller allocated) is written only on success; FAST_EINPUT if a sum

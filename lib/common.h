@@ -19,7 +19,7 @@
 #define FAST_VERSION "0.1.0"
 
 /* One list generates the codes, their names and their exit statuses
- * (DESIGN.md: 1 check failed, 2 usage, 3 bad input, 4 runtime). */
+ * (docs/DESIGN.md: 1 check failed, 2 usage, 3 bad input, 4 runtime). */
 #define FAST_ERROR_LIST(X)                                  \
 	X(EINPUT, -1, 3, "bad input")                       \
 	X(ECHECK, -2, 1, "check failed")                    \

@@ -2,7 +2,7 @@
  * moe.h - mixture-of-experts traffic: where experts and tokens live on an
  * expert-parallel (EP) group of GPUs, how routed tokens become byte
  * matrices, and import of real routing measurements (the data set of
- * shared/data/moe, see its README.md) into traffic traces.
+ * data/moe, see its README.md) into traffic traces.
  *
  * The workload: a MoE layer's dispatch all-to-all sends each token from the
  * GPU that holds it (its source) to the GPUs holding the experts the router
@@ -151,7 +151,7 @@ const char *const *fast_moe_model_names(void);
 
 struct fast_moe_import {
 	const char *source;        /* model name (fast_moe_model_find) */
-	const char *data_dir;      /* the data set root (shared/data/moe) */
+	const char *data_dir;      /* the data set root (data/moe); the caller finds it */
 	const char *domain;        /* NULL = model default (task for DeepSeek) */
 	const char *selection;     /* OLMoE/Mixtral: "topk" (NULL) or "top1" */
 	const uint32_t *layers;    /* NULL or nlayers == 0: every layer present */

@@ -1,7 +1,7 @@
 /*
  * plan.h - the plan IR: the one format that the compiler and baselines
  * produce and that the checker, simulator, exporters and executor consume
- * (DESIGN.md, "The plan IR").
+ * (docs/DESIGN.md, "The plan IR").
  *
  * A plan serves one traffic matrix.  It is a DAG of steps.  Every step has
  * an id (== its index), a tier (up = scale-up, out = scale-out) and the

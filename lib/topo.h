@@ -4,7 +4,7 @@
  * tier of one NIC per GPU (rail i = NIC of local GPU i) behind a core that
  * is non-blocking unless oversubscribed.
  *
- * Units (DESIGN.md): bandwidths in GB/s (1e9 B/s) per direction, latencies
+ * Units (docs/DESIGN.md): bandwidths in GB/s (1e9 B/s) per direction, latencies
  * and per-step overheads in microseconds, efficiency = achievable payload /
  * line rate.  GPU g lives on server g / G with local index g % G.
  *

@@ -29,8 +29,8 @@ run "$fast" bound --preset h200 --traffic "$trace" --matrix 8
 run "$fast" sim --preset h200 --traffic "$trace" --matrix 8 --algo fast \
 	--svg "$out/layer5-dispatch-h200.svg" --timeline "$out/layer5-dispatch-h200.trace.json"
 for preset in h200 mi300x-100g; do
-	say "$fast compare --preset $preset --traffic $trace --csv > $out/compare-$preset.csv"
-	"$fast" compare --preset "$preset" --traffic "$trace" --csv > "$out/compare-$preset.csv"
+	say "$fast compare --preset $preset --traffic $trace --csv --no-timing > $out/compare-$preset.csv"
+	"$fast" compare --preset "$preset" --traffic "$trace" --csv --no-timing > "$out/compare-$preset.csv"
 	run "$fast" compare --preset "$preset" --traffic "$trace" --matrix 8 --svg "$out/layer5-dispatch-$preset-fast.svg"
 done
 say "totals over all 52 matrices (from the CSVs)"

@@ -1,6 +1,6 @@
 /*
  * sim.h - the two-tier flow-level simulator (`fast sim`, `fast compare`;
- * DESIGN.md "Simulator").
+ * docs/DESIGN.md "Simulator").
  *
  * Workload: one plan (any algorithm, compact or explicit) on one topology.
  * The plan is expanded with fast_plan_expand(); every transfer of a step
@@ -58,9 +58,11 @@
 #ifndef FAST_SIM_H
 #define FAST_SIM_H
 
-#include "lib/common.h"
-#include "lib/plan.h"
-#include "lib/topo.h"
+/* relative to this header, so that the installed tree (include/fast/{lib,
+ * sim,exec}) compiles with -I$PREFIX/include alone */
+#include "../lib/common.h"
+#include "../lib/plan.h"
+#include "../lib/topo.h"
 
 struct fast_sim_opts {
 	bool congestion;   /* apply the topology's incast model (default on) */

@@ -11,6 +11,8 @@
 #                        mpirun -np 4 gives the serial rows
 #   gate             60  fast gate on the bundled real traces: FAST / LP bound
 #                        under a limit, no regression against results/gate/
+#   install         120  make install into a temporary prefix, the tour from
+#                        elsewhere, pkg-config builds, make uninstall
 #   sanitizer       420  ASan+UBSan build: unit suites and golden tests
 #   valgrind        300  golden tests under valgrind memcheck
 #   fuzz            200  fuzz corpus replay and 30 s of fuzzing per target
@@ -91,6 +93,7 @@ stage schema 60 optional tests/schema/run.sh "$BIN/fast"
 stage mpi 300 optional tests/mpi/run.sh "$BIN/fast"
 stage sweep 90 bash tests/sweep/resume.sh "$BIN/fast"
 stage gate 60 bash tests/gate/run.sh "$BIN/fast"
+stage install 120 bash tests/install/run.sh
 stage sanitizer 420 san_stage
 stage valgrind 300 valgrind_stage
 stage fuzz 200 optional tests/fuzz/replay.sh

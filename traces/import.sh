@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Regenerate the converted real MoE traces of this folder from the data set
-# in shared/data/moe (see traces/README.md for what each file is).
+# in data/moe (see traces/README.md for what each file is).
 #
 #   bash traces/import.sh [FAST_BINARY] [DATA_DIR] [OUT_DIR]
 #
-# Run from the repository root.  Defaults: build/bin/fast, ../shared/data/moe,
-# traces.  tests/golden/trace_committed_reproduce checks the files match.
+# Defaults, from wherever it is run: the checkout's build/bin/fast (or, for
+# the copy `make install` puts in PREFIX/share/fast/traces, PREFIX/bin/fast),
+# and data/moe and traces/ beside this script.
+# tests/golden/trace_committed_reproduce checks the files match.
 set -eu
-fast=${1:-build/bin/fast}
-data=${2:-../shared/data/moe}
-out=${3:-traces}
+root=$(cd "$(dirname "$0")/.." && pwd)
+fast=$root/build/bin/fast
+[ -x "$fast" ] || fast=$root/../../bin/fast
+fast=${1:-$fast}
+data=${2:-$root/data/moe}
+out=${3:-$root/traces}
 
 imp() { # name, then trace import options
 	local name=$1

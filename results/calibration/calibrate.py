@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Calibrate the simulator's incast model and per-step overheads per preset
-on part of the FAST paper's published outcomes (DESIGN.md, "Published
-outcomes"): fit on the Zipf 0.8 rows, validate on the uniform-random rows.
+on part of the FAST paper's published outcomes (docs/DESIGN.md,
+"Published outcomes"): fit on the Zipf 0.8 rows, validate on the
+uniform-random rows.
 
 usage: python3 results/calibration/calibrate.py FAST_BINARY [OUT.md]
 
@@ -15,7 +16,8 @@ of squared log-distances to the ranges (0 inside).  The best point on the
 Zipf rows is reported with its speedups on both patterns next to the
 published ranges, and the preset's current parameters for reference.
 Baseline mapping: H200 "NCCL" = nccl, "DeepEP" = hier; MI300X "RCCL" =
-fanout (DESIGN.md: the paper's RCCL baseline), "SpreadOut" = spreadout.
+fanout (docs/DESIGN.md, "Baselines": the paper's RCCL baseline),
+"SpreadOut" = spreadout.
 """
 import csv, io, itertools, json, math, os, subprocess, sys, tempfile
 

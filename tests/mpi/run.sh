@@ -9,7 +9,7 @@
 # replayed from a `fast plan` file, on traffic with zero rows and columns, a
 # single hot receiver and random pairs (tests/mpi/data), and on a real MoE
 # trace (traces/*.json of the right size, else `fast trace import` from
-# ../shared/data/moe, else a generated moe pattern), all with -c 1: zero
+# the bundled data/moe, else a generated moe pattern), all with -c 1: zero
 # wrong bytes.  Then: an unmodified MPI program under LD_PRELOAD of the
 # interposer, send/receive counts that disagree between ranks (a clean
 # error, never a hang), a rank count that does not fit the topology, a
@@ -77,9 +77,9 @@ for cfg in "8 2 4" "16 4 4"; do
 	for f in "$ROOT"/traces/*.json; do
 		[ -f "$f" ] && grep -q "\"gpus\": *$NG[,}]" "$f" && { trace=$f; break; }
 	done
-	if [ -z "$trace" ] && [ -d "$ROOT/../shared/data/moe" ] &&
+	if [ -z "$trace" ] &&
 		"$FAST" trace import --source olmoe --ep "$NG" --gpus-per-server "$G" --layers 0 \
-			--data "$ROOT/../shared/data/moe" -o "$TMP/trace.json" >/dev/null 2>&1; then
+			--data "$ROOT/data/moe" -o "$TMP/trace.json" >/dev/null 2>&1; then
 		trace=$TMP/trace.json
 	fi
 	if [ -z "$trace" ]; then

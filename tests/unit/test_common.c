@@ -14,7 +14,7 @@
 
 static void test_common__error_list_statuses_and_names(void)
 {
-	/* DESIGN.md: 1 check failed, 2 usage, 3 bad input, 4 runtime */
+	/* docs/DESIGN.md: 1 check failed, 2 usage, 3 bad input, 4 runtime */
 	CU_ASSERT_EQUAL(fast_err_exit_status(FAST_OK), 0);
 	CU_ASSERT_EQUAL(fast_err_exit_status(FAST_EINPUT), 3);
 	CU_ASSERT_EQUAL(fast_err_exit_status(FAST_ECHECK), 1);
