@@ -45,6 +45,32 @@ static void line_col(const char *text, const char *at, size_t *line, size_t *col
 	}
 }
 
+/* The first '[' or '{' (outside strings) that opens level
+ * CJSON_NESTING_LIMIT + 1, where cJSON stops parsing; NULL if none.
+ * Only called after a failed parse, to tell depth from syntax. */
+static const char *too_deep(const char *text, size_t len)
+{
+	size_t depth = 0;
+	bool in_string = false;
+
+	for (const char *p = text; p < text + len; p++) {
+		if (in_string) {
+			if (*p == '\\' && p + 1 < text + len)
+				p++;
+			else if (*p == '"')
+				in_string = false;
+		} else if (*p == '"') {
+			in_string = true;
+		} else if (*p == '[' || *p == '{') {
+			if (++depth > CJSON_NESTING_LIMIT)
+				return p;
+		} else if ((*p == ']' || *p == '}') && depth > 0) {
+			depth--;
+		}
+	}
+	return NULL;
+}
+
 int fast_json_parse(const char *text, size_t len, const char *name,
 		    struct fast_json **out, struct fast_err *err)
 {
@@ -58,6 +84,16 @@ int fast_json_parse(const char *text, size_t len, const char *name,
 		const char *at = end ? end : cJSON_GetErrorPtr();
 		if (!at || at < text || at > text + len)
 			at = text + len;
+		{
+			const char *deep = too_deep(text, len);
+			if (deep && deep <= at) {
+				line_col(text, deep, &line, &col);
+				return fast_err_set(err, FAST_EINPUT,
+						    "%s:%zu:%zu: JSON nested deeper than %d levels "
+						    "(the parser's limit)",
+						    name, line, col, CJSON_NESTING_LIMIT);
+			}
+		}
 		line_col(text, at, &line, &col);
 		if (at >= text + len)
 			return fast_err_set(err, FAST_EINPUT,

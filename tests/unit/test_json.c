@@ -115,6 +115,35 @@ static void test_json__getters_report_paths(void)
 	fast_json_free(doc);
 }
 
+static void test_json__nesting_limit_is_named(void)
+{
+	/* CJSON_NESTING_LIMIT levels parse; one more is named as such, at the
+	 * bracket that opens it, even when a string holds brackets too */
+	size_t n = (size_t)1000;
+	char *text = malloc(2 * n + 16);
+	struct fast_json *doc = NULL;
+	struct fast_err err = { 0 };
+	size_t j = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	for (size_t i = 0; i < n; i++)
+		text[j++] = '[';
+	for (size_t i = 0; i < n; i++)
+		text[j++] = ']';
+	text[j] = '\0';
+	CU_ASSERT_EQUAL(fast_json_parse(text, j, "d.json", &doc, &err), 0);
+	fast_json_free(doc);
+	memcpy(text, "[\"[[\",\n", 7);
+	j = 7;
+	for (size_t i = 0; i < n; i++)
+		text[j++] = '[';
+	text[j] = '\0';
+	CU_ASSERT_EQUAL(fast_json_parse(text, j, "d.json", &doc, &err), FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "d.json:2:1000: JSON nested deeper than 1000 levels "
+					"(the parser's limit)");
+	free(text);
+}
+
 static void test_json__put_string_escapes(void)
 {
 	char *buf = NULL;
@@ -136,4 +165,5 @@ UNIT_MAIN("json",
 	  UNIT_TEST(test_json__unknown_duplicate_and_case),
 	  UNIT_TEST(test_json__integers_are_exact),
 	  UNIT_TEST(test_json__getters_report_paths),
+	  UNIT_TEST(test_json__nesting_limit_is_named),
 	  UNIT_TEST(test_json__put_string_escapes))
