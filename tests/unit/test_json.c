@@ -144,6 +144,41 @@ static void test_json__nesting_limit_is_named(void)
 	free(text);
 }
 
+static void expect_parse(const char *text, const char *msg)
+{
+	struct fast_json *doc = NULL;
+	struct fast_err err = { 0 };
+	int rc = fast_json_parse(text, strlen(text), "u.json", &doc, &err);
+
+	if (!msg) {
+		CU_ASSERT_EQUAL(rc, 0);
+		fast_json_free(doc);
+		return;
+	}
+	CU_ASSERT_EQUAL(rc, FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, msg);
+}
+
+static void test_json__invalid_utf8_is_refused_with_its_path(void)
+{
+	/* two-, three- and four-byte forms and escapes pass */
+	expect_parse("{\"a\": \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \\u00e9\"}", NULL);
+	expect_parse("{\"a\": [\"x\", \"\xff\"]}",
+		     "u.json: /a/1: string is not valid UTF-8 (byte 0xff at offset 0)");
+	/* overlong '/', a surrogate, above U+10FFFF, a truncated sequence */
+	expect_parse("{\"a\": \"\xc0\xaf\"}",
+		     "u.json: /a: string is not valid UTF-8 (byte 0xc0 at offset 0)");
+	expect_parse("{\"a\": \"x\xed\xa0\x80\"}",
+		     "u.json: /a: string is not valid UTF-8 (byte 0xed at offset 1)");
+	expect_parse("{\"a\": \"\xf4\x90\x80\x80\"}",
+		     "u.json: /a: string is not valid UTF-8 (byte 0xf4 at offset 0)");
+	expect_parse("{\"a\": {\"b\": \"abc\xe2\x82\"}}",
+		     "u.json: /a/b: string is not valid UTF-8 (byte 0xe2 at offset 3)");
+	expect_parse("{\"a\": {\"k\xfe\": 1}}",
+		     "u.json: /a: a key is not valid UTF-8 (byte 0xfe at offset 1 of the key)");
+	expect_parse("\"\xff\"", "u.json: /: string is not valid UTF-8");
+}
+
 static void test_json__put_string_escapes(void)
 {
 	char *buf = NULL;
@@ -166,4 +201,5 @@ UNIT_MAIN("json",
 	  UNIT_TEST(test_json__integers_are_exact),
 	  UNIT_TEST(test_json__getters_report_paths),
 	  UNIT_TEST(test_json__nesting_limit_is_named),
+	  UNIT_TEST(test_json__invalid_utf8_is_refused_with_its_path),
 	  UNIT_TEST(test_json__put_string_escapes))
