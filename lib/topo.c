@@ -220,16 +220,9 @@ static const struct field {
 	FIELD("/congestion/incast_floor", congestion.incast_floor, FAST_TOPO_MIN_FRACTION, 1, ""),
 };
 
-/* v with the fewest digits (at least 6) that read back exactly, so that
- * 1.0000001 does not print as the "1" it is refused against. */
 static const char *num(char buf[32], double v)
 {
-	for (int prec = 6; prec <= 17; prec++) {
-		snprintf(buf, 32, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	return buf;
+	return fast_num_format(v, buf, 32);
 }
 
 static int check_value(const struct field *f, double v, struct fast_err *err)
