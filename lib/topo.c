@@ -184,9 +184,10 @@ int fast_topo_preset(const char *name, uint32_t servers, uint32_t gpus,
 }
 
 /*
- * The range of every number of a topology, in one table: the loader reads
- * the numbers as plain finite doubles and fast_topo_validate() checks them
- * here, so the file, the presets and sweep variants obey the same limits
+ * The range of every number of a topology, in one table: the loader checks
+ * each number against its row as it reads it (get_num) and
+ * fast_topo_validate() checks them all, so files, presets, sweep variants
+ * and fitted topologies obey the same limits
  * (schemas/topology.schema.json states the same ones).  The bounds are the
  * physically meaningful ones, not what a double can hold: 1e-300 GB/s is a
  * valid double but no fabric, and it makes the simulator's rates underflow.
