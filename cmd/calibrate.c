@@ -75,7 +75,8 @@ static int run(int argc, char **argv)
 	struct fast_topo topo;
 	struct source src[8];
 	struct fast_calib_fit fit[2];
-	bool have[2] = { false, false };
+	double line0[2]; /* the line rates before the fit */
+	bool have[2] = { false, false }, clamped[2] = { false, false };
 	uint32_t ranks = 0;
 	int nsrc = 0, rc;
 	const char *v;
@@ -123,14 +124,25 @@ static int run(int argc, char **argv)
 			return cli_report(&err);
 		}
 		have[k] = true;
+		line0[k] = tier->bw_GBps;
 		tier->latency_us = fit[k].latency_us;
 		if (fit[k].efficiency > 1) {
 			cli_warn("%s: measured %.2f GB/s is above the line rate %.2f GB/s: line rate raised to it, efficiency 1",
 				 k ? "scale-out" : "scale-up", fit[k].achieved_GBps, tier->bw_GBps);
 			tier->bw_GBps = fit[k].achieved_GBps;
 			tier->efficiency = 1;
+			clamped[k] = true;
 		} else {
 			tier->efficiency = fit[k].efficiency;
+		}
+	}
+	{
+		/* the fit may leave the physical ranges (an efficiency of 1e-5,
+		 * an alpha of an hour): write nothing a later load refuses */
+		struct fast_err err;
+		if (fast_topo_validate(&topo, &in.lim, &err) < 0) {
+			fast_err_prefix(&err, "the fitted topology is out of range");
+			return cli_report(&err);
 		}
 	}
 	snprintf(topo.source + strlen(topo.source), sizeof topo.source - strlen(topo.source),
@@ -140,12 +152,17 @@ static int run(int argc, char **argv)
 		for (int k = 0, first = 1; k < 2; k++) {
 			if (!have[k])
 				continue;
+			const struct fast_tier *tier = k ? &topo.out : &topo.up;
+			/* efficiency and line_GBps: what the topology gets;
+			 * fitted_efficiency: achieved / the given line rate */
 			printf("%s{\"tier\": \"%s\", \"points\": %zu, \"latency_us\": %.4f, "
-			       "\"achieved_GBps\": %.4f, \"efficiency\": %.4f, \"r2\": %.6f, "
+			       "\"achieved_GBps\": %.4f, \"line_GBps\": %.4f, \"efficiency\": %.4f, "
+			       "\"fitted_efficiency\": %.4f, \"clamped\": %s, \"r2\": %.6f, "
 			       "\"mean_rel_err\": %.6f, \"max_rel_err\": %.6f}",
 			       first ? "" : ", ", k ? "out" : "up", fit[k].points, fit[k].latency_us,
-			       fit[k].achieved_GBps, fit[k].efficiency, fit[k].r2, fit[k].mean_rel_err,
-			       fit[k].max_rel_err);
+			       fit[k].achieved_GBps, tier->bw_GBps, tier->efficiency,
+			       fit[k].efficiency, clamped[k] ? "true" : "false", fit[k].r2,
+			       fit[k].mean_rel_err, fit[k].max_rel_err);
 			first = 0;
 		}
 		printf("]}\n");
@@ -155,10 +172,16 @@ static int run(int argc, char **argv)
 			const struct fast_tier *tier = k ? &topo.out : &topo.up;
 			if (!have[k])
 				continue;
-			printf("%-9s %7zu %12.3f %14.3f %10.3f %11.4f %8.5f %8.2f%% %7.2f%%\n",
+			/* the columns are what the topology gets; a clamped
+			 * fit says what it was clamped from */
+			printf("%-9s %7zu %12.3f %14.3f %10.3f %11.4f %8.5f %8.2f%% %7.2f%%",
 			       k ? "scale-out" : "scale-up", fit[k].points, fit[k].latency_us,
-			       fit[k].achieved_GBps, tier->bw_GBps, fit[k].efficiency, fit[k].r2,
+			       fit[k].achieved_GBps, tier->bw_GBps, tier->efficiency, fit[k].r2,
 			       100 * fit[k].mean_rel_err, 100 * fit[k].max_rel_err);
+			if (clamped[k])
+				printf("  (efficiency clamped from %.4f; line rate raised from %.3f)",
+				       fit[k].efficiency, line0[k]);
+			putchar('\n');
 		}
 	}
 	if (in.out_path) {

@@ -181,9 +181,18 @@ bool cli_double(struct cli_scan *s, const char *name, double min, double max, do
 		return true;
 	errno = 0;
 	x = strtod(v, &end);
-	if (!*v || *end || errno || x != x || x < min || x > max) {
-		cli_usage_error(cmdname(s), "%s: '%.40s' is not a number in [%g, %g]", name, v,
-				min, max);
+	if (!*v || *end || x != x) {
+		cli_usage_error(cmdname(s), "%s: '%.40s' is not a number", name, v);
+		s->failed = true;
+		return true;
+	}
+	if (errno == ERANGE || x < min || x > max) {
+		/* the bounds with every digit that matters: -f's 1.0000001 must
+		 * not print as the "1" it excludes */
+		char lo[32], hi[32];
+		cli_usage_error(cmdname(s), "%s: %.40s is out of range [%s, %s]", name, v,
+				fast_num_format(min, lo, sizeof lo),
+				fast_num_format(max, hi, sizeof hi));
 		s->failed = true;
 		return true;
 	}

@@ -64,10 +64,23 @@ static int parse_nccl(const char *text, size_t len, const char *name, enum fast_
 		{
 			char *e1, *e2;
 			double size = strtod(f[0], &e1), time_us = nf > 5 ? strtod(f[5], &e2) : 0;
-			if (nf < 9 || *e1 || *e2 || !(size >= 0) || !(time_us > 0))
+			if (nf < 9 || *e1 || *e2)
 				return fast_err_set(err, FAST_EINPUT,
 						    "%s:%zu: not an nccl-tests result row (expected: size count type redop root time algbw busbw #wrong ...)",
 						    name, line);
+			/* numbers that strtod reads but no measurement has
+			 * ("inf", "nan", "-1", "1e400") */
+			if (!isfinite(size) || size < 0 || size != floor(size) ||
+			    size > (double)FAST_JSON_MAX_BYTES)
+				return fast_err_set(err, FAST_EINPUT,
+						    "%s:%zu: column 1 (size) is '%.40s', expected a "
+						    "whole number of bytes",
+						    name, line, f[0]);
+			if (!isfinite(time_us) || !(time_us > 0))
+				return fast_err_set(err, FAST_EINPUT,
+						    "%s:%zu: column 6 (time) is '%.40s', expected a "
+						    "finite time in us > 0",
+						    name, line, f[5]);
 			if (size == 0)
 				continue;
 			if (add_point(out, link_bytes(kind, size, t, ranks), time_us, name, line, err) < 0)

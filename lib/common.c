@@ -187,6 +187,16 @@ const char *fast_size_format(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+const char *fast_num_format(double v, char *buf, size_t len)
+{
+	for (int prec = 6; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
 static uint64_t splitmix64(uint64_t *x)
 {
 	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));

@@ -90,6 +90,10 @@ static inline bool fast_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
 int fast_size_parse(const char *text, uint64_t *out, struct fast_err *err);
 /* Human form of a byte count into buf ("256 MiB", "1.50 GiB", "512 B"). */
 const char *fast_size_format(uint64_t bytes, char *buf, size_t len);
+/* v in %g style with the fewest significant digits (at least 6) that read
+ * back as exactly v, so that a bound like 1.0000001 never prints as the "1"
+ * it excludes; returns buf.  32 bytes always suffice. */
+const char *fast_num_format(double v, char *buf, size_t len);
 
 /* Deterministic random generator (xoshiro256**, seeded by splitmix64):
  * the same seed gives the same sequence on every machine. */

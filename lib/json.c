@@ -45,6 +45,124 @@ static void line_col(const char *text, const char *at, size_t *line, size_t *col
 	}
 }
 
+/* The first '[' or '{' (outside strings) that opens level
+ * CJSON_NESTING_LIMIT + 1, where cJSON stops parsing; NULL if none.
+ * Only called after a failed parse, to tell depth from syntax. */
+static const char *too_deep(const char *text, size_t len)
+{
+	size_t depth = 0;
+	bool in_string = false;
+
+	for (const char *p = text; p < text + len; p++) {
+		if (in_string) {
+			if (*p == '\\' && p + 1 < text + len)
+				p++;
+			else if (*p == '"')
+				in_string = false;
+		} else if (*p == '"') {
+			in_string = true;
+		} else if (*p == '[' || *p == '{') {
+			if (++depth > CJSON_NESTING_LIMIT)
+				return p;
+		} else if ((*p == ']' || *p == '}') && depth > 0) {
+			depth--;
+		}
+	}
+	return NULL;
+}
+
+/* Length of the valid UTF-8 prefix of s[0..n) (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF); n when all of it is. */
+static size_t utf8_valid_prefix(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t k;
+		unsigned char lo = 0x80, hi = 0xbf;
+
+		if (c < 0x80) {
+			uint64_t w;
+			/* ASCII, the common case: eight bytes at a time */
+			while (i + 8 <= n) {
+				memcpy(&w, s + i, 8);
+				if (w & UINT64_C(0x8080808080808080))
+					break;
+				i += 8;
+			}
+			if (i < n && s[i] < 0x80)
+				i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			k = 1;
+		else if (c >= 0xe0 && c <= 0xef)
+			k = 2;
+		else if (c >= 0xf0 && c <= 0xf4)
+			k = 3;
+		else
+			return i;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates */
+		else if (c == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (c == 0xf4)
+			hi = 0x8f; /* above U+10FFFF */
+		if (k >= n - i)
+			return i; /* truncated sequence */
+		if (s[i + 1] < lo || s[i + 1] > hi)
+			return i;
+		for (size_t j = 2; j <= k; j++)
+			if (s[i + j] < 0x80 || s[i + j] > 0xbf)
+				return i;
+		i += k + 1;
+	}
+	return n;
+}
+
+/* The first string (key or value) under v that is not valid UTF-8, as
+ * "name: /path: ..." in c.  cJSON copies a string's bytes as they are, so
+ * a label or name would reach the writers and make a file that stricter
+ * JSON readers refuse.  Called only when the text is not valid UTF-8. */
+static int check_utf8(struct fast_jctx *c, const cJSON *v)
+{
+	size_t idx = 0;
+
+	for (const cJSON *m = v->child; m; m = m->next, idx++) {
+		size_t old, n, at;
+		int rc;
+
+		if (m->string) {
+			n = strlen(m->string);
+			at = utf8_valid_prefix((const unsigned char *)m->string, n);
+			if (at < n)
+				return fast_jctx_fail(c, FAST_EINPUT,
+						      "a key is not valid UTF-8 (byte 0x%02x at "
+						      "offset %zu of the key)",
+						      (unsigned char)m->string[at], at);
+			old = fast_jctx_push_key(c, m->string);
+		} else {
+			old = fast_jctx_push_index(c, idx);
+		}
+		if ((m->type & 0xff) == cJSON_String && m->valuestring) {
+			n = strlen(m->valuestring);
+			at = utf8_valid_prefix((const unsigned char *)m->valuestring, n);
+			if (at < n)
+				return fast_jctx_fail(c, FAST_EINPUT,
+						      "string is not valid UTF-8 (byte 0x%02x at "
+						      "offset %zu)",
+						      (unsigned char)m->valuestring[at], at);
+		}
+		if ((rc = check_utf8(c, m)) < 0)
+			return rc;
+		fast_jctx_pop(c, old);
+	}
+	return 0;
+}
+
 int fast_json_parse(const char *text, size_t len, const char *name,
 		    struct fast_json **out, struct fast_err *err)
 {
@@ -58,6 +176,16 @@ int fast_json_parse(const char *text, size_t len, const char *name,
 		const char *at = end ? end : cJSON_GetErrorPtr();
 		if (!at || at < text || at > text + len)
 			at = text + len;
+		{
+			const char *deep = too_deep(text, len);
+			if (deep && deep <= at) {
+				line_col(text, deep, &line, &col);
+				return fast_err_set(err, FAST_EINPUT,
+						    "%s:%zu:%zu: JSON nested deeper than %d levels "
+						    "(the parser's limit)",
+						    name, line, col, CJSON_NESTING_LIMIT);
+			}
+		}
 		line_col(text, at, &line, &col);
 		if (at >= text + len)
 			return fast_err_set(err, FAST_EINPUT,
@@ -85,6 +213,19 @@ int fast_json_parse(const char *text, size_t len, const char *name,
 			return fast_err_set(err, FAST_EINPUT,
 					    "%s:%zu:%zu: JSON syntax error: trailing characters after the document",
 					    name, line, col);
+		}
+	}
+	if (utf8_valid_prefix((const unsigned char *)text, len) < len) {
+		struct fast_jctx c;
+		int rc;
+
+		fast_jctx_init(&c, name, err);
+		rc = (root->type & 0xff) == cJSON_String
+			     ? fast_jctx_fail(&c, FAST_EINPUT, "string is not valid UTF-8")
+			     : check_utf8(&c, root);
+		if (rc < 0) {
+			cJSON_Delete(root);
+			return rc;
 		}
 	}
 	doc = malloc(sizeof *doc);

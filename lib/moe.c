@@ -173,7 +173,19 @@ struct lines {
 	uint32_t no;
 };
 
-/* Next line without its "\n" or "\r\n"; false at the end. */
+/* Lines of text[0..len), after a UTF-8 byte-order mark if there is one
+ * (spreadsheet exports start with it). */
+static struct lines lines_of(const char *text, size_t len)
+{
+	struct lines it = { text, text + len, 0 };
+
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		it.p += 3;
+	return it;
+}
+
+/* Next line without its "\n" and any carriage returns before it (CRLF
+ * files, and CRCRLF ones converted twice); false at the end. */
 static bool next_line(struct lines *it, const char **s, size_t *n)
 {
 	const char *nl;
@@ -184,7 +196,7 @@ static bool next_line(struct lines *it, const char **s, size_t *n)
 	*s = it->p;
 	*n = (size_t)((nl ? nl : it->end) - it->p);
 	it->p = nl ? nl + 1 : it->end;
-	if (*n && (*s)[*n - 1] == '\r')
+	while (*n && (*s)[*n - 1] == '\r')
 		(*n)--;
 	it->no++;
 	return true;
@@ -265,13 +277,33 @@ static bool field_number(const struct field *f)
 /* Quote a field in messages, capped. */
 #define FQ(f) (int)((f)->n > 40 ? 40 : (f)->n), (f)->s
 
+/* A header field for messages, capped at 40 bytes, with bytes that do not
+ * print (a stray '\r', a byte-order mark) escaped: "column 6 is 'count',
+ * expected 'count'" must never happen. */
+static const char *quote(const struct field *f, char *buf, size_t size)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < f->n && i < 40 && j + 5 < size; i++) {
+		unsigned char ch = (unsigned char)f->s[i];
+		if (ch == '\r')
+			j += (size_t)snprintf(buf + j, size - j, "\\r");
+		else if (ch < 0x20 || ch >= 0x7f || ch == '\\')
+			j += (size_t)snprintf(buf + j, size - j, "\\x%02x", ch);
+		else
+			buf[j++] = (char)ch;
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
 /* --- DeepSeek raw per-token routing ------------------------------------ */
 
 int fast_moe_parse_deepseek_raw(const char *text, size_t len, const char *name,
 				uint32_t experts, uint32_t topk, struct fast_moe_tokens *out,
 				struct fast_err *err)
 {
-	struct lines it = { text, text + len, 0 };
+	struct lines it = lines_of(text, len);
 	struct fast_moe_tokens t = { 0, topk, 0, NULL };
 	struct field *f = NULL;
 	uint64_t cap = 0;
@@ -400,7 +432,7 @@ static int check_seq_header(const struct field *f, size_t nf, uint32_t experts,
 			    const char *name, struct fast_err *err)
 {
 	static const char *const head[] = { "task", "moe_layer", "seq", "ntokens" };
-	char want[32];
+	char want[32], got[200];
 
 	if (nf != 4 + (size_t)experts)
 		return fast_err_set(err, FAST_EINPUT,
@@ -413,8 +445,8 @@ static int check_seq_header(const struct field *f, size_t nf, uint32_t experts,
 		else
 			snprintf(want, sizeof want, "e%zu", i - 4);
 		if (!field_is(&f[i], want))
-			return fast_err_set(err, FAST_EINPUT, "%s:1: column %zu is '%.*s', expected '%s'",
-					    name, i + 1, FQ(&f[i]), want);
+			return fast_err_set(err, FAST_EINPUT, "%s:1: column %zu is '%s', expected '%s'",
+					    name, i + 1, quote(&f[i], got, sizeof got), want);
 	}
 	return 0;
 }
@@ -425,6 +457,8 @@ static const char *const counts_head[] = { "model", "selection", "domain", "laye
 static int check_counts_header(const struct field *f, size_t nf, const char *name,
 			       struct fast_err *err)
 {
+	char got[200];
+
 	if (nf != 6)
 		return fast_err_set(err, FAST_EINPUT,
 				    "%s:1: header has %zu columns, expected 6 "
@@ -432,8 +466,8 @@ static int check_counts_header(const struct field *f, size_t nf, const char *nam
 				    name, nf);
 	for (size_t i = 0; i < 6; i++)
 		if (!field_is(&f[i], counts_head[i]))
-			return fast_err_set(err, FAST_EINPUT, "%s:1: column %zu is '%.*s', expected '%s'",
-					    name, i + 1, FQ(&f[i]), counts_head[i]);
+			return fast_err_set(err, FAST_EINPUT, "%s:1: column %zu is '%s', expected '%s'",
+					    name, i + 1, quote(&f[i], got, sizeof got), counts_head[i]);
 	return 0;
 }
 
@@ -445,7 +479,7 @@ static int scan_csv(const char *text, size_t len, const char *name, size_t ncol,
 		    int (*header)(const struct field *, size_t, void *, struct fast_err *),
 		    row_fn row, void *ctx, struct fast_err *err)
 {
-	struct lines it = { text, text + len, 0 };
+	struct lines it = lines_of(text, len);
 	struct field *f = fast_calloc(ncol + 1, sizeof *f);
 	const char *s;
 	size_t n, nf;
@@ -477,6 +511,8 @@ static int scan_csv(const char *text, size_t len, const char *name, size_t ncol,
 		}
 		rc = row(ctx, f, it.no, err);
 	}
+	if (rc == 0 && it.no < 2)
+		rc = fast_err_set(err, FAST_EINPUT, "%s: has a header but no rows", name);
 	free(f);
 	return rc;
 }
@@ -728,7 +764,7 @@ int fast_moe_csv_layers(const char *text, size_t len, const char *name, bool per
 
 	if (per_sequence) {
 		struct seq_ctx c = { 0 };
-		struct lines it = { text, text + len, 0 };
+		struct lines it = lines_of(text, len);
 		const char *s;
 		size_t hn;
 

@@ -16,7 +16,9 @@
  */
 #include "topo.h"
 
+#include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +29,6 @@
  * same bounds as the --servers/--gpus options). */
 #define MAX_SERVERS (1u << 20)
 #define MAX_GPUS_PER_SERVER (1u << 16)
-#define MAX_BW_GBPS 1e6      /* 1 PB/s per port: anything above is a typo */
-#define MAX_TIME_US 1e9      /* 1000 s */
-#define MAX_OVERSUB 1e6
 
 #define DEFAULT_SERVERS 4u
 #define DEFAULT_GPUS 8u
@@ -184,36 +183,95 @@ int fast_topo_preset(const char *name, uint32_t servers, uint32_t gpus,
 	return 0;
 }
 
-/* A double field in [min, max] (or (min, max] when exclusive). */
-static int check_range(const char *field, double v, double min, double max, bool excl,
-		       struct fast_err *err)
+/*
+ * The range of every number of a topology, in one table: the loader checks
+ * each number against its row as it reads it (get_num) and
+ * fast_topo_validate() checks them all, so files, presets, sweep variants
+ * and fitted topologies obey the same limits
+ * (schemas/topology.schema.json states the same ones).  The bounds are the
+ * physically meaningful ones, not what a double can hold: 1e-300 GB/s is a
+ * valid double but no fabric, and it makes the simulator's rates underflow.
+ *  - bandwidths: 1 kB/s (1e-6 GB/s) to 1 PB/s per port;
+ *  - latencies and per-step overheads: 0 to 1 s;
+ *  - efficiency and incast floor: fractions of the line rate, at least 0.1%
+ *    (FAST_TOPO_MIN_FRACTION) and at most 1;
+ *  - incast slope: the fraction lost per extra sender, at most all of it;
+ *  - core oversubscription: 1 (non-blocking) to 1000.
+ */
+#define FIELD(path, member, min, max, unit) \
+	{ path, offsetof(struct fast_topo, member), min, max, unit }
+
+static const struct field {
+	const char *path;
+	size_t off;        /* offset of the double in struct fast_topo */
+	double min, max;   /* inclusive */
+	const char *unit;  /* appended to the bounds in messages */
+} fields[] = {
+	FIELD("/scale_up/bw_GBps", up.bw_GBps, FAST_TOPO_MIN_GBPS, FAST_TOPO_MAX_GBPS, " GB/s"),
+	FIELD("/scale_up/latency_us", up.latency_us, 0, FAST_TOPO_MAX_US, " us"),
+	FIELD("/scale_up/efficiency", up.efficiency, FAST_TOPO_MIN_FRACTION, 1, ""),
+	FIELD("/scale_up/step_overhead_us", up.step_overhead_us, 0, FAST_TOPO_MAX_US, " us"),
+	FIELD("/scale_out/bw_GBps", out.bw_GBps, FAST_TOPO_MIN_GBPS, FAST_TOPO_MAX_GBPS, " GB/s"),
+	FIELD("/scale_out/latency_us", out.latency_us, 0, FAST_TOPO_MAX_US, " us"),
+	FIELD("/scale_out/efficiency", out.efficiency, FAST_TOPO_MIN_FRACTION, 1, ""),
+	FIELD("/scale_out/step_overhead_us", out.step_overhead_us, 0, FAST_TOPO_MAX_US, " us"),
+	FIELD("/scale_out/core_oversubscription", core_oversub, 1, FAST_TOPO_MAX_OVERSUB, ""),
+	FIELD("/congestion/incast_threshold", congestion.incast_threshold, 0, 1e9, ""),
+	FIELD("/congestion/incast_slope", congestion.incast_slope, 0, 1, ""),
+	FIELD("/congestion/incast_floor", congestion.incast_floor, FAST_TOPO_MIN_FRACTION, 1, ""),
+};
+
+static const char *num(char buf[32], double v)
 {
+	return fast_num_format(v, buf, 32);
+}
+
+static int check_value(const struct field *f, double v, struct fast_err *err)
+{
+	char got[32];
+
 	if (!isfinite(v))
-		return fast_err_set(err, FAST_EINPUT, "%s: must be a finite number", field);
-	if (excl ? !(v > min) : !(v >= min))
-		return fast_err_set(err, FAST_EINPUT, "%s: must be %s %g (got %g)", field,
-				    excl ? ">" : ">=", min, v);
-	if (v > max)
-		return fast_err_set(err, FAST_EINPUT, "%s: must be <= %g (got %g)", field, max, v);
+		return fast_err_set(err, FAST_EINPUT, "%s: must be a finite number", f->path);
+	if (!(v >= f->min) || !(v <= f->max))
+		return fast_err_set(err, FAST_EINPUT, "%s: must be in [%g, %g]%s (got %s)",
+				    f->path, f->min, f->max, f->unit, num(got, v));
 	return 0;
 }
 
-static int validate_tier(const char *tier, const struct fast_tier *t, struct fast_err *err)
+static double field_of(const struct fast_topo *t, const struct field *f)
 {
-	char f[64];
-	int rc;
+	double v;
 
-	snprintf(f, sizeof f, "/%s/bw_GBps", tier);
-	if ((rc = check_range(f, t->bw_GBps, 0, MAX_BW_GBPS, true, err)) < 0)
-		return rc;
-	snprintf(f, sizeof f, "/%s/latency_us", tier);
-	if ((rc = check_range(f, t->latency_us, 0, MAX_TIME_US, false, err)) < 0)
-		return rc;
-	snprintf(f, sizeof f, "/%s/efficiency", tier);
-	if ((rc = check_range(f, t->efficiency, 0, 1, true, err)) < 0)
-		return rc;
-	snprintf(f, sizeof f, "/%s/step_overhead_us", tier);
-	return check_range(f, t->step_overhead_us, 0, MAX_TIME_US, false, err);
+	memcpy(&v, (const char *)t + f->off, sizeof v);
+	return v;
+}
+
+/*
+ * The slowest rate a tier's port can run at: line rate x efficiency x the
+ * incast floor, and for scale-out its share of an oversubscribed core.
+ * Each factor can be in range while the product is no fabric (1e-6 GB/s
+ * x 0.001 x 0.001 / 1000); it must reach FAST_TOPO_MIN_GBPS too.
+ */
+static int check_rate(const char *tier, const struct fast_tier *x, double floor_,
+		      double oversub, struct fast_err *err)
+{
+	double r = x->bw_GBps * x->efficiency * floor_ / oversub;
+	char a[32], b[32], c[32], d[32];
+
+	if (r >= FAST_TOPO_MIN_GBPS)
+		return 0;
+	if (oversub != 1)
+		return fast_err_set(err, FAST_EINPUT,
+				    "/%s: its slowest rate bw_GBps x efficiency x incast_floor / "
+				    "core_oversubscription = %s x %s x %s / %s = %g GB/s is below "
+				    "%g GB/s",
+				    tier, num(a, x->bw_GBps), num(b, x->efficiency), num(c, floor_),
+				    num(d, oversub), r, FAST_TOPO_MIN_GBPS);
+	return fast_err_set(err, FAST_EINPUT,
+			    "/%s: its slowest rate bw_GBps x efficiency x incast_floor = %s x %s x "
+			    "%s = %g GB/s is below %g GB/s",
+			    tier, num(a, x->bw_GBps), num(b, x->efficiency), num(c, floor_),
+			    r, FAST_TOPO_MIN_GBPS);
 }
 
 int fast_topo_validate(const struct fast_topo *t, const struct fast_limits *lim,
@@ -232,18 +290,12 @@ int fast_topo_validate(const struct fast_topo *t, const struct fast_limits *lim,
 		return rc;
 	if (t->up_kind != FAST_UP_SWITCH && t->up_kind != FAST_UP_MESH)
 		return fast_err_set(err, FAST_EINPUT, "/scale_up/kind: must be \"switch\" or \"mesh\"");
-	if ((rc = validate_tier("scale_up", &t->up, err)) < 0 ||
-	    (rc = validate_tier("scale_out", &t->out, err)) < 0)
-		return rc;
-	if ((rc = check_range("/scale_out/core_oversubscription", t->core_oversub, 1,
-			      MAX_OVERSUB, false, err)) < 0)
-		return rc;
-	if ((rc = check_range("/congestion/incast_threshold", t->congestion.incast_threshold,
-			      0, 1e9, false, err)) < 0 ||
-	    (rc = check_range("/congestion/incast_slope", t->congestion.incast_slope, 0, 1e9,
-			      false, err)) < 0 ||
-	    (rc = check_range("/congestion/incast_floor", t->congestion.incast_floor, 0, 1,
-			      true, err)) < 0)
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+		if ((rc = check_value(&fields[i], field_of(t, &fields[i]), err)) < 0)
+			return rc;
+	if ((rc = check_rate("scale_up", &t->up, t->congestion.incast_floor, 1, err)) < 0 ||
+	    (rc = check_rate("scale_out", &t->out, t->congestion.incast_floor, t->core_oversub,
+			     err)) < 0)
 		return rc;
 	return 0;
 }
@@ -265,6 +317,31 @@ static const char *const cong_keys[] = {
 	"incast_threshold", "incast_slope", "incast_floor", NULL,
 };
 
+/* A number member at c's path, checked against its fields[] row as it is
+ * read, so that the first wrong number in the file is the one reported. */
+static int get_num(struct fast_jctx *c, const struct fast_jv *o, const char *key,
+		   bool required, double *out)
+{
+	double v = 0;
+	int rc = fast_jv_get_double(c, o, key, required, -DBL_MAX, DBL_MAX, false, &v);
+
+	if (rc < 0 || !fast_jv_get(o, key))
+		return rc;
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		const char *p = fields[i].path;
+		if (strncmp(p, c->path, c->len) == 0 && p[c->len] == '/' &&
+		    strcmp(p + c->len + 1, key) == 0) {
+			if ((rc = check_value(&fields[i], v, c->err)) < 0) {
+				fast_err_prefix(c->err, "%s", c->file);
+				return rc;
+			}
+			break;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
 /* The members every tier shares; bw_GBps is required, the rest optional. */
 static int load_tier(struct fast_jctx *c, const struct fast_jv *o, struct fast_tier *t)
 {
@@ -273,14 +350,10 @@ static int load_tier(struct fast_jctx *c, const struct fast_jv *o, struct fast_t
 	t->latency_us = 0;
 	t->efficiency = 1;
 	t->step_overhead_us = 0;
-	if ((rc = fast_jv_get_double(c, o, "bw_GBps", true, 0, MAX_BW_GBPS, true,
-				     &t->bw_GBps)) < 0 ||
-	    (rc = fast_jv_get_double(c, o, "latency_us", false, 0, MAX_TIME_US, false,
-				     &t->latency_us)) < 0 ||
-	    (rc = fast_jv_get_double(c, o, "efficiency", false, 0, 1, true,
-				     &t->efficiency)) < 0 ||
-	    (rc = fast_jv_get_double(c, o, "step_overhead_us", false, 0, MAX_TIME_US, false,
-				     &t->step_overhead_us)) < 0)
+	if ((rc = get_num(c, o, "bw_GBps", true, &t->bw_GBps)) < 0 ||
+	    (rc = get_num(c, o, "latency_us", false, &t->latency_us)) < 0 ||
+	    (rc = get_num(c, o, "efficiency", false, &t->efficiency)) < 0 ||
+	    (rc = get_num(c, o, "step_overhead_us", false, &t->step_overhead_us)) < 0)
 		return rc;
 	return 0;
 }
@@ -345,8 +418,7 @@ static int load_scale_out(struct fast_jctx *c, const struct fast_jv *root, struc
 	if ((rc = load_tier(c, o, &t->out)) < 0)
 		return rc;
 	t->core_oversub = 1.0;
-	if ((rc = fast_jv_get_double(c, o, "core_oversubscription", false, 1, MAX_OVERSUB,
-				     false, &t->core_oversub)) < 0)
+	if ((rc = get_num(c, o, "core_oversubscription", false, &t->core_oversub)) < 0)
 		return rc;
 	fast_jctx_pop(c, old);
 	return 0;
@@ -366,12 +438,9 @@ static int load_congestion(struct fast_jctx *c, const struct fast_jv *root,
 		return 0;
 	old = fast_jctx_push_key(c, "congestion");
 	if ((rc = fast_jv_expect_object(c, o, cong_keys)) < 0 ||
-	    (rc = fast_jv_get_double(c, o, "incast_threshold", false, 0, 1e9, false,
-				     &g->incast_threshold)) < 0 ||
-	    (rc = fast_jv_get_double(c, o, "incast_slope", false, 0, 1e9, false,
-				     &g->incast_slope)) < 0 ||
-	    (rc = fast_jv_get_double(c, o, "incast_floor", false, 0, 1, true,
-				     &g->incast_floor)) < 0)
+	    (rc = get_num(c, o, "incast_threshold", false, &g->incast_threshold)) < 0 ||
+	    (rc = get_num(c, o, "incast_slope", false, &g->incast_slope)) < 0 ||
+	    (rc = get_num(c, o, "incast_floor", false, &g->incast_floor)) < 0)
 		return rc;
 	fast_jctx_pop(c, old);
 	return 0;
@@ -430,8 +499,7 @@ int fast_topo_parse(const char *text, size_t len, const char *name,
 	fast_json_free(doc);
 	if (rc < 0)
 		return rc;
-	/* the loader checked every range; validate again so that the two
-	 * cannot drift apart */
+	/* the loader checked types; the ranges are fast_topo_validate()'s */
 	rc = fast_topo_validate(&t, lim, err);
 	if (rc < 0) {
 		fast_err_prefix(err, "%s", name);

@@ -25,7 +25,7 @@ enum fast_up_kind {
 struct fast_tier {
 	double bw_GBps;          /* line rate per port/link/NIC, per direction */
 	double latency_us;       /* alpha: per-message latency */
-	double efficiency;       /* (0, 1]: payload rate / line rate */
+	double efficiency;       /* [0.001, 1]: payload rate / line rate */
 	double step_overhead_us; /* launch + synchronisation cost per step */
 };
 
@@ -40,7 +40,7 @@ struct fast_tier {
 struct fast_congestion {
 	double incast_threshold; /* senders before any loss */
 	double incast_slope;     /* efficiency lost per extra sender */
-	double incast_floor;     /* lowest factor, in (0, 1] */
+	double incast_floor;     /* lowest factor, in [0.001, 1] */
 };
 
 #define FAST_NAME_MAX 64
@@ -57,6 +57,13 @@ struct fast_topo {
 	struct fast_congestion congestion;
 	char source[FAST_SOURCE_MAX]; /* where the numbers come from */
 };
+
+/* Physical ranges of the numbers (lib/topo.c lists every field's). */
+#define FAST_TOPO_MIN_GBPS 1e-6     /* 1 kB/s: also the slowest rate a port may reach */
+#define FAST_TOPO_MAX_GBPS 1e6      /* 1 PB/s per port: anything above is a typo */
+#define FAST_TOPO_MAX_US 1e6        /* 1 s per message or step */
+#define FAST_TOPO_MIN_FRACTION 1e-3 /* efficiency, incast floor: at least 0.1% */
+#define FAST_TOPO_MAX_OVERSUB 1e3
 
 /* Dimension limits enforced before allocating (raise with --max-gpus). */
 struct fast_limits {
@@ -97,8 +104,11 @@ int fast_topo_load(const char *path, const struct fast_limits *lim,
 int fast_topo_parse(const char *text, size_t len, const char *name,
 		    const struct fast_limits *lim, struct fast_topo *out,
 		    struct fast_err *err);
-/* Check ranges (bandwidths > 0, efficiency in (0,1], ...).  Returns
- * FAST_EINPUT naming the field. */
+/* Check every number against its physical range (bandwidths in
+ * [1e-6, 1e6] GB/s, efficiency in [0.001, 1], ...) and each tier's slowest
+ * rate (bw x efficiency x incast floor [/ oversubscription]) against
+ * FAST_TOPO_MIN_GBPS.  Returns FAST_EINPUT naming the field:
+ * "/scale_out/bw_GBps: must be in [1e-06, 1e+06] GB/s (got 1e-300)". */
 int fast_topo_validate(const struct fast_topo *t, const struct fast_limits *lim,
 		       struct fast_err *err);
 /* Write the normalised JSON form (every field explicit) to f.  Returns

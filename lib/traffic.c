@@ -11,8 +11,11 @@
  *
  * nccl-tests matrix format: N lines of N whitespace-separated non-negative
  * decimal integers (bytes D[s][d], line s, column d); blank lines are
- * ignored.  A file whose first non-blank character is a digit is read as
- * one; anything else is JSON.
+ * ignored.  A file whose first non-blank character is a digit (or '#') is
+ * read as one; anything else is JSON.  A UTF-8 byte-order mark before
+ * either is skipped.  '#' comment lines are refused with their own message:
+ * nccl-tests' alltoallv_perf reads whitespace-separated numbers only (its
+ * strtod stops at a '#'), so a file with comments would not run there.
  */
 #include "traffic.h"
 
@@ -471,6 +474,16 @@ static bool next_line(struct cursor *k)
 	}
 }
 
+/* The message for a '#' at tok: comments are not part of the format. */
+static int refuse_comment(const struct cursor *k, const char *tok, const char *name,
+			  struct fast_err *err)
+{
+	return fast_err_set(err, FAST_EINPUT,
+			    "%s:%zu:%zu: '#' comments are not allowed in an nccl-tests matrix "
+			    "(nccl-tests' alltoallv_perf reads numbers only)",
+			    name, k->line, col_of(k, tok));
+}
+
 /* Parse one line of exactly n numbers into row[]. */
 static int parse_row(struct cursor *k, const char *name, uint32_t n, uint64_t *row,
 		     struct fast_err *err)
@@ -487,6 +500,8 @@ static int parse_row(struct cursor *k, const char *name, uint32_t n, uint64_t *r
 		if (k->p >= k->end || *k->p == '\n')
 			break;
 		tok = k->p;
+		if (*tok == '#')
+			return refuse_comment(k, tok, name, err);
 		while (k->p < k->end && !is_blank(*k->p) && *k->p != '\n')
 			k->p++;
 		if (got == n)
@@ -532,6 +547,13 @@ static int load_nccl(const char *text, size_t len, const char *name,
 
 	if (!next_line(&k))
 		return fast_err_set(err, FAST_EINPUT, "%s: empty matrix", name);
+	{
+		const char *q = k.p;
+		while (q < k.end && is_blank(*q))
+			q++;
+		if (*q == '#')
+			return refuse_comment(&k, q, name, err);
+	}
 	n = count_tokens(k.p, k.end);
 	if (n > lim->max_gpus)
 		return fast_err_set(err, FAST_ELIMIT,
@@ -579,13 +601,19 @@ int fast_traffic_parse(const char *text, size_t len, const char *name,
 	size_t i = 0;
 
 	lim = limits_or_default(lim, &dl);
+	/* a byte-order mark is an encoding artefact, not content (RFC 8259
+	 * lets a JSON reader ignore it) */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+		text += 3;
+		len -= 3;
+	}
 	while (i < len && isspace((unsigned char)text[i]))
 		i++;
 	if (i == len)
 		return fast_err_set(err, FAST_EINPUT,
 				    "%s: empty file (expected traffic JSON or an nccl-tests matrix)",
 				    name);
-	if (isdigit((unsigned char)text[i]))
+	if (isdigit((unsigned char)text[i]) || text[i] == '#')
 		return load_nccl(text, len, name, lim, out, err);
 	return load_json(text, len, name, lim, out, err);
 }

@@ -168,6 +168,18 @@ static void test_common__size_overflow_and_garbage(void)
 	}
 }
 
+static void test_common__num_format_reads_back(void)
+{
+	char buf[32];
+
+	CU_ASSERT_STRING_EQUAL(fast_num_format(1.0000001, buf, sizeof buf), "1.0000001");
+	CU_ASSERT_STRING_EQUAL(fast_num_format(1e6, buf, sizeof buf), "1e+06");
+	CU_ASSERT_STRING_EQUAL(fast_num_format(0.5, buf, sizeof buf), "0.5");
+	CU_ASSERT_STRING_EQUAL(fast_num_format(1e-300, buf, sizeof buf), "1e-300");
+	CU_ASSERT_STRING_EQUAL(fast_num_format(0.1 + 0.2, buf, sizeof buf), "0.30000000000000004");
+	CU_ASSERT_EQUAL(strtod(fast_num_format(48.85 / 50, buf, sizeof buf), NULL), 48.85 / 50);
+}
+
 static void test_common__size_format(void)
 {
 	char buf[32];
@@ -258,6 +270,7 @@ UNIT_MAIN("common",
 	  UNIT_TEST(test_common__size_binary_and_decimal_suffixes),
 	  UNIT_TEST(test_common__size_fractions),
 	  UNIT_TEST(test_common__size_overflow_and_garbage),
+	  UNIT_TEST(test_common__num_format_reads_back),
 	  UNIT_TEST(test_common__size_format),
 	  UNIT_TEST(test_common__rng_is_deterministic),
 	  UNIT_TEST(test_common__rng_below_and_double_ranges),

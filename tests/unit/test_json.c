@@ -115,6 +115,70 @@ static void test_json__getters_report_paths(void)
 	fast_json_free(doc);
 }
 
+static void test_json__nesting_limit_is_named(void)
+{
+	/* CJSON_NESTING_LIMIT levels parse; one more is named as such, at the
+	 * bracket that opens it, even when a string holds brackets too */
+	size_t n = (size_t)1000;
+	char *text = malloc(2 * n + 16);
+	struct fast_json *doc = NULL;
+	struct fast_err err = { 0 };
+	size_t j = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	for (size_t i = 0; i < n; i++)
+		text[j++] = '[';
+	for (size_t i = 0; i < n; i++)
+		text[j++] = ']';
+	text[j] = '\0';
+	CU_ASSERT_EQUAL(fast_json_parse(text, j, "d.json", &doc, &err), 0);
+	fast_json_free(doc);
+	memcpy(text, "[\"[[\",\n", 7);
+	j = 7;
+	for (size_t i = 0; i < n; i++)
+		text[j++] = '[';
+	text[j] = '\0';
+	CU_ASSERT_EQUAL(fast_json_parse(text, j, "d.json", &doc, &err), FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "d.json:2:1000: JSON nested deeper than 1000 levels "
+					"(the parser's limit)");
+	free(text);
+}
+
+static void expect_parse(const char *text, const char *msg)
+{
+	struct fast_json *doc = NULL;
+	struct fast_err err = { 0 };
+	int rc = fast_json_parse(text, strlen(text), "u.json", &doc, &err);
+
+	if (!msg) {
+		CU_ASSERT_EQUAL(rc, 0);
+		fast_json_free(doc);
+		return;
+	}
+	CU_ASSERT_EQUAL(rc, FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, msg);
+}
+
+static void test_json__invalid_utf8_is_refused_with_its_path(void)
+{
+	/* two-, three- and four-byte forms and escapes pass */
+	expect_parse("{\"a\": \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \\u00e9\"}", NULL);
+	expect_parse("{\"a\": [\"x\", \"\xff\"]}",
+		     "u.json: /a/1: string is not valid UTF-8 (byte 0xff at offset 0)");
+	/* overlong '/', a surrogate, above U+10FFFF, a truncated sequence */
+	expect_parse("{\"a\": \"\xc0\xaf\"}",
+		     "u.json: /a: string is not valid UTF-8 (byte 0xc0 at offset 0)");
+	expect_parse("{\"a\": \"x\xed\xa0\x80\"}",
+		     "u.json: /a: string is not valid UTF-8 (byte 0xed at offset 1)");
+	expect_parse("{\"a\": \"\xf4\x90\x80\x80\"}",
+		     "u.json: /a: string is not valid UTF-8 (byte 0xf4 at offset 0)");
+	expect_parse("{\"a\": {\"b\": \"abc\xe2\x82\"}}",
+		     "u.json: /a/b: string is not valid UTF-8 (byte 0xe2 at offset 3)");
+	expect_parse("{\"a\": {\"k\xfe\": 1}}",
+		     "u.json: /a: a key is not valid UTF-8 (byte 0xfe at offset 1 of the key)");
+	expect_parse("\"\xff\"", "u.json: /: string is not valid UTF-8");
+}
+
 static void test_json__put_string_escapes(void)
 {
 	char *buf = NULL;
@@ -136,4 +200,6 @@ UNIT_MAIN("json",
 	  UNIT_TEST(test_json__unknown_duplicate_and_case),
 	  UNIT_TEST(test_json__integers_are_exact),
 	  UNIT_TEST(test_json__getters_report_paths),
+	  UNIT_TEST(test_json__nesting_limit_is_named),
+	  UNIT_TEST(test_json__invalid_utf8_is_refused_with_its_path),
 	  UNIT_TEST(test_json__put_string_escapes))

@@ -200,6 +200,27 @@ static void test_moe__csv_parser_errors_name_the_line(void)
 						  "d", 0, 2, 2, &g, &err),
 			FAST_EINPUT);
 	CU_ASSERT_STRING_EQUAL(err.msg, "c.csv:1: column 6 is 'n', expected 'count'");
+	/* a stray CR, a header with no rows, a BOM and CRCRLF line ends */
+	const char *cr_hdr = "model,selection,domain,layer,expert,count\r\r\r\n";
+	CU_ASSERT_EQUAL(fast_moe_parse_counts_csv(cr_hdr, strlen(cr_hdr), "c.csv", "m", "topk",
+						  "d", 0, 2, 2, &g, &err),
+			FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "c.csv: has a header but no rows");
+	const char *tab_hdr = "model,selection,domain,layer,expert,count\t\nm,topk,d,0,0,3\n";
+	CU_ASSERT_EQUAL(fast_moe_parse_counts_csv(tab_hdr, strlen(tab_hdr), "c.csv", "m", "topk",
+						  "d", 0, 2, 2, &g, &err),
+			FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "c.csv:1: column 6 is 'count\\x09', expected 'count'");
+	const char *bom = "\xef\xbb\xbfmodel,selection,domain,layer,expert,count\r\r\n"
+			  "m,topk,d,0,0,3\r\r\nm,topk,d,0,1,1\r\n";
+	int bom_rc = fast_moe_parse_counts_csv(bom, strlen(bom), "c.csv", "m", "topk", "d", 0, 2,
+					       2, &g, &err);
+	CU_ASSERT_EQUAL(bom_rc, 0);
+	if (bom_rc == 0) {
+		CU_ASSERT_EQUAL(g.counts[0], 3);
+		CU_ASSERT_EQUAL(g.counts[1], 1);
+		fast_moe_groups_free(&g);
+	}
 	const char *ok = "model,selection,domain,layer,expert,count\r\nm,topk,d,0,0,3\r\n"
 			 "m,top1,d,0,0,9\r\nm,topk,d,0,1,1\r\n";
 	CU_ASSERT_EQUAL_FATAL(fast_moe_parse_counts_csv(ok, strlen(ok), "c.csv", "m", "topk", "d", 0,

@@ -176,19 +176,46 @@ static void test_topo__bad_fields_name_their_path(void)
 	expect_error(MINIMAL("", "", ", \"bw_GBps\": 5"), FAST_EINPUT,
 		     "t.json: /scale_out: duplicate key \"bw_GBps\"");
 	expect_error(MINIMAL("", ", \"efficiency\": 1.5", ""), FAST_EINPUT,
-		     "t.json: /scale_up/efficiency: must be <= 1 (got 1.5)");
+		     "t.json: /scale_up/efficiency: must be in [0.001, 1] (got 1.5)");
 	expect_error(MINIMAL("", "", ", \"efficiency\": 0"), FAST_EINPUT,
-		     "t.json: /scale_out/efficiency: must be > 0 (got 0)");
+		     "t.json: /scale_out/efficiency: must be in [0.001, 1] (got 0)");
 	expect_error(MINIMAL("", "", ", \"latency_us\": -1"), FAST_EINPUT,
-		     "t.json: /scale_out/latency_us: must be >= 0 (got -1)");
+		     "t.json: /scale_out/latency_us: must be in [0, 1e+06] us (got -1)");
 	expect_error(MINIMAL("", "", ", \"efficiency\": \"high\""), FAST_EINPUT,
 		     "t.json: /scale_out/efficiency: expected a number, got string");
 	expect_error(MINIMAL("", "", ", \"nics_per_server\": 1"), FAST_EINPUT,
 		     "t.json: /scale_out/nics_per_server: must equal gpus_per_server (4), got 1");
 	expect_error(MINIMAL("", "", ", \"core_oversubscription\": 0.5"), FAST_EINPUT,
-		     "/scale_out/core_oversubscription: must be >= 1");
+		     "t.json: /scale_out/core_oversubscription: must be in [1, 1000] (got 0.5)");
 	expect_error(MINIMAL(", \"congestion\": {\"incast_floor\": 0}", "", ""), FAST_EINPUT,
-		     "t.json: /congestion/incast_floor: must be > 0 (got 0)");
+		     "t.json: /congestion/incast_floor: must be in [0.001, 1] (got 0)");
+	/* issue #12: values that are doubles but no fabric; each factor in
+	 * range but the product below 1 kB/s; 1.0000001 not shown as "1" */
+	expect_error("{\"version\": 1, \"servers\": 2, \"gpus_per_server\": 4,"
+		     " \"scale_up\": {\"kind\": \"switch\", \"bw_GBps\": 100},"
+		     " \"scale_out\": {\"bw_GBps\": 1e-300, \"efficiency\": 1e-300}}", FAST_EINPUT,
+		     "t.json: /scale_out/bw_GBps: must be in [1e-06, 1e+06] GB/s (got 1e-300)");
+	expect_error(MINIMAL(", \"congestion\": {\"incast_floor\": 1e-300}", "", ""), FAST_EINPUT,
+		     "t.json: /congestion/incast_floor: must be in [0.001, 1] (got 1e-300)");
+	expect_error(MINIMAL(", \"congestion\": {\"incast_slope\": 2}", "", ""), FAST_EINPUT,
+		     "t.json: /congestion/incast_slope: must be in [0, 1] (got 2)");
+	expect_error(MINIMAL("", ", \"efficiency\": 1.0000001", ""), FAST_EINPUT,
+		     "t.json: /scale_up/efficiency: must be in [0.001, 1] (got 1.0000001)");
+	expect_error(MINIMAL("", ", \"latency_us\": 2e6", ""), FAST_EINPUT,
+		     "t.json: /scale_up/latency_us: must be in [0, 1e+06] us (got 2e+06)");
+	expect_error(MINIMAL(", \"congestion\": {\"incast_floor\": 0.01}", ", \"step_overhead_us\": 1e300", ""),
+		     FAST_EINPUT, "t.json: /scale_up/step_overhead_us: must be in [0, 1e+06] us (got 1e+300)");
+	expect_error("{\"version\": 1, \"servers\": 2, \"gpus_per_server\": 4,"
+		     " \"scale_up\": {\"kind\": \"switch\", \"bw_GBps\": 100},"
+		     " \"scale_out\": {\"bw_GBps\": 1e-3, \"efficiency\": 0.01,"
+		     " \"core_oversubscription\": 200}}", FAST_EINPUT,
+		     "t.json: /scale_out: its slowest rate bw_GBps x efficiency x incast_floor / "
+		     "core_oversubscription = 0.001 x 0.01 x 1 / 200 = 5e-08 GB/s is below 1e-06 GB/s");
+	expect_error("{\"version\": 1, \"servers\": 2, \"gpus_per_server\": 4,"
+		     " \"scale_up\": {\"kind\": \"mesh\", \"bw_GBps\": 1e-5, \"efficiency\": 0.01},"
+		     " \"scale_out\": {\"bw_GBps\": 25}}", FAST_EINPUT,
+		     "t.json: /scale_up: its slowest rate bw_GBps x efficiency x incast_floor = "
+		     "1e-05 x 0.01 x 1 = 1e-07 GB/s is below 1e-06 GB/s");
 	expect_error(MINIMAL(", \"congestion\": {\"floor\": 0.5}", "", ""), FAST_EINPUT,
 		     "t.json: /congestion: unknown key \"floor\"");
 	expect_error("{\"version\": 1, \"servers\": 0, \"gpus_per_server\": 4}", FAST_EINPUT,
@@ -207,7 +234,7 @@ static void test_topo__bad_fields_name_their_path(void)
 		     FAST_EINPUT, "t.json: /scale_up/kind: must be \"switch\" or \"mesh\" (got \"ring\")");
 	expect_error("{\"version\": 1, \"servers\": 2, \"gpus_per_server\": 4, "
 		     "\"scale_up\": {\"kind\": \"mesh\", \"bw_GBps\": 0}}",
-		     FAST_EINPUT, "t.json: /scale_up/bw_GBps: must be > 0 (got 0)");
+		     FAST_EINPUT, "t.json: /scale_up/bw_GBps: must be in [1e-06, 1e+06] GB/s (got 0)");
 	expect_error("{\"version\": 1, \"servers\": 2, \"gpus_per_server\": 4, "
 		     "\"scale_up\": {\"bw_GBps\": 1}}",
 		     FAST_EINPUT, "t.json: /scale_up: missing required key \"kind\"");
@@ -221,7 +248,7 @@ static void test_topo__validate_names_the_field(void)
 	CU_ASSERT_EQUAL_FATAL(fast_topo_preset("h200", 0, 0, NULL, &t, &err), 0);
 	t.out.bw_GBps = -5;
 	CU_ASSERT_EQUAL(fast_topo_validate(&t, NULL, &err), FAST_EINPUT);
-	CU_ASSERT_STRING_EQUAL(err.msg, "/scale_out/bw_GBps: must be > 0 (got -5)");
+	CU_ASSERT_STRING_EQUAL(err.msg, "/scale_out/bw_GBps: must be in [1e-06, 1e+06] GB/s (got -5)");
 	t.out.bw_GBps = 50;
 	t.up.efficiency = NAN;
 	CU_ASSERT_EQUAL(fast_topo_validate(&t, NULL, &err), FAST_EINPUT);
@@ -317,7 +344,7 @@ static void test_topo__load_reads_files(void)
 	fclose(f);
 	CU_ASSERT_EQUAL(fast_topo_load(path, NULL, &t, &err), FAST_EINPUT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, path));
-	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/scale_out/efficiency: must be <= 1 (got 2)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/scale_out/efficiency: must be in [0.001, 1] (got 2)"));
 	f = fopen(path, "w");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	fputs(MINIMAL("", "", ""), f);
