@@ -40,7 +40,7 @@ static const char usage[] =
 	"\n"
 	"Offenders, and rows without a baseline, are listed on stderr.  A baseline\n"
 	"of an older version (no ident column) is refused: rewrite it with\n"
-	"--write-baseline.  Line ends \"\\n\" or \"\\r\\n\".  Exit: 0 pass, 1 gate failed,\n"
+	"--write-baseline; CRLF line ends are fine.  Exit: 0 pass, 1 gate failed,\n"
 	"2 usage, 3 bad input, 4 runtime.\n";
 
 struct verdict {
