@@ -208,6 +208,13 @@ static int results_lock(const char *path, int *fd_out)
 			close(fd);
 			continue;
 		}
+		if (rc != 0 && (errno == ENOLCK || errno == EOPNOTSUPP)) {
+			/* a file system without locks: run as before, unguarded */
+			cli_warn("%s: cannot lock it (%s): another sweep into it would lose rows",
+				 path, strerror(errno));
+			*fd_out = fd;
+			return 0;
+		}
 		if (rc != 0) {
 			rc = errno;
 			close(fd);
