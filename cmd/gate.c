@@ -28,20 +28,25 @@ static const char usage[] =
 	"  --algo NAME            compiler (default fast)\n"
 	"  --plan FILE            gate these plans instead (one per matrix)\n"
 	"  --baseline FILE.csv    also fail when a time regressed against this results\n"
-	"                         file (fast sweep / --write-baseline CSV)\n"
+	"                         file (fast sweep / --write-baseline CSV); rows match\n"
+	"                         by ident (topology parameters, matrix bytes, index\n"
+	"                         and label, algorithm and options, simulator options)\n"
+	"  --require-baseline     fail a matrix that has no baseline row (CI)\n"
 	"  --tolerance T          allowed relative regression (default 0.02)\n"
 	"  --write-baseline FILE  write this run's rows as a baseline CSV\n"
 	"  --bound lp|closed      bound to compare with (default lp)\n"
 	"  --json                 machine-readable verdicts\n"
 	SIMC_ALGO_USAGE SIMC_SIM_USAGE
 	"\n"
-	"Offenders are listed on stderr.  Exit: 0 pass, 1 gate failed, 2 usage,\n"
-	"3 bad input, 4 runtime.\n";
+	"Offenders, and rows without a baseline, are listed on stderr.  A baseline\n"
+	"of an older version (no ident column) is refused: rewrite it with\n"
+	"--write-baseline; CRLF line ends are fine.  Exit: 0 pass, 1 gate failed,\n"
+	"2 usage, 3 bad input, 4 runtime.\n";
 
 struct verdict {
 	struct sweep_row row;
 	double base_s;   /* baseline time, NaN if none */
-	bool over_ratio, regressed, incorrect, failed;
+	bool over_ratio, regressed, incorrect, failed, no_base;
 	char why[200];
 };
 
@@ -55,17 +60,21 @@ struct baseline {
 static int baseline_load(const char *path, struct baseline *b)
 {
 	char *text = NULL;
-	size_t len, hl = strlen(sweep_csv_header), lineno = 1;
+	size_t len, body, lineno = 1;
 	struct fast_err err;
+	int version;
 
 	memset(b, 0, sizeof *b);
 	if (fast_read_file(path, UINT64_C(1) << 32, &text, &len, &err) < 0)
 		return cli_report(&err);
-	if (len < hl || memcmp(text, sweep_csv_header, hl) != 0) {
+	version = sweep_csv_version(text, len, &body);
+	if (version != 2) {
 		free(text);
+		if (version == 1)
+			return cli_fail(FAST_EINPUT, "%s:1: a baseline of an older version (no ident column, rows matched by label): rewrite it with fast gate --write-baseline", path);
 		return cli_fail(FAST_EINPUT, "%s:1: not a results file with the columns of this version (header differs)", path);
 	}
-	for (char *p = text + hl; *p;) {
+	for (char *p = text + body; *p;) {
 		char *nl = strchr(p, '\n');
 		struct sweep_row *r;
 		if (nl)
@@ -90,18 +99,12 @@ static int baseline_load(const char *path, struct baseline *b)
 	return 0;
 }
 
+/* The first baseline row that measured what r measures, or NULL. */
 static const struct sweep_row *baseline_find(const struct baseline *b, const struct sweep_row *r)
 {
 	for (size_t i = 0; i < b->n; i++)
-		if (strcmp(b->rows[i].key, r->key) == 0)
+		if (b->rows[i].ident[0] && strcmp(b->rows[i].ident, r->ident) == 0)
 			return &b->rows[i];
-	for (size_t i = 0; i < b->n; i++) {
-		const struct sweep_row *x = &b->rows[i];
-		if (strcmp(x->topo, r->topo) == 0 && x->ngpus == r->ngpus &&
-		    strcmp(x->label, r->label) == 0 && strcmp(x->algo, r->algo) == 0 &&
-		    strcmp(x->options, r->options) == 0)
-			return x;
-	}
 	return NULL;
 }
 
@@ -115,7 +118,8 @@ static const char *base_name(const char *path)
 
 static void identity(struct sweep_row *r, const struct fast_topo *t, const char *topo_name,
 		     const char *traffic_path, uint32_t matrix, const char *label,
-		     const uint64_t *D, const char *algo, const char *options)
+		     const uint64_t *D, const char *algo, const char *options,
+		     const struct fast_algo_opts *ao, const struct sweep_eval *ev)
 {
 	uint32_t ng = fast_topo_ngpus(t);
 	uint64_t total = 0;
@@ -150,9 +154,17 @@ static void identity(struct sweep_row *r, const struct fast_topo *t, const char 
 		 r->topo, t->servers, t->gpus, t->up.bw_GBps, t->out.bw_GBps, r->traffic, matrix,
 		 r->algo, r->options);
 	sweep_sanitize(r->key);
+	sweep_row_ident(r, t, D, ao, ev);
 }
 
-static void print_table(const struct verdict *v, uint32_t n, double max_ratio, bool base)
+/* Does v fail the gate? */
+static bool offends(const struct verdict *v, bool require_base)
+{
+	return v->failed || v->incorrect || v->over_ratio || v->regressed ||
+	       (v->no_base && require_base);
+}
+
+static void print_table(const struct verdict *v, uint32_t n, bool base, bool require_base)
 {
 	char a[32], b[32], c[32];
 
@@ -178,13 +190,12 @@ static void print_table(const struct verdict *v, uint32_t n, double max_ratio, b
 			}
 		}
 		printf("  %s\n", v[i].failed ? "ERROR" : v[i].incorrect ? "INCORRECT" :
-			       v[i].over_ratio || v[i].regressed ? "FAIL" : "ok");
+			       offends(&v[i], require_base) ? "FAIL" : "ok");
 	}
-	(void)max_ratio;
 }
 
 static void print_json(const struct verdict *v, uint32_t n, double max_ratio, double tol,
-		       bool pass)
+		       bool pass, bool require_base)
 {
 	printf("{\"pass\":%s,\"max_ratio\":", pass ? "true" : "false");
 	fast_json_put_double(stdout, max_ratio);
@@ -197,6 +208,8 @@ static void print_json(const struct verdict *v, uint32_t n, double max_ratio, do
 		fast_json_put_string(stdout, r->label);
 		printf(",\"algo\":");
 		fast_json_put_string(stdout, r->algo);
+		printf(",\"ident\":");
+		fast_json_put_string(stdout, r->ident);
 		printf(",\"time_us\":");
 		if (isnan(r->time_s))
 			printf("null");
@@ -219,7 +232,7 @@ static void print_json(const struct verdict *v, uint32_t n, double max_ratio, do
 			fast_json_put_double(stdout, v[i].base_s * 1e6);
 		printf(",\"verdict\":\"%s\",\"reason\":",
 		       v[i].failed ? "error" : v[i].incorrect ? "incorrect" :
-		       v[i].over_ratio || v[i].regressed ? "fail" : "ok");
+		       offends(&v[i], require_base) ? "fail" : "ok");
 		fast_json_put_string(stdout, v[i].why);
 		printf("}");
 	}
@@ -257,8 +270,8 @@ static int run(int argc, char **argv)
 	const char *algo = "fast", *base_path = NULL, *write_path = NULL, *bound = NULL;
 	double max_ratio = 0, tol = 0.02;
 	char options[64];
-	uint32_t noff = 0;
-	bool pass = true;
+	uint32_t noff = 0, nnobase = 0;
+	bool pass = true, require_base = false;
 	int rc;
 
 	cli_inputs_init(&in);
@@ -272,6 +285,10 @@ static int run(int argc, char **argv)
 		    cli_double(&s, "--tolerance", 0.0, 100.0, &tol) ||
 		    cli_value(&s, "--write-baseline", &write_path) || cli_value(&s, "--bound", &bound))
 			continue;
+		if (cli_flag(&s, "--require-baseline")) {
+			require_base = true;
+			continue;
+		}
 		return cli_unknown(&s);
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
@@ -282,6 +299,8 @@ static int run(int argc, char **argv)
 		return cli_usage_error("gate", "--traffic FILE is required");
 	if (in.out_path)
 		return cli_usage_error("gate", "-o is not used; see --write-baseline");
+	if (require_base && !base_path)
+		return cli_usage_error("gate", "--require-baseline needs --baseline FILE.csv");
 	if (!fast_algo_known(algo))
 		return cli_usage_error("gate", "--algo: unknown algorithm '%.40s'", algo);
 	if (bound) {
@@ -334,7 +353,8 @@ static int run(int argc, char **argv)
 		}
 		sweep_row_init(r);
 		identity(r, &topo, in.preset ? in.preset : base_name(in.topo_path), in.traffic_path,
-			 mi, tr.m[i].label, D, given ? given->algo : algo, given ? "plan" : options);
+			 mi, tr.m[i].label, D, given ? given->algo : algo, given ? "plan" : options,
+			 given ? NULL : &ao, &ev);
 		x->base_s = NAN;
 		if (given) {
 			struct fast_err err;
@@ -355,7 +375,18 @@ static int run(int argc, char **argv)
 		}
 		if (base_path && !x->failed) {
 			const struct sweep_row *b = baseline_find(&base, r);
-			if (b && !isnan(b->time_s)) {
+			if (!b || isnan(b->time_s)) {
+				size_t l = strlen(x->why);
+				x->no_base = true;
+				nnobase++;
+				if (require_base)
+					snprintf(x->why + l, sizeof x->why - l, "%sno baseline row (ident %s%s)",
+						 l ? "; " : "", r->ident, b ? ": the baseline row has no time" : "");
+				else
+					fprintf(stderr, "fast gate: no baseline for row matrix %u (%s, %s, %s): ident %s %s %s\n",
+						mi, r->label, r->algo, r->options, r->ident,
+						b ? "has no time in" : "not in", base_path);
+			} else {
 				x->base_s = b->time_s;
 				if (r->time_s > b->time_s * (1.0 + tol)) {
 					size_t l = strlen(x->why);
@@ -365,7 +396,7 @@ static int run(int argc, char **argv)
 				}
 			}
 		}
-		if (x->failed || x->incorrect || x->over_ratio || x->regressed) {
+		if (offends(x, require_base)) {
 			pass = false;
 			noff++;
 			fprintf(stderr, "fast gate: %s matrix %u (%s, %s): %s\n",
@@ -374,12 +405,15 @@ static int run(int argc, char **argv)
 		}
 	}
 	if (in.json)
-		print_json(v, tr.count, max_ratio, tol, pass);
+		print_json(v, tr.count, max_ratio, tol, pass, require_base);
 	else {
-		print_table(v, tr.count, max_ratio, base_path != NULL);
-		printf("gate: %u matrices, limit time/bound <= %.4g%s: %s (%u offending)\n", tr.count,
+		print_table(v, tr.count, base_path != NULL, require_base);
+		printf("gate: %u matrices, limit time/bound <= %.4g%s: %s (%u offending", tr.count,
 		       max_ratio, base_path ? " and no regression over the baseline" : "",
 		       pass ? "PASS" : "FAIL", noff);
+		if (nnobase)
+			printf("; %u without a baseline%s", nnobase, require_base ? "" : ", not compared");
+		printf(")\n");
 	}
 	rc = 0;
 	for (uint32_t i = 0; i < tr.count; i++)

@@ -15,6 +15,18 @@
  * whole line on an O_APPEND descriptor and fdatasync'd, so an interrupted
  * sweep loses nothing it finished.  A rerun skips the cases whose key is
  * already in the file; a torn last line (no newline) is dropped first.
+ *
+ * One writer per results file: the sweep holds an exclusive flock(2) on
+ * the file from before it reads it until after the sorted copy is renamed
+ * over it (forked workers share the lock; under MPI rank 0 holds it).  A
+ * second sweep into the same file says so and waits, then resumes from
+ * what the first wrote, so the rows of both end up in the file once.  The
+ * lock is taken on the inode the path names: a lock won on a file that
+ * was renamed over meanwhile is let go and taken again on the new one.
+ *
+ * A results file of the previous version (no ident column) is upgraded:
+ * its rows are kept, and the final rewrite fills their ident from the
+ * spec (the traffic is generated again, nothing is re-planned).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,6 +37,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -44,12 +57,18 @@ static const char usage[] =
 	"\n"
 	"  --spec FILE     the study (strict JSON; see results/specs/*.json)\n"
 	"  -o FILE         results CSV; rows of an earlier run with the same keys are\n"
-	"                  kept and their cases skipped (resume)\n"
+	"                  kept and their cases skipped (resume); a second sweep into\n"
+	"                  the same file waits for the first (file lock), then\n"
+	"                  resumes, so no row of either is lost; a file of the\n"
+	"                  previous version is resumed and gets the ident column\n"
 	"  --jobs K        local worker processes (default: online cores); under\n"
 	"                  mpirun the ranks share the cases instead\n"
 	"  --quiet         no progress and no timing on stderr\n"
 	"  --list          print the cases (index and key) and exit\n"
 	"  --json          summary as JSON on stdout\n"
+	"\n"
+	"Every axis value must differ from the others of its axis (\"seeds\": [1, 1]\n"
+	"is refused, exit 3), and so must the cases' keys.\n"
 	"\n"
 	"Progress (cases done, rate, ETA) goes to stderr: a bar on a terminal,\n"
 	"periodic lines otherwise.  Exit: 0 ok (failed cases are rows with status\n"
@@ -114,7 +133,10 @@ struct keymap {
 	size_t cap;
 };
 
-static int keymap_build(const struct sweep_spec *s, struct keymap *km)
+/* Returns 0, FAST_ENOMEM, or FAST_EINPUT when two cases of the spec have
+ * the same key (they would run twice and leave one row); err is set. */
+static int keymap_build(const struct sweep_spec *s, const char *spec_path, struct keymap *km,
+			struct fast_err *err)
 {
 	memset(km, 0, sizeof *km);
 	km->keys = fast_calloc(s->ncases ? s->ncases : 1, sizeof *km->keys);
@@ -122,7 +144,7 @@ static int keymap_build(const struct sweep_spec *s, struct keymap *km)
 		;
 	km->slot = fast_calloc(km->cap, sizeof *km->slot);
 	if (!km->keys || !km->slot)
-		return FAST_ENOMEM;
+		return fast_err_set(err, FAST_ENOMEM, "out of memory");
 	for (uint32_t g = 0; g < s->ngroups; g++)
 		for (uint32_t k = 0; k < s->groups[g].ncases; k++) {
 			struct sweep_row r;
@@ -131,10 +153,15 @@ static int keymap_build(const struct sweep_spec *s, struct keymap *km)
 			sweep_spec_case(s, g, id, &r, NULL, NULL);
 			km->keys[id] = strdup(r.key);
 			if (!km->keys[id])
-				return FAST_ENOMEM;
+				return fast_err_set(err, FAST_ENOMEM, "out of memory");
 			h = fast_hash_bytes(FAST_HASH_INIT, r.key, strlen(r.key)) & (km->cap - 1);
-			while (km->slot[h])
+			while (km->slot[h]) {
+				if (strcmp(km->keys[km->slot[h] - 1], r.key) == 0)
+					return fast_err_set(err, FAST_EINPUT, "%s: cases %llu and %llu are the same case (%.300s): remove the duplicate axis value or traffic entry",
+							spec_path, (unsigned long long)(km->slot[h] - 1),
+							(unsigned long long)id, r.key);
 				h = (h + 1) & (km->cap - 1);
+			}
 			km->slot[h] = id + 1;
 		}
 	return 0;
@@ -159,21 +186,68 @@ static void keymap_free(struct keymap *km, uint64_t n)
 	free(km->slot);
 }
 
-/* Open (creating) the results file for appending; mark the cases already
- * in it.  Drops a torn last line.  Returns an exit status after printing. */
-static int results_open(const char *path, const struct keymap *km, uint64_t ncases,
-			uint8_t *done, uint64_t *resumed, int *fd_out)
+/* Open (creating) path for appending and take its lock: exclusive, held
+ * until the descriptor (and every copy of it in forked workers) closes.
+ * Waits, after saying so, while another sweep holds it.  Returns an exit
+ * status after printing. */
+static int results_lock(const char *path, int *fd_out)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	bool told = false;
+
+	for (;;) {
+		struct stat held, named;
+		int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666), rc;
+
+		if (fd < 0)
+			return cli_fail(FAST_EIO, "cannot open '%.200s': %s", path, strerror(errno));
+		while ((rc = flock(fd, LOCK_EX | (told ? 0 : LOCK_NB))) != 0 && errno == EINTR)
+			;
+		if (rc != 0 && errno == EWOULDBLOCK) {
+			cli_warn("%s: another fast sweep is writing it; waiting for it to finish", path);
+			told = true;
+			close(fd);
+			continue;
+		}
+		if (rc != 0 && (errno == ENOLCK || errno == EOPNOTSUPP)) {
+			/* a file system without locks: run as before, unguarded */
+			cli_warn("%s: cannot lock it (%s): another sweep into it would lose rows",
+				 path, strerror(errno));
+			*fd_out = fd;
+			return 0;
+		}
+		if (rc != 0) {
+			rc = errno;
+			close(fd);
+			return cli_fail(FAST_EIO, "cannot lock '%.200s': %s", path, strerror(rc));
+		}
+		/* the lock must be on the file the path names now, not on one
+		 * that the other sweep's final rewrite renamed away */
+		if (fstat(fd, &held) == 0 && stat(path, &named) == 0 && held.st_dev == named.st_dev &&
+		    held.st_ino == named.st_ino) {
+			*fd_out = fd;
+			return 0;
+		}
+		close(fd);
+	}
+}
+
+/* Take the lock on the results file and mark the cases already in it.
+ * Drops a torn last line.  *version: the file's version (an older one is
+ * upgraded by results_sort).  Returns an exit status after printing. */
+static int results_open(const char *path, const struct keymap *km, uint64_t ncases,
+			uint8_t *done, uint64_t *resumed, int *version, int *fd_out)
+{
+	int fd = -1, rc;
 	struct stat st;
 	char *text = NULL;
-	size_t len = 0, hl = strlen(sweep_csv_header);
+	size_t len = 0, body = 0, hl = strlen(sweep_csv_header);
 	struct fast_err err;
 	uint64_t lineno = 1;
 
 	*resumed = 0;
-	if (fd < 0)
-		return cli_fail(FAST_EIO, "cannot open '%.200s': %s", path, strerror(errno));
+	*version = 2;
+	if ((rc = results_lock(path, &fd)) != 0)
+		return rc;
 	if (fstat(fd, &st) != 0) {
 		close(fd);
 		return cli_fail(FAST_EIO, "cannot stat '%.200s': %s", path, strerror(errno));
@@ -200,18 +274,21 @@ static int results_open(const char *path, const struct keymap *km, uint64_t ncas
 			close(fd);
 			return cli_fail(FAST_EIO, "writing '%.200s' failed: %s", path, strerror(errno));
 		}
-	} else if (len < hl || memcmp(text, sweep_csv_header, hl) != 0) {
+	} else if ((*version = sweep_csv_version(text, len, &body)) == 0) {
 		free(text);
 		close(fd);
 		return cli_fail(FAST_EINPUT, "%s:1: not a results file with the columns of this version (header differs)", path);
 	} else {
-		for (char *p = text + hl; *p;) {
+		if (*version == 1)
+			cli_warn("%s: a results file of the previous version: its rows are kept and get the ident column when the sweep ends",
+				 path);
+		for (char *p = text + body; *p;) {
 			char *nl = strchr(p, '\n');
 			struct sweep_row r;
 			int64_t id;
 			*nl = '\0';
 			lineno++;
-			if (sweep_row_parse(p, &r) < 0) {
+			if ((*version == 1 ? sweep_row_parse_v1(p, &r, NULL) : sweep_row_parse(p, &r)) < 0) {
 				free(text);
 				close(fd);
 				return cli_fail(FAST_EINPUT, "%s:%llu: malformed row", path,
@@ -244,9 +321,60 @@ static int append_line(int fd, const char *line, size_t len)
 	return 0;
 }
 
+/* --- identity of a case ----------------------------------------------- */
+
+/* Fill the label and ident of row r (identity columns filled by
+ * sweep_spec_case) of algorithm variant a in group g, whose matrix is D. */
+static void case_measures(const struct sweep_spec *s, uint32_t g, uint32_t a, const uint64_t *D,
+			  const char *label, struct sweep_row *r)
+{
+	snprintf(r->label, sizeof r->label, "%s", label);
+	sweep_sanitize(r->label);
+	sweep_row_ident(r, &s->topos[s->groups[g].topo].topo, D, &s->algos[a].opts, &s->eval);
+}
+
+/* The traffic of the last group asked for (rows come in case order). */
+struct gen_cache {
+	uint32_t g;
+	bool ok;
+	struct fast_traffic t;
+};
+
+/* The ident of case id, for a row of a previous-version file; "" when its
+ * traffic cannot be generated. */
+static void upgrade_ident(const struct sweep_spec *s, uint64_t id, struct gen_cache *gc,
+			  char *ident, size_t len)
+{
+	uint32_t lo = 0, hi = s->ngroups, m, a;
+	struct sweep_row r;
+	const uint64_t *D;
+	const char *label = NULL;
+	struct fast_err err;
+
+	while (hi - lo > 1) { /* the last group with case0 <= id */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (s->groups[mid].case0 <= id)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (gc->g != lo) {
+		fast_traffic_free(&gc->t);
+		gc->g = lo;
+		gc->ok = sweep_spec_traffic(s, lo, &gc->t, &err) == 0;
+	}
+	ident[0] = '\0';
+	sweep_spec_case(s, lo, id, &r, &m, &a);
+	if (!gc->ok || !(D = sweep_spec_matrix(s, lo, &gc->t, m, &label)))
+		return;
+	case_measures(s, lo, a, D, label, &r);
+	snprintf(ident, len, "%s", r.ident);
+}
+
 struct line {
 	uint64_t order;
 	char *full, *rest; /* the line; after its case column */
+	bool had_ident;    /* false: a row of a previous-version file */
 };
 
 static int cmp_line(const void *a, const void *b)
@@ -257,13 +385,17 @@ static int cmp_line(const void *a, const void *b)
 
 /* Rewrite the file with rows sorted by case index (rows of keys the spec
  * no longer has keep their order, after the others; duplicates of a key
- * are dropped).  Atomic: temporary file and rename. */
-static int results_sort(const char *path, const struct keymap *km, uint64_t ncases)
+ * are dropped), in this version's columns (version: the file's).  Atomic:
+ * temporary file and rename. */
+static int results_sort(const char *path, const struct sweep_spec *s, const struct keymap *km,
+			int version)
 {
 	char *text = NULL;
-	size_t len, hl = strlen(sweep_csv_header), n = 0, cap = 0;
+	size_t len, body = 0, n = 0, cap = 0;
+	uint64_t ncases = s->ncases;
 	struct line *lines = NULL;
 	uint8_t *seen = fast_calloc(ncases ? ncases : 1, 1);
+	struct gen_cache gc = { UINT32_MAX, false, { 0 } };
 	struct fast_err err;
 	struct cli_out out;
 	uint64_t extra = 0;
@@ -275,15 +407,20 @@ static int results_sort(const char *path, const struct keymap *km, uint64_t ncas
 		free(seen);
 		return cli_report(&err);
 	}
-	for (char *p = text + (len >= hl ? hl : len); *p;) {
+	sweep_csv_version(text, len, &body);
+	for (char *p = text + body; *p;) {
 		char *nl = strchr(p, '\n');
 		char *comma = strchr(p, ',');
 		struct sweep_row r;
+		bool had = true;
 		int64_t id;
 		if (!nl)
 			break;
 		*nl = '\0';
-		if (sweep_row_parse(p, &r) == 0 && comma) {
+		if (nl > p && nl[-1] == '\r')
+			nl[-1] = '\0';
+		if ((version == 1 ? sweep_row_parse_v1(p, &r, &had) : sweep_row_parse(p, &r)) == 0 &&
+		    comma) {
 			id = keymap_find(km, r.key);
 			if (id < 0 || !seen[id]) {
 				if (n == cap) {
@@ -300,6 +437,7 @@ static int results_sort(const char *path, const struct keymap *km, uint64_t ncas
 				lines[n].order = id >= 0 ? (uint64_t)id : ncases + extra++;
 				lines[n].full = p;
 				lines[n].rest = comma + 1;
+				lines[n].had_ident = had;
 				n++;
 			}
 		}
@@ -309,13 +447,20 @@ static int results_sort(const char *path, const struct keymap *km, uint64_t ncas
 	if ((rc = cli_out_open(&out, path)) == 0) {
 		fputs(sweep_csv_header, out.f);
 		for (size_t i = 0; i < n; i++) {
-			if (lines[i].order < ncases)
-				fprintf(out.f, "%llu,%s\n", (unsigned long long)lines[i].order, lines[i].rest);
-			else /* a key the spec no longer has: the row as it was */
-				fprintf(out.f, "%s\n", lines[i].full);
+			char ident[SWEEP_IDENT_LEN + 1] = "";
+			const char *sep = lines[i].had_ident ? "" : ",";
+			if (lines[i].order < ncases) {
+				if (!lines[i].had_ident)
+					upgrade_ident(s, lines[i].order, &gc, ident, sizeof ident);
+				fprintf(out.f, "%llu,%s%s%s\n", (unsigned long long)lines[i].order,
+					lines[i].rest, sep, ident);
+			} else { /* a key the spec no longer has: the row as it was */
+				fprintf(out.f, "%s%s\n", lines[i].full, sep);
+			}
 		}
 		rc = cli_out_commit(&out);
 	}
+	fast_traffic_free(&gc.t);
 	free(lines);
 	free(text);
 	free(seen);
@@ -398,8 +543,7 @@ static void run_group(const struct sweep_spec *s, uint32_t g, const uint8_t *don
 						sweep_case_bound(t, D, &s->eval, &bound);
 						bounded = true;
 					}
-					snprintf(r.label, sizeof r.label, "%s", label);
-					sweep_sanitize(r.label);
+					case_measures(s, g, a, D, label, &r);
 					r.bound_s = bound.bound_s;
 					r.closed_s = bound.closed_s;
 					if (strcmp(bound.status, "ok") != 0)
@@ -643,7 +787,7 @@ static int run(int argc, char **argv)
 	struct progress prog = { 0 };
 	uint8_t *done = NULL;
 	uint64_t resumed = 0, nrun = 0, errors = 0;
-	int rank = 0, size = 1, fd = -1, rc = 0;
+	int rank = 0, size = 1, fd = -1, rc = 0, version = 2;
 
 	for (cli_begin(&sc, argc, argv, "sweep"); cli_more(&sc);) {
 		if (cli_value(&sc, "--spec", &spec_path) || cli_value(&sc, "-o", &out_path) ||
@@ -690,6 +834,10 @@ static int run(int argc, char **argv)
 			MPI_Finalize();
 		return rc;
 	}
+	if (keymap_build(&s, spec_path, &km, &err) < 0) {
+		rc = rank == 0 ? cli_report(&err) : fast_err_exit_status(err.code);
+		goto out;
+	}
 	if (list) {
 		for (uint32_t g = 0; g < s.ngroups; g++)
 			for (uint32_t k = 0; k < s.groups[g].ncases; k++) {
@@ -697,19 +845,18 @@ static int run(int argc, char **argv)
 				sweep_spec_case(&s, g, s.groups[g].case0 + k, &r, NULL, NULL);
 				printf("%llu %s\n", (unsigned long long)r.case_id, r.key);
 			}
-		sweep_spec_free(&s);
-		return 0;
+		goto out;
 	}
 	if (rank == 0 && s.skipped)
 		cli_warn("skipped %llu topology x trace combinations whose GPU counts differ",
 			 (unsigned long long)s.skipped);
 	done = fast_calloc(s.ncases ? s.ncases : 1, 1);
-	if (!done || keymap_build(&s, &km) < 0) {
+	if (!done) {
 		rc = cli_fail(FAST_ENOMEM, "out of memory");
 		goto out;
 	}
 	if (rank == 0 && (rc = cli_out_check(out_path)) == 0)
-		rc = results_open(out_path, &km, s.ncases, done, &resumed, &fd);
+		rc = results_open(out_path, &km, s.ncases, done, &resumed, &version, &fd);
 	prog.t0 = prog.last = fast_now();
 	prog.tty = isatty(2);
 	prog.quiet = quiet;
@@ -773,10 +920,11 @@ static int run(int argc, char **argv)
 	}
 	if (rank == 0 && fd >= 0) {
 		progress_show(&prog, true);
+		/* sorted and renamed into place before the lock goes with fd */
+		if (rc == 0)
+			rc = results_sort(out_path, &s, &km, version);
 		close(fd);
 		fd = -1;
-		if (rc == 0)
-			rc = results_sort(out_path, &km, s.ncases);
 		if (rc == 0)
 			summary(&s, spec_path, out_path, json, nrun, resumed, errors);
 	}

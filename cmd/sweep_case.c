@@ -8,10 +8,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char sweep_csv_header[] =
-	"case,key,topo,servers,gpus,ngpus,up_GBps,out_GBps,traffic,seed,size_bytes,matrix,label,"
-	"algo,options,status,time_us,algbw_GBps,busbw_GBps,bound_us,closed_us,ratio,rail_stages,"
-	"steps,synth_us\n";
+#define COLUMNS_V1                                                                           \
+	"case,key,topo,servers,gpus,ngpus,up_GBps,out_GBps,traffic,seed,size_bytes,matrix,label," \
+	"algo,options,status,time_us,algbw_GBps,busbw_GBps,bound_us,closed_us,ratio,rail_stages," \
+	"steps,synth_us"
+
+const char sweep_csv_header[] = COLUMNS_V1 ",ident\n";
+
+/* Does text[0..len) start with the line `cols`?  *body: after its end. */
+static bool header_is(const char *text, size_t len, const char *cols, size_t *body)
+{
+	size_t n = strlen(cols);
+
+	if (len < n + 1 || memcmp(text, cols, n) != 0)
+		return false;
+	if (text[n] == '\n')
+		*body = n + 1;
+	else if (text[n] == '\r' && n + 1 < len && text[n + 1] == '\n')
+		*body = n + 2;
+	else
+		return false;
+	return true;
+}
+
+int sweep_csv_version(const char *text, size_t len, size_t *body)
+{
+	size_t hl = strlen(sweep_csv_header) - 1;
+	char cols[sizeof sweep_csv_header];
+
+	memcpy(cols, sweep_csv_header, hl);
+	cols[hl] = '\0';
+	if (header_is(text, len, cols, body))
+		return 2;
+	if (header_is(text, len, COLUMNS_V1, body))
+		return 1;
+	return 0;
+}
 
 void sweep_row_init(struct sweep_row *r)
 {
@@ -111,6 +143,9 @@ size_t sweep_row_format(const struct sweep_row *r, char *buf, size_t len)
 	if (n >= len)
 		return 0;
 	n += put_num(buf + n, len - n, r->synth_s * 1e6);
+	if (n >= len)
+		return 0;
+	n += (size_t)snprintf(buf + n, len - n, ",%s", r->ident);
 	if (n + 1 >= len)
 		return 0;
 	buf[n++] = '\n';
@@ -167,7 +202,22 @@ static int get_str(const char *s, char *out, size_t len)
 	return 0;
 }
 
-int sweep_row_parse(const char *line, struct sweep_row *r)
+/* An ident is empty or SWEEP_IDENT_LEN lower-case hex digits. */
+static int get_ident(const char *s, char *out)
+{
+	size_t n = strlen(s);
+
+	if (n != 0 && n != SWEEP_IDENT_LEN)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return -1;
+	memcpy(out, s, n + 1);
+	return 0;
+}
+
+/* Parse a line of ncols - 1 or ncols columns (min_cols..SWEEP_NCOLS). */
+static int parse_cols(const char *line, uint32_t min_cols, struct sweep_row *r, bool *had_ident)
 {
 	char buf[2048];
 	char *f[SWEEP_NCOLS + 1];
@@ -175,6 +225,8 @@ int sweep_row_parse(const char *line, struct sweep_row *r)
 	char *p;
 
 	if (n && line[n - 1] == '\n')
+		n--;
+	if (n && line[n - 1] == '\r')
 		n--;
 	if (n >= sizeof buf)
 		return -1;
@@ -188,9 +240,13 @@ int sweep_row_parse(const char *line, struct sweep_row *r)
 				return -1;
 			f[k++] = p + 1;
 		}
-	if (k != SWEEP_NCOLS)
+	if (k < min_cols || k > SWEEP_NCOLS)
 		return -1;
 	sweep_row_init(r);
+	if (k == SWEEP_NCOLS && get_ident(f[SWEEP_NCOLS - 1], r->ident) < 0)
+		return -1;
+	if (had_ident)
+		*had_ident = k == SWEEP_NCOLS;
 	if (get_u64(f[0], &r->case_id) || get_str(f[1], r->key, sizeof r->key) ||
 	    get_str(f[2], r->topo, sizeof r->topo) || get_u32(f[3], &r->servers) ||
 	    get_u32(f[4], &r->gpus) || get_u32(f[5], &r->ngpus) || get_num(f[6], 1, &r->up_GBps) ||
@@ -207,6 +263,85 @@ int sweep_row_parse(const char *line, struct sweep_row *r)
 	if (!r->key[0])
 		return -1;
 	return 0;
+}
+
+int sweep_row_parse(const char *line, struct sweep_row *r)
+{
+	return parse_cols(line, SWEEP_NCOLS, r, NULL);
+}
+
+int sweep_row_parse_v1(const char *line, struct sweep_row *r, bool *had_ident)
+{
+	return parse_cols(line, SWEEP_NCOLS - 1, r, had_ident);
+}
+
+/* --- identity ---------------------------------------------------------------- */
+
+static uint64_t hash_u64(uint64_t h, uint64_t v)
+{
+	unsigned char b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i)); /* little-endian on every host */
+	return fast_hash_bytes(h, b, sizeof b);
+}
+
+static uint64_t hash_double(uint64_t h, double v)
+{
+	uint64_t bits;
+
+	if (v == 0)
+		v = 0; /* -0 and 0 measure the same */
+	memcpy(&bits, &v, sizeof bits);
+	return hash_u64(h, bits);
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	size_t n = strlen(s);
+	return fast_hash_bytes(hash_u64(h, n), s, n);
+}
+
+static uint64_t hash_tier(uint64_t h, const struct fast_tier *t)
+{
+	h = hash_double(h, t->bw_GBps);
+	h = hash_double(h, t->latency_us);
+	h = hash_double(h, t->efficiency);
+	return hash_double(h, t->step_overhead_us);
+}
+
+void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const uint64_t *D,
+		     const struct fast_algo_opts *ao, const struct sweep_eval *e)
+{
+	uint64_t ng = fast_topo_ngpus(t), h = FAST_HASH_INIT;
+
+	h = hash_str(h, "fast results ident 1");
+	h = hash_u64(h, t->servers);
+	h = hash_u64(h, t->gpus);
+	h = hash_u64(h, (uint64_t)t->up_kind);
+	h = hash_tier(h, &t->up);
+	h = hash_tier(h, &t->out);
+	h = hash_double(h, t->core_oversub);
+	h = hash_double(h, t->congestion.incast_threshold);
+	h = hash_double(h, t->congestion.incast_slope);
+	h = hash_double(h, t->congestion.incast_floor);
+	for (uint64_t i = 0; i < ng * ng; i++)
+		h = hash_u64(h, D[i]);
+	h = hash_u64(h, r->matrix);
+	h = hash_str(h, r->label);
+	h = hash_str(h, r->algo);
+	if (ao) {
+		h = hash_u64(h, (uint64_t)ao->stages);
+		h = hash_u64(h, (uint64_t)ao->order);
+		h = hash_u64(h, (uint64_t)ao->balance);
+		h = hash_u64(h, ao->peers);
+		h = hash_u64(h, ao->chunk_bytes);
+	} else {
+		h = hash_str(h, "a given plan");
+	}
+	h = hash_u64(h, e->sim.congestion);
+	h = hash_double(h, e->sim.epsilon);
+	snprintf(r->ident, sizeof r->ident, "%016llx", (unsigned long long)h);
 }
 
 /* --- evaluation ------------------------------------------------------------ */

@@ -28,9 +28,20 @@
  *   rail_stages steps   plan shape
  *   synth_us     measured plan synthesis time (the only column that is
  *                not reproducible run to run)
+ *   ident        16 hex digits naming what the row measured, whatever the
+ *                file names: a hash of the topology's parameters, the
+ *                matrix bytes, its index and label, the algorithm with
+ *                every option (or "a given plan") and the simulator
+ *                options (sweep_row_ident); empty when unknown.  `fast
+ *                gate --baseline` matches rows by it and nothing else.
  *
  * Numbers print with %.9g (empty when absent), so serial, forked and MPI
- * runs write identical rows apart from synth_us.
+ * runs write identical rows apart from synth_us.  Lines end in "\n"; a
+ * reader also takes "\r\n" (a CSV written by Python or a spreadsheet).
+ *
+ * Versions: the header line is the version.  Version 2 (this one) added
+ * ident; version 1 had the same columns without it (sweep_csv_version
+ * tells them apart, so readers can name the fix).
  */
 #ifndef FAST_CMD_SWEEP_CASE_H
 #define FAST_CMD_SWEEP_CASE_H
@@ -43,9 +54,16 @@
 #include "sim/sim.h"
 
 #define SWEEP_KEY_MAX 600
-#define SWEEP_NCOLS 25
+#define SWEEP_NCOLS 26
+#define SWEEP_IDENT_LEN 16
 
 extern const char sweep_csv_header[]; /* with the trailing newline */
+
+/* The version of the results CSV whose text starts at text[0..len): 2
+ * (sweep_csv_header), 1 (the previous header, without ident) or 0 (not a
+ * results file).  *body receives the offset of the first row (after the
+ * header's "\n" or "\r\n"). */
+int sweep_csv_version(const char *text, size_t len, size_t *body);
 
 struct sweep_row {
 	uint64_t case_id;
@@ -62,6 +80,7 @@ struct sweep_row {
 	double time_s, algbw_GBps, busbw_GBps, bound_s, closed_s, ratio; /* NaN: absent */
 	uint32_t rail_stages, steps;
 	double synth_s;
+	char ident[SWEEP_IDENT_LEN + 1]; /* "" when unknown */
 };
 
 /* A row with every measured field absent. */
@@ -69,9 +88,13 @@ void sweep_row_init(struct sweep_row *r);
 /* Format r as one CSV line ending in '\n' into buf; returns its length,
  * or 0 if it does not fit. */
 size_t sweep_row_format(const struct sweep_row *r, char *buf, size_t len);
-/* Parse one CSV line (without or with its '\n').  Returns 0, or -1 when
- * the line does not have the columns of sweep_csv_header. */
+/* Parse one CSV line (without or with its '\n' or "\r\n").  Returns 0,
+ * or -1 when the line does not have the columns of sweep_csv_header. */
 int sweep_row_parse(const char *line, struct sweep_row *r);
+/* The same for a line of a version-1 file, which may also hold rows of
+ * this version (a newer sweep appended them): ident is left empty for a
+ * version-1 row; *had_ident tells which it was. */
+int sweep_row_parse_v1(const char *line, struct sweep_row *r, bool *had_ident);
 /* Replace characters that the CSV cannot carry (',', '"', newlines,
  * control characters) by '_' in s. */
 void sweep_sanitize(char *s);
@@ -96,6 +119,16 @@ int sweep_case_bound(const struct fast_topo *t, const uint64_t *D, const struct 
 int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *algo,
 		   const struct fast_algo_opts *ao, const struct fast_plan *given,
 		   const struct sweep_eval *e, struct sweep_row *r);
+
+/* Fill r->ident from what the row measures: the topology's parameters
+ * (not its name), matrix D's bytes, r->matrix, r->label, r->algo, the
+ * algorithm options ao and the simulator options of e.  ao NULL: a given
+ * plan (fast gate --plan), known only by the algorithm it names (its
+ * "options" string also records choices the compiler made, such as the
+ * stage count, so a changed plan would never meet its baseline).  Call
+ * it with the identity columns filled. */
+void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const uint64_t *D,
+		     const struct fast_algo_opts *ao, const struct sweep_eval *e);
 
 /* "-" when ao is the default, else "stages=exact/order=largest/...". */
 void sweep_options_name(const struct fast_algo_opts *ao, char *buf, size_t len);

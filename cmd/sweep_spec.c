@@ -69,6 +69,17 @@ static size_t push_value(struct fast_jctx *c, const struct fast_jv *obj, const c
 	return old;
 }
 
+/* Refuse value i of axis key: it repeats an earlier value (shown), which
+ * would make the same cases twice. */
+static int dup_fail(struct fast_jctx *c, const struct fast_jv *obj, const char *key, uint32_t i,
+		    const char *shown)
+{
+	size_t old = push_value(c, obj, key, i);
+	int rc = fast_jctx_fail(c, FAST_EINPUT, "duplicate value %s", shown);
+	fast_jctx_pop(c, old);
+	return rc;
+}
+
 static int axis_doubles(struct fast_jctx *c, const struct fast_jv *obj, const char *key,
 			double min, double max, bool min_excl, double *out, uint32_t *n)
 {
@@ -79,6 +90,12 @@ static int axis_doubles(struct fast_jctx *c, const struct fast_jv *obj, const ch
 		size_t old = push_value(c, obj, key, i);
 		rc = fast_jv_as_double(c, v[i], min, max, min_excl, &out[i]);
 		fast_jctx_pop(c, old);
+		for (uint32_t j = 0; rc == 0 && j < i; j++)
+			if (out[j] == out[i]) {
+				char shown[32];
+				snprintf(shown, sizeof shown, "%.9g", out[i]);
+				rc = dup_fail(c, obj, key, i, shown);
+			}
 	}
 	return rc;
 }
@@ -96,6 +113,12 @@ static int axis_u64(struct fast_jctx *c, const struct fast_jv *obj, const char *
 			rc = fast_jctx_fail(c, FAST_EINPUT, "must be >= %llu (got %llu)",
 					    (unsigned long long)min, (unsigned long long)out[i]);
 		fast_jctx_pop(c, old);
+		for (uint32_t j = 0; rc == 0 && j < i; j++)
+			if (out[j] == out[i]) {
+				char shown[32];
+				snprintf(shown, sizeof shown, "%llu", (unsigned long long)out[i]);
+				rc = dup_fail(c, obj, key, i, shown);
+			}
 	}
 	return rc;
 }
@@ -115,6 +138,12 @@ static int axis_strings(struct fast_jctx *c, const struct fast_jv *obj, const ch
 		else
 			out[i] = fast_jv_string(v[i]);
 		fast_jctx_pop(c, old);
+		for (uint32_t j = 0; rc == 0 && j < i; j++)
+			if (strcmp(out[j], out[i]) == 0) {
+				char shown[48];
+				snprintf(shown, sizeof shown, "'%.40s'", out[i]);
+				rc = dup_fail(c, obj, key, i, shown);
+			}
 	}
 	return rc;
 }
@@ -161,6 +190,12 @@ static int axis_sizes(struct fast_jctx *c, const struct fast_jv *obj, const char
 		if (rc == 0 && out[i] == 0)
 			rc = fast_jctx_fail(c, FAST_EINPUT, "a size must be > 0");
 		fast_jctx_pop(c, old);
+		for (uint32_t j = 0; rc == 0 && j < i; j++)
+			if (out[j] == out[i]) {
+				char shown[48];
+				snprintf(shown, sizeof shown, "%llu bytes", (unsigned long long)out[i]);
+				rc = dup_fail(c, obj, key, i, shown);
+			}
 	}
 	return rc;
 }
@@ -538,6 +573,14 @@ static int parse_algos(struct fast_jctx *c, const struct fast_jv *root, struct s
 	    (rc = axis_enum(c, root, "order", order, od, &nod)) < 0 ||
 	    (rc = axis_enum(c, root, "balance", balance, ba, &nba)) < 0)
 		return rc;
+	for (uint32_t i = 0; i < nod; i++) /* "largest" and "largest-first" are one order */
+		for (uint32_t j = 0; j < i; j++)
+			if ((od[i] > 2 ? od[i] - 2 : od[i]) == (od[j] > 2 ? od[j] - 2 : od[j])) {
+				char shown[48];
+				snprintf(shown, sizeof shown, "'%s' (the same order as '%s')", order[od[i]],
+					 order[od[j]]);
+				return dup_fail(c, root, "order", i, shown);
+			}
 	for (uint32_t i = 0; i < na; i++) {
 		bool is_fast = strcmp(algos[i], "fast") == 0;
 		if (!fast_algo_known(algos[i])) {
