@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -438,6 +439,21 @@ void cli_input(const char *path)
 		return;
 	identify(path, &k);
 	known_add(&files_read, &k);
+}
+
+static int record_tree_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	if (type == FTW_F && S_ISREG(st->st_mode))
+		cli_input(path);
+	/* a data set is a few dozen files: stop a runaway walk */
+	return files_read.n > (1u << 16);
+}
+
+void cli_input_tree(const char *dir)
+{
+	if (dir && *dir)
+		nftw(dir, record_tree_file, 16, 0);
 }
 
 /* An output written in place (a device, FIFO or socket) or standard

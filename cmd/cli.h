@@ -115,6 +115,10 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * cli_input() before it opens its outputs.  The records live until the
  * process exits. */
 void cli_input(const char *path);
+/* Record every regular file under dir (symlinks followed) as an input:
+ * for a command that reads a data set whose files only the library names
+ * (fast trace import). */
+void cli_input_tree(const char *dir);
 /* The rule above for one output path, without opening it: 0, or 2 after
  * printing why it is refused (4 when the records ran out of memory). */
 int cli_out_check(const char *path);

@@ -167,6 +167,10 @@ static int trace_import(int argc, char **argv)
 					"no MoE data set found (looked in %s); give --data DIR or set FAST_DATA_DIR",
 					tried);
 	}
+	/* the importer reads files only it names: none of them is an output */
+	cli_input_tree(o.data_dir);
+	if ((rc = cli_out_check(in.out_path)) != 0)
+		return rc;
 	if (fast_moe_import(&o, &in.lim, &t, &err) < 0) {
 		if (err.code == FAST_EUSAGE)
 			return cli_usage_error("trace", "%s", err.msg);
