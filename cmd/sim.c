@@ -14,16 +14,17 @@ static const char usage[] =
 	"fast sim (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"         (--plan FILE [--traffic FILE] | --traffic FILE --algo A [compiler options])\n"
 	"         [--matrix I] [--no-congestion] [--epsilon E] [--steps] [--json]\n"
-	"         [--no-check]\n"
-	"         [--timeline FILE.json] [--svg FILE.svg] [--timing]\n"
+	"         [--timeline FILE.json] [--svg FILE.svg] [--timing] [--no-check]\n"
 	"\n"
 	"Simulate a plan on a two-tier fabric (flow level, max-min fair sharing,\n"
 	"latency and per-step overhead per tier, incast congestion) and report\n"
-	"completion time, algbw and busbw (nccl-tests definitions: algbw = the\n"
-	"largest per-GPU max(sent, received) bytes, diagonal excluded, / time;\n"
-	"busbw = algbw (n-1)/n), the LP lower bound and time/bound (needs the\n"
-	"traffic), and the most utilised NICs and scale-up ports.  A --plan given\n"
-	"with --traffic is first proved correct for it, as by fast check.\n"
+	"completion time, algbw and busbw (nccl-tests definitions, as fast run:\n"
+	"algbw = size / time, size = the largest per-GPU max(sent, received)\n"
+	"bytes of the traffic, a GPU's own chunk included; busbw = algbw (n-1)/n;\n"
+	"without --traffic, the bytes the plan delivers), the LP lower bound and\n"
+	"time/bound (needs the traffic), and the most utilised NICs and scale-up\n"
+	"ports.  A --plan given with --traffic is first proved correct for it, as\n"
+	"by fast check.\n"
 	"\n"
 	"  --plan FILE        simulate the plans of a plan file\n"
 	"  --traffic FILE     the traffic (compiled with --algo, or the bound of --plan)\n"
@@ -233,6 +234,8 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 		if (o->in.plan_path && o->in.matrix >= 0 && p->matrix != (uint64_t)o->in.matrix)
 			continue;
 		so.timeline = first && (o->timeline || o->svg);
+		D = matrix_for(o, tr, p);
+		so.traffic = D; /* the bandwidths' size: nccl-tests' (sim.h) */
 		if (fast_sim_run(t, p, &so, &r, &err) < 0) {
 			if (o->in.plan_path)
 				fast_err_prefix(&err, "%s: plan %u (%s)", o->in.plan_path, p->matrix,
@@ -241,7 +244,6 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 				fast_err_prefix(&err, "plan %u (%s)", p->matrix, p->label);
 			return cli_report(&err);
 		}
-		D = matrix_for(o, tr, p);
 		if (D) {
 			if (fast_bound_compute(t, D, &b, &err) < 0) {
 				fast_sim_result_free(&r);
