@@ -15,12 +15,13 @@ static const struct bench_section sections[] = {
 	{ "plan", fast_bench_plan, "synthesis: decomposition, compile, expansion; alpha-aware stages" },
 	{ "bound", fast_bench_bound, "lower bounds: closed form and LP solve times" },
 	{ "sim", fast_bench_sim, "simulator: events per second, plans of growing size" },
+	{ "check", fast_bench_check, "plan checker: time against the chunks of pipelined steps" },
 };
 
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
 static const char usage[] =
-	"fast bench plan|bound|sim|all [--quick] [--json] [--strict]\n"
+	"fast bench plan|bound|sim|check|all [--quick] [--json] [--strict]\n"
 	"\n"
 	"Measure the toolchain on this machine (one core) and print the results:\n"
 	"  plan   synthesis times (decomposition, whole compile, expansion per\n"
@@ -29,6 +30,7 @@ static const char usage[] =
 	"         at 1024 GPUs; peak memory at 4096 GPUs\n"
 	"  bound  lower-bound computation times\n"
 	"  sim    simulator throughput\n"
+	"  check  plan checker time against chunks (pxn, 1024..65536 chunks)\n"
 	"  all    every section\n"
 	"\n"
 	"Options:\n"
@@ -90,14 +92,14 @@ static int run(int argc, char **argv)
 	if ((end = cli_end(&s, true)) >= 0)
 		return end;
 	if (s.npos != 1)
-		return cli_usage_error("bench", "give one section: plan, bound, sim or all");
+		return cli_usage_error("bench", "give one section: plan, bound, sim, check or all");
 	what = s.pos[0];
 	if (strcmp(what, "all") != 0) {
 		size_t k = 0;
 		while (k < NSECTIONS && strcmp(what, sections[k].name) != 0)
 			k++;
 		if (k == NSECTIONS)
-			return cli_usage_error("bench", "unknown section '%.40s' (plan, bound, sim, all)",
+			return cli_usage_error("bench", "unknown section '%.40s' (plan, bound, sim, check, all)",
 					       what);
 	}
 	if (o.json)

@@ -1,7 +1,7 @@
 /*
  * bench.h - the sections of `fast bench` (cmd/bench.c): synthesis
- * (cmd/bench_plan.c), lower bounds (cmd/bench_bound.c) and the simulator
- * (cmd/bench_sim.c).  One small file per section, one shared harness: the
+ * (cmd/bench_plan.c), lower bounds (cmd/bench_bound.c), the simulator
+ * (cmd/bench_sim.c) and the plan checker (cmd/bench_check.c).  One small file per section, one shared harness: the
  * dispatcher parses the options, prints the section headings and wraps the
  * JSON; a section only measures and prints its own part.
  *
@@ -35,6 +35,7 @@ struct bench_section {
 int fast_bench_plan(const struct bench_opts *o);  /* cmd/bench_plan.c */
 int fast_bench_bound(const struct bench_opts *o); /* cmd/bench_bound.c */
 int fast_bench_sim(const struct bench_opts *o);   /* cmd/bench_sim.c */
+int fast_bench_check(const struct bench_opts *o); /* cmd/bench_check.c */
 
 /* Timing statistics over repeats (seconds), shared by the sections. */
 struct bench_stats {

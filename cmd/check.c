@@ -33,7 +33,8 @@ static const char usage[] =
 	"  --traffic FILE     the traffic the plans serve\n"
 	"  --matrix I         check only the plan for matrix I\n"
 	"  --json             machine-readable result\n"
-	"  --max-gpus N       refuse more than N GPUs in total (default 16384)\n";
+	"  --max-gpus N       refuse more than N GPUs in total (default 16384)\n"
+	"  --max-traffic-bytes B  refuse traffic whose dense matrices need more (default 4G)\n";
 
 /* The plan serving matrix m (index m of the traffic when all are loaded,
  * or the chosen one): NULL with a message when there is none. */

@@ -234,7 +234,8 @@ bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in)
 	    cli_value(s, "--traffic", &in->traffic_path) ||
 	    cli_value(s, "--plan", &in->plan_path) || cli_value(s, "-o", &in->out_path) ||
 	    cli_value(s, "--output", &in->out_path) ||
-	    cli_u32(s, "--max-gpus", 1, 1u << 30, &in->lim.max_gpus))
+	    cli_u32(s, "--max-gpus", 1, 1u << 30, &in->lim.max_gpus) ||
+	    cli_size(s, "--max-traffic-bytes", &in->lim.max_traffic_bytes))
 		return true;
 	if (cli_flag(s, "--json")) {
 		in->json = true;

@@ -81,7 +81,7 @@ struct cli_inputs {
 };
 void cli_inputs_init(struct cli_inputs *in);
 /* Consume one of --topo --preset --servers --gpus --traffic --matrix --plan
- * -o --json --max-gpus. */
+ * -o --json --max-gpus --max-traffic-bytes. */
 bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in);
 
 /* Load the topology named by the inputs (a usage error if none was given

@@ -122,6 +122,7 @@ static int compare_one(const struct opts *o, const struct fast_topo *t, const ui
 			return cli_report(&err);
 		c[k].synth_s = fast_now() - t0;
 		so.timeline = want_svg && (int)k == o->fast_idx;
+		so.traffic = D;
 		rc = fast_sim_run(t, &p, &so, &r, &err);
 		fast_plan_free(&p);
 		if (rc < 0) {

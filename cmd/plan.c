@@ -33,6 +33,7 @@ static const char usage[] =
 	"                     algorithm's own)\n"
 	"  --transpose        schedule the transpose of each matrix (MoE combine)\n"
 	"  --max-gpus N       refuse more than N GPUs in total (default 16384)\n"
+	"  --max-traffic-bytes B  refuse traffic whose dense matrices need more (default 4G)\n"
 	"  -o FILE            plan file to write (- = stdout, the default)\n";
 
 static int pick(const char *what, const char *val, const char *const *names, int *out)

@@ -249,22 +249,14 @@ static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint
 		goto done;
 	}
 	for (uint32_t i = 0; i < ng; i++) {
-		uint64_t rs = 0, cs = 0;
 		row[i] = D[(size_t)r * ng + i];
 		col[i] = D[(size_t)i * ng + r];
 		sd[i] = stot;
 		rd[i] = rtot;
 		stot += row[i];
 		rtot += col[i];
-		for (uint32_t j = 0; j < ng; j++) {
-			rs += D[(size_t)i * ng + j];
-			cs += D[(size_t)j * ng + i];
-		}
-		if (rs > size)
-			size = rs;
-		if (cs > size)
-			size = cs;
 	}
+	size = fast_a2a_size(D, ng);
 	if ((rc = fast_exec_alloc(c->x, stot, &sb, &err)) < 0 ||
 	    (rc = fast_exec_alloc(c->x, rtot, &rb, &err)) < 0)
 		goto done;
@@ -348,8 +340,12 @@ static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint
 	out->time_us = sum / o->iters * 1e6;
 	out->median_us = (o->iters % 2 ? times[o->iters / 2]
 				       : (times[o->iters / 2 - 1] + times[o->iters / 2]) / 2) * 1e6;
-	out->algbw = out->time_us > 0 ? (double)size / (out->time_us * 1e-6) / 1e9 : 0;
-	out->busbw = out->algbw * (ng > 1 ? (double)(ng - 1) / ng : 1);
+	{
+		struct fast_bw bw;
+		fast_bw(size, out->time_us * 1e-6, ng, &bw);
+		out->algbw = bw.algbw_GBps;
+		out->busbw = bw.busbw_GBps;
+	}
 	out->wrong = all_wrong;
 done:
 	st = rc < 0 ? fast_err_exit_status(rc) : 0;
@@ -524,22 +520,6 @@ static void scale(const uint64_t *D, uint32_t ng, uint64_t base, uint64_t target
 		out[i] = base ? (uint64_t)(((unsigned __int128)D[i] * target) / base) : 0;
 }
 
-static uint64_t per_gpu_size(const uint64_t *D, uint32_t ng)
-{
-	uint64_t m = 0;
-
-	for (uint32_t i = 0; i < ng; i++) {
-		uint64_t rs = 0, cs = 0;
-		for (uint32_t j = 0; j < ng; j++) {
-			rs += D[(size_t)i * ng + j];
-			cs += D[(size_t)j * ng + i];
-		}
-		m = rs > m ? rs : m;
-		m = cs > m ? cs : m;
-	}
-	return m;
-}
-
 static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fast_planset *ps)
 {
 	struct opts *o = c->o;
@@ -556,7 +536,7 @@ static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fas
 		print_header(c);
 	for (uint32_t m = 0; m < t->count && st == 0; m++) {
 		uint32_t orig = o->in.matrix >= 0 ? (uint32_t)o->in.matrix : m;
-		uint64_t base = per_gpu_size(t->m[m].bytes, ng);
+		uint64_t base = fast_a2a_size(t->m[m].bytes, ng);
 		uint64_t size = o->sweep ? o->minb : base;
 
 		c->plan = NULL;

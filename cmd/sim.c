@@ -14,33 +14,38 @@ static const char usage[] =
 	"fast sim (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"         (--plan FILE [--traffic FILE] | --traffic FILE --algo A [compiler options])\n"
 	"         [--matrix I] [--no-congestion] [--epsilon E] [--steps] [--json]\n"
-	"         [--timeline FILE.json] [--svg FILE.svg] [--timing]\n"
+	"         [--timeline FILE.json] [--svg FILE.svg] [--timing] [--no-check]\n"
 	"\n"
 	"Simulate a plan on a two-tier fabric (flow level, max-min fair sharing,\n"
 	"latency and per-step overhead per tier, incast congestion) and report\n"
-	"completion time, algbw and busbw (nccl-tests definitions: algbw = the\n"
-	"largest per-GPU max(sent, received) bytes, diagonal excluded, / time;\n"
-	"busbw = algbw (n-1)/n), the LP lower bound and time/bound (needs the\n"
-	"traffic), and the most utilised NICs and scale-up ports.\n"
+	"completion time, algbw and busbw (nccl-tests definitions, as fast run:\n"
+	"algbw = size / time, size = the largest per-GPU max(sent, received)\n"
+	"bytes of the traffic, a GPU's own chunk included; busbw = algbw (n-1)/n;\n"
+	"without --traffic, the bytes the plan delivers), the LP lower bound and\n"
+	"time/bound (needs the traffic), and the most utilised NICs and scale-up\n"
+	"ports.  A --plan given with --traffic is first proved correct for it, as\n"
+	"by fast check.\n"
 	"\n"
 	"  --plan FILE        simulate the plans of a plan file\n"
 	"  --traffic FILE     the traffic (compiled with --algo, or the bound of --plan)\n"
 	"  --algo A           fast, fanout, nccl, pxn, spreadout, hier\n"
 	"  --matrix I         only matrix I (and the plan serving it)\n" SIMC_ALGO_USAGE SIMC_SIM_USAGE
+	SIMC_NO_CHECK_USAGE
 	"  --steps            list every step's ready/start/end times\n"
 	"  --timeline FILE    Chrome trace (open in https://ui.perfetto.dev) of the first plan\n"
 	"  --svg FILE         Gantt chart of NIC and scale-up activity of the first plan\n"
 	"  --timing           also report the simulator's wall time\n"
 	"  --json             machine-readable output\n"
 	"\n"
-	"Exit: 0 ok, 2 usage, 3 bad input, 4 runtime.\n";
+	"Exit: 0 ok, 1 a --plan incorrect for --traffic, 2 usage, 3 bad input,\n"
+	"4 runtime.\n";
 
 struct opts {
 	struct cli_inputs in;
 	struct fast_algo_opts ao;
 	struct fast_sim_opts so;
 	const char *algo, *timeline, *svg;
-	bool steps, timing;
+	bool steps, timing, no_check;
 };
 
 #define TOP_RES 6
@@ -203,15 +208,24 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 {
 	struct fast_sim_opts so = o->so;
 	struct fast_err err;
+	const uint64_t *D;
 	bool first = true;
 	int rc = 0;
 
+	/* every plan given with its traffic is proved before anything prints */
+	for (uint32_t i = 0; o->in.plan_path && !o->no_check && i < ps->count; i++) {
+		const struct fast_plan *p = &ps->plans[i];
+		if (o->in.matrix >= 0 && p->matrix != (uint64_t)o->in.matrix)
+			continue;
+		D = matrix_for(o, tr, p);
+		if (D && (rc = simc_check_plan(o->in.plan_path, i, p, t, D)) != 0)
+			return rc;
+	}
 	if (o->in.json)
 		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus\": %u, \"plans\": [\n", t->name,
 		       t->servers, t->gpus);
 	for (uint32_t i = 0; i < ps->count; i++) {
 		const struct fast_plan *p = &ps->plans[i];
-		const uint64_t *D;
 		struct fast_bound b;
 		struct fast_sim_result r;
 		bool have_bound = false;
@@ -219,6 +233,8 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 		if (o->in.plan_path && o->in.matrix >= 0 && p->matrix != (uint64_t)o->in.matrix)
 			continue;
 		so.timeline = first && (o->timeline || o->svg);
+		D = matrix_for(o, tr, p);
+		so.traffic = D; /* the bandwidths' size: nccl-tests' (sim.h) */
 		if (fast_sim_run(t, p, &so, &r, &err) < 0) {
 			if (o->in.plan_path)
 				fast_err_prefix(&err, "%s: plan %u (%s)", o->in.plan_path, p->matrix,
@@ -227,7 +243,6 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 				fast_err_prefix(&err, "plan %u (%s)", p->matrix, p->label);
 			return cli_report(&err);
 		}
-		D = matrix_for(o, tr, p);
 		if (D) {
 			if (fast_bound_compute(t, D, &b, &err) < 0) {
 				fast_sim_result_free(&r);
@@ -309,6 +324,10 @@ static int run(int argc, char **argv)
 			o.timing = true;
 			continue;
 		}
+		if (cli_flag(&s, "--no-check")) {
+			o.no_check = true;
+			continue;
+		}
 		return cli_unknown(&s);
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
@@ -324,6 +343,8 @@ static int run(int argc, char **argv)
 				       o.algo);
 	if (o.algo && !o.in.traffic_path)
 		return cli_usage_error("sim", "--algo needs --traffic FILE");
+	if (o.no_check && !(o.in.plan_path && o.in.traffic_path))
+		return cli_usage_error("sim", "--no-check skips proving --plan for --traffic: give both");
 	if ((rc = cli_load_topo(&o.in, &t)) != 0)
 		return rc;
 	if (o.in.traffic_path && (rc = cli_load_traffic(&o.in, &t, &tr)) != 0)

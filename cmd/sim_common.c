@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "lib/check.h"
+
 static bool pick(struct cli_scan *s, const char *opt, const char *val,
 		 const char *const *names, int *out)
 {
@@ -69,6 +71,26 @@ const char *simc_time(double s, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%.3f us", s * 1e6);
 	return buf;
+}
+
+int simc_check_plan(const char *plan_path, uint32_t i, const struct fast_plan *p,
+		    const struct fast_topo *t, const uint64_t *D)
+{
+	struct fast_err err;
+	int rc = fast_plan_check(p, t, D, &err);
+
+	if (rc == FAST_ECHECK) {
+		fast_err_prefix(&err, "%s: plan %u (%s, matrix %u) is incorrect for the traffic",
+				plan_path, i, p->label, p->matrix);
+		cli_report(&err);
+		fprintf(stderr, "fast: give --no-check to simulate it anyway\n");
+		return 1;
+	}
+	if (rc < 0) {
+		fast_err_prefix(&err, "%s: /plans/%u", plan_path, i);
+		return cli_report(&err);
+	}
+	return 0;
 }
 
 const char *simc_step_kind(const struct fast_sim_step *s)

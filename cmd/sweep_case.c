@@ -403,7 +403,9 @@ int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *alg
 		if (p->steps[i].kind == FAST_STEP_RAIL)
 			r->rail_stages++;
 	if (e->simulate) {
-		rc = fast_sim_run(t, p, &e->sim, &res, &err);
+		struct fast_sim_opts so = e->sim;
+		so.traffic = D; /* the bandwidths' size (sim.h) */
+		rc = fast_sim_run(t, p, &so, &res, &err);
 		if (rc < 0) {
 			set_error(r, "sim", &err);
 		} else {

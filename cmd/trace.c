@@ -110,7 +110,8 @@ static int trace_import(int argc, char **argv)
 	cli_inputs_init(&in);
 	for (cli_begin(&s, argc, argv, "trace"); cli_more(&s);) {
 		if (cli_value(&s, "-o", &in.out_path) || cli_value(&s, "--output", &in.out_path) ||
-		    cli_u32(&s, "--max-gpus", 1, 1u << 30, &in.lim.max_gpus))
+		    cli_u32(&s, "--max-gpus", 1, 1u << 30, &in.lim.max_gpus) ||
+		    cli_size(&s, "--max-traffic-bytes", &in.lim.max_traffic_bytes))
 			continue;
 		if (cli_value(&s, "--source", &o.source) || cli_value(&s, "--data", &o.data_dir) ||
 		    cli_value(&s, "--layers", &layers) || cli_value(&s, "--domain", &o.domain) ||

@@ -37,6 +37,7 @@ static const char usage[] =
 	"  --matrix I         only matrix I (numbered from 0)\n"
 	"  --json             machine-readable summary (show)\n"
 	"  --max-gpus N       refuse more than N GPUs (default 16384)\n"
+	"  --max-traffic-bytes B  refuse traffic whose dense matrices need more (default 4G)\n"
 	"  -o OUT             output file (convert; - = stdout, the default)\n";
 
 #define DEFAULT_G 8u

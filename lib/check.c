@@ -10,16 +10,23 @@
  *  2. a walk in topological order with, per step, the set of its ancestors
  *     (a bitset over step ids; a second bitset marks ancestors reached
  *     through at least one whole-step dependency, the others being reached
- *     only through pipelined ones).  Every arrival is recorded per (GPU,
- *     message) with its step and chunk; a send of bytes the sender did not
- *     originate must be covered by arrivals at the sender in ancestor steps
- *     (pipelined-only ancestors: in chunks <= the sending chunk);
+ *     only through pipelined ones).  Every arriving piece is recorded
+ *     once per (GPU, message) with its step and its position in its
+ *     transfer's byte stream, so that the chunk of any of its bytes is
+ *     computed, not stored (a piece cut into k chunks is one record, not
+ *     k: with pipelined sends also cut per chunk, storing k records would
+ *     make every query scan k of them, k^2 per piece); a send of bytes the
+ *     sender did not originate must be covered by arrivals at the sender in
+ *     ancestor steps (pipelined-only ancestors: in chunks <= the sending
+ *     chunk);
  *  3. every byte of every message arrives at its destination exactly once
  *     (final records sorted per message and swept).
  *
  * Memory: bitsets live only until their last dependent is processed, so a
  * chain-like plan of 10^4..10^5 steps holds a few of them; arrival records
- * are 32 bytes per (piece, chunk) arriving anywhere.
+ * are 48 bytes per piece arriving anywhere (whatever its chunks).  Work is
+ * linear in the pieces plus the chunk segments of pipelined sends, times
+ * the arrivals of the same message at the same GPU (usually one).
  */
 #include "check.h"
 
@@ -30,9 +37,25 @@
 
 struct rec {
 	uint64_t lo, hi;     /* message bytes [lo, hi) */
-	uint32_t step, chunk;
+	uint64_t pos, len;   /* stream byte of lo in its transfer; the transfer's bytes */
+	uint32_t step;
+	uint32_t chunks;     /* of its step; 1 when no step depends on it pipelined */
 	uint32_t next;       /* next record of the same key, UINT32_MAX ends */
 };
+
+/* End of the bytes of r that arrived in chunks 0..ch of its step (r->lo
+ * when none did). */
+static uint64_t rec_end_by_chunk(const struct rec *r, uint32_t ch)
+{
+	uint64_t lim;
+
+	if (r->chunks <= 1 || ch + 1 >= r->chunks)
+		return r->hi;
+	lim = fast_plan_chunk_start(r->len, r->chunks, ch + 1);
+	if (lim <= r->pos)
+		return r->lo;
+	return lim - r->pos >= r->hi - r->lo ? r->hi : r->lo + (lim - r->pos);
+}
 
 struct arrivals {
 	uint64_t *keys; /* key + 1; 0 = empty slot */
@@ -99,8 +122,7 @@ static size_t arr_slot(struct arrivals *a, uint64_t key, bool create)
 	return j;
 }
 
-static int arr_add(struct arrivals *a, uint64_t key, uint64_t lo, uint64_t hi, uint32_t step,
-		   uint32_t chunk)
+static int arr_add(struct arrivals *a, uint64_t key, const struct rec *in)
 {
 	size_t j = arr_slot(a, key, true);
 	if (j == SIZE_MAX)
@@ -116,10 +138,7 @@ static int arr_add(struct arrivals *a, uint64_t key, uint64_t lo, uint64_t hi, u
 		a->cap_recs = nc;
 	}
 	struct rec *r = &a->recs[a->nrecs];
-	r->lo = lo;
-	r->hi = hi;
-	r->step = step;
-	r->chunk = chunk;
+	*r = *in;
 	r->next = a->head[j];
 	a->head[j] = (uint32_t)a->nrecs++;
 	return 0;
@@ -457,11 +476,14 @@ static int held(struct checker *c, uint32_t g, const struct fast_piece *pc, uint
 	if (slot != SIZE_MAX) {
 		for (uint32_t r = c->arr.head[slot]; r != UINT32_MAX; r = c->arr.recs[r].next) {
 			const struct rec *rc = &c->arr.recs[r];
+			uint64_t rhi;
 			if (rc->hi <= lo || rc->lo >= hi || !bit(any, rc->step))
 				continue;
-			if (!bit(full, rc->step) && rc->chunk > ch)
+			/* reached only through pipelined deps: its chunks <= ch */
+			rhi = bit(full, rc->step) ? rc->hi : rec_end_by_chunk(rc, ch);
+			if (rhi <= lo || rhi <= rc->lo)
 				continue;
-			if (rc->lo <= lo && rc->hi >= hi)
+			if (rc->lo <= lo && rhi >= hi)
 				return 0; /* the common case: one arrival covers it */
 			if (n == c->cap_iv) {
 				size_t nc = c->cap_iv ? c->cap_iv * 2 : 64;
@@ -472,7 +494,7 @@ static int held(struct checker *c, uint32_t g, const struct fast_piece *pc, uint
 				c->cap_iv = nc;
 			}
 			c->iv[n].lo = rc->lo;
-			c->iv[n++].hi = rc->hi;
+			c->iv[n++].hi = rhi;
 		}
 	}
 	if (n > 1)
@@ -522,60 +544,71 @@ static int add_final(struct checker *c, const struct fast_piece *pc, uint32_t t,
 	return 0;
 }
 
-/* Sends of step t, then its arrivals.  A piece is cut at the step's chunk
- * boundaries (stream bytes of its transfer) only where chunks matter: on
- * the sending side when t has a pipelined dep (otherwise every ancestor is
- * a whole-step one), on the arriving side when some step depends on t
- * pipelined (otherwise every descendant sees all of t). */
-static int walk_step(struct checker *c, uint32_t t)
+/* Arrivals of step t: one record per piece not back at its origin (held
+ * there anyway), with its stream position so that the chunk of each byte
+ * can be computed when some step depends on t pipelined (otherwise every
+ * descendant sees all of t: chunks 1). */
+static int arrive(struct checker *c, uint32_t t)
 {
 	const struct fast_step *s = &c->e->steps[t];
+	uint32_t chunks = s->chunks > 1 && c->pipe_out[t] ? s->chunks : 1;
 	int rc;
 
-	for (int phase = 0; phase < 2; phase++) {
-		bool cut = s->chunks > 1 && (phase == 0 ? c->pipe_in[t] : c->pipe_out[t]);
-		for (uint32_t j = 0; j < s->nxfers; j++) {
-			const struct fast_xfer *x = &c->e->xfers[s->xfer0 + j];
-			uint64_t pos = 0;
-			uint32_t ch = cut ? 0 : s->chunks - 1;
-			for (uint32_t k = 0; k < x->npieces; k++) {
-				const struct fast_piece *pc = &c->e->pieces[x->piece0 + k];
-				uint64_t end = pos + pc->len;
-				if (phase == 0 && pc->src == x->from) {
-					pos = end; /* its own message: held from the start */
-					continue;
-				}
-				if (phase == 1 && x->to == pc->dst &&
-				    (rc = add_final(c, pc, t, j, k)) < 0)
-					return rc;
-				while (pos < end) {
-					uint64_t cend = cut
-						? fast_plan_chunk_start(x->bytes, s->chunks, ch + 1) : end;
-					if (cend <= pos) {
-						/* skip empty chunks in one go */
-						ch = fast_plan_chunk_of(x->bytes, s->chunks, pos);
-						continue;
-					}
-					uint64_t seg = (cend < end ? cend : end) - pos;
-					uint64_t lo = pc->off + (pos + pc->len - end);
-					if (phase == 0)
-						rc = held(c, x->from, pc, lo, lo + seg, t, ch, j, k);
-					else if (x->to == pc->src)
-						rc = 0; /* back at its origin: held anyway */
-					else if (arr_add(&c->arr,
-							 ((uint64_t)x->to * c->ng + pc->src) * c->ng + pc->dst,
-							 lo, lo + seg, t, ch) < 0)
-						rc = oom(c);
-					else
-						rc = 0;
-					if (rc < 0)
-						return rc;
-					pos += seg;
-				}
-			}
+	for (uint32_t j = 0; j < s->nxfers; j++) {
+		const struct fast_xfer *x = &c->e->xfers[s->xfer0 + j];
+		uint64_t pos = 0;
+		for (uint32_t k = 0; k < x->npieces; k++) {
+			const struct fast_piece *pc = &c->e->pieces[x->piece0 + k];
+			struct rec r = { pc->off, pc->off + pc->len, pos, x->bytes, t, chunks, 0 };
+			pos += pc->len;
+			if (x->to == pc->dst && (rc = add_final(c, pc, t, j, k)) < 0)
+				return rc;
+			if (x->to != pc->src &&
+			    arr_add(&c->arr, ((uint64_t)x->to * c->ng + pc->src) * c->ng + pc->dst,
+				    &r) < 0)
+				return oom(c);
 		}
 	}
 	return 0;
+}
+
+/* Sends of step t, then its arrivals.  A sent piece is cut at the step's
+ * chunk boundaries (stream bytes of its transfer) only when t has a
+ * pipelined dep (otherwise every ancestor is a whole-step one). */
+static int walk_step(struct checker *c, uint32_t t)
+{
+	const struct fast_step *s = &c->e->steps[t];
+	bool cut = s->chunks > 1 && c->pipe_in[t];
+	int rc;
+
+	for (uint32_t j = 0; j < s->nxfers; j++) {
+		const struct fast_xfer *x = &c->e->xfers[s->xfer0 + j];
+		uint64_t pos = 0;
+		uint32_t ch = cut ? 0 : s->chunks - 1;
+		for (uint32_t k = 0; k < x->npieces; k++) {
+			const struct fast_piece *pc = &c->e->pieces[x->piece0 + k];
+			uint64_t end = pos + pc->len;
+			if (pc->src == x->from) {
+				pos = end; /* its own message: held from the start */
+				continue;
+			}
+			while (pos < end) {
+				uint64_t cend = cut
+					? fast_plan_chunk_start(x->bytes, s->chunks, ch + 1) : end;
+				if (cend <= pos) {
+					/* skip empty chunks in one go */
+					ch = fast_plan_chunk_of(x->bytes, s->chunks, pos);
+					continue;
+				}
+				uint64_t seg = (cend < end ? cend : end) - pos;
+				uint64_t lo = pc->off + (pos + pc->len - end);
+				if ((rc = held(c, x->from, pc, lo, lo + seg, t, ch, j, k)) < 0)
+					return rc;
+				pos += seg;
+			}
+		}
+	}
+	return arrive(c, t);
 }
 
 static int walk(struct checker *c)

@@ -197,6 +197,35 @@ const char *fast_num_format(double v, char *buf, size_t len)
 	return buf;
 }
 
+uint64_t fast_a2a_size(const uint64_t *D, uint32_t n)
+{
+	uint64_t size = 0, *col = fast_calloc(n ? n : 1, sizeof *col);
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t sent = 0, recv = 0;
+		for (uint32_t j = 0; j < n; j++) {
+			sent += D[(size_t)i * n + j];
+			if (col)
+				col[j] += D[(size_t)i * n + j];
+			else /* no scratch: the same sums, column by column */
+				recv += D[(size_t)j * n + i];
+		}
+		size = sent > size ? sent : size;
+		size = recv > size ? recv : size;
+	}
+	for (uint32_t j = 0; col && j < n; j++)
+		size = col[j] > size ? col[j] : size;
+	free(col);
+	return size;
+}
+
+void fast_bw(uint64_t size, double time_s, uint32_t n, struct fast_bw *out)
+{
+	out->size = size;
+	out->algbw_GBps = time_s > 0 ? (double)size / time_s / 1e9 : 0.0;
+	out->busbw_GBps = n > 0 ? out->algbw_GBps * (double)(n - 1) / (double)n : 0.0;
+}
+
 static uint64_t splitmix64(uint64_t *x)
 {
 	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));

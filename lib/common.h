@@ -95,6 +95,23 @@ const char *fast_size_format(uint64_t bytes, char *buf, size_t len);
  * it excludes; returns buf.  32 bytes always suffice. */
 const char *fast_num_format(double v, char *buf, size_t len);
 
+/* Bandwidth of an all-to-all(v) among n ranks, nccl-tests' definitions
+ * (alltoall.cu) -- the one place `fast sim`, `compare`, `sweep`, `gate`
+ * and `run` take them from, so simulated and measured figures compare:
+ *  - size: the largest per-GPU max(bytes sent, bytes received), the GPU's
+ *    own chunk (the diagonal D[g][g]) included, as nccl-tests counts a
+ *    rank's whole send buffer (count x type size x nranks);
+ *  - algbw = size / time (GB/s, 1e9 bytes);
+ *  - busbw = algbw x (n - 1) / n: a rank's own chunk never crosses a link.
+ * fast_a2a_size takes the n x n row-major matrix (sums cannot overflow on
+ * a loaded traffic: checked at load time); fast_bw is 0 when time <= 0. */
+uint64_t fast_a2a_size(const uint64_t *D, uint32_t n);
+struct fast_bw {
+	uint64_t size;
+	double algbw_GBps, busbw_GBps;
+};
+void fast_bw(uint64_t size, double time_s, uint32_t n, struct fast_bw *out);
+
 /* Deterministic random generator (xoshiro256**, seeded by splitmix64):
  * the same seed gives the same sequence on every machine. */
 struct fast_rng {

@@ -4,8 +4,11 @@
  * nccl-tests alltoallv matrix reader, the writers, summary statistics and
  * the transpose that turns a MoE dispatch into its combine.
  *
- * Workload: up to lim->max_gpus GPUs (16384 by default: a 2 GiB matrix) and
- * lim->max_matrices matrices.  Dimensions are checked before anything is
+ * Workload: up to lim->max_gpus GPUs (16384 by default: a 2 GiB matrix),
+ * lim->max_matrices matrices and lim->max_traffic_bytes of dense matrices
+ * in all (4 GiB by default: every matrix is held dense, so twelve empty
+ * sparse matrices of 16384 GPUs, a file of a few hundred bytes, would
+ * need 24 GiB and minutes of scanning).  Dimensions are checked before anything is
  * allocated; every row, column, matrix and file total is checked for 64-bit
  * overflow at load time so that consumers may add bytes freely.
  *
@@ -55,6 +58,27 @@ int fast_traffic_alloc(struct fast_traffic *t, uint32_t ng, uint32_t count,
 	if (__builtin_mul_overflow((size_t)ng, (size_t)ng, &cells))
 		return fast_err_set(err, FAST_ENOMEM, "a %u x %u matrix does not fit in memory",
 				    ng, ng);
+	/* every matrix is held dense, however few entries a sparse file
+	 * gives: refuse what the budget cannot hold before allocating */
+	{
+		unsigned __int128 need = (unsigned __int128)cells * count * sizeof(uint64_t);
+		if (need > lim->max_traffic_bytes) {
+			char a[32], b[32];
+			if (need > UINT64_MAX)
+				snprintf(a, sizeof a, "more than 16 EiB");
+			else
+				fast_size_format((uint64_t)need, a, sizeof a);
+			fast_size_format(lim->max_traffic_bytes, b, sizeof b);
+			if (strchr(b, '.')) /* rounded: give the limit exactly */
+				snprintf(b, sizeof b, "%llu B",
+					 (unsigned long long)lim->max_traffic_bytes);
+			return fast_err_set(err, FAST_ELIMIT,
+					    "%u matrices of %u x %u GPUs need %s in memory (dense, 8 "
+					    "bytes per pair), over the limit of %s (raise it with "
+					    "--max-traffic-bytes)",
+					    count, ng, ng, a, b);
+		}
+	}
 	memset(&r, 0, sizeof r);
 	r.ng = ng;
 	r.m = fast_calloc(count, sizeof *r.m);
@@ -731,30 +755,39 @@ static int cmp_u64(const void *a, const void *b)
  * Gini coefficient of the off-diagonal pair sizes x_1 <= ... <= x_n:
  *     G = sum_i (2i - n - 1) x_i / (n sum_i x_i)
  * 0 when every pair carries the same bytes, (n-1)/n when one pair carries
- * everything.  NAN if the scratch array cannot be allocated.
+ * everything.  The z zero pairs sort first and add nothing, so only the
+ * non-zero ones are sorted (ranks z+1..n): scratch and sorting scale with
+ * the pairs that carry bytes, not with ng^2 (sparse traffic of 16384 GPUs).
+ * NAN if the scratch array cannot be allocated.
  */
 static double gini(const uint64_t *b, uint32_t ng)
 {
-	size_t n = (size_t)ng * ng - ng, j = 0;
+	size_t n = (size_t)ng * ng - ng, nz = 0, j = 0, z;
 	double num = 0, sum = 0;
 	uint64_t *x;
 
 	if (n == 0)
 		return 0;
-	x = malloc(n * sizeof *x);
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++)
+			nz += s != d && b[(size_t)s * ng + d] != 0;
+	if (nz == 0)
+		return 0;
+	x = malloc(nz * sizeof *x);
 	if (!x)
 		return NAN;
 	for (uint32_t s = 0; s < ng; s++)
 		for (uint32_t d = 0; d < ng; d++)
-			if (s != d)
+			if (s != d && b[(size_t)s * ng + d] != 0)
 				x[j++] = b[(size_t)s * ng + d];
-	qsort(x, n, sizeof *x, cmp_u64);
-	for (size_t i = 0; i < n; i++) {
-		num += (2.0 * (double)(i + 1) - (double)n - 1.0) * (double)x[i];
+	qsort(x, nz, sizeof *x, cmp_u64);
+	z = n - nz;
+	for (size_t i = 0; i < nz; i++) {
+		num += (2.0 * (double)(z + i + 1) - (double)n - 1.0) * (double)x[i];
 		sum += (double)x[i];
 	}
 	free(x);
-	return sum > 0 ? num / ((double)n * sum) : 0;
+	return num / ((double)n * sum);
 }
 
 /*

@@ -35,7 +35,10 @@ struct fast_traffic {
 };
 
 /* Allocate count zeroed ng x ng matrices labelled "m0", "m1", ...  Refuses
- * (FAST_ELIMIT) dimensions beyond lim before allocating. */
+ * (FAST_ELIMIT) dimensions beyond lim before allocating: more than
+ * lim->max_gpus GPUs, lim->max_matrices matrices, or count * ng^2 * 8
+ * bytes over lim->max_traffic_bytes (matrices are held dense, so a small
+ * sparse file can name gigabytes). */
 int fast_traffic_alloc(struct fast_traffic *t, uint32_t ng, uint32_t count,
 		       const struct fast_limits *lim, struct fast_err *err);
 void fast_traffic_free(struct fast_traffic *t);

@@ -1536,8 +1536,9 @@ static int build_steps(struct eng *e, struct fast_err *err)
 	return 0;
 }
 
-/* per-GPU off-diagonal bytes delivered (a piece counts where it reaches its
- * orig dst) -> S of the algbw definition */
+/* S of the algbw definition (sim.h) without the traffic: per-GPU bytes
+ * delivered (a piece counts where it reaches its orig dst; explicit local
+ * copies included) */
 static uint64_t gpu_bytes(const struct fast_plan *x, uint32_t ng)
 {
 	uint64_t *snd = fast_calloc(2 * (size_t)ng, sizeof *snd), best = 0;
@@ -1548,7 +1549,7 @@ static uint64_t gpu_bytes(const struct fast_plan *x, uint32_t ng)
 		const struct fast_xfer *t = &x->xfers[i];
 		for (uint32_t k = 0; k < t->npieces; k++) {
 			const struct fast_piece *p = &x->pieces[t->piece0 + k];
-			if (p->dst != t->to || p->src == p->dst || p->src >= ng || p->dst >= ng)
+			if (p->dst != t->to || p->src >= ng || p->dst >= ng)
 				continue;
 			snd[p->src] += p->len;
 			snd[ng + p->dst] += p->len;
@@ -1785,9 +1786,14 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
 	e.rinfo = NULL;
 	for (uint32_t ri = 0; ri < r.nres; ri++)
 		r.res[ri].util = r.time_s > 0 ? (double)r.res[ri].bytes / (r.res[ri].cap_Bps * r.time_s) : 0.0;
-	r.gpu_bytes = gpu_bytes(e.x, e.ng);
-	r.algbw_GBps = r.time_s > 0 ? (double)r.gpu_bytes / r.time_s / 1e9 : 0.0;
-	r.busbw_GBps = fast_sim_busbw(r.algbw_GBps, e.ng);
+	{
+		struct fast_bw bw;
+		fast_bw(o.traffic ? fast_a2a_size(o.traffic, e.ng) : gpu_bytes(e.x, e.ng), r.time_s,
+			e.ng, &bw);
+		r.gpu_bytes = bw.size;
+		r.algbw_GBps = bw.algbw_GBps;
+		r.busbw_GBps = bw.busbw_GBps;
+	}
 	r.flows = e.flows;
 	r.events = e.events;
 	r.recomputes = e.recomputes;

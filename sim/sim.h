@@ -46,11 +46,14 @@
  * slightly pessimistic.  `fast bench sim` measures the error against the
  * exact mode (epsilon 0.02: under 0.1% on fanout at 128 GPUs).
  *
- * Bandwidth figures follow nccl-tests: algbw = S / time, where S is the
- * largest per-GPU max(bytes sent, bytes received) over the matrix the plan
- * delivers, EXCLUDING the diagonal (a local copy never crosses a link;
- * the generated workloads have a zero diagonal, where both definitions
- * agree); busbw = algbw * (n - 1) / n with n = N*G.
+ * Bandwidth figures are nccl-tests' (fast_bw, lib/common.h, the same
+ * function `fast run` reports with): algbw = S / time, where S is the
+ * largest per-GPU max(bytes sent, bytes received), the diagonal (a GPU's
+ * own chunk) INCLUDED, of opts.traffic, the matrix the plan serves; busbw
+ * = algbw * (n - 1) / n with n = N*G.  Without opts.traffic, S is taken
+ * from the bytes the plan delivers to their destinations, counting the
+ * diagonal only where the plan copies it explicitly (a plan may leave it
+ * implicit: then give the traffic).
  *
  * Ownership: fast_sim_run() fills a struct fast_sim_result whose arrays it
  * owns; fast_sim_result_free() releases them (NULL-safe, idempotent).
@@ -70,6 +73,8 @@ struct fast_sim_opts {
 	bool timeline;     /* record per (resource, step) activity */
 	bool reference;    /* naive reference for tests: exact, and every
 			    * allocation a full progressive filling */
+	const uint64_t *traffic; /* the N*G x N*G matrix the plan serves, for
+				  * the bandwidth's size (NULL: from the plan) */
 };
 void fast_sim_opts_default(struct fast_sim_opts *o);
 
@@ -117,7 +122,7 @@ struct fast_sim_result {
 	struct fast_sim_step *steps;
 	uint32_t nres;
 	struct fast_sim_res *res;
-	uint64_t gpu_bytes;        /* S of the algbw definition */
+	uint64_t gpu_bytes;        /* S of the algbw definition (size) */
 	double algbw_GBps, busbw_GBps;
 	/* engine counters */
 	uint64_t flows;            /* flows simulated (chunks of transfers) */
@@ -142,12 +147,6 @@ void fast_sim_result_free(struct fast_sim_result *r);
 
 /* Incast factor of an ingress with k concurrent flows (1 when disabled). */
 double fast_sim_incast_factor(const struct fast_congestion *c, uint32_t k);
-
-/* nccl-tests bus bandwidth for an alltoall among n ranks. */
-static inline double fast_sim_busbw(double algbw, uint32_t n)
-{
-	return n > 0 ? algbw * (double)(n - 1) / (double)n : 0.0;
-}
 
 /* Short name of a resource, e.g. "s1 NIC3 in", "s0 up2 out",
  * "s0 link 2->5", "core". */

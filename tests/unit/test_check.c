@@ -381,6 +381,61 @@ static void test_check__more_chunks_than_bytes(void)
 	fast_plan_free(&p);
 }
 
+/* The most chunks a step may have, on a message cut in two pieces whose
+ * order differs between the arriving and the forwarding step: every
+ * chunk's bytes are found (one arrival record per piece, whatever the
+ * chunks), and the first chunk that forwards bytes arriving later is
+ * named exactly. */
+static void test_check__max_chunks_pieces_reordered(void)
+{
+	const uint64_t L = 1000003, half = 500000;
+	const uint32_t K = FAST_PLAN_MAX_CHUNKS;
+	uint64_t D[NG * NG];
+	struct fast_plan p;
+	struct fast_err err;
+	char want[256];
+
+	memset(D, 0, sizeof D);
+	D[0 * NG + 3] = L;
+	for (int v = 0; v < 3; v++) {
+		fast_plan_init(&p, 2, 2, "pxn");
+		fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err);
+		OK(fast_plan_set_chunks(&p, K, &err));
+		OK(fast_plan_add_xfer(&p, 0, 1, &err));
+		if (v == 0) {
+			OK(fast_plan_add_piece(&p, 0, 3, 0, L, &err));
+		} else { /* the upper half first */
+			OK(fast_plan_add_piece(&p, 0, 3, half, L - half, &err));
+			OK(fast_plan_add_piece(&p, 0, 3, 0, half, &err));
+		}
+		fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_OUT, &err);
+		OK(fast_plan_set_chunks(&p, K, &err));
+		OK(fast_plan_add_dep(&p, 1, 0, true, &err));
+		OK(fast_plan_add_xfer(&p, 1, 3, &err));
+		if (v == 2) { /* forwarded in the order it arrives: held */
+			OK(fast_plan_add_piece(&p, 0, 3, half, L - half, &err));
+			OK(fast_plan_add_piece(&p, 0, 3, 0, half, &err));
+		} else {
+			OK(fast_plan_add_piece(&p, 0, 3, 0, L, &err));
+		}
+		if (v == 1) {
+			/* chunk 0 forwards bytes 0..chunk_start(1), which arrive at
+			 * stream byte L - half of step 0 */
+			uint64_t e = fast_plan_chunk_start(L, K, 1);
+			snprintf(want, sizeof want,
+				 "step 1 transfer 0 (GPU 1 -> GPU 3) piece 0 (D[0][3] bytes 0..%llu), "
+				 "chunk 0: GPU 1 does not hold bytes 0..%llu at this point (they arrive "
+				 "in chunk %u of step 0, and chunk 0 of step 1 waits only for chunks "
+				 "0..0 of it)", (unsigned long long)L, (unsigned long long)e,
+				 fast_plan_chunk_of(L, K, L - half));
+			EXPECT(&p, D, FAST_ECHECK, want);
+			p.deps[0].pipelined = 0; /* waiting for all of step 0: held */
+		}
+		EXPECT(&p, D, 0, NULL);
+		fast_plan_free(&p);
+	}
+}
+
 static void test_check__incast_in_fast_out_step(void)
 {
 	uint64_t D[NG * NG];
@@ -779,6 +834,7 @@ UNIT_MAIN("check",
 	  UNIT_TEST(test_check__pipelined_chunks),
 	  UNIT_TEST(test_check__chunks_through_a_chain),
 	  UNIT_TEST(test_check__more_chunks_than_bytes),
+	  UNIT_TEST(test_check__max_chunks_pieces_reordered),
 	  UNIT_TEST(test_check__incast_in_fast_out_step),
 	  UNIT_TEST(test_check__tier_up_across_servers),
 	  UNIT_TEST(test_check__malformed_is_bad_input),

@@ -251,6 +251,29 @@ static void test_common__hash_fnv1a(void)
 			fast_hash_bytes(FAST_HASH_INIT, "abcd", 4));
 }
 
+/* nccl-tests' alltoall: size is a rank's whole send (or receive) buffer,
+ * its own chunk included; busbw = algbw (n-1)/n */
+static void test_common__a2a_size_and_bandwidth(void)
+{
+	/* GPU 1 sends 2+30+4 = 36 (diagonal 30 included), GPU 2 receives
+	 * 3+4+20 = 27; without the diagonal GPU 1 would send 6 */
+	const uint64_t D[9] = { 1, 2, 3, 2, 30, 4, 0, 0, 20 };
+	struct fast_bw bw;
+
+	CU_ASSERT_EQUAL(fast_a2a_size(D, 3), 36);
+	CU_ASSERT_EQUAL(fast_a2a_size(D, 1), 1);
+	fast_bw(36, 2e-9, 3, &bw);
+	CU_ASSERT_EQUAL(bw.size, 36);
+	CU_ASSERT_DOUBLE_EQUAL(bw.algbw_GBps, 18.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(bw.busbw_GBps, 12.0, 1e-12);
+	fast_bw(36, 0, 3, &bw); /* no time: no bandwidth */
+	CU_ASSERT_EQUAL(bw.algbw_GBps, 0);
+	CU_ASSERT_EQUAL(bw.busbw_GBps, 0);
+	fast_bw(36, 1e-9, 1, &bw); /* one rank: nothing crosses a link */
+	CU_ASSERT_DOUBLE_EQUAL(bw.algbw_GBps, 36.0, 1e-12);
+	CU_ASSERT_EQUAL(bw.busbw_GBps, 0);
+}
+
 static void test_common__checked_allocation(void)
 {
 	void *p = fast_calloc(0, 8);
@@ -275,4 +298,5 @@ UNIT_MAIN("common",
 	  UNIT_TEST(test_common__rng_is_deterministic),
 	  UNIT_TEST(test_common__rng_below_and_double_ranges),
 	  UNIT_TEST(test_common__hash_fnv1a),
+	  UNIT_TEST(test_common__a2a_size_and_bandwidth),
 	  UNIT_TEST(test_common__checked_allocation))

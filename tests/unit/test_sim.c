@@ -89,6 +89,23 @@ static void test_sim__one_flow(void)
 	CU_ASSERT_EQUAL(r.gpu_bytes, 10 * MB);
 	fast_sim_result_free(&r);
 
+	/* with the traffic, the size is nccl-tests': GPU 0's own chunk (the
+	 * diagonal, never moved) counts, as in `fast run` */
+	{
+		uint64_t D[16] = { 0 };
+		struct fast_sim_opts o;
+		D[0 * 4 + 0] = 3 * MB;
+		D[0 * 4 + 2] = 10 * MB;
+		fast_sim_opts_default(&o);
+		o.traffic = D;
+		sim_time(&t, &p, &o, &r);
+		CU_ASSERT_EQUAL(r.gpu_bytes, 13 * MB);
+		CU_ASSERT_EQUAL(r.gpu_bytes, fast_a2a_size(D, 4));
+		NEAR(r.algbw_GBps, 13e6 / r.time_s / 1e9);
+		NEAR(r.busbw_GBps, r.algbw_GBps * 3.0 / 4.0);
+		fast_sim_result_free(&r);
+	}
+
 	/* the same on scale-up */
 	fast_plan_free(&p);
 	fast_plan_init(&p, 2, 2, "test");

@@ -211,6 +211,32 @@ static void test_traffic__absurd_dimensions_refused_before_allocating(void)
 	lim.max_gpus = 16;
 	expect_error_lim(DOC("1", "{\"entries\": []}, {\"entries\": []}, {\"entries\": []}"), &lim,
 			 FAST_ELIMIT, "t.json: /matrices: 3 matrices is over the limit of 2");
+	/* twelve empty sparse matrices of 16384 GPUs: 24 GiB dense, refused
+	 * from the header alone (the default budget is 4 GiB) */
+	expect_error(DOC("16384", "{\"entries\": []}, {\"entries\": []}, {\"entries\": []}, "
+			 "{\"entries\": []}, {\"entries\": []}, {\"entries\": []}, "
+			 "{\"entries\": []}, {\"entries\": []}, {\"entries\": []}, "
+			 "{\"entries\": []}, {\"entries\": []}, {\"entries\": []}"),
+		     FAST_ELIMIT,
+		     "t.json: 12 matrices of 16384 x 16384 GPUs need 24 GiB in memory (dense, 8 "
+		     "bytes per pair), over the limit of 4 GiB (raise it with --max-traffic-bytes)");
+	/* the budget counts every matrix: 2 x 16 x 16 x 8 = 4 KiB */
+	lim.max_traffic_bytes = 4095;
+	expect_error_lim(DOC("16", "{\"entries\": []}, {\"entries\": []}"), &lim, FAST_ELIMIT,
+			 "2 matrices of 16 x 16 GPUs need 4 KiB in memory (dense, 8 bytes per pair), "
+			 "over the limit of 4095 B");
+	lim.max_traffic_bytes = 4096;
+	{
+		struct fast_traffic t;
+		struct fast_err err;
+		const char *doc = DOC("16", "{\"entries\": []}, {\"entries\": []}");
+		CU_ASSERT_EQUAL(fast_traffic_parse(doc, strlen(doc), "t.json", &lim, &t, &err), 0);
+		fast_traffic_free(&t);
+	}
+	lim.max_traffic_bytes = 64; /* the nccl-tests reader allocates through the same check */
+	expect_error_lim("1 2 3\n4 5 6\n7 8 9\n", &lim, FAST_ELIMIT,
+			 "1 matrices of 3 x 3 GPUs need 72 B in memory");
+	fast_limits_default(&lim);
 	lim.max_gpus = 2;
 	expect_error_lim("1 2 3\n4 5 6\n7 8 9\n", &lim, FAST_ELIMIT,
 			 "t.json:1:1: the first row has 3 entries: 3 GPUs is over the limit of 2 "
