@@ -496,6 +496,30 @@ int cli_out_check(const char *path)
 	return written_in_place(path) ? 0 : check_known(path, &k);
 }
 
+int cli_outs_check(const char *const *paths, size_t n)
+{
+	struct known a, b;
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		if (written_in_place(paths[i]))
+			continue;
+		if ((rc = check_known(paths[i], &a)) != 0)
+			return rc;
+		for (size_t j = 0; j < i; j++) {
+			if (written_in_place(paths[j]))
+				continue;
+			identify(paths[j], &b);
+			if ((a.have_id && b.have_id && a.dev == b.dev && a.ino == b.ino) ||
+			    strcmp(a.canon, b.canon) == 0)
+				return cli_fail(FAST_EUSAGE,
+						"refusing to write output '%.200s': output '%.200s' of this command is the same file",
+						paths[i], paths[j]);
+		}
+	}
+	return 0;
+}
+
 /* --- temporary files removed on a signal ---------------------------------
  * The handler may only make async-signal-safe calls: it unlinks the paths
  * whose slot is in use and re-raises.  A slot's path is written before it

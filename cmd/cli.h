@@ -122,6 +122,11 @@ void cli_input_tree(const char *dir);
 /* The rule above for one output path, without opening it: 0, or 2 after
  * printing why it is refused (4 when the records ran out of memory). */
 int cli_out_check(const char *path);
+/* cli_out_check() for every output a command will write (NULL entries
+ * are standard output), and none the same file as another: a command
+ * with several outputs calls it before writing the first, so a refusal
+ * leaves nothing written. */
+int cli_outs_check(const char *const *paths, size_t n);
 
 /* --- outputs ------------------------------------------------------------- */
 /* Output to a temporary file in the target's directory, renamed into place

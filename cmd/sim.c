@@ -353,6 +353,10 @@ static int run(int argc, char **argv)
 		rc = cli_load_plans(&o.in, &ps);
 	else
 		rc = compile_all(&o, &t, &tr, &ps);
+	if (rc == 0) {
+		const char *outs[] = { o.timeline, o.svg };
+		rc = cli_outs_check(outs, 2);
+	}
 	if (rc == 0)
 		rc = simulate_all(&o, &t, &ps, &tr);
 	fast_planset_free(&ps);
