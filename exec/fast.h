@@ -139,6 +139,28 @@ int fast_exec_for_comm(MPI_Comm comm, const struct fast_topo *topo,
 		       const struct fast_exec_opts *opts, struct fast_exec **out,
 		       struct fast_err *err);
 
+/* --- agreement across ranks ------------------------------------------------
+ * What every rank must have alike (options, the contents of inputs) is
+ * compared at start with one MPI_Allreduce (the maximum of each value and
+ * of its complement), so a mismatch becomes a clear error on every rank
+ * instead of a hang in mismatched collectives. */
+struct fast_agree {
+	const char *name;  /* as the user knows it: "-n", "--backend", "--traffic" */
+	int code;          /* error code when ranks differ: FAST_EUSAGE, FAST_EINPUT */
+	uint64_t value;    /* the value, or a hash of what it stands for */
+	const char *text;  /* shown for the value ("fast"), NULL: the value in decimal */
+	bool contents;     /* a hash of contents: no value is shown */
+};
+/* Collective over comm.  0 when every rank has the same n values; else the
+ * code of the first field that differs, on every rank, with the same
+ * message everywhere: "ranks disagree on -n: rank 0 has 2, rank 2 has 5"
+ * (or "... rank 2 loaded other contents than rank 0").  FAST_ERUNTIME when
+ * MPI fails. */
+int fast_exec_agree(MPI_Comm comm, const struct fast_agree *f, size_t n, struct fast_err *err);
+
+/* Hash of what the executor uses of a topology (shape, name, tiers). */
+uint64_t fast_exec_topo_hash(const struct fast_topo *t);
+
 /* Gather the traffic matrix from every rank's send counts (ng*ng, caller
  * allocated) and check recvcounts (may be NULL: no check) collectively. */
 int fast_exec_gather_matrix(struct fast_exec *x, const uint64_t *sendcounts,
