@@ -182,21 +182,19 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Agree on a status across ranks: the worst (largest) exit status. */
-static int agree_status(int st)
+/* A failure said once (collective): every rank learns the worst (largest)
+ * exit status; the lowest rank whose failure is its own (not "rank N
+ * failed", which the executor says where another rank failed) prints its
+ * message, or rank 0 when no rank has one of its own. */
+static int report_agreed(const struct ctx *c, int st, const struct fast_err *err)
 {
-	int worst = st;
+	bool mine = st && strncmp(err->msg, "rank ", 5) != 0;
+	int in[2] = { st, mine ? -c->rank : INT_MIN }, out[2] = { 0, INT_MIN };
 
-	MPI_Allreduce(&st, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-	return worst;
-}
-
-static int report_once(const struct ctx *c, int st, const struct fast_err *err, bool mine)
-{
-	/* errors every rank hits alike are printed by rank 0; a rank's own by it */
-	if (mine || c->rank == 0)
+	MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (out[0] && (out[1] == INT_MIN ? c->rank == 0 : -out[1] == c->rank))
 		cli_report(err);
-	return st;
+	return out[0];
 }
 
 /* Prepare the program (on-the-fly: from the gathered rows) and run once. */
@@ -224,6 +222,7 @@ static int one_op(struct ctx *c, const uint64_t *D, const uint64_t *row_counts,
 	return rc;
 }
 
+/* One row: every rank's status, agreed and said once (report_agreed). */
 static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint64_t *D,
 		   struct row *out)
 {
@@ -236,7 +235,7 @@ static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint
 	double *times = NULL, synth = 0, sum = 0;
 	struct fast_prog *prog = NULL;
 	struct fast_exec_stats st0, st1;
-	struct fast_err err = { 0 };
+	struct fast_err err = { 0, "" };
 	int rc = 0, st = 0;
 
 	memset(out, 0, sizeof *out);
@@ -354,12 +353,7 @@ static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint
 	out->busbw = out->algbw * (ng > 1 ? (double)(ng - 1) / ng : 1);
 	out->wrong = all_wrong;
 done:
-	st = rc < 0 ? fast_err_exit_status(rc) : 0;
-	if (rc < 0) {
-		/* mismatched counts: every rank says so; other failures: the rank that
-		 * failed (the others report "rank N failed") */
-		cli_report(&err);
-	}
+	st = report_agreed(c, rc < 0 ? fast_err_exit_status(rc) : 0, &err);
 	fast_exec_free(c->x, sb);
 	fast_exec_free(c->x, rb);
 	free(hs);
@@ -550,7 +544,7 @@ static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fas
 				scale(t->m[m].bytes, ng, base, size, Ds);
 				D = Ds;
 			}
-			st = agree_status(measure(c, orig, t->m[m].label, D, &w));
+			st = measure(c, orig, t->m[m].label, D, &w);
 			if (st) {
 				free(w.staging_rank);
 				break;
@@ -800,7 +794,7 @@ static int cmd_run(int argc, char **argv)
 	if ((st = inputs_agree(argc, argv, &in, st, c.rank)) >= 0)
 		goto out;
 	if ((st = options_agree(&in, &err)) < 0) {
-		st = report_once(&c, fast_err_exit_status(st), &err, false);
+		st = report_agreed(&c, fast_err_exit_status(st), &err);
 		goto out;
 	}
 	c.topo = in.topo;
@@ -816,7 +810,7 @@ static int cmd_run(int argc, char **argv)
 	/* a plan for every matrix, found before anything runs */
 	for (uint32_t m = 0; in.have_ps && m < in.t.count; m++) {
 		if (!cli_plan_for(&in.ps, &in.o.in, m, in.t.count, &err)) {
-			st = report_once(&c, 3, &err, false);
+			st = report_agreed(&c, 3, &err);
 			goto out;
 		}
 	}
@@ -827,9 +821,7 @@ static int cmd_run(int argc, char **argv)
 	eo.max_staging = in.o.max_staging;
 	eo.device = in.o.device;
 	if (fast_exec_create(MPI_COMM_WORLD, &c.topo, &eo, &c.x, &err) < 0) {
-		st = report_once(&c, fast_err_exit_status(err.code), &err,
-				 strncmp(err.msg, "rank ", 5) != 0 && err.code != FAST_EUSAGE &&
-				 strncmp(err.msg, "ranks disagree", 14) != 0);
+		st = report_agreed(&c, fast_err_exit_status(err.code), &err);
 		goto out;
 	}
 	if (c.rank == 0 && fast_exec_notes(c.x)[0])
