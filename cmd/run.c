@@ -62,8 +62,12 @@ static const char usage[] =
 	"#wrong = bad bytes over all ranks, synth = plan compile + program build of the\n"
 	"slowest rank (us; 0 when cached), staging = largest staging arena of a rank,\n"
 	"cache = plan-cache hits / lookups of rank 0 over the run.\n"
-	"Exit: 0 ok, 1 wrong bytes, 2 usage, 3 bad input (also counts that disagree\n"
-	"between ranks), 4 MPI or device failure.\n";
+	"Every rank must be given the same options (but --device) and inputs: they\n"
+	"are compared at start, and ranks that disagree stop with one message.\n"
+	"Exit: 0 ok, 1 wrong bytes or a plan the checker refuses, 2 usage (also\n"
+	"options that differ between ranks), 3 bad input (also inputs whose contents\n"
+	"differ between ranks, a plan file without a plan for every matrix), 4 MPI\n"
+	"or device failure.\n";
 
 struct opts {
 	struct cli_inputs in;

@@ -15,8 +15,8 @@
  * lands at recvbuf + rdispls[s] on rank d (MPI_Alltoallv's layout, in
  * bytes).  Pieces held by a rank that is neither their source nor their
  * destination live in that rank's staging arena; the program places them
- * with a first-fit allocator that reuses space once a piece has been
- * forwarded.  The arena's size is the rank's staging bytes.  A cap on it
+ * with a first-fit allocator, each from the wave it arrives in to the last
+ * wave that reads it (a piece may be forwarded several times).  The arena's size is the rank's staging bytes.  A cap on it
  * (max_staging) is met by running the plan in several passes, each on a
  * slice of every message (the same routes, 1/k of the bytes each).
  *
