@@ -215,20 +215,23 @@ static struct fast_loc stage_loc(uint32_t block, uint64_t off)
 
 /* --- program output -------------------------------------------------------- */
 
+/* Copy c starts where l ends, on both sides. */
+static bool continues(const struct fast_pcopy *l, const struct fast_pcopy *c)
+{
+	return l->dst.kind == c->dst.kind && l->dst.msg == c->dst.msg &&
+	       l->src.kind == c->src.kind && l->src.msg == c->src.msg &&
+	       l->dst.off + l->len == c->dst.off && l->src.off + l->len == c->src.off;
+}
+
 static int emit_copy(struct builder *b, struct fast_loc dst, struct fast_loc src, uint64_t len)
 {
 	struct fast_pcopy c = { dst, src, len };
 	struct fast_prog *p = b->prog;
 
 	/* extend the previous copy of the same phase when both sides continue it */
-	if (p->ncopies > b->copy_floor) {
-		struct fast_pcopy *l = &p->copies[p->ncopies - 1];
-		if (l->dst.kind == dst.kind && l->dst.msg == dst.msg &&
-		    l->src.kind == src.kind && l->src.msg == src.msg &&
-		    l->dst.off + l->len == dst.off && l->src.off + l->len == src.off) {
-			l->len += len;
-			return 0;
-		}
+	if (p->ncopies > b->copy_floor && continues(&p->copies[p->ncopies - 1], &c)) {
+		p->copies[p->ncopies - 1].len += len;
+		return 0;
 	}
 	return PUSH(p->copies, p->ncopies, p->cap_copies, c);
 }
@@ -704,6 +707,32 @@ static void relocate(const struct builder *b, struct fast_loc *l)
 	}
 }
 
+/* Join the copies of a phase that continue each other now that staging
+ * locations are arena offsets (while walking, only copies within one block
+ * could be seen to continue).  The waves' copy ranges tile prog->copies in
+ * order, so the array is compacted in place. */
+static void merge_copies(struct fast_prog *g)
+{
+	size_t k = 0;
+
+	for (size_t w = 0; w < g->nwaves; w++) {
+		struct fast_pwave *wv = &g->waves[w];
+		uint32_t *first[2] = { &wv->pre0, &wv->post0 }, *count[2] = { &wv->npre, &wv->npost };
+		for (int ph = 0; ph < 2; ph++) {
+			size_t at = k, from = *first[ph];
+			for (size_t i = from; i < from + *count[ph]; i++) {
+				if (k > at && continues(&g->copies[k - 1], &g->copies[i]))
+					g->copies[k - 1].len += g->copies[i].len;
+				else
+					g->copies[k++] = g->copies[i];
+			}
+			*first[ph] = (uint32_t)at;
+			*count[ph] = (uint32_t)(k - at);
+		}
+	}
+	g->ncopies = k;
+}
+
 /* Place every block in the arena, in the order the walk made them (their
  * fill waves ascend): before a block filled in wave w, every block last
  * read before w is freed.  That is the first-fit allocator run online with
@@ -745,6 +774,7 @@ static int place_blocks(struct builder *b)
 		relocate(b, &g->sends[i].at);
 	for (size_t i = 0; i < g->nrecvs; i++)
 		relocate(b, &g->recvs[i].at);
+	merge_copies(g);
 	free(ends);
 	return rc;
 }
