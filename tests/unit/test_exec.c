@@ -364,6 +364,39 @@ static void test_exec__refuses_plan_for_other_matrix(void)
 	fast_plan_free(&p);
 }
 
+/* A relay forwards piece P twice (a spare copy to GPU 3, then to its
+ * destination), then relays piece Q: P's block must live through the second
+ * forward (freeing it after the first made the builder refuse the plan)
+ * and no longer: Q reuses its space, so the relay's arena is one block. */
+static void test_exec__staging_lives_until_last_forward(void)
+{
+	struct fast_topo t;
+	struct fast_plan p;
+	struct fast_err err;
+	struct fast_prog *g = NULL;
+	uint64_t D[16] = { 0 }, stg;
+	int code = 0;
+	/* from, to, offset of the 1000 bytes of message 0->2 */
+	const uint32_t hops[5][3] = { { 0, 1, 0 }, { 1, 3, 0 }, { 1, 2, 0 }, { 0, 1, 1000 }, { 1, 2, 1000 } };
+
+	topo(&t, 1, 4);
+	D[0 * 4 + 2] = 2000;
+	fast_plan_init(&p, 1, 4, "test");
+	for (uint32_t s = 0; s < 5; s++) {
+		CU_ASSERT_FATAL(fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err) == (int)s);
+		if (s > 0)
+			CU_ASSERT_FATAL(fast_plan_add_dep(&p, s, s - 1, false, &err) == 0);
+		CU_ASSERT_FATAL(fast_plan_add_xfer(&p, hops[s][0], hops[s][1], &err) == 0);
+		CU_ASSERT_FATAL(fast_plan_add_piece(&p, 0, 2, hops[s][2], 1000, &err) == 0);
+	}
+	CU_ASSERT_FATAL(fast_plan_check(&p, &t, D, &err) == 0);
+	CU_ASSERT_EQUAL(run_expanded(&p, D, 1, &stg, &code, &err), 0);
+	CU_ASSERT_FATAL(fast_prog_build(&p, D, 1, 1, &g, &err) == 0);
+	CU_ASSERT_EQUAL(g->staging, 1024); /* 1000 bytes, 64-byte aligned: one block */
+	fast_prog_free(g);
+	fast_plan_free(&p);
+}
+
 /* fast check and the executor accept the same plans: checker-accepted
  * mutants (duplicate forwards, spare copies, reordered steps; see
  * tests/mpi/mutate.h) build on every rank and deliver every byte, in one
@@ -436,5 +469,6 @@ UNIT_MAIN("exec",
 	  UNIT_TEST(test_exec__passes_shrink_staging),
 	  UNIT_TEST(test_exec__refuses_sending_bytes_not_held),
 	  UNIT_TEST(test_exec__refuses_plan_for_other_matrix),
+	  UNIT_TEST(test_exec__staging_lives_until_last_forward),
 	  UNIT_TEST(test_exec__replays_checker_accepted_mutants),
 	  UNIT_TEST(test_exec__cache_counts_and_evicts_lru))
