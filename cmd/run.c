@@ -10,6 +10,9 @@
  * that could split the ranks (bad input on one of them, counts that do not
  * match) is agreed with MPI_Allreduce before any point-to-point traffic, so
  * a failure ends every rank with the same exit status instead of a hang.
+ * At start the ranks compare the options that decide which collectives run
+ * and a hash of their inputs' contents (fast_exec_agree); a failure is said
+ * once, by the lowest rank that has it (report_agreed).
  */
 #include <fcntl.h>
 #include <limits.h>
