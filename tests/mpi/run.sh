@@ -203,6 +203,19 @@ if [ -f "$INTERPOSE" ] && mpicc -O2 -o "$TMP/alltoallv_prog" "$HERE/alltoallv_pr
 			bad "interposer on $1 ranks: calls not intercepted or wrong"
 		fi
 	done
+	# receive counts that disagree with what the others send: the call fails
+	# on every rank, each saying why, within the timeout
+	env FAST_PRESET=h200 FAST_SERVERS=2 FAST_GPUS=4 ${MPIRUN/timeout 120/timeout 30} -np 8 \
+		-x FAST_PRESET -x FAST_SERVERS -x FAST_GPUS -x LD_PRELOAD="$INTERPOSE" \
+		"$TMP/alltoallv_prog" mismatch >"$TMP/out" 2>&1
+	got=$?
+	if [ "$got" = 0 ] && grep -q "failed on 8 of 8 ranks: OK" "$TMP/out" &&
+		[ "$(grep -c 'counts disagree' "$TMP/out")" -ge 8 ]; then
+		ok "interposer: counts that disagree fail cleanly on every rank"
+	else
+		echo "    (exit $got)" >>"$TMP/out"
+		bad "interposer: counts that disagree"
+	fi
 else
 	bad "interposer: $INTERPOSE missing or alltoallv_prog does not compile"
 fi
