@@ -188,7 +188,12 @@ test:
 	$(MAKE) -j2 all tests-build
 	bash tests/run_all.sh
 
-tests-build: $(TEST_BIN)
+tests-build: $(TEST_BIN) $(BIN)/tests/plan_mutants
+
+# the MPI stage's generator of checker-accepted mutated plans
+$(BIN)/tests/plan_mutants: tests/mpi/plan_mutants.c tests/mpi/mutate.h $(LIBFAST)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(LIBFAST) $(LDLIBS_ALL)
 
 test-unit: all tests-build
 	bash tests/run_unit.sh $(BIN)/tests

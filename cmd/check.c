@@ -36,35 +36,6 @@ static const char usage[] =
 	"  --max-gpus N       refuse more than N GPUs in total (default 16384)\n"
 	"  --max-traffic-bytes B  refuse traffic whose dense matrices need more (default 4G)\n";
 
-/* The plan serving matrix m (index m of the traffic when all are loaded,
- * or the chosen one): NULL with a message when there is none. */
-static const struct fast_plan *plan_for(const struct fast_planset *ps, const struct cli_inputs *in,
-					uint32_t m, uint32_t nmat, struct fast_err *err)
-{
-	if (in->matrix >= 0) {
-		uint32_t want = (uint32_t)in->matrix;
-		if (ps->count == 1 && ps->plans[0].matrix == want)
-			return &ps->plans[0];
-		for (uint32_t i = 0; i < ps->count; i++)
-			if (ps->plans[i].matrix == want)
-				return &ps->plans[i];
-		fast_err_set(err, FAST_EINPUT, "%s: no plan serves matrix %u", in->plan_path, want);
-		return NULL;
-	}
-	if (ps->count != nmat) {
-		fast_err_set(err, FAST_EINPUT,
-			     "%s holds %u plans but %s has %u matrices (use --matrix I to check one)",
-			     in->plan_path, ps->count, in->traffic_path, nmat);
-		return NULL;
-	}
-	if (ps->plans[m].matrix != m) {
-		fast_err_set(err, FAST_EINPUT, "%s: /plans/%u/matrix: plan %u serves matrix %u, not %u",
-			     in->plan_path, m, m, ps->plans[m].matrix, m);
-		return NULL;
-	}
-	return &ps->plans[m];
-}
-
 static int run(int argc, char **argv)
 {
 	struct cli_inputs in;
@@ -100,7 +71,7 @@ static int run(int argc, char **argv)
 	}
 	/* every plan is found before any is checked: a mismatch is bad input */
 	for (uint32_t m = 0; m < t.count; m++) {
-		if (!plan_for(&ps, &in, m, t.count, &err)) {
+		if (!cli_plan_for(&ps, &in, m, t.count, &err)) {
 			fast_planset_free(&ps);
 			fast_traffic_free(&t);
 			return cli_report(&err);
@@ -109,7 +80,7 @@ static int run(int argc, char **argv)
 	if (in.json)
 		printf("{\"plans\":[");
 	for (uint32_t m = 0; m < t.count; m++) {
-		const struct fast_plan *p = plan_for(&ps, &in, m, t.count, &err);
+		const struct fast_plan *p = cli_plan_for(&ps, &in, m, t.count, &err);
 		uint32_t pidx = (uint32_t)(p - ps.plans);
 		rc = fast_plan_check(p, &topo, t.m[m].bytes, &err);
 		if (rc < 0 && rc != FAST_ECHECK) {

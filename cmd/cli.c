@@ -349,6 +349,35 @@ int cli_load_plans(const struct cli_inputs *in, struct fast_planset *out)
 	return 0;
 }
 
+/* The plan serving matrix m (index m of the traffic when all are loaded,
+ * or the chosen one): NULL with a message when there is none. */
+const struct fast_plan *cli_plan_for(const struct fast_planset *ps, const struct cli_inputs *in,
+				     uint32_t m, uint32_t nmat, struct fast_err *err)
+{
+	if (in->matrix >= 0) {
+		uint32_t want = (uint32_t)in->matrix;
+		if (ps->count == 1 && ps->plans[0].matrix == want)
+			return &ps->plans[0];
+		for (uint32_t i = 0; i < ps->count; i++)
+			if (ps->plans[i].matrix == want)
+				return &ps->plans[i];
+		fast_err_set(err, FAST_EINPUT, "%s: no plan serves matrix %u", in->plan_path, want);
+		return NULL;
+	}
+	if (ps->count != nmat) {
+		fast_err_set(err, FAST_EINPUT,
+			     "%s holds %u plans but %s has %u matrices (use --matrix I for one)",
+			     in->plan_path, ps->count, in->traffic_path, nmat);
+		return NULL;
+	}
+	if (ps->plans[m].matrix != m) {
+		fast_err_set(err, FAST_EINPUT, "%s: /plans/%u/matrix: plan %u serves matrix %u, not %u",
+			     in->plan_path, m, m, ps->plans[m].matrix, m);
+		return NULL;
+	}
+	return &ps->plans[m];
+}
+
 /* --- the files a command reads and writes (see cli.h) ------------------ */
 
 struct known {

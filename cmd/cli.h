@@ -92,6 +92,12 @@ int cli_load_topo(const struct cli_inputs *in, struct fast_topo *out);
 int cli_load_traffic(const struct cli_inputs *in, const struct fast_topo *topo,
 		     struct fast_traffic *out);
 int cli_load_plans(const struct cli_inputs *in, struct fast_planset *out);
+/* The plan serving matrix m of nmat loaded (index m of the traffic when
+ * all are loaded, or the --matrix one): plan i serves matrix i, a plan file
+ * for all matrices holds one plan per matrix.  NULL with a message in err
+ * (FAST_EINPUT) when there is none. */
+const struct fast_plan *cli_plan_for(const struct fast_planset *ps, const struct cli_inputs *in,
+				     uint32_t m, uint32_t nmat, struct fast_err *err);
 
 /* --- errors -------------------------------------------------------------- */
 /* Print "fast: <category>: <message>" to stderr and return the exit status

@@ -10,11 +10,16 @@
  * that could split the ranks (bad input on one of them, counts that do not
  * match) is agreed with MPI_Allreduce before any point-to-point traffic, so
  * a failure ends every rank with the same exit status instead of a hang.
+ * At start the ranks compare the options that decide which collectives run
+ * and a hash of their inputs' contents (fast_exec_agree); a failure is said
+ * once, by the lowest rank that has it (report_agreed).
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -60,8 +65,12 @@ static const char usage[] =
 	"#wrong = bad bytes over all ranks, synth = plan compile + program build of the\n"
 	"slowest rank (us; 0 when cached), staging = largest staging arena of a rank,\n"
 	"cache = plan-cache hits / lookups of rank 0 over the run.\n"
-	"Exit: 0 ok, 1 wrong bytes, 2 usage, 3 bad input (also counts that disagree\n"
-	"between ranks), 4 MPI or device failure.\n";
+	"Every rank must be given the same options (but --device) and inputs: they\n"
+	"are compared at start, and ranks that disagree stop with one message.\n"
+	"Exit: 0 ok, 1 wrong bytes or a plan the checker refuses, 2 usage (also\n"
+	"options that differ between ranks), 3 bad input (also inputs whose contents\n"
+	"differ between ranks, a plan file without a plan for every matrix), 4 MPI\n"
+	"or device failure.\n";
 
 struct opts {
 	struct cli_inputs in;
@@ -180,21 +189,19 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Agree on a status across ranks: the worst (largest) exit status. */
-static int agree_status(int st)
+/* A failure said once (collective): every rank learns the worst (largest)
+ * exit status; the lowest rank whose failure is its own (not "rank N
+ * failed", which the executor says where another rank failed) prints its
+ * message, or rank 0 when no rank has one of its own. */
+static int report_agreed(const struct ctx *c, int st, const struct fast_err *err)
 {
-	int worst = st;
+	bool mine = st && strncmp(err->msg, "rank ", 5) != 0;
+	int in[2] = { st, mine ? -c->rank : INT_MIN }, out[2] = { 0, INT_MIN };
 
-	MPI_Allreduce(&st, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-	return worst;
-}
-
-static int report_once(const struct ctx *c, int st, const struct fast_err *err, bool mine)
-{
-	/* errors every rank hits alike are printed by rank 0; a rank's own by it */
-	if (mine || c->rank == 0)
+	MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (out[0] && (out[1] == INT_MIN ? c->rank == 0 : -out[1] == c->rank))
 		cli_report(err);
-	return st;
+	return out[0];
 }
 
 /* Prepare the program (on-the-fly: from the gathered rows) and run once. */
@@ -222,6 +229,7 @@ static int one_op(struct ctx *c, const uint64_t *D, const uint64_t *row_counts,
 	return rc;
 }
 
+/* One row: every rank's status, agreed and said once (report_agreed). */
 static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint64_t *D,
 		   struct row *out)
 {
@@ -234,7 +242,7 @@ static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint
 	double *times = NULL, synth = 0, sum = 0;
 	struct fast_prog *prog = NULL;
 	struct fast_exec_stats st0, st1;
-	struct fast_err err = { 0 };
+	struct fast_err err = { 0, "" };
 	int rc = 0, st = 0;
 
 	memset(out, 0, sizeof *out);
@@ -348,12 +356,7 @@ static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint
 	}
 	out->wrong = all_wrong;
 done:
-	st = rc < 0 ? fast_err_exit_status(rc) : 0;
-	if (rc < 0) {
-		/* mismatched counts: every rank says so; other failures: the rank that
-		 * failed (the others report "rank N failed") */
-		cli_report(&err);
-	}
+	st = report_agreed(c, rc < 0 ? fast_err_exit_status(rc) : 0, &err);
 	fast_exec_free(c->x, sb);
 	fast_exec_free(c->x, rb);
 	free(hs);
@@ -494,26 +497,6 @@ static void host_layout_notes(const struct ctx *c)
 
 /* --- entry ---------------------------------------------------------------------------------- */
 
-static int find_plan(const struct fast_planset *ps, uint32_t matrix, const char *label,
-		     const struct fast_plan **out)
-{
-	for (uint32_t i = 0; i < ps->count; i++)
-		if (ps->plans[i].matrix == matrix) {
-			*out = &ps->plans[i];
-			return 0;
-		}
-	for (uint32_t i = 0; i < ps->count; i++)
-		if (strcmp(ps->plans[i].label, label) == 0) {
-			*out = &ps->plans[i];
-			return 0;
-		}
-	if (ps->count == 1) {
-		*out = &ps->plans[0];
-		return 0;
-	}
-	return -1;
-}
-
 static void scale(const uint64_t *D, uint32_t ng, uint64_t base, uint64_t target, uint64_t *out)
 {
 	for (size_t i = 0; i < (size_t)ng * ng; i++)
@@ -539,14 +522,8 @@ static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fas
 		uint64_t base = fast_a2a_size(t->m[m].bytes, ng);
 		uint64_t size = o->sweep ? o->minb : base;
 
-		c->plan = NULL;
-		if (ps && find_plan(ps, orig, t->m[m].label, &c->plan) < 0) {
-			if (c->rank == 0)
-				cli_fail(FAST_EINPUT, "%s: no plan for matrix %u ('%s')", o->in.plan_path,
-					 orig, t->m[m].label);
-			st = 3;
-			break;
-		}
+		/* found up front (cmd_run): alike on every rank */
+		c->plan = ps ? cli_plan_for(ps, &o->in, m, t->count, NULL) : NULL;
 		for (;;) {
 			struct row w;
 			const uint64_t *D = t->m[m].bytes;
@@ -554,7 +531,7 @@ static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fas
 				scale(t->m[m].bytes, ng, base, size, Ds);
 				D = Ds;
 			}
-			st = agree_status(measure(c, orig, t->m[m].label, D, &w));
+			st = measure(c, orig, t->m[m].label, D, &w);
 			if (st) {
 				free(w.staging_rank);
 				break;
@@ -610,40 +587,204 @@ static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fas
 	return st;
 }
 
+/* --- start: inputs and agreement ------------------------------------------------------ */
+
+/* This process's rank as the MPI launcher gave it (before MPI_Init), or -1
+ * when it was not started by one: then usage errors end it without MPI. */
+static int launcher_rank(void)
+{
+	const char *names[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK" };
+
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		const char *v = getenv(names[i]);
+		if (v && *v)
+			return atoi(v);
+	}
+	return -1;
+}
+
+/* stdout and stderr to /dev/null while ranks other than 0 read the command
+ * line and the inputs: an error all ranks hit alike is printed once. */
+struct muted {
+	int fd[2];
+};
+static void mute(struct muted *m, bool on)
+{
+	int null = on ? open("/dev/null", O_WRONLY) : -1;
+
+	m->fd[0] = m->fd[1] = -1;
+	if (null < 0)
+		return;
+	fflush(stdout);
+	for (int i = 0; i < 2; i++) {
+		m->fd[i] = dup(i + 1);
+		if (m->fd[i] >= 0)
+			dup2(null, i + 1);
+	}
+	close(null);
+}
+static void unmute(struct muted *m)
+{
+	fflush(stdout);
+	for (int i = 0; i < 2; i++)
+		if (m->fd[i] >= 0) {
+			dup2(m->fd[i], i + 1);
+			close(m->fd[i]);
+			m->fd[i] = -1;
+		}
+}
+
+struct inputs {
+	struct opts o;
+	bool help, have_ps;
+	struct fast_topo topo;
+	struct fast_traffic t;
+	struct fast_planset ps;
+};
+
+static void inputs_free(struct inputs *in)
+{
+	fast_traffic_free(&in->t);
+	if (in->have_ps)
+		fast_planset_free(&in->ps);
+	in->have_ps = false;
+}
+
+/* Parse and load (printing what is wrong): an exit status. */
+static int inputs_read(int argc, char **argv, struct inputs *in)
+{
+	int st;
+
+	memset(in, 0, sizeof *in);
+	st = parse(argc, argv, &in->o, &in->help);
+	if (st || in->help)
+		return st;
+	if ((st = cli_load_topo(&in->o.in, &in->topo)) == 0 &&
+	    (st = cli_load_traffic(&in->o.in, &in->topo, &in->t)) == 0 && in->o.in.plan_path) {
+		st = cli_load_plans(&in->o.in, &in->ps);
+		in->have_ps = st == 0;
+	}
+	return st;
+}
+
+/* Every rank read its inputs: agree on the worst status (and on --help);
+ * the lowest rank that failed says why, once.  Returns the exit status,
+ * or -1 to go on. */
+static int inputs_agree(int argc, char **argv, struct inputs *in, int st, int rank)
+{
+	int mine[2] = { st, in->help }, all[2] = { 0, 0 }, who = st ? rank : INT_MAX, first = 0;
+
+	MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (!all[0])
+		return all[1] ? 0 : -1;
+	MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (rank == first && first != 0) {
+		/* it read them muted: read them again, aloud */
+		struct inputs again;
+		inputs_read(argc, argv, &again);
+		inputs_free(&again);
+	}
+	return all[0];
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	return fast_hash_bytes(h, s, strlen(s) + 1);
+}
+
+static uint64_t traffic_hash(const struct fast_traffic *t)
+{
+	uint64_t h = fast_hash_bytes(FAST_HASH_INIT, &t->count, sizeof t->count);
+
+	for (uint32_t m = 0; m < t->count; m++)
+		h = fast_matrix_hash(hash_str(h, t->m[m].label), t->m[m].bytes, t->ng);
+	return h;
+}
+
+static uint64_t plans_hash(const struct inputs *in)
+{
+	uint64_t h = FAST_HASH_INIT;
+
+	if (!in->have_ps)
+		return 0;
+	h = fast_hash_bytes(h, &in->ps.count, sizeof in->ps.count);
+	for (uint32_t i = 0; i < in->ps.count; i++) {
+		uint64_t ph = fast_plan_hash(&in->ps.plans[i]);
+		h = fast_hash_bytes(hash_str(h, in->ps.plans[i].label), &ph, sizeof ph);
+	}
+	return h;
+}
+
+/* What every rank must have alike: the options that decide which
+ * collectives run (iterations, sizes, passes, algorithm, backend) and the
+ * contents of the inputs. */
+static int options_agree(const struct inputs *in, struct fast_err *err)
+{
+	const struct opts *o = &in->o;
+	char factor[32];
+	uint64_t fbits;
+	const char *algo = o->algo ? o->algo : "none (--plan)";
+	struct fast_agree f[] = {
+		{ "-n", FAST_EUSAGE, o->iters, NULL, false },
+		{ "-w", FAST_EUSAGE, o->warmup, NULL, false },
+		{ "-c", FAST_EUSAGE, o->check, NULL, false },
+		{ "-b", FAST_EUSAGE, o->sweep ? o->minb : 0, NULL, false },
+		{ "-e", FAST_EUSAGE, o->sweep ? o->maxb : 0, NULL, false },
+		{ "-f", FAST_EUSAGE, 0, factor, false },
+		{ "--max-staging", FAST_EUSAGE, o->max_staging, NULL, false },
+		{ "--matrix", FAST_EUSAGE, (uint64_t)(o->in.matrix + 1), NULL, false },
+		{ "--algo", FAST_EUSAGE, hash_str(FAST_HASH_INIT, algo), algo, false },
+		{ "--backend", FAST_EUSAGE, hash_str(FAST_HASH_INIT, o->backend), o->backend, false },
+		{ "--servers", FAST_EINPUT, in->topo.servers, NULL, false },
+		{ "--gpus", FAST_EINPUT, in->topo.gpus, NULL, false },
+		{ "the topology", FAST_EINPUT, fast_exec_topo_hash(&in->topo), NULL, true },
+		{ "--traffic", FAST_EINPUT, traffic_hash(&in->t), NULL, true },
+		{ "--plan", FAST_EINPUT, plans_hash(in), NULL, true },
+	};
+
+	memcpy(&fbits, &o->factor, sizeof fbits);
+	f[5].value = o->sweep ? fbits : 0;
+	snprintf(factor, sizeof factor, "%g", o->sweep ? o->factor : 0.0);
+	return fast_exec_agree(MPI_COMM_WORLD, f, sizeof f / sizeof *f, err);
+}
+
 static int cmd_run(int argc, char **argv)
 {
-	struct opts o;
+	struct inputs in;
 	struct ctx c;
-	struct fast_traffic t = { 0 };
-	struct fast_planset ps = { 0 };
 	struct fast_exec_opts eo;
 	struct fast_err err;
-	bool help = false, have_ps = false;
-	int st, inited = 0;
+	struct muted mu;
+	int st, inited = 0, lrank = launcher_rank();
 
-	st = parse(argc, argv, &o, &help);
-	if (st || help)
+	mute(&mu, lrank > 0);
+	st = inputs_read(argc, argv, &in);
+	unmute(&mu);
+	if (lrank < 0 && (st == 2 || in.help)) {
+		/* not under a launcher: a usage error or --help needs no MPI */
+		inputs_free(&in);
 		return st;
+	}
 	memset(&c, 0, sizeof c);
-	c.o = &o;
-	c.mpi = o.algo && strcmp(o.algo, "mpi") == 0;
+	c.o = &in.o;
+	c.mpi = in.o.algo && strcmp(in.o.algo, "mpi") == 0;
 	MPI_Initialized(&inited);
-	if (!inited && MPI_Init(&argc, &argv) != MPI_SUCCESS)
+	if (!inited && MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+		inputs_free(&in);
 		return cli_fail(FAST_ERUNTIME, "MPI_Init failed");
+	}
 	MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &c.size);
 
-	/* inputs: every rank reads them; a failure anywhere stops everyone */
-	st = cli_load_topo(&o.in, &c.topo);
-	if (st == 0)
-		st = cli_load_traffic(&o.in, &c.topo, &t);
-	if (st == 0 && o.in.plan_path) {
-		st = cli_load_plans(&o.in, &ps);
-		have_ps = st == 0;
-	}
-	st = agree_status(st);
-	if (st)
+	/* inputs: every rank read them; a failure anywhere stops everyone,
+	 * before any other collective */
+	if ((st = inputs_agree(argc, argv, &in, st, c.rank)) >= 0)
 		goto out;
+	if ((st = options_agree(&in, &err)) < 0) {
+		st = report_agreed(&c, fast_err_exit_status(st), &err);
+		goto out;
+	}
+	c.topo = in.topo;
 	if ((uint64_t)c.size != (uint64_t)c.topo.servers * c.topo.gpus) {
 		if (c.rank == 0)
 			cli_fail(FAST_EINPUT,
@@ -653,15 +794,21 @@ static int cmd_run(int argc, char **argv)
 		st = 3;
 		goto out;
 	}
+	/* a plan for every matrix, found before anything runs */
+	for (uint32_t m = 0; in.have_ps && m < in.t.count; m++) {
+		if (!cli_plan_for(&in.ps, &in.o.in, m, in.t.count, &err)) {
+			st = report_agreed(&c, 3, &err);
+			goto out;
+		}
+	}
 	host_layout_notes(&c);
 	fast_exec_opts_default(&eo);
-	eo.backend = o.backend;
-	eo.algo = o.algo ? o.algo : "fast";
-	eo.max_staging = o.max_staging;
-	eo.device = o.device;
+	eo.backend = in.o.backend;
+	eo.algo = in.o.algo ? in.o.algo : "fast";
+	eo.max_staging = in.o.max_staging;
+	eo.device = in.o.device;
 	if (fast_exec_create(MPI_COMM_WORLD, &c.topo, &eo, &c.x, &err) < 0) {
-		st = report_once(&c, fast_err_exit_status(err.code), &err,
-				 strncmp(err.msg, "rank ", 5) != 0 && err.code != FAST_EUSAGE);
+		st = report_agreed(&c, fast_err_exit_status(err.code), &err);
 		goto out;
 	}
 	if (c.rank == 0 && fast_exec_notes(c.x)[0])
@@ -678,14 +825,12 @@ static int cmd_run(int argc, char **argv)
 			abort();
 		}
 	}
-	st = run_all(&c, &t, have_ps ? &ps : NULL);
+	st = run_all(&c, &in.t, in.have_ps ? &in.ps : NULL);
 	if (st == 0 && c.rank == 0)
 		st = cli_stdout_finish();
 out:
 	fast_exec_destroy(c.x);
-	fast_traffic_free(&t);
-	if (have_ps)
-		fast_planset_free(&ps);
+	inputs_free(&in);
 	fflush(stdout);
 	MPI_Finalize();
 	return st;

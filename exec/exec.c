@@ -92,6 +92,70 @@ static int agree(struct fast_exec *x, int rc, struct fast_err *err)
 	return fast_err_set(err, worst, "rank %d failed (see its message)", first);
 }
 
+int fast_exec_agree(MPI_Comm comm, const struct fast_agree *f, size_t n, struct fast_err *err)
+{
+	uint64_t *v = fast_calloc(2 * n + 1, sizeof *v), *all = NULL, *mx = NULL;
+	char text[2][FAST_NAME_MAX];
+	int rank = 0, size = 0, other = -1, rc = 0;
+	size_t k;
+
+	mx = fast_calloc(2 * n + 1, sizeof *mx);
+	if (!v || !mx) {
+		free(v);
+		free(mx);
+		return fast_err_set(err, FAST_ENOMEM, "executor: out of memory");
+	}
+	for (k = 0; k < n; k++) {
+		v[2 * k] = f[k].value;
+		v[2 * k + 1] = ~f[k].value; /* its maximum is the complement of the minimum */
+	}
+	if (MPI_Allreduce(v, mx, (int)(2 * n), MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS) {
+		rc = fast_err_set(err, FAST_ERUNTIME, "MPI_Allreduce failed");
+		goto out;
+	}
+	for (k = 0; k < n && mx[2 * k] == ~mx[2 * k + 1]; k++)
+		;
+	if (k == n)
+		goto out;
+	/* field k differs somewhere: find the first rank that differs from rank 0 */
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
+	all = fast_calloc((size_t)size, sizeof *all);
+	if (!all) {
+		rc = fast_err_set(err, FAST_ENOMEM, "executor: out of memory");
+		goto out;
+	}
+	if (MPI_Allgather(&f[k].value, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, comm) != MPI_SUCCESS) {
+		rc = fast_err_set(err, FAST_ERUNTIME, "MPI_Allgather failed");
+		goto out;
+	}
+	for (int r = 1; r < size && other < 0; r++)
+		if (all[r] != all[0])
+			other = r;
+	for (int i = 0; i < 2; i++) {
+		int root = i ? other : 0;
+		if (f[k].text)
+			snprintf(text[i], sizeof text[i], "'%.*s'", FAST_NAME_MAX - 3, f[k].text);
+		else
+			snprintf(text[i], sizeof text[i], "%llu", (unsigned long long)all[root]);
+		if (MPI_Bcast(text[i], (int)sizeof text[i], MPI_CHAR, root, comm) != MPI_SUCCESS) {
+			rc = fast_err_set(err, FAST_ERUNTIME, "MPI_Bcast failed");
+			goto out;
+		}
+	}
+	if (f[k].contents)
+		rc = fast_err_set(err, f[k].code, "ranks disagree on %s: rank %d loaded other contents than rank 0",
+				  f[k].name, other);
+	else
+		rc = fast_err_set(err, f[k].code, "ranks disagree on %s: rank 0 has %s, rank %d has %s",
+				  f[k].name, text[0], other, text[1]);
+out:
+	free(v);
+	free(mx);
+	free(all);
+	return rc;
+}
+
 int fast_exec_create(MPI_Comm comm, const struct fast_topo *topo,
 		     const struct fast_exec_opts *opts, struct fast_exec **out,
 		     struct fast_err *err)
@@ -115,29 +179,40 @@ int fast_exec_create(MPI_Comm comm, const struct fast_topo *topo,
 	snprintf(x->algo, sizeof x->algo, "%s", opts->algo ? opts->algo : "fast");
 	x->opts.backend = x->backend_name;
 	x->opts.algo = x->algo;
-	x->be = fast_backend_find(x->backend_name);
-	if (!x->be) {
-		free(x);
-		return fast_err_set(err, FAST_EUSAGE,
-				    "backend '%.20s' is not available in this build (available: %s; GPU backends need make GPU=cuda|hip)",
-				    opts->backend, fast_backend_list());
-	}
-	if (strcmp(x->algo, "mpi") != 0 && !fast_algo_known(x->algo)) {
-		free(x);
-		return fast_err_set(err, FAST_EUSAGE, "unknown algorithm '%.32s'", opts->algo);
-	}
 	if ((mrc = MPI_Comm_dup(comm, &x->comm)) != MPI_SUCCESS) {
 		free(x);
 		return mpi_fail(err, mrc, "MPI_Comm_dup");
 	}
 	MPI_Comm_rank(x->comm, &x->rank);
 	MPI_Comm_size(x->comm, &x->size);
-	if ((uint64_t)x->size != (uint64_t)topo->servers * topo->gpus) {
+	/* what every rank must have alike, before anything else is collective */
+	{
+		struct fast_agree f[] = {
+			{ "the backend", FAST_EUSAGE, fast_hash_bytes(FAST_HASH_INIT, x->backend_name, strlen(x->backend_name)),
+			  x->backend_name, false },
+			{ "the algorithm", FAST_EUSAGE, fast_hash_bytes(FAST_HASH_INIT, x->algo, strlen(x->algo)),
+			  x->algo, false },
+			{ "the staging cap", FAST_EUSAGE, opts->max_staging, NULL, false },
+			{ "the servers", FAST_EINPUT, topo->servers, NULL, false },
+			{ "the GPUs per server", FAST_EINPUT, topo->gpus, NULL, false },
+			{ "the topology", FAST_EINPUT, fast_exec_topo_hash(topo), NULL, true },
+		};
+		if ((rc = fast_exec_agree(x->comm, f, sizeof f / sizeof *f, err)) < 0)
+			goto fail;
+	}
+	x->be = fast_backend_find(x->backend_name);
+	if (!x->be)
+		rc = fast_err_set(err, FAST_EUSAGE,
+				  "backend '%.20s' is not available in this build (available: %s; GPU backends need make GPU=cuda|hip)",
+				  opts->backend, fast_backend_list());
+	else if (strcmp(x->algo, "mpi") != 0 && !fast_algo_known(x->algo))
+		rc = fast_err_set(err, FAST_EUSAGE, "unknown algorithm '%.32s'", opts->algo);
+	else if ((uint64_t)x->size != (uint64_t)topo->servers * topo->gpus)
 		rc = fast_err_set(err, FAST_EINPUT,
 				  "%d MPI ranks for a topology of %u GPUs (%u servers x %u): run one rank per GPU",
 				  x->size, topo->servers * topo->gpus, topo->servers, topo->gpus);
-		goto fail;
-	}
+	if (rc < 0)
+		goto fail; /* alike on every rank: the values agree */
 	if ((mrc = MPI_Comm_split_type(x->comm, MPI_COMM_TYPE_SHARED, x->rank, MPI_INFO_NULL,
 				       &x->host_comm)) != MPI_SUCCESS) {
 		rc = mpi_fail(err, mrc, "MPI_Comm_split_type");
@@ -249,6 +324,18 @@ int fast_exec_download(struct fast_exec *x, void *host, const void *src, uint64_
 
 /* --- prepare ------------------------------------------------------------------ */
 
+uint64_t fast_exec_topo_hash(const struct fast_topo *t)
+{
+	uint64_t h = FAST_HASH_INIT;
+
+	h = fast_hash_bytes(h, &t->servers, sizeof t->servers);
+	h = fast_hash_bytes(h, &t->gpus, sizeof t->gpus);
+	h = fast_hash_bytes(h, t->name, strlen(t->name));
+	h = fast_hash_bytes(h, &t->up, sizeof t->up);
+	h = fast_hash_bytes(h, &t->out, sizeof t->out);
+	return fast_hash_bytes(h, &t->up_kind, sizeof t->up_kind);
+}
+
 static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D)
 {
 	uint32_t ng = x->topo.servers * x->topo.gpus;
@@ -265,13 +352,9 @@ static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan, 
 		h = fast_hash_bytes(h, x->algo, strlen(x->algo));
 		h = fast_hash_bytes(h, fields, sizeof fields);
 		h = fast_hash_bytes(h, &o->peers, sizeof o->peers);
+		uint64_t th = fast_exec_topo_hash(&x->topo);
 		h = fast_hash_bytes(h, &o->chunk_bytes, sizeof o->chunk_bytes);
-		h = fast_hash_bytes(h, &x->topo.servers, sizeof x->topo.servers);
-		h = fast_hash_bytes(h, &x->topo.gpus, sizeof x->topo.gpus);
-		h = fast_hash_bytes(h, x->topo.name, strlen(x->topo.name));
-		h = fast_hash_bytes(h, &x->topo.up, sizeof x->topo.up);
-		h = fast_hash_bytes(h, &x->topo.out, sizeof x->topo.out);
-		h = fast_hash_bytes(h, &x->topo.up_kind, sizeof x->topo.up_kind);
+		h = fast_hash_bytes(h, &th, sizeof th);
 	}
 	return fast_matrix_hash(h, D, ng);
 }

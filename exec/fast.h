@@ -15,8 +15,8 @@
  * lands at recvbuf + rdispls[s] on rank d (MPI_Alltoallv's layout, in
  * bytes).  Pieces held by a rank that is neither their source nor their
  * destination live in that rank's staging arena; the program places them
- * with a first-fit allocator that reuses space once a piece has been
- * forwarded.  The arena's size is the rank's staging bytes.  A cap on it
+ * with a first-fit allocator, each from the wave it arrives in to the last
+ * wave that reads it (a piece may be forwarded several times).  The arena's size is the rank's staging bytes.  A cap on it
  * (max_staging) is met by running the plan in several passes, each on a
  * slice of every message (the same routes, 1/k of the bytes each).
  *
@@ -140,6 +140,28 @@ int fast_alltoallv_comm(const void *sendbuf, const uint64_t *sendcounts, const u
 int fast_exec_for_comm(MPI_Comm comm, const struct fast_topo *topo,
 		       const struct fast_exec_opts *opts, struct fast_exec **out,
 		       struct fast_err *err);
+
+/* --- agreement across ranks ------------------------------------------------
+ * What every rank must have alike (options, the contents of inputs) is
+ * compared at start with one MPI_Allreduce (the maximum of each value and
+ * of its complement), so a mismatch becomes a clear error on every rank
+ * instead of a hang in mismatched collectives. */
+struct fast_agree {
+	const char *name;  /* as the user knows it: "-n", "--backend", "--traffic" */
+	int code;          /* error code when ranks differ: FAST_EUSAGE, FAST_EINPUT */
+	uint64_t value;    /* the value, or a hash of what it stands for */
+	const char *text;  /* shown for the value ("fast"), NULL: the value in decimal */
+	bool contents;     /* a hash of contents: no value is shown */
+};
+/* Collective over comm.  0 when every rank has the same n values; else the
+ * code of the first field that differs, on every rank, with the same
+ * message everywhere: "ranks disagree on -n: rank 0 has 2, rank 2 has 5"
+ * (or "... rank 2 loaded other contents than rank 0").  FAST_ERUNTIME when
+ * MPI fails. */
+int fast_exec_agree(MPI_Comm comm, const struct fast_agree *f, size_t n, struct fast_err *err);
+
+/* Hash of what the executor uses of a topology (shape, name, tiers). */
+uint64_t fast_exec_topo_hash(const struct fast_topo *t);
 
 /* Gather the traffic matrix from every rank's send counts (ng*ng, caller
  * allocated) and check recvcounts (may be NULL: no check) collectively. */

@@ -19,10 +19,18 @@
  *
  * Staging.  A received chunk whose bytes are all final and contiguous goes
  * straight into the receive buffer; otherwise it lands in a staging block
- * (final bytes are then copied out).  A block is freed at the end of the
- * wave in which its last byte in transit was forwarded; pack blocks (a
- * send gathered from several places) at the end of their wave.  First fit
- * with coalescing; the arena is the high-water mark.
+ * (final bytes are then copied out).  A block lives from the wave it is
+ * filled in until the end of the last wave that reads it, in dependency
+ * (wave) order: a relay may forward the same bytes several times (a spare
+ * copy, then the real one; token replication), and bytes it receives but
+ * never forwards free their block at the end of the wave they arrive in.
+ * Pack blocks (a send gathered from several places) live for their wave.
+ * While walking the waves, staging locations name their block (loc.msg)
+ * and an offset in it; when the walk is done every block's lifetime is
+ * known, blocks are placed first fit with coalescing in the order the walk
+ * made them (the frees of a wave before the next wave's blocks), and the
+ * locations are rewritten to arena offsets.  The arena is the high-water
+ * mark.
  *
  * Passes.  With passes = k > 1 the plan runs k times, pass j on the slice
  * [floor(j*M/k), floor((j+1)*M/k)) of every message of M bytes, chunks
@@ -127,14 +135,13 @@ static int arena_free(struct alloc *a, uint64_t off, uint64_t n)
 
 struct block {
 	uint64_t off, size;
-	uint64_t transit; /* bytes in transit not yet forwarded */
-	bool live, pack;
+	uint64_t born, last; /* waves (over all passes): filled, last read */
 };
 
 struct hold {
 	uint32_t src, dst;
 	uint64_t off, len;   /* message range */
-	uint64_t soff;       /* where it starts in the arena */
+	uint64_t soff;       /* where it starts in its block */
 	uint32_t block;
 	int64_t next;        /* next record of the same bucket */
 };
@@ -149,7 +156,7 @@ struct builder {
 	struct hold *holds; size_t nholds, cap_holds;
 	int64_t *bucket; uint32_t nbucket;
 	struct hold *pending; size_t npending, cap_pending;
-	uint32_t *to_free; size_t nto_free, cap_to_free;
+	uint64_t wave;         /* the wave being walked, counted over passes */
 	uint64_t *final_bytes; /* per src: bytes that reached this rank as final */
 	/* scratch */
 	struct fast_piece *frags; size_t nfrags, cap_frags;
@@ -178,30 +185,43 @@ static int add_hold(struct builder *b, const struct hold *h)
 	return 0;
 }
 
-/* The live holding that contains byte `pos` of message (s, d), or NULL. */
+/* The latest holding that contains byte `pos` of message (s, d), or NULL.
+ * Every holding stays readable: its block lives until its last reader. */
 static const struct hold *find_hold(const struct builder *b, uint32_t s, uint32_t d, uint64_t pos)
 {
 	for (int64_t i = b->bucket[bucket_of(b, s, d)]; i >= 0; i = b->holds[i].next) {
 		const struct hold *h = &b->holds[i];
-		if (h->src == s && h->dst == d && pos >= h->off && pos < h->off + h->len &&
-		    b->blocks[h->block].live)
+		if (h->src == s && h->dst == d && pos >= h->off && pos < h->off + h->len)
 			return h;
 	}
 	return NULL;
 }
 
-static int new_block(struct builder *b, uint64_t size, bool pack, uint32_t *id)
+/* A block filled in the current wave; placed in the arena by place_blocks. */
+static int new_block(struct builder *b, uint64_t size, uint32_t *id)
 {
-	struct block blk = { 0, size, 0, true, pack };
+	struct block blk = { 0, size, b->wave, b->wave };
 
-	if (arena_alloc(&b->arena, size, &blk.off) ||
-	    PUSH(b->blocks, b->nblocks, b->cap_blocks, blk))
+	if (PUSH(b->blocks, b->nblocks, b->cap_blocks, blk))
 		return FAST_ENOMEM;
 	*id = (uint32_t)b->nblocks - 1;
 	return 0;
 }
 
+static struct fast_loc stage_loc(uint32_t block, uint64_t off)
+{
+	return (struct fast_loc){ LOC_STAGE, block, off };
+}
+
 /* --- program output -------------------------------------------------------- */
+
+/* Copy c starts where l ends, on both sides. */
+static bool continues(const struct fast_pcopy *l, const struct fast_pcopy *c)
+{
+	return l->dst.kind == c->dst.kind && l->dst.msg == c->dst.msg &&
+	       l->src.kind == c->src.kind && l->src.msg == c->src.msg &&
+	       l->dst.off + l->len == c->dst.off && l->src.off + l->len == c->src.off;
+}
 
 static int emit_copy(struct builder *b, struct fast_loc dst, struct fast_loc src, uint64_t len)
 {
@@ -209,14 +229,9 @@ static int emit_copy(struct builder *b, struct fast_loc dst, struct fast_loc src
 	struct fast_prog *p = b->prog;
 
 	/* extend the previous copy of the same phase when both sides continue it */
-	if (p->ncopies > b->copy_floor) {
-		struct fast_pcopy *l = &p->copies[p->ncopies - 1];
-		if (l->dst.kind == dst.kind && l->dst.msg == dst.msg &&
-		    l->src.kind == src.kind && l->src.msg == src.msg &&
-		    l->dst.off + l->len == dst.off && l->src.off + l->len == src.off) {
-			l->len += len;
-			return 0;
-		}
+	if (p->ncopies > b->copy_floor && continues(&p->copies[p->ncopies - 1], &c)) {
+		p->copies[p->ncopies - 1].len += len;
+		return 0;
 	}
 	return PUSH(p->copies, p->ncopies, p->cap_copies, c);
 }
@@ -316,26 +331,19 @@ static int source_segs(struct builder *b, const struct fast_piece *f, uint32_t s
 					    step, r, (unsigned long long)pos, f->src, f->dst);
 		end = h->off + h->len < f->off + f->len ? h->off + h->len : f->off + f->len;
 		n = end - pos;
-		if (add_seg(b, (struct fast_loc){ LOC_STAGE, 0, h->soff + (pos - h->off) }, n, h->block))
+		if (add_seg(b, stage_loc(h->block, h->soff + (pos - h->off)), n, h->block))
 			return FAST_ENOMEM;
 		pos = end;
 	}
 	return 0;
 }
 
-static int mark_forwarded(struct builder *b)
+/* The blocks the source segments read live at least to the end of this wave. */
+static void mark_read(struct builder *b)
 {
-	for (size_t i = 0; i < b->nsegs; i++) {
-		uint32_t id = b->seg_block[i];
-		struct block *blk;
-		if (id == NO_BLOCK)
-			continue;
-		blk = &b->blocks[id];
-		blk->transit = blk->transit > b->seglen[i] ? blk->transit - b->seglen[i] : 0;
-		if (blk->transit == 0 && PUSH(b->to_free, b->nto_free, b->cap_to_free, id))
-			return FAST_ENOMEM;
-	}
-	return 0;
+	for (size_t i = 0; i < b->nsegs; i++)
+		if (b->seg_block[i] != NO_BLOCK)
+			b->blocks[b->seg_block[i]].last = b->wave;
 }
 
 /* --- one wave ---------------------------------------------------------------- */
@@ -383,10 +391,9 @@ static int send_segs(struct builder *b, uint32_t to, uint64_t total)
 	if (b->nsegs > 1) {
 		uint32_t blk;
 		uint64_t done = 0;
-		if (new_block(b, total, true, &blk) ||
-		    PUSH(b->to_free, b->nto_free, b->cap_to_free, blk))
+		if (new_block(b, total, &blk))
 			return FAST_ENOMEM;
-		m.at = (struct fast_loc){ LOC_STAGE, 0, b->blocks[blk].off };
+		m.at = stage_loc(blk, 0);
 		for (size_t s = 0; s < b->nsegs; s++) {
 			struct fast_loc d = m.at;
 			d.off += done;
@@ -397,7 +404,8 @@ static int send_segs(struct builder *b, uint32_t to, uint64_t total)
 	}
 	if (PUSH(b->prog->sends, b->prog->nsends, b->prog->cap_sends, m))
 		return FAST_ENOMEM;
-	return mark_forwarded(b);
+	mark_read(b);
+	return 0;
 }
 
 /* The sends (and local copies) of this rank in transfer x, chunk [lo, hi). */
@@ -426,12 +434,10 @@ static int do_send(struct builder *b, uint32_t step, const struct fast_xfer *x, 
 				b->final_bytes[f.src] += f.len;
 			} else {
 				struct hold h = { f.src, f.dst, f.off, f.len, 0, 0, -1 };
-				if (new_block(b, f.len, false, &blk))
+				if (new_block(b, f.len, &blk))
 					return FAST_ENOMEM;
-				b->blocks[blk].transit = f.len;
-				h.soff = b->blocks[blk].off;
 				h.block = blk;
-				dst = (struct fast_loc){ LOC_STAGE, 0, h.soff };
+				dst = stage_loc(blk, 0);
 				if (PUSH(b->pending, b->npending, b->cap_pending, h))
 					return FAST_ENOMEM;
 			}
@@ -442,8 +448,7 @@ static int do_send(struct builder *b, uint32_t step, const struct fast_xfer *x, 
 					return FAST_ENOMEM;
 				done += b->seglen[s];
 			}
-			if ((rc = mark_forwarded(b)) < 0)
-				return rc;
+			mark_read(b);
 		}
 		return 0;
 	}
@@ -469,7 +474,7 @@ static int do_send(struct builder *b, uint32_t step, const struct fast_xfer *x, 
 /* The packed message of the small fragments in b->frags (total bytes). */
 static int recv_small(struct builder *b, const struct fast_xfer *x, uint64_t total)
 {
-	uint64_t transit = 0, pos = 0;
+	uint64_t pos = 0;
 	bool direct = true;
 	uint32_t blk;
 	struct fast_pmsg m;
@@ -491,14 +496,14 @@ static int recv_small(struct builder *b, const struct fast_xfer *x, uint64_t tot
 			b->final_bytes[b->frags[i].src] += b->frags[i].len;
 		return PUSH(b->prog->recvs, b->prog->nrecvs, b->prog->cap_recvs, m);
 	}
-	if (new_block(b, total, false, &blk))
+	if (new_block(b, total, &blk))
 		return FAST_ENOMEM;
-	m.at = (struct fast_loc){ LOC_STAGE, 0, b->blocks[blk].off };
+	m.at = stage_loc(blk, 0);
 	if (PUSH(b->prog->recvs, b->prog->nrecvs, b->prog->cap_recvs, m))
 		return FAST_ENOMEM;
 	for (size_t i = 0; i < b->nfrags; i++) {
 		const struct fast_piece *f = &b->frags[i];
-		uint64_t soff = b->blocks[blk].off + pos;
+		uint64_t soff = pos;
 		if (f->dst == b->rank) {
 			/* post-copies are emitted after every receive of the wave */
 			struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, -2 };
@@ -509,13 +514,9 @@ static int recv_small(struct builder *b, const struct fast_xfer *x, uint64_t tot
 			struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, -1 };
 			if (PUSH(b->pending, b->npending, b->cap_pending, h))
 				return FAST_ENOMEM;
-			transit += f->len;
 		}
 		pos += f->len;
 	}
-	b->blocks[blk].transit = transit;
-	if (transit == 0 && PUSH(b->to_free, b->nto_free, b->cap_to_free, blk))
-		return FAST_ENOMEM;
 	return 0;
 }
 
@@ -539,12 +540,10 @@ static int do_recv(struct builder *b, const struct fast_xfer *x, uint64_t lo, ui
 		} else {
 			uint32_t blk;
 			struct hold h = { f->src, f->dst, f->off, f->len, 0, 0, -1 };
-			if (new_block(b, f->len, false, &blk))
+			if (new_block(b, f->len, &blk))
 				return FAST_ENOMEM;
-			b->blocks[blk].transit = f->len;
-			h.soff = b->blocks[blk].off;
 			h.block = blk;
-			m.at = (struct fast_loc){ LOC_STAGE, 0, h.soff };
+			m.at = stage_loc(blk, 0);
 			if (PUSH(b->pending, b->npending, b->cap_pending, h))
 				return FAST_ENOMEM;
 		}
@@ -568,7 +567,6 @@ static int run_wave(struct builder *b, const struct node *nodes, size_t n, uint3
 	if (PUSH(g->waves, g->nwaves, g->cap_waves, w))
 		return FAST_ENOMEM;
 	b->npending = 0;
-	b->nto_free = 0;
 	b->copy_floor = g->ncopies;
 	for (int phase = 0; phase < 2; phase++) {
 		for (size_t i = 0; i < n; i++) {
@@ -601,21 +599,13 @@ static int run_wave(struct builder *b, const struct node *nodes, size_t n, uint3
 		struct hold *h = &b->pending[i];
 		if (h->next == -2) {
 			if (emit_copy(b, (struct fast_loc){ LOC_RECV, h->src, h->off },
-				      (struct fast_loc){ LOC_STAGE, 0, h->soff }, h->len))
+				      stage_loc(h->block, h->soff), h->len))
 				return FAST_ENOMEM;
 		} else if (add_hold(b, h)) {
 			return FAST_ENOMEM;
 		}
 	}
 	g->waves[g->nwaves - 1].npost = (uint32_t)(g->ncopies - g->waves[g->nwaves - 1].post0);
-	for (size_t i = 0; i < b->nto_free; i++) {
-		struct block *blk = &b->blocks[b->to_free[i]];
-		if (!blk->live)
-			continue;
-		blk->live = false;
-		if (arena_free(&b->arena, blk->off, blk->size))
-			return FAST_ENOMEM;
-	}
 	/* drop a wave in which this rank does nothing */
 	{
 		struct fast_pwave *l = &g->waves[g->nwaves - 1];
@@ -707,6 +697,88 @@ out:
 	return rc;
 }
 
+/* --- placing the staging blocks ------------------------------------------------ */
+
+static void relocate(const struct builder *b, struct fast_loc *l)
+{
+	if (l->kind == LOC_STAGE) {
+		l->off += b->blocks[l->msg].off;
+		l->msg = 0;
+	}
+}
+
+/* Join the copies of a phase that continue each other now that staging
+ * locations are arena offsets (while walking, only copies within one block
+ * could be seen to continue).  The waves' copy ranges tile prog->copies in
+ * order, so the array is compacted in place. */
+static void merge_copies(struct fast_prog *g)
+{
+	size_t k = 0;
+
+	for (size_t w = 0; w < g->nwaves; w++) {
+		struct fast_pwave *wv = &g->waves[w];
+		uint32_t *first[2] = { &wv->pre0, &wv->post0 }, *count[2] = { &wv->npre, &wv->npost };
+		for (int ph = 0; ph < 2; ph++) {
+			size_t at = k, from = *first[ph];
+			for (size_t i = from; i < from + *count[ph]; i++) {
+				if (k > at && continues(&g->copies[k - 1], &g->copies[i]))
+					g->copies[k - 1].len += g->copies[i].len;
+				else
+					g->copies[k++] = g->copies[i];
+			}
+			*first[ph] = (uint32_t)at;
+			*count[ph] = (uint32_t)(k - at);
+		}
+	}
+	g->ncopies = k;
+}
+
+/* Place every block in the arena, in the order the walk made them (their
+ * fill waves ascend): before a block filled in wave w, every block last
+ * read before w is freed.  That is the first-fit allocator run online with
+ * the lifetimes known, so two blocks share bytes only when their lives do
+ * not overlap.  Then staging locations become arena offsets. */
+static int cmp_end(const void *x, const void *y)
+{
+	const uint64_t *a = x, *b = y;
+
+	return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+static int place_blocks(struct builder *b)
+{
+	struct fast_prog *g = b->prog;
+	size_t n = b->nblocks, k = 0;
+	uint64_t (*ends)[2] = fast_calloc(n ? n : 1, sizeof *ends); /* (last wave, block) */
+	int rc = 0;
+
+	if (!ends)
+		return FAST_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		ends[i][0] = b->blocks[i].last;
+		ends[i][1] = i;
+	}
+	qsort(ends, n, sizeof *ends, cmp_end);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct block *blk = &b->blocks[i];
+		for (; k < n && ends[k][0] < blk->born && rc == 0; k++)
+			rc = arena_free(&b->arena, b->blocks[ends[k][1]].off, b->blocks[ends[k][1]].size);
+		if (rc == 0)
+			rc = arena_alloc(&b->arena, blk->size, &blk->off);
+	}
+	for (size_t i = 0; i < g->ncopies; i++) {
+		relocate(b, &g->copies[i].dst);
+		relocate(b, &g->copies[i].src);
+	}
+	for (size_t i = 0; i < g->nsends; i++)
+		relocate(b, &g->sends[i].at);
+	for (size_t i = 0; i < g->nrecvs; i++)
+		relocate(b, &g->recvs[i].at);
+	merge_copies(g);
+	free(ends);
+	return rc;
+}
+
 /* --- build ---------------------------------------------------------------------- */
 
 void fast_prog_free(struct fast_prog *g)
@@ -727,7 +799,6 @@ static void builder_free(struct builder *b)
 	free(b->holds);
 	free(b->bucket);
 	free(b->pending);
-	free(b->to_free);
 	free(b->final_bytes);
 	free(b->frags);
 	free(b->big);
@@ -785,11 +856,14 @@ int fast_prog_build(const struct fast_plan *p, const uint64_t *D, uint32_t rank,
 	g->plan_waves = levels;
 	for (uint32_t j = 0; j < passes; j++) {
 		for (uint32_t l = 0; l < levels; l++) {
+			b.wave = (uint64_t)j * levels + l;
 			rc = run_wave(&b, nodes + wave0[l], wave0[l + 1] - wave0[l], passes, j);
 			if (rc < 0)
 				goto fail;
 		}
 	}
+	if (place_blocks(&b) < 0)
+		goto nomem;
 	/* the diagonal: a local copy, unless the plan moves it itself */
 	{
 		uint64_t diag = D[(size_t)rank * b.ng + rank];

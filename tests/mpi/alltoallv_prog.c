@@ -7,6 +7,9 @@
  * sub-communicator of another size).
  *
  * usage: alltoallv_prog [ROUNDS]     exit 0 when every element is right
+ *        alltoallv_prog mismatch     rank 1 expects one element more from
+ *                                    rank 0 than rank 0 sends: exit 0 when
+ *                                    the call fails on every rank (no hang)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -97,6 +100,32 @@ static long round_ints(int k, MPI_Comm comm, int vector, int in_place)
 	return bad;
 }
 
+/* Counts that disagree: rank 1's receive count from rank 0 is one too
+ * many.  Returns the ranks on which MPI_Alltoallv failed. */
+static int mismatch(void)
+{
+	int *sc = calloc((size_t)size, sizeof *sc), *sd = calloc((size_t)size, sizeof *sd);
+	int *rc = calloc((size_t)size, sizeof *rc), *rd = calloc((size_t)size, sizeof *rd);
+	int *sb = calloc((size_t)size * 4, sizeof *sb), *rb = calloc((size_t)size * 4, sizeof *rb);
+	int failed, all = 0;
+
+	for (int d = 0; d < size; d++) {
+		sc[d] = rc[d] = 2;
+		sd[d] = rd[d] = 4 * d;
+	}
+	if (rank == 1)
+		rc[0] = 3;
+	failed = MPI_Alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, MPI_COMM_WORLD) != MPI_SUCCESS;
+	MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	free(sc);
+	free(sd);
+	free(rc);
+	free(rd);
+	free(sb);
+	free(rb);
+	return all;
+}
+
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 6;
@@ -107,6 +136,14 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc > 1 && strcmp(argv[1], "mismatch") == 0) {
+		int failed = mismatch();
+		if (rank == 0)
+			printf("alltoallv_prog: counts that disagree: MPI_Alltoallv failed on %d of %d ranks: %s\n",
+			       failed, size, failed == size ? "OK" : "FAILED");
+		MPI_Finalize();
+		return failed != size;
+	}
 	for (int k = 0; k < rounds; k++, calls++)
 		bad += round_ints(k % 3, MPI_COMM_WORLD, 0, 0); /* matrices repeat: cache hits */
 	bad += round_ints(7, MPI_COMM_WORLD, 1, 0);             /* vector type: passed through */

@@ -95,15 +95,48 @@ for cfg in "8 2 4" "16 4 4"; do
 done
 
 TOPO8="--preset h200 --servers 2 --gpus 4"
-# counts that disagree between ranks: ranks 4-7 read a file whose row 0 differs
-run "mismatched counts fail cleanly on every rank" 3 \
-	${MPIRUN/timeout 120/timeout 60} -np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 $QUICK : \
-	-np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8_bad.json" --matrix 0 $QUICK &&
-	{ [ "$(grep -c 'counts disagree' "$TMP/out")" -ge 8 ] || bad "mismatch: not every rank said so"; }
-run "a broken plan file fails the check on every rank" 1 \
+# ranks that disagree (MPMD: ranks 4-7 get something else): options and
+# input contents are agreed at start, a clear error said once, never a hang
+# (the 30 s timeout would make it exit 124)
+MPMD="timeout 30 mpirun --oversubscribe --mca btl self,vader,tcp"
+# mpmd NAME STATUS MESSAGE ARGS_OF_RANKS_4_7...: ranks 0-3 run the default
+mpmd() {
+	local name=$1 want=$2 msg=$3
+	shift 3
+	run "ranks disagree: $name (exit $want, said once)" "$want" \
+		$MPMD -np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 $QUICK : \
+		-np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 $QUICK "$@" &&
+		{ [ "$(grep -c -- "$msg" "$TMP/out")" = 1 ] || bad "$name: expected '$msg' once"; }
+}
+mpmd "-n" 2 "ranks disagree on -n: rank 0 has 2, rank 4 has 5" -n 5
+mpmd "-w" 2 "ranks disagree on -w: rank 0 has 1, rank 4 has 3" -w 3
+mpmd "-b/-e" 2 "ranks disagree on -b: rank 0 has 0, rank 4 has 1024" -b 1K -e 4K
+mpmd "--max-staging" 2 "ranks disagree on --max-staging: rank 0 has 0, rank 4 has 4096" --max-staging 4K
+mpmd "--algo" 2 "ranks disagree on --algo: rank 0 has 'fast', rank 4 has 'pxn'" --algo pxn
+# ranks 4-7 read a file whose row 0 differs (their counts would disagree)
+mpmd "--traffic contents" 3 "ranks disagree on --traffic: rank 4 loaded other contents than rank 0" \
+	--traffic "$HERE/data/mix8_bad.json"
+run "a bad input on some ranks only: said once, exit 3 everywhere" 3 \
+	$MPMD -np 6 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" $QUICK : \
+	-np 2 "$FAST" run $TOPO8 --traffic "$HERE/data/missing.json" $QUICK &&
+	{ [ "$(grep -c 'missing.json' "$TMP/out")" = 1 ] || bad "bad input on some ranks: not said exactly once"; }
+run "a usage error on every rank: said once" 2 \
+	$MPMD -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --bogus &&
+	{ [ "$(grep -c "unknown option '--bogus'" "$TMP/out")" = 1 ] || bad "usage error: not said exactly once"; }
+# a plan file with fewer plans than the traffic has matrices: refused before
+# anything runs (no result row), as fast check refuses it
+if "$FAST" plan $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 -o "$TMP/plan1.json" >"$TMP/out" 2>&1; then
+	run "fewer plans than matrices: refused up front" 3 \
+		$MPMD -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --plan "$TMP/plan1.json" $QUICK &&
+		{ grep -q "holds 1 plans but .* has 3 matrices" "$TMP/out" && ! grep -q '^ *0 ' "$TMP/out" ||
+			bad "fewer plans: message or a row that ran"; }
+else
+	bad "fast plan --matrix 0"
+fi
+run "a broken plan file fails the check on every rank, said once" 1 \
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 \
 	--plan "$HERE/data/pxn8_broken_plan.json" $QUICK &&
-	{ [ "$(grep -c 'does not hold' "$TMP/out")" -ge 8 ] || bad "broken plan: not every rank said why"; }
+	{ [ "$(grep -c 'does not hold' "$TMP/out")" = 1 ] || bad "broken plan: the reason not said exactly once"; }
 run "rank count that does not fit the topology" 3 \
 	$MPIRUN -np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" $QUICK &&
 	{ grep -q "4 MPI ranks for a topology of 8 GPUs" "$TMP/out" || bad "size mismatch message"; }
@@ -113,6 +146,35 @@ run "--max-staging splits into passes" 0 \
 run "-b/-e/-f sweep" 0 \
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 2 --algo fast -b 1K -e 16K -f 4 $QUICK &&
 	{ [ "$(grep -c '^ *2 hot-receiver' "$TMP/out")" = 3 ] || bad "sweep: expected 3 rows"; }
+
+# fast check and fast run accept the same plans: checker-accepted mutants
+# (duplicate forwards, spare copies, reordered steps: tests/mpi/mutate.h) of
+# every algorithm, as multi-matrix plan files, one launch per shape
+MUTANTS=$BUILD/bin/tests/plan_mutants
+if [ -x "$MUTANTS" ]; then
+	t0=$(date +%s) total=0
+	for cfg in "2 2 80" "3 2 80" "2 3 80" "2 4 80"; do
+		set -- $cfg
+		np=$(($1 * $2))
+		if ! "$MUTANTS" "$1" "$2" "$3" "$np$1" "$TMP/mut.json" "$TMP/mut_traffic.json" >"$TMP/out" 2>&1; then
+			bad "plan_mutants $1 x $2"
+			continue
+		fi
+		gen=$(cat "$TMP/out")
+		run "mutants on $1 x $2: $gen" 0 \
+			$MPIRUN -np "$np" "$FAST" run --preset h200 --servers "$1" --gpus "$2" \
+			--plan "$TMP/mut.json" --traffic "$TMP/mut_traffic.json" -n 1 -w 0 -c 1 --json || continue
+		rows=$(grep -c '"wrong": 0' "$TMP/out")
+		if [ "$rows" != "$3" ] || grep -q '"wrong": [1-9]' "$TMP/out"; then
+			bad "mutants on $1 x $2: $rows of $3 rows with 0 wrong bytes"
+		else
+			total=$((total + rows))
+		fi
+	done
+	echo "# $total mutated plans replayed in $(($(date +%s) - t0)) s"
+else
+	bad "mutants: $MUTANTS missing (make tests-build)"
+fi
 
 # a rank that dies mid-job: Open MPI must end the whole job, naming the rank,
 # within the timeout (exit 124 from timeout would mean a hang)
@@ -156,6 +218,19 @@ if [ -f "$INTERPOSE" ] && mpicc -O2 -o "$TMP/alltoallv_prog" "$HERE/alltoallv_pr
 			bad "interposer without a shape (quiet=$q): exit $got, $n lines saying why (want $want)"
 		fi
 	done
+	# receive counts that disagree with what the others send: the call fails
+	# on every rank, each saying why, within the timeout
+	env FAST_PRESET=h200 FAST_SERVERS=2 FAST_GPUS=4 ${MPIRUN/timeout 120/timeout 30} -np 8 \
+		-x FAST_PRESET -x FAST_SERVERS -x FAST_GPUS -x LD_PRELOAD="$INTERPOSE" \
+		"$TMP/alltoallv_prog" mismatch >"$TMP/out" 2>&1
+	got=$?
+	if [ "$got" = 0 ] && grep -q "failed on 8 of 8 ranks: OK" "$TMP/out" &&
+		[ "$(grep -c 'counts disagree' "$TMP/out")" -ge 8 ]; then
+		ok "interposer: counts that disagree fail cleanly on every rank"
+	else
+		echo "    (exit $got)" >>"$TMP/out"
+		bad "interposer: counts that disagree"
+	fi
 else
 	bad "interposer: $INTERPOSE missing or alltoallv_prog does not compile"
 fi

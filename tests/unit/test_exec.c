@@ -18,6 +18,7 @@
 #include "exec/cache.c"
 #include "lib/algo.h"
 #include "lib/topo.h"
+#include "tests/mpi/mutate.h"
 
 static uint8_t pattern(uint32_t s, uint32_t d, uint64_t o)
 {
@@ -175,33 +176,20 @@ static long interpret(struct fast_prog **progs, const uint64_t *D, uint32_t ng)
 	return wrong;
 }
 
-/* Compile, expand, build every rank's program, interpret.  Returns wrong
- * bytes (< 0: see interpret; -10: a build failed with code *code). */
-static long run_algo(const char *algo, const struct fast_topo *t, const uint64_t *D,
-		     uint32_t passes, uint64_t *max_staging, int *code)
+/* Build every rank's program of expanded plan ex, interpret.  Returns
+ * wrong bytes (< 0: see interpret; -10: a build failed with *code, the
+ * message in *err). */
+static long run_expanded(const struct fast_plan *ex, const uint64_t *D, uint32_t passes,
+			 uint64_t *max_staging, int *code, struct fast_err *err)
 {
-	uint32_t ng = fast_topo_ngpus(t);
-	struct fast_plan p, ex;
+	uint32_t ng = ex->servers * ex->gpus;
 	struct fast_prog **progs = calloc(ng, sizeof *progs);
-	struct fast_err err;
 	long wrong = -10;
 
-	*code = 0;
-	if (fast_compile(algo, t, D, NULL, &p, &err) < 0) {
-		*code = err.code;
-		free(progs);
-		return -10;
-	}
-	if (fast_plan_expand(&p, &ex, &err) < 0) {
-		*code = err.code;
-		fast_plan_free(&p);
-		free(progs);
-		return -10;
-	}
 	*max_staging = 0;
 	for (uint32_t r = 0; r < ng; r++) {
-		if (fast_prog_build(&ex, D, r, passes, &progs[r], &err) < 0) {
-			*code = err.code;
+		if (fast_prog_build(ex, D, r, passes, &progs[r], err) < 0) {
+			*code = err->code;
 			goto out;
 		}
 		if (progs[r]->staging > *max_staging)
@@ -212,6 +200,28 @@ out:
 	for (uint32_t r = 0; r < ng; r++)
 		fast_prog_free(progs[r]);
 	free(progs);
+	return wrong;
+}
+
+/* Compile, expand, build every rank's program, interpret (run_expanded). */
+static long run_algo(const char *algo, const struct fast_topo *t, const uint64_t *D,
+		     uint32_t passes, uint64_t *max_staging, int *code)
+{
+	struct fast_plan p, ex;
+	struct fast_err err;
+	long wrong = -10;
+
+	*code = 0;
+	if (fast_compile(algo, t, D, NULL, &p, &err) < 0) {
+		*code = err.code;
+		return -10;
+	}
+	if (fast_plan_expand(&p, &ex, &err) < 0) {
+		*code = err.code;
+		fast_plan_free(&p);
+		return -10;
+	}
+	wrong = run_expanded(&ex, D, passes, max_staging, code, &err);
 	fast_plan_free(&ex);
 	fast_plan_free(&p);
 	return wrong;
@@ -354,6 +364,86 @@ static void test_exec__refuses_plan_for_other_matrix(void)
 	fast_plan_free(&p);
 }
 
+/* A relay forwards piece P twice (a spare copy to GPU 3, then to its
+ * destination), then relays piece Q: P's block must live through the second
+ * forward (freeing it after the first made the builder refuse the plan)
+ * and no longer: Q reuses its space, so the relay's arena is one block. */
+static void test_exec__staging_lives_until_last_forward(void)
+{
+	struct fast_topo t;
+	struct fast_plan p;
+	struct fast_err err;
+	struct fast_prog *g = NULL;
+	uint64_t D[16] = { 0 }, stg;
+	int code = 0;
+	/* from, to, offset of the 1000 bytes of message 0->2 */
+	const uint32_t hops[5][3] = { { 0, 1, 0 }, { 1, 3, 0 }, { 1, 2, 0 }, { 0, 1, 1000 }, { 1, 2, 1000 } };
+
+	topo(&t, 1, 4);
+	D[0 * 4 + 2] = 2000;
+	fast_plan_init(&p, 1, 4, "test");
+	for (uint32_t s = 0; s < 5; s++) {
+		CU_ASSERT_FATAL(fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err) == (int)s);
+		if (s > 0)
+			CU_ASSERT_FATAL(fast_plan_add_dep(&p, s, s - 1, false, &err) == 0);
+		CU_ASSERT_FATAL(fast_plan_add_xfer(&p, hops[s][0], hops[s][1], &err) == 0);
+		CU_ASSERT_FATAL(fast_plan_add_piece(&p, 0, 2, hops[s][2], 1000, &err) == 0);
+	}
+	CU_ASSERT_FATAL(fast_plan_check(&p, &t, D, &err) == 0);
+	CU_ASSERT_EQUAL(run_expanded(&p, D, 1, &stg, &code, &err), 0);
+	CU_ASSERT_FATAL(fast_prog_build(&p, D, 1, 1, &g, &err) == 0);
+	CU_ASSERT_EQUAL(g->staging, 1024); /* 1000 bytes, 64-byte aligned: one block */
+	fast_prog_free(g);
+	fast_plan_free(&p);
+}
+
+/* fast check and the executor accept the same plans: checker-accepted
+ * mutants (duplicate forwards, spare copies, reordered steps; see
+ * tests/mpi/mutate.h) build on every rank and deliver every byte, in one
+ * pass and in three. */
+static void test_exec__replays_checker_accepted_mutants(void)
+{
+	const char *algos[] = { "fast", "pxn", "hier", "nccl", "fanout", "spreadout" };
+	const uint32_t shapes[][2] = { { 2, 2 }, { 2, 3 }, { 3, 2 }, { 2, 4 } };
+	uint64_t D[64], stg;
+	uint32_t accepted = 0, with_dups = 0, tried = 0;
+	struct fast_rng rng;
+
+	fast_rng_seed(&rng, 4242);
+	for (uint32_t i = 0; i < 240; i++) {
+		struct fast_topo t;
+		struct fast_plan mp;
+		struct fast_err err;
+		uint32_t n = shapes[i % 4][0], g = shapes[i % 4][1], dups = 0;
+		int code = 0, rc;
+		topo(&t, n, g);
+		matrix(D, n * g, (int)fast_rng_below(&rng, 3), fast_rng_next(&rng));
+		rc = mut_one(algos[(i / 4) % 6], &t, D, &rng, &mp, &dups, &err);
+		CU_ASSERT(rc >= 0);
+		tried++;
+		if (rc != 1)
+			continue;
+		accepted++;
+		with_dups += dups > 0;
+		for (uint32_t passes = 1; passes <= 3; passes += 2) {
+			struct fast_plan ex;
+			long w;
+			CU_ASSERT_FATAL(fast_plan_expand(&mp, &ex, &err) == 0);
+			w = run_expanded(&ex, D, passes, &stg, &code, &err);
+			if (w != 0)
+				fprintf(stderr, "\nmutant %u (%s, %ux%u, %u passes): %ld: %s\n", i, mp.algo, n, g,
+					passes, w, w == -10 ? err.msg : "");
+			CU_ASSERT_EQUAL(w, 0);
+			fast_plan_free(&ex);
+		}
+		fast_plan_free(&mp);
+	}
+	/* the mutations are not vacuous: most survive the checker, many of
+	 * them forward bytes twice */
+	CU_ASSERT(accepted * 2 >= tried);
+	CU_ASSERT(with_dups * 5 >= accepted);
+}
+
 static void test_exec__cache_counts_and_evicts_lru(void)
 {
 	struct fast_cache c;
@@ -379,4 +469,6 @@ UNIT_MAIN("exec",
 	  UNIT_TEST(test_exec__passes_shrink_staging),
 	  UNIT_TEST(test_exec__refuses_sending_bytes_not_held),
 	  UNIT_TEST(test_exec__refuses_plan_for_other_matrix),
+	  UNIT_TEST(test_exec__staging_lives_until_last_forward),
+	  UNIT_TEST(test_exec__replays_checker_accepted_mutants),
 	  UNIT_TEST(test_exec__cache_counts_and_evicts_lru))
