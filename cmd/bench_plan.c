@@ -85,14 +85,6 @@ static uint64_t *make_traffic(uint32_t ng, enum pattern pat, uint64_t per_gpu, u
 
 /* --- timing ------------------------------------------------------------- */
 
-static double cpu_now(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return fast_now();
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* A piece of work: returns the seconds of its timed region, < 0 on error. */
 typedef double (*work_fn)(void *ctx);
 
@@ -153,7 +145,7 @@ static double work_decompose(void *ctx)
 	struct job *j = ctx;
 	uint32_t N = j->topo.servers;
 	struct fast_bvn b;
-	double t0 = cpu_now(), t;
+	double t0 = bench_cpu_now(), t;
 	int rc;
 
 	if (j->opts.stages == FAST_STAGES_EXACT) {
@@ -169,7 +161,7 @@ static double work_decompose(void *ctx)
 		struct fast_bvn_model m = model_of(&j->topo);
 		rc = fast_bvn_auto(j->S, N, &m, &b, NULL, &j->err);
 	}
-	t = cpu_now() - t0;
+	t = bench_cpu_now() - t0;
 	if (rc < 0)
 		return -1;
 	fast_bvn_free(&b);
@@ -180,11 +172,11 @@ static double work_compile(void *ctx)
 {
 	struct job *j = ctx;
 	struct fast_plan p;
-	double t0 = cpu_now(), t;
+	double t0 = bench_cpu_now(), t;
 
 	if (fast_compile_fast(&j->topo, j->D, &j->opts, &p, &j->err) < 0)
 		return -1;
-	t = cpu_now() - t0;
+	t = bench_cpu_now() - t0;
 	if (j->have_plan)
 		fast_plan_free(&j->plan);
 	j->plan = p;
@@ -196,11 +188,11 @@ static double work_expand(void *ctx)
 {
 	struct job *j = ctx;
 	struct fast_plan e;
-	double t0 = cpu_now(), t;
+	double t0 = bench_cpu_now(), t;
 
 	if (fast_plan_expand(&j->plan, &e, &j->err) < 0)
 		return -1;
-	t = cpu_now() - t0;
+	t = bench_cpu_now() - t0;
 	j->expanded_pieces = e.npieces;
 	fast_plan_free(&e);
 	return t;
