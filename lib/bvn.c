@@ -851,17 +851,92 @@ static int quanta(struct search *sr, uint64_t big, uint64_t start, int patience,
 #define HYBRID_MAX_N 64 /* above: quantum search only (synthesis-time budget) */
 #define PATIENCE 1 /* octaves without improvement before a checkpoint's search stops */
 
-/* Add to the support every entry of R in [lo, hi). */
-static void support_add(struct matcher *m, uint64_t lo, uint64_t hi)
+/*
+ * The entries of R outside the threshold support, a max-heap by value.  The
+ * support is always {R[i][j] >= r, > 0}: entries only decrease, and only
+ * while matched (inside the support), so an entry's value is fixed while it
+ * waits here.  Lowering r then adds exactly the entries of [r', r) by
+ * popping, instead of a scan of all n^2 entries per step, and a step that
+ * adds nothing (the heap's top is under r') needs no matching attempt: the
+ * matching and the support are the same as after the failed one.
+ */
+struct pending {
+	uint64_t *val; /* heap keys: the entries' values */
+	uint32_t *idx; /* i * n + j */
+	uint32_t len;
+};
+
+static bool pending_above(const struct pending *h, uint64_t lo)
+{
+	return h->len > 0 && h->val[0] >= lo;
+}
+
+static void pending_sift_down(struct pending *h, uint32_t k)
+{
+	uint64_t v = h->val[k];
+	uint32_t x = h->idx[k];
+
+	for (;;) {
+		uint32_t c = 2 * k + 1;
+		if (c >= h->len)
+			break;
+		if (c + 1 < h->len && h->val[c + 1] > h->val[c])
+			c++;
+		if (h->val[c] <= v)
+			break;
+		h->val[k] = h->val[c];
+		h->idx[k] = h->idx[c];
+		k = c;
+	}
+	h->val[k] = v;
+	h->idx[k] = x;
+}
+
+static void pending_push(struct pending *h, uint64_t v, uint32_t x)
+{
+	uint32_t k = h->len++;
+
+	while (k > 0 && h->val[(k - 1) / 2] < v) {
+		h->val[k] = h->val[(k - 1) / 2];
+		h->idx[k] = h->idx[(k - 1) / 2];
+		k = (k - 1) / 2;
+	}
+	h->val[k] = v;
+	h->idx[k] = x;
+}
+
+/* Put every positive entry of R under r on the heap, the rest (>= r) in the
+ * support. */
+static void pending_init(struct pending *h, struct matcher *m, uint64_t r)
 {
 	uint32_t n = m->n;
 
+	h->len = 0;
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t j = 0; j < n; j++) {
 			uint64_t v = m->R[(size_t)i * n + j];
-			if (v && v >= lo && v < hi)
+			if (v >= r)
 				m->sup[(size_t)i * m->W + j / 64] |= UINT64_C(1) << (j % 64);
+			else if (v) {
+				h->val[h->len] = v;
+				h->idx[h->len++] = i * n + j;
+			}
 		}
+	for (uint32_t k = h->len / 2; k-- > 0;)
+		pending_sift_down(h, k);
+}
+
+/* Move every waiting entry >= lo into the support. */
+static void pending_pop_to(struct pending *h, struct matcher *m, uint64_t lo)
+{
+	while (pending_above(h, lo)) {
+		uint32_t x = h->idx[0], i = x / m->n, j = x % m->n;
+		m->sup[(size_t)i * m->W + j / 64] |= UINT64_C(1) << (j % 64);
+		h->val[0] = h->val[--h->len];
+		h->idx[0] = h->idx[h->len];
+		if (h->len)
+			pending_sift_down(h, 0);
+	}
 }
 
 /* Candidate: the first nprefix terms of t (raw weights), then cover
@@ -915,9 +990,12 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 	double tp = 0, level;
 	struct matcher m;
 	struct terms t = { .n = n };
+	struct pending pend = { 0 };
 	int rc = 0;
 
 	memset(&m, 0, sizeof m);
+	pend.val = fast_calloc(nn + 1, sizeof *pend.val);
+	pend.idx = fast_calloc(nn + 1, sizeof *pend.idx);
 	R = fast_calloc(nn + 1, sizeof *R);
 	rem = fast_calloc(nn + 1, sizeof *rem);
 	snap = fast_calloc(nn + 1, sizeof *snap);
@@ -925,7 +1003,7 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 	col = fast_calloc(n + 1, sizeof *col);
 	rc_nz = fast_calloc(n + 1, sizeof *rc_nz);
 	cc_nz = fast_calloc(n + 1, sizeof *cc_nz);
-	if (!R || !rem || !snap || !row || !col || !rc_nz || !cc_nz) {
+	if (!R || !rem || !snap || !row || !col || !rc_nz || !cc_nz || !pend.val || !pend.idx) {
 		rc = fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
 		goto out;
 	}
@@ -949,20 +1027,22 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 		goto out;
 	}
 	memset(m.sup, 0, (size_t)n * m.W * sizeof *m.sup);
-	support_add(&m, r, UINT64_MAX);
+	pending_init(&pend, &m, r);
 	level = (double)M * 0.70710678;
 	for (left = M; left > 0;) {
 		uint64_t w = UINT64_MAX, need = 0;
 
 		while (!hopcroft_karp(&m)) {
-			uint64_t nr = r - r / 32 - 1;
-			if (r <= 1) {
-				rc = fast_err_set(err, FAST_ERUNTIME,
-						  "decomposition: no perfect matching on the support");
-				goto out;
-			}
-			support_add(&m, nr, r);
-			r = nr;
+			/* lower r by 1/32 steps until some entry joins */
+			do {
+				if (r <= 1) {
+					rc = fast_err_set(err, FAST_ERUNTIME,
+							  "decomposition: no perfect matching on the support");
+					goto out;
+				}
+				r = r - r / 32 - 1;
+			} while (!pending_above(&pend, r));
+			pending_pop_to(&pend, &m, r);
 		}
 		for (uint32_t i = 0; i < n; i++) {
 			uint64_t v = R[(size_t)i * n + (uint32_t)m.rm[i]];
@@ -992,6 +1072,8 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 			if (*e < r) {
 				m.sup[(size_t)i * m.W + j / 64] &= ~(UINT64_C(1) << (j % 64));
 				unmatch_row(&m, i);
+				if (*e)
+					pending_push(&pend, *e, i * n + j);
 			}
 		}
 		left -= w;
@@ -1059,6 +1141,8 @@ out:
 	free(col);
 	free(rc_nz);
 	free(cc_nz);
+	free(pend.val);
+	free(pend.idx);
 	return rc;
 }
 
