@@ -239,10 +239,12 @@ static int32_t next_col(const struct matcher *m, uint32_t u, uint32_t from)
 #define HK_INF INT32_MAX
 
 /* Hopcroft-Karp layering: BFS from all free rows; true if some free
- * column is reachable. */
+ * column is reachable.  A matched row is reached only through its own
+ * column, so "column seen" stands for "row labelled": the columns of a row
+ * are taken a word at a time, in the same order as one by one. */
 static bool hk_bfs(struct matcher *m)
 {
-	uint32_t n = m->n, head = 0, tail = 0;
+	uint32_t n = m->n, W = m->W, head = 0, tail = 0;
 	bool found = false;
 
 	for (uint32_t u = 0; u < n; u++) {
@@ -253,13 +255,21 @@ static bool hk_bfs(struct matcher *m)
 			m->dist[u] = HK_INF;
 		}
 	}
+	memset(m->seen, 0, W * sizeof *m->seen);
 	while (head < tail) {
 		uint32_t u = (uint32_t)m->queue[head++];
-		for (int32_t v = next_col(m, u, 0); v >= 0; v = next_col(m, u, (uint32_t)v + 1)) {
-			int32_t w = m->cm[v];
-			if (w < 0)
+		const uint64_t *row = m->sup + (size_t)u * W;
+		for (uint32_t x = 0; x < W; x++) {
+			uint64_t cand = row[x] & ~m->seen[x];
+			if (!cand)
+				continue;
+			m->seen[x] |= cand;
+			if (cand & m->freec[x]) {
 				found = true;
-			else if (m->dist[w] == HK_INF) {
+				cand &= ~m->freec[x];
+			}
+			for (; cand; cand &= cand - 1) {
+				int32_t w = m->cm[x * 64 + (uint32_t)__builtin_ctzll(cand)];
 				m->dist[w] = m->dist[u] + 1;
 				m->queue[tail++] = w;
 			}
@@ -326,6 +336,12 @@ static bool repair_row(struct matcher *m, uint32_t r)
 			if (!cand)
 				continue;
 			m->seen[x] |= cand;
+			/* the word's first free column ends the search: the
+			 * columns before it would only be queued */
+			if (cand & m->freec[x]) {
+				uint64_t h = cand & m->freec[x];
+				cand &= ~((h & (~h + 1)) - 1);
+			}
 			for (; cand; cand &= cand - 1) {
 				uint32_t v = x * 64 + (uint32_t)__builtin_ctzll(cand);
 				m->par[v] = (int32_t)u;
@@ -652,9 +668,11 @@ struct search {
  * pair that minimises (largest of k) + (largest of l), and over all pairs
  * it groups large entries with large ones.  O(pairs * n); the pairs per
  * term are capped so that a pass stays near 2 * 10^4 pairs. */
+#define DONE UINT32_MAX
+
 static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 {
-	uint32_t n = b->n, K = b->nterms, *seen = scratch, stamp = 0;
+	uint32_t n = b->n, K = b->nterms, *sg = scratch;
 	uint32_t window = K > 1 ? 20000 / K : 0;
 	uint32_t *inv;
 	uint64_t *v;
@@ -677,7 +695,6 @@ static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 			v[(size_t)k * n + a] = c == a ? 0 : S[(size_t)a * n + c];
 			inv[(size_t)k * n + c] = a;
 		}
-	memset(seen, 0, n * sizeof *seen);
 	if (window < 1)
 		window = 1;
 	for (uint32_t k = 0; k + 1 < K; k++) {
@@ -689,24 +706,26 @@ static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 			uint64_t *vl = v + (size_t)l * n;
 			if (b->weight[l] != b->weight[k])
 				continue;
-			if (++stamp == 0) {
-				memset(seen, 0, n * sizeof *seen);
-				stamp = 1;
-			}
+			/* sg = the cycle map, one load a step; a row is marked
+			 * DONE as its cycle is walked (a swap keeps every other
+			 * cycle's rows, columns and so map) */
+			for (uint32_t a = 0; a < n; a++)
+				sg[a] = il[pk[a]];
 			for (uint32_t a = 0; a < n; a++) {
 				uint64_t mk, ml;
 				uint32_t c;
-				if (seen[a] == stamp)
-					continue;
-				if (pk[a] == pl[a])
-					continue; /* a fixed row: nothing to swap */
+				if (sg[a] == a || sg[a] == DONE)
+					continue; /* a fixed row, or a cycle seen */
 				mk = vk[a];
 				ml = vl[a];
-				seen[a] = stamp;
-				for (c = il[pk[a]]; c != a; c = il[pk[c]]) {
-					seen[c] = stamp;
+				c = sg[a];
+				sg[a] = DONE;
+				while (c != a) {
+					uint32_t next = sg[c];
+					sg[c] = DONE;
 					mk = vk[c] > mk ? vk[c] : mk;
 					ml = vl[c] > ml ? vl[c] : ml;
+					c = next;
 				}
 				if (ml <= mk)
 					continue;
