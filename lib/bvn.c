@@ -84,27 +84,15 @@ static bool line_sums(const uint64_t *S, uint32_t n, uint64_t *row, uint64_t *co
 	return true;
 }
 
-int fast_bvn_pad(uint64_t *S, uint32_t n, uint64_t *M_out, struct fast_err *err)
+/* fast_bvn_pad with the caller's scratch: row and col hold n entries. */
+static int pad_with(uint64_t *S, uint32_t n, uint64_t *row, uint64_t *col, uint64_t *M_out,
+		    struct fast_err *err)
 {
-	uint64_t *row, *col, M = 0;
+	uint64_t M = 0;
 	uint32_t i = 0, j = 0;
 
-	if (n == 0) {
-		*M_out = 0;
-		return 0;
-	}
-	row = fast_calloc(n, sizeof *row);
-	col = fast_calloc(n, sizeof *col);
-	if (!row || !col) {
-		free(row);
-		free(col);
-		return fast_err_set(err, FAST_ENOMEM, "padding a %ux%u matrix: out of memory", n, n);
-	}
-	if (!line_sums(S, n, row, col)) {
-		free(row);
-		free(col);
+	if (!line_sums(S, n, row, col))
 		return fast_err_set(err, FAST_EINPUT, "server matrix: a line sum overflows 64 bits");
-	}
 	for (uint32_t k = 0; k < n; k++) {
 		if (row[k] > M)
 			M = row[k];
@@ -133,10 +121,30 @@ int fast_bvn_pad(uint64_t *S, uint32_t n, uint64_t *M_out, struct fast_err *err)
 		row[i] -= a;
 		col[j] -= a;
 	}
-	free(row);
-	free(col);
 	*M_out = M;
 	return 0;
+}
+
+int fast_bvn_pad(uint64_t *S, uint32_t n, uint64_t *M_out, struct fast_err *err)
+{
+	uint64_t *row, *col;
+	int rc;
+
+	if (n == 0) {
+		*M_out = 0;
+		return 0;
+	}
+	row = fast_calloc(n, sizeof *row);
+	col = fast_calloc(n, sizeof *col);
+	if (!row || !col) {
+		free(row);
+		free(col);
+		return fast_err_set(err, FAST_ENOMEM, "padding a %ux%u matrix: out of memory", n, n);
+	}
+	rc = pad_with(S, n, row, col, M_out, err);
+	free(row);
+	free(col);
+	return rc;
 }
 
 /* --- the decomposition ------------------------------------------------- */
@@ -172,33 +180,52 @@ static void matcher_free(struct matcher *m)
 	free(m->par);
 }
 
-static bool matcher_init(struct matcher *m, uint64_t *R, uint32_t n)
+/* Arrays for an n x n matcher; false (all freed) when out of memory. */
+static bool matcher_alloc(struct matcher *m, uint32_t n)
 {
 	memset(m, 0, sizeof *m);
 	m->n = n;
 	m->W = (n + 63) / 64;
-	m->R = R;
-	m->sup = fast_calloc((size_t)n * m->W, sizeof *m->sup);
-	m->freec = fast_calloc(m->W, sizeof *m->freec);
-	m->seen = fast_calloc(m->W, sizeof *m->seen);
-	m->rm = fast_calloc(n, sizeof *m->rm);
-	m->cm = fast_calloc(n, sizeof *m->cm);
-	m->dist = fast_calloc(n, sizeof *m->dist);
-	m->it = fast_calloc(n, sizeof *m->it);
-	m->queue = fast_calloc(n, sizeof *m->queue);
-	m->par = fast_calloc(n, sizeof *m->par);
+	m->sup = fast_calloc((size_t)n * m->W + 1, sizeof *m->sup);
+	m->freec = fast_calloc(m->W + 1, sizeof *m->freec);
+	m->seen = fast_calloc(m->W + 1, sizeof *m->seen);
+	m->rm = fast_calloc(n + 1, sizeof *m->rm);
+	m->cm = fast_calloc(n + 1, sizeof *m->cm);
+	m->dist = fast_calloc(n + 1, sizeof *m->dist);
+	m->it = fast_calloc(n + 1, sizeof *m->it);
+	m->queue = fast_calloc(n + 1, sizeof *m->queue);
+	m->par = fast_calloc(n + 1, sizeof *m->par);
 	if (!m->sup || !m->freec || !m->seen || !m->rm || !m->cm || !m->dist || !m->it ||
 	    !m->queue || !m->par) {
 		matcher_free(m);
 		return false;
 	}
+	return true;
+}
+
+/* Start over on R: nothing matched, the support = the non-zero entries. */
+static void matcher_reset(struct matcher *m, uint64_t *R)
+{
+	uint32_t n = m->n;
+
+	m->R = R;
+	memset(m->sup, 0, (size_t)n * m->W * sizeof *m->sup);
+	memset(m->freec, 0, m->W * sizeof *m->freec);
 	for (uint32_t i = 0; i < n; i++) {
+		uint64_t *row = m->sup + (size_t)i * m->W;
 		m->rm[i] = m->cm[i] = -1;
 		m->freec[i / 64] |= UINT64_C(1) << (i % 64);
 		for (uint32_t j = 0; j < n; j++)
 			if (R[(size_t)i * n + j])
-				m->sup[(size_t)i * m->W + j / 64] |= UINT64_C(1) << (j % 64);
+				row[j / 64] |= UINT64_C(1) << (j % 64);
 	}
+}
+
+static bool matcher_init(struct matcher *m, uint64_t *R, uint32_t n)
+{
+	if (!matcher_alloc(m, n))
+		return false;
+	matcher_reset(m, R);
 	return true;
 }
 
@@ -425,17 +452,65 @@ static bool track(struct tracker *tr, uint32_t n, const int32_t *rm, uint64_t w)
 	return tr->t > tr->limit;
 }
 
-/* Decompose R (equal line sums M, destroyed) into out, weights times scale.
- * With a tracker, returns ABORTED (out untouched) once the running modelled
- * time passes tr->limit. */
-static int decompose_core(uint64_t *R, uint32_t n, uint64_t M, uint64_t scale,
+/*
+ * Scratch for decompositions, allocated once per call of the public
+ * functions and reused by every candidate of the alpha-aware search: a
+ * search tries tens of candidates, most of which stop after a few terms,
+ * so their setup must not be a dozen allocations.
+ */
+struct work {
+	uint32_t n;
+	uint64_t *R;        /* n x n: the (quantised, padded) matrix being decomposed */
+	uint64_t *rem;      /* n x n: fast_bvn_trim's remainder */
+	uint64_t *row, *col; /* n: line sums */
+	int32_t *freed;     /* n: rows whose matched entry went to zero */
+	struct matcher m;
+	struct terms t;     /* the terms found; handed to the result on success */
+};
+
+static void work_free(struct work *w)
+{
+	free(w->R);
+	free(w->rem);
+	free(w->row);
+	free(w->col);
+	free(w->freed);
+	matcher_free(&w->m);
+	free(w->t.perm);
+	free(w->t.weight);
+	memset(w, 0, sizeof *w);
+}
+
+/* false (nothing to free) when out of memory */
+static bool work_init(struct work *w, uint32_t n)
+{
+	size_t nn = (size_t)n * n;
+
+	memset(w, 0, sizeof *w);
+	w->n = n;
+	w->t.n = n;
+	w->R = fast_calloc(nn + 1, sizeof *w->R);
+	w->rem = fast_calloc(nn + 1, sizeof *w->rem);
+	w->row = fast_calloc(n + 1, sizeof *w->row);
+	w->col = fast_calloc(n + 1, sizeof *w->col);
+	w->freed = fast_calloc(n + 1, sizeof *w->freed);
+	if (!w->R || !w->rem || !w->row || !w->col || !w->freed || !matcher_alloc(&w->m, n)) {
+		work_free(w);
+		return false;
+	}
+	return true;
+}
+
+/* Decompose w->R (equal line sums M, destroyed) into out, weights times
+ * scale.  With a tracker, returns ABORTED (out untouched) once the running
+ * modelled time passes tr->limit. */
+static int decompose_core(struct work *wk, uint32_t n, uint64_t M, uint64_t scale,
 			  struct tracker *tr, struct fast_bvn *out, struct fast_err *err)
 {
-	struct matcher m;
-	struct terms t = { .n = n };
-	uint64_t left = M, max_terms = fast_bvn_max_terms(n), total;
-	int32_t *freed = NULL;
-	int rc = 0;
+	struct matcher *m = &wk->m;
+	struct terms *t = &wk->t;
+	uint64_t *R = wk->R, left = M, max_terms = fast_bvn_max_terms(n), total;
+	int32_t *freed = wk->freed;
 
 	if (!fast_mul_u64(M, scale, &total))
 		return fast_err_set(err, FAST_EINPUT, "decomposition: padded sum overflows 64 bits");
@@ -445,81 +520,65 @@ static int decompose_core(uint64_t *R, uint32_t n, uint64_t M, uint64_t scale,
 		out->quantum = scale;
 		return 0;
 	}
-	if (!matcher_init(&m, R, n))
-		return fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
-	freed = fast_calloc(n, sizeof *freed);
-	if (!freed) {
-		rc = fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
-		goto out;
-	}
-	if (!hopcroft_karp(&m)) {
-		rc = fast_err_set(err, FAST_ERUNTIME,
-				  "decomposition: no perfect matching on the support (lines unequal?)");
-		goto out;
-	}
+	matcher_reset(m, R);
+	t->count = 0;
+	if (!hopcroft_karp(m))
+		return fast_err_set(err, FAST_ERUNTIME,
+				    "decomposition: no perfect matching on the support (lines unequal?)");
 	while (left > 0) {
 		uint64_t w = UINT64_MAX;
 		uint32_t nfreed = 0;
 
 		for (uint32_t i = 0; i < n; i++) {
-			uint64_t v = R[(size_t)i * n + (uint32_t)m.rm[i]];
+			uint64_t v = R[(size_t)i * n + (uint32_t)m->rm[i]];
 			if (v < w)
 				w = v;
 		}
-		if (!terms_push(&t, m.rm, w * scale, max_terms)) {
-			rc = fast_err_set(err, t.count >= max_terms ? FAST_ERUNTIME : FAST_ENOMEM,
-					  "decomposition of %ux%u: %s", n, n,
-					  t.count >= max_terms ? "term bound exceeded"
-							       : "out of memory");
-			goto out;
-		}
-		if (tr && track(tr, n, m.rm, w * scale)) {
-			rc = ABORTED;
-			goto out;
-		}
+		if (!terms_push(t, m->rm, w * scale, max_terms))
+			return fast_err_set(err, t->count >= max_terms ? FAST_ERUNTIME : FAST_ENOMEM,
+					    "decomposition of %ux%u: %s", n, n,
+					    t->count >= max_terms ? "term bound exceeded"
+								  : "out of memory");
+		if (tr && track(tr, n, m->rm, w * scale))
+			return ABORTED;
 		for (uint32_t i = 0; i < n; i++) {
-			uint32_t j = (uint32_t)m.rm[i];
+			uint32_t j = (uint32_t)m->rm[i];
 			uint64_t *e = &R[(size_t)i * n + j];
 			*e -= w;
 			if (*e == 0) {
 				freed[nfreed++] = (int32_t)i;
-				m.sup[(size_t)i * m.W + j / 64] &= ~(UINT64_C(1) << (j % 64));
+				m->sup[(size_t)i * m->W + j / 64] &= ~(UINT64_C(1) << (j % 64));
 			}
 		}
 		left -= w;
 		if (left == 0)
 			break;
 		for (uint32_t k = 0; k < nfreed; k++)
-			unmatch_row(&m, (uint32_t)freed[k]);
-		for (uint32_t k = 0; k < nfreed; k++) {
-			if (!repair_row(&m, (uint32_t)freed[k])) {
-				rc = fast_err_set(err, FAST_ERUNTIME,
-						  "decomposition: matching repair failed (lines unequal?)");
-				goto out;
-			}
-		}
+			unmatch_row(m, (uint32_t)freed[k]);
+		for (uint32_t k = 0; k < nfreed; k++)
+			if (!repair_row(m, (uint32_t)freed[k]))
+				return fast_err_set(err, FAST_ERUNTIME,
+						    "decomposition: matching repair failed (lines unequal?)");
 	}
+	/* the terms move to out; the next decomposition grows a new buffer */
 	memset(out, 0, sizeof *out);
 	out->n = n;
-	out->nterms = t.count;
-	out->perm = t.perm;
-	out->weight = t.weight;
+	out->nterms = t->count;
+	out->perm = t->perm;
+	out->weight = t->weight;
 	out->total = total;
 	out->quantum = scale;
-	t.perm = NULL;
-	t.weight = NULL;
-out:
-	free(t.perm);
-	free(t.weight);
-	free(freed);
-	matcher_free(&m);
-	return rc;
+	t->perm = NULL;
+	t->weight = NULL;
+	t->count = t->cap = 0;
+	return 0;
 }
 
 int fast_bvn_decompose(const uint64_t *S, uint32_t n, struct fast_bvn *out,
 		       struct fast_err *err)
 {
-	uint64_t *R, *row, *col, M;
+	struct work wk;
+	uint64_t M;
 	int rc;
 
 	if (n == 0) {
@@ -527,39 +586,49 @@ int fast_bvn_decompose(const uint64_t *S, uint32_t n, struct fast_bvn *out,
 		out->quantum = 1;
 		return 0;
 	}
-	R = fast_calloc((size_t)n * n, sizeof *R);
-	row = fast_calloc(n, sizeof *row);
-	col = fast_calloc(n, sizeof *col);
-	if (!R || !row || !col) {
-		rc = fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
-		goto out;
-	}
-	if (!line_sums(S, n, row, col)) {
+	if (!work_init(&wk, n))
+		return fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
+	if (!line_sums(S, n, wk.row, wk.col)) {
 		rc = fast_err_set(err, FAST_EINPUT, "decomposition: a line sum overflows 64 bits");
 		goto out;
 	}
-	M = row[0];
+	M = wk.row[0];
 	for (uint32_t i = 0; i < n; i++)
-		if (row[i] != M || col[i] != M) {
+		if (wk.row[i] != M || wk.col[i] != M) {
 			rc = fast_err_set(err, FAST_EINPUT,
 					  "decomposition: line sums differ (row 0 = %llu, %s %u = %llu); pad first",
-					  (unsigned long long)M, row[i] != M ? "row" : "column", i,
-					  (unsigned long long)(row[i] != M ? row[i] : col[i]));
+					  (unsigned long long)M, wk.row[i] != M ? "row" : "column", i,
+					  (unsigned long long)(wk.row[i] != M ? wk.row[i] : wk.col[i]));
 			goto out;
 		}
-	memcpy(R, S, (size_t)n * n * sizeof *R);
-	rc = decompose_core(R, n, M, 1, NULL, out, err);
+	memcpy(wk.R, S, (size_t)n * n * sizeof *wk.R);
+	rc = decompose_core(&wk, n, M, 1, NULL, out, err);
 out:
-	free(R);
-	free(row);
-	free(col);
+	work_free(&wk);
 	return rc;
 }
 
-static int quantized(const uint64_t *S, uint32_t n, uint64_t q, struct tracker *tr,
-		     struct fast_bvn *out, struct fast_err *err)
+/* ceil(S / q) entrywise into wk->R, padded, decomposed. */
+static int quantized(struct work *wk, const uint64_t *S, uint32_t n, uint64_t q,
+		     struct tracker *tr, struct fast_bvn *out, struct fast_err *err)
 {
-	uint64_t *R, M;
+	uint64_t *R = wk->R, M;
+	int rc;
+
+	if (q == 1)
+		memcpy(R, S, (size_t)n * n * sizeof *R);
+	else
+		for (size_t k = 0; k < (size_t)n * n; k++)
+			R[k] = S[k] / q + (S[k] % q != 0);
+	if ((rc = pad_with(R, n, wk->row, wk->col, &M, err)) < 0)
+		return rc;
+	return decompose_core(wk, n, M, q, tr, out, err);
+}
+
+int fast_bvn_quantized(const uint64_t *S, uint32_t n, uint64_t q, struct fast_bvn *out,
+		       struct fast_err *err)
+{
+	struct work wk;
 	int rc;
 
 	if (q == 0)
@@ -569,34 +638,21 @@ static int quantized(const uint64_t *S, uint32_t n, uint64_t q, struct tracker *
 		out->quantum = q;
 		return 0;
 	}
-	R = fast_calloc((size_t)n * n, sizeof *R);
-	if (!R)
+	if (!work_init(&wk, n))
 		return fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
-	for (size_t k = 0; k < (size_t)n * n; k++)
-		R[k] = S[k] / q + (S[k] % q != 0);
-	rc = fast_bvn_pad(R, n, &M, err);
-	if (rc == 0)
-		rc = decompose_core(R, n, M, q, tr, out, err);
-	free(R);
+	rc = quantized(&wk, S, n, q, NULL, out, err);
+	work_free(&wk);
 	return rc;
 }
 
-int fast_bvn_quantized(const uint64_t *S, uint32_t n, uint64_t q, struct fast_bvn *out,
-		       struct fast_err *err)
-{
-	return quantized(S, n, q, NULL, out, err);
-}
-
-void fast_bvn_trim(struct fast_bvn *b, const uint64_t *S)
+/* fast_bvn_trim with the caller's n x n scratch. */
+static void trim_with(struct fast_bvn *b, const uint64_t *S, uint64_t *rem)
 {
 	uint32_t n = b->n, kept = 0;
-	uint64_t *rem, total = 0;
+	uint64_t total = 0;
 
 	if (b->nterms == 0)
 		return;
-	rem = fast_calloc((size_t)n * n, sizeof *rem);
-	if (!rem)
-		return; /* untrimmed is still correct */
 	memcpy(rem, S, (size_t)n * n * sizeof *rem);
 	for (uint32_t k = 0; k < b->nterms; k++) {
 		const uint32_t *p = b->perm + (size_t)k * n;
@@ -621,6 +677,18 @@ void fast_bvn_trim(struct fast_bvn *b, const uint64_t *S)
 	}
 	b->nterms = kept;
 	b->total = total;
+}
+
+void fast_bvn_trim(struct fast_bvn *b, const uint64_t *S)
+{
+	uint64_t *rem;
+
+	if (b->nterms == 0)
+		return;
+	rem = fast_calloc((size_t)b->n * b->n, sizeof *rem);
+	if (!rem)
+		return; /* untrimmed is still correct */
+	trim_with(b, S, rem);
 	free(rem);
 }
 
@@ -652,6 +720,7 @@ struct search {
 	struct fast_bvn_model m;
 	uint64_t *rem;
 	uint32_t *scratch; /* 3n words for exchange() */
+	struct work *wk;   /* the candidates' scratch */
 	struct fast_bvn best;     /* trimmed */
 	struct fast_bvn best_raw; /* the same before trimming */
 	double best_t; /* < 0: none yet */
@@ -788,7 +857,7 @@ static int try_quantum(struct search *sr, uint64_t q, bool polish, bool *complet
 	sr->tried++;
 	*completed = false;
 	*t = tr.limit;
-	rc = quantized(sr->S, sr->n, q, &tr, &b, err);
+	rc = quantized(sr->wk, sr->S, sr->n, q, &tr, &b, err);
 	if (rc < 0)
 		return rc;
 	if (rc == ABORTED)
@@ -800,7 +869,7 @@ static int try_quantum(struct search *sr, uint64_t q, bool polish, bool *complet
 		fast_bvn_free(&b);
 		return fast_err_set(err, rc, "alpha-aware decomposition: out of memory");
 	}
-	fast_bvn_trim(&b, sr->S);
+	trim_with(&b, sr->S, sr->wk->rem);
 	*t = fast_bvn_time(&b, &sr->m);
 	if (sr->best_t < 0 || *t < sr->best_t || (*t == sr->best_t && q < sr->best.quantum)) {
 		fast_bvn_free(&sr->best);
@@ -985,7 +1054,7 @@ static int hybrid_candidate(struct search *sr, const struct terms *t, const stru
 		       (size_t)cover->nterms * n * sizeof *b.perm);
 		memcpy(b.weight + t->count, cover->weight, cover->nterms * sizeof *b.weight);
 	}
-	fast_bvn_trim(&b, sr->S);
+	trim_with(&b, sr->S, sr->wk->rem);
 	tm = fast_bvn_time(&b, &sr->m);
 	if (sr->best_t < 0 || tm < sr->best_t) {
 		fast_bvn_free(&sr->best);
@@ -1170,6 +1239,7 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 		  struct fast_err *err)
 {
 	struct search sr;
+	struct work wk;
 	uint64_t big = 0;
 	bool exact_done = false;
 	double t, exact_t = 0;
@@ -1185,11 +1255,12 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	sr.best_t = -1;
 	sr.rem = fast_calloc((size_t)n * n + 1, sizeof *sr.rem);
 	sr.scratch = fast_calloc(3 * (size_t)n + 1, sizeof *sr.scratch);
-	if (!sr.rem || !sr.scratch) {
+	if (!sr.rem || !sr.scratch || !work_init(&wk, n)) {
 		free(sr.rem);
 		free(sr.scratch);
 		return fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
 	}
+	sr.wk = &wk;
 	for (size_t k = 0; k < (size_t)n * n; k++)
 		big = S[k] > big ? S[k] : big;
 
@@ -1203,7 +1274,7 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	 * about a third of a 1024-GPU compile) */
 	if (sr.best_raw.nterms > 1 && sr.best.quantum != big) {
 		exchange(&sr.best_raw, S, sr.scratch);
-		fast_bvn_trim(&sr.best_raw, S);
+		trim_with(&sr.best_raw, S, wk.rem);
 		t = fast_bvn_time(&sr.best_raw, m);
 		if (t < sr.best_t) {
 			fast_bvn_free(&sr.best);
@@ -1225,12 +1296,14 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	}
 	free(sr.rem);
 	free(sr.scratch);
+	work_free(&wk);
 	fast_bvn_free(&sr.best_raw);
 	*out = sr.best;
 	return 0;
 fail:
 	free(sr.rem);
 	free(sr.scratch);
+	work_free(&wk);
 	fast_bvn_free(&sr.best_raw);
 	fast_bvn_free(&sr.best);
 	return rc;
