@@ -423,33 +423,77 @@ static bool terms_push(struct terms *t, const int32_t *rm, uint64_t w, uint64_t 
 }
 
 /* Optional running trim of the terms as they are found, against the
- * unpadded matrix S, to give up on a candidate as soon as its modelled time
- * (which only grows) exceeds the best one so far. */
+ * unpadded matrix S, to give up on a candidate as soon as it cannot beat
+ * the best one so far: the running modelled time only grows, and what is
+ * left of S still needs, from the remaining terms, a stage per non-zero
+ * entry of its densest line and the bytes of its fullest line, so
+ * t + d * stage + L / B bounds the candidate's final time from below.
+ * Abandoning on that bound drops only candidates that would have been
+ * abandoned later (the margin covers rounding in the sums). */
 struct tracker {
 	const uint64_t *S;
-	uint64_t *rem; /* n x n: what S still needs */
+	uint64_t *rem;  /* n x n: what S still needs */
+	uint64_t *line; /* 2n: off-diagonal bytes rows (0..n-1), columns (n..) still need */
+	uint32_t *nz;   /* 2n: their non-zero entries */
 	struct fast_bvn_model m;
 	double limit, t;
 };
 
 #define ABORTED 1
+#define BOUND_MARGIN 1e-9 /* relative: far above the rounding of a few thousand sums */
+
+/* rem = S, and its line sums and counts off the diagonal */
+static void tracker_start(struct tracker *tr, uint32_t n)
+{
+	memcpy(tr->rem, tr->S, (size_t)n * n * sizeof *tr->rem);
+	memset(tr->line, 0, 2 * (size_t)n * sizeof *tr->line);
+	memset(tr->nz, 0, 2 * (size_t)n * sizeof *tr->nz);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			uint64_t v = tr->S[(size_t)i * n + j];
+			if (i == j || !v)
+				continue;
+			tr->line[i] += v; /* no overflow: fast_bvn_auto checked */
+			tr->line[n + j] += v;
+			tr->nz[i]++;
+			tr->nz[n + j]++;
+		}
+}
 
 static bool track(struct tracker *tr, uint32_t n, const int32_t *rm, uint64_t w)
 {
-	uint64_t need = 0;
+	uint64_t need = 0, L = 0;
+	uint32_t d = 0;
 
 	for (uint32_t a = 0; a < n; a++) {
 		uint64_t *r, s;
-		if (rm[a] == (int32_t)a)
+		uint32_t j = (uint32_t)rm[a];
+		if (j == a)
 			continue;
-		r = &tr->rem[(size_t)a * n + (uint32_t)rm[a]];
+		r = &tr->rem[(size_t)a * n + j];
 		s = *r < w ? *r : w;
+		if (!s)
+			continue;
 		*r -= s;
+		tr->line[a] -= s;
+		tr->line[n + j] -= s;
+		if (*r == 0) {
+			tr->nz[a]--;
+			tr->nz[n + j]--;
+		}
 		need = s > need ? s : need;
 	}
-	if (need)
-		tr->t += tr->m.stage_s + (double)need / tr->m.Bps;
-	return tr->t > tr->limit;
+	if (!need)
+		return false;
+	tr->t += tr->m.stage_s + (double)need / tr->m.Bps;
+	if (tr->t > tr->limit)
+		return true;
+	for (uint32_t k = 0; k < 2 * n; k++) {
+		L = tr->line[k] > L ? tr->line[k] : L;
+		d = tr->nz[k] > d ? tr->nz[k] : d;
+	}
+	return tr->t + d * tr->m.stage_s + (double)L / tr->m.Bps >
+	       tr->limit * (1 + BOUND_MARGIN);
 }
 
 /*
@@ -718,7 +762,8 @@ struct search {
 	const uint64_t *S;
 	uint32_t n;
 	struct fast_bvn_model m;
-	uint64_t *rem;
+	uint64_t *rem, *line; /* the tracker's: n x n, 2n */
+	uint32_t *nz;         /* 2n, the tracker's */
 	uint32_t *scratch; /* 3n words for exchange() */
 	struct work *wk;   /* the candidates' scratch */
 	struct fast_bvn best;     /* trimmed */
@@ -850,10 +895,12 @@ static int try_quantum(struct search *sr, uint64_t q, bool polish, bool *complet
 
 	tr.S = sr->S;
 	tr.rem = sr->rem;
+	tr.line = sr->line;
+	tr.nz = sr->nz;
 	tr.m = sr->m;
 	tr.limit = sr->best_t < 0 ? 1e300 : sr->best_t;
 	tr.t = 0;
-	memcpy(sr->rem, sr->S, (size_t)sr->n * sr->n * sizeof *sr->rem);
+	tracker_start(&tr, sr->n);
 	sr->tried++;
 	*completed = false;
 	*t = tr.limit;
@@ -1255,12 +1302,22 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	sr.best_t = -1;
 	sr.rem = fast_calloc((size_t)n * n + 1, sizeof *sr.rem);
 	sr.scratch = fast_calloc(3 * (size_t)n + 1, sizeof *sr.scratch);
-	if (!sr.rem || !sr.scratch || !work_init(&wk, n)) {
+	sr.line = fast_calloc(2 * (size_t)n + 1, sizeof *sr.line);
+	sr.nz = fast_calloc(2 * (size_t)n + 1, sizeof *sr.nz);
+	if (!sr.rem || !sr.scratch || !sr.line || !sr.nz || !work_init(&wk, n)) {
 		free(sr.rem);
 		free(sr.scratch);
+		free(sr.line);
+		free(sr.nz);
 		return fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
 	}
 	sr.wk = &wk;
+	/* the exact candidate would fail on this later; the tracker's line
+	 * sums need it */
+	if (!line_sums(S, n, wk.row, wk.col)) {
+		rc = fast_err_set(err, FAST_EINPUT, "server matrix: a line sum overflows 64 bits");
+		goto fail;
+	}
 	for (size_t k = 0; k < (size_t)n * n; k++)
 		big = S[k] > big ? S[k] : big;
 
@@ -1296,6 +1353,8 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	}
 	free(sr.rem);
 	free(sr.scratch);
+	free(sr.line);
+	free(sr.nz);
 	work_free(&wk);
 	fast_bvn_free(&sr.best_raw);
 	*out = sr.best;
@@ -1303,6 +1362,8 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 fail:
 	free(sr.rem);
 	free(sr.scratch);
+	free(sr.line);
+	free(sr.nz);
 	work_free(&wk);
 	fast_bvn_free(&sr.best_raw);
 	fast_bvn_free(&sr.best);
