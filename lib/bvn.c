@@ -995,82 +995,81 @@ static int quanta(struct search *sr, uint64_t big, uint64_t start, int patience,
  * adds nothing (the heap's top is under r') needs no matching attempt: the
  * matching and the support are the same as after the failed one.
  */
+struct waiting {
+	uint64_t v; /* the entry's value (the heap key) */
+	uint32_t x; /* i * n + j */
+};
+
 struct pending {
-	uint64_t *val; /* heap keys: the entries' values */
-	uint32_t *idx; /* i * n + j */
+	struct waiting *h;
 	uint32_t len;
 };
 
-static bool pending_above(const struct pending *h, uint64_t lo)
+static bool pending_above(const struct pending *p, uint64_t lo)
 {
-	return h->len > 0 && h->val[0] >= lo;
+	return p->len > 0 && p->h[0].v >= lo;
 }
 
-static void pending_sift_down(struct pending *h, uint32_t k)
+static void pending_sift_down(struct pending *p, uint32_t k)
 {
-	uint64_t v = h->val[k];
-	uint32_t x = h->idx[k];
+	struct waiting e = p->h[k], *h = p->h;
 
 	for (;;) {
 		uint32_t c = 2 * k + 1;
-		if (c >= h->len)
+		if (c >= p->len)
 			break;
-		if (c + 1 < h->len && h->val[c + 1] > h->val[c])
+		if (c + 1 < p->len && h[c + 1].v > h[c].v)
 			c++;
-		if (h->val[c] <= v)
+		if (h[c].v <= e.v)
 			break;
-		h->val[k] = h->val[c];
-		h->idx[k] = h->idx[c];
+		h[k] = h[c];
 		k = c;
 	}
-	h->val[k] = v;
-	h->idx[k] = x;
+	h[k] = e;
 }
 
-static void pending_push(struct pending *h, uint64_t v, uint32_t x)
+static void pending_push(struct pending *p, uint64_t v, uint32_t x)
 {
-	uint32_t k = h->len++;
+	uint32_t k = p->len++;
 
-	while (k > 0 && h->val[(k - 1) / 2] < v) {
-		h->val[k] = h->val[(k - 1) / 2];
-		h->idx[k] = h->idx[(k - 1) / 2];
+	while (k > 0 && p->h[(k - 1) / 2].v < v) {
+		p->h[k] = p->h[(k - 1) / 2];
 		k = (k - 1) / 2;
 	}
-	h->val[k] = v;
-	h->idx[k] = x;
+	p->h[k].v = v;
+	p->h[k].x = x;
 }
 
 /* Put every positive entry of R under r on the heap, the rest (>= r) in the
  * support. */
-static void pending_init(struct pending *h, struct matcher *m, uint64_t r)
+static void pending_init(struct pending *p, struct matcher *m, uint64_t r)
 {
 	uint32_t n = m->n;
 
-	h->len = 0;
+	p->len = 0;
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t j = 0; j < n; j++) {
 			uint64_t v = m->R[(size_t)i * n + j];
 			if (v >= r)
 				m->sup[(size_t)i * m->W + j / 64] |= UINT64_C(1) << (j % 64);
 			else if (v) {
-				h->val[h->len] = v;
-				h->idx[h->len++] = i * n + j;
+				p->h[p->len].v = v;
+				p->h[p->len++].x = i * n + j;
 			}
 		}
-	for (uint32_t k = h->len / 2; k-- > 0;)
-		pending_sift_down(h, k);
+	for (uint32_t k = p->len / 2; k-- > 0;)
+		pending_sift_down(p, k);
 }
 
 /* Move every waiting entry >= lo into the support. */
-static void pending_pop_to(struct pending *h, struct matcher *m, uint64_t lo)
+static void pending_pop_to(struct pending *p, struct matcher *m, uint64_t lo)
 {
-	while (pending_above(h, lo)) {
-		uint32_t x = h->idx[0], i = x / m->n, j = x % m->n;
+	while (pending_above(p, lo)) {
+		uint32_t x = p->h[0].x, i = x / m->n, j = x % m->n;
 		m->sup[(size_t)i * m->W + j / 64] |= UINT64_C(1) << (j % 64);
-		h->val[0] = h->val[--h->len];
-		h->idx[0] = h->idx[h->len];
-		if (h->len)
-			pending_sift_down(h, 0);
+		p->h[0] = p->h[--p->len];
+		if (p->len)
+			pending_sift_down(p, 0);
 	}
 }
 
@@ -1129,8 +1128,7 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 	int rc = 0;
 
 	memset(&m, 0, sizeof m);
-	pend.val = fast_calloc(nn + 1, sizeof *pend.val);
-	pend.idx = fast_calloc(nn + 1, sizeof *pend.idx);
+	pend.h = fast_calloc(nn + 1, sizeof *pend.h);
 	R = fast_calloc(nn + 1, sizeof *R);
 	rem = fast_calloc(nn + 1, sizeof *rem);
 	snap = fast_calloc(nn + 1, sizeof *snap);
@@ -1138,7 +1136,7 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 	col = fast_calloc(n + 1, sizeof *col);
 	rc_nz = fast_calloc(n + 1, sizeof *rc_nz);
 	cc_nz = fast_calloc(n + 1, sizeof *cc_nz);
-	if (!R || !rem || !snap || !row || !col || !rc_nz || !cc_nz || !pend.val || !pend.idx) {
+	if (!R || !rem || !snap || !row || !col || !rc_nz || !cc_nz || !pend.h) {
 		rc = fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
 		goto out;
 	}
@@ -1276,8 +1274,7 @@ out:
 	free(col);
 	free(rc_nz);
 	free(cc_nz);
-	free(pend.val);
-	free(pend.idx);
+	free(pend.h);
 	return rc;
 }
 
