@@ -244,25 +244,6 @@ static void unmatch_row(struct matcher *m, uint32_t u)
 	m->freec[v / 64] |= UINT64_C(1) << (v % 64);
 }
 
-/* Next column >= from in row u's support, or -1. */
-static int32_t next_col(const struct matcher *m, uint32_t u, uint32_t from)
-{
-	const uint64_t *row = m->sup + (size_t)u * m->W;
-	uint32_t x = from / 64;
-	uint64_t w;
-
-	if (from >= m->n)
-		return -1;
-	w = row[x] & (~UINT64_C(0) << (from % 64));
-	for (;;) {
-		if (w)
-			return (int32_t)(x * 64 + (uint32_t)__builtin_ctzll(w));
-		if (++x >= m->W)
-			return -1;
-		w = row[x];
-	}
-}
-
 #define HK_INF INT32_MAX
 
 /* Hopcroft-Karp layering: BFS from all free rows; true if some free
@@ -305,16 +286,26 @@ static bool hk_bfs(struct matcher *m)
 	return found;
 }
 
-/* Hopcroft-Karp augmentation along the layers (depth <= layers). */
+/* Hopcroft-Karp augmentation along the layers (depth <= layers).  The
+ * support does not change during a phase, so a row's columns are read a
+ * word at a time, resuming at it[u]. */
 static bool hk_dfs(struct matcher *m, uint32_t u)
 {
-	for (int32_t v = next_col(m, u, (uint32_t)m->it[u]); v >= 0;
-	     v = next_col(m, u, (uint32_t)v + 1)) {
-		int32_t w = m->cm[v];
-		m->it[u] = v + 1;
-		if (w < 0 || (m->dist[w] == m->dist[u] + 1 && hk_dfs(m, (uint32_t)w))) {
-			match(m, u, (uint32_t)v);
-			return true;
+	const uint64_t *row = m->sup + (size_t)u * m->W;
+	uint32_t from = (uint32_t)m->it[u];
+
+	for (uint32_t x = from / 64; from < m->n && x < m->W; x++) {
+		uint64_t cand = row[x];
+		if (x == from / 64)
+			cand &= ~UINT64_C(0) << (from % 64);
+		for (; cand; cand &= cand - 1) {
+			uint32_t v = x * 64 + (uint32_t)__builtin_ctzll(cand);
+			int32_t w = m->cm[v];
+			m->it[u] = (int32_t)(v + 1);
+			if (w < 0 || (m->dist[w] == m->dist[u] + 1 && hk_dfs(m, (uint32_t)w))) {
+				match(m, u, v);
+				return true;
+			}
 		}
 	}
 	m->it[u] = (int32_t)m->n;
