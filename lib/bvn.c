@@ -777,7 +777,7 @@ struct search {
 
 static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 {
-	uint32_t n = b->n, K = b->nterms, *sg = scratch;
+	uint32_t n = b->n, K = b->nterms, *sg = scratch, *cyc = scratch + n, len;
 	uint32_t window = K > 1 ? 20000 / K : 0;
 	uint32_t *inv;
 	uint64_t *v;
@@ -823,32 +823,33 @@ static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 					continue; /* a fixed row, or a cycle seen */
 				mk = vk[a];
 				ml = vl[a];
+				len = 0;
+				cyc[len++] = a;
 				c = sg[a];
 				sg[a] = DONE;
 				while (c != a) {
 					uint32_t next = sg[c];
 					sg[c] = DONE;
+					cyc[len++] = c;
 					mk = vk[c] > mk ? vk[c] : mk;
 					ml = vl[c] > ml ? vl[c] : ml;
 					c = next;
 				}
 				if (ml <= mk)
 					continue;
-				/* swap the cycle's targets, walking it again by the
-				 * inverse of l: the entry read for the next row is
-				 * the one rewritten for this row, read first */
-				c = a;
-				do {
-					uint32_t ck = pk[c], cl = pl[c], next = il[ck];
-					uint64_t tv = vk[c];
-					pk[c] = cl;
-					pl[c] = ck;
-					vk[c] = vl[c];
-					vl[c] = tv;
-					ik[cl] = c;
-					il[ck] = c;
-					c = next;
-				} while (c != a);
+				/* swap the cycle's targets: its rows' targets are
+				 * distinct in k and in l, so the rows may go in any
+				 * order */
+				for (uint32_t x = 0; x < len; x++) {
+					uint32_t r = cyc[x], ck = pk[r], cl = pl[r];
+					uint64_t tv = vk[r];
+					pk[r] = cl;
+					pl[r] = ck;
+					vk[r] = vl[r];
+					vl[r] = tv;
+					ik[cl] = r;
+					il[ck] = r;
+				}
 			}
 		}
 	}
