@@ -7,6 +7,7 @@
 #   tests/golden/run.sh BIN [case-dir...]     compare
 #   UPDATE=1 tests/golden/run.sh BIN case...  rewrite the expected files
 #   WRAP=valgrind|none                        run $FAST under valgrind memcheck
+#   GOLDEN_JOBS=N                             cases run at once (default 2)
 set -u
 bin=${1:?usage: run.sh path/to/fast [case-dir...]}
 shift
@@ -36,47 +37,65 @@ VG
 	chmod +x "$fast"
 fi
 
-pass=0
-fail=0
-failed=()
-for c in "${cases[@]}"; do
-	c=${c%/}
-	tmp="$work/t"
-	rm -rf "$tmp"
+# one case: run it in its own directory $work/<i>, leave the verdict (an
+# empty file for a pass, the report for a failure) in $work/<i>/verdict
+run_case() {
+	local i=$1 c=${2%/} dir="$work/$1" tmp code want ok=1
+	tmp="$dir/t"
 	mkdir -p "$tmp"
 	FAST="$fast" TMP="$tmp" CASE="$c" timeout "${GOLDEN_TIMEOUT:-120}" \
-		bash -c "$(cat "$c/cmd")" >"$work/out" 2>"$work/err" </dev/null
+		bash -c "$(cat "$c/cmd")" >"$dir/out" 2>"$dir/err" </dev/null
 	code=$?
 	# paths of the temporary directory are not stable: normalise them
-	sed -i "s#$tmp#\$TMP#g" "$work/out" "$work/err"
+	sed -i "s#$tmp#\$TMP#g" "$dir/out" "$dir/err"
 	if [ "${UPDATE:-0}" = 1 ]; then
-		cp "$work/out" "$c/stdout"
-		cp "$work/err" "$c/stderr"
+		cp "$dir/out" "$c/stdout"
+		cp "$dir/err" "$c/stderr"
 		echo "$code" > "$c/code"
-		echo "updated $c (exit $code)"
-		continue
+		echo "updated $c (exit $code)" >"$dir/verdict"
+		return
 	fi
-	ok=1
 	want=$(cat "$c/code" 2>/dev/null || echo missing)
-	if [ "$code" != "$want" ]; then
-		echo "FAIL $c: exit code $code, expected $want"
-		ok=0
+	{
+		if [ "$code" != "$want" ]; then
+			echo "FAIL $c: exit code $code, expected $want"
+		fi
+		if ! cmp -s "$dir/out" "$c/stdout"; then
+			echo "FAIL $c: stdout differs"
+			diff -u "$c/stdout" "$dir/out" | head -20
+		fi
+		if ! cmp -s "$dir/err" "$c/stderr"; then
+			echo "FAIL $c: stderr differs"
+			diff -u "$c/stderr" "$dir/err" | head -20
+		fi
+	} >"$dir/verdict"
+	rm -rf "$tmp"
+}
+
+# GOLDEN_JOBS cases at a time (default 2: CI's cores); reports in case order
+jobs=${GOLDEN_JOBS:-2}
+running=0
+for i in "${!cases[@]}"; do
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
 	fi
-	if ! cmp -s "$work/out" "$c/stdout"; then
-		echo "FAIL $c: stdout differs"
-		diff -u "$c/stdout" "$work/out" | head -20
-		ok=0
-	fi
-	if ! cmp -s "$work/err" "$c/stderr"; then
-		echo "FAIL $c: stderr differs"
-		diff -u "$c/stderr" "$work/err" | head -20
-		ok=0
-	fi
-	if [ $ok = 1 ]; then
+	run_case "$i" "${cases[$i]}" &
+	running=$((running + 1))
+done
+wait
+
+pass=0
+fail=0
+for i in "${!cases[@]}"; do
+	v="$work/$i/verdict"
+	if [ "${UPDATE:-0}" = 1 ]; then
+		cat "$v"
+	elif [ -f "$v" ] && [ ! -s "$v" ]; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
-		failed+=("$c")
+		cat "$v" 2>/dev/null || echo "FAIL ${cases[$i]}: no verdict"
 	fi
 done
 [ "${UPDATE:-0}" = 1 ] && exit 0
