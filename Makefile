@@ -4,6 +4,8 @@
 #   make test       install missing Debian packages, build, run every test stage
 #   make demo       install missing Debian packages, build, run the main study
 #   make bench      synthesis / bound / simulator benchmarks
+#   make bench-testbed  measured speedups on an emulated 4 x 4 cluster (root:
+#                   network namespaces, scripts/testbed.sh) against fast sim
 #   make deps       install the Debian packages the project needs (apt-get)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make SANITIZE=address,undefined   sanitizer build (separate build dir)
@@ -71,7 +73,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BIN)/tests/%)
 
 .PHONY: all test test-unit test-golden test-mpi test-san test-valgrind test-gpu \
-        bench demo deps install clean results
+        bench bench-testbed demo deps install clean results
 
 all: $(FAST_BIN) $(LIBFAST)
 
@@ -188,6 +190,9 @@ results: all
 
 bench: all
 	$(FAST_BIN) bench all
+
+bench-testbed: all
+	bash tests/testbed/bench.sh $(FAST_BIN)
 
 demo: deps
 	$(MAKE) -j2 all
