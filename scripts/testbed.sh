@@ -15,8 +15,10 @@
 # into one bridge: a non-blocking switch in its own namespace
 # (<prefix>-sw).  Both directions of every rail are rate-limited by a tc
 # tbf: the NIC side with a deep queue (TCP small queues overflow a shallow
-# one), the switch side with --buffer bytes, the switch port's buffer (a
-# small one brings real incast: drops, retransmits, RTO stalls).  mpirun
+# one), the switch side with --buffer bytes, the switch port's buffer
+# (default 4M: no drops in a 4 x 4 all-to-all at 200 Mbit/s, where 1M
+# dropped 274 packets in 6 iterations; a small one brings real incast:
+# drops, retransmits, 200 ms RTO stalls).  mpirun
 # runs in a head namespace (<prefix>-head) on a management port of the
 # switch; each server gets its own orted through the launcher agent
 # (build/testbed/agent), and each rank binds the TCP BTL to its own rail
@@ -373,7 +375,7 @@ calibrate() {
 }
 
 cmd_up() {
-	local nocal=0 delay="" buffer=1M owner=$PPID t0
+	local nocal=0 delay="" buffer=4M owner=$PPID t0
 	SERVERS="" GPUS="" RATE=""
 	while [ $# -gt 0 ]; do
 		case $1 in
