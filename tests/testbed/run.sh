@@ -59,6 +59,30 @@ bad() { fail=$((fail + 1)); echo "not ok - $1"; sed 's/^/    /' "$TMP/out" | tai
 instance_of() { cat "$1/instance" 2>/dev/null; }
 netns_of() { ip netns list | awk -v p="$1-" 'index($1, p) == 1 { print $1 }'; }
 
+# --- refusals: one line saying why, nothing made ------------------------------
+ns_before=$(ip netns list | awk '{ print $1 }' | sort)
+refuse() { # name expected-exit expected-text cmd...
+	local name=$1 want=$2 text=$3
+	shift 3
+	"$@" >"$TMP/out" 2>&1
+	local got=$?
+	if [ $got = "$want" ] && grep -q -- "$text" "$TMP/out" && [ "$(grep -c '^testbed:' "$TMP/out")" = 1 ] &&
+		[ "$(ip netns list | awk '{ print $1 }' | sort)" = "$ns_before" ]; then
+		ok "$name: $(head -1 "$TMP/out")"
+	else
+		echo "    (exit $got, expected $want)" >>"$TMP/out"
+		bad "$name"
+	fi
+}
+if command -v setpriv >/dev/null; then
+	refuse "up as a non-root user" 4 "not root" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$TB" up --servers 2 --gpus 2 --rate 100mbit --no-calibrate
+fi
+refuse "up with a bad rate" 2 "--rate: expected" "$TB" up --servers 2 --gpus 2 --rate fast --no-calibrate
+refuse "up with a delay on a kernel without netem, or a bad delay" 2 "--delay: expected" \
+	"$TB" up --servers 2 --gpus 2 --rate 100mbit --delay 1ms --no-calibrate
+refuse "mpirun with no testbed up" 1 "no testbed up" "$TB" mpirun -np 4 true
+
 # --- up, calibrated --------------------------------------------------------
 t0=$(date +%s.%N)
 if "$TB" up --servers 4 --gpus 4 --rate 200mbit >"$TMP/out" 2>&1 &&
