@@ -4,6 +4,7 @@
 #
 #   bash tests/testbed/bench.sh build/bin/fast
 #   RATES="100mbit 200mbit" SIZES="1M 4M" ITERS=9 bash tests/testbed/bench.sh build/bin/fast
+#   BUFFER=64K ...   switch buffer per port (default: scripts/testbed.sh's, 4M)
 #
 # For every rate in RATES (default 200mbit): `scripts/testbed.sh up` of 4
 # servers x 4 ranks (calibrated: the topology the simulator is given is the
@@ -26,6 +27,7 @@ TB=$ROOT/scripts/testbed.sh
 RATES=${RATES:-200mbit}
 SIZES=${SIZES:-4M}
 SKEW=${SKEW:-1}
+BUFFER=${BUFFER:-4M}
 ITERS=${ITERS:-9}
 ROUNDS=${ROUNDS:-3}
 ALGOS="fast mpi fanout nccl pxn spreadout hier"
@@ -38,11 +40,11 @@ WORK=$(mktemp -d)
 trap '"$TB" down >/dev/null 2>&1; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
-echo "# bench-testbed: 4 servers x 4 ranks, rates $RATES, mean sizes $SIZES per GPU, zipf skew $SKEW, $ITERS iterations ($ROUNDS jobs x $per)"
+echo "# bench-testbed: 4 servers x 4 ranks, switch buffer $BUFFER, rates $RATES, mean sizes $SIZES per GPU, zipf skew $SKEW, $ITERS iterations ($ROUNDS jobs x $per)"
 echo "# $(uptime)"
 printf 'rate\tsize\ttraffic\talgo\tmedian_ms\tq1_ms\tq3_ms\tmin_ms\tmax_ms\tsim_ms\twrong\n' >"$OUT/cells.tsv"
 for rate in $RATES; do
-	"$TB" up --servers 4 --gpus 4 --rate "$rate" >"$WORK/up.log" 2>&1 || { cat "$WORK/up.log" >&2; exit 1; }
+	"$TB" up --servers 4 --gpus 4 --rate "$rate" --buffer "$BUFFER" >"$WORK/up.log" 2>&1 || { cat "$WORK/up.log" >&2; exit 1; }
 	echo "# $rate: $(grep -E 'up in|scale-(up|out) ' "$WORK/up.log" | sed 's/^testbed: //' | tr -s ' ' | paste -sd ';' -)"
 	TOPO=$OUT/topo.json
 	cp "$TOPO" "$OUT/topo-$rate.json"
