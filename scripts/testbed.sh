@@ -39,8 +39,9 @@
 # Safe on a shared machine: every object is named with a per-instance
 # prefix allocated under a lock in /run/fast-testbed (one directory per
 # instance, with its owner's pid and start time; the owner is the process
-# that called `up`, or --owner PID).  `up` refuses while this tree's
-# instance is alive and cleans only instances whose owner is dead.  Nothing
+# that called `up`, seen through sudo, make, env and timeout, or --owner
+# PID).  `up` refuses while this tree's instance is alive and cleans only
+# instances whose owner is dead.  Nothing
 # is created in the host's namespace: namespaces, links and the bridge are
 # the instance's own, addresses come from 198.18.0.0/15 (RFC 2544, for
 # benchmarks) inside them, and every setting changed is namespace-local (no
@@ -72,14 +73,28 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 
 # --- instances: the registry -------------------------------------------
 
-# "pid starttime" of a process (start time in clock ticks since boot, field
-# 22 of /proc/PID/stat: tells a live owner from a reused pid)
-proc_id() {
-	local stat
+# field N (N >= 3) of /proc/PID/stat, read past the command name
+proc_field() {
+	local stat n=$(($2 - 2))
 	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
 	stat=${stat##*) }
 	set -- $stat
-	echo "${20}"
+	echo "${!n}"
+}
+# the start time of a process (clock ticks since boot, field 22): with the
+# pid it tells a live owner from a reused pid
+proc_id() { proc_field "$1" 22; }
+# the default owner: the caller, seen through sudo, make and the like (they
+# exit before the instance is done with)
+default_owner() {
+	local pid=$PPID
+	while :; do
+		case $(cat "/proc/$pid/comm" 2>/dev/null) in
+		sudo | su | doas | env | make | timeout) pid=$(proc_field "$pid" 4) || break ;;
+		*) break ;;
+		esac
+	done
+	echo "$pid"
 }
 owner_alive() { # instance prefix
 	local pid start
@@ -375,7 +390,8 @@ calibrate() {
 }
 
 cmd_up() {
-	local nocal=0 delay="" buffer=4M owner=$PPID t0
+	local nocal=0 delay="" buffer=4M owner t0
+	owner=$(default_owner)
 	SERVERS="" GPUS="" RATE=""
 	while [ $# -gt 0 ]; do
 		case $1 in
