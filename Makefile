@@ -4,6 +4,8 @@
 #   make test       build, run every test stage (bash scripts/deps.sh first)
 #   make demo       build, run the main study (bash scripts/deps.sh first)
 #   make bench      synthesis / bound / simulator benchmarks
+#   make bench-testbed  measured speedups on an emulated 4 x 4 cluster (root:
+#                   network namespaces, scripts/testbed.sh) against fast sim
 #   make deps       install the Debian packages the project needs (apt-get)
 #   make install    PREFIX=/usr/local DESTDIR=   (make uninstall: the same files)
 #   make SANITIZE=address,undefined   sanitizer build (separate build dir)
@@ -71,7 +73,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BIN)/tests/%)
 
 .PHONY: all test test-unit test-golden test-mpi test-san test-valgrind test-gpu \
-        bench demo deps install uninstall man clean results
+        bench bench-testbed demo deps install uninstall man clean results
 
 all: $(FAST_BIN) $(LIBFAST)
 
@@ -220,6 +222,9 @@ results: all
 
 bench: all
 	$(FAST_BIN) bench all
+
+bench-testbed: all
+	bash tests/testbed/bench.sh $(FAST_BIN)
 
 demo:
 	$(MAKE) -j2 all

@@ -20,6 +20,7 @@ pkgs=(
 	gnuplot-nox                   # figures in results/
 	bc procps                     # test scripts
 	openssh-client                # OpenMPI 4 mpirun wants an rsh agent even on one host
+	iproute2 util-linux           # testbed stage (scripts/testbed.sh): ip, tc, unshare, flock
 	clang-14 libclang-rt-14-dev   # fuzz stage (tests/fuzz): clang, its ASan/UBSan/libFuzzer runtime
 	libfuzzer-14-dev              #   (the runtime is libclang-rt-14-dev; clang-14 only recommends it)
 )

@@ -7,6 +7,11 @@
 #   golden           90  CLI golden tests and the bad-input table
 #   schema           60  presets and bundled traces against the JSON Schemas
 #   mpi             300  fast run under mpirun (host backend), interposer
+#   testbed         300  fast run over an emulated 4 x 4 cluster (network
+#                        namespaces, TCP rails; scripts/testbed.sh): every
+#                        algorithm, 0 wrong bytes, a killed rank, teardown
+#                        (skipped where namespaces are not; FAST_TESTBED=require
+#                        fails instead); hard limit: timeout 300
 #   sweep            90  a killed sweep resumes without loss or duplicates;
 #                        mpirun -np 4 gives the serial rows
 #   gate             60  fast gate on the bundled real traces: FAST / LP bound
@@ -91,6 +96,7 @@ stage unit 120 bash tests/run_unit.sh "$BIN/tests"
 stage golden 90 bash tests/golden/run.sh "$BIN/fast"
 stage schema 60 optional tests/schema/run.sh "$BIN/fast"
 stage mpi 300 optional tests/mpi/run.sh "$BIN/fast"
+stage testbed 300 timeout -k 10 300 bash tests/testbed/run.sh "$BIN/fast"
 stage sweep 90 bash tests/sweep/resume.sh "$BIN/fast"
 stage gate 60 bash tests/gate/run.sh "$BIN/fast"
 stage install 120 bash tests/install/run.sh

@@ -1,0 +1,540 @@
+#!/usr/bin/env bash
+# scripts/testbed.sh - an emulated two-tier GPU cluster on one machine, built
+# from Linux network namespaces, for running `fast run` over a real network.
+#
+#   scripts/testbed.sh up --servers N --gpus G --rate RATE [--buffer BYTES]
+#                         [--delay US] [--no-calibrate] [--owner PID]
+#   scripts/testbed.sh mpirun ARGS...     an MPI job across it (-np N*G)
+#   scripts/testbed.sh status
+#   scripts/testbed.sh down
+#
+# The fabric: N namespaces "servers" (<prefix>-s0 ...), each with its own
+# hostname, holding G ranks; ranks of one server talk over Open MPI's
+# shared-memory BTL (vader), ranks of different servers over TCP, each
+# through its own veth "rail NIC" (nic<r> in the server, p<r> in the switch)
+# into one bridge: a non-blocking switch in its own namespace
+# (<prefix>-sw).  Both directions of every rail are rate-limited by a tc
+# tbf: the NIC side with a deep queue (TCP small queues overflow a shallow
+# one), the switch side with --buffer bytes, the switch port's buffer
+# (default 4M: no drops in a 4 x 4 all-to-all at 200 Mbit/s, where 1M
+# dropped 274 packets in 6 iterations; a small one brings real incast:
+# drops, retransmits, 200 ms RTO stalls).  mpirun
+# runs in a head namespace (<prefix>-head) on a management port of the
+# switch; each server gets its own orted through the launcher agent
+# (build/testbed/agent), and each rank binds the TCP BTL to its own rail
+# (build/testbed/rank, Open MPI's fork agent).  Rank r is GPU r: server
+# r / G, rail r % G.
+#
+# Outputs (build/testbed/, or $FAST_TESTBED_DIR):
+#   hosts      the hostfile (one host per server namespace, G slots)
+#   agent      the plm_rsh_agent: runs orted inside the server namespace
+#   rank       the fork agent: pins a rank's TCP BTL to its rail
+#   topo.json  the topology of this fabric: scale-up = shared memory inside
+#              a namespace, scale-out = the rail rate; latency and efficiency
+#              of each tier fitted by `fast calibrate` to point-to-point
+#              sweeps that `up` measures with `fast run` (calib/ keeps them;
+#              --no-calibrate: nominal values, no measurement)
+#   instance   the instance's name prefix (fasttb<K>)
+#
+# Safe on a shared machine: every object is named with a per-instance
+# prefix allocated under a lock in /run/fast-testbed (one directory per
+# instance, with its owner's pid and start time; the owner is the process
+# that called `up`, seen through sudo, make, env and timeout, or --owner
+# PID).  `up` refuses while this tree's instance is alive and cleans only
+# instances whose owner is dead.  Nothing
+# is created in the host's namespace: namespaces, links and the bridge are
+# the instance's own, addresses come from 198.18.0.0/15 (RFC 2544, for
+# benchmarks) inside them, and every setting changed is namespace-local (no
+# host sysctl, module or qdisc).  Processes inside are ended through
+# `ip netns pids`, never by name.  Every MPI job runs under `timeout`
+# ($FAST_TESTBED_TIMEOUT seconds, default 600).
+#
+# Needs root, iproute2 (ip, tc with tbf) and Open MPI.  Exit: 0 ok, 1 a
+# failed job or a busy instance, 2 usage, 4 the machine cannot host it
+# (not root, no netns, no tc ...), with a one-line reason.
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DIR=${FAST_TESTBED_DIR:-$ROOT/build/testbed}
+REG=${FAST_TESTBED_REG:-/run/fast-testbed}
+FAST=${FAST:-$ROOT/build/bin/fast}
+JOB_TIMEOUT=${FAST_TESTBED_TIMEOUT:-600}
+MTU=9000
+NIC_QUEUE=8388608 # NIC-side tbf queue (bytes): deep, as a host NIC ring + qdisc
+
+die() { echo "testbed: $*" >&2; exit 4; }
+usage() {
+	echo "testbed: $*" >&2
+	echo "usage: scripts/testbed.sh up --servers N --gpus G --rate RATE [--buffer BYTES] [--delay US] [--no-calibrate] [--owner PID] | mpirun ARGS... | status | down" >&2
+	exit 2
+}
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+
+# --- instances: the registry -------------------------------------------
+
+# field N (N >= 3) of /proc/PID/stat, read past the command name
+proc_field() {
+	local stat n=$(($2 - 2))
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	set -- $stat
+	echo "${!n}"
+}
+# the start time of a process (clock ticks since boot, field 22): with the
+# pid it tells a live owner from a reused pid
+proc_id() { proc_field "$1" 22; }
+# the default owner: the caller, seen through sudo, make and the like (they
+# exit before the instance is done with)
+default_owner() {
+	local pid=$PPID
+	while :; do
+		case $(cat "/proc/$pid/comm" 2>/dev/null) in
+		sudo | su | doas | env | make | timeout) pid=$(proc_field "$pid" 4) || break ;;
+		*) break ;;
+		esac
+	done
+	echo "$pid"
+}
+owner_alive() { # instance prefix
+	local pid start
+	read -r pid start <"$REG/$1/owner" 2>/dev/null || return 1
+	[ -n "$pid" ] && [ "$(proc_id "$pid")" = "$start" ]
+}
+netns_of() { ip netns list 2>/dev/null | awk -v p="$1-" 'index($1, p) == 1 { print $1 }'; }
+
+# end every process inside the instance's namespaces, then delete them
+destroy() { # prefix
+	local p=$1 ns pids i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		pids=""
+		for ns in $(netns_of "$p"); do
+			pids="$pids $(ip netns pids "$ns" 2>/dev/null)"
+		done
+		[ -z "${pids// /}" ] && break
+		# shellcheck disable=SC2086
+		if [ "$i" -lt 6 ]; then kill -TERM $pids 2>/dev/null; else kill -KILL $pids 2>/dev/null; fi
+		sleep 0.2
+	done
+	for ns in $(netns_of "$p"); do
+		ip netns del "$ns" 2>/dev/null || echo "testbed: could not delete namespace $ns" >&2
+	done
+	rm -rf "${REG:?}/$p"
+}
+
+lock_registry() {
+	mkdir -p "$REG" || die "cannot create $REG"
+	exec 9>"$REG/lock"
+	flock -w 30 9 || die "registry $REG/lock busy for 30 s"
+}
+unlock_registry() { exec 9>&-; }
+
+# clean the instances whose owner is dead (under the lock)
+reap_stale() {
+	local d p
+	for d in "$REG"/fasttb*; do
+		[ -d "$d" ] || continue
+		p=$(basename "$d")
+		owner_alive "$p" && continue
+		echo "testbed: removing stale instance $p (owner $(cat "$d/owner" 2>/dev/null | cut -d' ' -f1) is gone)" >&2
+		destroy "$p"
+	done
+}
+
+this_instance() { cat "$DIR/instance" 2>/dev/null; }
+
+# --- checks -------------------------------------------------------------
+
+preflight() {
+	[ "$(id -u)" = 0 ] || die "not root: network namespaces, veths and tc need root (run as root or with sudo)"
+	command -v ip >/dev/null || die "no ip command: install iproute2"
+	command -v tc >/dev/null || die "no tc command: install iproute2"
+	command -v unshare >/dev/null || die "no unshare command: install util-linux"
+	command -v flock >/dev/null || die "no flock command: install util-linux"
+	command -v timeout >/dev/null || die "no timeout command: install coreutils"
+	command -v mpirun >/dev/null || die "no mpirun: install openmpi-bin"
+	unshare --net true 2>/dev/null || die "no network namespaces: unshare --net fails (kernel without CONFIG_NET_NS, or a container without CAP_SYS_ADMIN)"
+	unshare --uts true 2>/dev/null || die "no UTS namespaces: unshare --uts fails"
+}
+
+# rate: tc syntax NUMBER{bit,kbit,mbit,gbit}; prints bits per second
+rate_bps() {
+	awk -v r="$1" 'BEGIN {
+		s = tolower(r); m = 1
+		if (s ~ /gbit$/) { m = 1e9; sub(/gbit$/, "", s) }
+		else if (s ~ /mbit$/) { m = 1e6; sub(/mbit$/, "", s) }
+		else if (s ~ /kbit$/) { m = 1e3; sub(/kbit$/, "", s) }
+		else if (s ~ /bit$/) { sub(/bit$/, "", s) }
+		else exit 1
+		if (s !~ /^[0-9]+(\.[0-9]+)?$/ || s * m < 1e6 || s * m > 1e11) exit 1
+		printf "%.0f", s * m }'
+}
+# BYTES with K/M/G suffixes (1024^n)
+parse_bytes() {
+	awk -v r="$1" 'BEGIN {
+		s = toupper(r); m = 1
+		if (s ~ /G$/) m = 1073741824; else if (s ~ /M$/) m = 1048576; else if (s ~ /K$/) m = 1024
+		sub(/[KMG]$/, "", s)
+		if (s !~ /^[0-9]+$/ || s * m < 1) exit 1
+		printf "%.0f", s * m }'
+}
+
+# address of rank r (198.18.1.1 ...) and of the head (198.18.0.1)
+rank_addr() { echo "198.18.$((1 + $1 / 250)).$((1 + $1 % 250))"; }
+
+# --- up -----------------------------------------------------------------
+
+P="" # the prefix being built (the EXIT trap tears it down unless up finished)
+UP_DONE=0
+up_abort() {
+	[ -n "$P" ] && [ "$UP_DONE" = 0 ] || return 0
+	echo "testbed: up failed: tearing down $P" >&2
+	destroy "$P"
+	rm -f "$DIR/instance" "$DIR/hosts" "$DIR/agent" "$DIR/rank"
+}
+
+nsx() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+sysctl_ns() { nsx "$1" sysctl -qw "$2" >/dev/null || die "cannot set $2 in namespace $1"; }
+
+# tbf on one device: rate, burst, queue limit in bytes.  The burst (bytes
+# that may pass at once above the rate) is one frame, or 50 us at the rate
+# when that is more: the first BURST bytes after an idle spell pass at once,
+# which a fit of alpha + bytes / rate sees as BURST / rate less latency
+tbf() { # ns dev limit
+	tc -n "$1" qdisc replace dev "$2" root tbf rate "$RATE_BPS"bit burst "$BURST" limit "$3" 2>/dev/null ||
+		die "tc tbf on $2 in $1 failed: the kernel lacks sch_tbf (or tc is too old)"
+}
+
+build_fabric() {
+	local s l r ns sw=$P-sw head=$P-head addr
+	ip netns add "$sw" || die "cannot create network namespace $sw"
+	ip netns add "$head" || die "cannot create network namespace $head"
+	ip -n "$sw" link set lo up
+	ip -n "$sw" link add br0 type bridge stp_state 0 forward_delay 0 2>/dev/null ||
+		die "cannot create a bridge: the kernel lacks bridge support"
+	ip -n "$sw" link set br0 mtu $MTU up
+	# the management port: mpirun <-> orted, not rate-limited
+	ip -n "$head" link add mgmt type veth peer name ph netns "$sw" 2>/dev/null ||
+		die "cannot create a veth pair: the kernel lacks veth support"
+	ip -n "$head" link set lo up
+	ip -n "$head" link set mgmt mtu $MTU up
+	ip -n "$head" addr add 198.18.0.1/15 dev mgmt
+	ip -n "$sw" link set ph mtu $MTU master br0 up
+	sysctl_ns "$head" net.ipv6.conf.all.disable_ipv6=1
+	for ((s = 0; s < SERVERS; s++)); do
+		ns=$P-s$s
+		ip netns add "$ns" || die "cannot create network namespace $ns"
+		ip -n "$ns" link set lo up
+		sysctl_ns "$ns" net.ipv6.conf.all.disable_ipv6=1
+		# each rail answers ARP only for its own address, so the switch
+		# learns one port per rank; source-address rules send each rank's
+		# packets out of its own rail
+		sysctl_ns "$ns" net.ipv4.conf.all.arp_ignore=1
+		sysctl_ns "$ns" net.ipv4.conf.all.arp_announce=2
+		sysctl_ns "$ns" net.ipv4.conf.all.rp_filter=0
+		for ((l = 0; l < GPUS; l++)); do
+			r=$((s * GPUS + l))
+			addr=$(rank_addr $r)
+			ip -n "$ns" link add nic$r type veth peer name p$r netns "$sw" ||
+				die "cannot create veth nic$r"
+			ip -n "$ns" link set nic$r mtu $MTU up
+			ip -n "$sw" link set p$r mtu $MTU master br0 up
+			ip -n "$ns" addr add "$addr/15" dev nic$r noprefixroute
+			ip -n "$ns" route add 198.18.0.0/15 dev nic$r src "$addr" table $((100 + l))
+			ip -n "$ns" rule add from "$addr" table $((100 + l)) pref $((100 + l))
+			[ "$l" = 0 ] && ip -n "$ns" route add 198.18.0.0/15 dev nic$r src "$addr"
+			tbf "$ns" nic$r $NIC_QUEUE
+			tbf "$sw" p$r "$BUFFER"
+		done
+	done
+}
+
+write_launchers() {
+	local s
+	mkdir -p "$DIR"
+	: >"$DIR/hosts.tmp"
+	for ((s = 0; s < SERVERS; s++)); do
+		echo "$P-s$s slots=$GPUS" >>"$DIR/hosts.tmp"
+	done
+	mv "$DIR/hosts.tmp" "$DIR/hosts"
+	# plm_rsh_agent: called as `agent HOST COMMAND...` (a remote shell's
+	# arguments); the server namespace gets its own hostname (vader names
+	# its shared-memory segments after it)
+	cat >"$DIR/agent.tmp" <<EOF
+#!/bin/sh
+# generated by scripts/testbed.sh for instance $P: orted into a server namespace
+host=\$1
+shift
+case \$host in
+$P-s[0-9]*) ;;
+*) echo "testbed agent: \$host is not a server of $P" >&2; exit 1 ;;
+esac
+exec ip netns exec "\$host" unshare --uts /bin/sh -c "hostname \$host && \$*"
+EOF
+	# orte_fork_agent: the rank's TCP BTL on its own rail nic<rank>
+	cat >"$DIR/rank.tmp" <<'EOF'
+#!/bin/sh
+# generated by scripts/testbed.sh: a rank's TCP BTL on its own rail
+r=${OMPI_COMM_WORLD_RANK:?not started by mpirun}
+if ! [ -e "/sys/class/net/nic$r" ]; then
+	echo "testbed: rank $r is on $(hostname), which has no rail nic$r: ranks must be mapped by slot (rank r on server r / G)" >&2
+	exit 1
+fi
+OMPI_MCA_btl_tcp_if_include=nic$r
+export OMPI_MCA_btl_tcp_if_include
+exec "$@"
+EOF
+	chmod +x "$DIR/agent.tmp" "$DIR/rank.tmp"
+	mv "$DIR/agent.tmp" "$DIR/agent"
+	mv "$DIR/rank.tmp" "$DIR/rank"
+}
+
+# the topology before calibration: line rates of the fabric, nominal
+# latencies; scale-up bandwidth (shared memory) given, scale-out the rail
+topo_json() { # up_bw up_lat up_eff out_lat out_eff source
+	cat <<EOF
+{
+  "version": 1,
+  "name": "testbed",
+  "servers": $SERVERS,
+  "gpus_per_server": $GPUS,
+  "scale_up": { "kind": "switch", "bw_GBps": $1, "latency_us": $2, "efficiency": $3 },
+  "scale_out": { "nics_per_server": $GPUS, "bw_GBps": $OUT_GBPS, "latency_us": $4, "efficiency": $5 },
+  "source": "$6"
+}
+EOF
+}
+
+FABRIC_DESC=""
+TB_CC=""
+MPI_MCA=(--mca btl self,vader,tcp --mca btl_tcp_links 2 --mca mpi_yield_when_idle 1
+	--mca btl_vader_single_copy_mechanism none --mca oob_tcp_if_include 198.18.0.0/15
+	--mca btl_tcp_if_include 198.18.0.0/15 --mca hwloc_base_binding_policy none
+	--mca rmaps_base_mapping_policy slot --mca rmaps_base_oversubscribe 1)
+
+# run_mpi PREFIX TIMEOUT ARGS...: mpirun in the head namespace
+run_mpi() {
+	local p=$1 t=$2 rc
+	shift 2
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		ip netns exec "$p-head" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' \
+		"$p-head" timeout -k 5 "$t" mpirun --hostfile "$DIR/hosts" \
+		--mca plm_rsh_agent "$DIR/agent" --mca orte_fork_agent "$DIR/rank" \
+		"${MPI_MCA[@]}" "$@"
+	rc=$?
+	if [ $rc != 0 ]; then
+		# a failed or timed-out job may leave orteds or ranks behind
+		local ns pids
+		for ns in $(netns_of "$p"); do
+			[ "$ns" = "$p-sw" ] && continue
+			pids=$(ip netns pids "$ns" 2>/dev/null)
+			# shellcheck disable=SC2086
+			[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+		done
+		[ $rc = 124 ] && echo "testbed: mpirun passed its ${t}s limit and was ended" >&2
+	fi
+	return $rc
+}
+
+# a 2-rank exchange a <-> b of every size from -b to -e (a traffic of one
+# pair, scaled by fast run): its rows as nccl-tests sendrecv_perf rows
+# (size count type redop root time(median) algbw busbw #wrong) for calibrate
+pair_sweep() { # name a b min max out
+	local name=$1 a=$2 b=$3 min=$4 max=$5 out=$6 ng=$((SERVERS * GPUS))
+	python3 - "$ng" "$a" "$b" >"$DIR/calib/$name.traffic.json" <<'EOF' || return 1
+import json, sys
+n, a, b = (int(x) for x in sys.argv[1:])
+rows = [[0] * n for _ in range(n)]
+rows[a][b] = rows[b][a] = 1 << 20
+json.dump({"version": 1, "gpus": n, "matrices": [{"label": "pair", "rows": rows}]}, sys.stdout)
+EOF
+	run_mpi "$P" 120 -np "$ng" "$FAST" run --topo "$DIR/calib/nominal.json" \
+		--traffic "$DIR/calib/$name.traffic.json" --algo fanout -n 9 -w 2 -c 1 \
+		-b "$min" -e "$max" -f 2 --json >"$DIR/calib/$name.run.json" 2>"$DIR/calib/$name.err" || {
+		echo "testbed: calibration run $name failed: $(tail -3 "$DIR/calib/$name.err" | tr '\n' ' ')" >&2
+		return 1
+	}
+	python3 - "$DIR/calib/$name.run.json" >"$out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("# from fast run --json (%s): size count type redop root time(median us) algbw busbw #wrong" % sys.argv[1])
+for r in d["rows"]:
+    if r["wrong"]:
+        sys.exit("wrong bytes in a calibration run")
+    print(r["size"], r["count"], "uint8 none -1", r["median_us"], r["algbw_GBps"], r["algbw_GBps"], r["wrong"])
+EOF
+}
+
+calibrate() {
+	local t0 up_bw
+	t0=$(now)
+	mkdir -p "$DIR/calib"
+	# scale-up line rate: unknown for shared memory; measured first, then
+	# stated as the line rate (efficiency 1) so the fit gives its alpha
+	topo_json 10 0.5 1 50 1 "nominal" >"$DIR/calib/nominal.json"
+	pair_sweep up 0 1 4K 4M "$DIR/calib/up.sendrecv" || return 1
+	if [ "$SERVERS" -gt 1 ]; then
+		pair_sweep out 0 "$GPUS" 64K 2M "$DIR/calib/out.sendrecv" || return 1
+	fi
+	up_bw=$("$FAST" calibrate --topo "$DIR/calib/nominal.json" --up-sendrecv "$DIR/calib/up.sendrecv" --json 2>/dev/null |
+		python3 -c 'import json,sys; print("%.4f" % json.load(sys.stdin)["tiers"][0]["achieved_GBps"])') ||
+		{ echo "testbed: fast calibrate failed on $DIR/calib/up.sendrecv" >&2; return 1; }
+	topo_json "$up_bw" 0.5 1 50 1 "$FABRIC_DESC; scale-up line rate = measured shared-memory rate" >"$DIR/calib/line.json"
+	local args=(--topo "$DIR/calib/line.json" --up-sendrecv "$DIR/calib/up.sendrecv")
+	[ "$SERVERS" -gt 1 ] && args+=(--out-sendrecv "$DIR/calib/out.sendrecv")
+	"$FAST" calibrate "${args[@]}" -o "$DIR/topo.json" >"$DIR/calib/fit.txt" 2>"$DIR/calib/fit.err" ||
+		{ echo "testbed: fast calibrate failed: $(head -1 "$DIR/calib/fit.err")" >&2; return 1; }
+	"$FAST" calibrate "${args[@]}" --json >"$DIR/calib/fit.json" 2>/dev/null
+	sed 's/^/testbed: /' "$DIR/calib/fit.txt" >&2
+	echo "testbed: calibrated in $(elapsed "$t0") s (measurements in $DIR/calib)" >&2
+}
+
+cmd_up() {
+	local nocal=0 delay="" buffer=4M owner t0
+	owner=$(default_owner)
+	SERVERS="" GPUS="" RATE=""
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--servers) SERVERS=${2:-}; shift 2 || usage "--servers needs a value" ;;
+		--gpus) GPUS=${2:-}; shift 2 || usage "--gpus needs a value" ;;
+		--rate) RATE=${2:-}; shift 2 || usage "--rate needs a value" ;;
+		--buffer) buffer=${2:-}; shift 2 || usage "--buffer needs a value" ;;
+		--delay) delay=${2:-}; shift 2 || usage "--delay needs a value" ;;
+		--owner) owner=${2:-}; shift 2 || usage "--owner needs a value" ;;
+		--no-calibrate) nocal=1; shift ;;
+		*) usage "up: unknown option $1" ;;
+		esac
+	done
+	[[ $SERVERS =~ ^[0-9]+$ ]] && [ "$SERVERS" -ge 1 ] && [ "$SERVERS" -le 64 ] ||
+		usage "--servers must be 1..64 (got '${SERVERS}')"
+	[[ $GPUS =~ ^[0-9]+$ ]] && [ "$GPUS" -ge 1 ] && [ "$GPUS" -le 64 ] ||
+		usage "--gpus must be 1..64 (got '${GPUS}')"
+	[ $((SERVERS * GPUS)) -le 1024 ] || usage "--servers x --gpus must be at most 1024"
+	[ -n "$RATE" ] || usage "--rate is required (e.g. 200mbit)"
+	RATE_BPS=$(rate_bps "$RATE") || usage "--rate: expected 1mbit..100gbit in tc syntax (e.g. 200mbit, 1gbit), got '$RATE'"
+	BUFFER=$(parse_bytes "$buffer") || usage "--buffer: expected bytes (e.g. 65536, 1M), got '$buffer'"
+	[ "$BUFFER" -ge $((2 * MTU)) ] || usage "--buffer must hold two $MTU-byte frames (got $BUFFER)"
+	[[ $owner =~ ^[0-9]+$ ]] && proc_id "$owner" >/dev/null || usage "--owner: no process $owner"
+	if [ -n "$delay" ]; then
+		[[ $delay =~ ^[0-9]+$ ]] || usage "--delay: expected microseconds, got '$delay'"
+	fi
+	preflight
+	[ -x "$FAST" ] || [ "$nocal" = 1 ] || die "no $FAST: build it first (make), or give --no-calibrate"
+	t0=$(now)
+
+	lock_registry
+	reap_stale
+	local mine
+	mine=$(this_instance)
+	if [ -n "$mine" ] && owner_alive "$mine"; then
+		unlock_registry
+		echo "testbed: instance $mine of $DIR is up (owner pid $(cut -d' ' -f1 "$REG/$mine/owner")): run scripts/testbed.sh down first" >&2
+		exit 1
+	fi
+	[ -n "$mine" ] && [ -d "$REG/$mine" ] && destroy "$mine"
+	local k
+	for ((k = 0; k < 1000; k++)); do
+		[ -e "$REG/fasttb$k" ] || [ -n "$(netns_of "fasttb$k")" ] || break
+	done
+	P=fasttb$k
+	mkdir -p "$REG/$P" "$DIR"
+	echo "$owner $(proc_id "$owner")" >"$REG/$P/owner"
+	echo "$DIR" >"$REG/$P/dir"
+	echo "$P" >"$DIR/instance"
+	unlock_registry
+	trap up_abort EXIT
+	trap 'exit 130' INT TERM
+
+	BURST=$(awk -v b="$RATE_BPS" -v m=$MTU 'BEGIN { x = b / 8 * 50e-6; if (x < m + 3000) x = m + 3000; printf "%.0f", x }')
+	OUT_GBPS=$(awk -v b="$RATE_BPS" 'BEGIN { printf "%.6g", b / 8e9 }')
+	if [ -n "$delay" ]; then
+		# a delay needs sch_netem; tbf alone cannot delay
+		ip netns add "$P-probe" && tc -n "$P-probe" qdisc add dev lo root netem delay "${delay}us" 2>/dev/null ||
+			die "--delay needs tc netem, which this kernel lacks (no sch_netem)"
+		ip netns del "$P-probe"
+	fi
+	build_fabric
+	if [ -n "$delay" ]; then
+		local r
+		for ((r = 0; r < SERVERS * GPUS; r++)); do
+			tc -n "$P-sw" qdisc replace dev p$r root handle 1: netem delay "${delay}us" limit 100000 ||
+				die "tc netem on p$r failed"
+			tc -n "$P-sw" qdisc add dev p$r parent 1:1 handle 10: tbf rate "$RATE_BPS"bit burst "$BURST" limit "$BUFFER" ||
+				die "tc tbf under netem on p$r failed"
+		done
+	fi
+	write_launchers
+	TB_CC=$(nsx "$P-s0" sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null)
+	FABRIC_DESC="scripts/testbed.sh: $SERVERS namespaces x $GPUS ranks, shared memory (Open MPI vader) inside, TCP over one veth per rank at $RATE (tc tbf both directions), switch buffer $BUFFER B per port, MTU $MTU, TCP $TB_CC${delay:+, delay ${delay} us}"
+	echo "$SERVERS $GPUS $RATE $BUFFER ${delay:-0}" >"$DIR/config"
+	echo "testbed: $P up in $(elapsed "$t0") s: $SERVERS servers x $GPUS ranks, $RATE per rail, switch buffer $BUFFER B, TCP $TB_CC" >&2
+	if [ "$nocal" = 1 ]; then
+		topo_json 10 0.5 1 50 1 "$FABRIC_DESC; nominal latencies and efficiencies (not calibrated)" >"$DIR/topo.json.tmp"
+		mv "$DIR/topo.json.tmp" "$DIR/topo.json"
+	else
+		calibrate || exit 1
+	fi
+	UP_DONE=1
+	echo "testbed: ready: scripts/testbed.sh mpirun -np $((SERVERS * GPUS)) $FAST run --topo $DIR/topo.json ..." >&2
+}
+
+# --- mpirun, status, down -------------------------------------------------
+
+need_instance() {
+	P=$(this_instance)
+	[ -n "$P" ] && [ -n "$(netns_of "$P")" ] || { echo "testbed: no testbed up in $DIR (scripts/testbed.sh up ...)" >&2; exit 1; }
+}
+
+cmd_mpirun() {
+	need_instance
+	read -r SERVERS GPUS RATE BUFFER _ <"$DIR/config"
+	run_mpi "$P" "$JOB_TIMEOUT" "$@"
+}
+
+cmd_status() {
+	P=$(this_instance)
+	if [ -z "$P" ] || [ -z "$(netns_of "$P")" ]; then
+		echo "testbed: down (no instance in $DIR)"
+		return 0
+	fi
+	read -r SERVERS GPUS RATE BUFFER DELAY <"$DIR/config"
+	local state="owner pid $(cut -d' ' -f1 "$REG/$P/owner" 2>/dev/null) alive"
+	owner_alive "$P" || state="owner gone: the next up or down removes it"
+	echo "testbed: $P up ($state): $SERVERS servers x $GPUS ranks, $RATE per rail, switch buffer $BUFFER B, delay $DELAY us"
+	echo "namespaces: $(netns_of "$P" | tr '\n' ' ')"
+	local ns n=0
+	for ns in $(netns_of "$P"); do
+		n=$((n + $(ip netns pids "$ns" | wc -l)))
+	done
+	echo "processes inside: $n"
+	# drops and overlimits at the switch ports (incast) since up
+	tc -n "$P-sw" -s qdisc show 2>/dev/null | awk '/^qdisc tbf/ { dev = $5 } /dropped/ { gsub(",", ""); d += $7; o += $9 } END { printf "switch ports: %d dropped, %d overlimits\n", d, o }'
+	echo "topology: $DIR/topo.json"
+}
+
+cmd_down() {
+	local t0 p
+	t0=$(now)
+	[ "$(id -u)" = 0 ] || die "not root"
+	lock_registry
+	p=$(this_instance)
+	if [ -n "$p" ]; then
+		destroy "$p"
+		echo "testbed: $p down in $(elapsed "$t0") s" >&2
+	else
+		echo "testbed: no instance in $DIR" >&2
+	fi
+	reap_stale
+	unlock_registry
+	rm -f "$DIR/instance" "$DIR/hosts" "$DIR/agent" "$DIR/rank" "$DIR/config"
+}
+
+case ${1:-} in
+up) shift; cmd_up "$@" ;;
+mpirun) shift; cmd_mpirun "$@" ;;
+status) cmd_status ;;
+down) cmd_down ;;
+-h | --help | help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
+"") usage "no command" ;;
+*) usage "unknown command $1" ;;
+esac

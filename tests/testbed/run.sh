@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# tests/testbed/run.sh - the testbed stage: `fast run` over a real network,
+# an emulated cluster of 4 servers x 4 ranks (scripts/testbed.sh, 200 Mbit/s
+# rails).
+#
+#   bash tests/testbed/run.sh build/bin/fast
+#
+# Every algorithm and MPI_Alltoallv on the fly, every IR algorithm replayed
+# from a `fast plan` file, each on three matrices in one traffic file:
+# random, Zipf, and a bundled real trace (traces/olmoe-c4-ep16.json layer 0
+# dispatch) scaled so its largest per-GPU total is 4 MiB; -c 1: zero wrong
+# bytes, and the executor sees 4 hosts.  Then: a rank killed mid-run (its
+# pid from `ip netns pids`) ends the job with a nonzero exit and mpirun's
+# error within a bound; a second `up` over a live instance is refused and
+# leaves it alone; an `up` whose calibration fails leaves nothing; a stale
+# instance (its owner dead) is removed by the next `up`; after `down` no
+# namespace of the stage's instances, no process inside and no host link
+# is left.  Where the machine cannot host namespaces (not root, no netns,
+# no tc) the stage says it skipped and why; FAST_TESTBED=require makes that
+# a failure.  Prints "N passed, N failed"; exit 1 on failure.
+set -u
+FAST=${1:?usage: tests/testbed/run.sh FAST_BINARY}
+FAST=$(cd "$(dirname "$FAST")" && pwd)/$(basename "$FAST")
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+TB=$ROOT/scripts/testbed.sh
+TMP=$(mktemp -d)
+export FAST FAST_TESTBED_DIR=$TMP/tb FAST_TESTBED_TIMEOUT=120
+start=$(date +%s)
+
+skip() {
+	if [ "${FAST_TESTBED:-}" = require ]; then
+		echo "not ok - testbed required (FAST_TESTBED=require) but unavailable: $1"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	echo "skipped: $1"
+	exit 77 # the suite's "skipped" status
+}
+[ "$(id -u)" = 0 ] || skip "not root (network namespaces need root)"
+command -v ip >/dev/null && command -v tc >/dev/null || skip "no ip/tc (iproute2 not installed)"
+unshare --net true 2>/dev/null || skip "no network namespaces (unshare --net fails)"
+command -v mpirun >/dev/null || skip "no mpirun (openmpi-bin not installed)"
+command -v python3 >/dev/null || skip "no python3"
+
+links_before=$(ip -o link show | awk -F': ' '{ print $2 }' | sort)
+cleanup() {
+	FAST_TESTBED_DIR=$TMP/tb "$TB" down >/dev/null 2>&1
+	FAST_TESTBED_DIR=$TMP/tb2 "$TB" down >/dev/null 2>&1
+	FAST_TESTBED_DIR=$TMP/tb3 "$TB" down >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "not ok - $1"; sed 's/^/    /' "$TMP/out" | tail -20; }
+instance_of() { cat "$1/instance" 2>/dev/null; }
+netns_of() { ip netns list | awk -v p="$1-" 'index($1, p) == 1 { print $1 }'; }
+
+# --- refusals: one line saying why, nothing made ------------------------------
+ns_before=$(ip netns list | awk '{ print $1 }' | sort)
+refuse() { # name expected-exit expected-text cmd...
+	local name=$1 want=$2 text=$3
+	shift 3
+	"$@" >"$TMP/out" 2>&1
+	local got=$?
+	if [ $got = "$want" ] && grep -q -- "$text" "$TMP/out" && [ "$(grep -c '^testbed:' "$TMP/out")" = 1 ] &&
+		[ "$(ip netns list | awk '{ print $1 }' | sort)" = "$ns_before" ]; then
+		ok "$name: $(head -1 "$TMP/out")"
+	else
+		echo "    (exit $got, expected $want)" >>"$TMP/out"
+		bad "$name"
+	fi
+}
+if command -v setpriv >/dev/null; then
+	refuse "up as a non-root user" 4 "not root" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$TB" up --servers 2 --gpus 2 --rate 100mbit --no-calibrate
+fi
+refuse "up with a bad rate" 2 "--rate: expected" "$TB" up --servers 2 --gpus 2 --rate fast --no-calibrate
+refuse "up with a bad delay" 2 "--delay: expected" \
+	"$TB" up --servers 2 --gpus 2 --rate 100mbit --delay 1ms --no-calibrate
+refuse "mpirun with no testbed up" 1 "no testbed up" "$TB" mpirun -np 4 true
+
+# --- up, calibrated --------------------------------------------------------
+t0=$(date +%s.%N)
+if "$TB" up --servers 4 --gpus 4 --rate 200mbit >"$TMP/out" 2>&1 &&
+	"$FAST" topo show "$FAST_TESTBED_DIR/topo.json" >>"$TMP/out" 2>&1 &&
+	grep -q "scale-out .* 6 " "$TMP/out" && grep -q "fitted by fast calibrate" "$FAST_TESTBED_DIR/topo.json"; then
+	ok "up 4 x 4 at 200mbit, calibrated ($(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s): $(grep 'scale-out ' "$TMP/out" | head -1 | tr -s ' ')"
+else
+	bad "up 4 x 4 at 200mbit"
+	echo "$pass passed, $fail failed"
+	exit 1
+fi
+P=$(instance_of "$FAST_TESTBED_DIR")
+TOPO=(--topo "$FAST_TESTBED_DIR/topo.json")
+
+# a second up of the same tree while the instance is alive: refused, untouched
+"$TB" up --servers 2 --gpus 2 --rate 100mbit --no-calibrate >"$TMP/out" 2>&1
+got=$?
+if [ $got = 1 ] && grep -q "is up" "$TMP/out" && [ "$(netns_of "$P" | wc -l)" = 6 ]; then
+	ok "a second up over a live instance is refused and leaves it alone"
+else
+	echo "    (exit $got, $(netns_of "$P" | wc -l) namespaces of $P)" >>"$TMP/out"
+	bad "a second up over a live instance"
+fi
+
+# --- the traffic: random, Zipf, a real trace (4 MiB at most per GPU) ----------
+"$FAST" gen "${TOPO[@]}" --pattern random --mean-bytes 2M --seed 3 -o "$TMP/random.json" >/dev/null &&
+	"$FAST" gen "${TOPO[@]}" --pattern zipf --mean-bytes 2M --seed 4 -o "$TMP/zipf.json" >/dev/null &&
+	python3 - "$TMP/random.json" "$TMP/zipf.json" "$ROOT/traces/olmoe-c4-ep16.json" >"$TMP/mix.json" <<'EOF'
+import json, sys
+mats = []
+for path, label in zip(sys.argv[1:], ["random", "zipf", None]):
+    m = json.load(open(path))["matrices"][0]
+    rows = m["rows"]
+    if label is None:  # the trace: scaled so the largest send or receive total is 4 MiB
+        n = len(rows)
+        top = max(max(sum(r) for r in rows), max(sum(r[j] for r in rows) for j in range(n)))
+        rows = [[v * (4 << 20) // top for v in r] for r in rows]
+        label = "olmoe-c4/" + m["label"]
+    mats.append({"label": label, "rows": rows})
+json.dump({"version": 1, "gpus": len(mats[0]["rows"]), "matrices": mats}, sys.stdout)
+EOF
+[ $? = 0 ] || { echo "not ok - traffic generation"; exit 1; }
+
+# check_rows NAME: the run's --json in $TMP/out has 3 rows, all 0 wrong
+check_run() {
+	local name=$1
+	shift
+	"$TB" mpirun -np 16 "$FAST" run "${TOPO[@]}" --traffic "$TMP/mix.json" -n 2 -w 1 -c 1 --json "$@" >"$TMP/out" 2>&1
+	local got=$?
+	if [ $got != 0 ]; then
+		echo "    (exit $got)" >>"$TMP/out"
+		bad "$name"
+		return
+	fi
+	if grep -q "emulated on 1 host" "$TMP/out"; then
+		bad "$name: the executor saw one host"
+		return
+	fi
+	local res
+	res=$(python3 -c '
+import json, sys
+text = open(sys.argv[1]).read()
+d = json.loads(text[text.index("{"):text.rindex("}") + 1])
+rows = d["rows"]
+bad = sum(r["wrong"] for r in rows)
+print("%d rows, %d wrong, median %s ms" % (len(rows), bad, "/".join("%.0f" % (r["median_us"] / 1e3) for r in rows)))
+sys.exit(0 if len(rows) == 3 and bad == 0 else 1)' "$TMP/out") || { bad "$name: $res"; return; }
+	ok "$name: $res"
+}
+
+for algo in fast fanout nccl pxn spreadout hier mpi; do
+	check_run "on the fly: $algo (random / zipf / trace)" --algo $algo
+done
+for algo in fast fanout nccl pxn spreadout hier; do
+	if "$FAST" plan "${TOPO[@]}" --traffic "$TMP/mix.json" --algo $algo -o "$TMP/plan.json" >"$TMP/out" 2>&1; then
+		check_run "replayed: $algo plan file (random / zipf / trace)" --plan "$TMP/plan.json"
+	else
+		bad "fast plan --algo $algo"
+	fi
+done
+
+# --- a rank killed mid-run ---------------------------------------------------
+t0=$(date +%s)
+FAST_TESTBED_TIMEOUT=60 "$TB" mpirun -np 16 "$FAST" run "${TOPO[@]}" --traffic "$TMP/mix.json" \
+	--algo fast -n 1000 -w 1 -c 1 >"$TMP/out" 2>&1 &
+job=$!
+victim=""
+for _ in $(seq 1 100); do # the ranks of server 1, through its namespace
+	for pid in $(ip netns pids "$P-s1" 2>/dev/null); do
+		[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$FAST" ] && victim=$pid
+	done
+	[ -n "$victim" ] && break
+	sleep 0.1
+done
+if [ -n "$victim" ]; then
+	sleep 2 # into the timed iterations
+	kill -KILL "$victim"
+fi
+wait $job
+got=$?
+took=$(($(date +%s) - t0))
+if [ -z "$victim" ]; then
+	bad "a killed rank: no rank process found in $P-s1"
+elif [ $got = 0 ] || [ $got = 124 ] || [ $took -gt 45 ] || grep -q "passed its" "$TMP/out"; then
+	echo "    (exit $got after $took s)" >>"$TMP/out"
+	bad "a killed rank ends the job"
+elif ! grep -q "process rank [0-9]* with PID $victim .* exited on signal 9" "$TMP/out"; then
+	bad "a killed rank ends the job, but without saying so"
+else
+	ok "a killed rank (pid $victim in $P-s1) ends the job in $took s, exit $got, named by mpirun"
+fi
+left=0
+for ns in $(netns_of "$P"); do left=$((left + $(ip netns pids "$ns" | wc -l))); done
+[ $left = 0 ] && ok "no process left in the namespaces after the killed job" ||
+	{ echo "    ($left processes)" >"$TMP/out"; bad "processes left after the killed job"; }
+
+# --- failures and leftovers ------------------------------------------------------
+# calibration that fails (the fast binary exits 1): up tears down what it made
+ns_before=$(ip netns list | awk '{ print $1 }' | sort)
+FAST=/bin/false FAST_TESTBED_DIR=$TMP/tb2 "$TB" up --servers 2 --gpus 2 --rate 100mbit >"$TMP/out" 2>&1
+got=$?
+if [ $got != 0 ] && grep -q "up failed: tearing down" "$TMP/out" && [ ! -e "$TMP/tb2/instance" ] &&
+	[ "$(ip netns list | awk '{ print $1 }' | sort)" = "$ns_before" ]; then
+	ok "an up that fails in calibration leaves nothing (exit $got: $(grep -m1 'calibration run' "$TMP/out" | cut -c1-60))"
+else
+	echo "    (exit $got)" >>"$TMP/out"
+	bad "an up that fails in calibration"
+fi
+# an instance whose owner died: removed by the next up (of another tree),
+# which may then take its free name
+sleep 300 &
+owner=$!
+FAST_TESTBED_DIR=$TMP/tb2 "$TB" up --servers 2 --gpus 2 --rate 100mbit --no-calibrate --owner $owner >"$TMP/out" 2>&1
+stale=$(instance_of "$TMP/tb2")
+kill $owner
+wait $owner 2>/dev/null
+FAST_TESTBED_DIR=$TMP/tb3 "$TB" up --servers 2 --gpus 2 --rate 100mbit --no-calibrate >"$TMP/out" 2>&1
+got=$?
+if [ -n "$stale" ] && [ $got = 0 ] && grep -q "removing stale instance $stale" "$TMP/out" &&
+	{ [ -z "$(netns_of "$stale")" ] || [ "$(instance_of "$TMP/tb3")" = "$stale" ]; } &&
+	[ "$(cat "/run/fast-testbed/$stale/dir" 2>/dev/null)" != "$TMP/tb2" ] && [ "$(netns_of "$P" | wc -l)" = 6 ]; then
+	ok "a stale instance ($stale, owner dead) is removed by the next up; the live one stays"
+else
+	echo "    (exit $got, stale '$stale': $(netns_of "$stale" | wc -l) namespaces left)" >>"$TMP/out"
+	bad "a stale instance is removed by the next up"
+fi
+p3=$(instance_of "$TMP/tb3")
+
+# --- down ------------------------------------------------------------------------
+t0=$(date +%s.%N)
+"$TB" down >"$TMP/out" 2>&1 && FAST_TESTBED_DIR=$TMP/tb3 "$TB" down >>"$TMP/out" 2>&1
+td=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+links_after=$(ip -o link show | awk -F': ' '{ print $2 }' | sort)
+if [ -z "$(netns_of "$P")" ] && [ -z "$(netns_of "$p3")" ] && [ ! -e "/run/fast-testbed/$P" ] &&
+	[ "$links_before" = "$links_after" ]; then
+	ok "down (two instances in $td s): no namespace of $P or $p3, no registry entry, host links unchanged"
+else
+	{ ip netns list; diff <(echo "$links_before") <(echo "$links_after"); } >>"$TMP/out"
+	bad "down leaves nothing behind"
+fi
+
+echo "# testbed stage: $(($(date +%s) - start)) s"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
