@@ -39,9 +39,7 @@ LIB_SRC  := $(sort $(wildcard lib/*.c))
 SIM_SRC  := $(sort $(wildcard sim/*.c))
 EXEC_SRC := $(sort $(filter-out exec/interpose.c,$(wildcard exec/*.c)))
 CMD_SRC  := $(sort $(wildcard cmd/*.c))
-# subcommands: every cmd/<name>.c except main.c, cli.c and helper files
-# whose names contain an underscore (cmd/bench_plan.c, cmd/sim_report.c)
-CMD_NAMES := $(foreach n,$(filter-out main cli,$(basename $(notdir $(CMD_SRC)))),$(if $(findstring _,$(n)),,$(n)))
+# the subcommands are the rows of cmd/main.c's table (fast_commands)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o)
@@ -95,15 +93,6 @@ $(BUILD)/exec/%.o: exec/%.c
 $(BUILD)/cmd/%.o: cmd/%.c
 	@mkdir -p $(@D)
 	OMPI_CC=$(CC) $(MPICC) $(CFLAGS_ALL) -c $< -o $@
-
-# the dispatch table, regenerated when the set of subcommands changes
-$(BUILD)/gen/cmd_table.h: FORCE
-	@mkdir -p $(@D)
-	@printf '%s\n' $(foreach n,$(CMD_NAMES),'X($(n))') > $@.tmp
-	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-
-$(BUILD)/cmd/main.o: $(BUILD)/gen/cmd_table.h
-$(BUILD)/cmd/main.o: CFLAGS_ALL += -I$(BUILD)/gen
 
 # where `make install` puts the shared files (schemas, traces, the MoE data
 # set), compiled into `fast trace import`; regenerated when PREFIX changes
@@ -178,9 +167,10 @@ $(BIN)/tests/%: tests/unit/%.c $(LIBFAST)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(LIBFAST) -lcunit $(LDLIBS_ALL)
 
 # the option scanner lives in cmd/ (it prints usage errors): its suite links it
-$(BIN)/tests/test_cli: tests/unit/test_cli.c $(BUILD)/cmd/cli.o $(LIBFAST)
+CLI_OBJ := $(BUILD)/cmd/cli.o $(BUILD)/cmd/cli_algo.o
+$(BIN)/tests/test_cli: tests/unit/test_cli.c $(CLI_OBJ) $(LIBFAST)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/cmd/cli.o $(LIBFAST) -lcunit $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(LIBFAST) -lcunit $(LDLIBS_ALL)
 
 # --- tests --------------------------------------------------------------
 # make test installs nothing: the README's command runs scripts/deps.sh first.

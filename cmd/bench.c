@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "bench.h"
+#include "builtin.h"
 #include "cli.h"
 
 static const struct bench_section sections[] = {
@@ -20,7 +21,7 @@ static const struct bench_section sections[] = {
 
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
-static const char usage[] =
+const char cmd_bench_usage[] =
 	"fast bench plan|bound|sim|check|all [--quick] [--json] [--strict]\n"
 	"\n"
 	"Measure the toolchain on this machine (one core) and print the results:\n"
@@ -66,7 +67,7 @@ unsigned long long bench_peak_rss(void)
 	return (unsigned long long)ru.ru_maxrss * 1024ull; /* Linux: KiB */
 }
 
-static int run(int argc, char **argv)
+int cmd_bench(int argc, char **argv)
 {
 	struct bench_opts o = { false, false, false };
 	struct cli_scan s;
@@ -127,6 +128,3 @@ static int run(int argc, char **argv)
 		fputs("\n}\n", stdout);
 	return worst;
 }
-
-const struct cmd fast_cmd_bench = { "bench", run,
-				    "measure synthesis, bound and simulator performance", usage };

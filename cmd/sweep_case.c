@@ -69,38 +69,6 @@ void sweep_eval_default(struct sweep_eval *e)
 	fast_sim_opts_default(&e->sim);
 }
 
-void sweep_options_name(const struct fast_algo_opts *ao, char *buf, size_t len)
-{
-	static const char *const stages[] = { "auto", "exact" };
-	static const char *const order[] = { "decomposition", "largest", "smallest" };
-	static const char *const balance[] = { "upfront", "jit" };
-	struct fast_algo_opts def;
-	size_t n = 0;
-
-	fast_algo_opts_default(&def);
-	buf[0] = '\0';
-#define PART(...)                                                                 \
-	do {                                                                      \
-		if (n < len)                                                      \
-			n += (size_t)snprintf(buf + n, len - n, "%s", n ? "/" : ""); \
-		if (n < len)                                                      \
-			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__);     \
-	} while (0)
-	if (ao->stages != def.stages && (unsigned)ao->stages < 2)
-		PART("stages=%s", stages[ao->stages]);
-	if (ao->order != def.order && (unsigned)ao->order < 3)
-		PART("order=%s", order[ao->order]);
-	if (ao->balance != def.balance && (unsigned)ao->balance < 2)
-		PART("balance=%s", balance[ao->balance]);
-	if (ao->peers != def.peers)
-		PART("peers=%u", ao->peers);
-	if (ao->chunk_bytes != def.chunk_bytes)
-		PART("chunk=%llu", (unsigned long long)ao->chunk_bytes);
-#undef PART
-	if (!buf[0])
-		snprintf(buf, len, "-");
-}
-
 /* --- CSV ------------------------------------------------------------------ */
 
 static size_t put_num(char *buf, size_t len, double v)

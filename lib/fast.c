@@ -482,13 +482,6 @@ static int steps(struct builder *bd, const struct fast_bvn *bv)
 	return 0;
 }
 
-static const char *order_name(enum fast_stage_order o)
-{
-	return o == FAST_ORDER_LARGEST_FIRST    ? "largest-first"
-	       : o == FAST_ORDER_SMALLEST_FIRST ? "smallest-first"
-						: "decomposition";
-}
-
 /* Split the last stage while that pays: its redistribution over
  * scale-up is exposed after the last rail step, so the last term
  * (perm, w) becomes (perm, w - x) then (perm, x), with x chosen so that
@@ -686,13 +679,16 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 	    (rc = sort_moves(&bd)) < 0 || (rc = reserve_graph(&bd, bv.nterms)) < 0 ||
 	    (rc = steps(&bd, &bv)) < 0)
 		goto out;
-	if (opts->stages == FAST_STAGES_EXACT)
-		snprintf(p.options, sizeof p.options, "stages=exact order=%s balance=%s",
-			 order_name(opts->order), bd.jit ? "jit" : "upfront");
-	else
-		snprintf(p.options, sizeof p.options, "stages=auto(q=%llu) order=%s balance=%s",
-			 (unsigned long long)quantum, order_name(opts->order),
-			 bd.jit ? "jit" : "upfront");
+	{
+		/* the plan's record of its options, spelled as the table spells them */
+		char order[32], balance[32], stages[32] = "exact";
+		fast_algo_option_print(fast_algo_option_find("order"), opts, order, sizeof order);
+		fast_algo_option_print(fast_algo_option_find("balance"), opts, balance, sizeof balance);
+		if (opts->stages != FAST_STAGES_EXACT)
+			snprintf(stages, sizeof stages, "auto(q=%llu)", (unsigned long long)quantum);
+		snprintf(p.options, sizeof p.options, "stages=%s order=%s balance=%s", stages, order,
+			 balance);
+	}
 	/* give back a large unused reserve (mapped memory: shrinking is a
 	 * remap); small ones stay, the allocator reuses them best as they are */
 	if (p.npieces && (p.cap_pieces - p.npieces) * sizeof *p.pieces > (16u << 20)) {

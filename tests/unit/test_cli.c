@@ -17,8 +17,11 @@ static int noop(int argc, char **argv)
 	return 0;
 }
 
-static const struct cmd t_cmd = { "tcmd", noop, "a test command", "fast tcmd [--x N]\n" };
-const struct cmd *const fast_commands[] = { &t_cmd, NULL };
+const struct cmd fast_commands[] = {
+	{ "tcmd", noop, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_PLAN | CMD_OUT, "a test command",
+	  "fast tcmd [--x N]\n" },
+	{ NULL, NULL, 0, NULL, NULL },
+};
 
 /* Scan argv (NULL-terminated, argv[0] the command name) with a fixed set
  * of options; returns cli_end's status, or 2 for an unknown option. */
