@@ -184,6 +184,40 @@ static int get_ident(const char *s, char *out)
 	return 0;
 }
 
+/* Rows written before options had one spelling ("order=smallest") get
+ * the one spelling of lib/algo.h's table in their options column and the
+ * key that ends in it, so a resumed sweep finds them under the keys it
+ * makes now.  Options the table does not read are left as they are. */
+static void respell_options(struct sweep_row *r)
+{
+	struct fast_algo_opts o;
+	char buf[sizeof r->options], name[sizeof r->options], *part, *save = NULL;
+	size_t kl = strlen(r->key), ol = strlen(r->options);
+
+	if (strcmp(r->options, "-") == 0)
+		return;
+	fast_algo_opts_default(&o);
+	memcpy(buf, r->options, ol + 1);
+	for (part = strtok_r(buf, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+		char *eq = strchr(part, '=');
+		const struct fast_algo_option *opt;
+		struct fast_err err;
+		if (!eq)
+			return;
+		*eq = '\0';
+		if (!(opt = fast_algo_option_find(part)) ||
+		    fast_algo_option_parse(opt, eq + 1, &o, &err) < 0)
+			return;
+	}
+	fast_algo_opts_name(&o, ~0u, "/", name, sizeof name);
+	if (strcmp(name, r->options) == 0)
+		return;
+	if (kl >= ol + 6 && strncmp(r->key + kl - ol - 6, ";opts=", 6) == 0 &&
+	    strcmp(r->key + kl - ol, r->options) == 0 && kl - ol + strlen(name) < sizeof r->key)
+		snprintf(r->key + kl - ol, sizeof r->key - (kl - ol), "%s", name);
+	snprintf(r->options, sizeof r->options, "%s", name);
+}
+
 /* Parse a line of ncols - 1 or ncols columns (min_cols..SWEEP_NCOLS). */
 static int parse_cols(const char *line, uint32_t min_cols, struct sweep_row *r, bool *had_ident)
 {
@@ -230,6 +264,7 @@ static int parse_cols(const char *line, uint32_t min_cols, struct sweep_row *r, 
 		return -1;
 	if (!r->key[0])
 		return -1;
+	respell_options(r);
 	return 0;
 }
 
