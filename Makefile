@@ -247,7 +247,7 @@ $(COMPLETION): $(FAST_BIN) dist/completion.sh
 DATA_FILES := $(sort $(wildcard schemas/*.json) $(wildcard traces/*.json) traces/README.md \
 	traces/import.sh $(shell find data/moe -type f 2>/dev/null))
 DATA_DIRS  := $(sort $(patsubst %/,%,$(dir $(DATA_FILES))))
-HEADERS    := $(sort $(wildcard lib/*.h)) sim/sim.h exec/fast.h exec/prog.h
+HEADERS    := $(sort $(wildcard lib/*.h)) sim/sim.h exec/exec.h exec/prog.h
 DOC_FILES  := README.md docs/DESIGN.md
 PC_FILES   := fast.pc fast-exec.pc
 D := $(DESTDIR)$(PREFIX)

@@ -26,7 +26,7 @@
 #include "builtin.h"
 #include "cli.h"
 #include "cli_algo.h"
-#include "exec/fast.h"
+#include "exec/exec.h"
 #include "lib/algo.h"
 
 const char cmd_run_usage[] =

@@ -1,6 +1,6 @@
 /*
  * algo.c - the algorithm table (algo.h): one descriptor per schedule
- * compiler (FAST in fast.c, the baselines in baselines.c) and one per
+ * compiler (FAST in compile_fast.c, the baselines in baselines.c) and one per
  * compiler option, with the parsing and printing every consumer shares.
  * `fast plan --algo NAME` and every other consumer go through
  * fast_compile(), which dispatches by name.

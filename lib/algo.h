@@ -1,5 +1,5 @@
 /*
- * algo.h - schedule compilers: FAST (lib/fast.c) and the baselines
+ * algo.h - schedule compilers: FAST (lib/compile_fast.c) and the baselines
  * (lib/baselines.c), all producing the plan IR of plan.h, and the table
  * that describes them and their options (lib/algo.c).
  *
@@ -112,7 +112,7 @@ int fast_compile(const char *algo, const struct fast_topo *topo, const uint64_t 
 		 const struct fast_algo_opts *opts, struct fast_plan *out,
 		 struct fast_err *err);
 
-/* FAST itself (lib/fast.c). */
+/* FAST itself (lib/compile_fast.c). */
 int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_plan *out,
 		      struct fast_err *err);

@@ -1,5 +1,5 @@
 /*
- * fast.c - the FAST plan compiler (docs/DESIGN.md, "FAST, as this project
+ * compile_fast.c - the FAST plan compiler, fast_compile_fast() (algo.h) (docs/DESIGN.md, "FAST, as this project
  * implements it"): intrinsic traffic over scale-up, sender balancing into
  * lanes, the server matrix, padding and Birkhoff decomposition (bvn.c),
  * one RAIL step per term and one implied REDIST step per stage.
