@@ -73,8 +73,11 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BIN)/tests/%)
 
 all: $(FAST_BIN) $(LIBFAST)
 
+# archives are written afresh: `ar r` into an old one would keep the
+# members of sources since removed or renamed
 $(LIBFAST): $(LIB_OBJ) $(SIM_OBJ)
 	@mkdir -p $(@D)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/lib/%.o: lib/%.c
@@ -148,6 +151,7 @@ $(BUILD)/pic/exec/backend_hip.o: exec/backend_gpu.cu exec/gpu_port.h exec/backen
 
 $(LIBFAST_EXEC_A): $(EXEC_OBJ) $(GPU_OBJ) $(LIB_OBJ)
 	@mkdir -p $(@D)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
 $(LIBFAST_EXEC_SO): $(EXEC_PIC_OBJ) $(GPU_PIC_OBJ)
