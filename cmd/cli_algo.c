@@ -32,27 +32,35 @@ bool cli_algo_option(struct cli_scan *s, struct fast_algo_opts *o, unsigned *giv
 	return true;
 }
 
+const char *cli_algo_suggest(const char *name, const char *const *extra, size_t n_extra)
+{
+	const char *cand[16];
+	size_t n = 0;
+
+	for (const struct fast_algo *a = fast_algos; a->name && n < 16; a++)
+		cand[n++] = a->name;
+	for (size_t i = 0; i < n_extra && n < 16; i++)
+		cand[n++] = extra[i];
+	return cli_suggest(name, cand, n);
+}
+
 int cli_algo_known(const char *cmd, const char *opt, const char *name,
 		   const char *const *extra, size_t n_extra)
 {
-	const char *cand[16], *near;
+	const char *near;
 	char known[128];
-	size_t n = 0, len;
+	size_t len;
 
 	if (fast_algo_known(name))
 		return 0;
 	for (size_t i = 0; i < n_extra; i++)
 		if (strcmp(name, extra[i]) == 0)
 			return 0;
-	for (const struct fast_algo *a = fast_algos; a->name && n < 16; a++)
-		cand[n++] = a->name;
-	for (size_t i = 0; i < n_extra && n < 16; i++)
-		cand[n++] = extra[i];
 	fast_algo_list(known, sizeof known);
 	for (size_t i = 0; i < n_extra; i++)
 		if ((len = strlen(known)) < sizeof known)
 			snprintf(known + len, sizeof known - len, ", %s", extra[i]);
-	near = cli_suggest(name, cand, n);
+	near = cli_algo_suggest(name, extra, n_extra);
 	if (near)
 		return cli_usage_error(cmd, "%s%sunknown algorithm '%.40s' (known: %s); did you mean '%s'?",
 				       opt ? opt : "", opt ? ": " : "", name, known, near);

@@ -3,6 +3,7 @@
  */
 #include "sweep_spec.h"
 #include "cli.h"
+#include "cli_algo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -613,12 +614,8 @@ static int parse_algos(struct fast_jctx *c, const struct fast_jv *root, struct s
 		const struct fast_algo *al = fast_algo_find(algos[i]);
 		uint32_t variants = 1, radix[MAX_OPT_AXES];
 		if (!al) {
-			const char *names[16];
-			const char *near;
-			size_t old = push_value(c, root, "algos", i), n = 0;
-			for (const struct fast_algo *a = fast_algos; a->name && n < 16; a++)
-				names[n++] = a->name;
-			near = cli_suggest(algos[i], names, n);
+			const char *near = cli_algo_suggest(algos[i], NULL, 0);
+			size_t old = push_value(c, root, "algos", i);
 			if (near)
 				rc = fast_jctx_fail(c, FAST_EINPUT, "unknown algorithm '%.40s'; did you mean '%s'?",
 						    algos[i], near);
