@@ -533,13 +533,10 @@ static int split_tail(struct fast_bvn *bv, const struct fast_topo *topo, struct 
  * the terms within a quarter of the largest weight (a stage long enough
  * to hide the rest), the one whose tiles need the least balancing goes
  * first -- cost: the largest excess of one GPU over its lane target, the
- * longest handover -- and the others keep their order.  Measured over
- * seeds 1-3 of random and Zipf traffic at 4, 8 and 16 servers: FAST/LP
- * 1.061 -> 1.057 on h200 (4x8 Zipf seed 1: 1.079 -> 1.059), 1.029 ->
- * 1.027 on mi300x-100g; on 4x8 Zipf 0.6/0.9 at 128 MiB, seeds 1-5, both
- * presets: -0.003 on average, single cases from -0.029 to +0.027.
- * Switching only when the cost at least halves, or choosing by a model of
- * both balancing steps against the stage, did worse on average. */
+ * longest handover -- and the others keep their order.  What it gains
+ * (FAST / bound with and without it) is in the README, "Compiler options,
+ * measured".  Switching only when the cost at least halves, or choosing by
+ * a model of both balancing steps against the stage, did worse on average. */
 static int first_least_balancing(struct builder *bd, struct fast_bvn *bv)
 {
 	uint32_t N = bd->N, G = bd->G, best = 0, *row;
