@@ -301,6 +301,8 @@ int cmd_gate(int argc, char **argv)
 		return cli_usage_error("gate", "--traffic FILE is required");
 	if (require_base && !base_path)
 		return cli_usage_error("gate", "--require-baseline needs --baseline FILE.csv");
+	if (in.plan_path && opts_given)
+		return cli_usage_error("gate", "compiler options do not apply to --plan");
 	if ((rc = cli_algo_known("gate", "--algo", algo, NULL, 0)) != 0 ||
 	    (rc = cli_algo_applies("gate", &algo, 1, opts_given)) != 0)
 		return rc;

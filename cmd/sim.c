@@ -338,6 +338,8 @@ int cmd_sim(int argc, char **argv)
 		return cli_usage_error("sim", "give --plan FILE, or --traffic FILE with --algo A");
 	if (o.in.plan_path && o.algo)
 		return cli_usage_error("sim", "--algo compiles the traffic; it does not apply to --plan");
+	if (o.in.plan_path && given)
+		return cli_usage_error("sim", "compiler options do not apply to --plan");
 	if (o.algo && ((rc = cli_algo_known("sim", "--algo", o.algo, NULL, 0)) != 0 ||
 		       (rc = cli_algo_applies("sim", &o.algo, 1, given)) != 0))
 		return rc;
