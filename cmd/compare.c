@@ -23,7 +23,7 @@ const char cmd_compare_usage[] =
 	"FAST).  FAST's synthesis time is measured (wall clock) and reported with\n"
 	"FAST's time including it.  Several matrices: a totals table (sums).\n"
 	"\n"
-	"  --algos LIST       comma-separated algorithms (default: all six)\n"
+	"  --algos LIST       comma-separated algorithms (default: all, listed below)\n"
 	"  --matrix I         only matrix I\n"
 	"  --csv              one CSV row per (matrix, algorithm)\n"
 	"  --json             machine-readable output\n"
@@ -55,6 +55,12 @@ static int parse_algos(struct opts *o, const char *list)
 	static char buf[256];
 	char *save = NULL, *tok;
 
+	if (!list) {
+		o->nalgos = 0;
+		for (const struct fast_algo *a = fast_algos; a->name && o->nalgos < MAX_ALGOS; a++)
+			o->algos[o->nalgos++] = a->name;
+		return 0;
+	}
 	if (strlen(list) >= sizeof buf)
 		return cli_usage_error("compare", "--algos: list too long");
 	strcpy(buf, list);
@@ -200,7 +206,7 @@ int cmd_compare(int argc, char **argv)
 	struct opts o;
 	struct fast_topo t;
 	struct fast_traffic tr = { 0 };
-	const char *algos = "fast,fanout,nccl,pxn,spreadout,hier";
+	const char *algos = NULL; /* every algorithm of the table */
 	struct cell *cells = NULL, total[MAX_ALGOS];
 	double total_bound = 0;
 	unsigned given = 0;
