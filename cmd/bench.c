@@ -7,10 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "bench.h"
 #include "builtin.h"
 #include "cli.h"
+#include "lib/algo.h"
+#include "lib/gen.h"
 
 static const struct bench_section sections[] = {
 	{ "plan", fast_bench_plan, "synthesis: decomposition, compile, expansion; alpha-aware stages" },
@@ -65,6 +68,43 @@ unsigned long long bench_peak_rss(void)
 	if (getrusage(RUSAGE_SELF, &ru) != 0)
 		return 0;
 	return (unsigned long long)ru.ru_maxrss * 1024ull; /* Linux: KiB */
+}
+
+double bench_cpu_now(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return fast_now();
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int bench_random_plan(const char *algo, uint32_t servers, uint32_t gpus, struct fast_topo *t,
+		      struct fast_traffic *tr, struct fast_plan *p, struct fast_err *err)
+{
+	struct fast_limits lim;
+	struct fast_gen_opts g;
+	struct fast_traffic own;
+	struct fast_algo_opts ao;
+	int rc;
+
+	fast_limits_default(&lim);
+	if ((rc = fast_topo_preset("h200", servers, gpus, &lim, t, err)) < 0)
+		return rc;
+	fast_gen_defaults(&g);
+	g.pattern = FAST_GEN_RANDOM;
+	g.ng = fast_topo_ngpus(t);
+	g.seed = 1;
+	g.mean_bytes = UINT64_C(256) << 20;
+	if (!tr)
+		tr = &own;
+	if ((rc = fast_gen_traffic(&g, &lim, tr, err)) < 0)
+		return rc;
+	fast_algo_opts_default(&ao);
+	rc = fast_compile(algo, t, tr->m[0].bytes, &ao, p, err);
+	if (rc < 0 || tr == &own)
+		fast_traffic_free(tr);
+	return rc;
 }
 
 int cmd_bench(int argc, char **argv)

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct bench_opts {
 	bool quick;  /* CI: small sizes, few repeats */
@@ -45,5 +46,20 @@ struct bench_stats {
 void bench_stats_of(double *x, size_t n, struct bench_stats *st);
 /* Peak resident set size of this process in bytes (getrusage). */
 unsigned long long bench_peak_rss(void);
+/* CPU time of the calling thread in seconds (CLOCK_THREAD_CPUTIME_ID):
+ * what a section times, since wall time on a shared machine measures the
+ * neighbours too. */
+double bench_cpu_now(void);
+
+struct fast_topo;
+struct fast_traffic;
+struct fast_plan;
+struct fast_err;
+/* The sections' standard case: h200 with servers x gpus, one random
+ * matrix of 256 MiB mean per GPU pair (seed 1), compiled by algo into p.
+ * The traffic is kept in tr when tr is non-NULL (the caller frees it),
+ * else freed.  Returns 0 or a negative FAST_E* code with err set. */
+int bench_random_plan(const char *algo, uint32_t servers, uint32_t gpus, struct fast_topo *t,
+		      struct fast_traffic *tr, struct fast_plan *p, struct fast_err *err);
 
 #endif

@@ -33,40 +33,6 @@ struct row {
 	double cpu_s, cpu_min, cpu_max;
 };
 
-static double cpu_now(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec * 1e-6;
-}
-
-/* The case's topology, traffic (owned by tr) and pxn plan. */
-static int make_case(struct fast_topo *t, struct fast_traffic *tr, struct fast_plan *p,
-		     struct fast_err *err)
-{
-	struct fast_limits lim;
-	struct fast_gen_opts g;
-	struct fast_algo_opts ao;
-	int rc;
-
-	fast_limits_default(&lim);
-	if ((rc = fast_topo_preset("h200", 2, 4, &lim, t, err)) < 0)
-		return rc;
-	fast_gen_defaults(&g);
-	g.pattern = FAST_GEN_RANDOM;
-	g.ng = fast_topo_ngpus(t);
-	g.seed = 1;
-	g.mean_bytes = UINT64_C(256) << 20;
-	if ((rc = fast_gen_traffic(&g, &lim, tr, err)) < 0)
-		return rc;
-	fast_algo_opts_default(&ao);
-	if ((rc = fast_compile("pxn", t, tr->m[0].bytes, &ao, p, err)) < 0)
-		fast_traffic_free(tr);
-	return rc;
-}
-
 static int measure(struct row *r, struct fast_plan *p, const struct fast_topo *t,
 		   const uint64_t *D, unsigned repeats, struct fast_err *err)
 {
@@ -80,9 +46,9 @@ static int measure(struct row *r, struct fast_plan *p, const struct fast_topo *t
 			r->steps++;
 		}
 	for (unsigned k = 0; k < repeats; k++) {
-		double c = cpu_now();
+		double c = bench_cpu_now();
 		int rc = fast_plan_check(p, t, D, err);
-		cpu[k] = cpu_now() - c;
+		cpu[k] = bench_cpu_now() - c;
 		if (rc < 0)
 			return rc;
 	}
@@ -106,7 +72,7 @@ int fast_bench_check(const struct bench_opts *o)
 	double exponent;
 	bool time_ok, growth_ok;
 
-	if (make_case(&t, &tr, &p, &err) < 0) {
+	if (bench_random_plan("pxn", 2, 4, &t, &tr, &p, &err) < 0) {
 		fprintf(stderr, "fast bench check: %s\n", err.msg);
 		return 4;
 	}

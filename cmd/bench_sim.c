@@ -44,40 +44,6 @@ struct row {
 	bool ok;
 };
 
-static double cpu_now(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec * 1e-6;
-}
-
-static int make_plan(const char *algo, uint32_t servers, struct fast_topo *t, struct fast_plan *p,
-		     struct fast_err *err)
-{
-	struct fast_limits lim;
-	struct fast_gen_opts g;
-	struct fast_traffic tr;
-	struct fast_algo_opts ao;
-	int rc;
-
-	fast_limits_default(&lim);
-	if ((rc = fast_topo_preset("h200", servers, 8, &lim, t, err)) < 0)
-		return rc;
-	fast_gen_defaults(&g);
-	g.pattern = FAST_GEN_RANDOM;
-	g.ng = fast_topo_ngpus(t);
-	g.seed = 1;
-	g.mean_bytes = UINT64_C(256) << 20;
-	if ((rc = fast_gen_traffic(&g, &lim, &tr, err)) < 0)
-		return rc;
-	fast_algo_opts_default(&ao);
-	rc = fast_compile(algo, t, tr.m[0].bytes, &ao, p, err);
-	fast_traffic_free(&tr);
-	return rc;
-}
-
 static int measure(struct row *r, unsigned repeats, struct fast_err *err)
 {
 	struct fast_topo t;
@@ -87,15 +53,15 @@ static int measure(struct row *r, unsigned repeats, struct fast_err *err)
 	struct bench_stats cs, ws;
 	int rc = 0;
 
-	if ((rc = make_plan(r->algo, r->servers, &t, &p, err)) < 0)
+	if ((rc = bench_random_plan(r->algo, r->servers, 8, &t, NULL, &p, err)) < 0)
 		return rc;
 	fast_sim_opts_default(&so);
 	so.epsilon = r->epsilon;
 	for (unsigned k = 0; k < repeats && rc == 0; k++) {
 		struct fast_sim_result res;
-		double w = fast_now(), c = cpu_now();
+		double w = fast_now(), c = bench_cpu_now();
 		rc = fast_sim_run(&t, &p, &so, &res, err);
-		m.cpu[k] = cpu_now() - c;
+		m.cpu[k] = bench_cpu_now() - c;
 		m.wall[k] = fast_now() - w;
 		if (rc < 0)
 			break;

@@ -738,7 +738,7 @@ static int options_agree(const struct inputs *in, struct fast_err *err)
 		{ "--backend", FAST_EUSAGE, hash_str(FAST_HASH_INIT, o->backend), o->backend, false },
 		{ "--servers", FAST_EINPUT, in->topo.servers, NULL, false },
 		{ "--gpus", FAST_EINPUT, in->topo.gpus, NULL, false },
-		{ "the topology", FAST_EINPUT, fast_exec_topo_hash(&in->topo), NULL, true },
+		{ "the topology", FAST_EINPUT, fast_topo_hash(&in->topo), NULL, true },
 		{ "--traffic", FAST_EINPUT, traffic_hash(&in->t), NULL, true },
 		{ "--plan", FAST_EINPUT, plans_hash(in), NULL, true },
 	};

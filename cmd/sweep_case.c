@@ -280,70 +280,29 @@ int sweep_row_parse_v1(const char *line, struct sweep_row *r, bool *had_ident)
 
 /* --- identity ---------------------------------------------------------------- */
 
-static uint64_t hash_u64(uint64_t h, uint64_t v)
-{
-	unsigned char b[8];
-
-	for (int i = 0; i < 8; i++)
-		b[i] = (unsigned char)(v >> (8 * i)); /* little-endian on every host */
-	return fast_hash_bytes(h, b, sizeof b);
-}
-
-static uint64_t hash_double(uint64_t h, double v)
-{
-	uint64_t bits;
-
-	if (v == 0)
-		v = 0; /* -0 and 0 measure the same */
-	memcpy(&bits, &v, sizeof bits);
-	return hash_u64(h, bits);
-}
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-	size_t n = strlen(s);
-	return fast_hash_bytes(hash_u64(h, n), s, n);
-}
-
-static uint64_t hash_tier(uint64_t h, const struct fast_tier *t)
-{
-	h = hash_double(h, t->bw_GBps);
-	h = hash_double(h, t->latency_us);
-	h = hash_double(h, t->efficiency);
-	return hash_double(h, t->step_overhead_us);
-}
-
 void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const uint64_t *D,
 		     const struct fast_algo_opts *ao, const struct sweep_eval *e)
 {
 	uint64_t ng = fast_topo_ngpus(t), h = FAST_HASH_INIT;
 
-	h = hash_str(h, "fast results ident 1");
-	h = hash_u64(h, t->servers);
-	h = hash_u64(h, t->gpus);
-	h = hash_u64(h, (uint64_t)t->up_kind);
-	h = hash_tier(h, &t->up);
-	h = hash_tier(h, &t->out);
-	h = hash_double(h, t->core_oversub);
-	h = hash_double(h, t->congestion.incast_threshold);
-	h = hash_double(h, t->congestion.incast_slope);
-	h = hash_double(h, t->congestion.incast_floor);
+	h = fast_hash_str(h, "fast results ident 2");
+	h = fast_hash_u64(h, fast_topo_hash(t));
 	for (uint64_t i = 0; i < ng * ng; i++)
-		h = hash_u64(h, D[i]);
-	h = hash_u64(h, r->matrix);
-	h = hash_str(h, r->label);
-	h = hash_str(h, r->algo);
+		h = fast_hash_u64(h, D[i]);
+	h = fast_hash_u64(h, r->matrix);
+	h = fast_hash_str(h, r->label);
+	h = fast_hash_str(h, r->algo);
 	if (ao) {
-		h = hash_u64(h, (uint64_t)ao->stages);
-		h = hash_u64(h, (uint64_t)ao->order);
-		h = hash_u64(h, (uint64_t)ao->balance);
-		h = hash_u64(h, ao->peers);
-		h = hash_u64(h, ao->chunk_bytes);
+		h = fast_hash_u64(h, (uint64_t)ao->stages);
+		h = fast_hash_u64(h, (uint64_t)ao->order);
+		h = fast_hash_u64(h, (uint64_t)ao->balance);
+		h = fast_hash_u64(h, ao->peers);
+		h = fast_hash_u64(h, ao->chunk_bytes);
 	} else {
-		h = hash_str(h, "a given plan");
+		h = fast_hash_str(h, "a given plan");
 	}
-	h = hash_u64(h, e->sim.congestion);
-	h = hash_double(h, e->sim.epsilon);
+	h = fast_hash_u64(h, e->sim.congestion);
+	h = fast_hash_double(h, e->sim.epsilon);
 	snprintf(r->ident, sizeof r->ident, "%016llx", (unsigned long long)h);
 }
 

@@ -99,11 +99,7 @@ static uint64_t opts_key(const struct fast_topo *t, const struct fast_exec_opts 
 {
 	uint64_t h = FAST_HASH_INIT;
 
-	h = fast_hash_bytes(h, &t->servers, sizeof t->servers);
-	h = fast_hash_bytes(h, &t->gpus, sizeof t->gpus);
-	h = fast_hash_bytes(h, t->name, strlen(t->name));
-	h = fast_hash_bytes(h, &t->up, sizeof t->up);
-	h = fast_hash_bytes(h, &t->out, sizeof t->out);
+	h = fast_hash_u64(h, fast_topo_hash(t));
 	h = fast_hash_bytes(h, o->backend ? o->backend : "host", strlen(o->backend ? o->backend : "host"));
 	h = fast_hash_bytes(h, o->algo ? o->algo : "fast", strlen(o->algo ? o->algo : "fast"));
 	h = fast_hash_bytes(h, &o->max_staging, sizeof o->max_staging);

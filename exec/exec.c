@@ -195,7 +195,7 @@ int fast_exec_create(MPI_Comm comm, const struct fast_topo *topo,
 			{ "the staging cap", FAST_EUSAGE, opts->max_staging, NULL, false },
 			{ "the servers", FAST_EINPUT, topo->servers, NULL, false },
 			{ "the GPUs per server", FAST_EINPUT, topo->gpus, NULL, false },
-			{ "the topology", FAST_EINPUT, fast_exec_topo_hash(topo), NULL, true },
+			{ "the topology", FAST_EINPUT, fast_topo_hash(topo), NULL, true },
 		};
 		if ((rc = fast_exec_agree(x->comm, f, sizeof f / sizeof *f, err)) < 0)
 			goto fail;
@@ -324,18 +324,6 @@ int fast_exec_download(struct fast_exec *x, void *host, const void *src, uint64_
 
 /* --- prepare ------------------------------------------------------------------ */
 
-uint64_t fast_exec_topo_hash(const struct fast_topo *t)
-{
-	uint64_t h = FAST_HASH_INIT;
-
-	h = fast_hash_bytes(h, &t->servers, sizeof t->servers);
-	h = fast_hash_bytes(h, &t->gpus, sizeof t->gpus);
-	h = fast_hash_bytes(h, t->name, strlen(t->name));
-	h = fast_hash_bytes(h, &t->up, sizeof t->up);
-	h = fast_hash_bytes(h, &t->out, sizeof t->out);
-	return fast_hash_bytes(h, &t->up_kind, sizeof t->up_kind);
-}
-
 static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D)
 {
 	uint32_t ng = x->topo.servers * x->topo.gpus;
@@ -352,7 +340,7 @@ static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan, 
 		h = fast_hash_bytes(h, x->algo, strlen(x->algo));
 		h = fast_hash_bytes(h, fields, sizeof fields);
 		h = fast_hash_bytes(h, &o->peers, sizeof o->peers);
-		uint64_t th = fast_exec_topo_hash(&x->topo);
+		uint64_t th = fast_topo_hash(&x->topo);
 		h = fast_hash_bytes(h, &o->chunk_bytes, sizeof o->chunk_bytes);
 		h = fast_hash_bytes(h, &th, sizeof th);
 	}

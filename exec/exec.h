@@ -160,9 +160,6 @@ struct fast_agree {
  * MPI fails. */
 int fast_exec_agree(MPI_Comm comm, const struct fast_agree *f, size_t n, struct fast_err *err);
 
-/* Hash of what the executor uses of a topology (shape, name, tiers). */
-uint64_t fast_exec_topo_hash(const struct fast_topo *t);
-
 /* Gather the traffic matrix from every rank's send counts (ng*ng, caller
  * allocated) and check recvcounts (may be NULL: no check) collectively. */
 int fast_exec_gather_matrix(struct fast_exec *x, const uint64_t *sendcounts,

@@ -84,27 +84,15 @@ static bool line_sums(const uint64_t *S, uint32_t n, uint64_t *row, uint64_t *co
 	return true;
 }
 
-int fast_bvn_pad(uint64_t *S, uint32_t n, uint64_t *M_out, struct fast_err *err)
+/* fast_bvn_pad with the caller's scratch: row and col hold n entries. */
+static int pad_with(uint64_t *S, uint32_t n, uint64_t *row, uint64_t *col, uint64_t *M_out,
+		    struct fast_err *err)
 {
-	uint64_t *row, *col, M = 0;
+	uint64_t M = 0;
 	uint32_t i = 0, j = 0;
 
-	if (n == 0) {
-		*M_out = 0;
-		return 0;
-	}
-	row = fast_calloc(n, sizeof *row);
-	col = fast_calloc(n, sizeof *col);
-	if (!row || !col) {
-		free(row);
-		free(col);
-		return fast_err_set(err, FAST_ENOMEM, "padding a %ux%u matrix: out of memory", n, n);
-	}
-	if (!line_sums(S, n, row, col)) {
-		free(row);
-		free(col);
+	if (!line_sums(S, n, row, col))
 		return fast_err_set(err, FAST_EINPUT, "server matrix: a line sum overflows 64 bits");
-	}
 	for (uint32_t k = 0; k < n; k++) {
 		if (row[k] > M)
 			M = row[k];
@@ -133,10 +121,30 @@ int fast_bvn_pad(uint64_t *S, uint32_t n, uint64_t *M_out, struct fast_err *err)
 		row[i] -= a;
 		col[j] -= a;
 	}
-	free(row);
-	free(col);
 	*M_out = M;
 	return 0;
+}
+
+int fast_bvn_pad(uint64_t *S, uint32_t n, uint64_t *M_out, struct fast_err *err)
+{
+	uint64_t *row, *col;
+	int rc;
+
+	if (n == 0) {
+		*M_out = 0;
+		return 0;
+	}
+	row = fast_calloc(n, sizeof *row);
+	col = fast_calloc(n, sizeof *col);
+	if (!row || !col) {
+		free(row);
+		free(col);
+		return fast_err_set(err, FAST_ENOMEM, "padding a %ux%u matrix: out of memory", n, n);
+	}
+	rc = pad_with(S, n, row, col, M_out, err);
+	free(row);
+	free(col);
+	return rc;
 }
 
 /* --- the decomposition ------------------------------------------------- */
@@ -172,33 +180,52 @@ static void matcher_free(struct matcher *m)
 	free(m->par);
 }
 
-static bool matcher_init(struct matcher *m, uint64_t *R, uint32_t n)
+/* Arrays for an n x n matcher; false (all freed) when out of memory. */
+static bool matcher_alloc(struct matcher *m, uint32_t n)
 {
 	memset(m, 0, sizeof *m);
 	m->n = n;
 	m->W = (n + 63) / 64;
-	m->R = R;
-	m->sup = fast_calloc((size_t)n * m->W, sizeof *m->sup);
-	m->freec = fast_calloc(m->W, sizeof *m->freec);
-	m->seen = fast_calloc(m->W, sizeof *m->seen);
-	m->rm = fast_calloc(n, sizeof *m->rm);
-	m->cm = fast_calloc(n, sizeof *m->cm);
-	m->dist = fast_calloc(n, sizeof *m->dist);
-	m->it = fast_calloc(n, sizeof *m->it);
-	m->queue = fast_calloc(n, sizeof *m->queue);
-	m->par = fast_calloc(n, sizeof *m->par);
+	m->sup = fast_calloc((size_t)n * m->W + 1, sizeof *m->sup);
+	m->freec = fast_calloc(m->W + 1, sizeof *m->freec);
+	m->seen = fast_calloc(m->W + 1, sizeof *m->seen);
+	m->rm = fast_calloc(n + 1, sizeof *m->rm);
+	m->cm = fast_calloc(n + 1, sizeof *m->cm);
+	m->dist = fast_calloc(n + 1, sizeof *m->dist);
+	m->it = fast_calloc(n + 1, sizeof *m->it);
+	m->queue = fast_calloc(n + 1, sizeof *m->queue);
+	m->par = fast_calloc(n + 1, sizeof *m->par);
 	if (!m->sup || !m->freec || !m->seen || !m->rm || !m->cm || !m->dist || !m->it ||
 	    !m->queue || !m->par) {
 		matcher_free(m);
 		return false;
 	}
+	return true;
+}
+
+/* Start over on R: nothing matched, the support = the non-zero entries. */
+static void matcher_reset(struct matcher *m, uint64_t *R)
+{
+	uint32_t n = m->n;
+
+	m->R = R;
+	memset(m->sup, 0, (size_t)n * m->W * sizeof *m->sup);
+	memset(m->freec, 0, m->W * sizeof *m->freec);
 	for (uint32_t i = 0; i < n; i++) {
+		uint64_t *row = m->sup + (size_t)i * m->W;
 		m->rm[i] = m->cm[i] = -1;
 		m->freec[i / 64] |= UINT64_C(1) << (i % 64);
 		for (uint32_t j = 0; j < n; j++)
 			if (R[(size_t)i * n + j])
-				m->sup[(size_t)i * m->W + j / 64] |= UINT64_C(1) << (j % 64);
+				row[j / 64] |= UINT64_C(1) << (j % 64);
 	}
+}
+
+static bool matcher_init(struct matcher *m, uint64_t *R, uint32_t n)
+{
+	if (!matcher_alloc(m, n))
+		return false;
+	matcher_reset(m, R);
 	return true;
 }
 
@@ -217,32 +244,15 @@ static void unmatch_row(struct matcher *m, uint32_t u)
 	m->freec[v / 64] |= UINT64_C(1) << (v % 64);
 }
 
-/* Next column >= from in row u's support, or -1. */
-static int32_t next_col(const struct matcher *m, uint32_t u, uint32_t from)
-{
-	const uint64_t *row = m->sup + (size_t)u * m->W;
-	uint32_t x = from / 64;
-	uint64_t w;
-
-	if (from >= m->n)
-		return -1;
-	w = row[x] & (~UINT64_C(0) << (from % 64));
-	for (;;) {
-		if (w)
-			return (int32_t)(x * 64 + (uint32_t)__builtin_ctzll(w));
-		if (++x >= m->W)
-			return -1;
-		w = row[x];
-	}
-}
-
 #define HK_INF INT32_MAX
 
 /* Hopcroft-Karp layering: BFS from all free rows; true if some free
- * column is reachable. */
+ * column is reachable.  A matched row is reached only through its own
+ * column, so "column seen" stands for "row labelled": the columns of a row
+ * are taken a word at a time, in the same order as one by one. */
 static bool hk_bfs(struct matcher *m)
 {
-	uint32_t n = m->n, head = 0, tail = 0;
+	uint32_t n = m->n, W = m->W, head = 0, tail = 0;
 	bool found = false;
 
 	for (uint32_t u = 0; u < n; u++) {
@@ -253,13 +263,21 @@ static bool hk_bfs(struct matcher *m)
 			m->dist[u] = HK_INF;
 		}
 	}
+	memset(m->seen, 0, W * sizeof *m->seen);
 	while (head < tail) {
 		uint32_t u = (uint32_t)m->queue[head++];
-		for (int32_t v = next_col(m, u, 0); v >= 0; v = next_col(m, u, (uint32_t)v + 1)) {
-			int32_t w = m->cm[v];
-			if (w < 0)
+		const uint64_t *row = m->sup + (size_t)u * W;
+		for (uint32_t x = 0; x < W; x++) {
+			uint64_t cand = row[x] & ~m->seen[x];
+			if (!cand)
+				continue;
+			m->seen[x] |= cand;
+			if (cand & m->freec[x]) {
 				found = true;
-			else if (m->dist[w] == HK_INF) {
+				cand &= ~m->freec[x];
+			}
+			for (; cand; cand &= cand - 1) {
+				int32_t w = m->cm[x * 64 + (uint32_t)__builtin_ctzll(cand)];
 				m->dist[w] = m->dist[u] + 1;
 				m->queue[tail++] = w;
 			}
@@ -268,16 +286,26 @@ static bool hk_bfs(struct matcher *m)
 	return found;
 }
 
-/* Hopcroft-Karp augmentation along the layers (depth <= layers). */
+/* Hopcroft-Karp augmentation along the layers (depth <= layers).  The
+ * support does not change during a phase, so a row's columns are read a
+ * word at a time, resuming at it[u]. */
 static bool hk_dfs(struct matcher *m, uint32_t u)
 {
-	for (int32_t v = next_col(m, u, (uint32_t)m->it[u]); v >= 0;
-	     v = next_col(m, u, (uint32_t)v + 1)) {
-		int32_t w = m->cm[v];
-		m->it[u] = v + 1;
-		if (w < 0 || (m->dist[w] == m->dist[u] + 1 && hk_dfs(m, (uint32_t)w))) {
-			match(m, u, (uint32_t)v);
-			return true;
+	const uint64_t *row = m->sup + (size_t)u * m->W;
+	uint32_t from = (uint32_t)m->it[u];
+
+	for (uint32_t x = from / 64; from < m->n && x < m->W; x++) {
+		uint64_t cand = row[x];
+		if (x == from / 64)
+			cand &= ~UINT64_C(0) << (from % 64);
+		for (; cand; cand &= cand - 1) {
+			uint32_t v = x * 64 + (uint32_t)__builtin_ctzll(cand);
+			int32_t w = m->cm[v];
+			m->it[u] = (int32_t)(v + 1);
+			if (w < 0 || (m->dist[w] == m->dist[u] + 1 && hk_dfs(m, (uint32_t)w))) {
+				match(m, u, v);
+				return true;
+			}
 		}
 	}
 	m->it[u] = (int32_t)m->n;
@@ -326,6 +354,12 @@ static bool repair_row(struct matcher *m, uint32_t r)
 			if (!cand)
 				continue;
 			m->seen[x] |= cand;
+			/* the word's first free column ends the search: the
+			 * columns before it would only be queued */
+			if (cand & m->freec[x]) {
+				uint64_t h = cand & m->freec[x];
+				cand &= ~((h & (~h + 1)) - 1);
+			}
 			for (; cand; cand &= cand - 1) {
 				uint32_t v = x * 64 + (uint32_t)__builtin_ctzll(cand);
 				m->par[v] = (int32_t)u;
@@ -380,46 +414,138 @@ static bool terms_push(struct terms *t, const int32_t *rm, uint64_t w, uint64_t 
 }
 
 /* Optional running trim of the terms as they are found, against the
- * unpadded matrix S, to give up on a candidate as soon as its modelled time
- * (which only grows) exceeds the best one so far. */
+ * unpadded matrix S, to give up on a candidate as soon as it cannot beat
+ * the best one so far: the running modelled time only grows, and what is
+ * left of S still needs, from the remaining terms, a stage per non-zero
+ * entry of its densest line and the bytes of its fullest line, so
+ * t + d * stage + L / B bounds the candidate's final time from below.
+ * Abandoning on that bound drops only candidates that would have been
+ * abandoned later (the margin covers rounding in the sums). */
 struct tracker {
 	const uint64_t *S;
-	uint64_t *rem; /* n x n: what S still needs */
+	uint64_t *rem;  /* n x n: what S still needs */
+	uint64_t *line; /* 2n: off-diagonal bytes rows (0..n-1), columns (n..) still need */
+	uint32_t *nz;   /* 2n: their non-zero entries */
 	struct fast_bvn_model m;
 	double limit, t;
 };
 
 #define ABORTED 1
+#define BOUND_MARGIN 1e-9 /* relative: far above the rounding of a few thousand sums */
+
+/* rem = S, and its line sums and counts off the diagonal */
+static void tracker_start(struct tracker *tr, uint32_t n)
+{
+	memcpy(tr->rem, tr->S, (size_t)n * n * sizeof *tr->rem);
+	memset(tr->line, 0, 2 * (size_t)n * sizeof *tr->line);
+	memset(tr->nz, 0, 2 * (size_t)n * sizeof *tr->nz);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			uint64_t v = tr->S[(size_t)i * n + j];
+			if (i == j || !v)
+				continue;
+			tr->line[i] += v; /* no overflow: fast_bvn_auto checked */
+			tr->line[n + j] += v;
+			tr->nz[i]++;
+			tr->nz[n + j]++;
+		}
+}
 
 static bool track(struct tracker *tr, uint32_t n, const int32_t *rm, uint64_t w)
 {
-	uint64_t need = 0;
+	uint64_t need = 0, L = 0;
+	uint32_t d = 0;
 
 	for (uint32_t a = 0; a < n; a++) {
 		uint64_t *r, s;
-		if (rm[a] == (int32_t)a)
+		uint32_t j = (uint32_t)rm[a];
+		if (j == a)
 			continue;
-		r = &tr->rem[(size_t)a * n + (uint32_t)rm[a]];
+		r = &tr->rem[(size_t)a * n + j];
 		s = *r < w ? *r : w;
+		if (!s)
+			continue;
 		*r -= s;
+		tr->line[a] -= s;
+		tr->line[n + j] -= s;
+		if (*r == 0) {
+			tr->nz[a]--;
+			tr->nz[n + j]--;
+		}
 		need = s > need ? s : need;
 	}
-	if (need)
-		tr->t += tr->m.stage_s + (double)need / tr->m.Bps;
-	return tr->t > tr->limit;
+	if (!need)
+		return false;
+	tr->t += tr->m.stage_s + (double)need / tr->m.Bps;
+	if (tr->t > tr->limit)
+		return true;
+	for (uint32_t k = 0; k < 2 * n; k++) {
+		L = tr->line[k] > L ? tr->line[k] : L;
+		d = tr->nz[k] > d ? tr->nz[k] : d;
+	}
+	return tr->t + d * tr->m.stage_s + (double)L / tr->m.Bps >
+	       tr->limit * (1 + BOUND_MARGIN);
 }
 
-/* Decompose R (equal line sums M, destroyed) into out, weights times scale.
- * With a tracker, returns ABORTED (out untouched) once the running modelled
- * time passes tr->limit. */
-static int decompose_core(uint64_t *R, uint32_t n, uint64_t M, uint64_t scale,
+/*
+ * Scratch for decompositions, allocated once per call of the public
+ * functions and reused by every candidate of the alpha-aware search: a
+ * search tries tens of candidates, most of which stop after a few terms,
+ * so their setup must not be a dozen allocations.
+ */
+struct work {
+	uint32_t n;
+	uint64_t *R;        /* n x n: the (quantised, padded) matrix being decomposed */
+	uint64_t *rem;      /* n x n: fast_bvn_trim's remainder */
+	uint64_t *row, *col; /* n: line sums */
+	int32_t *freed;     /* n: rows whose matched entry went to zero */
+	struct matcher m;
+	struct terms t;     /* the terms found; handed to the result on success */
+};
+
+static void work_free(struct work *w)
+{
+	free(w->R);
+	free(w->rem);
+	free(w->row);
+	free(w->col);
+	free(w->freed);
+	matcher_free(&w->m);
+	free(w->t.perm);
+	free(w->t.weight);
+	memset(w, 0, sizeof *w);
+}
+
+/* false (nothing to free) when out of memory */
+static bool work_init(struct work *w, uint32_t n)
+{
+	size_t nn = (size_t)n * n;
+
+	memset(w, 0, sizeof *w);
+	w->n = n;
+	w->t.n = n;
+	w->R = fast_calloc(nn + 1, sizeof *w->R);
+	w->rem = fast_calloc(nn + 1, sizeof *w->rem);
+	w->row = fast_calloc(n + 1, sizeof *w->row);
+	w->col = fast_calloc(n + 1, sizeof *w->col);
+	w->freed = fast_calloc(n + 1, sizeof *w->freed);
+	if (!w->R || !w->rem || !w->row || !w->col || !w->freed || !matcher_alloc(&w->m, n)) {
+		work_free(w);
+		return false;
+	}
+	return true;
+}
+
+/* Decompose w->R (equal line sums M, destroyed) into out, weights times
+ * scale.  With a tracker, returns ABORTED (out untouched) once the running
+ * modelled time passes tr->limit. */
+static int decompose_core(struct work *wk, uint32_t n, uint64_t M, uint64_t scale,
 			  struct tracker *tr, struct fast_bvn *out, struct fast_err *err)
 {
-	struct matcher m;
-	struct terms t = { .n = n };
-	uint64_t left = M, max_terms = fast_bvn_max_terms(n), total;
-	int32_t *freed = NULL;
-	int rc = 0;
+	struct matcher *m = &wk->m;
+	struct terms *t = &wk->t;
+	uint64_t *R = wk->R, left = M, max_terms = fast_bvn_max_terms(n), total;
+	int32_t *freed = wk->freed;
 
 	if (!fast_mul_u64(M, scale, &total))
 		return fast_err_set(err, FAST_EINPUT, "decomposition: padded sum overflows 64 bits");
@@ -429,81 +555,65 @@ static int decompose_core(uint64_t *R, uint32_t n, uint64_t M, uint64_t scale,
 		out->quantum = scale;
 		return 0;
 	}
-	if (!matcher_init(&m, R, n))
-		return fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
-	freed = fast_calloc(n, sizeof *freed);
-	if (!freed) {
-		rc = fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
-		goto out;
-	}
-	if (!hopcroft_karp(&m)) {
-		rc = fast_err_set(err, FAST_ERUNTIME,
-				  "decomposition: no perfect matching on the support (lines unequal?)");
-		goto out;
-	}
+	matcher_reset(m, R);
+	t->count = 0;
+	if (!hopcroft_karp(m))
+		return fast_err_set(err, FAST_ERUNTIME,
+				    "decomposition: no perfect matching on the support (lines unequal?)");
 	while (left > 0) {
 		uint64_t w = UINT64_MAX;
 		uint32_t nfreed = 0;
 
 		for (uint32_t i = 0; i < n; i++) {
-			uint64_t v = R[(size_t)i * n + (uint32_t)m.rm[i]];
+			uint64_t v = R[(size_t)i * n + (uint32_t)m->rm[i]];
 			if (v < w)
 				w = v;
 		}
-		if (!terms_push(&t, m.rm, w * scale, max_terms)) {
-			rc = fast_err_set(err, t.count >= max_terms ? FAST_ERUNTIME : FAST_ENOMEM,
-					  "decomposition of %ux%u: %s", n, n,
-					  t.count >= max_terms ? "term bound exceeded"
-							       : "out of memory");
-			goto out;
-		}
-		if (tr && track(tr, n, m.rm, w * scale)) {
-			rc = ABORTED;
-			goto out;
-		}
+		if (!terms_push(t, m->rm, w * scale, max_terms))
+			return fast_err_set(err, t->count >= max_terms ? FAST_ERUNTIME : FAST_ENOMEM,
+					    "decomposition of %ux%u: %s", n, n,
+					    t->count >= max_terms ? "term bound exceeded"
+								  : "out of memory");
+		if (tr && track(tr, n, m->rm, w * scale))
+			return ABORTED;
 		for (uint32_t i = 0; i < n; i++) {
-			uint32_t j = (uint32_t)m.rm[i];
+			uint32_t j = (uint32_t)m->rm[i];
 			uint64_t *e = &R[(size_t)i * n + j];
 			*e -= w;
 			if (*e == 0) {
 				freed[nfreed++] = (int32_t)i;
-				m.sup[(size_t)i * m.W + j / 64] &= ~(UINT64_C(1) << (j % 64));
+				m->sup[(size_t)i * m->W + j / 64] &= ~(UINT64_C(1) << (j % 64));
 			}
 		}
 		left -= w;
 		if (left == 0)
 			break;
 		for (uint32_t k = 0; k < nfreed; k++)
-			unmatch_row(&m, (uint32_t)freed[k]);
-		for (uint32_t k = 0; k < nfreed; k++) {
-			if (!repair_row(&m, (uint32_t)freed[k])) {
-				rc = fast_err_set(err, FAST_ERUNTIME,
-						  "decomposition: matching repair failed (lines unequal?)");
-				goto out;
-			}
-		}
+			unmatch_row(m, (uint32_t)freed[k]);
+		for (uint32_t k = 0; k < nfreed; k++)
+			if (!repair_row(m, (uint32_t)freed[k]))
+				return fast_err_set(err, FAST_ERUNTIME,
+						    "decomposition: matching repair failed (lines unequal?)");
 	}
+	/* the terms move to out; the next decomposition grows a new buffer */
 	memset(out, 0, sizeof *out);
 	out->n = n;
-	out->nterms = t.count;
-	out->perm = t.perm;
-	out->weight = t.weight;
+	out->nterms = t->count;
+	out->perm = t->perm;
+	out->weight = t->weight;
 	out->total = total;
 	out->quantum = scale;
-	t.perm = NULL;
-	t.weight = NULL;
-out:
-	free(t.perm);
-	free(t.weight);
-	free(freed);
-	matcher_free(&m);
-	return rc;
+	t->perm = NULL;
+	t->weight = NULL;
+	t->count = t->cap = 0;
+	return 0;
 }
 
 int fast_bvn_decompose(const uint64_t *S, uint32_t n, struct fast_bvn *out,
 		       struct fast_err *err)
 {
-	uint64_t *R, *row, *col, M;
+	struct work wk;
+	uint64_t M;
 	int rc;
 
 	if (n == 0) {
@@ -511,39 +621,49 @@ int fast_bvn_decompose(const uint64_t *S, uint32_t n, struct fast_bvn *out,
 		out->quantum = 1;
 		return 0;
 	}
-	R = fast_calloc((size_t)n * n, sizeof *R);
-	row = fast_calloc(n, sizeof *row);
-	col = fast_calloc(n, sizeof *col);
-	if (!R || !row || !col) {
-		rc = fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
-		goto out;
-	}
-	if (!line_sums(S, n, row, col)) {
+	if (!work_init(&wk, n))
+		return fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
+	if (!line_sums(S, n, wk.row, wk.col)) {
 		rc = fast_err_set(err, FAST_EINPUT, "decomposition: a line sum overflows 64 bits");
 		goto out;
 	}
-	M = row[0];
+	M = wk.row[0];
 	for (uint32_t i = 0; i < n; i++)
-		if (row[i] != M || col[i] != M) {
+		if (wk.row[i] != M || wk.col[i] != M) {
 			rc = fast_err_set(err, FAST_EINPUT,
 					  "decomposition: line sums differ (row 0 = %llu, %s %u = %llu); pad first",
-					  (unsigned long long)M, row[i] != M ? "row" : "column", i,
-					  (unsigned long long)(row[i] != M ? row[i] : col[i]));
+					  (unsigned long long)M, wk.row[i] != M ? "row" : "column", i,
+					  (unsigned long long)(wk.row[i] != M ? wk.row[i] : wk.col[i]));
 			goto out;
 		}
-	memcpy(R, S, (size_t)n * n * sizeof *R);
-	rc = decompose_core(R, n, M, 1, NULL, out, err);
+	memcpy(wk.R, S, (size_t)n * n * sizeof *wk.R);
+	rc = decompose_core(&wk, n, M, 1, NULL, out, err);
 out:
-	free(R);
-	free(row);
-	free(col);
+	work_free(&wk);
 	return rc;
 }
 
-static int quantized(const uint64_t *S, uint32_t n, uint64_t q, struct tracker *tr,
-		     struct fast_bvn *out, struct fast_err *err)
+/* ceil(S / q) entrywise into wk->R, padded, decomposed. */
+static int quantized(struct work *wk, const uint64_t *S, uint32_t n, uint64_t q,
+		     struct tracker *tr, struct fast_bvn *out, struct fast_err *err)
 {
-	uint64_t *R, M;
+	uint64_t *R = wk->R, M;
+	int rc;
+
+	if (q == 1)
+		memcpy(R, S, (size_t)n * n * sizeof *R);
+	else
+		for (size_t k = 0; k < (size_t)n * n; k++)
+			R[k] = S[k] / q + (S[k] % q != 0);
+	if ((rc = pad_with(R, n, wk->row, wk->col, &M, err)) < 0)
+		return rc;
+	return decompose_core(wk, n, M, q, tr, out, err);
+}
+
+int fast_bvn_quantized(const uint64_t *S, uint32_t n, uint64_t q, struct fast_bvn *out,
+		       struct fast_err *err)
+{
+	struct work wk;
 	int rc;
 
 	if (q == 0)
@@ -553,34 +673,21 @@ static int quantized(const uint64_t *S, uint32_t n, uint64_t q, struct tracker *
 		out->quantum = q;
 		return 0;
 	}
-	R = fast_calloc((size_t)n * n, sizeof *R);
-	if (!R)
+	if (!work_init(&wk, n))
 		return fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
-	for (size_t k = 0; k < (size_t)n * n; k++)
-		R[k] = S[k] / q + (S[k] % q != 0);
-	rc = fast_bvn_pad(R, n, &M, err);
-	if (rc == 0)
-		rc = decompose_core(R, n, M, q, tr, out, err);
-	free(R);
+	rc = quantized(&wk, S, n, q, NULL, out, err);
+	work_free(&wk);
 	return rc;
 }
 
-int fast_bvn_quantized(const uint64_t *S, uint32_t n, uint64_t q, struct fast_bvn *out,
-		       struct fast_err *err)
-{
-	return quantized(S, n, q, NULL, out, err);
-}
-
-void fast_bvn_trim(struct fast_bvn *b, const uint64_t *S)
+/* fast_bvn_trim with the caller's n x n scratch. */
+static void trim_with(struct fast_bvn *b, const uint64_t *S, uint64_t *rem)
 {
 	uint32_t n = b->n, kept = 0;
-	uint64_t *rem, total = 0;
+	uint64_t total = 0;
 
 	if (b->nterms == 0)
 		return;
-	rem = fast_calloc((size_t)n * n, sizeof *rem);
-	if (!rem)
-		return; /* untrimmed is still correct */
 	memcpy(rem, S, (size_t)n * n * sizeof *rem);
 	for (uint32_t k = 0; k < b->nterms; k++) {
 		const uint32_t *p = b->perm + (size_t)k * n;
@@ -605,6 +712,18 @@ void fast_bvn_trim(struct fast_bvn *b, const uint64_t *S)
 	}
 	b->nterms = kept;
 	b->total = total;
+}
+
+void fast_bvn_trim(struct fast_bvn *b, const uint64_t *S)
+{
+	uint64_t *rem;
+
+	if (b->nterms == 0)
+		return;
+	rem = fast_calloc((size_t)b->n * b->n, sizeof *rem);
+	if (!rem)
+		return; /* untrimmed is still correct */
+	trim_with(b, S, rem);
 	free(rem);
 }
 
@@ -634,8 +753,10 @@ struct search {
 	const uint64_t *S;
 	uint32_t n;
 	struct fast_bvn_model m;
-	uint64_t *rem;
+	uint64_t *rem, *line; /* the tracker's: n x n, 2n */
+	uint32_t *nz;         /* 2n, the tracker's */
 	uint32_t *scratch; /* 3n words for exchange() */
+	struct work *wk;   /* the candidates' scratch */
 	struct fast_bvn best;     /* trimmed */
 	struct fast_bvn best_raw; /* the same before trimming */
 	double best_t; /* < 0: none yet */
@@ -652,9 +773,11 @@ struct search {
  * pair that minimises (largest of k) + (largest of l), and over all pairs
  * it groups large entries with large ones.  O(pairs * n); the pairs per
  * term are capped so that a pass stays near 2 * 10^4 pairs. */
+#define DONE UINT32_MAX
+
 static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 {
-	uint32_t n = b->n, K = b->nterms, *seen = scratch, stamp = 0;
+	uint32_t n = b->n, K = b->nterms, *sg = scratch, *cyc = scratch + n, len;
 	uint32_t window = K > 1 ? 20000 / K : 0;
 	uint32_t *inv;
 	uint64_t *v;
@@ -677,7 +800,6 @@ static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 			v[(size_t)k * n + a] = c == a ? 0 : S[(size_t)a * n + c];
 			inv[(size_t)k * n + c] = a;
 		}
-	memset(seen, 0, n * sizeof *seen);
 	if (window < 1)
 		window = 1;
 	for (uint32_t k = 0; k + 1 < K; k++) {
@@ -689,42 +811,45 @@ static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 			uint64_t *vl = v + (size_t)l * n;
 			if (b->weight[l] != b->weight[k])
 				continue;
-			if (++stamp == 0) {
-				memset(seen, 0, n * sizeof *seen);
-				stamp = 1;
-			}
+			/* sg = the cycle map, one load a step; a row is marked
+			 * DONE as its cycle is walked (a swap keeps every other
+			 * cycle's rows, columns and so map) */
+			for (uint32_t a = 0; a < n; a++)
+				sg[a] = il[pk[a]];
 			for (uint32_t a = 0; a < n; a++) {
 				uint64_t mk, ml;
 				uint32_t c;
-				if (seen[a] == stamp)
-					continue;
-				if (pk[a] == pl[a])
-					continue; /* a fixed row: nothing to swap */
+				if (sg[a] == a || sg[a] == DONE)
+					continue; /* a fixed row, or a cycle seen */
 				mk = vk[a];
 				ml = vl[a];
-				seen[a] = stamp;
-				for (c = il[pk[a]]; c != a; c = il[pk[c]]) {
-					seen[c] = stamp;
+				len = 0;
+				cyc[len++] = a;
+				c = sg[a];
+				sg[a] = DONE;
+				while (c != a) {
+					uint32_t next = sg[c];
+					sg[c] = DONE;
+					cyc[len++] = c;
 					mk = vk[c] > mk ? vk[c] : mk;
 					ml = vl[c] > ml ? vl[c] : ml;
+					c = next;
 				}
 				if (ml <= mk)
 					continue;
-				/* swap the cycle's targets, walking it again by the
-				 * inverse of l: the entry read for the next row is
-				 * the one rewritten for this row, read first */
-				c = a;
-				do {
-					uint32_t ck = pk[c], cl = pl[c], next = il[ck];
-					uint64_t tv = vk[c];
-					pk[c] = cl;
-					pl[c] = ck;
-					vk[c] = vl[c];
-					vl[c] = tv;
-					ik[cl] = c;
-					il[ck] = c;
-					c = next;
-				} while (c != a);
+				/* swap the cycle's targets: its rows' targets are
+				 * distinct in k and in l, so the rows may go in any
+				 * order */
+				for (uint32_t x = 0; x < len; x++) {
+					uint32_t r = cyc[x], ck = pk[r], cl = pl[r];
+					uint64_t tv = vk[r];
+					pk[r] = cl;
+					pl[r] = ck;
+					vk[r] = vl[r];
+					vl[r] = tv;
+					ik[cl] = r;
+					il[ck] = r;
+				}
 			}
 		}
 	}
@@ -762,14 +887,16 @@ static int try_quantum(struct search *sr, uint64_t q, bool polish, bool *complet
 
 	tr.S = sr->S;
 	tr.rem = sr->rem;
+	tr.line = sr->line;
+	tr.nz = sr->nz;
 	tr.m = sr->m;
 	tr.limit = sr->best_t < 0 ? 1e300 : sr->best_t;
 	tr.t = 0;
-	memcpy(sr->rem, sr->S, (size_t)sr->n * sr->n * sizeof *sr->rem);
+	tracker_start(&tr, sr->n);
 	sr->tried++;
 	*completed = false;
 	*t = tr.limit;
-	rc = quantized(sr->S, sr->n, q, &tr, &b, err);
+	rc = quantized(sr->wk, sr->S, sr->n, q, &tr, &b, err);
 	if (rc < 0)
 		return rc;
 	if (rc == ABORTED)
@@ -781,7 +908,7 @@ static int try_quantum(struct search *sr, uint64_t q, bool polish, bool *complet
 		fast_bvn_free(&b);
 		return fast_err_set(err, rc, "alpha-aware decomposition: out of memory");
 	}
-	fast_bvn_trim(&b, sr->S);
+	trim_with(&b, sr->S, sr->wk->rem);
 	*t = fast_bvn_time(&b, &sr->m);
 	if (sr->best_t < 0 || *t < sr->best_t || (*t == sr->best_t && q < sr->best.quantum)) {
 		fast_bvn_free(&sr->best);
@@ -851,17 +978,91 @@ static int quanta(struct search *sr, uint64_t big, uint64_t start, int patience,
 #define HYBRID_MAX_N 64 /* above: quantum search only (synthesis-time budget) */
 #define PATIENCE 1 /* octaves without improvement before a checkpoint's search stops */
 
-/* Add to the support every entry of R in [lo, hi). */
-static void support_add(struct matcher *m, uint64_t lo, uint64_t hi)
+/*
+ * The entries of R outside the threshold support, a max-heap by value.  The
+ * support is always {R[i][j] >= r, > 0}: entries only decrease, and only
+ * while matched (inside the support), so an entry's value is fixed while it
+ * waits here.  Lowering r then adds exactly the entries of [r', r) by
+ * popping, instead of a scan of all n^2 entries per step, and a step that
+ * adds nothing (the heap's top is under r') needs no matching attempt: the
+ * matching and the support are the same as after the failed one.
+ */
+struct waiting {
+	uint64_t v; /* the entry's value (the heap key) */
+	uint32_t x; /* i * n + j */
+};
+
+struct pending {
+	struct waiting *h;
+	uint32_t len;
+};
+
+static bool pending_above(const struct pending *p, uint64_t lo)
+{
+	return p->len > 0 && p->h[0].v >= lo;
+}
+
+static void pending_sift_down(struct pending *p, uint32_t k)
+{
+	struct waiting e = p->h[k], *h = p->h;
+
+	for (;;) {
+		uint32_t c = 2 * k + 1;
+		if (c >= p->len)
+			break;
+		if (c + 1 < p->len && h[c + 1].v > h[c].v)
+			c++;
+		if (h[c].v <= e.v)
+			break;
+		h[k] = h[c];
+		k = c;
+	}
+	h[k] = e;
+}
+
+static void pending_push(struct pending *p, uint64_t v, uint32_t x)
+{
+	uint32_t k = p->len++;
+
+	while (k > 0 && p->h[(k - 1) / 2].v < v) {
+		p->h[k] = p->h[(k - 1) / 2];
+		k = (k - 1) / 2;
+	}
+	p->h[k].v = v;
+	p->h[k].x = x;
+}
+
+/* Put every positive entry of R under r on the heap, the rest (>= r) in the
+ * support. */
+static void pending_init(struct pending *p, struct matcher *m, uint64_t r)
 {
 	uint32_t n = m->n;
 
+	p->len = 0;
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t j = 0; j < n; j++) {
 			uint64_t v = m->R[(size_t)i * n + j];
-			if (v && v >= lo && v < hi)
+			if (v >= r)
 				m->sup[(size_t)i * m->W + j / 64] |= UINT64_C(1) << (j % 64);
+			else if (v) {
+				p->h[p->len].v = v;
+				p->h[p->len++].x = i * n + j;
+			}
 		}
+	for (uint32_t k = p->len / 2; k-- > 0;)
+		pending_sift_down(p, k);
+}
+
+/* Move every waiting entry >= lo into the support. */
+static void pending_pop_to(struct pending *p, struct matcher *m, uint64_t lo)
+{
+	while (pending_above(p, lo)) {
+		uint32_t x = p->h[0].x, i = x / m->n, j = x % m->n;
+		m->sup[(size_t)i * m->W + j / 64] |= UINT64_C(1) << (j % 64);
+		p->h[0] = p->h[--p->len];
+		if (p->len)
+			pending_sift_down(p, 0);
+	}
 }
 
 /* Candidate: the first nprefix terms of t (raw weights), then cover
@@ -891,7 +1092,7 @@ static int hybrid_candidate(struct search *sr, const struct terms *t, const stru
 		       (size_t)cover->nterms * n * sizeof *b.perm);
 		memcpy(b.weight + t->count, cover->weight, cover->nterms * sizeof *b.weight);
 	}
-	fast_bvn_trim(&b, sr->S);
+	trim_with(&b, sr->S, sr->wk->rem);
 	tm = fast_bvn_time(&b, &sr->m);
 	if (sr->best_t < 0 || tm < sr->best_t) {
 		fast_bvn_free(&sr->best);
@@ -915,9 +1116,11 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 	double tp = 0, level;
 	struct matcher m;
 	struct terms t = { .n = n };
+	struct pending pend = { 0 };
 	int rc = 0;
 
 	memset(&m, 0, sizeof m);
+	pend.h = fast_calloc(nn + 1, sizeof *pend.h);
 	R = fast_calloc(nn + 1, sizeof *R);
 	rem = fast_calloc(nn + 1, sizeof *rem);
 	snap = fast_calloc(nn + 1, sizeof *snap);
@@ -925,7 +1128,7 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 	col = fast_calloc(n + 1, sizeof *col);
 	rc_nz = fast_calloc(n + 1, sizeof *rc_nz);
 	cc_nz = fast_calloc(n + 1, sizeof *cc_nz);
-	if (!R || !rem || !snap || !row || !col || !rc_nz || !cc_nz) {
+	if (!R || !rem || !snap || !row || !col || !rc_nz || !cc_nz || !pend.h) {
 		rc = fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
 		goto out;
 	}
@@ -949,20 +1152,22 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 		goto out;
 	}
 	memset(m.sup, 0, (size_t)n * m.W * sizeof *m.sup);
-	support_add(&m, r, UINT64_MAX);
+	pending_init(&pend, &m, r);
 	level = (double)M * 0.70710678;
 	for (left = M; left > 0;) {
 		uint64_t w = UINT64_MAX, need = 0;
 
 		while (!hopcroft_karp(&m)) {
-			uint64_t nr = r - r / 32 - 1;
-			if (r <= 1) {
-				rc = fast_err_set(err, FAST_ERUNTIME,
-						  "decomposition: no perfect matching on the support");
-				goto out;
-			}
-			support_add(&m, nr, r);
-			r = nr;
+			/* lower r by 1/32 steps until some entry joins */
+			do {
+				if (r <= 1) {
+					rc = fast_err_set(err, FAST_ERUNTIME,
+							  "decomposition: no perfect matching on the support");
+					goto out;
+				}
+				r = r - r / 32 - 1;
+			} while (!pending_above(&pend, r));
+			pending_pop_to(&pend, &m, r);
 		}
 		for (uint32_t i = 0; i < n; i++) {
 			uint64_t v = R[(size_t)i * n + (uint32_t)m.rm[i]];
@@ -992,6 +1197,8 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 			if (*e < r) {
 				m.sup[(size_t)i * m.W + j / 64] &= ~(UINT64_C(1) << (j % 64));
 				unmatch_row(&m, i);
+				if (*e)
+					pending_push(&pend, *e, i * n + j);
 			}
 		}
 		left -= w;
@@ -1059,6 +1266,7 @@ out:
 	free(col);
 	free(rc_nz);
 	free(cc_nz);
+	free(pend.h);
 	return rc;
 }
 
@@ -1067,6 +1275,7 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 		  struct fast_err *err)
 {
 	struct search sr;
+	struct work wk;
 	uint64_t big = 0;
 	bool exact_done = false;
 	double t, exact_t = 0;
@@ -1082,10 +1291,21 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	sr.best_t = -1;
 	sr.rem = fast_calloc((size_t)n * n + 1, sizeof *sr.rem);
 	sr.scratch = fast_calloc(3 * (size_t)n + 1, sizeof *sr.scratch);
-	if (!sr.rem || !sr.scratch) {
+	sr.line = fast_calloc(2 * (size_t)n + 1, sizeof *sr.line);
+	sr.nz = fast_calloc(2 * (size_t)n + 1, sizeof *sr.nz);
+	if (!sr.rem || !sr.scratch || !sr.line || !sr.nz || !work_init(&wk, n)) {
 		free(sr.rem);
 		free(sr.scratch);
+		free(sr.line);
+		free(sr.nz);
 		return fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
+	}
+	sr.wk = &wk;
+	/* the exact candidate would fail on this later; the tracker's line
+	 * sums need it */
+	if (!line_sums(S, n, wk.row, wk.col)) {
+		rc = fast_err_set(err, FAST_EINPUT, "server matrix: a line sum overflows 64 bits");
+		goto fail;
 	}
 	for (size_t k = 0; k < (size_t)n * n; k++)
 		big = S[k] > big ? S[k] : big;
@@ -1100,7 +1320,7 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	 * about a third of a 1024-GPU compile) */
 	if (sr.best_raw.nterms > 1 && sr.best.quantum != big) {
 		exchange(&sr.best_raw, S, sr.scratch);
-		fast_bvn_trim(&sr.best_raw, S);
+		trim_with(&sr.best_raw, S, wk.rem);
 		t = fast_bvn_time(&sr.best_raw, m);
 		if (t < sr.best_t) {
 			fast_bvn_free(&sr.best);
@@ -1122,12 +1342,18 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	}
 	free(sr.rem);
 	free(sr.scratch);
+	free(sr.line);
+	free(sr.nz);
+	work_free(&wk);
 	fast_bvn_free(&sr.best_raw);
 	*out = sr.best;
 	return 0;
 fail:
 	free(sr.rem);
 	free(sr.scratch);
+	free(sr.line);
+	free(sr.nz);
+	work_free(&wk);
 	fast_bvn_free(&sr.best_raw);
 	fast_bvn_free(&sr.best);
 	return rc;

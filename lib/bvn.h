@@ -100,10 +100,12 @@ struct fast_bvn_auto_info {
  * remainder they leave covered by the same quantum search, the prefix cut
  * where the remaining bottleneck falls under M / 2^(j/2); a hybrid is kept
  * only if it models faster (info->prefix tells).  A candidate is
- * abandoned as soon as its running modelled time (which only grows) passes
- * the best complete one, so it can never be worse than exact in the model,
- * and a losing exact costs only its first few hundred terms.  info may be
- * NULL. */
+ * abandoned as soon as its running modelled time (which only grows) plus a
+ * lower bound of what its remaining terms must cost passes the best
+ * complete one, so it can never be worse than exact in the model, and a
+ * losing exact costs only its first terms.  Candidates share one scratch
+ * (no allocation per candidate).  FAST_EINPUT if a line sum of S overflows
+ * 64 bits, FAST_ENOMEM.  info may be NULL. */
 int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 		  struct fast_bvn *out, struct fast_bvn_auto_info *info,
 		  struct fast_err *err);

@@ -294,6 +294,32 @@ uint64_t fast_hash_bytes(uint64_t h, const void *data, size_t len)
 	return h;
 }
 
+uint64_t fast_hash_u64(uint64_t h, uint64_t v)
+{
+	unsigned char b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	return fast_hash_bytes(h, b, sizeof b);
+}
+
+uint64_t fast_hash_double(uint64_t h, double v)
+{
+	uint64_t bits;
+
+	if (v == 0)
+		v = 0; /* -0 and 0 are the same value */
+	memcpy(&bits, &v, sizeof bits);
+	return fast_hash_u64(h, bits);
+}
+
+uint64_t fast_hash_str(uint64_t h, const char *s)
+{
+	size_t n = strlen(s);
+
+	return fast_hash_bytes(fast_hash_u64(h, n), s, n);
+}
+
 void *fast_calloc(size_t n, size_t size)
 {
 	if (n == 0 || size == 0)

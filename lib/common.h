@@ -131,6 +131,12 @@ double fast_now(void);
  * FAST_HASH_INIT).  Used for plan identity across ranks and plan caches. */
 #define FAST_HASH_INIT UINT64_C(0xcbf29ce484222325)
 uint64_t fast_hash_bytes(uint64_t h, const void *data, size_t len);
+/* The same over values, independent of the host's byte order: an integer
+ * as 8 little-endian bytes, a double by its bits (-0 as 0), a string by its
+ * length then its bytes (so "ab","c" and "a","bc" differ). */
+uint64_t fast_hash_u64(uint64_t h, uint64_t v);
+uint64_t fast_hash_double(uint64_t h, double v);
+uint64_t fast_hash_str(uint64_t h, const char *s);
 
 /* Allocation helpers that check the element-count multiplication; return
  * NULL on overflow or exhaustion (callers report FAST_ENOMEM). */

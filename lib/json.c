@@ -127,35 +127,35 @@ static size_t utf8_valid_prefix(const unsigned char *s, size_t n)
  * "name: /path: ..." in c.  cJSON copies a string's bytes as they are, so
  * a label or name would reach the writers and make a file that stricter
  * JSON readers refuse.  Called only when the text is not valid UTF-8. */
+static int check_utf8_string(struct fast_jctx *c, const char *s, const char *what,
+			     const char *where)
+{
+	size_t n = strlen(s), at = utf8_valid_prefix((const unsigned char *)s, n);
+
+	if (at == n)
+		return 0;
+	return fast_jctx_fail(c, FAST_EINPUT, "%s is not valid UTF-8 (byte 0x%02x at offset %zu%s)",
+			      what, (unsigned char)s[at], at, where);
+}
+
 static int check_utf8(struct fast_jctx *c, const cJSON *v)
 {
 	size_t idx = 0;
 
 	for (const cJSON *m = v->child; m; m = m->next, idx++) {
-		size_t old, n, at;
+		size_t old;
 		int rc;
 
 		if (m->string) {
-			n = strlen(m->string);
-			at = utf8_valid_prefix((const unsigned char *)m->string, n);
-			if (at < n)
-				return fast_jctx_fail(c, FAST_EINPUT,
-						      "a key is not valid UTF-8 (byte 0x%02x at "
-						      "offset %zu of the key)",
-						      (unsigned char)m->string[at], at);
+			if ((rc = check_utf8_string(c, m->string, "a key", " of the key")) < 0)
+				return rc;
 			old = fast_jctx_push_key(c, m->string);
 		} else {
 			old = fast_jctx_push_index(c, idx);
 		}
-		if ((m->type & 0xff) == cJSON_String && m->valuestring) {
-			n = strlen(m->valuestring);
-			at = utf8_valid_prefix((const unsigned char *)m->valuestring, n);
-			if (at < n)
-				return fast_jctx_fail(c, FAST_EINPUT,
-						      "string is not valid UTF-8 (byte 0x%02x at "
-						      "offset %zu)",
-						      (unsigned char)m->valuestring[at], at);
-		}
+		if ((m->type & 0xff) == cJSON_String && m->valuestring &&
+		    (rc = check_utf8_string(c, m->valuestring, "string", "")) < 0)
+			return rc;
 		if ((rc = check_utf8(c, m)) < 0)
 			return rc;
 		fast_jctx_pop(c, old);

@@ -221,6 +221,20 @@ static const struct field {
 	FIELD("/congestion/incast_floor", congestion.incast_floor, FAST_TOPO_MIN_FRACTION, 1, ""),
 };
 
+static double field_of(const struct fast_topo *t, const struct field *f);
+
+uint64_t fast_topo_hash(const struct fast_topo *t)
+{
+	uint64_t h = fast_hash_str(FAST_HASH_INIT, "fast topology 1");
+
+	h = fast_hash_u64(h, t->servers);
+	h = fast_hash_u64(h, t->gpus);
+	h = fast_hash_u64(h, (uint64_t)t->up_kind);
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+		h = fast_hash_double(h, field_of(t, &fields[i]));
+	return h;
+}
+
 static const char *num(char buf[32], double v)
 {
 	return fast_num_format(v, buf, 32);

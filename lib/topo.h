@@ -84,6 +84,12 @@ static inline uint32_t fast_topo_ngpus(const struct fast_topo *t)
 }
 
 /* Effective bandwidth in bytes per second: line rate x efficiency. */
+/* The fabric's identity: shape, scale-up kind and every model number (not
+ * the name or source text), chained into FAST_HASH_INIT.  Two topologies
+ * with the same hash simulate and plan alike; used to key plan caches, to
+ * check that MPI ranks agree, and in result idents. */
+uint64_t fast_topo_hash(const struct fast_topo *t);
+
 static inline double fast_tier_Bps(const struct fast_tier *tier)
 {
 	return tier->bw_GBps * 1e9 * tier->efficiency;

@@ -2,8 +2,9 @@
  * test_bvn.c - padding and Birkhoff-von Neumann decomposition: exact
  * reassembly, sum of weights, the n^2 - 2n + 2 term bound, the padding
  * counter-example, a naive reference (fresh brute-force matching every
- * round), quantised coverage, trimming, and the alpha-aware search never
- * losing to exact in its own model.
+ * round), quantised coverage, trimming, the alpha-aware search never
+ * losing to exact in its own model, and its answers pinned across its
+ * speed-ups.
  */
 #include <CUnit/Basic.h>
 
@@ -12,6 +13,10 @@
 #include <string.h>
 
 #include "lib/bvn.h"
+
+/* test_bvn__auto_decompositions_pinned: the fingerprint of the search's
+ * answers before its speed-ups (issue #16, point 4) */
+#define AUTO_FINGERPRINT UINT64_C(0xd0fe072d3cc92f2e)
 
 static uint64_t *random_matrix(struct fast_rng *rng, uint32_t n, int kind)
 {
@@ -422,6 +427,76 @@ static void test_bvn__hybrid_beats_plain_quanta(void)
 	CU_ASSERT(hybrids >= 15);
 }
 
+/* FNV-1a over the words of a decomposition */
+static uint64_t fingerprint(uint64_t h, const struct fast_bvn *b, const struct fast_bvn_auto_info *info)
+{
+	uint64_t words[3] = { b->nterms, info->quantum, info->prefix };
+	for (int k = 0; k < 3; k++)
+		h = (h ^ words[k]) * UINT64_C(1099511628211);
+	for (size_t k = 0; k < (size_t)b->nterms * b->n; k++)
+		h = (h ^ b->perm[k]) * UINT64_C(1099511628211);
+	for (uint32_t k = 0; k < b->nterms; k++)
+		h = (h ^ b->weight[k]) * UINT64_C(1099511628211);
+	return h;
+}
+
+/* The search's bookkeeping (one scratch for all candidates, the threshold
+ * support on a heap, word-parallel matching, abandoning a candidate on a
+ * lower bound of what is left) changes its speed, not its answers: the
+ * fingerprint of its decompositions of seeded matrices (1..80 servers, so
+ * more than one 64-bit word of columns; sparse, dense, large, skewed and
+ * near-uniform; stage costs from none to large) is pinned to the one the
+ * search gave before those changes, and every result covers its matrix. */
+static void test_bvn__auto_decompositions_pinned(void)
+{
+	struct fast_rng rng;
+	uint64_t h = UINT64_C(14695981039346656037);
+	fast_rng_seed(&rng, 16);
+	for (int it = 0; it < 160; it++) {
+		uint32_t n = it < 150 ? 1 + (uint32_t)fast_rng_below(&rng, 40)
+				      : 65 + (uint32_t)fast_rng_below(&rng, 16);
+		uint64_t *S;
+		struct fast_bvn_model m = { .stage_s = (double)fast_rng_below(&rng, 30) * 1e-6,
+					    .Bps = 1e8 + (double)fast_rng_below(&rng, 100) * 1e8 };
+		struct fast_bvn a;
+		struct fast_bvn_auto_info info;
+		if (it % 5 == 4) { /* near-uniform: the hybrid's case */
+			S = calloc((size_t)n * n + 1, sizeof *S);
+			for (uint32_t i = 0; i < n; i++)
+				for (uint32_t j = 0; j < n; j++)
+					S[(size_t)i * n + j] =
+						i == j ? 0 : 80000 + fast_rng_below(&rng, 40000);
+			m.stage_s = 2e-6;
+			m.Bps = 1e9;
+		} else {
+			S = random_matrix(&rng, n, it % 4);
+		}
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, n, &m, &a, &info, NULL), 0);
+		check_covers(S, n, &a, true);
+		h = fingerprint(h, &a, &info);
+		fast_bvn_free(&a);
+		free(S);
+	}
+	CU_ASSERT_EQUAL(h, AUTO_FINGERPRINT);
+}
+
+/* A matrix whose line sums overflow is bad input for the search too (and
+ * one just under is fine). */
+static void test_bvn__auto_overflow_rejected(void)
+{
+	uint64_t T[9] = { 0, UINT64_MAX, 1, 1, 0, 0, 0, 0, 0 };
+	uint64_t S[4] = { 0, UINT64_MAX / 2 + 1, UINT64_MAX / 2 + 1, 0 };
+	struct fast_bvn_model m = { .stage_s = 1e-6, .Bps = 1e9 };
+	struct fast_bvn a = { 0 };
+	struct fast_err err = { 0 };
+	CU_ASSERT_EQUAL(fast_bvn_auto(T, 3, &m, &a, NULL, &err), FAST_EINPUT);
+	CU_ASSERT(strstr(err.msg, "overflows 64 bits") != NULL);
+	CU_ASSERT(a.perm == NULL);
+	CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, 2, &m, &a, NULL, &err), 0);
+	check_covers(S, 2, &a, true);
+	fast_bvn_free(&a);
+}
+
 UNIT_MAIN("bvn",
 	  UNIT_TEST(test_bvn__pad_makes_lines_equal),
 	  UNIT_TEST(test_bvn__pad_counterexample_uses_diagonal),
@@ -435,4 +510,6 @@ UNIT_MAIN("bvn",
 	  UNIT_TEST(test_bvn__auto_never_worse_than_exact),
 	  UNIT_TEST(test_bvn__auto_wins_when_stages_are_costly),
 	  UNIT_TEST(test_bvn__hybrid_beats_plain_quanta),
+	  UNIT_TEST(test_bvn__auto_decompositions_pinned),
+	  UNIT_TEST(test_bvn__auto_overflow_rejected),
 	  UNIT_TEST(test_bvn__sort_is_stable))
