@@ -46,7 +46,8 @@ void cli_print_usage(const struct cmd *c, FILE *f);
 /* The candidate closest to word (Levenshtein distance) within distance 2,
  * the first of equally close ones, or NULL: for "did you mean" in the
  * messages about an unknown command, algorithm, option or preset.  NULL
- * entries of candidates are skipped. */
+ * entries of candidates are skipped.  (lib/common.h's fast_suggest, for
+ * code below cmd/.) */
 const char *cli_suggest(const char *word, const char *const *candidates, size_t n);
 
 /* --- option scanning ----------------------------------------------------

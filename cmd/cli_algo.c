@@ -32,18 +32,6 @@ bool cli_algo_option(struct cli_scan *s, struct fast_algo_opts *o, unsigned *giv
 	return true;
 }
 
-const char *cli_algo_suggest(const char *name, const char *const *extra, size_t n_extra)
-{
-	const char *cand[16];
-	size_t n = 0;
-
-	for (const struct fast_algo *a = fast_algos; a->name && n < 16; a++)
-		cand[n++] = a->name;
-	for (size_t i = 0; i < n_extra && n < 16; i++)
-		cand[n++] = extra[i];
-	return cli_suggest(name, cand, n);
-}
-
 int cli_algo_known(const char *cmd, const char *opt, const char *name,
 		   const char *const *extra, size_t n_extra)
 {
@@ -60,7 +48,7 @@ int cli_algo_known(const char *cmd, const char *opt, const char *name,
 	for (size_t i = 0; i < n_extra; i++)
 		if ((len = strlen(known)) < sizeof known)
 			snprintf(known + len, sizeof known - len, ", %s", extra[i]);
-	near = cli_algo_suggest(name, extra, n_extra);
+	near = fast_algo_suggest(name, extra, n_extra);
 	if (near)
 		return cli_usage_error(cmd, "%s%sunknown algorithm '%.40s' (known: %s); did you mean '%s'?",
 				       opt ? opt : "", opt ? ": " : "", name, known, near);

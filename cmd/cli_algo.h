@@ -15,14 +15,10 @@
  * error ("--order: unknown value 'x' (known: ...)"): s->failed is set. */
 bool cli_algo_option(struct cli_scan *s, struct fast_algo_opts *o, unsigned *given);
 
-/* The algorithm of the table (or of extra) closest to name, for "did you
- * mean" (cli_suggest), or NULL. */
-const char *cli_algo_suggest(const char *name, const char *const *extra, size_t n_extra);
-
 /* 0 when name is an algorithm of the table (or one of the n_extra names
  * in extra the command also knows, such as run's "mpi"); else report
  * "OPT: unknown algorithm 'x' (known: ...)", with "; did you mean 'y'?"
- * when a name is close (cli_suggest), as a usage error of cmd, and
+ * when a name is close (fast_algo_suggest), as a usage error of cmd, and
  * return 2.  opt may be NULL (no "OPT: "). */
 int cli_algo_known(const char *cmd, const char *opt, const char *name,
 		   const char *const *extra, size_t n_extra);

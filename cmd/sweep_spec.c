@@ -3,7 +3,6 @@
  */
 #include "sweep_spec.h"
 #include "cli.h"
-#include "cli_algo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -614,7 +613,7 @@ static int parse_algos(struct fast_jctx *c, const struct fast_jv *root, struct s
 		const struct fast_algo *al = fast_algo_find(algos[i]);
 		uint32_t variants = 1, radix[MAX_OPT_AXES];
 		if (!al) {
-			const char *near = cli_algo_suggest(algos[i], NULL, 0);
+			const char *near = fast_algo_suggest(algos[i], NULL, 0);
 			size_t old = push_value(c, root, "algos", i);
 			if (near)
 				rc = fast_jctx_fail(c, FAST_EINPUT, "unknown algorithm '%.40s'; did you mean '%s'?",

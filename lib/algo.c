@@ -113,6 +113,18 @@ const char *fast_algo_list(char *buf, size_t len)
 	return buf;
 }
 
+const char *fast_algo_suggest(const char *name, const char *const *extra, size_t n_extra)
+{
+	const char *cand[16];
+	size_t n = 0;
+
+	for (const struct fast_algo *a = fast_algos; a->name && n < 16; a++)
+		cand[n++] = a->name;
+	for (size_t i = 0; i < n_extra && n < 16; i++)
+		cand[n++] = extra[i];
+	return fast_suggest(name, cand, n);
+}
+
 /* names[] joined by ", " into buf. */
 static const char *join(const char *const *names, char *buf, size_t len)
 {

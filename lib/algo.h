@@ -90,6 +90,9 @@ const struct fast_algo_option *fast_algo_option_find(const char *name);
 
 /* A name fast_compile accepts (an entry of fast_algos). */
 bool fast_algo_known(const char *name);
+/* The algorithm of the table, or of the n_extra names in extra a caller
+ * also knows, closest to name (fast_suggest), or NULL. */
+const char *fast_algo_suggest(const char *name, const char *const *extra, size_t n_extra);
 /* "fast, fanout, nccl, pxn, spreadout, hier" into buf (cut to fit). */
 const char *fast_algo_list(char *buf, size_t len);
 
