@@ -41,9 +41,7 @@ LIB_SRC  := $(sort $(wildcard lib/*.c))
 SIM_SRC  := $(sort $(wildcard sim/*.c))
 EXEC_SRC := $(sort $(filter-out exec/interpose.c,$(wildcard exec/*.c)))
 CMD_SRC  := $(sort $(wildcard cmd/*.c))
-# subcommands: every cmd/<name>.c except main.c, cli.c and helper files
-# whose names contain an underscore (cmd/bench_plan.c, cmd/sim_report.c)
-CMD_NAMES := $(foreach n,$(filter-out main cli,$(basename $(notdir $(CMD_SRC)))),$(if $(findstring _,$(n)),,$(n)))
+# the subcommands are the rows of cmd/main.c's table (fast_commands)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o)
@@ -77,8 +75,11 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BIN)/tests/%)
 
 all: $(FAST_BIN) $(LIBFAST)
 
+# archives are written afresh: `ar r` into an old one would keep the
+# members of sources since removed or renamed
 $(LIBFAST): $(LIB_OBJ) $(SIM_OBJ)
 	@mkdir -p $(@D)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/lib/%.o: lib/%.c
@@ -97,15 +98,6 @@ $(BUILD)/exec/%.o: exec/%.c
 $(BUILD)/cmd/%.o: cmd/%.c
 	@mkdir -p $(@D)
 	OMPI_CC=$(CC) $(MPICC) $(CFLAGS_ALL) -c $< -o $@
-
-# the dispatch table, regenerated when the set of subcommands changes
-$(BUILD)/gen/cmd_table.h: FORCE
-	@mkdir -p $(@D)
-	@printf '%s\n' $(foreach n,$(CMD_NAMES),'X($(n))') > $@.tmp
-	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-
-$(BUILD)/cmd/main.o: $(BUILD)/gen/cmd_table.h
-$(BUILD)/cmd/main.o: CFLAGS_ALL += -I$(BUILD)/gen
 
 # where `make install` puts the shared files (schemas, traces, the MoE data
 # set), compiled into `fast trace import`; regenerated when PREFIX changes
@@ -161,6 +153,7 @@ $(BUILD)/pic/exec/backend_hip.o: exec/backend_gpu.cu exec/gpu_port.h exec/backen
 
 $(LIBFAST_EXEC_A): $(EXEC_OBJ) $(GPU_OBJ) $(LIB_OBJ)
 	@mkdir -p $(@D)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
 $(LIBFAST_EXEC_SO): $(EXEC_PIC_OBJ) $(GPU_PIC_OBJ)
@@ -180,9 +173,10 @@ $(BIN)/tests/%: tests/unit/%.c $(LIBFAST)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(LIBFAST) -lcunit $(LDLIBS_ALL)
 
 # the option scanner lives in cmd/ (it prints usage errors): its suite links it
-$(BIN)/tests/test_cli: tests/unit/test_cli.c $(BUILD)/cmd/cli.o $(LIBFAST)
+CLI_OBJ := $(BUILD)/cmd/cli.o $(BUILD)/cmd/cli_algo.o
+$(BIN)/tests/test_cli: tests/unit/test_cli.c $(CLI_OBJ) $(LIBFAST)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/cmd/cli.o $(LIBFAST) -lcunit $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(LIBFAST) -lcunit $(LDLIBS_ALL)
 
 # --- tests --------------------------------------------------------------
 # make test installs nothing: the README's command runs scripts/deps.sh first.
@@ -262,7 +256,7 @@ $(COMPLETION): $(FAST_BIN) dist/completion.sh
 DATA_FILES := $(sort $(wildcard schemas/*.json) $(wildcard traces/*.json) traces/README.md \
 	traces/import.sh $(shell find data/moe -type f 2>/dev/null))
 DATA_DIRS  := $(sort $(patsubst %/,%,$(dir $(DATA_FILES))))
-HEADERS    := $(sort $(wildcard lib/*.h)) sim/sim.h exec/fast.h exec/prog.h
+HEADERS    := $(sort $(wildcard lib/*.h)) sim/sim.h exec/exec.h exec/prog.h
 DOC_FILES  := README.md docs/DESIGN.md
 PC_FILES   := fast.pc fast-exec.pc
 D := $(DESTDIR)$(PREFIX)

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "builtin.h"
 #include "cli.h"
 #include "lib/algo.h"
 #include "lib/gen.h"
@@ -23,7 +24,7 @@ static const struct bench_section sections[] = {
 
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
-static const char usage[] =
+const char cmd_bench_usage[] =
 	"fast bench plan|bound|sim|check|all [--quick] [--json] [--strict]\n"
 	"\n"
 	"Measure the toolchain on this machine (one core) and print the results:\n"
@@ -106,7 +107,7 @@ int bench_random_plan(const char *algo, uint32_t servers, uint32_t gpus, struct 
 	return rc;
 }
 
-static int run(int argc, char **argv)
+int cmd_bench(int argc, char **argv)
 {
 	struct bench_opts o = { false, false, false };
 	struct cli_scan s;
@@ -167,6 +168,3 @@ static int run(int argc, char **argv)
 		fputs("\n}\n", stdout);
 	return worst;
 }
-
-const struct cmd fast_cmd_bench = { "bench", run,
-				    "measure synthesis, bound and simulator performance", usage };

@@ -13,11 +13,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "lib/bound.h"
 #include "lib/json.h"
 
-static const char usage[] =
+const char cmd_bound_usage[] =
 	"fast bound (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
 	"           [--matrix I] [--closed-only] [--no-timing] [--json] [-o FILE]\n"
 	"\n"
@@ -89,7 +90,7 @@ static void json_bound(FILE *f, const struct fast_bound *b, uint32_t matrix, con
 	fprintf(f, "}");
 }
 
-static int run(int argc, char **argv)
+int cmd_bound(int argc, char **argv)
 {
 	struct cli_scan s;
 	struct cli_inputs in;
@@ -119,8 +120,6 @@ static int run(int argc, char **argv)
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
-	if (in.plan_path)
-		return cli_usage_error("bound", "--plan is not used: a bound holds for every plan");
 	if (!in.traffic_path)
 		return cli_usage_error("bound", "--traffic FILE is required");
 	if ((rc = cli_load_topo(&in, &topo)) != 0)
@@ -186,6 +185,3 @@ done:
 	fast_traffic_free(&tr);
 	return rc;
 }
-
-const struct cmd fast_cmd_bound = { "bound", run, "lower bounds on completion time (closed form, GLPK LP)",
-				    usage };

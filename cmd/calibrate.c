@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "lib/calib.h"
 #include "lib/json.h"
 
-static const char usage[] =
+const char cmd_calibrate_usage[] =
 	"fast calibrate (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"               [--up-sendrecv FILE] [--out-sendrecv FILE]\n"
 	"               [--out-alltoall FILE [--ranks N]] [--fast-run FILE]\n"
@@ -67,7 +68,7 @@ static int load_points(const struct source *s, const struct fast_topo *t, uint32
 	return 0;
 }
 
-static int run(int argc, char **argv)
+int cmd_calibrate(int argc, char **argv)
 {
 	static struct fast_calib_points pts[2];
 	struct cli_inputs in;
@@ -196,7 +197,3 @@ static int run(int argc, char **argv)
 	}
 	return 0;
 }
-
-const struct cmd fast_cmd_calibrate = { "calibrate", run,
-					"fit a topology's latency and efficiency to measurements",
-					usage };

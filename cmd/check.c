@@ -9,11 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "lib/check.h"
 #include "lib/json.h"
 
-static const char usage[] =
+const char cmd_check_usage[] =
 	"fast check --plan FILE (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"           --traffic FILE [--matrix I] [--json]\n"
 	"\n"
@@ -36,7 +37,7 @@ static const char usage[] =
 	"  --max-gpus N       refuse more than N GPUs in total (default 16384)\n"
 	"  --max-traffic-bytes B  refuse traffic whose dense matrices need more (default 4G)\n";
 
-static int run(int argc, char **argv)
+int cmd_check(int argc, char **argv)
 {
 	struct cli_inputs in;
 	struct cli_scan s;
@@ -57,8 +58,6 @@ static int run(int argc, char **argv)
 		return 0;
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
-	if (in.out_path)
-		return cli_usage_error("check", "-o does not apply here");
 	if (!in.plan_path)
 		return cli_usage_error("check", "no plan: give --plan FILE");
 	if ((rc = cli_load_topo(&in, &topo)) != 0)
@@ -120,6 +119,3 @@ static int run(int argc, char **argv)
 		fprintf(stderr, "fast: check failed: %u of %u plans incorrect\n", failed, nmat);
 	return rc;
 }
-
-const struct cmd fast_cmd_check = { "check", run,
-				    "prove a plan correct for its traffic (exit 1 if not)", usage };

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "cli_algo.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -18,10 +19,22 @@
 
 const struct cmd *cli_find_command(const char *name)
 {
-	for (const struct cmd *const *c = fast_commands; *c; c++)
-		if (strcmp((*c)->name, name) == 0)
-			return *c;
+	for (const struct cmd *c = fast_commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
 	return NULL;
+}
+
+void cli_print_usage(const struct cmd *c, FILE *f)
+{
+	fputs(c->usage, f);
+	if (c->flags & CMD_ALGO)
+		cli_algo_usage(f);
+}
+
+const char *cli_suggest(const char *word, const char *const *candidates, size_t n)
+{
+	return fast_suggest(word, candidates, n);
 }
 
 static const char *short_usage(const struct cmd *c)
@@ -74,7 +87,7 @@ bool cli_more(struct cli_scan *s)
 		s->arg = s->argv[s->i];
 		if (strcmp(s->arg, "--help") == 0 || strcmp(s->arg, "-h") == 0) {
 			if (s->cmd)
-				fputs(s->cmd->usage, stdout);
+				cli_print_usage(s->cmd, stdout);
 			s->help = true;
 			return false;
 		}
@@ -224,17 +237,33 @@ void cli_inputs_init(struct cli_inputs *in)
 	fast_limits_default(&in->lim);
 }
 
+/* After the common input s->arg was consumed: refuse it when the command's
+ * flags do not include need.  Returns true (the option was consumed). */
+static bool taken(struct cli_scan *s, unsigned need)
+{
+	if (!s->failed && s->cmd && !(s->cmd->flags & need)) {
+		cli_usage_error(s->cmd->name, "%.*s does not apply here",
+				(int)strcspn(s->arg, "="), s->arg);
+		s->failed = true;
+	}
+	return true;
+}
+
 bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in)
 {
 	uint64_t m;
 
 	if (cli_value(s, "--topo", &in->topo_path) || cli_value(s, "--preset", &in->preset) ||
 	    cli_u32(s, "--servers", 1, 1u << 20, &in->servers) ||
-	    cli_u32(s, "--gpus", 1, 1u << 16, &in->gpus) ||
-	    cli_value(s, "--traffic", &in->traffic_path) ||
-	    cli_value(s, "--plan", &in->plan_path) || cli_value(s, "-o", &in->out_path) ||
-	    cli_value(s, "--output", &in->out_path) ||
-	    cli_u32(s, "--max-gpus", 1, 1u << 30, &in->lim.max_gpus) ||
+	    cli_u32(s, "--gpus", 1, 1u << 16, &in->gpus))
+		return taken(s, CMD_TOPO);
+	if (cli_value(s, "--traffic", &in->traffic_path))
+		return taken(s, CMD_TRAFFIC);
+	if (cli_value(s, "--plan", &in->plan_path))
+		return taken(s, CMD_PLAN);
+	if (cli_value(s, "-o", &in->out_path) || cli_value(s, "--output", &in->out_path))
+		return taken(s, CMD_OUT);
+	if (cli_u32(s, "--max-gpus", 1, 1u << 30, &in->lim.max_gpus) ||
 	    cli_size(s, "--max-traffic-bytes", &in->lim.max_traffic_bytes))
 		return true;
 	if (cli_flag(s, "--json")) {
@@ -248,7 +277,7 @@ bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in)
 			s->failed = true;
 		}
 		in->matrix = (int64_t)m;
-		return true;
+		return taken(s, CMD_MATRIX);
 	}
 	return false;
 }

@@ -16,18 +16,39 @@
 #include "lib/traffic.h"
 #include "lib/plan.h"
 
-/* A subcommand: its name, entry point, one-line summary and usage text
- * (printed by --help). */
+/* A subcommand: a row of the dispatch table in main.c, git-style.  flags
+ * say which of the common inputs (cli_inputs_option) it takes: any other
+ * is a usage error where it is scanned ("--plan does not apply here"). */
+enum cmd_flag {
+	CMD_TOPO = 1u << 0,    /* --topo, --preset, --servers, --gpus */
+	CMD_TRAFFIC = 1u << 1, /* --traffic */
+	CMD_MATRIX = 1u << 2,  /* --matrix */
+	CMD_PLAN = 1u << 3,    /* --plan */
+	CMD_OUT = 1u << 4,     /* -o, --output */
+	CMD_ALGO = 1u << 5,    /* compiles: --help lists the algorithm table (cli_algo.h) */
+};
+
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const char *summary;
-	const char *usage;
+	unsigned flags;      /* enum cmd_flag */
+	const char *summary; /* one line, for `fast --help` */
+	const char *usage;   /* --help text (its first line is the short usage) */
 };
 
-/* The dispatch table lives in main.c. */
-extern const struct cmd *const fast_commands[]; /* NULL-terminated */
+/* The dispatch table lives in main.c; the entry after the last has a NULL
+ * name. */
+extern const struct cmd fast_commands[];
 const struct cmd *cli_find_command(const char *name);
+/* c's --help text: its usage, then what its flags add (CMD_ALGO). */
+void cli_print_usage(const struct cmd *c, FILE *f);
+
+/* The candidate closest to word (Levenshtein distance) within distance 2,
+ * the first of equally close ones, or NULL: for "did you mean" in the
+ * messages about an unknown command, algorithm, option or preset.  NULL
+ * entries of candidates are skipped.  (lib/common.h's fast_suggest, for
+ * code below cmd/.) */
+const char *cli_suggest(const char *word, const char *const *candidates, size_t n);
 
 /* --- option scanning ----------------------------------------------------
  * for (cli_begin(&s, argc, argv, cmd); cli_more(&s); ) {
@@ -81,7 +102,8 @@ struct cli_inputs {
 };
 void cli_inputs_init(struct cli_inputs *in);
 /* Consume one of --topo --preset --servers --gpus --traffic --matrix --plan
- * -o --json --max-gpus --max-traffic-bytes. */
+ * -o --json --max-gpus --max-traffic-bytes.  One the command's flags do
+ * not include (struct cmd) is a usage error: s->failed. */
 bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in);
 
 /* Load the topology named by the inputs (a usage error if none was given

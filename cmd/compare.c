@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "sim_common.h"
 
-static const char usage[] =
+const char cmd_compare_usage[] =
 	"fast compare (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
 	"             [--algos fast,fanout,nccl,pxn,spreadout,hier] [--matrix I]\n"
 	"             [--json | --csv] [--svg FILE.svg] [--no-timing] [compiler and sim options]\n"
@@ -22,12 +23,12 @@ static const char usage[] =
 	"FAST).  FAST's synthesis time is measured (wall clock) and reported with\n"
 	"FAST's time including it.  Several matrices: a totals table (sums).\n"
 	"\n"
-	"  --algos LIST       comma-separated algorithms (default: all six)\n"
+	"  --algos LIST       comma-separated algorithms (default: all, listed below)\n"
 	"  --matrix I         only matrix I\n"
 	"  --csv              one CSV row per (matrix, algorithm)\n"
 	"  --json             machine-readable output\n"
 	"  --svg FILE         Gantt chart of FAST's plan (first matrix)\n"
-	"  --no-timing        leave out the measured synthesis times (stable output)\n" SIMC_ALGO_USAGE
+	"  --no-timing        leave out the measured synthesis times (stable output)\n"
 	SIMC_SIM_USAGE
 	"\n"
 	"Exit: 0 ok, 2 usage, 3 bad input, 4 runtime.\n";
@@ -54,14 +55,20 @@ static int parse_algos(struct opts *o, const char *list)
 	static char buf[256];
 	char *save = NULL, *tok;
 
+	if (!list) {
+		o->nalgos = 0;
+		for (const struct fast_algo *a = fast_algos; a->name && o->nalgos < MAX_ALGOS; a++)
+			o->algos[o->nalgos++] = a->name;
+		return 0;
+	}
 	if (strlen(list) >= sizeof buf)
 		return cli_usage_error("compare", "--algos: list too long");
 	strcpy(buf, list);
 	o->nalgos = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!fast_algo_known(tok))
-			return cli_usage_error("compare", "--algos: unknown algorithm '%.40s' (known: fast, fanout, nccl, pxn, spreadout, hier)",
-					       tok);
+		int rc = cli_algo_known("compare", "--algos", tok, NULL, 0);
+		if (rc != 0)
+			return rc;
 		for (uint32_t i = 0; i < o->nalgos; i++)
 			if (strcmp(o->algos[i], tok) == 0)
 				return cli_usage_error("compare", "--algos: '%.40s' given twice", tok);
@@ -193,15 +200,16 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 	printf("]}");
 }
 
-static int run(int argc, char **argv)
+int cmd_compare(int argc, char **argv)
 {
 	struct cli_scan s;
 	struct opts o;
 	struct fast_topo t;
 	struct fast_traffic tr = { 0 };
-	const char *algos = "fast,fanout,nccl,pxn,spreadout,hier";
+	const char *algos = NULL; /* every algorithm of the table */
 	struct cell *cells = NULL, total[MAX_ALGOS];
 	double total_bound = 0;
+	unsigned given = 0;
 	int rc;
 
 	memset(&o, 0, sizeof o);
@@ -210,7 +218,7 @@ static int run(int argc, char **argv)
 	fast_algo_opts_default(&o.ao);
 	fast_sim_opts_default(&o.so);
 	for (cli_begin(&s, argc, argv, "compare"); cli_more(&s);) {
-		if (cli_inputs_option(&s, &o.in) || simc_algo_option(&s, &o.ao) ||
+		if (cli_inputs_option(&s, &o.in) || cli_algo_option(&s, &o.ao, &given) ||
 		    simc_sim_option(&s, &o.so) || cli_value(&s, "--algos", &algos) ||
 		    cli_value(&s, "--svg", &o.svg))
 			continue;
@@ -226,15 +234,12 @@ static int run(int argc, char **argv)
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
-	if (o.in.out_path)
-		return cli_usage_error("compare", "-o does not apply here (see --svg)");
-	if (o.in.plan_path)
-		return cli_usage_error("compare", "--plan does not apply: compare compiles the traffic");
 	if (o.csv && o.in.json)
 		return cli_usage_error("compare", "give --json or --csv, not both");
 	if (!o.in.traffic_path)
 		return cli_usage_error("compare", "--traffic FILE is required");
-	if ((rc = parse_algos(&o, algos)) != 0)
+	if ((rc = parse_algos(&o, algos)) != 0 ||
+	    (rc = cli_algo_applies("compare", o.algos, o.nalgos, given)) != 0)
 		return rc;
 	o.fast_idx = -1;
 	for (uint32_t k = 0; k < o.nalgos; k++)
@@ -303,6 +308,3 @@ out:
 	fast_traffic_free(&tr);
 	return rc;
 }
-
-const struct cmd fast_cmd_compare = { "compare", run, "compare schedules on simulated time and the LP bound",
-				      usage };

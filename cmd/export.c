@@ -7,10 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "lib/msccl.h"
 
-static const char usage[] =
+const char cmd_export_usage[] =
 	"fast export --plan FILE [--format msccl] [--matrix I] [--traffic FILE] [options] [-o OUT.xml]\n"
 	"\n"
 	"Write one plan of a plan file as an MSCCL algorithm (XML: <algo>, <gpu>,\n"
@@ -57,7 +58,7 @@ static int pick_plan(const struct fast_planset *ps, int64_t matrix, const char *
 	return -1;
 }
 
-static int run(int argc, char **argv)
+int cmd_export(int argc, char **argv)
 {
 	struct cli_scan s;
 	struct cli_inputs in;
@@ -92,8 +93,6 @@ static int run(int argc, char **argv)
 		return cli_usage_error("export", "--format: unknown format '%.40s' (known: msccl)", format);
 	if (!in.plan_path)
 		return cli_usage_error("export", "--plan FILE is required");
-	if (in.topo_path || in.preset)
-		return cli_usage_error("export", "the plan carries its own dimensions: --topo/--preset are not used");
 	if (name)
 		snprintf(mo.name, sizeof mo.name, "%s", name);
 	if (proto) {
@@ -164,5 +163,3 @@ done:
 	fast_planset_free(&ps);
 	return rc;
 }
-
-const struct cmd fast_cmd_export = { "export", run, "write a plan as an MSCCL XML algorithm", usage };

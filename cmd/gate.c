@@ -11,13 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "lib/check.h"
 #include "lib/json.h"
 #include "sim_common.h"
 #include "sweep_case.h"
 
-static const char usage[] =
+const char cmd_gate_usage[] =
 	"fast gate (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
 	"          [--matrix I] --max-ratio R [--algo NAME | --plan FILE] [options]\n"
 	"\n"
@@ -36,7 +37,7 @@ static const char usage[] =
 	"  --write-baseline FILE  write this run's rows as a baseline CSV\n"
 	"  --bound lp|closed      bound to compare with (default lp)\n"
 	"  --json                 machine-readable verdicts\n"
-	SIMC_ALGO_USAGE SIMC_SIM_USAGE
+	SIMC_SIM_USAGE
 	"\n"
 	"Offenders, and rows without a baseline, are listed on stderr.  A baseline\n"
 	"of an older version (no ident column) is refused: rewrite it with\n"
@@ -256,7 +257,7 @@ static int write_baseline(const char *path, const struct verdict *v, uint32_t n)
 	return cli_out_commit(&out);
 }
 
-static int run(int argc, char **argv)
+int cmd_gate(int argc, char **argv)
 {
 	struct cli_scan s;
 	struct cli_inputs in;
@@ -270,6 +271,7 @@ static int run(int argc, char **argv)
 	const char *algo = "fast", *base_path = NULL, *write_path = NULL, *bound = NULL;
 	double max_ratio = 0, tol = 0.02;
 	char options[64];
+	unsigned opts_given = 0;
 	uint32_t noff = 0, nnobase = 0;
 	bool pass = true, require_base = false;
 	int rc;
@@ -278,7 +280,7 @@ static int run(int argc, char **argv)
 	fast_algo_opts_default(&ao);
 	sweep_eval_default(&ev);
 	for (cli_begin(&s, argc, argv, "gate"); cli_more(&s);) {
-		if (cli_inputs_option(&s, &in) || simc_algo_option(&s, &ao) ||
+		if (cli_inputs_option(&s, &in) || cli_algo_option(&s, &ao, &opts_given) ||
 		    simc_sim_option(&s, &ev.sim) || cli_value(&s, "--algo", &algo) ||
 		    cli_double(&s, "--max-ratio", 1.0, 1e9, &max_ratio) ||
 		    cli_value(&s, "--baseline", &base_path) ||
@@ -297,12 +299,13 @@ static int run(int argc, char **argv)
 		return cli_usage_error("gate", "--max-ratio R is required");
 	if (!in.traffic_path)
 		return cli_usage_error("gate", "--traffic FILE is required");
-	if (in.out_path)
-		return cli_usage_error("gate", "-o is not used; see --write-baseline");
 	if (require_base && !base_path)
 		return cli_usage_error("gate", "--require-baseline needs --baseline FILE.csv");
-	if (!fast_algo_known(algo))
-		return cli_usage_error("gate", "--algo: unknown algorithm '%.40s'", algo);
+	if (in.plan_path && opts_given)
+		return cli_usage_error("gate", "compiler options do not apply to --plan");
+	if ((rc = cli_algo_known("gate", "--algo", algo, NULL, 0)) != 0 ||
+	    (rc = cli_algo_applies("gate", &algo, 1, opts_given)) != 0)
+		return rc;
 	if (bound) {
 		if (strcmp(bound, "lp") == 0)
 			ev.bound = SWEEP_BOUND_LP;
@@ -325,7 +328,7 @@ static int run(int argc, char **argv)
 		rc = cli_fail(FAST_ENOMEM, "out of memory");
 		goto out;
 	}
-	sweep_options_name(&ao, options, sizeof options);
+	fast_algo_opts_name(&ao, ~0u, "/", options, sizeof options);
 	for (uint32_t i = 0; i < tr.count; i++) {
 		uint32_t mi = in.matrix >= 0 ? (uint32_t)in.matrix : i;
 		const uint64_t *D = tr.m[i].bytes;
@@ -430,5 +433,3 @@ out:
 	fast_traffic_free(&tr);
 	return rc;
 }
-
-const struct cmd fast_cmd_gate = { "gate", run, "CI optimality gate: fail when time / LP bound exceeds a limit", usage };

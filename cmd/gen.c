@@ -7,10 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "lib/gen.h"
 
-static int gen_main(int argc, char **argv)
+int cmd_gen(int argc, char **argv)
 {
 	struct cli_scan s;
 	struct cli_inputs in;
@@ -112,8 +113,7 @@ static int gen_main(int argc, char **argv)
 	return rc;
 }
 
-const struct cmd fast_cmd_gen = {
-	"gen", gen_main, "generate synthetic traffic (uniform, random, zipf, hotspot, moe)",
+const char cmd_gen_usage[] =
 	"fast gen (--preset NAME [--servers N] [--gpus G] | --topo FILE) --pattern P\n"
 	"         [options] [--seed S] [-o FILE] [--sparse]\n"
 	"\n"
@@ -155,5 +155,4 @@ const struct cmd fast_cmd_gen = {
 	"A token is sent once to a GPU even if several of its experts live there;\n"
 	"the diagonal holds the tokens whose experts are local.\n"
 	"\n"
-	"Exit codes: 0 ok, 2 usage, 3 bad input, 4 write failure.\n"
-};
+	"Exit codes: 0 ok, 2 usage, 3 bad input, 4 write failure.\n";

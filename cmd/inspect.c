@@ -9,10 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "lib/json.h"
 
-static const char usage[] =
+const char cmd_inspect_usage[] =
 	"fast inspect --plan FILE [--matrix I] [--json]\n"
 	"\n"
 	"Summarise each plan of a plan file: steps per tier, rail stages, bytes per\n"
@@ -83,7 +84,7 @@ static void print_json(uint32_t idx, const struct fast_plan *p, const struct fas
 	printf("]}");
 }
 
-static int run(int argc, char **argv)
+int cmd_inspect(int argc, char **argv)
 {
 	struct cli_inputs in;
 	struct cli_scan s;
@@ -102,8 +103,6 @@ static int run(int argc, char **argv)
 		return 0;
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
-	if (in.topo_path || in.preset || in.traffic_path || in.out_path)
-		return cli_usage_error("inspect", "--topo, --preset, --traffic and -o do not apply here");
 	if ((rc = cli_load_plans(&in, &ps)) != 0)
 		return rc;
 	if (in.json)
@@ -141,7 +140,3 @@ static int run(int argc, char **argv)
 		printf("\n]}\n");
 	return cli_stdout_finish();
 }
-
-const struct cmd fast_cmd_inspect = { "inspect", run,
-				      "summarise a plan: steps, bytes per tier, relaying, staging",
-				      usage };

@@ -1,24 +1,50 @@
 /*
- * main.c - the `fast` entry point: a git-style dispatch table of
- * subcommands.  Each cmd/<name>.c defines `const struct cmd fast_cmd_<name>`;
- * the build generates the table (build/.../cmd_table.h) from the files
- * present, so adding a subcommand is adding one file.
+ * main.c - the `fast` entry point: the git-style dispatch table of
+ * subcommands, {name, fn, flags} with the summary `fast --help` lists and
+ * the --help text.  The flags say which common inputs a command takes
+ * (cli.h, enum cmd_flag): cli_inputs_option() refuses the others.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "cli.h"
 
-#define X(name) extern const struct cmd fast_cmd_##name;
-#include "cmd_table.h"
-#undef X
-
-const struct cmd *const fast_commands[] = {
-#define X(name) &fast_cmd_##name,
-#include "cmd_table.h"
-#undef X
-	NULL,
+const struct cmd fast_commands[] = {
+	{ "bench", cmd_bench, 0,
+	  "measure synthesis, bound and simulator performance", cmd_bench_usage },
+	{ "bound", cmd_bound, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_OUT,
+	  "lower bounds on completion time (closed form, GLPK LP)", cmd_bound_usage },
+	{ "calibrate", cmd_calibrate, CMD_TOPO | CMD_OUT,
+	  "fit a topology's latency and efficiency to measurements", cmd_calibrate_usage },
+	{ "check", cmd_check, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_PLAN,
+	  "prove a plan correct for its traffic (exit 1 if not)", cmd_check_usage },
+	{ "compare", cmd_compare, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_ALGO,
+	  "compare schedules on simulated time and the LP bound", cmd_compare_usage },
+	{ "export", cmd_export, CMD_TRAFFIC | CMD_MATRIX | CMD_PLAN | CMD_OUT,
+	  "write a plan as an MSCCL XML algorithm", cmd_export_usage },
+	{ "gate", cmd_gate, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_PLAN | CMD_ALGO,
+	  "CI optimality gate: fail when time / LP bound exceeds a limit", cmd_gate_usage },
+	{ "gen", cmd_gen, CMD_TOPO | CMD_OUT,
+	  "generate synthetic traffic (uniform, random, zipf, hotspot, moe)", cmd_gen_usage },
+	{ "inspect", cmd_inspect, CMD_MATRIX | CMD_PLAN,
+	  "summarise a plan: steps, bytes per tier, relaying, staging", cmd_inspect_usage },
+	{ "plan", cmd_plan, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_OUT | CMD_ALGO,
+	  "compile a schedule (FAST or a baseline) into a plan file", cmd_plan_usage },
+	{ "run", cmd_run, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_PLAN,
+	  "run all-to-all(v) plans under mpirun (MPI executor)", cmd_run_usage },
+	{ "sim", cmd_sim, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_PLAN | CMD_ALGO,
+	  "simulate a plan on a two-tier fabric", cmd_sim_usage },
+	{ "sweep", cmd_sweep, 0,
+	  "what-if studies: plan, bound and simulate a spec's cases", cmd_sweep_usage },
+	{ "topo", cmd_topo, CMD_TOPO | CMD_OUT,
+	  "show a topology or list the presets", cmd_topo_usage },
+	{ "trace", cmd_trace, 0,
+	  "import real MoE routing data as traffic (trace import)", cmd_trace_usage },
+	{ "traffic", cmd_traffic, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_OUT,
+	  "summarise or convert a traffic file", cmd_traffic_usage },
+	{ NULL, NULL, 0, NULL, NULL },
 };
 
 static void usage(FILE *f)
@@ -29,12 +55,30 @@ static void usage(FILE *f)
 	      "two-tier GPU clusters (FAST: intra-server balancing + Birkhoff stages).\n\n"
 	      "Commands:\n",
 	      f);
-	for (const struct cmd *const *c = fast_commands; *c; c++)
-		fprintf(f, "  %-10s %s\n", (*c)->name, (*c)->summary);
+	for (const struct cmd *c = fast_commands; c->name; c++)
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fputs("\nCommon options: --topo FILE | --preset NAME [--servers N] [--gpus G],\n"
 	      "  --traffic FILE [--matrix I], --plan FILE, -o FILE (- = stdout), --json.\n"
 	      "Exit codes: 0 ok, 1 check failed, 2 usage, 3 bad input, 4 runtime failure.\n",
 	      f);
+}
+
+/* A word that names no command: exit 2, with the closest command. */
+static int unknown_command(const char *word)
+{
+	const char *names[sizeof fast_commands / sizeof fast_commands[0]];
+	const char *near;
+	size_t n = 0;
+
+	for (const struct cmd *c = fast_commands; c->name; c++)
+		names[n++] = c->name;
+	near = cli_suggest(word, names, n);
+	if (near)
+		fprintf(stderr, "fast: unknown command '%.60s'; did you mean '%s'? See 'fast --help'\n",
+			word, near);
+	else
+		fprintf(stderr, "fast: unknown command '%.60s'; see 'fast --help'\n", word);
+	return 2;
 }
 
 int main(int argc, char **argv)
@@ -62,18 +106,14 @@ int main(int argc, char **argv)
 			return cli_stdout_finish();
 		}
 		c = cli_find_command(argv[2]);
-		if (!c) {
-			fprintf(stderr, "fast: unknown command '%.60s'; see 'fast --help'\n", argv[2]);
-			return 2;
-		}
-		fputs(c->usage, stdout);
+		if (!c)
+			return unknown_command(argv[2]);
+		cli_print_usage(c, stdout);
 		return cli_stdout_finish();
 	}
 	c = cli_find_command(argv[1]);
-	if (!c) {
-		fprintf(stderr, "fast: unknown command '%.60s'; see 'fast --help'\n", argv[1]);
-		return 2;
-	}
+	if (!c)
+		return unknown_command(argv[1]);
 	{
 		int rc = c->fn(argc - 1, argv + 1);
 		return cli_status(rc, cli_stdout_finish());

@@ -23,11 +23,13 @@
 
 #include <mpi.h>
 
+#include "builtin.h"
 #include "cli.h"
-#include "exec/fast.h"
+#include "cli_algo.h"
+#include "exec/exec.h"
 #include "lib/algo.h"
 
-static const char usage[] =
+const char cmd_run_usage[] =
 	"mpirun -np NG fast run (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"       (--plan FILE | --algo fast|fanout|nccl|pxn|spreadout|hier|mpi)\n"
 	"       --traffic FILE [--matrix I] [--backend host|cuda|hip] [-n ITERS] [-w WARMUP]\n"
@@ -129,9 +131,10 @@ static int parse(int argc, char **argv, struct opts *o, bool *help)
 		return cli_usage_error("run", "give either --plan or --algo, not both");
 	if (!o->in.plan_path && !o->algo)
 		o->algo = "fast";
-	if (o->algo && strcmp(o->algo, "mpi") != 0 && !fast_algo_known(o->algo))
-		return cli_usage_error("run", "unknown algorithm '%.40s' (known: fast, fanout, nccl, pxn, spreadout, hier, mpi)",
-				       o->algo);
+	static const char *const mpi[] = { "mpi" }; /* MPI_Alltoallv itself */
+
+	if (o->algo && (end = cli_algo_known("run", NULL, o->algo, mpi, 1)) != 0)
+		return end;
 	if (!o->in.traffic_path)
 		return cli_usage_error("run", "no traffic: give --traffic FILE");
 	if (have_b || have_e || have_f) {
@@ -143,8 +146,6 @@ static int parse(int argc, char **argv, struct opts *o, bool *help)
 			return cli_usage_error("run", "-b/-e/-f scale the matrix: not with --plan (a plan serves one matrix)");
 		o->sweep = true;
 	}
-	if (o->in.out_path)
-		return cli_usage_error("run", "-o is not supported: results go to stdout");
 	return 0;
 }
 
@@ -748,7 +749,7 @@ static int options_agree(const struct inputs *in, struct fast_err *err)
 	return fast_exec_agree(MPI_COMM_WORLD, f, sizeof f / sizeof *f, err);
 }
 
-static int cmd_run(int argc, char **argv)
+int cmd_run(int argc, char **argv)
 {
 	struct inputs in;
 	struct ctx c;
@@ -835,7 +836,3 @@ out:
 	MPI_Finalize();
 	return st;
 }
-
-const struct cmd fast_cmd_run = {
-	"run", cmd_run, "run all-to-all(v) plans under mpirun (MPI executor)", usage,
-};

@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "sim_common.h"
 
-static const char usage[] =
+const char cmd_sim_usage[] =
 	"fast sim (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"         (--plan FILE [--traffic FILE] | --traffic FILE --algo A [compiler options])\n"
 	"         [--matrix I] [--no-congestion] [--epsilon E] [--steps] [--json]\n"
@@ -28,8 +29,8 @@ static const char usage[] =
 	"\n"
 	"  --plan FILE        simulate the plans of a plan file\n"
 	"  --traffic FILE     the traffic (compiled with --algo, or the bound of --plan)\n"
-	"  --algo A           fast, fanout, nccl, pxn, spreadout, hier\n"
-	"  --matrix I         only matrix I (and the plan serving it)\n" SIMC_ALGO_USAGE SIMC_SIM_USAGE
+	"  --algo A           compile with A (algorithms and their options below)\n"
+	"  --matrix I         only matrix I (and the plan serving it)\n" SIMC_SIM_USAGE
 	SIMC_NO_CHECK_USAGE
 	"  --steps            list every step's ready/start/end times\n"
 	"  --timeline FILE    Chrome trace (open in https://ui.perfetto.dev) of the first plan\n"
@@ -298,13 +299,14 @@ static int compile_all(const struct opts *o, const struct fast_topo *t, const st
 	return 0;
 }
 
-static int run(int argc, char **argv)
+int cmd_sim(int argc, char **argv)
 {
 	struct cli_scan s;
 	struct opts o;
 	struct fast_topo t;
 	struct fast_traffic tr = { 0 };
 	struct fast_planset ps = { 0 };
+	unsigned given = 0;
 	int rc;
 
 	memset(&o, 0, sizeof o);
@@ -312,7 +314,7 @@ static int run(int argc, char **argv)
 	fast_algo_opts_default(&o.ao);
 	fast_sim_opts_default(&o.so);
 	for (cli_begin(&s, argc, argv, "sim"); cli_more(&s);) {
-		if (cli_inputs_option(&s, &o.in) || simc_algo_option(&s, &o.ao) ||
+		if (cli_inputs_option(&s, &o.in) || cli_algo_option(&s, &o.ao, &given) ||
 		    simc_sim_option(&s, &o.so) || cli_value(&s, "--algo", &o.algo) ||
 		    cli_value(&s, "--timeline", &o.timeline) || cli_value(&s, "--svg", &o.svg))
 			continue;
@@ -332,15 +334,15 @@ static int run(int argc, char **argv)
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
-	if (o.in.out_path)
-		return cli_usage_error("sim", "-o does not apply here (see --svg and --timeline)");
 	if (!o.in.plan_path && !o.algo)
 		return cli_usage_error("sim", "give --plan FILE, or --traffic FILE with --algo A");
 	if (o.in.plan_path && o.algo)
 		return cli_usage_error("sim", "--algo compiles the traffic; it does not apply to --plan");
-	if (o.algo && !fast_algo_known(o.algo))
-		return cli_usage_error("sim", "--algo: unknown algorithm '%.40s' (known: fast, fanout, nccl, pxn, spreadout, hier)",
-				       o.algo);
+	if (o.in.plan_path && given)
+		return cli_usage_error("sim", "compiler options do not apply to --plan");
+	if (o.algo && ((rc = cli_algo_known("sim", "--algo", o.algo, NULL, 0)) != 0 ||
+		       (rc = cli_algo_applies("sim", &o.algo, 1, given)) != 0))
+		return rc;
 	if (o.algo && !o.in.traffic_path)
 		return cli_usage_error("sim", "--algo needs --traffic FILE");
 	if (o.no_check && !(o.in.plan_path && o.in.traffic_path))
@@ -363,5 +365,3 @@ static int run(int argc, char **argv)
 	fast_traffic_free(&tr);
 	return rc;
 }
-
-const struct cmd fast_cmd_sim = { "sim", run, "simulate a plan on a two-tier fabric", usage };

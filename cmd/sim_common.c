@@ -4,54 +4,7 @@
  */
 #include "sim_common.h"
 
-#include <string.h>
-
 #include "lib/check.h"
-
-static bool pick(struct cli_scan *s, const char *opt, const char *val,
-		 const char *const *names, int *out)
-{
-	for (int i = 0; names[i]; i++)
-		if (strcmp(val, names[i]) == 0) {
-			*out = i;
-			return true;
-		}
-	cli_usage_error(s->cmd ? s->cmd->name : "sim", "%s: unknown value '%.40s'", opt, val);
-	s->failed = true;
-	return false;
-}
-
-bool simc_algo_option(struct cli_scan *s, struct fast_algo_opts *o)
-{
-	static const char *const stages[] = { "auto", "exact", NULL };
-	static const char *const order[] = { "decomposition", "largest", "smallest", NULL };
-	static const char *const balance[] = { "upfront", "jit", NULL };
-	const char *v;
-	int k;
-
-	if (cli_value(s, "--stages", &v)) {
-		if (!s->failed && pick(s, "--stages", v, stages, &k))
-			o->stages = (enum fast_stages_mode)k;
-		return true;
-	}
-	if (cli_value(s, "--order", &v)) {
-		/* `fast plan` spells them largest-first / smallest-first: accept both */
-		if (!s->failed && strcmp(v, "largest-first") == 0)
-			v = "largest";
-		else if (!s->failed && strcmp(v, "smallest-first") == 0)
-			v = "smallest";
-		if (!s->failed && pick(s, "--order", v, order, &k))
-			o->order = (enum fast_stage_order)k;
-		return true;
-	}
-	if (cli_value(s, "--balance", &v)) {
-		if (!s->failed && pick(s, "--balance", v, balance, &k))
-			o->balance = (enum fast_balance_mode)k;
-		return true;
-	}
-	return cli_u32(s, "--peers", 1, 1u << 20, &o->peers) ||
-	       cli_size(s, "--chunk", &o->chunk_bytes);
-}
 
 bool simc_sim_option(struct cli_scan *s, struct fast_sim_opts *o)
 {

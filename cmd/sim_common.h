@@ -1,26 +1,16 @@
 /*
  * sim_common.h - what `fast sim`, `fast compare` and `fast bench sim`
- * share: compiler options on the command line, number formatting, and
- * writing a simulation's timeline files atomically.
+ * share: simulator options on the command line, number formatting, and
+ * writing a simulation's timeline files atomically.  (Compiler options:
+ * cli_algo.h.)
  */
 #ifndef FAST_CMD_SIM_COMMON_H
 #define FAST_CMD_SIM_COMMON_H
 
 #include "cli.h"
-#include "lib/algo.h"
+#include "cli_algo.h"
 #include "lib/bound.h"
 #include "sim/sim.h"
-
-/* Consume one compiler option: --stages auto|exact, --order
- * decomposition|largest|smallest, --balance upfront|jit, --peers N,
- * --chunk BYTES.  A bad value sets s->failed (usage already reported). */
-bool simc_algo_option(struct cli_scan *s, struct fast_algo_opts *o);
-#define SIMC_ALGO_USAGE                                                              \
-	"  --stages auto|exact  FAST: alpha-aware stages (default) or exact Birkhoff\n"  \
-	"  --order decomposition|largest|smallest  FAST stage order\n"                  \
-	"  --balance upfront|jit  FAST balancing before stage 1 or just in time\n"     \
-	"  --peers N          nccl/pxn: peers in flight per round (default 8)\n"        \
-	"  --chunk BYTES      pxn/hier: forwarding chunk (default: per algorithm)\n"
 
 /* Consume a simulator option: --no-congestion, --epsilon E. */
 bool simc_sim_option(struct cli_scan *s, struct fast_sim_opts *o);

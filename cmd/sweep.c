@@ -43,12 +43,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "lib/json.h"
 #include "sweep_case.h"
 #include "sweep_spec.h"
 
-static const char usage[] =
+const char cmd_sweep_usage[] =
 	"fast sweep --spec SPEC.json -o RESULTS.csv [--jobs K] [--quiet] [--list] [--json]\n"
 	"\n"
 	"Run a what-if study: every case of the spec's Cartesian product (topologies,\n"
@@ -775,7 +776,7 @@ static int summary(const struct sweep_spec *s, const char *spec, const char *out
 	return 0;
 }
 
-static int run(int argc, char **argv)
+int cmd_sweep(int argc, char **argv)
 {
 	struct cli_scan sc;
 	const char *spec_path = NULL, *out_path = NULL;
@@ -938,5 +939,3 @@ out:
 		MPI_Finalize();
 	return rank == 0 ? rc : 0;
 }
-
-const struct cmd fast_cmd_sweep = { "sweep", run, "what-if studies: plan, bound and simulate a spec's cases", usage };

@@ -69,38 +69,6 @@ void sweep_eval_default(struct sweep_eval *e)
 	fast_sim_opts_default(&e->sim);
 }
 
-void sweep_options_name(const struct fast_algo_opts *ao, char *buf, size_t len)
-{
-	static const char *const stages[] = { "auto", "exact" };
-	static const char *const order[] = { "decomposition", "largest", "smallest" };
-	static const char *const balance[] = { "upfront", "jit" };
-	struct fast_algo_opts def;
-	size_t n = 0;
-
-	fast_algo_opts_default(&def);
-	buf[0] = '\0';
-#define PART(...)                                                                 \
-	do {                                                                      \
-		if (n < len)                                                      \
-			n += (size_t)snprintf(buf + n, len - n, "%s", n ? "/" : ""); \
-		if (n < len)                                                      \
-			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__);     \
-	} while (0)
-	if (ao->stages != def.stages && (unsigned)ao->stages < 2)
-		PART("stages=%s", stages[ao->stages]);
-	if (ao->order != def.order && (unsigned)ao->order < 3)
-		PART("order=%s", order[ao->order]);
-	if (ao->balance != def.balance && (unsigned)ao->balance < 2)
-		PART("balance=%s", balance[ao->balance]);
-	if (ao->peers != def.peers)
-		PART("peers=%u", ao->peers);
-	if (ao->chunk_bytes != def.chunk_bytes)
-		PART("chunk=%llu", (unsigned long long)ao->chunk_bytes);
-#undef PART
-	if (!buf[0])
-		snprintf(buf, len, "-");
-}
-
 /* --- CSV ------------------------------------------------------------------ */
 
 static size_t put_num(char *buf, size_t len, double v)
@@ -216,6 +184,40 @@ static int get_ident(const char *s, char *out)
 	return 0;
 }
 
+/* Rows written before options had one spelling ("order=smallest") get
+ * the one spelling of lib/algo.h's table in their options column and the
+ * key that ends in it, so a resumed sweep finds them under the keys it
+ * makes now.  Options the table does not read are left as they are. */
+static void respell_options(struct sweep_row *r)
+{
+	struct fast_algo_opts o;
+	char buf[sizeof r->options], name[sizeof r->options], *part, *save = NULL;
+	size_t kl = strlen(r->key), ol = strlen(r->options);
+
+	if (strcmp(r->options, "-") == 0)
+		return;
+	fast_algo_opts_default(&o);
+	memcpy(buf, r->options, ol + 1);
+	for (part = strtok_r(buf, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+		char *eq = strchr(part, '=');
+		const struct fast_algo_option *opt;
+		struct fast_err err;
+		if (!eq)
+			return;
+		*eq = '\0';
+		if (!(opt = fast_algo_option_find(part)) ||
+		    fast_algo_option_parse(opt, eq + 1, &o, &err) < 0)
+			return;
+	}
+	fast_algo_opts_name(&o, ~0u, "/", name, sizeof name);
+	if (strcmp(name, r->options) == 0)
+		return;
+	if (kl >= ol + 6 && strncmp(r->key + kl - ol - 6, ";opts=", 6) == 0 &&
+	    strcmp(r->key + kl - ol, r->options) == 0 && kl - ol + strlen(name) < sizeof r->key)
+		snprintf(r->key + kl - ol, sizeof r->key - (kl - ol), "%s", name);
+	snprintf(r->options, sizeof r->options, "%s", name);
+}
+
 /* Parse a line of ncols - 1 or ncols columns (min_cols..SWEEP_NCOLS). */
 static int parse_cols(const char *line, uint32_t min_cols, struct sweep_row *r, bool *had_ident)
 {
@@ -262,6 +264,7 @@ static int parse_cols(const char *line, uint32_t min_cols, struct sweep_row *r, 
 		return -1;
 	if (!r->key[0])
 		return -1;
+	respell_options(r);
 	return 0;
 }
 

@@ -130,7 +130,4 @@ int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *alg
 void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const uint64_t *D,
 		     const struct fast_algo_opts *ao, const struct sweep_eval *e);
 
-/* "-" when ao is the default, else "stages=exact/order=largest/...". */
-void sweep_options_name(const struct fast_algo_opts *ao, char *buf, size_t len);
-
 #endif

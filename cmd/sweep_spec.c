@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/algo.h"
 #include "lib/json.h"
 
 #define NOSIZE UINT32_MAX
@@ -546,66 +547,103 @@ static int parse_traffic(struct fast_jctx *c, const struct fast_jv *root, struct
 
 /* --- algorithms ---------------------------------------------------------------- */
 
+/* The axes of the table's named compiler options ("stages", "order",
+ * "balance"; lib/algo.h), each value parsed by the table, aliases
+ * included: two spellings of one value are a duplicate. */
+#define MAX_OPT_VALUES 4
+#define MAX_OPT_AXES 8
+
+struct opt_axis {
+	const struct fast_algo_option *opt;
+	uint64_t v[MAX_OPT_VALUES];
+	uint32_t n;
+};
+
+static int parse_opt_axis(struct fast_jctx *c, const struct fast_jv *root, struct opt_axis *ax)
+{
+	const struct fast_jv *jv[MAX_OPT_VALUES];
+	const char *names[MAX_OPT_VALUES];
+	const char *key = ax->opt->name;
+	int rc;
+
+	/* at most MAX_OPT_VALUES values, then each a string */
+	if ((rc = axis_values(c, root, key, jv, MAX_OPT_VALUES, &ax->n)) < 0 ||
+	    (rc = axis_strings(c, root, key, names, &ax->n)) < 0)
+		return rc;
+	for (uint32_t i = 0; i < ax->n; i++) {
+		struct fast_algo_opts o;
+		struct fast_err e2;
+		fast_algo_opts_default(&o);
+		if (fast_algo_option_parse(ax->opt, names[i], &o, &e2) < 0) {
+			size_t old = push_value(c, root, key, i);
+			rc = fast_jctx_fail(c, FAST_EINPUT, "%s", e2.msg);
+			fast_jctx_pop(c, old);
+			return rc;
+		}
+		ax->v[i] = ax->opt->get(&o);
+		for (uint32_t j = 0; j < i; j++)
+			if (ax->v[j] == ax->v[i]) {
+				char shown[96];
+				snprintf(shown, sizeof shown, "'%.30s' (the same %s as '%.30s')", names[i],
+					 key, names[j]);
+				return dup_fail(c, root, key, i, shown);
+			}
+	}
+	return 0;
+}
+
 static int parse_algos(struct fast_jctx *c, const struct fast_jv *root, struct sweep_spec *s)
 {
-	static const char *const stages[] = { "auto", "exact", NULL };
-	/* the names of `fast plan --order` and of the simulator commands */
-	static const char *const order[] = { "decomposition", "largest", "smallest",
-					     "largest-first", "smallest-first", NULL };
-	static const char *const balance[] = { "upfront", "jit", NULL };
 	const char *algos[MAX_AXIS];
-	int st[4], od[4], ba[4];
-	uint32_t na, nst, nod, nba;
+	struct opt_axis ax[MAX_OPT_AXES];
+	uint32_t na, nax = 0;
 	int rc;
 
 	if (!fast_jv_get(root, "algos"))
 		return fast_jctx_fail(c, FAST_EINPUT, "missing required key \"algos\"");
 	if ((rc = axis_strings(c, root, "algos", algos, &na)) < 0)
 		return rc;
-	{
-		const struct fast_jv *v[4];
-		if ((rc = axis_values(c, root, "stages", v, 4, &nst)) < 0 ||
-		    (rc = axis_values(c, root, "order", v, 4, &nod)) < 0 ||
-		    (rc = axis_values(c, root, "balance", v, 4, &nba)) < 0)
-			return rc;
-	}
-	if ((rc = axis_enum(c, root, "stages", stages, st, &nst)) < 0 ||
-	    (rc = axis_enum(c, root, "order", order, od, &nod)) < 0 ||
-	    (rc = axis_enum(c, root, "balance", balance, ba, &nba)) < 0)
-		return rc;
-	for (uint32_t i = 0; i < nod; i++) /* "largest" and "largest-first" are one order */
-		for (uint32_t j = 0; j < i; j++)
-			if ((od[i] > 2 ? od[i] - 2 : od[i]) == (od[j] > 2 ? od[j] - 2 : od[j])) {
-				char shown[48];
-				snprintf(shown, sizeof shown, "'%s' (the same order as '%s')", order[od[i]],
-					 order[od[j]]);
-				return dup_fail(c, root, "order", i, shown);
-			}
+	for (const struct fast_algo_option *opt = fast_algo_options; opt->name; opt++)
+		if (opt->values && nax < MAX_OPT_AXES) {
+			ax[nax].opt = opt;
+			if ((rc = parse_opt_axis(c, root, &ax[nax++])) < 0)
+				return rc;
+		}
 	for (uint32_t i = 0; i < na; i++) {
-		bool is_fast = strcmp(algos[i], "fast") == 0;
-		if (!fast_algo_known(algos[i])) {
+		const struct fast_algo *al = fast_algo_find(algos[i]);
+		uint32_t variants = 1, radix[MAX_OPT_AXES];
+		if (!al) {
+			const char *near = fast_algo_suggest(algos[i], NULL, 0);
 			size_t old = push_value(c, root, "algos", i);
-			rc = fast_jctx_fail(c, FAST_EINPUT, "unknown algorithm '%.40s'", algos[i]);
+			if (near)
+				rc = fast_jctx_fail(c, FAST_EINPUT, "unknown algorithm '%.40s'; did you mean '%s'?",
+						    algos[i], near);
+			else
+				rc = fast_jctx_fail(c, FAST_EINPUT, "unknown algorithm '%.40s'", algos[i]);
 			fast_jctx_pop(c, old);
 			return rc;
 		}
-		for (uint32_t a = 0; a < (is_fast && nst ? nst : 1); a++)
-			for (uint32_t b = 0; b < (is_fast && nod ? nod : 1); b++)
-				for (uint32_t d = 0; d < (is_fast && nba ? nba : 1); d++) {
-					struct sweep_algo *v;
-					if ((rc = push((void **)&s->algos, &s->nalgos, sizeof *s->algos, c->err)) < 0)
-						return rc;
-					v = &s->algos[s->nalgos - 1];
-					snprintf(v->algo, sizeof v->algo, "%s", algos[i]);
-					fast_algo_opts_default(&v->opts);
-					if (is_fast && nst)
-						v->opts.stages = (enum fast_stages_mode)st[a];
-					if (is_fast && nod)
-						v->opts.order = (enum fast_stage_order)(od[b] > 2 ? od[b] - 2 : od[b]);
-					if (is_fast && nba)
-						v->opts.balance = (enum fast_balance_mode)ba[d];
-					sweep_options_name(&v->opts, v->options, sizeof v->options);
-				}
+		/* an axis is crossed for the algorithms its option applies to:
+		 * the first axis outermost, the last innermost */
+		for (uint32_t k = 0; k < nax; k++) {
+			radix[k] = (al->options & ax[k].opt->bit) && ax[k].n ? ax[k].n : 1;
+			variants *= radix[k];
+		}
+		for (uint32_t x = 0; x < variants; x++) {
+			struct sweep_algo *v;
+			uint32_t rest = x;
+			if ((rc = push((void **)&s->algos, &s->nalgos, sizeof *s->algos, c->err)) < 0)
+				return rc;
+			v = &s->algos[s->nalgos - 1];
+			snprintf(v->algo, sizeof v->algo, "%s", al->name);
+			fast_algo_opts_default(&v->opts);
+			for (uint32_t k = nax; k-- > 0;) {
+				if ((al->options & ax[k].opt->bit) && ax[k].n)
+					ax[k].opt->set(&v->opts, ax[k].v[rest % radix[k]]);
+				rest /= radix[k];
+			}
+			fast_algo_opts_name(&v->opts, ~0u, "/", v->options, sizeof v->options);
+		}
 	}
 	return 0;
 }

@@ -22,7 +22,12 @@
  *                                                  traffic; default 64MiB)
  *     "algos": ["fast", "nccl", "spreadout"],
  *     "stages": ["auto", "exact"], "order": ["decomposition"],
- *     "balance": ["upfront", "jit"],               FAST options (crossed for fast only)
+ *     "balance": ["upfront", "jit"],               compiler options with names for
+ *                                                  values (lib/algo.c's table; order:
+ *                                                  largest-first, smallest-first,
+ *                                                  decomposition, aliases largest,
+ *                                                  smallest), crossed for the
+ *                                                  algorithms they apply to (fast)
  *     "simulate": true, "congestion": true, "epsilon": 0,
  *     "bound": "lp" | "closed" | "none",
  *     "max_gpus": 16384

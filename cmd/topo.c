@@ -5,10 +5,11 @@
  */
 #include <string.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "lib/json.h"
 
-static const char usage[] =
+const char cmd_topo_usage[] =
 	"fast topo show|list [options]\n"
 	"\n"
 	"fast topo show [FILE] | --preset NAME [--servers N] [--gpus G] [-o FILE]\n"
@@ -25,13 +26,6 @@ static const char usage[] =
 	"  --gpus G           GPUs per server of a preset (default 8)\n"
 	"  --max-gpus N       refuse more than N GPUs in total (default 16384)\n"
 	"  -o FILE            write to FILE (- = stdout, the default)\n";
-
-static int no_extra_inputs(const struct cli_inputs *in)
-{
-	if (in->traffic_path || in->plan_path || in->matrix >= 0)
-		return cli_usage_error("topo", "--traffic, --plan and --matrix do not apply here");
-	return 0;
-}
 
 static int topo_show(int argc, char **argv)
 {
@@ -58,8 +52,6 @@ static int topo_show(int argc, char **argv)
 			return cli_usage_error("topo", "give the topology as FILE or --topo, not both");
 		in.topo_path = s.pos[0];
 	}
-	if ((rc = no_extra_inputs(&in)) != 0)
-		return rc;
 	if (!in.topo_path && !in.preset)
 		return cli_usage_error("topo", "show needs a topology FILE or --preset NAME");
 	if ((rc = cli_load_topo(&in, &t)) != 0)
@@ -130,12 +122,12 @@ static int topo_list(int argc, char **argv)
 	return 0;
 }
 
-static int cmd_topo(int argc, char **argv)
+int cmd_topo(int argc, char **argv)
 {
 	if (argc < 2)
 		return cli_usage_error("topo", "missing subcommand: show or list");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fputs(usage, stdout);
+		fputs(cmd_topo_usage, stdout);
 		return 0;
 	}
 	if (strcmp(argv[1], "show") == 0)
@@ -144,7 +136,3 @@ static int cmd_topo(int argc, char **argv)
 		return topo_list(argc - 1, argv + 1);
 	return cli_usage_error("topo", "unknown subcommand '%.40s' (use show or list)", argv[1]);
 }
-
-const struct cmd fast_cmd_topo = {
-	"topo", cmd_topo, "show a topology or list the presets", usage,
-};

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "config.h" /* FAST_DATADIR: the Makefile's $(PREFIX)/share/fast */
 #include "lib/moe.h"
@@ -92,7 +93,7 @@ static int parse_layers(const char *text, uint32_t *v, uint32_t *n)
 	}
 }
 
-static int trace_import(int argc, char **argv)
+int cmd_trace(int argc, char **argv)
 {
 	struct cli_scan s;
 	struct cli_inputs in;
@@ -195,8 +196,7 @@ static int trace_import(int argc, char **argv)
 	return rc;
 }
 
-const struct cmd fast_cmd_trace = {
-	"trace", trace_import, "import real MoE routing data as traffic (trace import)",
+const char cmd_trace_usage[] =
 	"fast trace import --source NAME [--data DIR] [--layers L1,L2|all]\n"
 	"                  [--domain D] [--selection topk|top1] [--ep N]\n"
 	"                  [--gpus-per-server G] [--placement P] [--tokens-at P]\n"
@@ -243,5 +243,4 @@ const struct cmd fast_cmd_trace = {
 	"  --sparse            write [src, dst, bytes] entries instead of dense rows\n"
 	"  -o FILE             output (default - = stdout)\n"
 	"\n"
-	"Exit codes: 0 ok, 2 usage, 3 bad or unreadable data (file:line), 4 write failure.\n"
-};
+	"Exit codes: 0 ok, 2 usage, 3 bad or unreadable data (file:line), 4 write failure.\n";

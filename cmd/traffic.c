@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "cli.h"
 #include "lib/json.h"
 
-static const char usage[] =
+const char cmd_traffic_usage[] =
 	"fast traffic show|convert FILE [options]\n"
 	"\n"
 	"fast traffic show FILE [--topo FILE | --preset NAME [--servers N] [--gpus G]]\n"
@@ -78,8 +79,6 @@ static int parse_args(int argc, char **argv, bool convert, struct args *a)
 	}
 	if (!a->in.traffic_path)
 		return cli_usage_error("traffic", "%s needs a traffic FILE", argv[0]);
-	if (a->in.plan_path)
-		return cli_usage_error("traffic", "--plan does not apply here");
 	if (!convert && a->in.out_path)
 		return cli_usage_error("traffic", "show prints to stdout: -o does not apply");
 	if (convert) {
@@ -281,12 +280,12 @@ static int traffic_convert(int argc, char **argv)
 	return rc;
 }
 
-static int cmd_traffic(int argc, char **argv)
+int cmd_traffic(int argc, char **argv)
 {
 	if (argc < 2)
 		return cli_usage_error("traffic", "missing subcommand: show or convert");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fputs(usage, stdout);
+		fputs(cmd_traffic_usage, stdout);
 		return 0;
 	}
 	if (strcmp(argv[1], "show") == 0)
@@ -296,7 +295,3 @@ static int cmd_traffic(int argc, char **argv)
 	return cli_usage_error("traffic", "unknown subcommand '%.40s' (use show or convert)",
 			       argv[1]);
 }
-
-const struct cmd fast_cmd_traffic = {
-	"traffic", cmd_traffic, "summarise or convert a traffic file", usage,
-};

@@ -2,7 +2,7 @@
  * exec.c - the plan execution engine: a context (communicator, backend,
  * staging arena, plan cache), preparing programs (compiling on the fly,
  * agreeing across ranks, fitting the staging cap) and running them wave by
- * wave through the backend (see fast.h and prog.c).
+ * wave through the backend (see exec.h and prog.c).
  *
  * Every decision that changes which collectives run (cache hit or miss,
  * number of passes, failure) is made collectively with MPI_Allreduce, so a

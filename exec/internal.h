@@ -1,11 +1,11 @@
 /*
- * internal.h - what the executor's files share and users of fast.h need
+ * internal.h - what the executor's files share and users of exec.h need
  * not see (the program representation and the plan cache are in prog.h).
  */
 #ifndef FAST_EXEC_INTERNAL_H
 #define FAST_EXEC_INTERNAL_H
 
-#include "exec/fast.h"
+#include "exec/exec.h"
 #include "exec/backend.h"
 
 /* Accessors for the other executor files. */

@@ -1,5 +1,5 @@
 /*
- * prog.c - turn an expanded plan into one rank's program (see fast.h):
+ * prog.c - turn an expanded plan into one rank's program (see exec.h):
  * waves of copies, sends and receives over the send buffer, the receive
  * buffer and a staging arena.  Pure computation: no MPI, no device.
  *

@@ -1,6 +1,7 @@
 /*
- * algo.h - schedule compilers: FAST (lib/fast.c) and the baselines
- * (lib/baselines.c), all producing the plan IR of plan.h.
+ * algo.h - schedule compilers: FAST (lib/compile_fast.c) and the baselines
+ * (lib/baselines.c), all producing the plan IR of plan.h, and the table
+ * that describes them and their options (lib/algo.c).
  *
  * Every compiler is deterministic: the same topology, matrix and options
  * give a byte-identical plan on every machine.  A compiler writes *out only
@@ -38,10 +39,75 @@ struct fast_algo_opts {
 };
 void fast_algo_opts_default(struct fast_algo_opts *o);
 
-/* Names accepted by fast_compile: "fast", "fanout", "nccl", "pxn",
- * "spreadout", "hier".  NULL-terminated. */
-const char *const *fast_algo_names(void);
+/* --- the algorithm table ----------------------------------------------------
+ * One descriptor per compiler and one per option, in the style of
+ * nccl-tests' struct testColl: the command line (--algo, --stages, ...),
+ * sweep specs, results rows and plan files all take names, values and
+ * their spelling from here, so one value has one spelling in every output.
+ * Aliases (the order "largest" for "largest-first") are accepted on input
+ * and never printed. */
+
+/* The options of struct fast_algo_opts, one bit each. */
+enum fast_algo_opt_bit {
+	FAST_OPT_STAGES = 1u << 0,
+	FAST_OPT_ORDER = 1u << 1,
+	FAST_OPT_BALANCE = 1u << 2,
+	FAST_OPT_PEERS = 1u << 3,
+	FAST_OPT_CHUNK = 1u << 4,
+};
+
+struct fast_algo_option {
+	const char *name;           /* "order": --order, a sweep spec's "order", "order=" in options */
+	unsigned bit;               /* FAST_OPT_* */
+	const char *const *values;  /* named values in enum order, NULL-terminated; NULL: a number */
+	const char *const *aliases; /* pairs (alias, value name), NULL-terminated; may be NULL */
+	uint64_t min, max;          /* a number's range; max 0: a size ("512K", "1MiB") */
+	const char *metavar;        /* "auto|exact", "K", "BYTES" (help text) */
+	const char *help;           /* what it does; lines joined by '\n', none at the end */
+	uint64_t (*get)(const struct fast_algo_opts *o);
+	void (*set)(struct fast_algo_opts *o, uint64_t v);
+};
+
+typedef int (*fast_compile_fn)(const struct fast_topo *topo, const uint64_t *D,
+			       const struct fast_algo_opts *opts, struct fast_plan *out,
+			       struct fast_err *err);
+
+struct fast_algo {
+	const char *name;             /* --algo NAME, the plan's "algo" */
+	fast_compile_fn compile;
+	unsigned options;             /* FAST_OPT_* that apply to it */
+	uint64_t default_chunk_bytes; /* forwarding chunk without --chunk (0: none) */
+	const char *summary;          /* one line */
+};
+
+/* The tables, terminated by an entry whose name is NULL. */
+extern const struct fast_algo fast_algos[];
+extern const struct fast_algo_option fast_algo_options[];
+
+/* The entry named name, or NULL (also for NULL). */
+const struct fast_algo *fast_algo_find(const char *name);
+const struct fast_algo_option *fast_algo_option_find(const char *name);
+
+/* A name fast_compile accepts (an entry of fast_algos). */
 bool fast_algo_known(const char *name);
+/* The algorithm of the table, or of the n_extra names in extra a caller
+ * also knows, closest to name (fast_suggest), or NULL. */
+const char *fast_algo_suggest(const char *name, const char *const *extra, size_t n_extra);
+/* "fast, fanout, nccl, pxn, spreadout, hier" into buf (cut to fit). */
+const char *fast_algo_list(char *buf, size_t len);
+
+/* Set option opt of o from text (a value name, an alias or a number in
+ * range).  0, or FAST_EUSAGE with the reason in err ("unknown value 'x'
+ * (known: auto, exact)"); o is changed only on success. */
+int fast_algo_option_parse(const struct fast_algo_option *opt, const char *text,
+			   struct fast_algo_opts *o, struct fast_err *err);
+/* o's value of opt, spelled as every output spells it, into buf. */
+const char *fast_algo_option_print(const struct fast_algo_option *opt,
+				   const struct fast_algo_opts *o, char *buf, size_t len);
+/* "-" when o is the default for every option in mask, else the differing
+ * ones as "name=value" joined by sep ("stages=exact/order=smallest-first"). */
+void fast_algo_opts_name(const struct fast_algo_opts *o, unsigned mask, const char *sep,
+			 char *buf, size_t len);
 
 /* Compile a plan for matrix D (ng x ng, ng = N * G of topo) with algorithm
  * `algo`.  FAST_EUSAGE for an unknown algorithm, FAST_ENOMEM on exhaustion. */
@@ -49,7 +115,7 @@ int fast_compile(const char *algo, const struct fast_topo *topo, const uint64_t 
 		 const struct fast_algo_opts *opts, struct fast_plan *out,
 		 struct fast_err *err);
 
-/* FAST itself (lib/fast.c). */
+/* FAST itself (lib/compile_fast.c). */
 int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_plan *out,
 		      struct fast_err *err);

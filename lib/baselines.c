@@ -58,8 +58,6 @@
 #include "algo.h"
 
 #define DEFAULT_PEERS 8u
-#define PXN_DEFAULT_CHUNK (UINT64_C(128) << 10)
-#define HIER_DEFAULT_CHUNK (UINT64_C(512) << 10)
 #define MAX_CHUNKS UINT64_C(1024)
 
 /* A step created lazily on its first transfer, so that empty steps never
@@ -166,9 +164,10 @@ static uint32_t peers_of(const struct fast_algo_opts *o)
 	return o && o->peers ? o->peers : DEFAULT_PEERS;
 }
 
-static uint64_t chunk_of(const struct fast_algo_opts *o, uint64_t dflt)
+/* --chunk, or the algorithm's default chunk (algo.c's table) */
+static uint64_t chunk_of(const struct fast_algo_opts *o, const char *algo)
 {
-	return o && o->chunk_bytes ? o->chunk_bytes : dflt;
+	return o && o->chunk_bytes ? o->chunk_bytes : fast_algo_find(algo)->default_chunk_bytes;
 }
 
 int fast_compile_fanout(const struct fast_topo *topo, const uint64_t *D,
@@ -414,7 +413,7 @@ int fast_compile_pxn(const struct fast_topo *topo, const uint64_t *D,
 		     struct fast_err *err)
 {
 	uint32_t P = peers_of(opts);
-	uint64_t chunk = chunk_of(opts, PXN_DEFAULT_CHUNK);
+	uint64_t chunk = chunk_of(opts, "pxn");
 	struct fast_plan p;
 	int rc;
 
@@ -447,7 +446,7 @@ int fast_compile_hier(const struct fast_topo *topo, const uint64_t *D,
 		      struct fast_err *err)
 {
 	uint32_t G = topo->gpus, ng = topo->servers * topo->gpus;
-	uint64_t chunk = chunk_of(opts, HIER_DEFAULT_CHUNK), largest = 0;
+	uint64_t chunk = chunk_of(opts, "hier"), largest = 0;
 	struct sbuild sb[3];
 	struct fast_plan p;
 	uint32_t k;

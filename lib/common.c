@@ -336,3 +336,54 @@ void *fast_reallocarray(void *p, size_t n, size_t size)
 		return NULL;
 	return realloc(p, total ? total : 1);
 }
+
+/* Levenshtein distance of a and b, capped: any distance over cap is cap + 1
+ * (the words compared are command, algorithm and option names). */
+static size_t edit_distance(const char *a, const char *b, size_t cap)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+
+	if (la >= sizeof row / sizeof row[0] || lb >= sizeof row / sizeof row[0] ||
+	    (la > lb ? la - lb : lb - la) > cap)
+		return cap + 1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0], best;
+		row[0] = best = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t v = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < v)
+				v = up + 1;
+			if (row[j - 1] + 1 < v)
+				v = row[j - 1] + 1;
+			row[j] = v;
+			diag = up;
+			if (v < best)
+				best = v;
+		}
+		if (best > cap)
+			return cap + 1;
+	}
+	return row[lb];
+}
+
+const char *fast_suggest(const char *word, const char *const *candidates, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = 3;
+
+	for (size_t i = 0; word && i < n; i++) {
+		size_t d;
+		if (!candidates[i])
+			continue;
+		d = edit_distance(word, candidates[i], 2);
+		/* at most about half the word changed: "x" suggests nothing, not "pxn" */
+		if (d < best_d && 2 * d <= strlen(word) + 1) {
+			best = candidates[i];
+			best_d = d;
+		}
+	}
+	return best;
+}

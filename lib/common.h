@@ -138,6 +138,13 @@ uint64_t fast_hash_u64(uint64_t h, uint64_t v);
 uint64_t fast_hash_double(uint64_t h, double v);
 uint64_t fast_hash_str(uint64_t h, const char *s);
 
+/* The candidate closest to word (Levenshtein distance) within distance 2
+ * and with at most about half of word changed, the first of equally close
+ * ones, or NULL: "did you mean" for an unknown command, algorithm, option
+ * or preset (cmd/cli.h's cli_suggest is this).  NULL entries of candidates
+ * are skipped. */
+const char *fast_suggest(const char *word, const char *const *candidates, size_t n);
+
 /* Allocation helpers that check the element-count multiplication; return
  * NULL on overflow or exhaustion (callers report FAST_ENOMEM). */
 void *fast_calloc(size_t n, size_t size);

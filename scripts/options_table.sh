@@ -21,7 +21,7 @@ for preset in h200 mi300x-100g; do for s in 4 16; do for pat in random zipf; do
 	"$F" gen --preset $preset --servers $s --pattern $pat "${skew[@]}" --mean-bytes 256M --seed 1 -o "$t" >/dev/null 2>&1
 	printf '%-22s' "$preset $s $pat"
 	for st in auto exact; do for bal in upfront jit; do
-		for ord in decomposition largest smallest; do
+		for ord in decomposition largest-first smallest-first; do
 			r=$("$F" sim --preset $preset --servers $s --traffic "$t" --algo fast --stages $st \
 				--balance $bal --order $ord | awk '/time\/bound/ {print $6}')
 			printf '| %-6s ' "$r"

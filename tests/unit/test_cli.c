@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/cli.h"
+#include "cmd/cli_algo.h"
 #include "unit.h"
 
 static int noop(int argc, char **argv)
@@ -17,8 +18,12 @@ static int noop(int argc, char **argv)
 	return 0;
 }
 
-static const struct cmd t_cmd = { "tcmd", noop, "a test command", "fast tcmd [--x N]\n" };
-const struct cmd *const fast_commands[] = { &t_cmd, NULL };
+const struct cmd fast_commands[] = {
+	{ "tcmd", noop, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_PLAN | CMD_OUT, "a test command",
+	  "fast tcmd [--x N]\n" },
+	{ "ncmd", noop, CMD_TOPO, "takes a topology only", "fast ncmd --preset NAME\n" },
+	{ NULL, NULL, 0, NULL, NULL },
+};
 
 /* Scan argv (NULL-terminated, argv[0] the command name) with a fixed set
  * of options; returns cli_end's status, or 2 for an unknown option. */
@@ -189,7 +194,92 @@ static void test_cli__common_inputs(void)
 	}
 }
 
+/* The closest candidate within distance 2 (and half the word), else NULL. */
+static void test_cli__suggest(void)
+{
+	static const char *const c[] = { "plan", "sim", "sweep", NULL, "spreadout", "hier" };
+	size_t n = sizeof c / sizeof c[0];
+
+	CU_ASSERT_STRING_EQUAL(cli_suggest("plna", c, n), "plan");  /* transposition: 2 */
+	CU_ASSERT_STRING_EQUAL(cli_suggest("simm", c, n), "sim");   /* insertion */
+	CU_ASSERT_STRING_EQUAL(cli_suggest("swep", c, n), "sweep"); /* deletion */
+	CU_ASSERT_STRING_EQUAL(cli_suggest("spredout", c, n), "spreadout");
+	CU_ASSERT_STRING_EQUAL(cli_suggest("hir", c, n), "hier");
+	CU_ASSERT_PTR_NULL(cli_suggest("frobnicate", c, n));
+	CU_ASSERT_PTR_NULL(cli_suggest("x", c, n));   /* 2 edits of a 1-letter word */
+	CU_ASSERT_PTR_NULL(cli_suggest("plxyz", c, n)); /* 3 edits */
+	CU_ASSERT_PTR_NULL(cli_suggest(NULL, c, n));
+	CU_ASSERT_PTR_NULL(cli_suggest("plan", c, 0));
+	/* the first of equally close ones */
+	{
+		static const char *const d[] = { "ab", "ac" };
+		CU_ASSERT_STRING_EQUAL(cli_suggest("aa", d, 2), "ab");
+	}
+}
+
+/* A common input the command's flags leave out is refused where it is
+ * scanned; the limits and --json are every command's. */
+static void test_cli__flags_refuse_inputs(void)
+{
+	char *ok[] = { "ncmd", "--preset", "h200", "--json", "--max-gpus", "64", NULL };
+	char *bad[][4] = { { "ncmd", "--plan", "p.json", NULL }, { "ncmd", "-o", "x", NULL },
+			   { "ncmd", "--traffic=t.json", NULL, NULL },
+			   { "ncmd", "--matrix", "1", NULL } };
+	struct cli_inputs in;
+	struct cli_scan s;
+
+	cli_inputs_init(&in);
+	for (cli_begin(&s, 6, ok, "ncmd"); cli_more(&s);)
+		CU_ASSERT_TRUE_FATAL(cli_inputs_option(&s, &in));
+	CU_ASSERT_EQUAL(cli_end(&s, false), -1);
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		int argc = bad[k][2] ? 3 : 2;
+		cli_inputs_init(&in);
+		for (cli_begin(&s, argc, bad[k], "ncmd"); cli_more(&s);)
+			CU_ASSERT_TRUE(cli_inputs_option(&s, &in));
+		CU_ASSERT_TRUE(s.failed);
+		CU_ASSERT_EQUAL(cli_end(&s, false), 2);
+	}
+}
+
+/* Compiler options through the table: aliases, the bits given, bad
+ * values, and which algorithms an option applies to. */
+static void test_cli__algo_options(void)
+{
+	char *argv[] = { "tcmd", "--order=largest", "--stages", "exact", "--chunk", "1M", NULL };
+	char *bad[] = { "tcmd", "--balance", "later", NULL };
+	const char *fast[] = { "fast" }, *two[] = { "nccl", "hier" };
+	struct fast_algo_opts o;
+	struct cli_scan s;
+	unsigned given = 0;
+
+	fast_algo_opts_default(&o);
+	o.order = FAST_ORDER_DECOMPOSITION;
+	for (cli_begin(&s, 6, argv, "tcmd"); cli_more(&s);)
+		CU_ASSERT_TRUE_FATAL(cli_algo_option(&s, &o, &given));
+	CU_ASSERT_EQUAL(cli_end(&s, false), -1);
+	CU_ASSERT_EQUAL(o.order, FAST_ORDER_LARGEST_FIRST);
+	CU_ASSERT_EQUAL(o.stages, FAST_STAGES_EXACT);
+	CU_ASSERT_EQUAL(o.chunk_bytes, UINT64_C(1) << 20);
+	CU_ASSERT_EQUAL(given, FAST_OPT_ORDER | FAST_OPT_STAGES | FAST_OPT_CHUNK);
+	for (cli_begin(&s, 3, bad, "tcmd"); cli_more(&s);)
+		CU_ASSERT_TRUE(cli_algo_option(&s, &o, &given));
+	CU_ASSERT_EQUAL(cli_end(&s, false), 2);
+	CU_ASSERT_EQUAL(o.balance, FAST_BALANCE_JIT); /* unchanged */
+	CU_ASSERT_EQUAL(cli_algo_applies("tcmd", fast, 1, FAST_OPT_ORDER | FAST_OPT_STAGES), 0);
+	CU_ASSERT_EQUAL(cli_algo_applies("tcmd", fast, 1, FAST_OPT_CHUNK), 2);
+	CU_ASSERT_EQUAL(cli_algo_applies("tcmd", two, 2, FAST_OPT_CHUNK | FAST_OPT_PEERS), 0);
+	CU_ASSERT_EQUAL(cli_algo_applies("tcmd", two, 2, FAST_OPT_BALANCE), 2);
+	CU_ASSERT_EQUAL(cli_algo_known("tcmd", "--algo", "pxn", NULL, 0), 0);
+	CU_ASSERT_EQUAL(cli_algo_known("tcmd", "--algo", "pxm", NULL, 0), 2);
+	{
+		static const char *const mpi[] = { "mpi" };
+		CU_ASSERT_EQUAL(cli_algo_known("tcmd", NULL, "mpi", mpi, 1), 0);
+	}
+}
+
 UNIT_MAIN("cli", UNIT_TEST(test_cli__both_value_spellings), UNIT_TEST(test_cli__prefix_is_not_the_option),
 	  UNIT_TEST(test_cli__missing_value_is_usage_error), UNIT_TEST(test_cli__integers_checked),
 	  UNIT_TEST(test_cli__sizes_and_doubles), UNIT_TEST(test_cli__positionals_and_help),
-	  UNIT_TEST(test_cli__common_inputs))
+	  UNIT_TEST(test_cli__common_inputs), UNIT_TEST(test_cli__suggest),
+	  UNIT_TEST(test_cli__flags_refuse_inputs), UNIT_TEST(test_cli__algo_options))

@@ -1,5 +1,5 @@
 /*
- * fast.c - the FAST plan compiler (docs/DESIGN.md, "FAST, as this project
+ * compile_fast.c - the FAST plan compiler, fast_compile_fast() (algo.h) (docs/DESIGN.md, "FAST, as this project
  * implements it"): intrinsic traffic over scale-up, sender balancing into
  * lanes, the server matrix, padding and Birkhoff decomposition (bvn.c),
  * one RAIL step per term and one implied REDIST step per stage.
@@ -482,13 +482,6 @@ static int steps(struct builder *bd, const struct fast_bvn *bv)
 	return 0;
 }
 
-static const char *order_name(enum fast_stage_order o)
-{
-	return o == FAST_ORDER_LARGEST_FIRST    ? "largest-first"
-	       : o == FAST_ORDER_SMALLEST_FIRST ? "smallest-first"
-						: "decomposition";
-}
-
 /* Split the last stage while that pays: its redistribution over
  * scale-up is exposed after the last rail step, so the last term
  * (perm, w) becomes (perm, w - x) then (perm, x), with x chosen so that
@@ -540,13 +533,10 @@ static int split_tail(struct fast_bvn *bv, const struct fast_topo *topo, struct 
  * the terms within a quarter of the largest weight (a stage long enough
  * to hide the rest), the one whose tiles need the least balancing goes
  * first -- cost: the largest excess of one GPU over its lane target, the
- * longest handover -- and the others keep their order.  Measured over
- * seeds 1-3 of random and Zipf traffic at 4, 8 and 16 servers: FAST/LP
- * 1.061 -> 1.057 on h200 (4x8 Zipf seed 1: 1.079 -> 1.059), 1.029 ->
- * 1.027 on mi300x-100g; on 4x8 Zipf 0.6/0.9 at 128 MiB, seeds 1-5, both
- * presets: -0.003 on average, single cases from -0.029 to +0.027.
- * Switching only when the cost at least halves, or choosing by a model of
- * both balancing steps against the stage, did worse on average. */
+ * longest handover -- and the others keep their order.  What it gains
+ * (FAST / bound with and without it) is in the README, "Compiler options,
+ * measured".  Switching only when the cost at least halves, or choosing by
+ * a model of both balancing steps against the stage, did worse on average. */
 static int first_least_balancing(struct builder *bd, struct fast_bvn *bv)
 {
 	uint32_t N = bd->N, G = bd->G, best = 0, *row;
@@ -686,13 +676,16 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 	    (rc = sort_moves(&bd)) < 0 || (rc = reserve_graph(&bd, bv.nterms)) < 0 ||
 	    (rc = steps(&bd, &bv)) < 0)
 		goto out;
-	if (opts->stages == FAST_STAGES_EXACT)
-		snprintf(p.options, sizeof p.options, "stages=exact order=%s balance=%s",
-			 order_name(opts->order), bd.jit ? "jit" : "upfront");
-	else
-		snprintf(p.options, sizeof p.options, "stages=auto(q=%llu) order=%s balance=%s",
-			 (unsigned long long)quantum, order_name(opts->order),
-			 bd.jit ? "jit" : "upfront");
+	{
+		/* the plan's record of its options, spelled as the table spells them */
+		char order[32], balance[32], stages[32] = "exact";
+		fast_algo_option_print(fast_algo_option_find("order"), opts, order, sizeof order);
+		fast_algo_option_print(fast_algo_option_find("balance"), opts, balance, sizeof balance);
+		if (opts->stages != FAST_STAGES_EXACT)
+			snprintf(stages, sizeof stages, "auto(q=%llu)", (unsigned long long)quantum);
+		snprintf(p.options, sizeof p.options, "stages=%s order=%s balance=%s", stages, order,
+			 balance);
+	}
 	/* give back a large unused reserve (mapped memory: shrinking is a
 	 * remap); small ones stay, the allocator reuses them best as they are */
 	if (p.npieces && (p.cap_pieces - p.npieces) * sizeof *p.pieces > (16u << 20)) {

@@ -1,5 +1,5 @@
 /*
- * fast.h - the executor's public API: run all-to-all(v) plans over MPI with a
+ * exec.h - the executor's public API: run all-to-all(v) plans over MPI with a
  * host (CPU memory), CUDA or HIP backend (docs/DESIGN.md, "Executor").
  *
  * Model.  One MPI rank per GPU: rank r of the communicator is GPU r of the
@@ -28,8 +28,8 @@
  * by the context's cache unless built with fast_prog_build(), whose result
  * the caller frees with fast_prog_free().
  */
-#ifndef FAST_EXEC_FAST_H
-#define FAST_EXEC_FAST_H
+#ifndef FAST_EXEC_EXEC_H
+#define FAST_EXEC_EXEC_H
 
 #include <mpi.h>
 
