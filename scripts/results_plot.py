@@ -159,7 +159,6 @@ def series_of(r):
 PNAMES = {"topo": "topology", "servers": "servers", "gpus": "GPUs per server",
           "up_GBps": "scale-up GB/s", "out_GBps": "scale-out GB/s", "pattern": "traffic",
           "size": "mean bytes per GPU", "matrix": "matrix of the trace"}
-ORDER = ["servers", "gpus", "size", "matrix", "up_GBps", "out_GBps", "pattern", "topo"]
 
 
 def pname(k):
@@ -202,12 +201,12 @@ def describe_all(fixed, extra=()):
     """Title line of the fixed parameters; a fixed traffic pattern carries
     its fixed parameters: "zipf (skew 0.8)"."""
     parts = []
-    for k in ORDER_ALL(fixed):
+    for k in order_all(fixed):
         if k.startswith("traffic.") and "pattern" in fixed:
             continue
         if k == "pattern":
             tps = ["%s %s" % (t[8:], "%g" % fixed[t] if isinstance(fixed[t], float) else fixed[t])
-                   for t in ORDER_ALL(fixed) if t.startswith("traffic.")]
+                   for t in order_all(fixed) if t.startswith("traffic.")]
             parts.append("%s%s" % (fixed[k], " (%s)" % ", ".join(tps) if tps else ""))
             continue
         d = describe(k, fixed[k], fixed)
@@ -216,7 +215,7 @@ def describe_all(fixed, extra=()):
     return ", ".join(parts + [e for e in extra if e])
 
 
-def ORDER_ALL(keys):
+def order_all(keys):
     """Parameter names in title order: topology, shape, traffic, size, rates."""
     first = ["topo", "servers", "gpus", "pattern"]
     tr = sorted(k for k in keys if k.startswith("traffic."))
@@ -225,7 +224,7 @@ def ORDER_ALL(keys):
         k for k in keys if k not in first + tr + rest)
 
 
-def constant_line_rates(rows, fixed):
+def constant_line_rates(fixed):
     """Line rates are the preset's unless they vary: leave them out of
     titles when fixed (the topology names them)."""
     for k in ("up_GBps", "out_GBps"):
@@ -301,8 +300,9 @@ def coinciding(series):
 
 
 def style_of(name, i):
-    base = name.split(" ")[0]
-    return STYLES.get(base, EXTRA_STYLES[i % len(EXTRA_STYLES)])
+    """An algorithm's own style; a variant ("fast (stages=exact)") or an
+    unknown series takes one of the others, by its position i."""
+    return STYLES.get(name, EXTRA_STYLES[i % len(EXTRA_STYLES)])
 
 
 def series_plots(datfile, names, cols, ys, discrete, how="linespoints"):
@@ -383,7 +383,7 @@ def fixed_params(rows, drop=()):
         for k, v in params(r).items():
             vals[k].add(v)
     fixed = {k: next(iter(v)) for k, v in vals.items() if len(v) == 1 and k not in drop}
-    constant_line_rates(rows, fixed)
+    constant_line_rates(fixed)
     return fixed
 
 
@@ -434,7 +434,7 @@ def plot_any(p, rows, stem):
     for q in allp:
         for k, v in q.items():
             vals[k].add(v)
-    varying = [k for k in ORDER_ALL(vals) if len(vals[k]) > 1]
+    varying = [k for k in order_all(vals) if len(vals[k]) > 1]
     # line rates that follow from the topology are not a parameter of their own
     for k in ("up_GBps", "out_GBps"):
         by = defaultdict(set)
@@ -443,7 +443,7 @@ def plot_any(p, rows, stem):
         if k in varying and all(len(v) == 1 for v in by.values()):
             varying.remove(k)
     fixed = {k: next(iter(v)) for k, v in vals.items() if len(v) == 1}
-    constant_line_rates(rows, fixed)
+    constant_line_rates(fixed)
     cats = {k: sorted(vals[k], key=str) for k in varying
             if any(not isinstance(v, float) for v in vals[k])}
     series = [s for s in ALGOS if any(series_of(r) == s for r in rows)]
