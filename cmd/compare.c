@@ -112,7 +112,7 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 }
 
 static int compare_one(const struct opts *o, const struct fast_topo *t, const uint64_t *D,
-		       struct cell *c, struct fast_bound *bound, bool want_svg)
+		       struct cell *c, struct fast_bound *bound, const struct fast_matrix *svg_of)
 {
 	struct fast_err err;
 	int rc;
@@ -128,7 +128,7 @@ static int compare_one(const struct opts *o, const struct fast_topo *t, const ui
 		if (fast_compile(o->algos[k], t, D, &o->ao, &p, &err) < 0)
 			return cli_report(&err);
 		c[k].synth_s = fast_now() - t0;
-		so.timeline = want_svg && (int)k == o->fast_idx;
+		so.timeline = svg_of && (int)k == o->fast_idx;
 		so.traffic = D;
 		rc = fast_sim_run(t, &p, &so, &r, &err);
 		fast_plan_free(&p);
@@ -140,7 +140,8 @@ static int compare_one(const struct opts *o, const struct fast_topo *t, const ui
 		c[k].algbw = r.algbw_GBps;
 		if (so.timeline) {
 			char title[200];
-			snprintf(title, sizeof title, "fast on %s (%u x %u)", t->name, t->servers, t->gpus);
+			snprintf(title, sizeof title, "fast on %s (%u x %u), matrix %lld (%s)", t->name, t->servers,
+				 t->gpus, (long long)(o->in.matrix >= 0 ? o->in.matrix : 0), svg_of->label);
 			rc = simc_write_svg(o->svg, t, &r, title);
 			if (rc != 0) {
 				fast_sim_result_free(&r);
@@ -269,7 +270,7 @@ int cmd_compare(int argc, char **argv)
 		struct fast_bound b;
 		int64_t mi = o.in.matrix >= 0 ? o.in.matrix : (int64_t)m;
 
-		if ((rc = compare_one(&o, &t, tr.m[m].bytes, c, &b, o.svg && m == 0)) != 0)
+		if ((rc = compare_one(&o, &t, tr.m[m].bytes, c, &b, o.svg && m == 0 ? &tr.m[0] : NULL)) != 0)
 			goto out;
 		total_bound += b.lp_s;
 		for (uint32_t k = 0; k < o.nalgos; k++) {

@@ -13,6 +13,7 @@
 #   --plots-only  redraw the figures from the CSVs already there
 #   SPEC...       only these specs (names without .json)
 #
+# Figures for a sweep of your own: scripts/results_plot.py my.csv -o DIR.
 # An interrupted run resumes where it stopped (sweeps skip finished rows).
 # The default set finishes in well under 15 minutes on 2 cores.  Under
 # mpirun, run the sweeps themselves: mpirun -np K fast sweep --spec ...
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
 	--jobs) jobs=$2; shift ;;
 	--fast) fast=$2; shift ;;
 	--plots-only) plots_only=1 ;;
-	-h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,19p' "$0"; exit 0 ;;
 	-*) echo "results.sh: unknown option $1" >&2; exit 2 ;;
 	*) specs+=("$1") ;;
 	esac

@@ -161,8 +161,10 @@ const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_si
  * FAST_EIO on a stream error. */
 int fast_sim_write_trace(const struct fast_topo *topo, const struct fast_sim_result *r,
 			 FILE *f, struct fast_err *err);
-/* SVG Gantt chart: per server a NIC row and a scale-up row, bars coloured
- * by step kind, a time axis and a legend.  title may be NULL. */
+/* SVG Gantt chart: per server its NIC rows (one for all its NICs, or one
+ * per NIC when steps overlap on them, as a baseline's do) and a scale-up
+ * row, bars coloured by step kind, a time axis and a legend.  title may be
+ * NULL. */
 int fast_sim_write_svg(const struct fast_topo *topo, const struct fast_sim_result *r,
 		       const char *title, FILE *f, struct fast_err *err);
 

@@ -6,9 +6,13 @@
  * Chrome trace: pid = server (the core, when oversubscribed, is pid N),
  * tid = resource within the server, one "X" event per (step, resource)
  * spanning its first flow start to its last flow end, args = bytes.
- * SVG: per server one NIC row and one scale-up row; a bar per (step, row)
- * spans the step's activity on that server's resources of that tier;
- * overlapping bars go to sub-lanes.  Colours by step kind, alternating
+ * SVG: per server its NIC rows and one scale-up row; a bar per (step, row)
+ * spans the step's activity on that row's resources; overlapping bars go
+ * to sub-lanes.  The NIC rows are one row for all of a server's NICs
+ * ("server 0 NICs 0-7") when no two steps overlap there (FAST's stages),
+ * else one row per NIC ("server 0 NIC 3", NIC i on rail i), so that the
+ * concurrent steps of a baseline are drawn on the NIC that carries them
+ * rather than on anonymous sub-lanes.  Colours by step kind, alternating
  * shades between consecutive steps so stage boundaries stay visible.
  *
  * Both writers take a FILE the caller owns and return FAST_EIO when the
@@ -195,89 +199,172 @@ static double nice_step(double span, int target)
 }
 
 #define SVG_MAX_SERVERS 32
+#define SVG_MAX_NIC_ROWS 64 /* per-NIC rows: show at most this many */
 #define MAX_LANES 4
+
+/* The SVG's rows: per shown server `nic_rows` NIC rows (1, or one per NIC)
+ * then its scale-up row. */
+struct svg_rows {
+	uint32_t shown, nic_rows, per_server, n;
+};
+
+static void svg_rows_init(struct svg_rows *L, const struct fast_topo *topo, bool per_nic)
+{
+	uint32_t cap = per_nic ? SVG_MAX_NIC_ROWS / topo->gpus : SVG_MAX_SERVERS;
+
+	L->nic_rows = per_nic ? topo->gpus : 1;
+	L->shown = topo->servers < cap ? topo->servers : cap;
+	if (L->shown == 0 && topo->servers)
+		L->shown = 1;
+	L->per_server = L->nic_rows + 1;
+	L->n = L->per_server * L->shown;
+}
+
+/* Row of an activity's resource, or UINT32_MAX when it is not drawn. */
+static uint32_t svg_row_of(const struct svg_rows *L, const struct fast_topo *topo,
+			   const struct fast_sim_res *res)
+{
+	uint32_t s = res_server(topo, res);
+	bool nic = res->kind == FAST_RES_NIC_EGRESS || res->kind == FAST_RES_NIC_INGRESS;
+
+	if (res->kind == FAST_RES_CORE || s >= L->shown)
+		return UINT32_MAX;
+	if (!nic)
+		return s * L->per_server + L->nic_rows;
+	return s * L->per_server + (L->nic_rows > 1 ? res->gpu % topo->gpus : 0);
+}
+
+static bool svg_row_is_up(const struct svg_rows *L, uint32_t row)
+{
+	return row % L->per_server == L->nic_rows;
+}
+
+static void svg_row_label(const struct svg_rows *L, const struct fast_topo *topo, uint32_t row,
+			  char *buf, size_t len)
+{
+	uint32_t s = row / L->per_server, k = row % L->per_server;
+
+	if (k == L->nic_rows)
+		snprintf(buf, len, "server %u scale-up", s);
+	else if (L->nic_rows > 1 || topo->gpus == 1)
+		snprintf(buf, len, "server %u NIC %u", s, L->nic_rows > 1 ? k : 0);
+	else
+		snprintf(buf, len, "server %u NICs 0-%u", s, topo->gpus - 1);
+}
+
+/* One bar per (row, step) spanning the step's activity on the row's
+ * resources, sorted by row then start; returns the count.  Bytes are
+ * counted once per transfer: on the egress side (or the mesh link). */
+static size_t svg_bars(const struct svg_rows *L, const struct fast_topo *topo,
+		       const struct fast_sim_result *r, struct bar *bars)
+{
+	size_t nb = 0, m = 0;
+
+	for (size_t k = 0; k < r->nact; k++) {
+		const struct fast_sim_activity *a = &r->act[k];
+		const struct fast_sim_res *res = &r->res[a->res];
+		uint32_t row = svg_row_of(L, topo, res);
+		if (row == UINT32_MAX)
+			continue;
+		bars[nb++] = (struct bar){ row, a->step, a->t0, a->t1,
+					   (res->kind == FAST_RES_NIC_INGRESS || res->kind == FAST_RES_UP_INGRESS) ? 0 : a->bytes, 0 };
+	}
+	if (!nb)
+		return 0;
+	qsort(bars, nb, sizeof *bars, cmp_bar_step);
+	for (size_t k = 0; k < nb; k++) {
+		struct bar *p = m ? &bars[m - 1] : NULL;
+		if (p && p->row == bars[k].row && p->step == bars[k].step) {
+			if (bars[k].t0 < p->t0)
+				p->t0 = bars[k].t0;
+			if (bars[k].t1 > p->t1)
+				p->t1 = bars[k].t1;
+			p->bytes += bars[k].bytes;
+		} else {
+			bars[m++] = bars[k];
+		}
+	}
+	qsort(bars, m, sizeof *bars, cmp_bar);
+	return m;
+}
+
+/* Greedy sub-lanes per row (bars sorted by row, then start): lanes[row]
+ * receives the lanes the row needs (at most MAX_LANES; the last lane takes
+ * whatever does not fit). */
+static void svg_lanes(struct bar *bars, size_t nb, uint32_t *lanes, uint32_t nrows)
+{
+	double ends[MAX_LANES];
+	uint32_t row = UINT32_MAX;
+
+	memset(lanes, 0, nrows * sizeof *lanes);
+	for (size_t k = 0; k < nb; k++) {
+		uint32_t l;
+		if (bars[k].row != row) {
+			row = bars[k].row;
+			for (l = 0; l < MAX_LANES; l++)
+				ends[l] = -1.0;
+		}
+		for (l = 0; l < MAX_LANES - 1; l++)
+			if (ends[l] <= bars[k].t0 + 1e-12)
+				break;
+		bars[k].lane = l;
+		if (bars[k].t1 > ends[l])
+			ends[l] = bars[k].t1;
+		if (l + 1 > lanes[row])
+			lanes[row] = l + 1;
+	}
+}
 
 int fast_sim_write_svg(const struct fast_topo *topo, const struct fast_sim_result *r,
 		       const char *title, FILE *f, struct fast_err *err)
 {
-	uint32_t shown = topo->servers < SVG_MAX_SERVERS ? topo->servers : SVG_MAX_SERVERS;
-	uint32_t nrows = 2 * shown;
+	struct svg_rows L;
 	struct bar *bars = NULL;
 	size_t nb = 0;
-	uint32_t *lanes = fast_calloc(nrows ? nrows : 1, sizeof *lanes);
-	double *rowy = fast_calloc(nrows + 1, sizeof *rowy);
+	uint32_t *lanes = NULL;
+	double *rowy = NULL, *laneh = NULL;
 	double T = r->time_s > 0 ? r->time_s : 1e-6;
 	double unit = T < 2e-3 ? 1e6 : 1e3;
 	const char *uname = T < 2e-3 ? "\xc2\xb5s" : "ms";
-	const double left = 120, right = 30, width = 1200, top = 56, lane_h = 11;
+	/* a per-NIC row is nic_h high whatever its lanes (they split it) */
+	const double left = 130, right = 30, width = 1200, top = 56, lane_h = 11, nic_h = 14;
 	double plot_w = width - left - right, y, height;
-	bool used[4] = { false, false, false, false };
+	bool used[4] = { false, false, false, false }, per_nic = false;
 	uint8_t *shade = NULL;
 
-	if (!lanes || !rowy)
-		goto oom;
-	/* one bar per (row, step): merge the step's activity over the row's
-	 * resources; activities are sorted by resource, so collect then sort */
+	/* merged NIC rows first; one row per NIC when steps overlap there */
+	svg_rows_init(&L, topo, false);
 	bars = fast_calloc(r->nact ? r->nact : 1, sizeof *bars);
-	if (!bars)
+	lanes = fast_calloc(L.n ? L.n : 1, sizeof *lanes);
+	if (!bars || !lanes)
 		goto oom;
-	for (size_t k = 0; k < r->nact; k++) {
-		const struct fast_sim_activity *a = &r->act[k];
-		const struct fast_sim_res *res = &r->res[a->res];
-		uint32_t s = res_server(topo, res), row;
-		if (res->kind == FAST_RES_CORE || s >= shown)
-			continue;
-		row = 2 * s + (res->kind == FAST_RES_NIC_EGRESS || res->kind == FAST_RES_NIC_INGRESS ? 0 : 1);
-		/* count bytes once per transfer: egress side (or the mesh link) */
-		bars[nb++] = (struct bar){ row, a->step, a->t0, a->t1,
-					   (res->kind == FAST_RES_NIC_INGRESS || res->kind == FAST_RES_UP_INGRESS) ? 0 : a->bytes, 0 };
+	nb = svg_bars(&L, topo, r, bars);
+	svg_lanes(bars, nb, lanes, L.n);
+	for (uint32_t row = 0; row < L.n && topo->gpus > 1; row++)
+		per_nic |= !svg_row_is_up(&L, row) && lanes[row] > 1;
+	if (per_nic) {
+		free(lanes);
+		svg_rows_init(&L, topo, true);
+		lanes = fast_calloc(L.n ? L.n : 1, sizeof *lanes);
+		if (!lanes)
+			goto oom;
+		nb = svg_bars(&L, topo, r, bars);
+		svg_lanes(bars, nb, lanes, L.n);
 	}
-	if (nb) {
-		size_t m = 0;
-		qsort(bars, nb, sizeof *bars, cmp_bar_step);
-		for (size_t k = 0; k < nb; k++) {
-			struct bar *p = m ? &bars[m - 1] : NULL;
-			if (p && p->row == bars[k].row && p->step == bars[k].step) {
-				if (bars[k].t0 < p->t0)
-					p->t0 = bars[k].t0;
-				if (bars[k].t1 > p->t1)
-					p->t1 = bars[k].t1;
-				p->bytes += bars[k].bytes;
-			} else {
-				bars[m++] = bars[k];
-			}
-		}
-		nb = m;
-		qsort(bars, nb, sizeof *bars, cmp_bar);
-	}
-	/* greedy sub-lanes per row */
-	{
-		double ends[MAX_LANES];
-		uint32_t row = UINT32_MAX;
-		for (size_t k = 0; k < nb; k++) {
-			uint32_t l;
-			if (bars[k].row != row) {
-				row = bars[k].row;
-				for (l = 0; l < MAX_LANES; l++)
-					ends[l] = -1.0;
-			}
-			for (l = 0; l < MAX_LANES - 1; l++)
-				if (ends[l] <= bars[k].t0 + 1e-12)
-					break;
-			bars[k].lane = l;
-			if (bars[k].t1 > ends[l])
-				ends[l] = bars[k].t1;
-			if (l + 1 > lanes[row])
-				lanes[row] = l + 1;
-		}
-	}
+	rowy = fast_calloc(L.n + 1, sizeof *rowy);
+	laneh = fast_calloc(L.n ? L.n : 1, sizeof *laneh);
+	if (!rowy || !laneh)
+		goto oom;
 	y = top;
-	for (uint32_t row = 0; row < nrows; row++) {
+	for (uint32_t row = 0; row < L.n; row++) {
 		uint32_t l = lanes[row] ? lanes[row] : 1;
+		bool up = svg_row_is_up(&L, row);
+		double h = per_nic && !up ? nic_h : l * lane_h;
+		laneh[row] = h / l;
 		rowy[row] = y;
-		y += l * lane_h + 6 + ((row & 1) ? 8 : 0);
+		y += h + (per_nic && !up ? 2 : 6) + (up ? 8 : 0);
 	}
-	rowy[nrows] = y;
+	rowy[L.n] = y;
 	for (size_t k = 0; k < nb; k++)
 		used[class_of(&r->steps[bars[k].step])] = true;
 	/* shade: alternate between consecutive steps of the same class */
@@ -310,44 +397,52 @@ int fast_sim_write_svg(const struct fast_topo *topo, const struct fast_sim_resul
 	} else {
 		fputs("simulated timeline", f);
 	}
-	fprintf(f, "</text>\n<text x=\"%.0f\" y=\"40\" fill=\"#555\">completion %.2f %s, %u servers x %u GPUs%s</text>\n",
-		left, T * unit, uname, topo->servers, topo->gpus,
-		shown < topo->servers ? " (first 32 servers shown)" : "");
+	fprintf(f, "</text>\n<text x=\"%.0f\" y=\"40\" fill=\"#555\">completion %.2f %s, %u servers x %u GPUs",
+		left, T * unit, uname, topo->servers, topo->gpus);
+	if (L.shown < topo->servers)
+		fprintf(f, " (first %u servers shown)", L.shown);
+	if (per_nic)
+		fputs("; a row per NIC (NIC i: GPU i's NIC, on rail i)", f);
+	fputs("</text>\n", f);
 	/* grid and axis */
 	{
 		double step = nice_step(T * unit, 10);
 		for (double v = 0; v <= T * unit * 1.0001; v += step) {
 			double x = left + plot_w * v / (T * unit);
 			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
-				x, top - 4, x, rowy[nrows]);
+				x, top - 4, x, rowy[L.n]);
 			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", x,
-				rowy[nrows] + 16, v);
+				rowy[L.n] + 16, v);
 		}
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time (%s)</text>\n",
-			left + plot_w / 2, rowy[nrows] + 34, uname);
+			left + plot_w / 2, rowy[L.n] + 34, uname);
 	}
-	for (uint32_t row = 0; row < nrows; row++) {
-		double h = rowy[row + 1] - rowy[row] - 6 - ((row & 1) ? 8 : 0);
+	for (uint32_t row = 0; row < L.n; row++) {
+		bool up = svg_row_is_up(&L, row);
+		double h = rowy[row + 1] - rowy[row] - (per_nic && !up ? 2 : 6) - (up ? 8 : 0);
+		char label[64];
+		svg_row_label(&L, topo, row, label, sizeof label);
 		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
-			left, rowy[row], plot_w, h, (row / 2) % 2 ? "#f7f7f7" : "#efefef");
-		fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">server %u %s</text>\n",
-			left - 8, rowy[row] + h / 2 + 4, row / 2, (row & 1) ? "scale-up" : "NIC");
+			left, rowy[row], plot_w, h, (row / L.per_server) % 2 ? "#f7f7f7" : "#efefef");
+		fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\"%s>%s</text>\n", left - 8,
+			rowy[row] + h / 2 + (per_nic && !up ? 3.5 : 4), per_nic && !up ? " font-size=\"10\"" : "",
+			label);
 	}
 	for (size_t k = 0; k < nb; k++) {
 		const struct bar *b = &bars[k];
 		const struct fast_sim_step *st = &r->steps[b->step];
 		double x0 = left + plot_w * b->t0 / T, x1 = left + plot_w * b->t1 / T;
-		double w = x1 - x0 < 0.5 ? 0.5 : x1 - x0;
+		double w = x1 - x0 < 0.5 ? 0.5 : x1 - x0, lh = laneh[b->row];
 		char sz[32];
 		fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" stroke=\"white\" stroke-width=\"0.3\">"
 			"<title>step %u (%s): %.2f-%.2f %s, %s</title></rect>\n",
-			x0, rowy[b->row] + b->lane * lane_h, w, lane_h - 1,
+			x0, rowy[b->row] + b->lane * lh, w, lh - (lh > 4 ? 1 : 0.3),
 			colours[class_of(st)][shade[b->step]], b->step, step_class(st), b->t0 * unit,
 			b->t1 * unit, uname, fast_size_format(b->bytes, sz, sizeof sz));
 	}
 	/* legend */
 	{
-		double x = left, ly = rowy[nrows] + 52;
+		double x = left, ly = rowy[L.n] + 52;
 		for (int c = 0; c < 4; c++) {
 			if (!used[c])
 				continue;
@@ -365,6 +460,7 @@ int fast_sim_write_svg(const struct fast_topo *topo, const struct fast_sim_resul
 	free(bars);
 	free(lanes);
 	free(rowy);
+	free(laneh);
 	if (ferror(f))
 		return fast_err_set(err, FAST_EIO, "svg: write failed");
 	return 0;
@@ -373,5 +469,6 @@ oom:
 	free(bars);
 	free(lanes);
 	free(rowy);
+	free(laneh);
 	return fast_err_set(err, FAST_ENOMEM, "svg: out of memory");
 }

@@ -542,7 +542,43 @@ static void test_sim__timeline_writers(void)
 	fclose(f);
 	CU_ASSERT(strncmp(buf, "<svg", 4) == 0);
 	CU_ASSERT(strstr(buf, "server 1 scale-up") != NULL);
+	/* one scale-out step: a server's NICs share one row, named by them */
+	CU_ASSERT(strstr(buf, ">server 0 NICs 0-1<") != NULL);
+	CU_ASSERT(strstr(buf, ">server 0 NIC 1<") == NULL);
 	CU_ASSERT(strstr(buf, "</svg>") != NULL);
+	free(buf);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+/* Steps that overlap on a server's NICs (a baseline's concurrent steps)
+ * get one Gantt row per NIC, labelled with it. */
+static void test_sim__svg_rows_per_nic(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+	struct fast_sim_opts o;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB);
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 1, 3, 10 * MB);
+	fast_sim_opts_default(&o);
+	o.timeline = true;
+	sim_time(&t, &p, &o, &r);
+	f = open_memstream(&buf, &len);
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT(fast_sim_write_svg(&t, &r, "t", f, NULL) == 0);
+	fclose(f);
+	CU_ASSERT(strstr(buf, ">server 0 NIC 0<") != NULL);
+	CU_ASSERT(strstr(buf, ">server 1 NIC 1<") != NULL);
+	CU_ASSERT(strstr(buf, "NICs 0-1") == NULL);
+	CU_ASSERT(strstr(buf, "a row per NIC") != NULL);
 	free(buf);
 	fast_sim_result_free(&r);
 	fast_plan_free(&p);
@@ -631,5 +667,6 @@ UNIT_MAIN("sim",
 	  UNIT_TEST(test_sim__replay_matches_reference),
 	  UNIT_TEST(test_sim__deterministic),
 	  UNIT_TEST(test_sim__timeline_writers),
+	  UNIT_TEST(test_sim__svg_rows_per_nic),
 	  UNIT_TEST(test_sim__rejects_bad_plans),
 	  UNIT_TEST(test_sim__never_beats_lp_bound))
