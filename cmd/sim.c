@@ -12,7 +12,7 @@
 
 static const char usage[] =
 	"fast sim (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
-	"         (--plan FILE [--traffic FILE] | --traffic FILE --algo A [compiler options])\n"
+	"         (--plan FILE [--traffic FILE] | --traffic FILE [--algo A] [compiler options])\n"
 	"         [--matrix I] [--no-congestion] [--epsilon E] [--steps] [--json]\n"
 	"         [--timeline FILE.json] [--svg FILE.svg] [--timing] [--no-check]\n"
 	"\n"
@@ -28,7 +28,7 @@ static const char usage[] =
 	"\n"
 	"  --plan FILE        simulate the plans of a plan file\n"
 	"  --traffic FILE     the traffic (compiled with --algo, or the bound of --plan)\n"
-	"  --algo A           fast, fanout, nccl, pxn, spreadout, hier\n"
+	"  --algo A           fast (default), fanout, nccl, pxn, spreadout, hier\n"
 	"  --matrix I         only matrix I (and the plan serving it)\n" SIMC_ALGO_USAGE SIMC_SIM_USAGE
 	SIMC_NO_CHECK_USAGE
 	"  --steps            list every step's ready/start/end times\n"
@@ -334,15 +334,17 @@ static int run(int argc, char **argv)
 		return rc;
 	if (o.in.out_path)
 		return cli_usage_error("sim", "-o does not apply here (see --svg and --timeline)");
+	if (o.algo && !o.in.traffic_path)
+		return cli_usage_error("sim", "--algo needs --traffic FILE");
+	if (!o.in.plan_path && !o.in.traffic_path)
+		return cli_usage_error("sim", "give --plan FILE, or --traffic FILE [--algo A]");
 	if (!o.in.plan_path && !o.algo)
-		return cli_usage_error("sim", "give --plan FILE, or --traffic FILE with --algo A");
+		o.algo = "fast"; /* as plan, run and gate */
 	if (o.in.plan_path && o.algo)
 		return cli_usage_error("sim", "--algo compiles the traffic; it does not apply to --plan");
 	if (o.algo && !fast_algo_known(o.algo))
 		return cli_usage_error("sim", "--algo: unknown algorithm '%.40s' (known: fast, fanout, nccl, pxn, spreadout, hier)",
 				       o.algo);
-	if (o.algo && !o.in.traffic_path)
-		return cli_usage_error("sim", "--algo needs --traffic FILE");
 	if (o.no_check && !(o.in.plan_path && o.in.traffic_path))
 		return cli_usage_error("sim", "--no-check skips proving --plan for --traffic: give both");
 	if ((rc = cli_load_topo(&o.in, &t)) != 0)

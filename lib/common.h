@@ -137,4 +137,12 @@ uint64_t fast_hash_bytes(uint64_t h, const void *data, size_t len);
 void *fast_calloc(size_t n, size_t size);
 void *fast_reallocarray(void *p, size_t n, size_t size);
 
+/* The candidate closest to word for a "did you mean" hint: the first of
+ * the n candidates at the smallest edit distance (insertions, deletions,
+ * substitutions and swaps of adjacent characters), when that distance is
+ * at most 2 and smaller than word's length without its leading dashes (so
+ * "-x" suggests nothing); else NULL.  An exact match is returned as is.
+ * The result points into candidates. */
+const char *fast_suggest(const char *word, const char *const *candidates, size_t n);
+
 #endif
