@@ -45,6 +45,7 @@ struct opts {
 	struct fast_algo_opts ao;
 	struct fast_sim_opts so;
 	const char *algo, *timeline, *svg;
+	struct cli_progress *pr; /* compiling and simulating, one unit a plan each */
 	bool steps, timing, no_check;
 };
 
@@ -250,6 +251,8 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 			}
 			have_bound = true;
 		}
+		cli_progress_step(o->pr, o->pr->n - ps->count + i + 1);
+		cli_progress_clear(o->pr);
 		if (o->in.json)
 			print_json(o, t, p, &r, have_bound ? &b : NULL, first);
 		else
@@ -292,6 +295,7 @@ static int compile_all(const struct opts *o, const struct fast_topo *t, const st
 		if (fast_compile(o->algo, t, tr->m[i].bytes, &o->ao, &ps->plans[i], &err) < 0)
 			return cli_report(&err);
 		ps->count = i + 1;
+		cli_progress_step(o->pr, i + 1);
 		ps->plans[i].matrix = o->in.matrix >= 0 ? (uint32_t)o->in.matrix : i;
 		snprintf(ps->plans[i].label, sizeof ps->plans[i].label, "%s", tr->m[i].label);
 	}
@@ -305,9 +309,11 @@ static int run(int argc, char **argv)
 	struct fast_topo t;
 	struct fast_traffic tr = { 0 };
 	struct fast_planset ps = { 0 };
+	struct cli_progress pr;
 	int rc;
 
 	memset(&o, 0, sizeof o);
+	o.pr = &pr;
 	cli_inputs_init(&o.in);
 	fast_algo_opts_default(&o.ao);
 	fast_sim_opts_default(&o.so);
@@ -351,16 +357,20 @@ static int run(int argc, char **argv)
 		return rc;
 	if (o.in.traffic_path && (rc = cli_load_traffic(&o.in, &t, &tr)) != 0)
 		return rc;
-	if (o.in.plan_path)
+	if (o.in.plan_path) {
 		rc = cli_load_plans(&o.in, &ps);
-	else
+		cli_progress_begin(&pr, "sim", ps.count);
+	} else {
+		cli_progress_begin(&pr, "sim", 2 * (uint64_t)tr.count);
 		rc = compile_all(&o, &t, &tr, &ps);
+	}
 	if (rc == 0) {
 		const char *outs[] = { o.timeline, o.svg };
 		rc = cli_outs_check(outs, 2);
 	}
 	if (rc == 0)
 		rc = simulate_all(&o, &t, &ps, &tr);
+	cli_progress_end(&pr);
 	fast_planset_free(&ps);
 	fast_traffic_free(&tr);
 	return rc;
