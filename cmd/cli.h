@@ -195,7 +195,9 @@ int cli_stdout_finish(void);
 
 /* --- progress -------------------------------------------------------------
  * What long work is doing: "\r<what> i/n" on stderr while it runs, only
- * when stderr is a terminal (a file or a pipe gets nothing), at most ten
+ * when stderr is a terminal (a file or a pipe gets nothing; FAST_PROGRESS=1
+ * forces it on, as under mpirun, whose ranks write stderr to a pipe, and
+ * FAST_PROGRESS=0 off), at most ten
  * updates a second (the first always shows), the line cleared by
  * cli_progress_end() so that later output starts on a clean line.
  *
