@@ -164,6 +164,10 @@ run "progress: FAST_PROGRESS=1 under mpirun (stderr a pipe), none without" 0 \
 	{ grep -qaF $'\r''run 1/3' "$TMP/out" || bad "progress: no 'run 1/3' with FAST_PROGRESS=1"; } &&
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --algo fast $QUICK >"$TMP/out" 2>&1 &&
 	{ ! grep -qa $'\r' "$TMP/out" || bad "progress: a carriage return without FAST_PROGRESS"; }
+# no --servers/--gpus: the shape comes from the traffic (8 GPUs on h200: 1 x 8)
+run "shape from the traffic: --preset h200 alone, 8 GPUs = 1 x 8" 0 \
+	$MPIRUN -np 8 "$FAST" run --preset h200 --traffic "$ROOT/traces/mixtral-arxiv-ep8.json" --matrix 0 -b 64K -e 64K $QUICK &&
+	{ grep -q 'topology h200 (1 servers x 8 GPUs)' "$TMP/out" || bad "shape from the traffic: not 1 x 8"; }
 run "NCCL_TESTS_MIN_BW above the average fails" 1 \
 	env NCCL_TESTS_MIN_BW=1000000 $MPIRUN -x NCCL_TESTS_MIN_BW -np 8 "$FAST" run $TOPO8 \
 	--traffic "$HERE/data/mix8.json" --matrix 2 --algo fast $QUICK &&
