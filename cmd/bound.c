@@ -102,6 +102,7 @@ int cmd_bound(int argc, char **argv)
 	bool opened = false;
 	FILE *f = stdout;
 	uint64_t lps = 0;
+	struct cli_progress pr = { 0 };
 	int rc;
 
 	cli_inputs_init(&in);
@@ -143,6 +144,7 @@ int cmd_bound(int argc, char **argv)
 			fprintf(f, "%6s  %-20s %14s %14s %9s  %s\n", "matrix", "label", "closed_us",
 			       "lp_us", "lp/closed", "binding");
 	}
+	cli_progress_begin(&pr, "bound", tr.count);
 	for (uint32_t i = 0; i < tr.count; i++) {
 		uint32_t index = in.matrix >= 0 ? (uint32_t)in.matrix : i;
 		struct fast_bound b;
@@ -155,6 +157,9 @@ int cmd_bound(int argc, char **argv)
 			rc = cli_report(&err);
 			goto done;
 		}
+		cli_progress_step(&pr, i + 1);
+		if (out.is_stdout)
+			cli_progress_clear(&pr);
 		solve_total += b.solve_s;
 		lps += b.lps_solved;
 		if (in.json) {
@@ -172,6 +177,7 @@ int cmd_bound(int argc, char **argv)
 			       b.closed_s * 1e6, b.lp_s * 1e6, ratio, b.binding);
 		}
 	}
+	cli_progress_end(&pr);
 	if (in.json)
 		fprintf(f, "  ]\n}\n");
 	else if (!closed_only && !no_timing)
@@ -180,6 +186,7 @@ int cmd_bound(int argc, char **argv)
 	rc = cli_out_commit(&out);
 	opened = false;
 done:
+	cli_progress_end(&pr);
 	if (opened)
 		cli_out_abort(&out);
 	fast_traffic_free(&tr);

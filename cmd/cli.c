@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static void progress_erase(void);
+
 const struct cmd *cli_find_command(const char *name)
 {
 	for (const struct cmd *c = fast_commands; c->name; c++)
@@ -51,6 +53,7 @@ int cli_usage_error(const char *cmdname, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	progress_erase();
 	fprintf(stderr, "fast %s: %s\n", cmdname, msg);
 	if (c) {
 		/* first line of the usage only: the rest is for --help */
@@ -85,6 +88,7 @@ bool cli_more(struct cli_scan *s)
 		if (s->i >= s->argc)
 			return false;
 		s->arg = s->argv[s->i];
+		s->ntried = 0;
 		if (strcmp(s->arg, "--help") == 0 || strcmp(s->arg, "-h") == 0) {
 			if (s->cmd)
 				cli_print_usage(s->cmd, stdout);
@@ -102,8 +106,15 @@ bool cli_more(struct cli_scan *s)
 	}
 }
 
+static void tried(struct cli_scan *s, const char *name)
+{
+	if (s->ntried < sizeof s->tried / sizeof s->tried[0])
+		s->tried[s->ntried++] = name;
+}
+
 bool cli_flag(struct cli_scan *s, const char *name)
 {
+	tried(s, name);
 	return strcmp(s->arg, name) == 0;
 }
 
@@ -111,6 +122,7 @@ bool cli_value(struct cli_scan *s, const char *name, const char **out)
 {
 	size_t n = strlen(name);
 
+	tried(s, name);
 	if (strncmp(s->arg, name, n) != 0)
 		return false;
 	if (s->arg[n] == '=') {
@@ -216,6 +228,15 @@ bool cli_double(struct cli_scan *s, const char *name, double min, double max, do
 
 int cli_unknown(struct cli_scan *s)
 {
+	/* "--trafic=x" is compared by its name */
+	char word[64];
+	const char *eq = strchr(s->arg, '='), *near;
+
+	snprintf(word, sizeof word, "%.*s", eq ? (int)(eq - s->arg) : (int)strlen(s->arg), s->arg);
+	near = cli_suggest(word, s->tried, s->ntried);
+	if (near && strcmp(near, word) != 0)
+		return cli_usage_error(cmdname(s), "unknown option '%.60s' (did you mean '%s'?)",
+				       s->arg, near);
 	return cli_usage_error(cmdname(s), "unknown option '%.60s'", s->arg);
 }
 
@@ -284,6 +305,7 @@ bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in)
 
 int cli_report(const struct fast_err *err)
 {
+	progress_erase();
 	fprintf(stderr, "fast: %s: %s\n", fast_err_name(err->code), err->msg);
 	return fast_err_exit_status(err->code);
 }
@@ -303,11 +325,95 @@ void cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_erase();
 	fputs("fast: warning: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* The traffic cli_load_topo() read for a preset's shape, kept for the
+ * cli_load_traffic() that follows (every command loads the topology
+ * first): one read of the file.  Process-wide, like the file records. */
+static struct {
+	bool have;
+	char path[PATH_MAX];
+	struct fast_traffic t;
+} early;
+
+static void early_drop(void)
+{
+	if (early.have)
+		fast_traffic_free(&early.t);
+	early.have = false;
+}
+
+static uint32_t gcd_u32(uint32_t a, uint32_t b)
+{
+	while (b) {
+		uint32_t r = a % b;
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
+/* "give --servers N --gpus G with N x G = ng (e.g. ...)": flags that fit
+ * ng GPUs, with as many GPUs per server as divide both ng and g (servers
+ * of the preset, partly used), else the most below g that divide ng. */
+static void shape_hint(uint32_t ng, uint32_t g, char *buf, size_t len)
+{
+	uint32_t k = gcd_u32(ng, g ? g : 1);
+
+	/* g prime to ng (--gpus 5 for 12): the largest divisor of ng below g */
+	for (uint32_t d = g < ng ? g : ng; k == 1 && d > 1; d--)
+		if (ng % d == 0)
+			k = d;
+
+	snprintf(buf, len, "give --servers N --gpus G with N x G = %u (e.g. --servers %u --gpus %u)",
+		 ng, ng / k, k);
+}
+
+/* The preset's GPUs per server (--gpus, else its own); 0 after printing
+ * why the preset does not load. */
+static int preset_gpus(const struct cli_inputs *in, uint32_t *gpus)
+{
+	struct fast_topo t;
+	struct fast_err err;
+
+	if (fast_topo_preset(in->preset, 1, in->gpus, NULL, &t, &err) < 0)
+		return cli_report(&err);
+	*gpus = t.gpus;
+	return 0;
+}
+
+/* Servers from the traffic's GPU count (no --servers given): 0 and
+ * *servers set, or an exit status after printing. */
+static int servers_from_traffic(const struct cli_inputs *in, uint32_t *servers)
+{
+	struct fast_err err;
+	uint32_t g = 0;
+	int rc;
+
+	if ((rc = preset_gpus(in, &g)) != 0)
+		return rc;
+	early_drop();
+	cli_input(in->traffic_path);
+	if (fast_traffic_load(in->traffic_path, &in->lim, &early.t, &err) < 0)
+		return cli_report(&err);
+	early.have = true;
+	snprintf(early.path, sizeof early.path, "%s", in->traffic_path);
+	if (early.t.ng % g != 0) {
+		char hint[160];
+		uint32_t ng = early.t.ng;
+		shape_hint(ng, g, hint, sizeof hint);
+		early_drop();
+		return cli_fail(FAST_EINPUT, "%s: %u GPUs is not a multiple of %u GPUs per server%s: %s",
+				in->traffic_path, ng, g, in->gpus ? " (--gpus)" : "", hint);
+	}
+	*servers = early.t.ng / g;
+	return 0;
 }
 
 int cli_load_topo(const struct cli_inputs *in, struct fast_topo *out)
@@ -323,11 +429,18 @@ int cli_load_topo(const struct cli_inputs *in, struct fast_topo *out)
 		cli_input(in->topo_path);
 		rc = fast_topo_load(in->topo_path, &in->lim, out, &err);
 	} else if (in->preset) {
-		rc = fast_topo_preset(in->preset, in->servers, in->gpus, &in->lim, out, &err);
+		uint32_t servers = in->servers;
+		if (!servers && in->traffic_path && (rc = servers_from_traffic(in, &servers)) != 0)
+			return rc;
+		rc = fast_topo_preset(in->preset, servers, in->gpus, &in->lim, out, &err);
 	} else {
 		return cli_fail(FAST_EUSAGE, "no topology: give --topo FILE or --preset NAME");
 	}
-	return rc < 0 ? cli_report(&err) : 0;
+	if (rc < 0) {
+		early_drop();
+		return cli_report(&err);
+	}
+	return 0;
 }
 
 int cli_load_traffic(const struct cli_inputs *in, const struct fast_topo *topo,
@@ -339,9 +452,25 @@ int cli_load_traffic(const struct cli_inputs *in, const struct fast_topo *topo,
 	if (!in->traffic_path)
 		return cli_fail(FAST_EUSAGE, "no traffic: give --traffic FILE");
 	cli_input(in->traffic_path);
-	if (fast_traffic_load(in->traffic_path, &in->lim, &t, &err) < 0)
+	if (early.have && strcmp(early.path, in->traffic_path) == 0) {
+		t = early.t;
+		early.have = false;
+	} else if (fast_traffic_load(in->traffic_path, &in->lim, &t, &err) < 0) {
 		return cli_report(&err);
+	}
 	if (topo && fast_traffic_check_topo(&t, topo, in->traffic_path, &err) < 0) {
+		if (in->preset) {
+			char hint[160];
+			shape_hint(t.ng, topo->gpus, hint, sizeof hint);
+			if (!in->gpus && t.ng % topo->gpus == 0)
+				snprintf(hint, sizeof hint, "give --servers %u (or leave it out)",
+					 t.ng / topo->gpus);
+			else if (!in->gpus && t.ng % topo->servers == 0)
+				snprintf(hint, sizeof hint, "give --servers %u --gpus %u", topo->servers,
+					 t.ng / topo->servers);
+			snprintf(err.msg + strlen(err.msg), sizeof err.msg - strlen(err.msg), ": %s",
+				 hint);
+		}
 		fast_traffic_free(&t);
 		return cli_report(&err);
 	}
@@ -826,6 +955,71 @@ int cli_stdout_finish(void)
 		return 4;
 	reported = true;
 	return cli_fail(FAST_EIO, "writing to standard output failed: %s", strerror(e));
+}
+
+/* --- progress ------------------------------------------------------------ */
+
+/* The progress line on screen, erased before an error or a warning is
+ * printed (cli_report, cli_warn, cli_usage_error). */
+static struct cli_progress *progress_shown;
+
+static void progress_erase(void)
+{
+	if (progress_shown)
+		cli_progress_clear(progress_shown);
+}
+
+void cli_progress_begin(struct cli_progress *p, const char *what, uint64_t n)
+{
+	memset(p, 0, sizeof *p);
+	p->what = what;
+	p->n = n;
+	p->last = -1;
+	p->on = isatty(STDERR_FILENO) == 1;
+	/* forced: under mpirun a rank's stderr is a pipe to the terminal */
+	{
+		const char *env = getenv("FAST_PROGRESS");
+		if (env && *env)
+			p->on = strcmp(env, "0") != 0;
+	}
+}
+
+void cli_progress_step(struct cli_progress *p, uint64_t done)
+{
+	double now;
+	int w;
+
+	if (!p->on)
+		return;
+	now = fast_now();
+	if (p->last >= 0 && now - p->last < 0.1)
+		return;
+	p->last = now;
+	progress_shown = p;
+	w = fprintf(stderr, "\r%s %llu/%llu", p->what, (unsigned long long)done,
+		    (unsigned long long)p->n);
+	if (w > 0 && w - 1 < p->width)
+		fprintf(stderr, "%*s", p->width - (w - 1), "");
+	if (w > 0 && w - 1 > p->width)
+		p->width = w - 1;
+	fflush(stderr);
+}
+
+void cli_progress_clear(struct cli_progress *p)
+{
+	if (p->on && p->width > 0) {
+		fprintf(stderr, "\r%*s\r", p->width, "");
+		fflush(stderr);
+	}
+	p->width = 0;
+}
+
+void cli_progress_end(struct cli_progress *p)
+{
+	cli_progress_clear(p);
+	p->on = false;
+	if (progress_shown == p)
+		progress_shown = NULL;
 }
 
 int cli_status(int a, int b)

@@ -43,13 +43,6 @@ const struct cmd *cli_find_command(const char *name);
 /* c's --help text: its usage, then what its flags add (CMD_ALGO). */
 void cli_print_usage(const struct cmd *c, FILE *f);
 
-/* The candidate closest to word (Levenshtein distance) within distance 2,
- * the first of equally close ones, or NULL: for "did you mean" in the
- * messages about an unknown command, algorithm, option or preset.  NULL
- * entries of candidates are skipped.  (lib/common.h's fast_suggest, for
- * code below cmd/.) */
-const char *cli_suggest(const char *word, const char *const *candidates, size_t n);
-
 /* --- option scanning ----------------------------------------------------
  * for (cli_begin(&s, argc, argv, cmd); cli_more(&s); ) {
  *	if (cli_inputs_option(&s, &in)) continue;
@@ -68,6 +61,11 @@ struct cli_scan {
 	const char *pos[8];  /* positional words */
 	int npos;
 	bool failed, help;
+	/* the option names tried on the current argument, for the "did you
+	 * mean" of cli_unknown(): the option loop tries every name of the
+	 * command before it gives up */
+	const char *tried[96];
+	size_t ntried;
 };
 void cli_begin(struct cli_scan *s, int argc, char **argv, const char *cmdname);
 /* Advance to the next option; handles --help and positionals itself. */
@@ -79,8 +77,13 @@ bool cli_u32(struct cli_scan *s, const char *name, uint32_t min, uint32_t max, u
 bool cli_u64(struct cli_scan *s, const char *name, uint64_t *out);
 bool cli_size(struct cli_scan *s, const char *name, uint64_t *out); /* 64M, 1GiB */
 bool cli_double(struct cli_scan *s, const char *name, double min, double max, double *out);
-/* Report "unknown option" and return 2. */
+/* Report "unknown option" (with the closest option the command knows,
+ * when one is near: "did you mean '--traffic'?") and return 2. */
 int cli_unknown(struct cli_scan *s);
+/* The candidate closest to word (fast_suggest(): edit distance at most 2),
+ * else NULL: the one "did you mean" of options, commands, presets and
+ * algorithms. */
+const char *cli_suggest(const char *word, const char *const *candidates, size_t n);
 /* After the option loop: the exit status when the command ends here (2
  * after a usage error, 0 after --help, 2 with a message for a word that is
  * not an option when the command takes none), else -1: go on. */
@@ -107,10 +110,19 @@ void cli_inputs_init(struct cli_inputs *in);
 bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in);
 
 /* Load the topology named by the inputs (a usage error if none was given
- * and required).  Returns an exit status (0 on success) after printing. */
+ * and required).  Returns an exit status (0 on success) after printing.
+ *
+ * The shape of a --preset: GPUs per server from --gpus, else the preset's;
+ * servers from --servers, else, when a --traffic is given, from the
+ * traffic's GPU count (a 16-GPU traffic on h200 is 2 x 8), else the
+ * preset's.  A traffic whose GPU count is not a multiple of the GPUs per
+ * server is refused (exit 3) with the flags that would fit it.  The
+ * traffic read for its GPU count is kept for the cli_load_traffic() of
+ * the same inputs, which takes it instead of reading the file again. */
 int cli_load_topo(const struct cli_inputs *in, struct fast_topo *out);
 /* Load the traffic, check it against topo (when non-NULL) and keep only
- * --matrix when given.  Returns an exit status after printing. */
+ * --matrix when given.  Returns an exit status after printing.  A
+ * mismatch with a --preset's shape names the --servers/--gpus that fit. */
 int cli_load_traffic(const struct cli_inputs *in, const struct fast_topo *topo,
 		     struct fast_traffic *out);
 int cli_load_plans(const struct cli_inputs *in, struct fast_planset *out);
@@ -195,6 +207,35 @@ int cli_out_fail(struct cli_out *o, const struct fast_err *err);
  * prints), so `set -o pipefail` scripts do not break.  Every other write
  * failure (a full disk, /dev/full, an I/O error) is exit 4. */
 int cli_stdout_finish(void);
+
+/* --- progress -------------------------------------------------------------
+ * What long work is doing: "\r<what> i/n" on stderr while it runs, only
+ * when stderr is a terminal (a file or a pipe gets nothing; FAST_PROGRESS=1
+ * forces it on, as under mpirun, whose ranks write stderr to a pipe, and
+ * FAST_PROGRESS=0 off), at most ten
+ * updates a second (the first always shows), the line cleared by
+ * cli_progress_end() so that later output starts on a clean line.
+ *
+ *	struct cli_progress pr;
+ *	cli_progress_begin(&pr, "compare", n);
+ *	for (i = 0; i < n; i++) { work(i); cli_progress_step(&pr, i + 1); }
+ *	cli_progress_end(&pr);
+ *
+ * Output printed in between (results on a terminal, a warning) follows
+ * cli_progress_clear().  what is not copied. */
+struct cli_progress {
+	const char *what;
+	uint64_t n;
+	double last;  /* fast_now() of the last update; < 0: none yet */
+	int width;    /* characters of the last update, to clear */
+	bool on;
+};
+void cli_progress_begin(struct cli_progress *p, const char *what, uint64_t n);
+void cli_progress_step(struct cli_progress *p, uint64_t done);
+/* Erase the line (before printing results to a terminal); the next step
+ * draws it again.  cli_progress_end() erases it for good. */
+void cli_progress_clear(struct cli_progress *p);
+void cli_progress_end(struct cli_progress *p);
 
 /* --- exit status --------------------------------------------------------- */
 /* The exit status of a command that ended with two statuses a then b (a

@@ -111,15 +111,19 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 		       human_time(f->time_s + f->synth_s, b, sizeof b));
 }
 
+/* One matrix: its bound, then every algorithm; *done counts the units of
+ * work for the progress line (nalgos + 1 a matrix). */
 static int compare_one(const struct opts *o, const struct fast_topo *t, const uint64_t *D,
-		       struct cell *c, struct fast_bound *bound, const struct fast_matrix *svg_of)
+		       struct cell *c, struct fast_bound *bound, const struct fast_matrix *svg_of,
+		       struct cli_progress *pr, uint64_t *done)
 {
 	struct fast_err err;
 	int rc;
 
 	if (fast_bound_compute(t, D, bound, &err) < 0)
 		return cli_report(&err);
-	for (uint32_t k = 0; k < o->nalgos; k++) {
+	cli_progress_step(pr, ++*done);
+	for (uint32_t k = 0; k < o->nalgos; k++, cli_progress_step(pr, ++*done)) {
 		struct fast_plan p;
 		struct fast_sim_result r;
 		struct fast_sim_opts so = o->so;
@@ -211,10 +215,13 @@ int cmd_compare(int argc, char **argv)
 	struct cell *cells = NULL, total[MAX_ALGOS];
 	double total_bound = 0;
 	unsigned given = 0;
+	struct cli_progress pr;
+	uint64_t done = 0;
 	int rc;
 
 	memset(&o, 0, sizeof o);
 	o.timing = true;
+	cli_progress_begin(&pr, "compare", 0);
 	cli_inputs_init(&o.in);
 	fast_algo_opts_default(&o.ao);
 	fast_sim_opts_default(&o.so);
@@ -265,12 +272,16 @@ int cmd_compare(int argc, char **argv)
 		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus\": %u, \"congestion\": %s, \"matrices\": [\n",
 		       t.name, t.servers, t.gpus, o.so.congestion ? "true" : "false");
 	}
+	cli_progress_begin(&pr, "compare", (uint64_t)tr.count * (o.nalgos + 1));
 	for (uint32_t m = 0; m < tr.count; m++) {
 		struct cell *c = &cells[(size_t)m * o.nalgos];
 		struct fast_bound b;
 		int64_t mi = o.in.matrix >= 0 ? o.in.matrix : (int64_t)m;
 
-		if ((rc = compare_one(&o, &t, tr.m[m].bytes, c, &b, o.svg && m == 0 ? &tr.m[0] : NULL)) != 0)
+		rc = compare_one(&o, &t, tr.m[m].bytes, c, &b, o.svg && m == 0 ? &tr.m[0] : NULL, &pr,
+				 &done);
+		cli_progress_clear(&pr);
+		if (rc != 0)
 			goto out;
 		total_bound += b.lp_s;
 		for (uint32_t k = 0; k < o.nalgos; k++) {
@@ -305,6 +316,7 @@ int cmd_compare(int argc, char **argv)
 		printf("\n]}\n");
 	rc = 0;
 out:
+	cli_progress_end(&pr);
 	free(cells);
 	fast_traffic_free(&tr);
 	return rc;

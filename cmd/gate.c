@@ -268,6 +268,7 @@ int cmd_gate(int argc, char **argv)
 	struct fast_planset ps = { 0 };
 	struct baseline base = { 0 };
 	struct verdict *v = NULL;
+	struct cli_progress pr = { 0 };
 	const char *algo = "fast", *base_path = NULL, *write_path = NULL, *bound = NULL;
 	double max_ratio = 0, tol = 0.02;
 	char options[64];
@@ -329,7 +330,8 @@ int cmd_gate(int argc, char **argv)
 		goto out;
 	}
 	fast_algo_opts_name(&ao, ~0u, "/", options, sizeof options);
-	for (uint32_t i = 0; i < tr.count; i++) {
+	cli_progress_begin(&pr, "gate", tr.count);
+	for (uint32_t i = 0; i < tr.count; i++, cli_progress_step(&pr, i)) {
 		uint32_t mi = in.matrix >= 0 ? (uint32_t)in.matrix : i;
 		const uint64_t *D = tr.m[i].bytes;
 		const struct fast_plan *given = NULL;
@@ -385,10 +387,12 @@ int cmd_gate(int argc, char **argv)
 				if (require_base)
 					snprintf(x->why + l, sizeof x->why - l, "%sno baseline row (ident %s%s)",
 						 l ? "; " : "", r->ident, b ? ": the baseline row has no time" : "");
-				else
+				else {
+					cli_progress_clear(&pr);
 					fprintf(stderr, "fast gate: no baseline for row matrix %u (%s, %s, %s): ident %s %s %s\n",
 						mi, r->label, r->algo, r->options, r->ident,
 						b ? "has no time in" : "not in", base_path);
+				}
 			} else {
 				x->base_s = b->time_s;
 				if (r->time_s > b->time_s * (1.0 + tol)) {
@@ -402,11 +406,13 @@ int cmd_gate(int argc, char **argv)
 		if (offends(x, require_base)) {
 			pass = false;
 			noff++;
+			cli_progress_clear(&pr);
 			fprintf(stderr, "fast gate: %s matrix %u (%s, %s): %s\n",
 				x->failed ? "ERROR" : x->incorrect ? "INCORRECT" : "FAIL", mi, r->label,
 				r->algo, x->why);
 		}
 	}
+	cli_progress_end(&pr);
 	if (in.json)
 		print_json(v, tr.count, max_ratio, tol, pass, require_base);
 	else {
@@ -427,6 +433,7 @@ int cmd_gate(int argc, char **argv)
 	if (write_path)
 		rc = cli_status(rc, write_baseline(write_path, v, tr.count));
 out:
+	cli_progress_end(&pr);
 	free(v);
 	free(base.rows);
 	fast_planset_free(&ps);

@@ -53,9 +53,11 @@ const char cmd_run_usage[] =
 	"  -c 0|1             verify the received bytes (default 1): every byte carries a\n"
 	"                     pattern of (source, destination, offset); #wrong counts bad\n"
 	"                     bytes over all ranks and any wrong byte makes the exit status 1\n"
-	"  -b MIN -e MAX -f F sweep sizes MIN, MIN*F, ... <= MAX by scaling the matrix so\n"
-	"                     its largest per-GPU send or receive total is the size (not\n"
-	"                     with --plan; nccl-tests itself does not sweep in matrix mode)\n"
+	"  -b MIN -e MAX -f F sweep sizes MIN, MIN*F, ... <= MAX (nccl-tests' series: MAX\n"
+	"                     only when it lands on it) by scaling the matrix so that its\n"
+	"                     largest per-GPU send or receive total is exactly the size;\n"
+	"                     compiled anew at each size, so not with --plan (a plan's\n"
+	"                     byte counts are fixed)\n"
 	"  --max-staging B    cap staging bytes per rank: the plan then runs in passes,\n"
 	"                     each on a slice of every message\n"
 	"  --device D         GPU backends: device ordinal (default local rank mod count)\n"
@@ -66,7 +68,16 @@ const char cmd_run_usage[] =
 	"rank (us), median likewise, algbw = size / time, busbw = algbw * (n-1)/n,\n"
 	"#wrong = bad bytes over all ranks, synth = plan compile + program build of the\n"
 	"slowest rank (us; 0 when cached), staging = largest staging arena of a rank,\n"
-	"cache = plan-cache hits / lookups of rank 0 over the run.\n"
+	"cache = plan-cache hits / lookups of rank 0 over the run.  The closing lines\n"
+	"are nccl-tests': '# Out of bounds values : N OK|FAILED' and '# Avg bus\n"
+	"bandwidth    : B' (the mean busbw of the rows; with NCCL_TESTS_MIN_BW=GBps\n"
+	"set, OK or FAILED and exit 1 below 90% of it).\n"
+	"Memory: before a row allocates anything, each rank's buffers, their host\n"
+	"copies and its staging arena are checked against its share of the host's\n"
+	"MemAvailable (FAST_MEM_AVAILABLE=BYTES overrides it); a row that does not fit\n"
+	"is refused (exit 3) with a --max-staging or a size that fits every rank.\n"
+	"Progress (rows done) on stderr of rank 0 when it is a terminal; under mpirun,\n"
+	"whose ranks write stderr to a pipe, with FAST_PROGRESS=1 (mpirun -x).\n"
 	"Every rank must be given the same options (but --device) and inputs: they\n"
 	"are compared at start, and ranks that disagree stop with one message.\n"
 	"Exit: 0 ok, 1 wrong bytes or a plan the checker refuses, 2 usage (also\n"
@@ -142,8 +153,11 @@ static int parse(int argc, char **argv, struct opts *o, bool *help)
 			return cli_usage_error("run", "a sweep needs both -b MIN and -e MAX");
 		if (o->minb == 0 || o->maxb < o->minb)
 			return cli_usage_error("run", "-b/-e: need 0 < MIN <= MAX");
+		/* a plan's steps carry byte counts for its own matrix: scaling
+		 * them would slice every chunk anew, which is compiling, not
+		 * replaying */
 		if (o->in.plan_path)
-			return cli_usage_error("run", "-b/-e/-f scale the matrix: not with --plan (a plan serves one matrix)");
+			return cli_usage_error("run", "-b/-e/-f recompile the scaled matrix at every size, and a --plan holds fixed byte counts: sweep with --algo NAME, or replay the plan without -b/-e/-f");
 		o->sweep = true;
 	}
 	return 0;
@@ -171,6 +185,9 @@ struct ctx {
 	int rank, size;
 	const struct fast_plan *plan; /* replay */
 	bool mpi;
+	int local_ranks;              /* ranks on this host (shared memory) */
+	uint64_t mem_avail;           /* bytes available on this host; 0 = unknown */
+	const char *mem_from;         /* where mem_avail comes from */
 };
 
 struct row {
@@ -206,7 +223,22 @@ static int report_agreed(const struct ctx *c, int st, const struct fast_err *err
 }
 
 /* Prepare the program (on-the-fly: from the gathered rows) and run once. */
-static int one_op(struct ctx *c, const uint64_t *D, const uint64_t *row_counts,
+static int prepare(struct ctx *c, const uint64_t *row_counts, const uint64_t *col_counts,
+		   uint64_t *Dg, struct fast_prog **prog, struct fast_err *err)
+{
+	int rc;
+
+	/* the real MoE case: every rank knows only its own send counts */
+	if ((rc = fast_exec_gather_matrix(c->x, row_counts, col_counts, Dg, err)) < 0)
+		return rc;
+	if (!c->mpi && (rc = fast_exec_prepare(c->x, c->plan, Dg, prog, err)) < 0)
+		return rc;
+	return 0;
+}
+
+/* One collective, timed; prepared: prepare() was just called for it (the
+ * first call of a row, prepared before the buffers were allocated). */
+static int one_op(struct ctx *c, bool prepared, const uint64_t *row_counts,
 		  const uint64_t *col_counts, uint64_t *Dg, const void *sb, const uint64_t *sd,
 		  void *rb, const uint64_t *rd, struct fast_prog **prog, double *elapsed,
 		  struct fast_err *err)
@@ -214,11 +246,7 @@ static int one_op(struct ctx *c, const uint64_t *D, const uint64_t *row_counts,
 	int rc;
 	double t0;
 
-	(void)D;
-	/* the real MoE case: every rank knows only its own send counts */
-	if ((rc = fast_exec_gather_matrix(c->x, row_counts, col_counts, Dg, err)) < 0)
-		return rc;
-	if (!c->mpi && (rc = fast_exec_prepare(c->x, c->plan, Dg, prog, err)) < 0)
+	if (!prepared && (rc = prepare(c, row_counts, col_counts, Dg, prog, err)) < 0)
 		return rc;
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = MPI_Wtime();
@@ -228,6 +256,97 @@ static int one_op(struct ctx *c, const uint64_t *D, const uint64_t *row_counts,
 		rc = fast_exec_run(c->x, *prog, sb, sd, rb, rd, err);
 	*elapsed = MPI_Wtime() - t0;
 	return rc;
+}
+
+/* --- memory ----------------------------------------------------------------------- */
+
+/* Bytes of memory this host has available: $FAST_MEM_AVAILABLE (a size,
+ * "16G": for tests and for hosts whose /proc lies, as in some
+ * containers), else MemAvailable of /proc/meminfo, else the free pages;
+ * 0 when unknown.  *from says which. */
+static uint64_t host_mem_available(const char **from)
+{
+	const char *env = getenv("FAST_MEM_AVAILABLE");
+	uint64_t v = 0;
+	FILE *f;
+
+	if (env && *env) {
+		struct fast_err err;
+		*from = "FAST_MEM_AVAILABLE";
+		return fast_size_parse(env, &v, &err) == 0 ? v : 0;
+	}
+	if ((f = fopen("/proc/meminfo", "r")) != NULL) {
+		char line[128];
+		unsigned long long kb;
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+				v = (uint64_t)kb * 1024;
+				break;
+			}
+		fclose(f);
+		if (v) {
+			*from = "MemAvailable";
+			return v;
+		}
+	}
+	{
+		long pages = sysconf(_SC_AVPHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+		*from = "free pages";
+		return pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
+	}
+}
+
+/* Will this rank's row fit in its share of the host's memory?  What it
+ * allocates: the send and receive buffers (stot + rtot) and their host
+ * copies for the byte pattern and the check (as many again), plus the
+ * staging arena of the program; on a GPU backend the buffers and the
+ * arena are device memory, not counted here (the backend reports a
+ * failed allocation).  The matrices themselves (ng^2 x 8 bytes each) are
+ * already loaded.  Collective: every rank learns whether any rank lacks
+ * memory, and the advice holds for all of them: the largest --max-staging
+ * every rank has room for (when the buffers alone fit everywhere), else
+ * the largest size that fits everywhere (what a rank needs grows about
+ * linearly with the size).  0, or FAST_ELIMIT on every rank (the message
+ * of a rank that fits starts with "rank ", so report_agreed() says the
+ * lowest failing rank's). */
+static int memory_agree(const struct ctx *c, uint64_t size, uint64_t stot, uint64_t rtot,
+			const struct fast_prog *prog, struct fast_err *err)
+{
+	bool host = strcmp(c->o->backend, "host") == 0;
+	uint64_t staging = 0, buffers, need, share, loc[3], glob[3] = { 1, 0, 0 };
+	char a[32], b[32], d[32], e[32], f[32], hint[160];
+
+	if (prog) {
+		struct fast_prog_info info;
+		fast_prog_info(prog, &info);
+		staging = info.staging_bytes;
+	}
+	buffers = (stot + rtot) * (host ? 2 : 1);
+	need = buffers + (host ? staging : 0);
+	share = c->mem_avail / (uint64_t)(c->local_ranks > 0 ? c->local_ranks : 1);
+	loc[0] = !c->mem_avail || need <= share;                        /* fits */
+	loc[1] = host && share > buffers ? share - buffers : 0;         /* room for staging */
+	loc[2] = need > share ? (uint64_t)((double)size * ((double)share / (double)need)) : UINT64_MAX;
+	MPI_Allreduce(loc, glob, 3, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+	if (glob[0])
+		return 0;
+	if (loc[0])
+		return fast_err_set(err, FAST_ELIMIT, "rank %d: another rank lacks memory", c->rank);
+	if (glob[1] >= (1u << 20))
+		snprintf(hint, sizeof hint, "give --max-staging %lluM",
+			 (unsigned long long)(glob[1] >> 20));
+	else if (glob[2] >= (1u << 20))
+		snprintf(hint, sizeof hint, "run a smaller size (-b %lluM -e %lluM scale the matrix) or fewer ranks per host",
+			 (unsigned long long)(glob[2] >> 20), (unsigned long long)(glob[2] >> 20));
+	else
+		snprintf(hint, sizeof hint, "run a smaller size (-b %llu -e %llu scale the matrix) or fewer ranks per host",
+			 (unsigned long long)glob[2], (unsigned long long)glob[2]);
+	return fast_err_set(err, FAST_ELIMIT,
+			    "not enough memory: rank %d needs %s (buffers and their host copies %s, staging %s) but has %s (%s %s / %d ranks on this host): %s",
+			    c->rank, fast_size_format(need, a, sizeof a),
+			    fast_size_format(buffers, b, sizeof b), fast_size_format(staging, d, sizeof d),
+			    fast_size_format(share, e, sizeof e), c->mem_from,
+			    fast_size_format(c->mem_avail, f, sizeof f), c->local_ranks, hint);
 }
 
 /* One row: every rank's status, agreed and said once (report_agreed). */
@@ -266,6 +385,14 @@ static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint
 		rtot += col[i];
 	}
 	size = fast_a2a_size(D, ng);
+	/* compiled before anything large is allocated: the staging arena is
+	 * known then, and a row that will not fit is refused up front */
+	fast_exec_get_stats(c->x, &st0);
+	st1 = st0;
+	if ((rc = prepare(c, row, col, Dg, &prog, &err)) < 0)
+		goto done;
+	if ((rc = memory_agree(c, size, stot, rtot, prog, &err)) < 0)
+		goto done;
 	if ((rc = fast_exec_alloc(c->x, stot, &sb, &err)) < 0 ||
 	    (rc = fast_exec_alloc(c->x, rtot, &rb, &err)) < 0)
 		goto done;
@@ -281,15 +408,13 @@ static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint
 			hs[sd[d] + k] = pattern(r, d, k);
 	if ((rc = fast_exec_upload(c->x, sb, hs, stot, &err)) < 0)
 		goto done;
-	fast_exec_get_stats(c->x, &st0);
-	/* first call: compiles (timed as synthesis), and verifies when -c 1 */
+	/* first call: compiled above (timed as synthesis), and verifies when -c 1 */
 	memset(hr, 0xff, rtot ? rtot : 1);
 	if ((rc = fast_exec_upload(c->x, rb, hr, rtot, &err)) < 0)
 		goto done;
 	{
 		double el;
-		fast_exec_get_stats(c->x, &st1);
-		rc = one_op(c, D, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err);
+		rc = one_op(c, true, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err);
 		if (rc < 0)
 			goto done;
 		{
@@ -307,12 +432,12 @@ static int measure(struct ctx *c, uint32_t matrix, const char *label, const uint
 	}
 	for (uint32_t i = 0; i < o->warmup; i++) {
 		double el;
-		if ((rc = one_op(c, D, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err)) < 0)
+		if ((rc = one_op(c, false, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err)) < 0)
 			goto done;
 	}
 	for (uint32_t i = 0; i < o->iters; i++) {
 		double el, worst = 0;
-		if ((rc = one_op(c, D, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err)) < 0)
+		if ((rc = one_op(c, false, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err)) < 0)
 			goto done;
 		MPI_Allreduce(&el, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 		times[i] = worst;
@@ -498,10 +623,95 @@ static void host_layout_notes(const struct ctx *c)
 
 /* --- entry ---------------------------------------------------------------------------------- */
 
+/* D scaled so that its size (fast_a2a_size(): the largest per-GPU send or
+ * receive total, base for D) is exactly target, as nccl-tests' sizes are.
+ * Every entry is first scaled down to a whole byte (floor), which can leave
+ * the largest line up to ng - 1 bytes short; the bytes missing are then
+ * added one each to that line's non-zero entries with the largest
+ * remainders, skipping an entry whose other line (its column for a row)
+ * would go over target.  No line ends over target; the largest one
+ * reaches it unless every entry of it is blocked (then the size stays
+ * below, by less than ng bytes). */
 static void scale(const uint64_t *D, uint32_t ng, uint64_t base, uint64_t target, uint64_t *out)
 {
+	uint64_t *rs, *cs, best = 0, deficit;
+	uint32_t line = 0;
+	bool is_row = true;
+
 	for (size_t i = 0; i < (size_t)ng * ng; i++)
 		out[i] = base ? (uint64_t)(((unsigned __int128)D[i] * target) / base) : 0;
+	rs = fast_calloc(ng, sizeof *rs);
+	cs = fast_calloc(ng, sizeof *cs);
+	if (!base || !rs || !cs)
+		goto out; /* no memory: the floor alone, a few bytes short */
+	/* the line of D whose total is base (the first such) */
+	for (uint32_t i = 0; i < ng; i++)
+		for (uint32_t j = 0; j < ng; j++) {
+			rs[i] += D[(size_t)i * ng + j];
+			cs[j] += D[(size_t)i * ng + j];
+		}
+	for (uint32_t i = 0; i < ng; i++) {
+		if (rs[i] > best)
+			best = rs[i], line = i, is_row = true;
+		if (cs[i] > best)
+			best = cs[i], line = i, is_row = false;
+	}
+	memset(rs, 0, ng * sizeof *rs);
+	memset(cs, 0, ng * sizeof *cs);
+	for (uint32_t i = 0; i < ng; i++)
+		for (uint32_t j = 0; j < ng; j++) {
+			rs[i] += out[(size_t)i * ng + j];
+			cs[j] += out[(size_t)i * ng + j];
+		}
+	deficit = target - (is_row ? rs[line] : cs[line]);
+	while (deficit > 0) {
+		size_t pick = SIZE_MAX;
+		uint64_t rem = 0;
+		for (uint32_t k = 0; k < ng; k++) {
+			size_t at = is_row ? (size_t)line * ng + k : (size_t)k * ng + line;
+			uint64_t other = is_row ? cs[k] : rs[k];
+			uint64_t r = (uint64_t)(((unsigned __int128)D[at] * target) % base);
+			/* an entry takes at most one byte: out == floor */
+			if (!D[at] || other >= target ||
+			    out[at] != (uint64_t)(((unsigned __int128)D[at] * target) / base))
+				continue;
+			if (pick == SIZE_MAX || r > rem)
+				pick = at, rem = r;
+		}
+		if (pick == SIZE_MAX)
+			break;
+		out[pick]++;
+		rs[pick / ng]++;
+		cs[pick % ng]++;
+		deficit--;
+	}
+out:
+	free(rs);
+	free(cs);
+}
+
+/* The size after *size in the -b/-e/-f series (nccl-tests' rule: each
+ * size times the factor, while it is at most -e; -e itself is run when the
+ * series lands on it, as -b 1K -e 16K -f 4 does and -f 3 does not), rounded
+ * up to a whole byte.  false at the end of the series. */
+static bool next_size(const struct opts *o, uint64_t *size)
+{
+	double next = ceil((double)*size * o->factor);
+
+	if (*size >= o->maxb || next > (double)o->maxb || next <= (double)*size)
+		return false;
+	*size = (uint64_t)next;
+	return true;
+}
+
+/* Rows a matrix gives: the sizes of the series, or 1. */
+static uint64_t sweep_steps(const struct opts *o)
+{
+	uint64_t n = 1, size = o->minb;
+
+	while (o->sweep && next_size(o, &size))
+		n++;
+	return n;
 }
 
 static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fast_planset *ps)
@@ -511,6 +721,8 @@ static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fas
 	size_t nrows = 0, cap = 0;
 	uint64_t *Ds = NULL, wrong = 0;
 	uint32_t ng = t->ng;
+	double busbw_sum = 0;
+	struct cli_progress pr;
 	int st = 0;
 
 	Ds = fast_calloc((size_t)ng * ng, sizeof *Ds);
@@ -518,6 +730,10 @@ static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fas
 		return cli_fail(FAST_ENOMEM, "run: out of memory");
 	if (c->rank == 0 && !o->in.json)
 		print_header(c);
+	/* rank 0 says how far it is (rows: matrices x sizes) */
+	cli_progress_begin(&pr, "run", (uint64_t)t->count * sweep_steps(o));
+	if (c->rank != 0)
+		pr.on = false;
 	for (uint32_t m = 0; m < t->count && st == 0; m++) {
 		uint32_t orig = o->in.matrix >= 0 ? (uint32_t)o->in.matrix : m;
 		uint64_t base = fast_a2a_size(t->m[m].bytes, ng);
@@ -549,37 +765,50 @@ static int run_all(struct ctx *c, const struct fast_traffic *t, const struct fas
 			}
 			rows[nrows++] = w;
 			wrong += w.wrong;
+			busbw_sum += w.busbw;
+			cli_progress_step(&pr, nrows);
 			if (c->rank == 0 && !o->in.json) {
+				cli_progress_clear(&pr);
 				print_row(&w);
 				fflush(stdout);
 			}
-			if (!o->sweep || size >= o->maxb)
+			if (!o->sweep || !next_size(o, &size))
 				break;
-			{
-				double next = ceil((double)size * o->factor);
-				if (next > (double)o->maxb || next <= (double)size)
-					break;
-				size = (uint64_t)next;
-			}
 		}
 	}
-	if (st == 0 && c->rank == 0) {
-		if (o->in.json) {
+	cli_progress_end(&pr);
+	if (st == 0) {
+		/* nccl-tests' closing lines: the mean busbw over the rows, checked
+		 * against NCCL_TESTS_MIN_BW (GB/s) when set: below 90% of it fails */
+		const char *env = getenv("NCCL_TESTS_MIN_BW");
+		double avg = nrows ? busbw_sum / (double)nrows : 0, min_bw = env && *env ? atof(env) : -1;
+		int low = min_bw >= 0 && avg < min_bw * 0.9;
+
+		MPI_Bcast(&low, 1, MPI_INT, 0, MPI_COMM_WORLD); /* rank 0's environment decides */
+		if (c->rank == 0 && o->in.json) {
 			print_json(c, rows, nrows);
-		} else {
+		} else if (c->rank == 0) {
 			struct fast_exec_stats s;
 			fast_exec_get_stats(c->x, &s);
-			printf("# out of bounds values : %llu %s\n", (unsigned long long)wrong,
-			       wrong ? "FAILED" : "OK");
 			printf("# plan cache: %llu hits, %llu misses; synthesis %.1f us in total (rank 0)\n",
 			       (unsigned long long)s.cache_hits, (unsigned long long)s.cache_misses,
 			       s.synth_s * 1e6);
+			printf("# Out of bounds values : %llu %s\n", (unsigned long long)wrong,
+			       wrong ? "FAILED" : "OK");
+			printf("# Avg bus bandwidth    : %g %s\n", avg,
+			       min_bw < 0 ? "" : low ? "FAILED" : "OK");
+			printf("#\n");
 		}
-	}
-	if (st == 0 && wrong) {
-		if (c->rank == 0)
-			fprintf(stderr, "fast run: %llu wrong bytes\n", (unsigned long long)wrong);
-		st = 1;
+		if (wrong) {
+			if (c->rank == 0)
+				fprintf(stderr, "fast run: %llu wrong bytes\n", (unsigned long long)wrong);
+			st = 1;
+		} else if (low) {
+			if (c->rank == 0)
+				fprintf(stderr, "fast run: average bus bandwidth %g GB/s is below 90%% of NCCL_TESTS_MIN_BW %g\n",
+					avg, min_bw);
+			st = 1;
+		}
 	}
 	for (size_t i = 0; i < nrows; i++)
 		free(rows[i].staging_rank);
@@ -803,6 +1032,14 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	host_layout_notes(&c);
+	{
+		/* each rank's share of its host's memory (memory_fits) */
+		MPI_Comm host;
+		MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c.rank, MPI_INFO_NULL, &host);
+		MPI_Comm_size(host, &c.local_ranks);
+		MPI_Comm_free(&host);
+		c.mem_avail = host_mem_available(&c.mem_from);
+	}
 	fast_exec_opts_default(&eo);
 	eo.backend = in.o.backend;
 	eo.algo = in.o.algo ? in.o.algo : "fast";

@@ -13,7 +13,7 @@
 
 const char cmd_sim_usage[] =
 	"fast sim (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
-	"         (--plan FILE [--traffic FILE] | --traffic FILE --algo A [compiler options])\n"
+	"         (--plan FILE [--traffic FILE] | --traffic FILE [--algo A] [compiler options])\n"
 	"         [--matrix I] [--no-congestion] [--epsilon E] [--steps] [--json]\n"
 	"         [--timeline FILE.json] [--svg FILE.svg] [--timing] [--no-check]\n"
 	"\n"
@@ -29,7 +29,7 @@ const char cmd_sim_usage[] =
 	"\n"
 	"  --plan FILE        simulate the plans of a plan file\n"
 	"  --traffic FILE     the traffic (compiled with --algo, or the bound of --plan)\n"
-	"  --algo A           compile with A (algorithms and their options below)\n"
+	"  --algo A           compile with A (default fast; algorithms and their options below)\n"
 	"  --matrix I         only matrix I (and the plan serving it)\n" SIMC_SIM_USAGE
 	SIMC_NO_CHECK_USAGE
 	"  --steps            list every step's ready/start/end times\n"
@@ -46,6 +46,7 @@ struct opts {
 	struct fast_algo_opts ao;
 	struct fast_sim_opts so;
 	const char *algo, *timeline, *svg;
+	struct cli_progress *pr; /* compiling and simulating, one unit a plan each */
 	bool steps, timing, no_check;
 };
 
@@ -251,6 +252,8 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 			}
 			have_bound = true;
 		}
+		cli_progress_step(o->pr, o->pr->n - ps->count + i + 1);
+		cli_progress_clear(o->pr);
 		if (o->in.json)
 			print_json(o, t, p, &r, have_bound ? &b : NULL, first);
 		else
@@ -293,6 +296,7 @@ static int compile_all(const struct opts *o, const struct fast_topo *t, const st
 		if (fast_compile(o->algo, t, tr->m[i].bytes, &o->ao, &ps->plans[i], &err) < 0)
 			return cli_report(&err);
 		ps->count = i + 1;
+		cli_progress_step(o->pr, i + 1);
 		ps->plans[i].matrix = o->in.matrix >= 0 ? (uint32_t)o->in.matrix : i;
 		snprintf(ps->plans[i].label, sizeof ps->plans[i].label, "%s", tr->m[i].label);
 	}
@@ -307,9 +311,11 @@ int cmd_sim(int argc, char **argv)
 	struct fast_traffic tr = { 0 };
 	struct fast_planset ps = { 0 };
 	unsigned given = 0;
+	struct cli_progress pr;
 	int rc;
 
 	memset(&o, 0, sizeof o);
+	o.pr = &pr;
 	cli_inputs_init(&o.in);
 	fast_algo_opts_default(&o.ao);
 	fast_sim_opts_default(&o.so);
@@ -334,8 +340,12 @@ int cmd_sim(int argc, char **argv)
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
+	if (o.algo && !o.in.traffic_path)
+		return cli_usage_error("sim", "--algo needs --traffic FILE");
+	if (!o.in.plan_path && !o.in.traffic_path)
+		return cli_usage_error("sim", "give --plan FILE, or --traffic FILE [--algo A]");
 	if (!o.in.plan_path && !o.algo)
-		return cli_usage_error("sim", "give --plan FILE, or --traffic FILE with --algo A");
+		o.algo = "fast"; /* as plan, run and gate */
 	if (o.in.plan_path && o.algo)
 		return cli_usage_error("sim", "--algo compiles the traffic; it does not apply to --plan");
 	if (o.in.plan_path && given)
@@ -343,24 +353,26 @@ int cmd_sim(int argc, char **argv)
 	if (o.algo && ((rc = cli_algo_known("sim", "--algo", o.algo, NULL, 0)) != 0 ||
 		       (rc = cli_algo_applies("sim", &o.algo, 1, given)) != 0))
 		return rc;
-	if (o.algo && !o.in.traffic_path)
-		return cli_usage_error("sim", "--algo needs --traffic FILE");
 	if (o.no_check && !(o.in.plan_path && o.in.traffic_path))
 		return cli_usage_error("sim", "--no-check skips proving --plan for --traffic: give both");
 	if ((rc = cli_load_topo(&o.in, &t)) != 0)
 		return rc;
 	if (o.in.traffic_path && (rc = cli_load_traffic(&o.in, &t, &tr)) != 0)
 		return rc;
-	if (o.in.plan_path)
+	if (o.in.plan_path) {
 		rc = cli_load_plans(&o.in, &ps);
-	else
+		cli_progress_begin(&pr, "sim", ps.count);
+	} else {
+		cli_progress_begin(&pr, "sim", 2 * (uint64_t)tr.count);
 		rc = compile_all(&o, &t, &tr, &ps);
+	}
 	if (rc == 0) {
 		const char *outs[] = { o.timeline, o.svg };
 		rc = cli_outs_check(outs, 2);
 	}
 	if (rc == 0)
 		rc = simulate_all(&o, &t, &ps, &tr);
+	cli_progress_end(&pr);
 	fast_planset_free(&ps);
 	fast_traffic_free(&tr);
 	return rc;

@@ -93,6 +93,14 @@ static int parse_layers(const char *text, uint32_t *v, uint32_t *n)
 	}
 }
 
+static void import_progress(void *arg, uint32_t done, uint32_t n)
+{
+	struct cli_progress *pr = arg;
+
+	pr->n = n;
+	cli_progress_step(pr, done);
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct cli_scan s;
@@ -105,6 +113,7 @@ int cmd_trace(int argc, char **argv)
 	uint32_t lv[MAX_LAYERS], ep = 8, gps = 0;
 	char found[PATH_MAX], tried[3 * PATH_MAX + 8];
 	bool sparse = false;
+	struct cli_progress pr;
 	int rc;
 
 	memset(&o, 0, sizeof o);
@@ -173,7 +182,12 @@ int cmd_trace(int argc, char **argv)
 	cli_input_tree(o.data_dir);
 	if ((rc = cli_out_check(in.out_path)) != 0)
 		return rc;
-	if (fast_moe_import(&o, &in.lim, &t, &err) < 0) {
+	cli_progress_begin(&pr, "trace import: layer", 0);
+	o.progress = import_progress;
+	o.progress_arg = &pr;
+	rc = fast_moe_import(&o, &in.lim, &t, &err);
+	cli_progress_end(&pr);
+	if (rc < 0) {
 		if (err.code == FAST_EUSAGE)
 			return cli_usage_error("trace", "%s", err.msg);
 		return cli_report(&err);

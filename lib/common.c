@@ -337,53 +337,53 @@ void *fast_reallocarray(void *p, size_t n, size_t size)
 	return realloc(p, total ? total : 1);
 }
 
-/* Levenshtein distance of a and b, capped: any distance over cap is cap + 1
- * (the words compared are command, algorithm and option names). */
-static size_t edit_distance(const char *a, const char *b, size_t cap)
+/* Optimal-string-alignment distance, capped: rows of at most 64 + 1
+ * entries (longer words are not typos of an option name). */
+static size_t edit_distance(const char *a, const char *b)
 {
-	size_t la = strlen(a), lb = strlen(b), row[64];
+	size_t la = strlen(a), lb = strlen(b), r[3][65];
 
-	if (la >= sizeof row / sizeof row[0] || lb >= sizeof row / sizeof row[0] ||
-	    (la > lb ? la - lb : lb - la) > cap)
-		return cap + 1;
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;
 	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
+		r[0][j] = j;
 	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0], best;
-		row[0] = best = i;
+		size_t *cur = r[i % 3], *prev = r[(i + 2) % 3], *prev2 = r[(i + 1) % 3];
+		cur[0] = i;
 		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t v = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < v)
-				v = up + 1;
-			if (row[j - 1] + 1 < v)
-				v = row[j - 1] + 1;
-			row[j] = v;
-			diag = up;
-			if (v < best)
-				best = v;
+			size_t cost = a[i - 1] != b[j - 1];
+			size_t v = prev[j - 1] + cost;
+			if (prev[j] + 1 < v)
+				v = prev[j] + 1;
+			if (cur[j - 1] + 1 < v)
+				v = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    prev2[j - 2] + 1 < v)
+				v = prev2[j - 2] + 1;
+			cur[j] = v;
 		}
-		if (best > cap)
-			return cap + 1;
 	}
-	return row[lb];
+	return r[la % 3][lb];
 }
 
 const char *fast_suggest(const char *word, const char *const *candidates, size_t n)
 {
-	const char *best = NULL;
+	const char *best = NULL, *bare = word;
 	size_t best_d = 3;
 
-	for (size_t i = 0; word && i < n; i++) {
+	if (!word)
+		return NULL;
+	while (*bare == '-')
+		bare++;
+	for (size_t i = 0; i < n; i++) {
 		size_t d;
 		if (!candidates[i])
 			continue;
-		d = edit_distance(word, candidates[i], 2);
-		/* at most about half the word changed: "x" suggests nothing, not "pxn" */
-		if (d < best_d && 2 * d <= strlen(word) + 1) {
-			best = candidates[i];
+		d = edit_distance(word, candidates[i]);
+		if (d < best_d) {
 			best_d = d;
+			best = candidates[i];
 		}
 	}
-	return best;
+	return best && (best_d == 0 || best_d < strlen(bare)) ? best : NULL;
 }

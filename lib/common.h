@@ -138,16 +138,19 @@ uint64_t fast_hash_u64(uint64_t h, uint64_t v);
 uint64_t fast_hash_double(uint64_t h, double v);
 uint64_t fast_hash_str(uint64_t h, const char *s);
 
-/* The candidate closest to word (Levenshtein distance) within distance 2
- * and with at most about half of word changed, the first of equally close
- * ones, or NULL: "did you mean" for an unknown command, algorithm, option
- * or preset (cmd/cli.h's cli_suggest is this).  NULL entries of candidates
- * are skipped. */
-const char *fast_suggest(const char *word, const char *const *candidates, size_t n);
-
 /* Allocation helpers that check the element-count multiplication; return
  * NULL on overflow or exhaustion (callers report FAST_ENOMEM). */
 void *fast_calloc(size_t n, size_t size);
 void *fast_reallocarray(void *p, size_t n, size_t size);
+
+/* The candidate closest to word for a "did you mean" hint: the first of
+ * the n candidates at the smallest edit distance (insertions, deletions,
+ * substitutions and swaps of adjacent characters), when that distance is
+ * at most 2 and smaller than word's length without its leading dashes (so
+ * "-x" suggests nothing); else NULL.  An exact match is returned as is.
+ * NULL entries are skipped; the result points into candidates.  "Did you
+ * mean" for commands, algorithms, options and presets (cmd/cli.h's
+ * cli_suggest is this). */
+const char *fast_suggest(const char *word, const char *const *candidates, size_t n);
 
 #endif

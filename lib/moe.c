@@ -1192,6 +1192,8 @@ int fast_moe_import(const struct fast_moe_import *opt, const struct fast_limits 
 					 prefix);
 			}
 		}
+		if (rc == 0 && opt->progress)
+			opt->progress(opt->progress_arg, i + 1, nl);
 	}
 	free(present);
 	free(im.text);

@@ -162,6 +162,10 @@ struct fast_moe_import {
 	uint64_t token_bytes;      /* 0 = the model's default (hidden * 2) */
 	bool no_dedup;             /* per-token data: one copy per (token, expert) */
 	bool no_combine;           /* only dispatch matrices */
+	/* NULL, or called after each layer with the layers built and their
+	 * number (the command's progress line; lib/ does not print) */
+	void (*progress)(void *arg, uint32_t done, uint32_t n);
+	void *progress_arg;
 };
 
 /* Build a trace with, per layer in ascending order, "layerL/dispatch" and

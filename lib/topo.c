@@ -156,12 +156,15 @@ int fast_topo_preset(const char *name, uint32_t servers, uint32_t gpus,
 		if (strcmp(presets[i].name, name) == 0)
 			p = &presets[i];
 	if (!p) {
-		char known[128] = "";
+		char known[128] = "", hint[64] = "";
+		const char *near = fast_suggest(name, fast_topo_preset_names(), NPRESETS);
 		for (size_t i = 0; i < NPRESETS; i++)
 			snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
 				 i ? ", " : "", presets[i].name);
-		return fast_err_set(err, FAST_EUSAGE, "unknown preset '%.40s' (known: %s)", name,
-				    known);
+		if (near)
+			snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+		return fast_err_set(err, FAST_EUSAGE, "unknown preset '%.40s' (%sknown: %s)", name,
+				    hint, known);
 	}
 	memset(&t, 0, sizeof t);
 	snprintf(t.name, sizeof t.name, "%s", p->name);

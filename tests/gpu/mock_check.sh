@@ -34,7 +34,7 @@ for cfg in "8 2 4 tests/mpi/data/mix8.json" "16 4 4 tests/mpi/data/mix16.json"; 
 	for algo in fast fanout nccl pxn spreadout hier mpi; do
 		if $MPIRUN -np "$1" "$B/mock/fast" run --preset h200 --servers "$2" --gpus "$3" \
 			--backend cuda --traffic "$4" --algo $algo -n 2 -w 1 -c 1 >"$B/mock/out" 2>&1 &&
-			grep -q "out of bounds values : 0 OK" "$B/mock/out"; then
+			grep -q "Out of bounds values : 0 OK" "$B/mock/out"; then
 			pass=$((pass + 1))
 			echo "ok - mock cuda, np $1: $algo"
 		else
@@ -48,7 +48,7 @@ done
 "$B/mock/fast" gen --preset h200 --servers 2 --gpus 4 --pattern random --mean-bytes 4M -o "$B/mock/r8.json" >/dev/null
 if $MPIRUN -np 8 "$B/mock/fast" run --preset h200 --servers 2 --gpus 4 --backend cuda \
 	--traffic "$B/mock/r8.json" --algo fast --max-staging 512K -n 2 -w 1 -c 1 >"$B/mock/out" 2>&1 &&
-	grep -q "out of bounds values : 0 OK" "$B/mock/out"; then
+	grep -q "Out of bounds values : 0 OK" "$B/mock/out"; then
 	pass=$((pass + 1))
 	echo "ok - mock cuda, np 8: 4 MiB per GPU, staging capped"
 else

@@ -47,7 +47,7 @@ run() {
 		bad "$name"
 		return 1
 	fi
-	if [ "$want" = 0 ] && ! grep -q "out of bounds values : 0 OK\|\"wrong\": 0\|0 wrong elements: OK" "$TMP/out"; then
+	if [ "$want" = 0 ] && ! grep -q "Out of bounds values : 0 OK\|\"wrong\": 0\|0 wrong elements: OK" "$TMP/out"; then
 		bad "$name (no zero-wrong summary)"
 		return 1
 	fi
@@ -146,6 +146,49 @@ run "--max-staging splits into passes" 0 \
 run "-b/-e/-f sweep" 0 \
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 2 --algo fast -b 1K -e 16K -f 4 $QUICK &&
 	{ [ "$(grep -c '^ *2 hot-receiver' "$TMP/out")" = 3 ] || bad "sweep: expected 3 rows"; }
+# nccl-tests' conventions: the sizes of -b/-e/-f are exactly the sizes run
+# (the scaled matrix's largest per-GPU total), -e only when the series lands
+# on it; the closing lines; NCCL_TESTS_MIN_BW; -b with --plan refused
+run "-b/-e/-f sizes exact, closing lines" 0 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 2 --algo fast -b 1000 -e 16K -f 3 $QUICK &&
+	{ sizes=$(awk '$2 == "hot-receiver" { printf "%s ", $3 }' "$TMP/out")
+	  [ "$sizes" = "1000 3000 9000 " ] || bad "sweep sizes: '$sizes', expected 1000 3000 9000"
+	  avg=$(awk '$2 == "hot-receiver" { s += $9; n++ } END { printf "%.3f", s / n }' "$TMP/out")
+	  got=$(sed -n 's/^# Avg bus bandwidth    : \([0-9.e+-]*\) $/\1/p' "$TMP/out")
+	  # the mean of the busbw column (printed to 3 decimals)
+	  [ -n "$got" ] && awk -v a="$avg" -v g="$got" 'BEGIN { d = a - g; exit !(d < 0.002 && d > -0.002) }' &&
+		tail -1 "$TMP/out" | grep -qx '#' ||
+		bad "closing lines: '# Avg bus bandwidth    : $avg ' then '#' expected"; }
+run "progress: FAST_PROGRESS=1 under mpirun (stderr a pipe), none without" 0 \
+	env FAST_PROGRESS=1 $MPIRUN -x FAST_PROGRESS -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --algo fast $QUICK &&
+	{ grep -qaF $'\r''run 1/3' "$TMP/out" || bad "progress: no 'run 1/3' with FAST_PROGRESS=1"; } &&
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --algo fast $QUICK >"$TMP/out" 2>&1 &&
+	{ ! grep -qa $'\r' "$TMP/out" || bad "progress: a carriage return without FAST_PROGRESS"; }
+# no --servers/--gpus: the shape comes from the traffic (8 GPUs on h200: 1 x 8)
+run "shape from the traffic: --preset h200 alone, 8 GPUs = 1 x 8" 0 \
+	$MPIRUN -np 8 "$FAST" run --preset h200 --traffic "$ROOT/traces/mixtral-arxiv-ep8.json" --matrix 0 -b 64K -e 64K $QUICK &&
+	{ grep -q 'topology h200 (1 servers x 8 GPUs)' "$TMP/out" || bad "shape from the traffic: not 1 x 8"; }
+run "NCCL_TESTS_MIN_BW above the average fails" 1 \
+	env NCCL_TESTS_MIN_BW=1000000 $MPIRUN -x NCCL_TESTS_MIN_BW -np 8 "$FAST" run $TOPO8 \
+	--traffic "$HERE/data/mix8.json" --matrix 2 --algo fast $QUICK &&
+	{ grep -q '^# Avg bus bandwidth    : [0-9.e+-]* FAILED$' "$TMP/out" &&
+	  [ "$(grep -c 'below 90% of NCCL_TESTS_MIN_BW' "$TMP/out")" = 1 ] || bad "NCCL_TESTS_MIN_BW: FAILED line or message"; }
+run "-b/-e with --plan: refused, said once" 2 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 \
+	--plan "$TMP/plan1.json" -b 1K -e 4K $QUICK &&
+	{ [ "$(grep -c 'a --plan holds fixed byte counts: sweep with --algo NAME' "$TMP/out")" = 1 ] || bad "-b with --plan: message"; }
+# the memory a row needs, checked before anything is allocated (the host's
+# memory given by FAST_MEM_AVAILABLE: 58 MiB a rank, 8 ranks): refused with
+# a --max-staging that fits every rank, which then runs
+MEM="env FAST_MEM_AVAILABLE=464M $MPIRUN -x FAST_MEM_AVAILABLE"
+run "memory: staging over a rank's share, --max-staging suggested" 3 \
+	$MEM -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 -b 16M -e 16M -n 1 -w 0 &&
+	{ [ "$(grep -c 'not enough memory: rank [0-9]* needs .* give --max-staging 3M$' "$TMP/out")" = 1 ] || bad "memory: --max-staging advice not said once"; }
+run "memory: the suggested --max-staging runs" 0 \
+	$MEM -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 -b 16M -e 16M -n 1 -w 0 --max-staging 3M
+run "memory: buffers over a rank's share, a size suggested" 3 \
+	env FAST_MEM_AVAILABLE=1M $MPIRUN -x FAST_MEM_AVAILABLE -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 0 -b 16M -e 16M -n 1 -w 0 &&
+	{ [ "$(grep -c 'not enough memory: .* run a smaller size (-b [0-9]* -e [0-9]* scale the matrix)' "$TMP/out")" = 1 ] || bad "memory: size advice not said once"; }
 
 # fast check and fast run accept the same plans: checker-accepted mutants
 # (duplicate forwards, spare copies, reordered steps: tests/mpi/mutate.h) of

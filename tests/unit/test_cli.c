@@ -5,7 +5,9 @@
  * The scanner prints its usage errors on stderr; these tests pin the
  * outcome (s.failed, exit status of cli_end), the golden tests the text.
  */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cli.h"
 #include "cmd/cli_algo.h"
@@ -278,8 +280,58 @@ static void test_cli__algo_options(void)
 	}
 }
 
+/* The option loop tried every name before cli_unknown(): s.tried holds
+ * them, and the closest is the hint. */
+static void test_cli__unknown_option_candidates(void)
+{
+	struct seen o;
+	struct cli_scan s;
+
+	CU_ASSERT_EQUAL(scan(ARGV("--nmae", "x"), &o, &s), 2);
+	CU_ASSERT_EQUAL(s.ntried, 5);
+	CU_ASSERT_STRING_EQUAL(cli_suggest("--nmae", s.tried, s.ntried), "--name");
+	CU_ASSERT_STRING_EQUAL(cli_suggest("--siz", s.tried, s.ntried), "--size");
+	CU_ASSERT_PTR_NULL(cli_suggest("--verbose", s.tried, s.ntried));
+}
+
+/* Progress goes to stderr only when it is a terminal (or FAST_PROGRESS=1):
+ * stderr redirected to a file gets nothing, forced it gets "\rwhat i/n"
+ * and the erasing line. */
+static void test_cli__progress_only_on_a_terminal(void)
+{
+	struct cli_progress p;
+	char buf[256] = "";
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fflush(stderr);
+	dup2(fileno(f), STDERR_FILENO);
+	unsetenv("FAST_PROGRESS");
+	cli_progress_begin(&p, "quiet", 2);
+	cli_progress_step(&p, 1);
+	cli_progress_end(&p);
+	setenv("FAST_PROGRESS", "1", 1);
+	cli_progress_begin(&p, "loud", 2);
+	cli_progress_step(&p, 1);
+	cli_progress_step(&p, 2); /* within 0.1 s of the first: not drawn */
+	cli_progress_end(&p);
+	unsetenv("FAST_PROGRESS");
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	CU_ASSERT_STRING_EQUAL(buf, "\rloud 1/2\r" "        " "\r");
+}
+
 UNIT_MAIN("cli", UNIT_TEST(test_cli__both_value_spellings), UNIT_TEST(test_cli__prefix_is_not_the_option),
 	  UNIT_TEST(test_cli__missing_value_is_usage_error), UNIT_TEST(test_cli__integers_checked),
 	  UNIT_TEST(test_cli__sizes_and_doubles), UNIT_TEST(test_cli__positionals_and_help),
 	  UNIT_TEST(test_cli__common_inputs), UNIT_TEST(test_cli__suggest),
-	  UNIT_TEST(test_cli__flags_refuse_inputs), UNIT_TEST(test_cli__algo_options))
+	  UNIT_TEST(test_cli__flags_refuse_inputs), UNIT_TEST(test_cli__algo_options),
+	  UNIT_TEST(test_cli__unknown_option_candidates),
+	  UNIT_TEST(test_cli__progress_only_on_a_terminal))

@@ -286,6 +286,25 @@ static void test_common__checked_allocation(void)
 	free(p);
 }
 
+static void test_common__suggest_closest_within_two_edits(void)
+{
+	const char *const opts[] = { "--traffic", "--topo", "--preset", "--plan", "--max-staging" };
+	const char *const presets[] = { "h200", "h100", "mi300x", "mi300x-100g" };
+
+	CU_ASSERT_STRING_EQUAL(fast_suggest("--trafic", opts, 5), "--traffic");     /* deletion */
+	CU_ASSERT_STRING_EQUAL(fast_suggest("--prset", opts, 5), "--preset");
+	CU_ASSERT_STRING_EQUAL(fast_suggest("--tpoo", opts, 5), "--topo");          /* swap */
+	CU_ASSERT_STRING_EQUAL(fast_suggest("--max-stagign", opts, 5), "--max-staging");
+	CU_ASSERT_STRING_EQUAL(fast_suggest("--plan", opts, 5), "--plan");          /* exact */
+	CU_ASSERT_PTR_NULL(fast_suggest("--frobnicate", opts, 5));                 /* too far */
+	CU_ASSERT_PTR_NULL(fast_suggest("-x", opts, 5));
+	/* ties: the first candidate */
+	CU_ASSERT_STRING_EQUAL(fast_suggest("h300", presets, 4), "h200");
+	CU_ASSERT_STRING_EQUAL(fast_suggest("mi300", presets, 4), "mi300x");
+	CU_ASSERT_PTR_NULL(fast_suggest("a", presets, 4));
+	CU_ASSERT_PTR_NULL(fast_suggest("h200", presets, 0));
+}
+
 UNIT_MAIN("common",
 	  UNIT_TEST(test_common__error_list_statuses_and_names),
 	  UNIT_TEST(test_common__err_set_and_prefix),
@@ -299,4 +318,5 @@ UNIT_MAIN("common",
 	  UNIT_TEST(test_common__rng_below_and_double_ranges),
 	  UNIT_TEST(test_common__hash_fnv1a),
 	  UNIT_TEST(test_common__a2a_size_and_bandwidth),
-	  UNIT_TEST(test_common__checked_allocation))
+	  UNIT_TEST(test_common__checked_allocation),
+	  UNIT_TEST(test_common__suggest_closest_within_two_edits))
