@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/install/run.sh - fast outside its checkout: `make install` into a
 # temporary prefix, then, from another directory and with only the installed
-# files: the README tour's main commands on the installed traces (and a
+# files: every command block of the README's tour, compared with the
+# README (tests/install/readme_tour.py), the tour's main commands on the
+# installed traces (and a
 # trace import that finds the installed data set), `make demo`'s outputs
 # equal to the committed results/demo, the man page and bash completion,
 # a program built with pkg-config against every installed header and
@@ -46,6 +48,9 @@ mkdir -p "$WORK/elsewhere"
 cd "$WORK/elsewhere" || exit 2
 
 # --- the tour, from elsewhere, on installed files only ---------------------
+# every command block of the README, compared with what it shows
+check "the README's tour from the prefix equals the README" \
+	python3 "$ROOT/tests/install/readme_tour.py" "$PREFIX" "$ROOT/README.md"
 check "fast topo list" "$F" topo list
 check "fast gen" "$F" gen --preset h200 --pattern zipf --skew 0.8 --mean-bytes 256M --seed 1 -o zipf.json
 check "fast trace import finds the installed data set" \
