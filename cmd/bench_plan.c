@@ -356,7 +356,7 @@ static int synth_row(struct report *r, uint32_t N, enum pattern pat, enum fast_s
 		exp_ns[2] = exp.max / (double)j.expanded_pieces * 1e9;
 	}
 	if (r->j) {
-		fprintf(r->j, "%s\n  {\"gpus\":%u,\"servers\":%u,\"pattern\":\"%s\",\"stages\":\"%s\","
+		fprintf(r->j, "%s\n  {\"gpus_total\":%u,\"servers\":%u,\"pattern\":\"%s\",\"stages\":\"%s\","
 			"\"rail_stages\":%u,\"steps\":%zu,\"lanes\":%zu,\"pieces\":%zu,"
 			"\"plan_bytes\":%llu,",
 			r->first ? "" : ",", ng, N, pattern_names[pat], mname, j.K, j.plan.nsteps,
@@ -414,7 +414,7 @@ static int alpha_report(struct report *r, bool quick)
 	}
 	m = model_of(&topo);
 	if (r->j)
-		fprintf(r->j, "],\n\"alpha_aware\":{\"gpus\":%u,\"servers\":%u,\"preset\":\"h200\","
+		fprintf(r->j, "],\n\"alpha_aware\":{\"gpus_total\":%u,\"servers\":%u,\"preset\":\"h200\","
 			"\"stage_cost_s\":%.9g,\"nic_Bps\":%.9g,\"rows\":[", ng, N, m.stage_s, m.Bps);
 	else
 		printf("\nalpha-aware stages, %u GPUs (%u x %u, h200: %.1f us per stage, %.2f GB/s "

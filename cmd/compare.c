@@ -262,8 +262,9 @@ int cmd_compare(int argc, char **argv)
 		printf("matrix,label,algo,time_s,algbw_GBps,bound_s,ratio,fast_speedup%s\n",
 		       o.timing ? ",synthesis_s" : "");
 	} else if (o.in.json) {
-		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus\": %u, \"congestion\": %s, \"matrices\": [\n",
-		       t.name, t.servers, t.gpus, o.so.congestion ? "true" : "false");
+		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, "
+		       "\"congestion\": %s, \"matrices\": [\n", t.name, t.servers, t.gpus, fast_topo_ngpus(&t),
+		       o.so.congestion ? "true" : "false");
 	}
 	for (uint32_t m = 0; m < tr.count; m++) {
 		struct cell *c = &cells[(size_t)m * o.nalgos];

@@ -223,8 +223,8 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 			return rc;
 	}
 	if (o->in.json)
-		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus\": %u, \"plans\": [\n", t->name,
-		       t->servers, t->gpus);
+		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, "
+		       "\"gpus_total\": %u, \"plans\": [\n", t->name, t->servers, t->gpus, fast_topo_ngpus(t));
 	for (uint32_t i = 0; i < ps->count; i++) {
 		const struct fast_plan *p = &ps->plans[i];
 		struct fast_bound b;
