@@ -430,14 +430,14 @@ static void print_json(const struct ctx *c, const struct row *rows, size_t n)
 	json_string(o->in.plan_path ? o->in.plan_path : o->algo);
 	printf(", \"traffic\": ");
 	json_string(o->in.traffic_path);
-	printf(", \"iters\": %u, \"warmup\": %u, \"check\": %u, \"max_staging\": %llu, \"rows\": [",
+	printf(", \"iters\": %u, \"warmup\": %u, \"check\": %u, \"max_staging_bytes\": %llu, \"rows\": [",
 	       o->iters, o->warmup, o->check, (unsigned long long)o->max_staging);
 	for (size_t i = 0; i < n; i++) {
 		const struct row *w = &rows[i];
 		printf("%s\n  {\"matrix\": %u, \"label\": ", i ? "," : "", w->matrix);
 		json_string(w->label);
 		/* times in seconds, to the nanosecond */
-		printf(", \"size\": %llu, \"count\": %llu, \"type\": \"uint8\", \"time_s\": %.9f, "
+		printf(", \"size_bytes\": %llu, \"count\": %llu, \"type\": \"uint8\", \"time_s\": %.9f, "
 		       "\"median_s\": %.9f, \"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, \"wrong\": %llu, "
 		       "\"synthesis_s\": %.9f, \"staging_bytes\": %llu, \"passes\": %u, \"waves\": %u, "
 		       "\"cache_hits\": %llu, \"cache_lookups\": %llu",

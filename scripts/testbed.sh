@@ -361,7 +361,7 @@ print("# from fast run --json (%s): size count type redop root time(median us) a
 for r in d["rows"]:
     if r["wrong"]:
         sys.exit("wrong bytes in a calibration run")
-    print(r["size"], r["count"], "uint8 none -1", "%.3f" % (r["median_s"] * 1e6), r["algbw_GBps"], r["algbw_GBps"], r["wrong"])
+    print(r["size_bytes"], r["count"], "uint8 none -1", "%.3f" % (r["median_s"] * 1e6), r["algbw_GBps"], r["algbw_GBps"], r["wrong"])
 EOF
 }
 
