@@ -121,13 +121,13 @@ int fast_bench_bound(const struct bench_opts *o)
 	if (o->json) {
 		printf("{\"traffic\": {\"zipf\": \"skew 0.8\", \"hotspot\": \"1 in 16 GPUs hot, fraction 0.5\", "
 		       "\"mean_bytes\": 67108864, \"seed\": 1}, \"repeats\": %d, "
-		       "\"target\": {\"gpus\": %u, \"total_s\": ",
+		       "\"target\": {\"gpus_total\": %u, \"total_s\": ",
 		       reps, TARGET_GPUS);
 		fast_json_put_double(stdout, TARGET_S);
 		printf(", \"met\": %s}, \"results\": [", measured_target ? (met ? "true" : "false") : "null");
 		for (size_t i = 0; i < nrows; i++) {
 			const struct row *r = &rows[i];
-			printf("%s{\"gpus\": %u, \"traffic\": \"%s\", \"preset\": \"%s\", "
+			printf("%s{\"gpus_total\": %u, \"traffic\": \"%s\", \"preset\": \"%s\", "
 			       "\"scale_up\": \"%s\", \"scale_up_at_nic_rate\": %s, \"lps\": %u, "
 			       "\"lp_over_closed\": ",
 			       i ? ", " : "", r->gpus, r->traffic, r->preset, r->kind,

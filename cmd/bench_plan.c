@@ -356,7 +356,7 @@ static int synth_row(struct report *r, uint32_t N, enum pattern pat, enum fast_s
 		exp_ns[2] = exp.max / (double)j.expanded_pieces * 1e9;
 	}
 	if (r->j) {
-		fprintf(r->j, "%s\n  {\"gpus\":%u,\"servers\":%u,\"pattern\":\"%s\",\"stages\":\"%s\","
+		fprintf(r->j, "%s\n  {\"gpus_total\":%u,\"servers\":%u,\"pattern\":\"%s\",\"stages\":\"%s\","
 			"\"rail_stages\":%u,\"steps\":%zu,\"lanes\":%zu,\"pieces\":%zu,"
 			"\"plan_bytes\":%llu,",
 			r->first ? "" : ",", ng, N, pattern_names[pat], mname, j.K, j.plan.nsteps,
@@ -365,9 +365,9 @@ static int synth_row(struct report *r, uint32_t N, enum pattern pat, enum fast_s
 		fputc(',', r->j);
 		json_stats(r->j, "synthesis_s", &syn);
 		if (with_expand)
-			fprintf(r->j, ",\"expand_ns_per_piece\":{\"median\":%.4g,\"min\":%.4g,"
+			fprintf(r->j, ",\"expand_s_per_piece\":{\"median\":%.4g,\"min\":%.4g,"
 				"\"max\":%.4g},\"expanded_pieces\":%llu",
-				exp_ns[0], exp_ns[1], exp_ns[2],
+				exp_ns[0] * 1e-9, exp_ns[1] * 1e-9, exp_ns[2] * 1e-9,
 				(unsigned long long)j.expanded_pieces);
 		fputc('}', r->j);
 		r->first = false;
@@ -414,8 +414,8 @@ static int alpha_report(struct report *r, bool quick)
 	}
 	m = model_of(&topo);
 	if (r->j)
-		fprintf(r->j, "],\n\"alpha_aware\":{\"gpus\":%u,\"servers\":%u,\"preset\":\"h200\","
-			"\"stage_cost_s\":%.9g,\"nic_Bps\":%.9g,\"rows\":[", ng, N, m.stage_s, m.Bps);
+		fprintf(r->j, "],\n\"alpha_aware\":{\"gpus_total\":%u,\"servers\":%u,\"preset\":\"h200\","
+			"\"stage_cost_s\":%.9g,\"nic_GBps\":%.9g,\"rows\":[", ng, N, m.stage_s, m.Bps / 1e9);
 	else
 		printf("\nalpha-aware stages, %u GPUs (%u x %u, h200: %.1f us per stage, %.2f GB/s "
 		       "per NIC); modelled scale-out time\n"

@@ -127,7 +127,7 @@ int fast_bench_sim(const struct bench_opts *o)
 		printf("{\"epsilon\": %g, \"rows\": [", SCALABLE_EPSILON);
 		for (size_t i = 0; i < n; i++) {
 			const struct row *r = &rows[i];
-			printf("%s\n  {\"case\": \"%s\", \"algo\": \"%s\", \"gpus\": %u, \"epsilon\": %g, "
+			printf("%s\n  {\"case\": \"%s\", \"algo\": \"%s\", \"gpus_total\": %u, \"epsilon\": %g, "
 			       "\"sim_time_s\": %.9g, \"cpu_s\": %.4f, \"cpu_min_s\": %.4f, \"cpu_max_s\": %.4f, "
 			       "\"wall_s\": %.4f, \"flows\": %llu, "
 			       "\"events\": %llu, \"allocations\": %llu, \"flows_per_s\": %.0f, ",

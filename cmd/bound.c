@@ -10,6 +10,7 @@
  * LP values are printed to the nanosecond (and the ratio to 6 decimals)
  * in both forms, since their last bits may vary with the simplex path.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,8 +57,8 @@ static void json_topo(FILE *f, const struct fast_topo *t)
 {
 	fprintf(f, "{\"name\": ");
 	fast_json_put_string(f, t->name);
-	fprintf(f, ", \"servers\": %u, \"gpus\": %u, \"scale_up\": \"%s\"}", t->servers, t->gpus,
-	       t->up_kind == FAST_UP_MESH ? "mesh" : "switch");
+	fprintf(f, ", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, \"scale_up\": \"%s\"}",
+		t->servers, t->gpus, fast_topo_ngpus(t), t->up_kind == FAST_UP_MESH ? "mesh" : "switch");
 }
 
 static void json_bound(FILE *f, const struct fast_bound *b, uint32_t matrix, const char *label,
@@ -65,8 +66,8 @@ static void json_bound(FILE *f, const struct fast_bound *b, uint32_t matrix, con
 {
 	fprintf(f, "    {\"matrix\": %u, \"label\": ", matrix);
 	fast_json_put_string(f, label);
-	fprintf(f, ", \"closed_us\": ");
-	fast_json_put_double(f, b->closed_s * 1e6);
+	fprintf(f, ", \"closed_s\": ");
+	fast_json_put_double(f, b->closed_s);
 	fprintf(f, ", \"closed_server\": %u, \"closed_direction\": \"%s\"", b->closed_server,
 	       b->closed_is_ingress ? "ingress" : "egress");
 	if (closed_only) {
@@ -75,9 +76,11 @@ static void json_bound(FILE *f, const struct fast_bound *b, uint32_t matrix, con
 	}
 	/* the LP optimum's last bits depend on the simplex path (GLPK
 	 * version): nanoseconds and six decimals of the ratio are stable */
-	fprintf(f, ", \"lp_us\": %.3f, \"ratio\": ", b->lp_s * 1e6);
+	fprintf(f, ", \"lp_s\": ");
+	fast_json_put_double(f, round(b->lp_s * 1e9) / 1e9);
+	fprintf(f, ", \"ratio\": ");
 	if (b->closed_s > 0)
-		fprintf(f, "%.6f", b->lp_s / b->closed_s);
+		fast_json_put_double(f, round(b->lp_s / b->closed_s * 1e6) / 1e6);
 	else
 		fprintf(f, "null");
 	fprintf(f, ", \"lp_server\": %u, \"binding\": ", b->lp_server);

@@ -10,6 +10,7 @@
 
 #include "builtin.h"
 #include "cli.h"
+#include "lib/json.h"
 #include "sim_common.h"
 
 const char cmd_compare_usage[] =
@@ -187,19 +188,28 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 		printf("\"matrix\": %lld, \"label\": \"%s\", ", (long long)matrix, label);
 	else
 		printf("\"matrix\": \"total\", ");
-	printf("\"bound_s\": %.9g, ", bound_s);
+	printf("\"bound_s\": ");
+	fast_json_put_double(stdout, bound_s);
 	if (b)
-		printf("\"binding\": \"%s\", ", b->binding);
-	printf("\"algorithms\": [");
+		printf(", \"binding\": \"%s\"", b->binding);
+	printf(", \"algorithms\": [");
 	for (uint32_t k = 0; k < o->nalgos; k++) {
-		printf("%s\n    {\"algo\": \"%s\", \"time_s\": %.9g, \"algbw_GBps\": %.6g, \"ratio\": %.6g",
-		       k ? "," : "", o->algos[k], c[k].time_s, c[k].algbw,
-		       bound_s > 0 ? c[k].time_s / bound_s : 0.0);
-		if (f && f->time_s > 0)
-			printf(", \"fast_speedup\": %.6g", c[k].time_s / f->time_s);
-		if (o->timing && (int)k == o->fast_idx)
-			printf(", \"synthesis_s\": %.6g, \"time_with_synthesis_s\": %.9g", c[k].synth_s,
-			       c[k].time_s + c[k].synth_s);
+		printf("%s\n    {\"algo\": \"%s\", \"time_s\": ", k ? "," : "", o->algos[k]);
+		fast_json_put_double(stdout, c[k].time_s);
+		printf(", \"algbw_GBps\": ");
+		fast_json_put_double(stdout, c[k].algbw);
+		printf(", \"ratio\": ");
+		fast_json_put_double(stdout, bound_s > 0 ? c[k].time_s / bound_s : 0.0);
+		if (f && f->time_s > 0) {
+			printf(", \"fast_speedup\": ");
+			fast_json_put_double(stdout, c[k].time_s / f->time_s);
+		}
+		if (o->timing && (int)k == o->fast_idx) {
+			printf(", \"synthesis_s\": ");
+			fast_json_put_double(stdout, c[k].synth_s);
+			printf(", \"time_with_synthesis_s\": ");
+			fast_json_put_double(stdout, c[k].time_s + c[k].synth_s);
+		}
 		printf("}");
 	}
 	printf("]}");
@@ -269,8 +279,9 @@ int cmd_compare(int argc, char **argv)
 		printf("matrix,label,algo,time_s,algbw_GBps,bound_s,ratio,fast_speedup%s\n",
 		       o.timing ? ",synthesis_s" : "");
 	} else if (o.in.json) {
-		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus\": %u, \"congestion\": %s, \"matrices\": [\n",
-		       t.name, t.servers, t.gpus, o.so.congestion ? "true" : "false");
+		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, "
+		       "\"congestion\": %s, \"matrices\": [\n", t.name, t.servers, t.gpus, fast_topo_ngpus(&t),
+		       o.so.congestion ? "true" : "false");
 	}
 	cli_progress_begin(&pr, "compare", (uint64_t)tr.count * (o.nalgos + 1));
 	for (uint32_t m = 0; m < tr.count; m++) {

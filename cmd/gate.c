@@ -69,7 +69,7 @@ static int baseline_load(const char *path, struct baseline *b)
 	if (fast_read_file(path, UINT64_C(1) << 32, &text, &len, &err) < 0)
 		return cli_report(&err);
 	version = sweep_csv_version(text, len, &body);
-	if (version != 2) {
+	if (version < 2) {
 		free(text);
 		if (version == 1)
 			return cli_fail(FAST_EINPUT, "%s:1: a baseline of an older version (no ident column, rows matched by label): rewrite it with fast gate --write-baseline", path);
@@ -87,7 +87,7 @@ static int baseline_load(const char *path, struct baseline *b)
 			return cli_fail(FAST_ENOMEM, "out of memory");
 		}
 		b->rows = r;
-		if (sweep_row_parse(p, &b->rows[b->n]) < 0) {
+		if (sweep_row_parse_version(p, version, &b->rows[b->n], NULL) < 0) {
 			free(text);
 			return cli_fail(FAST_EINPUT, "%s:%zu: malformed row", path, lineno);
 		}
@@ -211,26 +211,26 @@ static void print_json(const struct verdict *v, uint32_t n, double max_ratio, do
 		fast_json_put_string(stdout, r->algo);
 		printf(",\"ident\":");
 		fast_json_put_string(stdout, r->ident);
-		printf(",\"time_us\":");
+		printf(",\"time_s\":");
 		if (isnan(r->time_s))
 			printf("null");
 		else
-			fast_json_put_double(stdout, r->time_s * 1e6);
-		printf(",\"bound_us\":");
+			fast_json_put_double(stdout, r->time_s);
+		printf(",\"bound_s\":");
 		if (isnan(r->bound_s))
 			printf("null");
 		else
-			fast_json_put_double(stdout, r->bound_s * 1e6);
+			fast_json_put_double(stdout, r->bound_s);
 		printf(",\"ratio\":");
 		if (isnan(r->ratio))
 			printf("null");
 		else
 			fast_json_put_double(stdout, r->ratio);
-		printf(",\"baseline_us\":");
+		printf(",\"baseline_s\":");
 		if (isnan(v[i].base_s))
 			printf("null");
 		else
-			fast_json_put_double(stdout, v[i].base_s * 1e6);
+			fast_json_put_double(stdout, v[i].base_s);
 		printf(",\"verdict\":\"%s\",\"reason\":",
 		       v[i].failed ? "error" : v[i].incorrect ? "incorrect" :
 		       offends(&v[i], require_base) ? "fail" : "ok");

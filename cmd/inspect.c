@@ -68,12 +68,12 @@ static void print_json(uint32_t idx, const struct fast_plan *p, const struct fas
 	fast_json_put_string(stdout, p->algo);
 	printf(",\"options\":");
 	fast_json_put_string(stdout, p->options);
-	printf(",\"servers\":%u,\"gpus\":%u,\"hash\":\"%016llx\",", p->servers, p->gpus,
-	       (unsigned long long)hash);
+	printf(",\"servers\":%u,\"gpus_per_server\":%u,\"gpus_total\":%llu,\"hash\":\"%016llx\",",
+	       p->servers, p->gpus, (unsigned long long)p->servers * p->gpus, (unsigned long long)hash);
 	printf("\"steps_up\":%u,\"steps_out\":%u,\"rail_stages\":%u,\"transfers\":%llu,"
 	       "\"pieces\":%llu,\"bytes_up\":%llu,\"bytes_out\":%llu,\"bytes_relayed\":%llu,"
-	       "\"largest_step\":%u,\"largest_step_bytes\":%llu,\"peak_staging\":%llu,"
-	       "\"peak_staging_gpu\":%u,\"staging_per_gpu\":[",
+	       "\"largest_step\":%u,\"largest_step_bytes\":%llu,\"peak_staging_bytes\":%llu,"
+	       "\"peak_staging_gpu\":%u,\"staging_bytes_per_gpu\":[",
 	       sm->steps_up, sm->steps_out, sm->rail_stages, (unsigned long long)sm->transfers,
 	       (unsigned long long)sm->pieces, (unsigned long long)sm->bytes_up,
 	       (unsigned long long)sm->bytes_out, (unsigned long long)sm->bytes_relayed,

@@ -548,24 +548,26 @@ static void print_json(const struct ctx *c, const struct row *rows, size_t n)
 
 	printf("{\"ranks\": %d, \"topology\": ", c->size);
 	json_string(c->topo.name);
-	printf(", \"servers\": %u, \"gpus\": %u, \"backend\": ", c->topo.servers, c->topo.gpus);
+	printf(", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, \"backend\": ",
+	       c->topo.servers, c->topo.gpus, fast_topo_ngpus(&c->topo));
 	json_string(o->backend);
 	printf(", \"%s\": ", o->in.plan_path ? "plan" : "algo");
 	json_string(o->in.plan_path ? o->in.plan_path : o->algo);
 	printf(", \"traffic\": ");
 	json_string(o->in.traffic_path);
-	printf(", \"iters\": %u, \"warmup\": %u, \"check\": %u, \"max_staging\": %llu, \"rows\": [",
+	printf(", \"iters\": %u, \"warmup\": %u, \"check\": %u, \"max_staging_bytes\": %llu, \"rows\": [",
 	       o->iters, o->warmup, o->check, (unsigned long long)o->max_staging);
 	for (size_t i = 0; i < n; i++) {
 		const struct row *w = &rows[i];
 		printf("%s\n  {\"matrix\": %u, \"label\": ", i ? "," : "", w->matrix);
 		json_string(w->label);
-		printf(", \"size\": %llu, \"count\": %llu, \"type\": \"uint8\", \"time_us\": %.3f, "
-		       "\"median_us\": %.3f, \"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, \"wrong\": %llu, "
-		       "\"synth_us\": %.3f, \"staging_bytes\": %llu, \"passes\": %u, \"waves\": %u, "
+		/* times in seconds, to the nanosecond */
+		printf(", \"size_bytes\": %llu, \"count\": %llu, \"type\": \"uint8\", \"time_s\": %.9f, "
+		       "\"median_s\": %.9f, \"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, \"wrong\": %llu, "
+		       "\"synthesis_s\": %.9f, \"staging_bytes\": %llu, \"passes\": %u, \"waves\": %u, "
 		       "\"cache_hits\": %llu, \"cache_lookups\": %llu",
-		       (unsigned long long)w->size, (unsigned long long)w->size, w->time_us, w->median_us,
-		       w->algbw, w->busbw, (unsigned long long)w->wrong, w->synth_us,
+		       (unsigned long long)w->size, (unsigned long long)w->size, w->time_us * 1e-6,
+		       w->median_us * 1e-6, w->algbw, w->busbw, (unsigned long long)w->wrong, w->synth_us * 1e-6,
 		       (unsigned long long)w->staging, w->passes, w->waves, (unsigned long long)w->hits,
 		       (unsigned long long)w->lookups);
 		if (w->staging_rank) {

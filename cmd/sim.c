@@ -9,6 +9,7 @@
 
 #include "builtin.h"
 #include "cli.h"
+#include "lib/json.h"
 #include "sim_common.h"
 
 const char cmd_sim_usage[] =
@@ -145,48 +146,76 @@ static void print_human(const struct opts *o, const struct fast_topo *t, const s
 	}
 }
 
+/* "name": v as the shortest exact decimal, after sep */
+static void num(const char *sep, const char *name, double v)
+{
+	printf("%s\"%s\": ", sep, name);
+	fast_json_put_double(stdout, v);
+}
+
 static void print_json(const struct opts *o, const struct fast_topo *t, const struct fast_plan *p,
 		       const struct fast_sim_result *r, const struct fast_bound *b, bool first)
 {
 	char name[48];
 	uint32_t idx[TOP_RES], n = top_resources(r, idx, TOP_RES);
 
-	printf("%s    {\"matrix\": %u, \"label\": \"%s\", \"algo\": \"%s\", \"time_s\": %.9g, "
-	       "\"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, \"gpu_bytes\": %llu,\n",
-	       first ? "" : ",\n", p->matrix, p->label, p->algo, r->time_s, r->algbw_GBps,
-	       r->busbw_GBps, (unsigned long long)r->gpu_bytes);
-	if (b)
-		printf("     \"bound_s\": %.9g, \"closed_bound_s\": %.9g, \"ratio\": %.6g, \"binding\": \"%s\",\n",
-		       b->lp_s, b->closed_s, b->lp_s > 0 ? r->time_s / b->lp_s : 0.0, b->binding);
-	else
+	printf("%s    {\"matrix\": %u, \"label\": ", first ? "" : ",\n", p->matrix);
+	fast_json_put_string(stdout, p->label);
+	printf(", \"algo\": ");
+	fast_json_put_string(stdout, p->algo);
+	num(", ", "time_s", r->time_s);
+	num(", ", "algbw_GBps", r->algbw_GBps);
+	num(", ", "busbw_GBps", r->busbw_GBps);
+	printf(", \"gpu_bytes\": %llu,\n", (unsigned long long)r->gpu_bytes);
+	if (b) {
+		num("     ", "bound_s", b->lp_s);
+		num(", ", "closed_bound_s", b->closed_s);
+		num(", ", "ratio", b->lp_s > 0 ? r->time_s / b->lp_s : 0.0);
+		printf(", \"binding\": ");
+		fast_json_put_string(stdout, b->binding);
+		printf(",\n");
+	} else {
 		printf("     \"bound_s\": null, \"ratio\": null,\n");
-	printf("     \"flows\": %llu, \"events\": %llu, \"allocations\": %llu, \"congestion\": %s, \"epsilon\": %g,\n",
+	}
+	printf("     \"flows\": %llu, \"events\": %llu, \"allocations\": %llu, \"congestion\": %s",
 	       (unsigned long long)r->flows, (unsigned long long)r->events,
-	       (unsigned long long)r->recomputes, o->so.congestion ? "true" : "false", o->so.epsilon);
-	if (o->timing)
-		printf("     \"sim_wall_s\": %.6g,\n", r->wall_s);
+	       (unsigned long long)r->recomputes, o->so.congestion ? "true" : "false");
+	num(", ", "epsilon", o->so.epsilon);
+	printf(",\n");
+	if (o->timing) {
+		num("     ", "sim_wall_s", r->wall_s);
+		printf(",\n");
+	}
 	printf("     \"busiest\": [");
-	for (uint32_t k = 0; k < n; k++)
-		printf("%s{\"resource\": \"%s\", \"util\": %.6g}", k ? ", " : "",
-		       fast_sim_res_name(t, &r->res[idx[k]], name, sizeof name), r->res[idx[k]].util);
+	for (uint32_t k = 0; k < n; k++) {
+		printf("%s{\"resource\": \"%s\"", k ? ", " : "",
+		       fast_sim_res_name(t, &r->res[idx[k]], name, sizeof name));
+		num(", ", "util", r->res[idx[k]].util);
+		printf("}");
+	}
 	printf("],\n     \"resources\": [");
 	n = 0;
 	for (uint32_t i = 0; i < r->nres; i++) {
 		if (r->res[i].kind == FAST_RES_MESH_LINK && r->res[i].gpu == r->res[i].peer)
 			continue;
-		printf("%s{\"resource\": \"%s\", \"bytes\": %llu, \"util\": %.6g}", n++ ? ", " : "",
+		printf("%s{\"resource\": \"%s\", \"bytes\": %llu", n++ ? ", " : "",
 		       fast_sim_res_name(t, &r->res[i], name, sizeof name),
-		       (unsigned long long)r->res[i].bytes, r->res[i].util);
+		       (unsigned long long)r->res[i].bytes);
+		num(", ", "util", r->res[i].util);
+		printf("}");
 	}
 	printf("]");
 	if (o->steps) {
 		printf(",\n     \"steps\": [");
 		for (uint32_t s = 0; s < r->nsteps; s++) {
 			const struct fast_sim_step *st = &r->steps[s];
-			printf("%s\n       {\"id\": %u, \"kind\": \"%s\", \"ready_s\": %.9g, \"start_s\": %.9g, "
-			       "\"end_s\": %.9g, \"bytes\": %llu, \"transfers\": %u}",
-			       s ? "," : "", s, simc_step_kind(st), st->ready_s, st->start_s, st->end_s,
-			       (unsigned long long)st->bytes, st->transfers);
+			printf("%s\n       {\"id\": %u, \"kind\": \"%s\"", s ? "," : "", s,
+			       simc_step_kind(st));
+			num(", ", "ready_s", st->ready_s);
+			num(", ", "start_s", st->start_s);
+			num(", ", "end_s", st->end_s);
+			printf(", \"bytes\": %llu, \"transfers\": %u}", (unsigned long long)st->bytes,
+			       st->transfers);
 		}
 		printf("]");
 	}
@@ -224,8 +253,8 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 			return rc;
 	}
 	if (o->in.json)
-		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus\": %u, \"plans\": [\n", t->name,
-		       t->servers, t->gpus);
+		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, "
+		       "\"gpus_total\": %u, \"plans\": [\n", t->name, t->servers, t->gpus, fast_topo_ngpus(t));
 	for (uint32_t i = 0; i < ps->count; i++) {
 		const struct fast_plan *p = &ps->plans[i];
 		struct fast_bound b;

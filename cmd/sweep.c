@@ -9,7 +9,7 @@
  * and size: generated and bounded once) are dealt round-robin over the
  * ranks and rank 0 gathers the rows; otherwise over --jobs forked workers
  * (default: the number of online cores).  Rows are sorted by case index at
- * the end, so every column but synth_us is identical to a serial run.
+ * the end, so every column but synthesis_s is identical to a serial run.
  *
  * Crash safety: every finished row is appended with one write(2) of the
  * whole line on an O_APPEND descriptor and fdatasync'd, so an interrupted
@@ -24,9 +24,11 @@
  * lock is taken on the inode the path names: a lock won on a file that
  * was renamed over meanwhile is let go and taken again on the new one.
  *
- * A results file of the previous version (no ident column) is upgraded:
- * its rows are kept, and the final rewrite fills their ident from the
- * spec (the traffic is generated again, nothing is re-planned).
+ * A results file of a previous version (2: times in microseconds; 1: also
+ * no ident column) is upgraded before any row is appended: its rows are
+ * kept, rewritten in this version's columns, and version-1 rows get their
+ * ident from the spec (the traffic is generated again, nothing is
+ * re-planned).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -246,7 +248,7 @@ static int results_open(const char *path, const struct keymap *km, uint64_t ncas
 	uint64_t lineno = 1;
 
 	*resumed = 0;
-	*version = 2;
+	*version = 3;
 	if ((rc = results_lock(path, &fd)) != 0)
 		return rc;
 	if (fstat(fd, &st) != 0) {
@@ -280,16 +282,16 @@ static int results_open(const char *path, const struct keymap *km, uint64_t ncas
 		close(fd);
 		return cli_fail(FAST_EINPUT, "%s:1: not a results file with the columns of this version (header differs)", path);
 	} else {
-		if (*version == 1)
-			cli_warn("%s: a results file of the previous version: its rows are kept and get the ident column when the sweep ends",
-				 path);
+		if (*version < 3)
+			cli_warn("%s: a results file of version %d: its rows are kept, in this version's columns%s",
+				 path, *version, *version == 1 ? " and with the ident column" : "");
 		for (char *p = text + body; *p;) {
 			char *nl = strchr(p, '\n');
 			struct sweep_row r;
 			int64_t id;
 			*nl = '\0';
 			lineno++;
-			if ((*version == 1 ? sweep_row_parse_v1(p, &r, NULL) : sweep_row_parse(p, &r)) < 0) {
+			if (sweep_row_parse_version(p, *version, &r, NULL) < 0) {
 				free(text);
 				close(fd);
 				return cli_fail(FAST_EINPUT, "%s:%llu: malformed row", path,
@@ -372,6 +374,56 @@ static void upgrade_ident(const struct sweep_spec *s, uint64_t id, struct gen_ca
 	snprintf(ident, len, "%s", r.ident);
 }
 
+/* Rewrite the results file of an older version (fd: its descriptor,
+ * locked) in this version's columns before rows are appended to it, so a
+ * file never mixes versions: version-1 rows of cases of the spec get their
+ * ident, other rows keep theirs (or none).  One write(2) of the whole
+ * file after truncating it.  Returns an exit status after printing. */
+static int results_upgrade(const char *path, int fd, const struct sweep_spec *s,
+			   const struct keymap *km, int version)
+{
+	struct gen_cache gc = { UINT32_MAX, false, { 0 } };
+	char *text = NULL, *buf = NULL, row[4096];
+	size_t len, body = 0, blen = 0;
+	struct fast_err err;
+	FILE *mem;
+	int rc = 0;
+
+	if (fast_read_file(path, UINT64_C(1) << 34, &text, &len, &err) < 0)
+		return cli_report(&err);
+	sweep_csv_version(text, len, &body);
+	if (!(mem = open_memstream(&buf, &blen))) {
+		free(text);
+		return cli_fail(FAST_ENOMEM, "out of memory");
+	}
+	fputs(sweep_csv_header, mem);
+	for (char *p = text + body; *p;) {
+		char *nl = strchr(p, '\n');
+		struct sweep_row r;
+		bool had = true;
+		int64_t id;
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (sweep_row_parse_version(p, version, &r, &had) == 0) {
+			id = keymap_find(km, r.key);
+			if (!had && id >= 0 && (uint64_t)id < s->ncases)
+				upgrade_ident(s, (uint64_t)id, &gc, r.ident, sizeof r.ident);
+			if (sweep_row_format(&r, row, sizeof row))
+				fputs(row, mem);
+		}
+		p = nl + 1;
+	}
+	fast_traffic_free(&gc.t);
+	free(text);
+	if (fclose(mem) != 0 || !buf)
+		rc = cli_fail(FAST_ENOMEM, "out of memory");
+	else if (ftruncate(fd, 0) != 0 || write(fd, buf, blen) != (ssize_t)blen || fdatasync(fd) != 0)
+		rc = cli_fail(FAST_EIO, "upgrading '%.200s' failed: %s", path, strerror(errno));
+	free(buf);
+	return rc;
+}
+
 struct line {
 	uint64_t order;
 	char *full, *rest; /* the line; after its case column */
@@ -420,7 +472,7 @@ static int results_sort(const char *path, const struct sweep_spec *s, const stru
 		*nl = '\0';
 		if (nl > p && nl[-1] == '\r')
 			nl[-1] = '\0';
-		if ((version == 1 ? sweep_row_parse_v1(p, &r, &had) : sweep_row_parse(p, &r)) == 0 &&
+		if (sweep_row_parse_version(p, version, &r, &had) == 0 &&
 		    comma) {
 			id = keymap_find(km, r.key);
 			if (id < 0 || !seen[id]) {
@@ -788,7 +840,7 @@ int cmd_sweep(int argc, char **argv)
 	struct progress prog = { 0 };
 	uint8_t *done = NULL;
 	uint64_t resumed = 0, nrun = 0, errors = 0;
-	int rank = 0, size = 1, fd = -1, rc = 0, version = 2;
+	int rank = 0, size = 1, fd = -1, rc = 0, version = 3;
 
 	for (cli_begin(&sc, argc, argv, "sweep"); cli_more(&sc);) {
 		if (cli_value(&sc, "--spec", &spec_path) || cli_value(&sc, "-o", &out_path) ||
@@ -858,6 +910,8 @@ int cmd_sweep(int argc, char **argv)
 	}
 	if (rank == 0 && (rc = cli_out_check(out_path)) == 0)
 		rc = results_open(out_path, &km, s.ncases, done, &resumed, &version, &fd);
+	if (rank == 0 && rc == 0 && version < 3 && (rc = results_upgrade(out_path, fd, &s, &km, version)) == 0)
+		version = 3;
 	prog.t0 = prog.last = fast_now();
 	prog.tty = isatty(2);
 	prog.quiet = quiet;

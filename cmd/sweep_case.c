@@ -12,8 +12,12 @@
 	"case,key,topo,servers,gpus,ngpus,up_GBps,out_GBps,traffic,seed,size_bytes,matrix,label," \
 	"algo,options,status,time_us,algbw_GBps,busbw_GBps,bound_us,closed_us,ratio,rail_stages," \
 	"steps,synth_us"
+#define COLUMNS_V3                                                                           \
+	"case,key,topo,servers,gpus_per_server,gpus_total,up_GBps,out_GBps,traffic,seed,"      \
+	"size_bytes,matrix,label,algo,options,status,time_s,algbw_GBps,busbw_GBps,bound_s,"    \
+	"closed_s,ratio,rail_stages,steps,synthesis_s,ident"
 
-const char sweep_csv_header[] = COLUMNS_V1 ",ident\n";
+const char sweep_csv_header[] = COLUMNS_V3 "\n";
 
 /* Does text[0..len) start with the line `cols`?  *body: after its end. */
 static bool header_is(const char *text, size_t len, const char *cols, size_t *body)
@@ -33,12 +37,9 @@ static bool header_is(const char *text, size_t len, const char *cols, size_t *bo
 
 int sweep_csv_version(const char *text, size_t len, size_t *body)
 {
-	size_t hl = strlen(sweep_csv_header) - 1;
-	char cols[sizeof sweep_csv_header];
-
-	memcpy(cols, sweep_csv_header, hl);
-	cols[hl] = '\0';
-	if (header_is(text, len, cols, body))
+	if (header_is(text, len, COLUMNS_V3, body))
+		return 3;
+	if (header_is(text, len, COLUMNS_V1 ",ident", body))
 		return 2;
 	if (header_is(text, len, COLUMNS_V1, body))
 		return 1;
@@ -89,7 +90,7 @@ size_t sweep_row_format(const struct sweep_row *r, char *buf, size_t len)
 			     r->label, r->algo, r->options, r->status);
 	if (n >= len)
 		return 0;
-	n += put_num(buf + n, len - n, r->time_s * 1e6);
+	n += put_num(buf + n, len - n, r->time_s);
 	if (n >= len)
 		return 0;
 	n += put_num(buf + n, len - n, r->algbw_GBps);
@@ -98,10 +99,10 @@ size_t sweep_row_format(const struct sweep_row *r, char *buf, size_t len)
 	n += put_num(buf + n, len - n, r->busbw_GBps);
 	if (n >= len)
 		return 0;
-	n += put_num(buf + n, len - n, r->bound_s * 1e6);
+	n += put_num(buf + n, len - n, r->bound_s);
 	if (n >= len)
 		return 0;
-	n += put_num(buf + n, len - n, r->closed_s * 1e6);
+	n += put_num(buf + n, len - n, r->closed_s);
 	if (n >= len)
 		return 0;
 	n += put_num(buf + n, len - n, r->ratio);
@@ -110,7 +111,7 @@ size_t sweep_row_format(const struct sweep_row *r, char *buf, size_t len)
 	n += (size_t)snprintf(buf + n, len - n, ",%u,%u", r->rail_stages, r->steps);
 	if (n >= len)
 		return 0;
-	n += put_num(buf + n, len - n, r->synth_s * 1e6);
+	n += put_num(buf + n, len - n, r->synth_s);
 	if (n >= len)
 		return 0;
 	n += (size_t)snprintf(buf + n, len - n, ",%s", r->ident);
@@ -218,8 +219,10 @@ static void respell_options(struct sweep_row *r)
 	snprintf(r->options, sizeof r->options, "%s", name);
 }
 
-/* Parse a line of ncols - 1 or ncols columns (min_cols..SWEEP_NCOLS). */
-static int parse_cols(const char *line, uint32_t min_cols, struct sweep_row *r, bool *had_ident)
+/* Parse a line of min_cols..SWEEP_NCOLS columns whose times are in units
+ * of `second` seconds (1e-6: versions 1 and 2 wrote microseconds). */
+static int parse_cols(const char *line, uint32_t min_cols, double second, struct sweep_row *r,
+		      bool *had_ident)
 {
 	char buf[2048];
 	char *f[SWEEP_NCOLS + 1];
@@ -256,11 +259,11 @@ static int parse_cols(const char *line, uint32_t min_cols, struct sweep_row *r, 
 	    get_u64(f[9], &r->seed) || get_u64(f[10], &r->size_bytes) || get_u32(f[11], &r->matrix) ||
 	    get_str(f[12], r->label, sizeof r->label) || get_str(f[13], r->algo, sizeof r->algo) ||
 	    get_str(f[14], r->options, sizeof r->options) ||
-	    get_str(f[15], r->status, sizeof r->status) || get_num(f[16], 1e-6, &r->time_s) ||
+	    get_str(f[15], r->status, sizeof r->status) || get_num(f[16], second, &r->time_s) ||
 	    get_num(f[17], 1, &r->algbw_GBps) || get_num(f[18], 1, &r->busbw_GBps) ||
-	    get_num(f[19], 1e-6, &r->bound_s) || get_num(f[20], 1e-6, &r->closed_s) ||
+	    get_num(f[19], second, &r->bound_s) || get_num(f[20], second, &r->closed_s) ||
 	    get_num(f[21], 1, &r->ratio) || get_u32(f[22], &r->rail_stages) ||
-	    get_u32(f[23], &r->steps) || get_num(f[24], 1e-6, &r->synth_s))
+	    get_u32(f[23], &r->steps) || get_num(f[24], second, &r->synth_s))
 		return -1;
 	if (!r->key[0])
 		return -1;
@@ -270,12 +273,21 @@ static int parse_cols(const char *line, uint32_t min_cols, struct sweep_row *r, 
 
 int sweep_row_parse(const char *line, struct sweep_row *r)
 {
-	return parse_cols(line, SWEEP_NCOLS, r, NULL);
+	return parse_cols(line, SWEEP_NCOLS, 1, r, NULL);
 }
 
 int sweep_row_parse_v1(const char *line, struct sweep_row *r, bool *had_ident)
 {
-	return parse_cols(line, SWEEP_NCOLS - 1, r, had_ident);
+	return parse_cols(line, SWEEP_NCOLS - 1, 1e-6, r, had_ident);
+}
+
+int sweep_row_parse_version(const char *line, int version, struct sweep_row *r, bool *had_ident)
+{
+	if (version == 1)
+		return sweep_row_parse_v1(line, r, had_ident);
+	if (had_ident)
+		*had_ident = true;
+	return parse_cols(line, SWEEP_NCOLS, version == 2 ? 1e-6 : 1, r, NULL);
 }
 
 /* --- identity ---------------------------------------------------------------- */

@@ -11,7 +11,7 @@
  *   key          the case's identity (every parameter, ';'-separated);
  *                a resumed sweep skips the keys already in the file
  *   topo         preset name or topology file name
- *   servers gpus ngpus
+ *   servers gpus_per_server gpus_total
  *   up_GBps out_GBps   scale-up / scale-out line rates used
  *   traffic      generator pattern with parameters, or trace:<file>
  *   seed         generator seed (0 for traces)
@@ -20,13 +20,13 @@
  *   matrix label which matrix of the traffic
  *   algo options compiler and its options ("-" for defaults)
  *   status       ok, or error:<message>
- *   time_us      simulated completion time
+ *   time_s       simulated completion time (seconds, as every time column)
  *   algbw_GBps busbw_GBps   nccl-tests definitions (sim.h)
- *   bound_us     LP lower bound (empty when not computed)
- *   closed_us    closed-form bound
+ *   bound_s      LP lower bound (empty when not computed)
+ *   closed_s     closed-form bound
  *   ratio        time / bound (LP when computed, else closed form)
  *   rail_stages steps   plan shape
- *   synth_us     measured plan synthesis time (the only column that is
+ *   synthesis_s  measured plan synthesis time (the only column that is
  *                not reproducible run to run)
  *   ident        16 hex digits naming what the row measured, whatever the
  *                file names: a hash of the topology's parameters, the
@@ -36,12 +36,15 @@
  *                gate --baseline` matches rows by it and nothing else.
  *
  * Numbers print with %.9g (empty when absent), so serial, forked and MPI
- * runs write identical rows apart from synth_us.  Lines end in "\n"; a
+ * runs write identical rows apart from synthesis_s.  Lines end in "\n"; a
  * reader also takes "\r\n" (a CSV written by Python or a spreadsheet).
  *
- * Versions: the header line is the version.  Version 2 (this one) added
- * ident; version 1 had the same columns without it (sweep_csv_version
- * tells them apart, so readers can name the fix).
+ * Versions: the header line is the version.  Version 3 (this one) names
+ * the columns by the outputs' convention (times in seconds, `_s`; gpus ->
+ * gpus_per_server, ngpus -> gpus_total, synth_us -> synthesis_s); version
+ * 2 had the same columns with times in microseconds (time_us, bound_us,
+ * closed_us, synth_us); version 1 had version 2's without ident
+ * (sweep_csv_version tells them apart, so readers can name the fix).
  */
 #ifndef FAST_CMD_SWEEP_CASE_H
 #define FAST_CMD_SWEEP_CASE_H
@@ -59,9 +62,9 @@
 
 extern const char sweep_csv_header[]; /* with the trailing newline */
 
-/* The version of the results CSV whose text starts at text[0..len): 2
- * (sweep_csv_header), 1 (the previous header, without ident) or 0 (not a
- * results file).  *body receives the offset of the first row (after the
+/* The version of the results CSV whose text starts at text[0..len): 3
+ * (sweep_csv_header), 2 (microseconds), 1 (microseconds, without ident) or
+ * 0 (not a results file).  *body receives the offset of the first row (after the
  * header's "\n" or "\r\n"). */
 int sweep_csv_version(const char *text, size_t len, size_t *body);
 
@@ -92,9 +95,12 @@ size_t sweep_row_format(const struct sweep_row *r, char *buf, size_t len);
  * or -1 when the line does not have the columns of sweep_csv_header. */
 int sweep_row_parse(const char *line, struct sweep_row *r);
 /* The same for a line of a version-1 file, which may also hold rows of
- * this version (a newer sweep appended them): ident is left empty for a
- * version-1 row; *had_ident tells which it was. */
+ * version 2 (a version-2 sweep appended them): ident is left empty for a
+ * version-1 row; *had_ident tells which it was.  Times in microseconds. */
 int sweep_row_parse_v1(const char *line, struct sweep_row *r, bool *had_ident);
+/* A line of a file of that version (1, 2 or 3: sweep_csv_version), its
+ * times converted to seconds; *had_ident (may be NULL) as above. */
+int sweep_row_parse_version(const char *line, int version, struct sweep_row *r, bool *had_ident);
 /* Replace characters that the CSV cannot carry (',', '"', newlines,
  * control characters) by '_' in s. */
 void sweep_sanitize(char *s);

@@ -265,19 +265,23 @@ static int parse_topos(struct fast_jctx *c, const struct fast_jv *root, struct s
 	uint64_t servers[MAX_AXIS], gpus[MAX_AXIS];
 	double ups[MAX_AXIS], outs[MAX_AXIS];
 	uint32_t np, nf, ns, ng, nu, no;
+	/* "gpus" is the name before gpus_per_server; either is read */
+	const char *gk = fast_jv_renamed(c, root, "gpus_per_server", "gpus");
 	int rc;
 
+	if (!gk)
+		return FAST_EINPUT;
 	if ((rc = axis_strings(c, root, "presets", presets, &np)) < 0 ||
 	    (rc = axis_strings(c, root, "topos", files, &nf)) < 0 ||
 	    (rc = axis_u64(c, root, "servers", 1, 1u << 20, servers, &ns)) < 0 ||
-	    (rc = axis_u64(c, root, "gpus", 1, 1u << 16, gpus, &ng)) < 0 ||
+	    (rc = axis_u64(c, root, gk, 1, 1u << 16, gpus, &ng)) < 0 ||
 	    (rc = axis_doubles(c, root, "scale_up_bw_GBps", 0, 1e9, true, ups, &nu)) < 0 ||
 	    (rc = axis_doubles(c, root, "scale_out_bw_GBps", 0, 1e9, true, outs, &no)) < 0)
 		return rc;
 	if (np + nf == 0)
 		return fast_jctx_fail(c, FAST_EINPUT, "give \"presets\" or \"topos\"");
 	if ((ns || ng) && np == 0) {
-		size_t old = fast_jctx_push_key(c, ns ? "servers" : "gpus");
+		size_t old = fast_jctx_push_key(c, ns ? "servers" : gk);
 		rc = fast_jctx_fail(c, FAST_EINPUT, "scales presets: give \"presets\"");
 		fast_jctx_pop(c, old);
 		return rc;
@@ -706,9 +710,10 @@ static int expand(struct sweep_spec *s, struct fast_err *err)
 
 int sweep_spec_load(const char *path, struct sweep_spec *out, struct fast_err *err)
 {
-	static const char *const allowed[] = { "name", "presets", "topos", "servers", "gpus",
-					       "scale_up_bw_GBps", "scale_out_bw_GBps", "traffic",
-					       "sizes", "algos", "stages", "order", "balance",
+	static const char *const allowed[] = { "name", "presets", "topos", "servers",
+					       "gpus_per_server", "gpus", "scale_up_bw_GBps",
+					       "scale_out_bw_GBps", "traffic", "sizes", "algos",
+					       "stages", "order", "balance",
 					       "simulate", "congestion", "epsilon", "bound",
 					       "max_gpus", NULL };
 	struct sweep_spec s;

@@ -7,7 +7,8 @@
  *     "name": "skew",                              optional label
  *     "presets": ["h200", "mi300x-100g"],          and/or
  *     "topos": ["fabric.json"],                    topology files
- *     "servers": [4, 8], "gpus": [8],              preset dimensions (default: preset's)
+ *     "servers": [4, 8], "gpus_per_server": [8],   preset dimensions (default: preset's;
+ *                                                  "gpus", the old name, is read too)
  *     "scale_up_bw_GBps": [450], "scale_out_bw_GBps": [50, 100],  overrides
  *     "traffic": [
  *       {"pattern": "zipf", "skew": [0, 0.45, 0.9], "seeds": [1, 2]},

@@ -164,7 +164,7 @@ static void show_json(const struct args *a, const struct fast_traffic *t, uint32
 	fast_json_put_string(stdout, a->in.traffic_path);
 	fputs(",\n  \"source\": ", stdout);
 	fast_json_put_string(stdout, t->source);
-	printf(",\n  \"gpus\": %u,\n  \"gpus_per_server\": %u,\n"
+	printf(",\n  \"gpus_total\": %u,\n  \"gpus_per_server\": %u,\n"
 	       "  \"gpus_per_server_assumed\": %s,\n  \"total_bytes\": %llu,\n"
 	       "  \"matrices\": [",
 	       t->ng, G, assumed ? "true" : "false", (unsigned long long)grand);

@@ -114,10 +114,19 @@ static int parse_fastrun(const char *text, size_t len, const char *name,
 		size_t old = fast_jctx_push_key(&c, "rows");
 		uint64_t size = 0;
 		double time_us = 0;
+		/* fast run wrote size and median_us before the outputs' naming
+		 * convention (size_bytes, median_s): either is read */
+		const char *sk, *tk;
 		fast_jctx_push_index(&c, i);
-		rc = fast_jv_get_u64(&c, r, "size", true, FAST_JSON_MAX_BYTES, &size);
+		if (!(sk = fast_jv_renamed(&c, r, "size_bytes", "size")) ||
+		    !(tk = fast_jv_renamed(&c, r, "median_s", "median_us")))
+			rc = FAST_EINPUT;
 		if (rc == 0)
-			rc = fast_jv_get_double(&c, r, "median_us", true, 0, 1e12, true, &time_us);
+			rc = fast_jv_get_u64(&c, r, sk, true, FAST_JSON_MAX_BYTES, &size);
+		if (rc == 0)
+			rc = fast_jv_get_double(&c, r, tk, true, 0, 1e12, true, &time_us);
+		if (rc == 0 && strcmp(tk, "median_s") == 0)
+			time_us *= 1e6;
 		fast_jctx_pop(&c, old);
 		if (rc == 0 && size > 0)
 			rc = add_point(out, link_bytes(FAST_CALIB_FASTRUN, (double)size, t, ranks),

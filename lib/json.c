@@ -604,6 +604,18 @@ int fast_jv_get_u64(struct fast_jctx *c, const struct fast_jv *obj, const char *
 	return rc;
 }
 
+const char *fast_jv_renamed(struct fast_jctx *c, const struct fast_jv *obj, const char *key,
+			    const char *old_key)
+{
+	if (!fast_jv_get(obj, old_key))
+		return key;
+	if (!fast_jv_get(obj, key))
+		return old_key;
+	fast_jctx_push_key(c, old_key);
+	fast_jctx_fail(c, FAST_EINPUT, "both \"%s\" and its new name \"%s\": give one", old_key, key);
+	return NULL;
+}
+
 int fast_jv_get_u32(struct fast_jctx *c, const struct fast_jv *obj, const char *key,
 		    bool required, uint32_t min, uint32_t max, uint32_t *out)
 {
@@ -717,12 +729,8 @@ void fast_json_put_double(FILE *f, double v)
 		fprintf(f, "%.0f", v);
 		return;
 	}
-	/* shortest of %.15g/%.17g that reads back exactly */
-	{
+	{ /* the shortest decimal that reads back exactly */
 		char buf[40];
-		snprintf(buf, sizeof buf, "%.15g", v);
-		if (strtod(buf, NULL) != v)
-			snprintf(buf, sizeof buf, "%.17g", v);
-		fputs(buf, f);
+		fputs(fast_num_format(v, buf, sizeof buf), f);
 	}
 }

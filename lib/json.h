@@ -99,12 +99,20 @@ int fast_jv_get_double(struct fast_jctx *c, const struct fast_jv *obj, const cha
 		       double *out);
 int fast_jv_get_bool(struct fast_jctx *c, const struct fast_jv *obj, const char *key,
 		     bool required, bool *out);
+/* The key under which obj holds a member renamed from old_key to key: key
+ * when old_key is absent (also when both are, so that "missing" names the
+ * new one), old_key when only it is there; NULL, with the error recorded
+ * (FAST_EINPUT), when both are. */
+const char *fast_jv_renamed(struct fast_jctx *c, const struct fast_jv *obj, const char *key,
+			    const char *old_key);
 /* Copies into buf (size bytes, NUL-terminated); too long is an error. */
 int fast_jv_get_string(struct fast_jctx *c, const struct fast_jv *obj, const char *key,
 		       bool required, char *buf, size_t size);
 
-/* Writer helpers: a JSON string literal with escapes; a double that reads
- * back to the same value (integers print without exponent). */
+/* Writer helpers: a JSON string literal with escapes; a double as the
+ * shortest decimal that reads back to the same value (fast_num_format;
+ * integers print as integers, without exponent; NaN and infinities as
+ * null). */
 void fast_json_put_string(FILE *f, const char *s);
 void fast_json_put_double(FILE *f, double v);
 

@@ -647,7 +647,7 @@ uint64_t fast_plan_hash(const struct fast_plan *p)
 
 	hs.h = FAST_HASH_INIT;
 	hs.n = 0;
-	hput(&hs, FAST_PLAN_VERSION);
+	hput(&hs, 1); /* the hash's own version: a file format version (FAST_PLAN_VERSION) does not change a plan's identity */
 	hput(&hs, p->matrix);
 	hput(&hs, alen);
 	for (size_t i = 0; i < alen; i++)
@@ -1045,7 +1045,7 @@ static void write_plan(FILE *f, const struct fast_plan *p)
 	fast_json_put_string(f, p->algo);
 	fputs(",\"options\":", f);
 	fast_json_put_string(f, p->options);
-	fprintf(f, ",\"servers\":%u,\"gpus\":%u,", p->servers, p->gpus);
+	fprintf(f, ",\"servers\":%u,\"gpus_per_server\":%u,", p->servers, p->gpus);
 	if (p->nlanes) {
 		fputs("\"lanes\":[", f);
 		for (size_t l = 0; l < p->nlanes; l++) {
@@ -1461,8 +1461,9 @@ static int read_plan(struct fast_jctx *c, const struct fast_jv *v, const struct 
 		     struct fast_plan *p, struct fast_err *err)
 {
 	static const char *const plan_keys[] = { "label", "matrix", "algo", "options", "servers",
-						 "gpus", "lanes", "steps", NULL };
+						 "gpus_per_server", "gpus", "lanes", "steps", NULL };
 	uint32_t servers = 0, gpus = 0, matrix = 0;
+	const char *gk = NULL;
 	char algo[32];
 	const struct fast_jv *sv, *lv;
 	size_t old, nsteps, idx = 0;
@@ -1471,10 +1472,13 @@ static int read_plan(struct fast_jctx *c, const struct fast_jv *v, const struct 
 	rc = fast_jv_expect_object(c, v, plan_keys);
 	if (rc == 0)
 		rc = fast_jv_get_u32(c, v, "servers", true, 1, UINT32_MAX, &servers);
+	/* version 1 called gpus_per_server "gpus"; either name is read */
+	if (rc == 0 && !(gk = fast_jv_renamed(c, v, "gpus_per_server", "gpus")))
+		rc = FAST_EINPUT;
 	if (rc == 0)
-		rc = fast_jv_get_u32(c, v, "gpus", true, 1, UINT32_MAX, &gpus);
+		rc = fast_jv_get_u32(c, v, gk, true, 1, UINT32_MAX, &gpus);
 	if (rc == 0 && (uint64_t)servers * gpus > lim->max_gpus) {
-		old = fast_jctx_push_key(c, "gpus");
+		old = fast_jctx_push_key(c, gk);
 		rc = fast_jctx_fail(c, FAST_ELIMIT, "%u servers x %u GPUs is above the limit of %u "
 				    "GPUs (raise it with --max-gpus)", servers, gpus, lim->max_gpus);
 		fast_jctx_pop(c, old);
@@ -1561,10 +1565,10 @@ int fast_planset_parse(const char *text, size_t len, const char *name,
 		rc = fast_jv_expect_object(&c, root, root_keys);
 	if (rc == 0)
 		rc = fast_jv_get_u64(&c, root, "version", true, UINT32_MAX, &version);
-	if (rc == 0 && version != FAST_PLAN_VERSION) {
+	if (rc == 0 && (version < 1 || version > FAST_PLAN_VERSION)) {
 		old = fast_jctx_push_key(&c, "version");
 		rc = fast_jctx_fail(&c, FAST_EINPUT, "unsupported plan version %llu (this build reads "
-				    "version %d)", (unsigned long long)version, FAST_PLAN_VERSION);
+				    "versions 1 to %d)", (unsigned long long)version, FAST_PLAN_VERSION);
 		fast_jctx_pop(&c, old);
 	}
 	if (rc == 0)

@@ -60,7 +60,7 @@
 #include "topo.h"
 #include "traffic.h"
 
-#define FAST_PLAN_VERSION 1
+#define FAST_PLAN_VERSION 2 /* 1 named gpus_per_server "gpus"; both are read */
 /* Most chunks a step may have (validation and the reader refuse more):
  * bounds the checker's work per piece. */
 #define FAST_PLAN_MAX_CHUNKS 65536u

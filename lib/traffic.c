@@ -194,7 +194,8 @@ static int check_all_sums(const struct fast_traffic *t, const char *name, bool j
 
 /* --- JSON ---------------------------------------------------------------- */
 
-static const char *const root_keys[] = { "version", "gpus", "source", "matrices", NULL };
+static const char *const root_keys[] = { "version", "gpus_total", "gpus", "source", "matrices",
+					  NULL };
 static const char *const matrix_keys[] = { "label", "rows", "entries", NULL };
 
 /* One byte count at the current path. */
@@ -375,6 +376,7 @@ static int load_json(const char *text, size_t len, const char *name,
 	struct fast_jctx c;
 	unsigned char *seen = NULL;
 	uint64_t version = 0, ng = 0;
+	const char *gk;
 	size_t nm, k = 0;
 	int rc;
 
@@ -386,17 +388,22 @@ static int load_json(const char *text, size_t len, const char *name,
 	if ((rc = fast_jv_expect_object(&c, root, root_keys)) < 0 ||
 	    (rc = fast_jv_get_u64(&c, root, "version", true, UINT32_MAX, &version)) < 0)
 		goto out;
-	if (version != FAST_TRAFFIC_VERSION) {
+	if (version < 1 || version > FAST_TRAFFIC_VERSION) {
 		fast_jctx_push_key(&c, "version");
 		rc = fast_jctx_fail(&c, FAST_EINPUT,
-				    "unsupported version %llu (this build reads version %d)",
+				    "unsupported version %llu (this build reads versions 1 to %d)",
 				    (unsigned long long)version, FAST_TRAFFIC_VERSION);
 		goto out;
 	}
-	if ((rc = fast_jv_get_u64(&c, root, "gpus", true, FAST_JSON_MAX_BYTES, &ng)) < 0)
+	/* version 1 called gpus_total "gpus"; either name is read */
+	if (!(gk = fast_jv_renamed(&c, root, "gpus_total", "gpus"))) {
+		rc = FAST_EINPUT;
+		goto out;
+	}
+	if ((rc = fast_jv_get_u64(&c, root, gk, true, FAST_JSON_MAX_BYTES, &ng)) < 0)
 		goto out;
 	if (ng == 0 || ng > lim->max_gpus) {
-		fast_jctx_push_key(&c, "gpus");
+		fast_jctx_push_key(&c, gk);
 		if (ng == 0)
 			rc = fast_jctx_fail(&c, FAST_EINPUT, "must be >= 1 (got 0)");
 		else
@@ -678,7 +685,7 @@ int fast_traffic_write(const struct fast_traffic *t, bool sparse, FILE *f,
 {
 	uint32_t ng = t->ng;
 
-	fprintf(f, "{\n  \"version\": %d,\n  \"gpus\": %u,\n  \"source\": ",
+	fprintf(f, "{\n  \"version\": %d,\n  \"gpus_total\": %u,\n  \"source\": ",
 		FAST_TRAFFIC_VERSION, ng);
 	fast_json_put_string(f, t->source);
 	fputs(",\n  \"matrices\": [", f);

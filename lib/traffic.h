@@ -20,7 +20,7 @@
 #include "common.h"
 #include "topo.h"
 
-#define FAST_TRAFFIC_VERSION 1
+#define FAST_TRAFFIC_VERSION 2 /* 1 named gpus_total "gpus"; both are read */
 
 struct fast_matrix {
 	char label[FAST_NAME_MAX]; /* e.g. "layer3/dispatch" or "m0" */

@@ -4,8 +4,9 @@
     results_plot.py RESULTS_DIR          the bundled studies (scripts/results.sh)
     results_plot.py CSV... [-o DIR]      any sweep's CSV(s)
 
-Any sweep: the rows of the CSVs (columns: cmd/sweep_case.h; version 2 with
-`ident` or version 1 without it; times in `_us` or `_s` columns) are
+Any sweep: the rows of the CSVs (columns: cmd/sweep_case.h; version 3,
+version 2 with `ident` or version 1 without it; times in `_us` or `_s`
+columns, GPU counts as gpus_per_server/gpus_total or gpus/ngpus) are
 plotted against each parameter that varies among them (topology, servers,
 GPUs per server, line rates, traffic pattern and each of its parameters,
 size, trace matrix), one series per algorithm (and FAST option set),
@@ -45,6 +46,8 @@ REQUIRED = ["key", "topo", "servers", "gpus", "ngpus", "up_GBps", "out_GBps", "t
             "size_bytes", "matrix", "label", "algo", "options", "status", "algbw_GBps", "ratio"]
 # columns in seconds; version 1 and 2 files name them in microseconds
 TIMES = ["time", "bound", "closed", "synth"]
+# version 3's names of the columns this script reads by their version-2 names
+RENAMED = {"gpus_per_server": "gpus", "gpus_total": "ngpus", "synthesis_s": "synth_s"}
 # one fixed style per series: colour, point type (gnuplot), dash type
 STYLES = {
     "fast": ("#9400d3", 7, 1), "nccl": ("#009e73", 6, 2), "pxn": ("#56b4e9", 5, 1),
@@ -67,6 +70,8 @@ def load(path):
     rows, bad = [], 0
     with open(path, newline="") as f:
         rd = csv.DictReader(f)
+        if rd.fieldnames:
+            rd.fieldnames = [RENAMED.get(c, c) for c in rd.fieldnames]
         cols = rd.fieldnames or []
         missing = [c for c in REQUIRED if c not in cols]
         for t in TIMES:

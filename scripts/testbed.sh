@@ -346,7 +346,7 @@ import json, sys
 n, a, b = (int(x) for x in sys.argv[1:])
 rows = [[0] * n for _ in range(n)]
 rows[a][b] = rows[b][a] = 1 << 20
-json.dump({"version": 1, "gpus": n, "matrices": [{"label": "pair", "rows": rows}]}, sys.stdout)
+json.dump({"version": 2, "gpus_total": n, "matrices": [{"label": "pair", "rows": rows}]}, sys.stdout)
 EOF
 	run_mpi "$P" 120 -np "$ng" "$FAST" run --topo "$DIR/calib/nominal.json" \
 		--traffic "$DIR/calib/$name.traffic.json" --algo fanout -n 9 -w 2 -c 1 \
@@ -361,7 +361,7 @@ print("# from fast run --json (%s): size count type redop root time(median us) a
 for r in d["rows"]:
     if r["wrong"]:
         sys.exit("wrong bytes in a calibration run")
-    print(r["size"], r["count"], "uint8 none -1", r["median_us"], r["algbw_GBps"], r["algbw_GBps"], r["wrong"])
+    print(r["size_bytes"], r["count"], "uint8 none -1", "%.3f" % (r["median_s"] * 1e6), r["algbw_GBps"], r["algbw_GBps"], r["wrong"])
 EOF
 }
 

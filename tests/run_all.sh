@@ -5,7 +5,7 @@
 #   stage        budget  what
 #   unit            120  CUnit suites (build/bin/tests/test_*)
 #   golden           90  CLI golden tests and the bad-input table
-#   schema           60  presets and bundled traces against the JSON Schemas
+#   schema           60  presets, traces, plans, specs, every --json vs the schemas
 #   mpi             300  fast run under mpirun (host backend), interposer
 #   testbed         300  fast run over an emulated 4 x 4 cluster (network
 #                        namespaces, TCP rails; scripts/testbed.sh): every

@@ -21,7 +21,7 @@ for preset in h200 mi300x-100g; do
 	for trace in traces/deepseek-v2-lite-intent-ep16.json traces/deepseek-v2-lite-intent-ep32.json \
 		traces/deepseek-v2-lite-intent-ep64.json traces/olmoe-arxiv-ep16.json \
 		traces/olmoe-github-ep16.json traces/switch128-pooled-ep16.json; do
-		gpus=$(grep -o '"gpus": *[0-9]*' "$trace" | head -1 | grep -o '[0-9]*$')
+		gpus=$(grep -Eo '"gpus(_total)?": *[0-9]*' "$trace" | head -1 | grep -o '[0-9]*$')
 		servers=$((gpus / 8))
 		name=$(basename "$trace" .json)-$preset
 		base=results/gate/$name.csv

@@ -47,7 +47,7 @@ def need(el, attrs, where):
 def load_matrix(path, index):
     d = json.load(open(path))
     m = d["matrices"][index]
-    ng = d["gpus"]
+    ng = d["gpus_total"] if "gpus_total" in d else d["gpus"]  # version 1: "gpus"
     D = [[0] * ng for _ in range(ng)]
     if "rows" in m:
         for s, row in enumerate(m["rows"]):

@@ -1,8 +1,11 @@
 #!/bin/bash
 # Validate what the tool writes and what the repository ships against the
 # JSON schemas: every preset (`fast topo show --preset X`, default and
-# scaled), dense and sparse traffic written by `fast traffic convert`, and
-# every traces/*.json.  Exit 1 on any failure.
+# scaled), dense and sparse traffic written by `fast traffic convert`,
+# every traces/*.json, the plan files `fast plan` writes, the --json output
+# of sim, compare, bound, gate, run (under mpirun, when there is one),
+# inspect and bench (schemas/<command>.schema.json), and the sweep specs.
+# Exit 1 on any failure.
 #
 #   bash tests/schema/run.sh [path/to/fast]     (default build/bin/fast)
 set -u
@@ -50,7 +53,55 @@ for to in json sparse; do
 	fi
 done
 
+# every command's --json on real inputs: a generated traffic and a trace
+json() { # schema label command...
+	local schema=$1 label=$2
+	shift 2
+	if "$@" > "$TMP/out.json" 2> "$TMP/err"; then
+		check "$schema" "$TMP/out.json" "$label"
+	else
+		echo "FAIL $label: exit $?"; sed 's/^/  /' "$TMP/err"; fail=$((fail + 1)); n=$((n + 1))
+	fi
+}
+SH="--preset h200 --servers 2 --gpus 4"
+"$FAST" gen $SH --pattern zipf --skew 0.8 --mean-bytes 4M --seed 1 --matrices 2 -o "$TMP/z.json" > /dev/null 2>&1 ||
+	{ echo "FAIL fast gen"; exit 1; }
+check schemas/traffic.schema.json "$TMP/z.json" "fast gen"
+TR=traces/olmoe-arxiv-ep16.json
+for algo in fast nccl pxn hier spreadout fanout; do
+	"$FAST" plan $SH --traffic "$TMP/z.json" --algo $algo -o "$TMP/p-$algo.json" 2> /dev/null &&
+		check schemas/plan.schema.json "$TMP/p-$algo.json" "fast plan --algo $algo" ||
+		{ echo "FAIL fast plan --algo $algo"; fail=$((fail + 1)); }
+done
+json schemas/sim.schema.json "sim --json --steps" "$FAST" sim $SH --traffic "$TMP/z.json" --algo fast --json --steps
+json schemas/sim.schema.json "sim --plan --json --timing" "$FAST" sim $SH --plan "$TMP/p-pxn.json" --traffic "$TMP/z.json" --json --timing
+json schemas/sim.schema.json "sim trace --json" "$FAST" sim --preset h200 --servers 2 --traffic $TR --algo fast --matrix 0 --json
+json schemas/compare.schema.json "compare --json" "$FAST" compare $SH --traffic "$TMP/z.json" --json
+json schemas/compare.schema.json "compare --json --no-timing" "$FAST" compare $SH --traffic "$TMP/z.json" --json --no-timing
+json schemas/bound.schema.json "bound --json" "$FAST" bound $SH --traffic "$TMP/z.json" --json
+json schemas/bound.schema.json "bound --json --closed-only" "$FAST" bound --preset mi300x-100g --servers 2 --traffic $TR --json --closed-only
+json schemas/gate.schema.json "gate --json" "$FAST" gate $SH --traffic "$TMP/z.json" --max-ratio 2 --json --write-baseline "$TMP/base.csv"
+json schemas/gate.schema.json "gate --json --baseline" "$FAST" gate $SH --traffic "$TMP/z.json" --max-ratio 2 --json --baseline "$TMP/base.csv"
+json schemas/inspect.schema.json "inspect --json" "$FAST" inspect --plan "$TMP/p-fast.json" --json
+json schemas/bench.schema.json "bench all --quick --json" "$FAST" bench all --quick --json
+if command -v mpirun > /dev/null; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	json schemas/run.schema.json "run --json" timeout 300 mpirun --oversubscribe -np 8 "$FAST" run $SH \
+		--traffic "$TMP/z.json" --json -n 2 -w 1
+	json schemas/run.schema.json "run --plan --json" timeout 300 mpirun --oversubscribe -np 8 "$FAST" run $SH \
+		--plan "$TMP/p-hier.json" --traffic "$TMP/z.json" --json -n 2 -w 1
+else
+	echo "schema: no mpirun: fast run --json not validated"
+fi
+
 shopt -s nullglob
+for f in results/specs/*.json tests/golden/*/spec.json tests/sweep/*.json; do
+	check schemas/sweep-spec.schema.json "$f" "$f"
+done
+for f in tests/golden/*/plan*.json; do
+	case $f in */plan_bad*) continue ;; esac
+	check schemas/plan.schema.json "$f" "$f"
+done
 for f in traces/*.json; do
 	check schemas/traffic.schema.json "$f" "$f"
 done
@@ -78,8 +129,12 @@ done
 for c in traffic_json_syntax traffic_wrong_type_rows traffic_wrong_type_gpus traffic_unknown_key \
 	traffic_duplicate_key traffic_case_different_key traffic_negative_bytes \
 	traffic_fractional_bytes traffic_bytes_over_2p53 traffic_zero_gpus traffic_bad_version \
-	traffic_missing_version traffic_rows_and_entries traffic_no_matrices; do
+	traffic_missing_version traffic_rows_and_entries traffic_no_matrices traffic_both_gpus_names; do
 	reject schemas/traffic.schema.json tests/bad/$c/t.json
+done
+
+for c in plan_bad_version plan_both_gpus_names; do
+	reject schemas/plan.schema.json tests/bad/$c/plan.json
 done
 
 echo "schema: $((n - fail)) of $n checks passed"

@@ -6,7 +6,7 @@
 #     rerun: it resumes (skips what was finished), leaves no duplicate key
 #     and ends with the same rows as the serial run;
 #  3. mpirun -np 4 gives the same rows as the serial run (when mpirun exists).
-# Rows are compared on every column but synth_us (measured), ident included.
+# Rows are compared on every column but synthesis_s (measured), ident included.
 #
 #   tests/sweep/resume.sh path/to/fast
 set -u

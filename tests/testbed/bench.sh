@@ -70,7 +70,7 @@ EOF
 					python3 - "$WORK/run.json" "$algo" >>"$WORK/samples" <<'EOF'
 import json, sys
 for r in json.load(open(sys.argv[1]))["rows"]:
-    print(sys.argv[2], r["median_us"], r["wrong"])
+    print(sys.argv[2], "%.3f" % (r["median_s"] * 1e6), r["wrong"])
 EOF
 				done
 			done

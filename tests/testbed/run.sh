@@ -122,7 +122,7 @@ for path, label in zip(sys.argv[1:], ["random", "zipf", None]):
         rows = [[v * (4 << 20) // top for v in r] for r in rows]
         label = "olmoe-c4/" + m["label"]
     mats.append({"label": label, "rows": rows})
-json.dump({"version": 1, "gpus": len(mats[0]["rows"]), "matrices": mats}, sys.stdout)
+json.dump({"version": 2, "gpus_total": len(mats[0]["rows"]), "matrices": mats}, sys.stdout)
 EOF
 [ $? = 0 ] || { echo "not ok - traffic generation"; exit 1; }
 
@@ -148,7 +148,7 @@ text = open(sys.argv[1]).read()
 d = json.loads(text[text.index("{"):text.rindex("}") + 1])
 rows = d["rows"]
 bad = sum(r["wrong"] for r in rows)
-print("%d rows, %d wrong, median %s ms" % (len(rows), bad, "/".join("%.0f" % (r["median_us"] / 1e3) for r in rows)))
+print("%d rows, %d wrong, median %s ms" % (len(rows), bad, "/".join("%.0f" % (r["median_s"] * 1e3) for r in rows)))
 sys.exit(0 if len(rows) == 3 and bad == 0 else 1)' "$TMP/out") || { bad "$name: $res"; return; }
 	ok "$name: $res"
 }

@@ -98,6 +98,14 @@ static void test_calib__fast_run_json(void)
 	CU_ASSERT_DOUBLE_EQUAL(p.bytes[1], 3000.0, 1e-9);
 	CU_ASSERT_DOUBLE_EQUAL(p.time_us[1], 30.0, 1e-12);
 	CU_ASSERT_EQUAL(fast_calib_parse("{}", 2, "r.json", FAST_CALIB_FASTRUN, &t, 0, &p, &err), FAST_EINPUT);
+
+	/* today's names (size_bytes, median_s in seconds) give the same points */
+	const char *now = "{\"ranks\": 32, \"rows\": [{\"size_bytes\": 1000, \"median_s\": 20e-6},"
+			  " {\"size_bytes\": 4000, \"median_s\": 30e-6}]}";
+	CU_ASSERT_EQUAL_FATAL(fast_calib_parse(now, strlen(now), "r.json", FAST_CALIB_FASTRUN, &t, 0, &p, &err), 0);
+	CU_ASSERT_EQUAL(p.n, 2);
+	CU_ASSERT_DOUBLE_EQUAL(p.bytes[1], 3000.0, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(p.time_us[1], 30.0, 1e-9);
 }
 
 UNIT_MAIN("calib",

@@ -195,6 +195,52 @@ static void test_json__put_string_escapes(void)
 	free(buf);
 }
 
+/* Doubles print as the shortest decimal that reads back exactly: not the
+ * 17 digits that %.17g gives when %.15g does not round-trip. */
+static void test_json__put_double_is_shortest_exact(void)
+{
+	static const struct { double v; const char *want; } cases[] = {
+		{ 38.0 / 45.0, "0.8444444444444444" },  /* %.17g: 0.84444444444444444 */
+		{ 0.1 + 0.2, "0.30000000000000004" },    /* needs all 17 */
+		{ 1.5e-7, "1.5e-07" },
+		{ -2.5, "-2.5" },
+		{ 4096, "4096" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		fast_json_put_double(f, cases[i].v);
+		fclose(f);
+		CU_ASSERT_EQUAL(strtod(buf, NULL), cases[i].v);
+		CU_ASSERT_STRING_EQUAL(buf, cases[i].want);
+		free(buf);
+	}
+}
+
+/* A renamed key: the new name, or the old one when only it is there;
+ * both at once is an error naming the old one's path. */
+static void test_json__renamed_key(void)
+{
+	struct fast_json *doc;
+	struct fast_jctx c;
+	struct fast_err err;
+	const char *a = "{\"gpus\": 2}", *b = "{\"gpus_total\": 2}", *both = "{\"gpus\": 2, \"gpus_total\": 2}";
+
+	CU_ASSERT_EQUAL_FATAL(fast_json_parse(a, strlen(a), "t.json", &doc, &err), 0);
+	fast_jctx_init(&c, "t.json", &err);
+	CU_ASSERT_STRING_EQUAL(fast_jv_renamed(&c, fast_json_root(doc), "gpus_total", "gpus"), "gpus");
+	fast_json_free(doc);
+	CU_ASSERT_EQUAL_FATAL(fast_json_parse(b, strlen(b), "t.json", &doc, &err), 0);
+	CU_ASSERT_STRING_EQUAL(fast_jv_renamed(&c, fast_json_root(doc), "gpus_total", "gpus"), "gpus_total");
+	fast_json_free(doc);
+	CU_ASSERT_EQUAL_FATAL(fast_json_parse(both, strlen(both), "t.json", &doc, &err), 0);
+	CU_ASSERT_PTR_NULL(fast_jv_renamed(&c, fast_json_root(doc), "gpus_total", "gpus"));
+	CU_ASSERT_STRING_EQUAL(err.msg, "t.json: /gpus: both \"gpus\" and its new name \"gpus_total\": give one");
+	fast_json_free(doc);
+}
+
 UNIT_MAIN("json",
 	  UNIT_TEST(test_json__syntax_error_has_line_and_column),
 	  UNIT_TEST(test_json__unknown_duplicate_and_case),
@@ -202,4 +248,6 @@ UNIT_MAIN("json",
 	  UNIT_TEST(test_json__getters_report_paths),
 	  UNIT_TEST(test_json__nesting_limit_is_named),
 	  UNIT_TEST(test_json__invalid_utf8_is_refused_with_its_path),
-	  UNIT_TEST(test_json__put_string_escapes))
+	  UNIT_TEST(test_json__put_string_escapes),
+	  UNIT_TEST(test_json__put_double_is_shortest_exact),
+	  UNIT_TEST(test_json__renamed_key))

@@ -382,9 +382,9 @@ static void test_plan__reader_errors_have_paths(void)
 	struct fast_limits lim;
 	struct fast_planset ps;
 	fast_limits_default(&lim);
-	const char *v2 = "{\"version\":2,\"kind\":\"fast-plan\",\"plans\":[]}";
-	CU_ASSERT_EQUAL(fast_planset_parse(v2, strlen(v2), "p.json", &lim, &ps, &err), FAST_EINPUT);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "p.json: /version: unsupported plan version 2"));
+	const char *v3 = "{\"version\":3,\"kind\":\"fast-plan\",\"plans\":[]}";
+	CU_ASSERT_EQUAL(fast_planset_parse(v3, strlen(v3), "p.json", &lim, &ps, &err), FAST_EINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "p.json: /version: unsupported plan version 3"));
 	const char *none = "{\"version\":1,\"kind\":\"fast-plan\",\"plans\":[]}";
 	CU_ASSERT_EQUAL(fast_planset_parse(none, strlen(none), "p.json", &lim, &ps, &err), FAST_EINPUT);
 	CU_ASSERT_STRING_EQUAL(err.msg, "p.json: /plans: a plan file holds at least one plan");

@@ -187,7 +187,7 @@ static void test_traffic__bad_json_names_file_and_path(void)
 	expect_error("{\"gpus\": 2, \"matrices\": []}", FAST_EINPUT,
 		     "t.json: /: missing required key \"version\"");
 	expect_error("{\"version\": 3, \"gpus\": 2, \"matrices\": []}", FAST_EINPUT,
-		     "t.json: /version: unsupported version 3 (this build reads version 1)");
+		     "t.json: /version: unsupported version 3 (this build reads versions 1 to 2)");
 	expect_error("{\"version\": 1, \"gpus\": 2, \"matrices\": [], \"Gpus\": 2}", FAST_EINPUT,
 		     "t.json: /: unknown key \"Gpus\"");
 	expect_error("{\"version\": 1, \"gpus\": 2, \"gpus\": 3, \"matrices\": []}", FAST_EINPUT,
