@@ -63,7 +63,9 @@ struct cli_scan {
 	bool failed, help;
 	/* the option names tried on the current argument, for the "did you
 	 * mean" of cli_unknown(): the option loop tries every name of the
-	 * command before it gives up */
+	 * command before it gives up.  The pointers are kept, not the text:
+	 * a name given to cli_flag()/cli_value() must outlive the loop (a
+	 * literal, or a table's string; never a local buffer) */
 	const char *tried[96];
 	size_t ntried;
 };

@@ -3,19 +3,34 @@
  */
 #include "cli_algo.h"
 
+#include <assert.h>
+#include <stdio.h>
 #include <string.h>
+
+/* "--order" for the option "order".  The scanner keeps the names it tried
+ * for its "did you mean" (cli_unknown), so they must outlive this call:
+ * one string per table row, made on first use. */
+static const char *flag_of(const struct fast_algo_option *opt)
+{
+	static char flags[32][40];
+	size_t i = (size_t)(opt - fast_algo_options);
+
+	assert(i < sizeof flags / sizeof flags[0]);
+	if (!flags[i][0])
+		snprintf(flags[i], sizeof flags[i], "--%s", opt->name);
+	return flags[i];
+}
 
 bool cli_algo_option(struct cli_scan *s, struct fast_algo_opts *o, unsigned *given)
 {
 	const struct fast_algo_option *opt;
 	struct fast_err err;
-	char flag[40];
-	const char *v = NULL;
+	const char *flag = NULL, *v = NULL;
 
 	if (strncmp(s->arg, "--", 2) != 0)
 		return false;
 	for (opt = fast_algo_options; opt->name; opt++) {
-		snprintf(flag, sizeof flag, "--%s", opt->name);
+		flag = flag_of(opt);
 		if (cli_value(s, flag, &v))
 			break;
 	}
