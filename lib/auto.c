@@ -1,0 +1,287 @@
+/*
+ * auto.c - `--algo auto` (auto.h): a closed-form predictor of each
+ * schedule's simulated time, a synthesis-cost model, and the choice.
+ *
+ * The predictor reads the matrix once (O(n^2), n = N * G) and gathers per
+ * GPU the bytes it sends and receives across servers and within its
+ * server, the rail loads PXN and hier put on each NIC, the server matrix's
+ * largest row or column, and spreadout's per-round maxima.  Then, with
+ * a = alpha + per-step overhead of a tier and B its effective rate
+ * (bw x efficiency), per algorithm (the simulator's model, sim/sim.h):
+ *
+ *   fanout    lat = max(a_out, a_up)
+ *             vol = max(send_x / B_out, recv_x / (B_out f(k_in)), intra / B_up)
+ *   nccl      lat = ceil((n-1)/P) a_out; vol as fanout with f(min(P, k_in))
+ *   pxn       lat = ceil((n-1)/P) (a_out + a_up); vol with the NIC egress
+ *             loads of rail-aligned relaying and the relayed bytes on scale-up
+ *   spreadout sum over the n-1 synchronised rounds of
+ *             max(a_out + largest cross message / B_out, a_up + largest local / B_up)
+ *   hier      lat = a_out + a_up; vol = rail-aligned NIC loads / B_out
+ *             + one chunk's forwarding, or the local traffic / B_up
+ *   fast      lat = 2 a_up + (N-1) a_out; vol = largest server row or
+ *             column / (G B_out) (the Birkhoff stages carry it at line rate)
+ *             + the last stage's redistribution
+ * where f(k) is the incast factor of the topology's congestion model and
+ * k_in the most cross-server senders of one GPU.  The prediction is
+ *     T_sim(a) = K_LAT[a] lat + K_VOL[a] vol,
+ * with the factors below fitted against `fast sim` (see FIT).
+ *
+ * Synthesis-cost model: S(a) = S32[a] (n / 32)^P[a] seconds, a power law
+ * in the GPU count through the medians at 4 x 8 and 16 x 8.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auto.h"
+
+/* Per-algorithm constants, in table order (fast, fanout, nccl, pxn,
+ * spreadout, hier).
+ *
+ * FIT (T_sim): `fast compare --preset P --servers N --gpus 8 --traffic T
+ * --algos fast,fanout,nccl,pxn,spreadout,hier --json` on P in {h200,
+ * mi300x-100g}, N in {4, 16}, uniform and Zipf 0.8 traffic at 4 KiB
+ * (K_LAT = median of T_sim / lat) and 1 GiB per GPU (K_VOL = median of
+ * (T_sim - K_LAT lat) / vol); script results/auto_fit.sh, errors in
+ * results/auto_fit.csv and the README.
+ *
+ * FIT (S): the medians of thread-CPU time over 15 compiles after one
+ * warm-up that `fast compare --preset h200 --servers N --gpus 8 --traffic
+ * T --algos fast,fanout,nccl,pxn,spreadout,hier --json` reports as
+ * synthesis_s, T = `fast gen --pattern zipf --mean-bytes 4G` for N = 4
+ * and N = 16 (S32 = the 4 x 8 median, P = log4 of the 16 x 8 / 4 x 8
+ * ratio), this machine, 2026-12-01, under load (19 runnable on 2 cores):
+ * thread-CPU time, so the load inflates it only through cache misses. */
+struct model {
+	const char *algo;
+	double k_lat, k_vol;
+	double s32, p; /* synthesis: S32 seconds at 32 GPUs, exponent */
+};
+
+static const struct model models[] = {
+	/* 4 x 8 and 16 x 8 medians: fast 9.93 us / 1.448 ms, fanout 5.45 us /
+	 * 277 us, nccl 29.3 us / 1.634 ms, pxn 35.9 us / 1.297 ms, spreadout
+	 * 7.99 us / 296 us, hier 11.2 us / 527 us */
+	{ "fast", 1.0, 1.0, 9.93e-6, 3.60 },
+	{ "fanout", 1.0, 1.0, 5.45e-6, 2.83 },
+	{ "nccl", 1.0, 1.0, 29.3e-6, 2.90 },
+	{ "pxn", 1.0, 1.0, 35.9e-6, 2.59 },
+	{ "spreadout", 1.0, 1.0, 7.99e-6, 2.61 },
+	{ "hier", 1.0, 1.0, 11.2e-6, 2.78 },
+};
+#define NMODELS (sizeof models / sizeof models[0])
+
+static const struct model *model_of(const char *algo)
+{
+	for (size_t k = 0; k < NMODELS; k++)
+		if (strcmp(models[k].algo, algo) == 0)
+			return &models[k];
+	return NULL;
+}
+
+double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t nnz)
+{
+	const struct model *m = model_of(algo);
+	double n = (double)N * G;
+
+	(void)nnz; /* the fitted models need only the dimensions */
+	if (!m)
+		return 0;
+	return m->s32 * pow(n / 32.0, m->p);
+}
+
+/* The simulator's incast factor (sim/sim.h, struct fast_congestion). */
+static double incast(const struct fast_congestion *c, double k)
+{
+	double f;
+
+	if (k <= c->incast_threshold || c->incast_slope <= 0.0)
+		return 1.0;
+	f = 1.0 - c->incast_slope * (k - c->incast_threshold);
+	return f < c->incast_floor ? c->incast_floor : f;
+}
+
+static double rate(const struct fast_tier *t)
+{
+	return t->bw_GBps * 1e9 * t->efficiency;
+}
+
+static double step_s(const struct fast_tier *t)
+{
+	return (t->latency_us + t->step_overhead_us) * 1e-6;
+}
+
+/* What one pass over the matrix gathers. */
+struct feat {
+	uint64_t send_x, recv_x, intra;    /* per-GPU maxima */
+	uint64_t pxn_nic, pxn_up;          /* PXN: NIC egress, scale-up load */
+	uint64_t hier_nic, srv;            /* hier NIC ingress; server row/col */
+	uint32_t k_in;                     /* most cross senders of one GPU */
+	uint64_t largest_cross, nnz;
+	double spread_s;                   /* spreadout's predicted time */
+};
+
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* Up to this many GPUs the work arrays live on the stack (18 KiB): the
+ * decision at 4 x 8 must cost about a microsecond, and malloc is a good
+ * part of that. */
+#define STACK_GPUS 256
+
+/* Returns -1 on allocation failure. */
+static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
+{
+	uint32_t N = t->servers, G = t->gpus, ng = N * G;
+	size_t words = (size_t)ng * 10 + 2 * (size_t)N;
+	uint64_t stack[STACK_GPUS * 10 + 2 * STACK_GPUS];
+	uint64_t *buf = ng <= STACK_GPUS ? stack : malloc(words * sizeof *buf);
+	uint64_t *sx, *rx, *si, *ri, *po, *pu, *hi, *mo, *mu, *kin, *srow, *scol;
+	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
+
+	if (!buf)
+		return -1;
+	memset(buf, 0, words * sizeof *buf);
+	sx = buf, rx = sx + ng, si = rx + ng, ri = si + ng, po = ri + ng, pu = po + ng;
+	hi = pu + ng, mo = hi + ng, mu = mo + ng, kin = mu + ng, srow = kin + ng, scol = srow + N;
+	memset(f, 0, sizeof *f);
+	/* d = B * G + j walked by (B, j): no division in the inner loop */
+	for (uint32_t s = 0; s < ng; s++) {
+		const uint64_t *row = D + (size_t)s * ng;
+		uint32_t A = s / G, i = s % G;
+		for (uint32_t B = 0, d = 0; B < N; B++)
+			for (uint32_t j = 0; j < G; j++, d++) {
+				uint64_t v = row[d];
+				uint32_t dd;
+				if (!v || d == s)
+					continue;
+				f->nnz++;
+				dd = d > s ? d - s : d + ng - s;
+				if (A != B) {
+					sx[s] += v, rx[d] += v, kin[d]++;
+					srow[A] += v, scol[B] += v;
+					po[A * G + j] += v; /* PXN: relayed to A_j, then A_j -> B_j */
+					if (i != j)
+						pu[s] += v, pu[A * G + j] += v;
+					hi[B * G + i] += v; /* hier: A_i -> B_i, then forwarded */
+					mo[dd] = max64(mo[dd], v);
+					f->largest_cross = max64(f->largest_cross, v);
+				} else {
+					si[s] += v, ri[d] += v, pu[s] += v, pu[d] += v;
+					mu[dd] = max64(mu[dd], v);
+				}
+			}
+	}
+	for (uint32_t g = 0; g < ng; g++) {
+		f->send_x = max64(f->send_x, sx[g]);
+		f->recv_x = max64(f->recv_x, rx[g]);
+		f->intra = max64(f->intra, max64(si[g], ri[g]));
+		f->pxn_nic = max64(f->pxn_nic, max64(po[g], rx[g]));
+		f->pxn_up = max64(f->pxn_up, pu[g]);
+		f->hier_nic = max64(f->hier_nic, max64(sx[g], hi[g]));
+		if (kin[g] > f->k_in)
+			f->k_in = (uint32_t)kin[g];
+	}
+	for (uint32_t A = 0; A < N; A++)
+		f->srv = max64(f->srv, max64(srow[A], scol[A]));
+	for (uint32_t d = 1; d < ng; d++) {
+		double o = mo[d] ? ao + (double)mo[d] / Bo : 0, u = mu[d] ? au + (double)mu[d] / Bu : 0;
+		f->spread_s += o > u ? o : u;
+	}
+	if (buf != stack)
+		free(buf);
+	return 0;
+}
+
+/* Predicted T_sim of the table's algorithm a (lat, vol as above). */
+static double predict(const struct fast_topo *t, const struct feat *f, const struct model *m,
+		      const struct fast_algo *a, const struct fast_algo_opts *o)
+{
+	uint32_t N = t->servers, G = t->gpus, ng = N * G;
+	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
+	double P = o->peers ? o->peers : 8, R = ceil((double)(ng > 1 ? ng - 1 : 1) / P);
+	double lat = 0, vol = 0, up = (double)f->intra / Bu, kin = f->k_in;
+	uint64_t chunk = o->chunk_bytes ? o->chunk_bytes : a->default_chunk_bytes;
+
+	if (!f->nnz)
+		return 0;
+	if (strcmp(m->algo, "spreadout") == 0)
+		return m->k_vol * f->spread_s;
+	if (strcmp(m->algo, "fanout") == 0) {
+		lat = ao > au ? ao : au;
+		vol = fmax(fmax((double)f->send_x / Bo, (double)f->recv_x / (Bo * incast(&t->congestion, kin))), up);
+	} else if (strcmp(m->algo, "nccl") == 0) {
+		lat = R * ao;
+		vol = fmax(fmax((double)f->send_x / Bo,
+				(double)f->recv_x / (Bo * incast(&t->congestion, fmin(P, kin)))), up);
+	} else if (strcmp(m->algo, "pxn") == 0) {
+		lat = R * (ao + au);
+		vol = fmax((double)f->pxn_nic / (Bo * incast(&t->congestion, fmin(P, kin))),
+			   (double)f->pxn_up / Bu);
+	} else if (strcmp(m->algo, "hier") == 0) {
+		double fwd = (double)(chunk < f->largest_cross ? chunk : f->largest_cross) * G / Bu;
+		lat = ao + au;
+		vol = fmax((double)f->hier_nic / (Bo * incast(&t->congestion, N > 1 ? N - 1 : 1)) + fwd, up);
+	} else { /* fast */
+		double rail = (double)f->srv / ((double)G * Bo);
+		lat = 2 * au + (N > 1 ? N - 1 : 1) * ao;
+		vol = fmax(rail + rail / (N > 1 ? N - 1 : 1) * Bo / Bu, up);
+	}
+	return m->k_lat * lat + m->k_vol * vol;
+}
+
+void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_auto_choice *out)
+{
+	struct fast_algo_opts def;
+	struct feat f;
+	bool have = gather(topo, D, &f) == 0;
+	double best = INFINITY;
+
+	if (!opts) {
+		fast_algo_opts_default(&def);
+		opts = &def;
+	}
+	memset(out, 0, sizeof *out);
+	for (const struct fast_algo *a = fast_algos; a->name && out->n < FAST_AUTO_MAX; a++) {
+		const struct model *m = model_of(a->name);
+		uint32_t k = out->n;
+		if (!m)
+			continue; /* auto itself */
+		out->algo[k] = a->name;
+		/* out of memory: FAST, the default, predicted 0 so that it is chosen */
+		out->sim_s[k] = have ? predict(topo, &f, m, a, opts) : 0;
+		out->synth_s[k] = have ? fast_auto_synth_model(a->name, topo->servers, topo->gpus, f.nnz) : 0;
+		if (out->sim_s[k] + out->synth_s[k] < best - 1e-12) {
+			best = out->sim_s[k] + out->synth_s[k];
+			out->best = k;
+		}
+		out->n++;
+	}
+}
+
+int fast_compile_auto(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err)
+{
+	struct fast_auto_choice c;
+	const struct fast_algo *a;
+	struct fast_plan p;
+	char inner[sizeof p.options];
+	int rc, n;
+
+	fast_auto_choose(topo, D, opts, &c);
+	a = fast_algo_find(c.algo[c.best]);
+	if ((rc = a->compile(topo, D, opts, &p, err)) < 0)
+		return rc;
+	/* the plan's algo stays the schedule's own name; the options record
+	 * the choice (deterministic predictions, never a measured time) */
+	memcpy(inner, p.options, sizeof inner);
+	n = snprintf(p.options, sizeof p.options, "auto: predicted sim_s=%.4g synthesis_s=%.3g",
+		     c.sim_s[c.best], c.synth_s[c.best]);
+	if (inner[0] && n > 0 && (size_t)n + 2 < sizeof p.options)
+		snprintf(p.options + n, sizeof p.options - (size_t)n, "; %.*s",
+			 (int)(sizeof p.options - (size_t)n - 3), inner);
+	*out = p;
+	return 0;
+}
