@@ -33,7 +33,7 @@ struct fast_auto_choice {
 };
 
 /* Choose for matrix D (ng x ng, ng = N * G of topo) with options opts
- * (NULL: defaults).  Fills *out; never fails.  Ties (within 1e-12 s) go to
+ * (NULL: defaults).  Fills *out; never fails.  Near-ties (within 3% + 0.5 us of the least predicted T) go to
  * the candidate first in the table, so the result is deterministic. */
 void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_auto_choice *out);
