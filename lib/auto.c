@@ -128,89 +128,108 @@ static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 /* m[d] = max(m[d], row[d]) for d in [lo, hi) (m is offset by the caller
  * so that m[d] is round d - src's slot). */
+/* acc[j] += row[j] for j in [0, n) */
+static void add_row(uint64_t *acc, const uint64_t *row, uint32_t n)
+{
+	for (uint32_t j = 0; j < n; j++)
+		acc[j] += row[j];
+}
+
 static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
 {
 	for (uint32_t d = lo; d < hi; d++)
 		m[d] = max64(m[d], row[d]);
 }
 
-/* Up to this many GPUs the work arrays live on the stack (18 KiB): the
+/* Up to this many GPUs the work arrays live on the stack (22 KiB): the
  * decision at 4 x 8 must cost about a microsecond, and malloc is a good
  * part of that. */
 #define STACK_GPUS 256
 
-/* Returns -1 on allocation failure. */
+/* Returns -1 on allocation failure.  Per row s (GPU A_i), block by server
+ * B: sums stay in registers and the per-column updates run over
+ * contiguous j without branches; server sums, the largest messages and
+ * PXN's relays follow from the per-GPU sums afterwards. */
 static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 {
 	uint32_t N = t->servers, G = t->gpus, ng = N * G;
-	size_t words = (size_t)ng * (10 + G) + 2 * (size_t)N;
-	uint64_t stack[STACK_GPUS * 20];
+	bool mesh = t->up_kind == FAST_UP_MESH;
+	size_t words = (size_t)ng * (11 + (mesh ? G : 0));
+	uint64_t stack[STACK_GPUS * 11];
 	uint64_t *buf = words <= sizeof stack / sizeof stack[0] ? stack : malloc(words * sizeof *buf);
-	uint64_t *sx, *rx, *si, *ri, *po, *pu, *hi, *mo, *mu, *kin, *srow, *scol, *hf;
+	uint64_t *sx, *rx, *si, *ri, *po, *rl, *hi, *mo, *mu, *kin, *rel, *hf;
 	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
 
 	if (!buf)
 		return -1;
 	memset(buf, 0, words * sizeof *buf);
-	sx = buf, rx = sx + ng, si = rx + ng, ri = si + ng, po = ri + ng, pu = po + ng;
-	hi = pu + ng, mo = hi + ng, mu = mo + ng, kin = mu + ng, srow = kin + ng, scol = srow + N;
-	hf = scol + N; /* hf[(B * G + i) * G + j]: hier's forwarding B_i -> B_j */
+	sx = buf, rx = sx + ng, si = rx + ng, ri = si + ng, po = ri + ng, rl = po + ng;
+	hi = rl + ng, mo = hi + ng, mu = mo + ng, kin = mu + ng, rel = kin + ng;
+	hf = mesh ? rel + ng : NULL; /* hf[(B * G + i) * G + j]: hier's forwarding B_i -> B_j */
 	memset(f, 0, sizeof *f);
-	/* one row at a time, one server block at a time: the inner loops run
-	 * over contiguous j and have no branches (the compiler vectorises them) */
 	for (uint32_t s = 0; s < ng; s++) {
 		const uint64_t *row = D + (size_t)s * ng;
 		uint32_t A = s / G, i = s % G;
+		uint64_t cross = 0, rail = 0;
 		for (uint32_t B = 0; B < N; B++) {
 			const uint64_t *blk = row + (size_t)B * G;
 			uint64_t sum = 0;
 			if (B == A) {
+				uint64_t *rib = ri + B * G;
 				for (uint32_t j = 0; j < G; j++)
-					ri[B * G + j] += blk[j], pu[B * G + j] += blk[j], sum += blk[j];
-				ri[s] -= blk[i], pu[s] -= blk[i], sum -= blk[i]; /* the diagonal */
-				si[s] += sum, pu[s] += sum;
+					rib[j] += blk[j], sum += blk[j];
+				rib[i] -= blk[i], sum -= blk[i]; /* the diagonal */
+				si[s] = sum;
 				continue;
 			}
+			/* round d - s of spreadout: contiguous within a block off the diagonal */
 			uint64_t *rxb = rx + B * G, *kb = kin + B * G, *pob = po + A * G;
-			uint64_t *pub = pu + A * G, *hfb = hf + ((size_t)B * G + i) * G;
+			uint64_t *mob = mo + (B * G + (B < A ? ng : 0) - s);
 			for (uint32_t j = 0; j < G; j++) {
 				uint64_t v = blk[j];
-				sum += v, rxb[j] += v, kb[j] += v != 0, pob[j] += v, pub[j] += v, hfb[j] += v;
+				sum += v, rxb[j] += v, kb[j] += v != 0, pob[j] += v;
+				mob[j] = max64(mob[j], v);
 			}
-			/* on-rail (j == i): neither relayed by PXN nor forwarded by hier */
-			pub[i] -= blk[i], hfb[i] -= blk[i];
-			sx[s] += sum, srow[A] += sum, scol[B] += sum, hi[B * G + i] += sum;
-			pu[s] += sum - blk[i];
+			if (hf)
+				add_row(hf + ((size_t)B * G + i) * G, blk, G);
+			cross += sum, rail += blk[i];
+			hi[B * G + i] += sum; /* hier: A_i -> B_i, then forwarded */
 		}
-		/* spreadout's round d = dst - src (mod ng): two contiguous ranges */
+		sx[s] = cross;
+		rl[s] = rail;
+		rel[s] = cross - rail; /* PXN: off-rail cross bytes, relayed over scale-up */
 		rounds(row, s + 1, (A + 1) * G, mu - s);
-		rounds(row, (A + 1) * G, ng, mo - s);
-		rounds(row, 0, A * G, mo + ng - s);
 		rounds(row, A * G, s, mu + ng - s);
 	}
 	for (uint32_t d = 1; d < ng; d++) {
 		f->largest_cross = max64(f->largest_cross, mo[d]);
-		f->intra_msg = max64(f->intra_msg, mu[d]);
 		f->total += mo[d] | mu[d];
-	}
-	for (uint32_t g = 0; g < ng; g++) {
-		f->send_x = max64(f->send_x, sx[g]);
-		f->recv_x = max64(f->recv_x, rx[g]);
-		f->intra = max64(f->intra, max64(si[g], ri[g]));
-		f->pxn_nic = max64(f->pxn_nic, max64(po[g], rx[g]));
-		f->pxn_up = max64(f->pxn_up, pu[g]);
-		f->hier_nic = max64(f->hier_nic, max64(sx[g], hi[g]));
-		if (kin[g] > f->k_in)
-			f->k_in = (uint32_t)kin[g];
-	}
-	for (size_t k = 0; k < (size_t)ng * G; k++)
-		f->hier_link = max64(f->hier_link, hf[k]);
-	for (uint32_t A = 0; A < N; A++)
-		f->srv = max64(f->srv, max64(srow[A], scol[A]));
-	for (uint32_t d = 1; d < ng; d++) {
 		double o = mo[d] ? ao + (double)mo[d] / Bo : 0, u = mu[d] ? au + (double)mu[d] / Bu : 0;
 		f->spread_s += o > u ? o : u;
+		f->intra_msg = max64(f->intra_msg, mu[d]);
 	}
+	for (uint32_t B = 0; B < N; B++) {
+		uint64_t srow = 0, scol = 0;
+		for (uint32_t j = 0; j < G; j++) {
+			uint32_t g = B * G + j;
+			/* PXN's scale-up: local traffic, relays sent, relays received
+			 * (what rail j of this server carries for others, less its own) */
+			uint64_t up = si[g] + ri[g] + rel[g] + (po[g] - rl[g]);
+			srow += sx[g], scol += rx[g];
+			f->send_x = max64(f->send_x, sx[g]);
+			f->recv_x = max64(f->recv_x, rx[g]);
+			f->intra = max64(f->intra, max64(si[g], ri[g]));
+			f->pxn_nic = max64(f->pxn_nic, max64(po[g], rx[g]));
+			f->pxn_up = max64(f->pxn_up, up);
+			f->hier_nic = max64(f->hier_nic, max64(sx[g], hi[g]));
+			if (kin[g] > f->k_in)
+				f->k_in = (uint32_t)kin[g];
+		}
+		f->srv = max64(f->srv, max64(srow, scol));
+	}
+	for (size_t k = 0; hf && k < (size_t)ng * G; k++)
+		if (k % G != (k / G) % G) /* on-rail bytes are not forwarded */
+			f->hier_link = max64(f->hier_link, hf[k]);
 	if (buf != stack)
 		free(buf);
 	return 0;
