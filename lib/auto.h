@@ -39,7 +39,7 @@ void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_auto_choice *out);
 
 /* Predicted synthesis time (s) of algo on an N x G topology whose matrix
- * has nnz non-zero off-diagonal entries (the model of lib/auto.c); 0 for
+ * has nnz non-zero cross-server messages (the model of lib/auto.c); 0 for
  * an unknown name. */
 double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t nnz);
 
