@@ -61,10 +61,14 @@ struct model {
 };
 
 static const struct model models[] = {
-	/* 4 x 8 and 16 x 8 medians: fast 9.93 us / 1.448 ms, fanout 5.45 us /
+	/* fast: S32 and P from its medians at 4 KiB..4 MiB per GPU (4 x 8 about
+	 * 10 us, 16 x 8 80-130 us: results/auto_study*.csv), where its S can
+	 * decide; at 4 GiB Zipf 16 x 8 it measured 1.448 ms, immaterial
+	 * against the milliseconds FAST saves there.  The baselines: 4 x 8 and
+	 * 16 x 8 medians on dense Zipf 4 GiB: fanout 5.45 us /
 	 * 277 us, nccl 29.3 us / 1.634 ms, pxn 35.9 us / 1.297 ms, spreadout
 	 * 7.99 us / 296 us, hier 11.2 us / 527 us */
-	{ "fast", 0.955, 1.0, 9.93e-6, 3.60 },
+	{ "fast", 0.955, 1.0, 10.0e-6, 1.70 },
 	{ "fanout", 1.0, 1.0, 5.45e-6, 2.83 },
 	{ "nccl", 0.83, 1.0, 29.3e-6, 2.90 },
 	{ "pxn", 0.57, 1.0, 35.9e-6, 2.59 },

@@ -7,8 +7,8 @@ Per (preset, servers): one figure, a panel per traffic, of T = T_sim + S
 (time with synthesis) against the per-GPU size for every schedule, auto
 (points) and the LP bound, each divided by the least T of the schedules at
 that size, so the lower envelope is the line at 1 and auto must lie on it
-(within the 1.02 x + 2 us slack).  OUTDIR/auto_size_<preset>_<N>x8.svg/.png;
-the plotted numbers in OUTDIR/data/.
+(within the 1.02 x + 2 us slack).  OUTDIR/figures/auto_size_<preset>_<N>x8.svg
+and .png; the plotted numbers and gnuplot scripts in OUTDIR/data/.
 """
 import csv
 import os
@@ -20,6 +20,7 @@ ALGOS = ["fast", "fanout", "nccl", "pxn", "spreadout", "hier"]
 rows = list(csv.DictReader(open(sys.argv[1])))
 out = sys.argv[2]
 os.makedirs(os.path.join(out, "data"), exist_ok=True)
+os.makedirs(os.path.join(out, "figures"), exist_ok=True)
 cases = defaultdict(lambda: defaultdict(dict))
 for r in rows:
     cases[(r["preset"], r["servers"])][r["traffic"]].setdefault(int(r["size_bytes"]), {})[r["algo"]] = r
@@ -41,10 +42,10 @@ for (preset, n), traffics in sorted(cases.items()):
     gp = os.path.join(out, "data", name + ".gp")
     with open(gp, "w") as f:
         for term, ext in [("svg size 1200,420 dynamic", "svg"), ("pngcairo size 1200,420", "png")]:
-            f.write('set terminal %s\nset output "%s"\n' % (term, os.path.join(out, name + "." + ext)))
+            f.write('set terminal %s\nset output "%s"\n' % (term, os.path.join(out, "figures", name + "." + ext)))
             f.write("set multiplot layout 1,%d title \"%s %s x 8: time with synthesis / least over schedules (auto: points)\"\n"
                     % (len(panels), preset, n))
-            f.write("set logscale xy\nset xlabel \"per-GPU bytes\"\nset format x \"2^{%L}\"\nset yrange [0.01:30]\n"
+            f.write("set logscale x 2\nset logscale y\nset xlabel \"per-GPU bytes\"\nset format x \"2^{%L}\"\nset yrange [0.01:30]\n"
                     "set key top left font \",8\"\nset grid\n")
             for traffic, dat in panels:
                 f.write('set title "%s"\n' % traffic)
@@ -54,4 +55,4 @@ for (preset, n), traffics in sorted(cases.items()):
                 f.write("plot " + ", \\\n     ".join(parts) + "\n")
             f.write("unset multiplot\n")
     subprocess.run(["gnuplot", gp], check=True)
-    print("wrote", os.path.join(out, name + ".svg"))
+    print("wrote", os.path.join(out, "figures", name + ".svg"))
