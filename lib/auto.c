@@ -138,20 +138,13 @@ static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 /* m[d] = max(m[d], row[d]) for d in [lo, hi) (m is offset by the caller
  * so that m[d] is round d - src's slot). */
-/* acc[j] += row[j] for j in [0, n) */
-static void add_row(uint64_t *acc, const uint64_t *row, uint32_t n)
-{
-	for (uint32_t j = 0; j < n; j++)
-		acc[j] += row[j];
-}
-
 static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
 {
 	for (uint32_t d = lo; d < hi; d++)
 		m[d] = max64(m[d], row[d]);
 }
 
-/* Up to this many GPUs the work arrays live on the stack (22 KiB): the
+/* Up to this many GPUs the work arrays live on the stack (22 KiB at 256 GPUs): the
  * decision at 4 x 8 must cost about a microsecond, and malloc is a good
  * part of that. */
 #define STACK_GPUS 256
@@ -163,11 +156,10 @@ static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
 static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 {
 	uint32_t N = t->servers, G = t->gpus, ng = N * G;
-	bool mesh = t->up_kind == FAST_UP_MESH;
-	size_t words = (size_t)ng * (11 + (mesh ? G : 0));
+	size_t words = (size_t)ng * 11;
 	uint64_t stack[STACK_GPUS * 11];
 	uint64_t *buf = words <= sizeof stack / sizeof stack[0] ? stack : malloc(words * sizeof *buf);
-	uint64_t *sx, *rx, *si, *ri, *po, *rl, *hi, *mo, *mu, *kin, *rel, *hf;
+	uint64_t *sx, *rx, *si, *ri, *po, *rl, *hi, *mo, *mu, *kin, *rel;
 	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
 
 	if (!buf)
@@ -175,7 +167,6 @@ static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 	memset(buf, 0, words * sizeof *buf);
 	sx = buf, rx = sx + ng, si = rx + ng, ri = si + ng, po = ri + ng, rl = po + ng;
 	hi = rl + ng, mo = hi + ng, mu = mo + ng, kin = mu + ng, rel = kin + ng;
-	hf = mesh ? rel + ng : NULL; /* hf[(B * G + i) * G + j]: hier's forwarding B_i -> B_j */
 	memset(f, 0, sizeof *f);
 	for (uint32_t s = 0; s < ng; s++) {
 		const uint64_t *row = D + (size_t)s * ng;
@@ -200,8 +191,6 @@ static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 				sum += v, rxb[j] += v, kb[j] += v != 0, pob[j] += v;
 				mob[j] = max64(mob[j], v);
 			}
-			if (hf)
-				add_row(hf + ((size_t)B * G + i) * G, blk, G);
 			cross += sum, rail += blk[i];
 			hi[B * G + i] += sum; /* hier: A_i -> B_i, then forwarded */
 		}
@@ -232,15 +221,16 @@ static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 			f->pxn_nic = max64(f->pxn_nic, max64(po[g], rx[g]));
 			f->pxn_up = max64(f->pxn_up, up);
 			f->hier_nic = max64(f->hier_nic, max64(sx[g], hi[g]));
+			/* hier on a mesh: B_j forwards what it got on rail j over its
+			 * G - 1 links (evenly: the per-link split would cost the
+			 * decision as much again) */
+			f->hier_link = max64(f->hier_link, G > 1 ? hi[g] / (G - 1) : 0);
 			if (kin[g] > f->k_in)
 				f->k_in = (uint32_t)kin[g];
 			f->nnz += kin[g];
 		}
 		f->srv = max64(f->srv, max64(srow, scol));
 	}
-	for (size_t k = 0; hf && k < (size_t)ng * G; k++)
-		if (k % G != (k / G) % G) /* on-rail bytes are not forwarded */
-			f->hier_link = max64(f->hier_link, hf[k]);
 	if (buf != stack)
 		free(buf);
 	return 0;
