@@ -16,8 +16,10 @@
  *             loads of rail-aligned relaying and the relayed bytes on scale-up
  *   spreadout sum over the n-1 synchronised rounds of
  *             max(a_out + largest cross message / B_out, a_up + largest local / B_up)
- *   hier      lat = a_out + a_up; vol = rail-aligned NIC loads / B_out
- *             + one chunk's forwarding, or the local traffic / B_up
+ *   hier      lat = a_out + a_up; vol = rail-aligned NIC loads /
+ *             (B_out f((N-1) G)) + one chunk's forwarding, or the local
+ *             traffic / B_up (on a mesh: per link, and the forwarding
+ *             spread over the G - 1 links)
  *   fast      lat = 2 a_up + (N-1) a_out; vol = largest server row or
  *             column / (G B_out) (the Birkhoff stages carry it at line rate)
  *             + the last stage's redistribution
@@ -26,8 +28,14 @@
  *     T_sim(a) = K_LAT[a] lat + K_VOL[a] vol,
  * with the factors below fitted against `fast sim` (see FIT).
  *
+ * Near-ties (TIE_REL, TIE_ABS_S) go to the first candidate in the table.
+ *
  * Synthesis-cost model: S(a) = S32[a] (n / 32)^P[a] seconds, a power law
- * in the GPU count through the medians at 4 x 8 and 16 x 8.
+ * in the GPU count through the medians at 4 x 8 and 16 x 8, times
+ * 0.1 + 0.9 x (cross-server messages / n (n - G)) for a baseline.
+ *
+ * Cost of the decision (results/auto_study*.csv, medians under load):
+ * 2.3 us at 4 x 8, 22 us at 16 x 8 -- linear in the n^2 entries read.
  */
 #include <math.h>
 #include <stdio.h>
