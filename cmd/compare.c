@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "builtin.h"
 #include "cli.h"
+#include "lib/auto.h"
 #include "lib/json.h"
 #include "sim_common.h"
 
@@ -21,8 +23,10 @@ const char cmd_compare_usage[] =
 	"Compile the traffic with each algorithm, simulate every plan on the fabric\n"
 	"and print one table per matrix: simulated time, algbw, time / LP bound and\n"
 	"the speedup of FAST over each algorithm (time of the algorithm / time of\n"
-	"FAST).  FAST's synthesis time is measured (wall clock) and reported with\n"
-	"FAST's time including it.  Several matrices: a totals table (sums).\n"
+	"FAST).  Every algorithm's synthesis time is measured (the median thread-CPU\n"
+	"time of 15 compiles after one warm-up) and reported with its time including\n"
+	"it; auto's is its decision's median plus the chosen schedule's synthesis.\n"
+	"Several matrices: a totals table (sums).\n"
 	"\n"
 	"  --algos LIST       comma-separated algorithms (default: all, listed below)\n"
 	"  --matrix I         only matrix I\n"
@@ -36,8 +40,14 @@ const char cmd_compare_usage[] =
 
 #define MAX_ALGOS 8
 
+#define SYNTH_REPEATS 15
+
 struct cell {
 	double time_s, algbw, synth_s;
+	/* the auto row: its choice, the predictions, the decision's median */
+	const char *chosen;
+	double pred_sim_s, pred_synth_s, decision_s;
+	struct fast_auto_choice ch;
 };
 
 struct opts {
@@ -59,7 +69,8 @@ static int parse_algos(struct opts *o, const char *list)
 	if (!list) {
 		o->nalgos = 0;
 		for (const struct fast_algo *a = fast_algos; a->name && o->nalgos < MAX_ALGOS; a++)
-			o->algos[o->nalgos++] = a->name;
+			if (strcmp(a->name, "auto") != 0) /* auto is asked for */
+				o->algos[o->nalgos++] = a->name;
 		return 0;
 	}
 	if (strlen(list) >= sizeof buf)
@@ -94,22 +105,124 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 	const struct cell *f = o->fast_idx >= 0 ? &c[o->fast_idx] : NULL;
 
 	printf("%s\n", title);
-	printf("  %-10s %14s %12s %10s %13s\n", "algorithm", "time", "algbw GB/s", "/ bound",
+	printf("  %-10s %14s %12s %10s %13s", "algorithm", "time", "algbw GB/s", "/ bound",
 	       f ? "FAST speedup" : "");
+	if (o->timing)
+		printf(" %12s %14s", "synthesis", "with synthesis");
+	printf("\n");
 	for (uint32_t k = 0; k < o->nalgos; k++) {
 		char ratio[16] = "-", sp[16] = "";
 		if (have_bound && bound_s > 0)
 			snprintf(ratio, sizeof ratio, "%.3f", c[k].time_s / bound_s);
 		if (f && f->time_s > 0)
 			snprintf(sp, sizeof sp, "%.2fx", c[k].time_s / f->time_s);
-		printf("  %-10s %14s %12.2f %10s %13s\n", o->algos[k], human_time(c[k].time_s, a, sizeof a),
+		printf("  %-10s %14s %12.2f %10s %13s", o->algos[k], human_time(c[k].time_s, a, sizeof a),
 		       c[k].algbw, ratio, sp);
+		if (o->timing)
+			printf(" %12s %14s", human_time(c[k].synth_s, a, sizeof a),
+			       human_time(c[k].time_s + c[k].synth_s, b, sizeof b));
+		if (c[k].chosen)
+			printf("  (%s)", c[k].chosen);
+		printf("\n");
 	}
 	if (have_bound)
 		printf("  %-10s %14s\n", "LP bound", human_time(bound_s, a, sizeof a));
-	if (f && o->timing)
-		printf("  FAST synthesis %s; FAST with synthesis %s\n", human_time(f->synth_s, a, sizeof a),
-		       human_time(f->time_s + f->synth_s, b, sizeof b));
+}
+
+/* The median thread-CPU time of SYNTH_REPEATS compiles of algo, after the
+ * warm-up the caller's own compile was. */
+static int synth_median(const char *algo, const struct fast_topo *t, const uint64_t *D,
+			const struct fast_algo_opts *ao, double *med, struct fast_err *err)
+{
+	double x[SYNTH_REPEATS];
+	struct bench_stats st;
+
+	for (int r = 0; r < SYNTH_REPEATS; r++) {
+		struct fast_plan p;
+		double t0 = bench_cpu_now();
+		if (fast_compile(algo, t, D, ao, &p, err) < 0)
+			return err->code;
+		x[r] = bench_cpu_now() - t0;
+		fast_plan_free(&p);
+	}
+	bench_stats_of(x, SYNTH_REPEATS, &st);
+	*med = st.median;
+	return 0;
+}
+
+/* auto's decision, timed like a compile (median after a warm-up). */
+static double decision_median(const struct fast_topo *t, const uint64_t *D,
+			      const struct fast_algo_opts *ao, struct fast_auto_choice *ch)
+{
+	double x[SYNTH_REPEATS];
+	struct bench_stats st;
+
+	fast_auto_choose(t, D, ao, ch);
+	for (int r = 0; r < SYNTH_REPEATS; r++) {
+		double t0 = bench_cpu_now();
+		fast_auto_choose(t, D, ao, ch);
+		x[r] = bench_cpu_now() - t0;
+	}
+	bench_stats_of(x, SYNTH_REPEATS, &st);
+	return st.median;
+}
+
+/* Compile row k's plan, time its synthesis and simulate it into c[k]. */
+static int compare_row(const struct opts *o, const struct fast_topo *t, const uint64_t *D,
+		       uint32_t k, struct cell *c, const struct fast_matrix *svg_of)
+{
+	struct fast_err err;
+	struct fast_plan p;
+	struct fast_sim_result r;
+	struct fast_sim_opts so = o->so;
+	bool is_auto = strcmp(o->algos[k], "auto") == 0;
+	int rc;
+
+	if (fast_compile(o->algos[k], t, D, &o->ao, &p, &err) < 0)
+		return cli_report(&err);
+	if (is_auto) {
+		struct fast_auto_choice ch;
+		double dec = o->timing ? decision_median(t, D, &o->ao, &ch) : 0, s = 0;
+		uint32_t j;
+		if (!o->timing)
+			fast_auto_choose(t, D, &o->ao, &ch);
+		c[k].chosen = ch.algo[ch.best];
+		c[k].pred_sim_s = ch.sim_s[ch.best];
+		c[k].pred_synth_s = ch.synth_s[ch.best];
+		c[k].decision_s = dec;
+		c[k].ch = ch;
+		/* the chosen schedule's S from its own row's samples when it has one */
+		for (j = 0; j < o->nalgos && strcmp(o->algos[j], c[k].chosen) != 0; j++)
+			;
+		if (o->timing && j < o->nalgos)
+			s = c[j].synth_s;
+		else if (o->timing && synth_median(c[k].chosen, t, D, &o->ao, &s, &err) < 0)
+			goto fail;
+		c[k].synth_s = dec + s;
+	} else if (o->timing && synth_median(o->algos[k], t, D, &o->ao, &c[k].synth_s, &err) < 0) {
+		goto fail;
+	}
+	so.timeline = svg_of && (int)k == o->fast_idx;
+	so.traffic = D;
+	rc = fast_sim_run(t, &p, &so, &r, &err);
+	fast_plan_free(&p);
+	if (rc < 0) {
+		fast_err_prefix(&err, "%s", o->algos[k]);
+		return cli_report(&err);
+	}
+	c[k].time_s = r.time_s;
+	c[k].algbw = r.algbw_GBps;
+	if (so.timeline) {
+		char title[200];
+		snprintf(title, sizeof title, "fast on %s (%u x %u), matrix %lld (%s)", t->name, t->servers,
+			 t->gpus, (long long)(o->in.matrix >= 0 ? o->in.matrix : 0), svg_of->label);
+		rc = simc_write_svg(o->svg, t, &r, title);
+	}
+	fast_sim_result_free(&r);
+	return rc;
+fail:
+	fast_plan_free(&p);
+	return cli_report(&err);
 }
 
 /* One matrix: its bound, then every algorithm; *done counts the units of
@@ -124,37 +237,15 @@ static int compare_one(const struct opts *o, const struct fast_topo *t, const ui
 	if (fast_bound_compute(t, D, bound, &err) < 0)
 		return cli_report(&err);
 	cli_progress_step(pr, ++*done);
-	for (uint32_t k = 0; k < o->nalgos; k++, cli_progress_step(pr, ++*done)) {
-		struct fast_plan p;
-		struct fast_sim_result r;
-		struct fast_sim_opts so = o->so;
-		double t0 = fast_now();
-
-		if (fast_compile(o->algos[k], t, D, &o->ao, &p, &err) < 0)
-			return cli_report(&err);
-		c[k].synth_s = fast_now() - t0;
-		so.timeline = svg_of && (int)k == o->fast_idx;
-		so.traffic = D;
-		rc = fast_sim_run(t, &p, &so, &r, &err);
-		fast_plan_free(&p);
-		if (rc < 0) {
-			fast_err_prefix(&err, "%s", o->algos[k]);
-			return cli_report(&err);
-		}
-		c[k].time_s = r.time_s;
-		c[k].algbw = r.algbw_GBps;
-		if (so.timeline) {
-			char title[200];
-			snprintf(title, sizeof title, "fast on %s (%u x %u), matrix %lld (%s)", t->name, t->servers,
-				 t->gpus, (long long)(o->in.matrix >= 0 ? o->in.matrix : 0), svg_of->label);
-			rc = simc_write_svg(o->svg, t, &r, title);
-			if (rc != 0) {
-				fast_sim_result_free(&r);
+	/* auto last: its synthesis takes the chosen schedule's samples */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t k = 0; k < o->nalgos; k++) {
+			if ((strcmp(o->algos[k], "auto") == 0) != (pass == 1))
+				continue;
+			if ((rc = compare_row(o, t, D, k, c, svg_of)) != 0)
 				return rc;
-			}
+			cli_progress_step(pr, ++*done);
 		}
-		fast_sim_result_free(&r);
-	}
 	return 0;
 }
 
@@ -173,9 +264,16 @@ static void print_csv_rows(const struct opts *o, int64_t matrix, const char *lab
 		if (f && f->time_s > 0)
 			printf("%.6g", c[k].time_s / f->time_s);
 		if (o->timing)
-			printf(",%.6g", matrix >= 0 || (int)k == o->fast_idx ? c[k].synth_s : 0.0);
+			printf(",%.6g,%.9g", c[k].synth_s, c[k].time_s + c[k].synth_s);
 		printf("\n");
 	}
+}
+
+/* , "name": value -- the shortest exact decimal */
+static void put_field(const char *name, double v)
+{
+	printf(", \"%s\": ", name);
+	fast_json_put_double(stdout, v);
 }
 
 static void print_json_block(const struct opts *o, int64_t matrix, const char *label,
@@ -194,21 +292,33 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 		printf(", \"binding\": \"%s\"", b->binding);
 	printf(", \"algorithms\": [");
 	for (uint32_t k = 0; k < o->nalgos; k++) {
-		printf("%s\n    {\"algo\": \"%s\", \"time_s\": ", k ? "," : "", o->algos[k]);
-		fast_json_put_double(stdout, c[k].time_s);
-		printf(", \"algbw_GBps\": ");
-		fast_json_put_double(stdout, c[k].algbw);
-		printf(", \"ratio\": ");
-		fast_json_put_double(stdout, bound_s > 0 ? c[k].time_s / bound_s : 0.0);
-		if (f && f->time_s > 0) {
-			printf(", \"fast_speedup\": ");
-			fast_json_put_double(stdout, c[k].time_s / f->time_s);
+		printf("%s\n    {\"algo\": \"%s\"", k ? "," : "", o->algos[k]);
+		put_field("time_s", c[k].time_s);
+		put_field("algbw_GBps", c[k].algbw);
+		put_field("ratio", bound_s > 0 ? c[k].time_s / bound_s : 0.0);
+		if (f && f->time_s > 0)
+			put_field("fast_speedup", c[k].time_s / f->time_s);
+		if (o->timing) {
+			put_field("synthesis_s", c[k].synth_s);
+			put_field("time_with_synthesis_s", c[k].time_s + c[k].synth_s);
 		}
-		if (o->timing && (int)k == o->fast_idx) {
-			printf(", \"synthesis_s\": ");
-			fast_json_put_double(stdout, c[k].synth_s);
-			printf(", \"time_with_synthesis_s\": ");
-			fast_json_put_double(stdout, c[k].time_s + c[k].synth_s);
+		if (c[k].chosen) {
+			printf(", \"chosen\": \"%s\"", c[k].chosen);
+			put_field("predicted_sim_s", c[k].pred_sim_s);
+			put_field("predicted_synthesis_s", c[k].pred_synth_s);
+		}
+		if (c[k].chosen && o->timing)
+			put_field("decision_s", c[k].decision_s);
+		if (c[k].chosen && matrix >= 0) {
+			printf(", \"candidates\": {");
+			for (uint32_t j = 0; j < c[k].ch.n; j++) {
+				printf("%s\"%s\": {\"predicted_sim_s\": ", j ? ", " : "", c[k].ch.algo[j]);
+				fast_json_put_double(stdout, c[k].ch.sim_s[j]);
+				printf(", \"predicted_synthesis_s\": ");
+				fast_json_put_double(stdout, c[k].ch.synth_s[j]);
+				printf("}");
+			}
+			printf("}");
 		}
 		printf("}");
 	}
@@ -277,7 +387,7 @@ int cmd_compare(int argc, char **argv)
 	memset(total, 0, sizeof total);
 	if (o.csv) {
 		printf("matrix,label,algo,time_s,algbw_GBps,bound_s,ratio,fast_speedup%s\n",
-		       o.timing ? ",synthesis_s" : "");
+		       o.timing ? ",synthesis_s,time_with_synthesis_s" : "");
 	} else if (o.in.json) {
 		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, "
 		       "\"congestion\": %s, \"matrices\": [\n", t.name, t.servers, t.gpus, fast_topo_ngpus(&t),

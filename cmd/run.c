@@ -31,7 +31,7 @@
 
 const char cmd_run_usage[] =
 	"mpirun -np NG fast run (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
-	"       (--plan FILE | --algo fast|fanout|nccl|pxn|spreadout|hier|mpi)\n"
+	"       (--plan FILE | --algo fast|fanout|nccl|pxn|spreadout|hier|auto|mpi)\n"
 	"       --traffic FILE [--matrix I] [--backend host|cuda|hip] [-n ITERS] [-w WARMUP]\n"
 	"       [-c 0|1] [-b MIN -e MAX -f FACTOR] [--max-staging BYTES] [--json]\n"
 	"\n"
@@ -43,7 +43,10 @@ const char cmd_run_usage[] =
 	"                     row of the matrix (its send counts), the rows are gathered\n"
 	"                     with MPI_Allgather, each rank checks what it will receive\n"
 	"                     against its column, and every rank compiles the same plan\n"
-	"                     (checked by plan hash); `mpi` runs MPI_Alltoallv instead\n"
+	"                     (checked by plan hash); `auto` chooses per matrix from\n"
+	"                     the gathered matrix alone, so every rank chooses the same\n"
+	"                     schedule (the plan hash names it); `mpi` runs MPI_Alltoallv\n"
+	"                     instead\n"
 	"  --traffic FILE     traffic (JSON or nccl-tests matrix); every matrix in turn\n"
 	"                     unless --matrix I\n"
 	"  --backend NAME     host (CPU memory, default), cuda or hip (GPU builds:\n"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "auto.h"
 
 const struct fast_algo fast_algos[] = {
 	{ "fast", fast_compile_fast, FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE, 0,
@@ -24,6 +25,9 @@ const struct fast_algo fast_algos[] = {
 	  "n - 1 globally synchronised rounds: GPU i sends to i + d" },
 	{ "hier", fast_compile_hier, FAST_OPT_CHUNK, UINT64_C(512) << 10,
 	  "DeepEP-style: rail-aligned, then forwarded over scale-up" },
+	{ "auto", fast_compile_auto,
+	  FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE | FAST_OPT_PEERS | FAST_OPT_CHUNK, 0,
+	  "the schedule above of least predicted time with synthesis (lib/auto.c)" },
 	{ NULL, NULL, 0, 0, NULL },
 };
 

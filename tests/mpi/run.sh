@@ -60,7 +60,7 @@ for cfg in "8 2 4" "16 4 4"; do
 	NG=$1 N=$2 G=$3
 	TOPO="--preset h200 --servers $N --gpus $G"
 	MIX="$HERE/data/mix$NG.json"
-	for algo in fast fanout nccl pxn spreadout hier mpi; do
+	for algo in fast fanout nccl pxn spreadout hier auto mpi; do
 		run "np $NG on the fly: $algo (random, zero rows/cols, hot receiver)" 0 \
 			$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$MIX" --algo $algo $QUICK
 	done

@@ -78,6 +78,7 @@ json schemas/sim.schema.json "sim --plan --json --timing" "$FAST" sim $SH --plan
 json schemas/sim.schema.json "sim trace --json" "$FAST" sim --preset h200 --servers 2 --traffic $TR --algo fast --matrix 0 --json
 json schemas/compare.schema.json "compare --json" "$FAST" compare $SH --traffic "$TMP/z.json" --json
 json schemas/compare.schema.json "compare --json --no-timing" "$FAST" compare $SH --traffic "$TMP/z.json" --json --no-timing
+json schemas/compare.schema.json "compare --json with auto" "$FAST" compare $SH --traffic "$TMP/z.json" --algos fast,fanout,auto --json
 json schemas/bound.schema.json "bound --json" "$FAST" bound $SH --traffic "$TMP/z.json" --json
 json schemas/bound.schema.json "bound --json --closed-only" "$FAST" bound --preset mi300x-100g --servers 2 --traffic $TR --json --closed-only
 json schemas/gate.schema.json "gate --json" "$FAST" gate $SH --traffic "$TMP/z.json" --max-ratio 2 --json --write-baseline "$TMP/base.csv"

@@ -1,0 +1,355 @@
+/*
+ * auto.c - `--algo auto` (auto.h): a closed-form predictor of each
+ * schedule's simulated time, a synthesis-cost model, and the choice.
+ *
+ * The predictor reads the matrix once (O(n^2), n = N * G) and gathers per
+ * GPU the bytes it sends and receives across servers and within its
+ * server, the rail loads PXN and hier put on each NIC, the server matrix's
+ * largest row or column, and spreadout's per-round maxima.  Then, with
+ * a = alpha + per-step overhead of a tier and B its effective rate
+ * (bw x efficiency), per algorithm (the simulator's model, sim/sim.h):
+ *
+ *   fanout    lat = max(a_out, a_up)
+ *             vol = max(send_x / B_out, recv_x / (B_out f(k_in)), intra / B_up)
+ *   nccl      lat = ceil((n-1)/P) a_out; vol as fanout with f(min(P, k_in))
+ *   pxn       lat = ceil((n-1)/P) (a_out + a_up); vol with the NIC egress
+ *             loads of rail-aligned relaying and the relayed bytes on scale-up
+ *   spreadout sum over the n-1 synchronised rounds of
+ *             max(a_out + largest cross message / B_out, a_up + largest local / B_up)
+ *   hier      lat = a_out + a_up; vol = rail-aligned NIC loads /
+ *             (B_out f((N-1) G)) + one chunk's forwarding, or the local
+ *             traffic / B_up (on a mesh: per link, and the forwarding
+ *             spread over the G - 1 links)
+ *   fast      lat = 2 a_up + (N-1) a_out; vol = largest server row or
+ *             column / (G B_out) (the Birkhoff stages carry it at line rate)
+ *             + the last stage's redistribution
+ * where f(k) is the incast factor of the topology's congestion model and
+ * k_in the most cross-server senders of one GPU.  The prediction is
+ *     T_sim(a) = K_LAT[a] lat + K_VOL[a] vol,
+ * with the factors below fitted against `fast sim` (see FIT).
+ *
+ * Near-ties (TIE_REL, TIE_ABS_S) go to the first candidate in the table.
+ *
+ * Synthesis-cost model: S(a) = S32[a] (n / 32)^P[a] seconds, a power law
+ * in the GPU count through the medians at 4 x 8 and 16 x 8, times
+ * 0.1 + 0.9 x (cross-server messages / n (n - G)) for a baseline.
+ *
+ * Cost of the decision (results/auto_study*.csv, medians under load):
+ * 2.3 us at 4 x 8, 22 us at 16 x 8 -- linear in the n^2 entries read.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auto.h"
+
+/* Per-algorithm constants, in table order (fast, fanout, nccl, pxn,
+ * spreadout, hier).
+ *
+ * FIT (T_sim): `fast compare --preset P --servers 4 --gpus 8 --traffic T
+ * --algos fast,fanout,nccl,pxn,spreadout,hier,auto --json` on P in {h200,
+ * mi300x-100g}, uniform, Zipf 0.8 and the DeepSeek trace at 4 KiB
+ * and 16 KiB (K_LAT = 1 / median of predicted / simulated with K = 1) and
+ * 64 MiB..4 GiB per GPU (K_VOL likewise), from the rows of
+ * `bash results/auto_study.sh` (4 x 8; its predicted_sim_s column) with
+ * every K = 1; results/auto_check.py prints the errors left (README).
+ *
+ * FIT (S): the medians of thread-CPU time over 15 compiles after one
+ * warm-up that `fast compare --preset h200 --servers N --gpus 8 --traffic
+ * T --algos fast,fanout,nccl,pxn,spreadout,hier --json` reports as
+ * synthesis_s, T = `fast gen --pattern zipf --mean-bytes 4G` for N = 4
+ * and N = 16 (S32 = the 4 x 8 median, P = log4 of the 16 x 8 / 4 x 8
+ * ratio), this machine, 2026-12-01, under load (19 runnable on 2 cores):
+ * thread-CPU time, so the load inflates it only through cache misses. */
+struct model {
+	const char *algo;
+	double k_lat, k_vol;
+	double s32, p; /* synthesis: S32 seconds at 32 GPUs, exponent */
+};
+
+static const struct model models[] = {
+	/* fast: S32 and P from its medians at 4 KiB..4 MiB per GPU (4 x 8 about
+	 * 10 us, 16 x 8 80-130 us: results/auto_study*.csv), where its S can
+	 * decide; at 4 GiB Zipf 16 x 8 it measured 1.448 ms, immaterial
+	 * against the milliseconds FAST saves there.  The baselines: 4 x 8 and
+	 * 16 x 8 medians on dense Zipf 4 GiB: fanout 5.45 us /
+	 * 277 us, nccl 29.3 us / 1.634 ms, pxn 35.9 us / 1.297 ms, spreadout
+	 * 7.99 us / 296 us, hier 11.2 us / 527 us */
+	{ "fast", 0.955, 1.0, 10.0e-6, 1.70 },
+	{ "fanout", 1.0, 1.0, 5.45e-6, 2.83 },
+	{ "nccl", 0.83, 1.0, 29.3e-6, 2.90 },
+	{ "pxn", 0.57, 1.0, 35.9e-6, 2.59 },
+	{ "spreadout", 1.0, 1.0, 7.99e-6, 2.61 },
+	{ "hier", 0.785, 1.08, 11.2e-6, 2.78 },
+};
+#define NMODELS (sizeof models / sizeof models[0])
+
+static const struct model *model_of(const char *algo)
+{
+	for (size_t k = 0; k < NMODELS; k++)
+		if (strcmp(models[k].algo, algo) == 0)
+			return &models[k];
+	return NULL;
+}
+
+double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t nnz)
+{
+	const struct model *m = model_of(algo);
+	double n = (double)N * G, full = n * (n - G), S;
+
+	if (!m)
+		return 0;
+	S = m->s32 * pow(n / 32.0, m->p);
+	/* a baseline writes one transfer per message: it scales with the
+	 * cross-server messages (the fit was on dense matrices); 0.1 of it is
+	 * per-GPU setup.  FAST's cost follows its decomposition, not nnz. */
+	if (strcmp(algo, "fast") != 0 && full > 0 && nnz < full)
+		S *= 0.1 + 0.9 * (double)nnz / full;
+	return S;
+}
+
+/* The simulator's incast factor (sim/sim.h, struct fast_congestion). */
+static double incast(const struct fast_congestion *c, double k)
+{
+	double f;
+
+	if (k <= c->incast_threshold || c->incast_slope <= 0.0)
+		return 1.0;
+	f = 1.0 - c->incast_slope * (k - c->incast_threshold);
+	return f < c->incast_floor ? c->incast_floor : f;
+}
+
+static double rate(const struct fast_tier *t)
+{
+	return t->bw_GBps * 1e9 * t->efficiency;
+}
+
+static double step_s(const struct fast_tier *t)
+{
+	return (t->latency_us + t->step_overhead_us) * 1e-6;
+}
+
+/* What one pass over the matrix gathers. */
+struct feat {
+	uint64_t send_x, recv_x, intra;    /* per-GPU maxima */
+	uint64_t pxn_nic, pxn_up;          /* PXN: NIC egress, scale-up load */
+	uint64_t hier_nic, srv;            /* hier NIC ingress; server row/col */
+	uint64_t hier_link, intra_msg;     /* mesh: hier's forwarding per link; largest local message */
+	uint32_t k_in;                     /* most cross senders of one GPU */
+	uint64_t largest_cross, total; /* total: 0 for an empty matrix */
+	uint64_t nnz;                  /* non-zero cross-server messages */
+	double spread_s;                   /* spreadout's predicted time */
+};
+
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* m[d] = max(m[d], row[d]) for d in [lo, hi) (m is offset by the caller
+ * so that m[d] is round d - src's slot). */
+static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
+{
+	for (uint32_t d = lo; d < hi; d++)
+		m[d] = max64(m[d], row[d]);
+}
+
+/* Up to this many GPUs the work arrays live on the stack (22 KiB at 256 GPUs): the
+ * decision at 4 x 8 must cost about a microsecond, and malloc is a good
+ * part of that. */
+#define STACK_GPUS 256
+
+/* Returns -1 on allocation failure.  Per row s (GPU A_i), block by server
+ * B: sums stay in registers and the per-column updates run over
+ * contiguous j without branches; server sums, the largest messages and
+ * PXN's relays follow from the per-GPU sums afterwards. */
+static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
+{
+	uint32_t N = t->servers, G = t->gpus, ng = N * G;
+	size_t words = (size_t)ng * 11;
+	uint64_t stack[STACK_GPUS * 11];
+	uint64_t *buf = words <= sizeof stack / sizeof stack[0] ? stack : malloc(words * sizeof *buf);
+	uint64_t *sx, *rx, *si, *ri, *po, *rl, *hi, *mo, *mu, *kin, *rel;
+	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
+
+	if (!buf)
+		return -1;
+	memset(buf, 0, words * sizeof *buf);
+	sx = buf, rx = sx + ng, si = rx + ng, ri = si + ng, po = ri + ng, rl = po + ng;
+	hi = rl + ng, mo = hi + ng, mu = mo + ng, kin = mu + ng, rel = kin + ng;
+	memset(f, 0, sizeof *f);
+	for (uint32_t s = 0; s < ng; s++) {
+		const uint64_t *row = D + (size_t)s * ng;
+		uint32_t A = s / G, i = s % G;
+		uint64_t cross = 0, rail = 0;
+		for (uint32_t B = 0; B < N; B++) {
+			const uint64_t *blk = row + (size_t)B * G;
+			uint64_t sum = 0;
+			if (B == A) {
+				uint64_t *rib = ri + B * G;
+				for (uint32_t j = 0; j < G; j++)
+					rib[j] += blk[j], sum += blk[j];
+				rib[i] -= blk[i], sum -= blk[i]; /* the diagonal */
+				si[s] = sum;
+				continue;
+			}
+			/* round d - s of spreadout: contiguous within a block off the diagonal */
+			uint64_t *rxb = rx + B * G, *kb = kin + B * G, *pob = po + A * G;
+			uint64_t *mob = mo + (B * G + (B < A ? ng : 0) - s);
+			for (uint32_t j = 0; j < G; j++) {
+				uint64_t v = blk[j];
+				sum += v, rxb[j] += v, kb[j] += v != 0, pob[j] += v;
+				mob[j] = max64(mob[j], v);
+			}
+			cross += sum, rail += blk[i];
+			hi[B * G + i] += sum; /* hier: A_i -> B_i, then forwarded */
+		}
+		sx[s] = cross;
+		rl[s] = rail;
+		rel[s] = cross - rail; /* PXN: off-rail cross bytes, relayed over scale-up */
+		rounds(row, s + 1, (A + 1) * G, mu - s);
+		rounds(row, A * G, s, mu + ng - s);
+	}
+	for (uint32_t d = 1; d < ng; d++) {
+		f->largest_cross = max64(f->largest_cross, mo[d]);
+		f->total += mo[d] | mu[d];
+		double o = mo[d] ? ao + (double)mo[d] / Bo : 0, u = mu[d] ? au + (double)mu[d] / Bu : 0;
+		f->spread_s += o > u ? o : u;
+		f->intra_msg = max64(f->intra_msg, mu[d]);
+	}
+	for (uint32_t B = 0; B < N; B++) {
+		uint64_t srow = 0, scol = 0;
+		for (uint32_t j = 0; j < G; j++) {
+			uint32_t g = B * G + j;
+			/* PXN's scale-up: local traffic, relays sent, relays received
+			 * (what rail j of this server carries for others, less its own) */
+			uint64_t up = si[g] + ri[g] + rel[g] + (po[g] - rl[g]);
+			srow += sx[g], scol += rx[g];
+			f->send_x = max64(f->send_x, sx[g]);
+			f->recv_x = max64(f->recv_x, rx[g]);
+			f->intra = max64(f->intra, max64(si[g], ri[g]));
+			f->pxn_nic = max64(f->pxn_nic, max64(po[g], rx[g]));
+			f->pxn_up = max64(f->pxn_up, up);
+			f->hier_nic = max64(f->hier_nic, max64(sx[g], hi[g]));
+			/* hier on a mesh: B_j forwards what it got on rail j over its
+			 * G - 1 links (evenly: the per-link split would cost the
+			 * decision as much again) */
+			f->hier_link = max64(f->hier_link, G > 1 ? hi[g] / (G - 1) : 0);
+			if (kin[g] > f->k_in)
+				f->k_in = (uint32_t)kin[g];
+			f->nnz += kin[g];
+		}
+		f->srv = max64(f->srv, max64(srow, scol));
+	}
+	if (buf != stack)
+		free(buf);
+	return 0;
+}
+
+/* Predicted T_sim of the table's algorithm a (lat, vol as above). */
+static double predict(const struct fast_topo *t, const struct feat *f, const struct model *m,
+		      const struct fast_algo *a, const struct fast_algo_opts *o)
+{
+	uint32_t N = t->servers, G = t->gpus, ng = N * G;
+	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
+	double P = o->peers ? o->peers : 8, R = ceil((double)(ng > 1 ? ng - 1 : 1) / P);
+	bool mesh = t->up_kind == FAST_UP_MESH;
+	/* local traffic: a switch port carries a GPU's sum, a mesh link one message */
+	double lat = 0, vol = 0, up = (double)(mesh ? f->intra_msg : f->intra) / Bu, kin = f->k_in;
+	uint64_t chunk = o->chunk_bytes ? o->chunk_bytes : a->default_chunk_bytes;
+
+	if (!f->total)
+		return 0;
+	if (strcmp(m->algo, "spreadout") == 0)
+		return m->k_vol * f->spread_s;
+	if (strcmp(m->algo, "fanout") == 0) {
+		lat = ao > au ? ao : au;
+		vol = fmax(fmax((double)f->send_x / Bo, (double)f->recv_x / (Bo * incast(&t->congestion, kin))), up);
+	} else if (strcmp(m->algo, "nccl") == 0) {
+		lat = R * ao;
+		vol = fmax(fmax((double)f->send_x / Bo,
+				(double)f->recv_x / (Bo * incast(&t->congestion, fmin(P, kin)))), up);
+	} else if (strcmp(m->algo, "pxn") == 0) {
+		lat = R * (ao + au);
+		vol = fmax((double)f->pxn_nic / (Bo * incast(&t->congestion, fmin(P, kin))),
+			   (double)f->pxn_up / Bu);
+	} else if (strcmp(m->algo, "hier") == 0) {
+		double piece = (double)(chunk < f->largest_cross ? chunk : f->largest_cross);
+		double fwd = piece * (mesh ? 1 : G) / Bu;
+		lat = ao + au;
+		/* one transfer per message: (N - 1) G flows into a NIC */
+		vol = fmax((double)f->hier_nic / (Bo * incast(&t->congestion, (N > 1 ? N - 1 : 1) * G)) + fwd, up);
+		if (mesh) /* forwarding B_i -> B_j on one link each */
+			vol = fmax(vol, (double)f->hier_link / Bu);
+	} else { /* fast */
+		double rail = (double)f->srv / ((double)G * Bo);
+		lat = 2 * au + (N > 1 ? N - 1 : 1) * ao;
+		vol = fmax(rail + rail / (N > 1 ? N - 1 : 1) * Bo / Bu, up);
+	}
+	return m->k_lat * lat + m->k_vol * vol;
+}
+
+/* The predictor's error band (results/auto_check.py: most candidates
+ * within 3% at the sizes where they compete). */
+#define TIE_REL 0.03
+#define TIE_ABS_S 0.5e-6
+
+void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_auto_choice *out)
+{
+	struct fast_algo_opts def;
+	struct feat f;
+	bool have = gather(topo, D, &f) == 0;
+	double best = INFINITY, T[FAST_AUTO_MAX];
+
+	if (!opts) {
+		fast_algo_opts_default(&def);
+		opts = &def;
+	}
+	memset(out, 0, sizeof *out);
+	for (const struct fast_algo *a = fast_algos; a->name && out->n < FAST_AUTO_MAX; a++) {
+		const struct model *m = model_of(a->name);
+		uint32_t k = out->n;
+		if (!m)
+			continue; /* auto itself */
+		out->algo[k] = a->name;
+		/* out of memory: FAST, the default, predicted 0 so that it is chosen */
+		out->sim_s[k] = have ? predict(topo, &f, m, a, opts) : 0;
+		out->synth_s[k] = have ? fast_auto_synth_model(a->name, topo->servers, topo->gpus, f.nnz) : 0;
+		T[k] = out->sim_s[k] + out->synth_s[k];
+		best = fmin(best, T[k]);
+		out->n++;
+	}
+	/* near a tie the predictor's error decides, not the schedules: take the
+	 * first in the table (fast, the default, first) of those within
+	 * TIE_REL + TIE_ABS_S of the least prediction */
+	for (uint32_t k = 0; k < out->n; k++)
+		if (T[k] <= best * (1 + TIE_REL) + TIE_ABS_S) {
+			out->best = k;
+			break;
+		}
+}
+
+int fast_compile_auto(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err)
+{
+	struct fast_auto_choice c;
+	const struct fast_algo *a;
+	struct fast_plan p;
+	char inner[sizeof p.options];
+	int rc, n;
+
+	fast_auto_choose(topo, D, opts, &c);
+	a = fast_algo_find(c.algo[c.best]);
+	if ((rc = a->compile(topo, D, opts, &p, err)) < 0)
+		return rc;
+	/* the plan's algo stays the schedule's own name; the options record
+	 * the choice (deterministic predictions, never a measured time) */
+	memcpy(inner, p.options, sizeof inner);
+	n = snprintf(p.options, sizeof p.options, "auto: predicted sim_s=%.4g synthesis_s=%.3g",
+		     c.sim_s[c.best], c.synth_s[c.best]);
+	if (inner[0] && n > 0 && (size_t)n + 2 < sizeof p.options)
+		snprintf(p.options + n, sizeof p.options - (size_t)n, "; %.*s",
+			 (int)(sizeof p.options - (size_t)n - 3), inner);
+	*out = p;
+	return 0;
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The `--algo auto` size study (README, "Choosing the schedule: --algo
+# auto"): per preset, GPU count, traffic and per-GPU size, `fast compare
+# --json` of every algorithm and auto; one CSV row per (case, algorithm)
+# with T_sim, the measured synthesis S, T = T_sim + S, the LP bound and,
+# for auto, the schedule it chose.  Then results/figures/auto_size_*.svg.
+#
+#   bash results/auto_study.sh [FAST] [OUT.csv] [SERVERS...]
+# Defaults: build/bin/fast, results/auto_study.csv, servers 4.
+set -euo pipefail
+FAST=${1:-build/bin/fast}
+OUT=${2:-results/auto_study.csv}
+shift 2 2>/dev/null || true
+SERVERS=${*:-4}
+SIZES=${SIZES:-"4K 16K 64K 256K 1M 4M 16M 64M 256M 1G 4G"}
+TRACE=traces/deepseek-v2-lite-intent-ep32.json # 32 GPUs: the 4 x 8 cases only
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+echo "preset,servers,gpus,traffic,size_bytes,algo,time_s,synthesis_s,time_with_synthesis_s,bound_s,chosen,predicted_sim_s" >"$OUT.tmp"
+for preset in h200 mi300x-100g; do
+	for N in $SERVERS; do
+		for traffic in uniform zipf trace; do
+			[ "$traffic" = trace ] && [ "$N" != 4 ] && continue
+			for size in $SIZES; do
+				t=$TMP/t.json
+				if [ "$traffic" = trace ]; then
+					python3 - "$TRACE" "$size" "$t" <<'PY'
+import json, sys
+units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+src, size, out = sys.argv[1], sys.argv[2], sys.argv[3]
+want = int(size[:-1]) * units[size[-1]]
+d = json.load(open(src))
+m = d["matrices"][0]  # layer1/dispatch
+n = len(m["rows"])
+tot = sum(m["rows"][i][j] for i in range(n) for j in range(n) if i != j)
+f = want * n / tot
+rows = [[0 if i == j else int(round(m["rows"][i][j] * f)) for j in range(n)] for i in range(n)]
+json.dump({"version": 1, "gpus": n, "source": d.get("source", "") + " (scaled)",
+           "matrices": [{"label": m["label"], "rows": rows}]}, open(out, "w"))
+PY
+				else
+					"$FAST" gen --preset "$preset" --servers "$N" --gpus 8 --pattern "$traffic" \
+						--mean-bytes "$size" -o "$t" >/dev/null
+				fi
+				"$FAST" compare --preset "$preset" --servers "$N" --gpus 8 --traffic "$t" \
+					--algos fast,fanout,nccl,pxn,spreadout,hier,auto --json |
+					python3 -c '
+import json, sys
+units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+preset, N, traffic, size = sys.argv[1:5]
+d = json.load(sys.stdin)
+for m in d["matrices"]:
+    cand = [a for a in m["algorithms"] if a["algo"] == "auto"][0]["candidates"]
+    for a in m["algorithms"]:
+        pred = cand[a.get("chosen", a["algo"])]["predicted_sim_s"]
+        print(",".join(str(x) for x in [preset, N, 8, traffic, int(size[:-1]) * units[size[-1]], a["algo"],
+              a["time_s"], a["synthesis_s"], a["time_with_synthesis_s"], m["bound_s"], a.get("chosen", ""),
+              pred]))
+' "$preset" "$N" "$traffic" "$size" >>"$OUT.tmp"
+			done
+		done
+	done
+done
+mv "$OUT.tmp" "$OUT"
+echo "wrote $OUT" >&2
