@@ -1,5 +1,5 @@
 /*
- * prog.c - turn an expanded plan into one rank's program (see fast.h):
+ * prog.c - turn a plan's explicit form into one rank's program (see fast.h):
  * waves of copies, sends and receives over the send buffer, the receive
  * buffer and a staging arena.  Pure computation: no MPI, no device.
  *
@@ -807,9 +807,10 @@ static void builder_free(struct builder *b)
 	free(b->seg_block);
 }
 
-int fast_prog_build(const struct fast_plan *p, const uint64_t *D, uint32_t rank,
+int fast_prog_build(const struct fast_plan_view *v, const uint64_t *D, uint32_t rank,
 		    uint32_t passes, struct fast_prog **out, struct fast_err *err)
 {
+	const struct fast_plan *p = v->x;
 	struct builder b;
 	struct node *nodes = NULL;
 	size_t nnodes = 0, *wave0 = NULL;
@@ -822,8 +823,6 @@ int fast_prog_build(const struct fast_plan *p, const uint64_t *D, uint32_t rank,
 	if (rank >= p->servers * p->gpus)
 		return fast_err_set(err, FAST_EINPUT, "executor: rank %u outside the plan's %u GPUs",
 				    rank, p->servers * p->gpus);
-	if (p->nlanes > 0)
-		return fast_err_set(err, FAST_EINPUT, "executor: plan must be expanded first");
 	if (passes == 0)
 		passes = 1;
 	memset(&b, 0, sizeof b);

@@ -1,7 +1,7 @@
 /*
  * check.c - the byte-exact proof that a plan delivers a traffic matrix
- * (check.h).  The plan is validated, expanded to explicit transfers, and
- * then:
+ * (check.h).  The plan comes as a view (plan.h: validated, and expanded
+ * to explicit transfers when compact), and then:
  *
  *  1. local properties of every transfer: pieces inside their message,
  *     transfer bytes = sum of pieces, tier-up transfers inside one server,
@@ -750,38 +750,23 @@ static int deliveries(struct checker *c)
 	return 0;
 }
 
-int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo, const uint64_t *D,
-		    struct fast_err *err)
+int fast_plan_check_view(const struct fast_plan_view *v, const struct fast_topo *topo,
+			 const uint64_t *D, struct fast_err *err)
 {
+	const struct fast_plan *p = v->given;
 	struct checker c;
-	struct fast_plan tmp;
-	bool compact = p->nlanes > 0, owned = false;
 	int rc;
 
-	rc = fast_plan_validate(p, err);
-	if (rc < 0)
+	if ((rc = fast_plan_fits_topo(p, topo, err)) < 0)
 		return rc;
-	if (p->servers != topo->servers || p->gpus != topo->gpus)
-		return fast_err_set(err, FAST_EINPUT,
-				    "the plan is for %u servers x %u GPUs, the topology has %u x %u",
-				    p->servers, p->gpus, topo->servers, topo->gpus);
 	memset(&c, 0, sizeof c);
 	c.p = p;
-	c.e = p;
+	c.e = v->x;
 	c.D = D;
 	c.ng = p->servers * p->gpus;
 	c.G = p->gpus;
 	c.err = err;
-	for (size_t t = 0; t < p->nsteps && !compact; t++)
-		compact = p->steps[t].kind != FAST_STEP_EXPLICIT;
 	rc = check_lanes(&c);
-	if (rc == 0 && compact) {
-		rc = fast_plan_expand(p, &tmp, err);
-		if (rc == 0) {
-			owned = true;
-			c.e = &tmp;
-		}
-	}
 	if (rc == 0)
 		rc = check_transfers(&c);
 	if (rc == 0)
@@ -791,7 +776,18 @@ int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo, con
 	arr_free(&c.arr);
 	free(c.finals);
 	free(c.iv);
-	if (owned)
-		fast_plan_free(&tmp);
+	return rc;
+}
+
+int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo, const uint64_t *D,
+		    struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc;
+
+	if ((rc = fast_plan_view_open(&v, p, err)) < 0)
+		return rc;
+	rc = fast_plan_check_view(&v, topo, D, err);
+	fast_plan_view_close(&v);
 	return rc;
 }

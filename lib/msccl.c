@@ -641,11 +641,26 @@ static int build_plan(struct build *b, const struct fast_plan *x, const uint64_t
 	return 0;
 }
 
-int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
-		     const struct fast_msccl_opts *o, struct fast_msccl *out,
-		     struct fast_err *err)
+/* The refusals that need neither a valid plan nor its expansion. */
+static int export_args_ok(const struct fast_plan *p, const struct fast_msccl_opts *o,
+			  struct fast_err *err)
 {
-	struct fast_plan x;
+	uint32_t ng = p->servers * p->gpus;
+
+	if (ng == 0 || ng > EXPORT_MAX_GPUS)
+		return fast_err_set(err, FAST_ELIMIT,
+				    "msccl export: %u GPUs is outside what MSCCL programs support (1..%u)",
+				    ng, EXPORT_MAX_GPUS);
+	if (o->max_cnt == 0 || o->max_chunks == 0)
+		return fast_err_set(err, FAST_EUSAGE, "msccl export: max_cnt and max_chunks must be > 0");
+	return 0;
+}
+
+int fast_msccl_build_view(const struct fast_plan_view *pv, const uint64_t *D,
+			  const struct fast_msccl_opts *o, struct fast_msccl *out,
+			  struct fast_err *err)
+{
+	const struct fast_plan *p = pv->given, *x = pv->x;
 	struct fast_msccl m;
 	struct build b;
 	uint32_t ng = p->servers * p->gpus;
@@ -654,15 +669,7 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 	uint64_t C, nn;
 	int rc;
 
-	if (ng == 0 || ng > EXPORT_MAX_GPUS)
-		return fast_err_set(err, FAST_ELIMIT,
-				    "msccl export: %u GPUs is outside what MSCCL programs support (1..%u)",
-				    ng, EXPORT_MAX_GPUS);
-	if (o->max_cnt == 0 || o->max_chunks == 0)
-		return fast_err_set(err, FAST_EUSAGE, "msccl export: max_cnt and max_chunks must be > 0");
-	if ((rc = fast_plan_validate(p, err)) < 0)
-		return rc;
-	if ((rc = fast_plan_expand(p, &x, err)) < 0)
+	if ((rc = export_args_ok(p, o, err)) < 0)
 		return rc;
 	memset(&m, 0, sizeof m);
 	memset(&b, 0, sizeof b);
@@ -670,7 +677,7 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 	L = fast_calloc(nn, sizeof *L);
 	in_off = fast_calloc(nn, sizeof *in_off);
 	out_off = fast_calloc(nn, sizeof *out_off);
-	order = fast_calloc(x.nsteps ? x.nsteps : 1, sizeof *order);
+	order = fast_calloc(x->nsteps ? x->nsteps : 1, sizeof *order);
 	m.q = fast_calloc(nn, sizeof *m.q);
 	m.link_chunks = fast_calloc(nn, sizeof *m.link_chunks);
 	m.i_chunks = fast_calloc(ng, sizeof *m.i_chunks);
@@ -682,12 +689,12 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 		rc = fast_err_set(err, FAST_ENOMEM, "msccl export: out of memory");
 		goto fail;
 	}
-	if ((rc = message_sizes(&x, D, ng, L, err)) < 0 ||
-	    (rc = fast_plan_topo_order(&x, order, err)) < 0)
+	if ((rc = message_sizes(x, D, ng, L, err)) < 0 ||
+	    (rc = fast_plan_topo_order(x, order, err)) < 0)
 		goto fail;
 
 	/* quantise */
-	C = o->chunk_bytes ? o->chunk_bytes : auto_chunk(&x, L, ng, o->max_chunks);
+	C = o->chunk_bytes ? o->chunk_bytes : auto_chunk(x, L, ng, o->max_chunks);
 	m.chunk_bytes = C;
 	for (uint64_t i = 0; i < nn; i++) {
 		uint64_t l = L[i], qq, r, qc;
@@ -707,8 +714,8 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 		}
 		m.rounded_bytes += qc > l ? qc - l : l - qc;
 	}
-	for (size_t i = 0; i < x.npieces; i++) {
-		const struct fast_piece *pc = &x.pieces[i];
+	for (size_t i = 0; i < x->npieces; i++) {
+		const struct fast_piece *pc = &x->pieces[i];
 		uint64_t msg = (uint64_t)pc->src * ng + pc->dst;
 		uint64_t ends[2] = { pc->off, pc->off + pc->len };
 		for (int e = 0; e < 2; e++) {
@@ -738,7 +745,7 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 	b.s_chunks = m.s_chunks;
 	b.link = m.link_chunks;
 	b.err = err;
-	if ((rc = build_plan(&b, &x, L, m.q, order)) < 0 || (rc = finish(&b, &m)) < 0)
+	if ((rc = build_plan(&b, x, L, m.q, order)) < 0 || (rc = finish(&b, &m)) < 0)
 		goto fail;
 	for (uint32_t g = 0; g < ng; g++) {
 		uint64_t mx = m.i_chunks[g] > m.o_chunks[g] ? m.i_chunks[g] : m.o_chunks[g];
@@ -767,7 +774,6 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 	memset(&m, 0, sizeof m);
 fail:
 	fast_msccl_free(&m);
-	fast_plan_free(&x);
 	free(L);
 	free(in_off);
 	free(out_off);
@@ -780,6 +786,23 @@ fail:
 	map_free(&b.tbmap);
 	map_free(&b.recmap);
 	map_free(&b.lastmap);
+	return rc;
+}
+
+int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
+		     const struct fast_msccl_opts *o, struct fast_msccl *out,
+		     struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc;
+
+	/* the cheap refusals before the plan is validated and expanded */
+	if ((rc = export_args_ok(p, o, err)) < 0)
+		return rc;
+	if ((rc = fast_plan_view_open(&v, p, err)) < 0)
+		return rc;
+	rc = fast_msccl_build_view(&v, D, o, out, err);
+	fast_plan_view_close(&v);
 	return rc;
 }
 

@@ -972,6 +972,69 @@ fail:
 	return rc;
 }
 
+/* --- the view -------------------------------------------------------------- */
+
+bool fast_plan_is_compact(const struct fast_plan *p)
+{
+	if (p->nlanes > 0)
+		return true;
+	for (size_t t = 0; t < p->nsteps; t++)
+		if (p->steps[t].kind != FAST_STEP_EXPLICIT)
+			return true;
+	return false;
+}
+
+int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
+			struct fast_err *err)
+{
+	int rc;
+
+	if (!fast_plan_is_compact(p)) {
+		if ((rc = fast_plan_validate(p, err)) < 0)
+			return rc;
+		v->given = v->x = p;
+		v->owned = false;
+		memset(&v->own, 0, sizeof v->own);
+		return 0;
+	}
+	/* expansion validates the compact form first, and yields a valid
+	 * explicit plan: nothing is validated twice */
+	if ((rc = fast_plan_expand(p, &v->own, err)) < 0)
+		return rc;
+	v->given = p;
+	v->x = &v->own;
+	v->owned = true;
+	return 0;
+}
+
+void fast_plan_view_close(struct fast_plan_view *v)
+{
+	if (!v)
+		return;
+	if (v->owned)
+		fast_plan_free(&v->own);
+	memset(v, 0, sizeof *v);
+}
+
+int fast_plan_fits_topo(const struct fast_plan *p, const struct fast_topo *topo,
+			struct fast_err *err)
+{
+	if (p->servers != topo->servers || p->gpus != topo->gpus)
+		return fast_err_set(err, FAST_EINPUT,
+				    "the plan is for %u servers x %u GPUs, the topology has %u x %u",
+				    p->servers, p->gpus, topo->servers, topo->gpus);
+	return 0;
+}
+
+int fast_plan_fits_traffic(const struct fast_plan *p, uint32_t traffic_ng, struct fast_err *err)
+{
+	if ((uint64_t)p->servers * p->gpus != traffic_ng)
+		return fast_err_set(err, FAST_EINPUT,
+				    "the traffic has %u GPUs, the plan is for %u servers x %u GPUs",
+				    traffic_ng, p->servers, p->gpus);
+	return 0;
+}
+
 /* --- files ---------------------------------------------------------------- */
 
 /*
@@ -1625,30 +1688,6 @@ int fast_planset_load(const char *path, const struct fast_limits *lim,
 
 /* --- summaries ------------------------------------------------------------ */
 
-/* Expand p when it has compact steps; *e is then owned by the caller (and
- * *owned set), otherwise *e aliases p. */
-static int explicit_form(const struct fast_plan *p, struct fast_plan *tmp,
-			 const struct fast_plan **e, bool *owned, struct fast_err *err)
-{
-	bool compact = p->nlanes > 0;
-	for (size_t t = 0; t < p->nsteps && !compact; t++)
-		compact = p->steps[t].kind != FAST_STEP_EXPLICIT;
-	*owned = false;
-	if (!compact) {
-		int rc = fast_plan_validate(p, err);
-		if (rc < 0)
-			return rc;
-		*e = p;
-		return 0;
-	}
-	int rc = fast_plan_expand(p, tmp, err);
-	if (rc < 0)
-		return rc;
-	*e = tmp;
-	*owned = true;
-	return 0;
-}
-
 /* Staging on an explicit, valid plan (see plan.h for the definition). */
 static int staging(const struct fast_plan *e, uint64_t *peak, struct fast_err *err)
 {
@@ -1695,33 +1734,14 @@ out:
 	return rc;
 }
 
-int fast_plan_staging(const struct fast_plan *p, uint64_t *peak, struct fast_err *err)
+int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_summary *out,
+			     uint64_t *peak, struct fast_err *err)
 {
-	struct fast_plan tmp;
-	const struct fast_plan *e;
-	bool owned;
-	int rc = explicit_form(p, &tmp, &e, &owned, err);
-	if (rc < 0)
-		return rc;
-	rc = staging(e, peak, err);
-	if (owned)
-		fast_plan_free(&tmp);
-	return rc;
-}
-
-int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
-			struct fast_err *err)
-{
+	const struct fast_plan *p = v->given, *e = v->x;
 	struct fast_plan_summary sm;
-	struct fast_plan tmp;
-	const struct fast_plan *e;
-	uint64_t *peak = NULL;
-	bool owned;
+	uint64_t *own = NULL;
 	int rc;
 
-	rc = explicit_form(p, &tmp, &e, &owned, err);
-	if (rc < 0)
-		return rc;
 	memset(&sm, 0, sizeof sm);
 	for (size_t t = 0; t < p->nsteps; t++) {
 		const struct fast_step *s = &p->steps[t];
@@ -1755,23 +1775,46 @@ int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out
 			sm.largest_step = (uint32_t)t;
 		}
 	}
-	peak = fast_calloc((size_t)e->servers * e->gpus, sizeof *peak);
 	if (!peak) {
-		rc = fast_err_set(err, FAST_ENOMEM, "plan: out of memory (summary)");
-		goto out;
+		peak = own = fast_calloc((size_t)e->servers * e->gpus, sizeof *peak);
+		if (!peak)
+			return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (summary)");
 	}
 	rc = staging(e, peak, err);
+	if (rc == 0) {
+		for (uint32_t g = 0; g < e->servers * e->gpus; g++)
+			if (peak[g] > sm.peak_staging) {
+				sm.peak_staging = peak[g];
+				sm.peak_staging_gpu = g;
+			}
+		*out = sm;
+	}
+	free(own);
+	return rc;
+}
+
+int fast_plan_staging(const struct fast_plan *p, uint64_t *peak, struct fast_err *err)
+{
+	struct fast_plan_view v;
+	struct fast_plan_summary sm;
+	int rc = fast_plan_view_open(&v, p, err);
+
 	if (rc < 0)
-		goto out;
-	for (uint32_t g = 0; g < e->servers * e->gpus; g++)
-		if (peak[g] > sm.peak_staging) {
-			sm.peak_staging = peak[g];
-			sm.peak_staging_gpu = g;
-		}
-	*out = sm;
-out:
-	free(peak);
-	if (owned)
-		fast_plan_free(&tmp);
+		return rc;
+	rc = fast_plan_summarize_view(&v, &sm, peak, err);
+	fast_plan_view_close(&v);
+	return rc;
+}
+
+int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
+			struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc = fast_plan_view_open(&v, p, err);
+
+	if (rc < 0)
+		return rc;
+	rc = fast_plan_summarize_view(&v, out, NULL, err);
+	fast_plan_view_close(&v);
 	return rc;
 }

@@ -206,6 +206,47 @@ static inline uint32_t fast_plan_chunk_of(uint64_t L, uint32_t k, uint64_t pos)
 int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out,
 		     struct fast_err *err);
 
+/* --- the view every consumer takes ------------------------------------ */
+
+/*
+ * A plan as consumers read it: validated once and, when compact (lanes,
+ * RAIL or REDIST steps), expanded once.  `given` is the plan as given (the
+ * checker reads its lanes and rail budgets, summaries count its steps);
+ * `x` its explicit form: `given` itself when that has only EXPLICIT steps
+ * and no lanes (aliased, not copied), otherwise the view's own expansion.
+ * The checker, summaries, staging, the simulator, the MSCCL exporter and
+ * the executor's program builder all take a view, so a command that does
+ * several of these opens one view and pays for one validation and at most
+ * one expansion.
+ *
+ * Ownership: the view owns its expansion (fast_plan_view_close frees it,
+ * NULL-safe); `given` must outlive the view.  `x` may point into the view
+ * itself: do not copy a struct fast_plan_view, pass its address.
+ */
+struct fast_plan_view {
+	const struct fast_plan *given;
+	const struct fast_plan *x;
+	struct fast_plan own;
+	bool owned;
+};
+
+/* Does p have compact parts (lanes, RAIL or REDIST steps)? */
+bool fast_plan_is_compact(const struct fast_plan *p);
+
+/* Validate p and expand it when compact.  0, or FAST_EINPUT (malformed,
+ * naming the step) / FAST_ENOMEM; *v is written only on success. */
+int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
+			struct fast_err *err);
+void fast_plan_view_close(struct fast_plan_view *v);
+
+/* The agreement checks of a plan with its inputs, one wording each, for
+ * every consumer.  FAST_EINPUT when the plan's N x G differs from the
+ * topology's / when the traffic has another number of GPUs than the plan. */
+int fast_plan_fits_topo(const struct fast_plan *p, const struct fast_topo *topo,
+			struct fast_err *err);
+int fast_plan_fits_traffic(const struct fast_plan *p, uint32_t traffic_ng,
+			   struct fast_err *err);
+
 /* Structural validation: ids, dep ranges, tiers, GPU and server ranges,
  * permutations are permutations, chunk counts of pipelined deps match,
  * piece lengths > 0, no cycle.  FAST_EINPUT naming the step. */
@@ -271,5 +312,10 @@ int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out
 /* Peak staging bytes of every GPU (peak[servers * gpus], caller
  * allocated), as defined above. */
 int fast_plan_staging(const struct fast_plan *p, uint64_t *peak, struct fast_err *err);
+/* Both of the above on an open view, in one walk: the summary, and when
+ * peak is not NULL the per-GPU peaks (peak[servers * gpus], caller
+ * allocated) of which the summary's peak_staging is the largest. */
+int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_summary *out,
+			     uint64_t *peak, struct fast_err *err);
 
 #endif

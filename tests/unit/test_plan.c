@@ -424,6 +424,64 @@ static void test_plan__summary_and_staging(void)
 	fast_plan_free(&p);
 }
 
+/* The view: an explicit plan is aliased, a compact one expanded once into
+ * an owned explicit plan; a malformed plan opens nothing; the one-walk
+ * summary agrees with summarize + staging; the agreement checks word their
+ * refusals once. */
+static void test_plan__view_aliases_or_expands(void)
+{
+	struct fast_plan p, e;
+	struct fast_plan_view v, w;
+	struct fast_plan_summary a, b;
+	struct fast_topo t;
+	struct fast_err err;
+	uint64_t peak[4], peak2[4];
+
+	build_fast(&p);
+	CU_ASSERT(fast_plan_is_compact(&p));
+	OK(fast_plan_view_open(&v, &p, &err));
+	CU_ASSERT(v.owned && v.given == &p && v.x == &v.own);
+	CU_ASSERT(!fast_plan_is_compact(v.x));
+	CU_ASSERT_EQUAL(v.x->nsteps, p.nsteps);
+	OK(fast_plan_expand(&p, &e, &err));
+	CU_ASSERT_EQUAL(fast_plan_hash(v.x), fast_plan_hash(&e));
+	/* explicit: aliased, same summary from either */
+	OK(fast_plan_view_open(&w, &e, &err));
+	CU_ASSERT(!w.owned && w.given == &e && w.x == &e);
+	OK(fast_plan_summarize_view(&v, &a, peak, &err));
+	OK(fast_plan_summarize(&p, &b, &err));
+	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof a), 0);
+	OK(fast_plan_staging(&p, peak2, &err));
+	CU_ASSERT_EQUAL(memcmp(peak, peak2, sizeof peak), 0);
+	OK(fast_plan_summarize_view(&w, &b, NULL, &err));
+	CU_ASSERT_EQUAL(a.bytes_up, b.bytes_up);
+	CU_ASSERT_EQUAL(a.peak_staging, b.peak_staging);
+	CU_ASSERT_EQUAL(b.rail_stages, 0); /* counted on the plan as given */
+	fast_plan_view_close(&w);
+	fast_plan_view_close(&v);
+	fast_plan_view_close(NULL);
+	/* agreement checks */
+	memset(&t, 0, sizeof t);
+	t.servers = 2;
+	t.gpus = 2;
+	OK(fast_plan_fits_topo(&p, &t, &err));
+	OK(fast_plan_fits_traffic(&p, 4, &err));
+	t.servers = 3;
+	CU_ASSERT_EQUAL(fast_plan_fits_topo(&p, &t, &err), FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "the plan is for 2 servers x 2 GPUs, the topology has 3 x 2");
+	CU_ASSERT_EQUAL(fast_plan_fits_traffic(&p, 6, &err), FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "the traffic has 6 GPUs, the plan is for 2 servers x 2 GPUs");
+	/* malformed: nothing opened */
+	CU_ASSERT_FATAL(e.ndeps > 0);
+	e.deps[0].step = 99;
+	memset(&w, 0x5a, sizeof w);
+	memcpy(&v, &w, sizeof v);
+	CU_ASSERT_EQUAL(fast_plan_view_open(&w, &e, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(memcmp(&v, &w, sizeof v), 0); /* written only on success */
+	fast_plan_free(&e);
+	fast_plan_free(&p);
+}
+
 /* chunk boundaries against the naive definition floor(c * L / k) */
 static void test_plan__chunk_boundaries(void)
 {
@@ -453,4 +511,5 @@ UNIT_MAIN("plan",
 	  UNIT_TEST(test_plan__json_round_trip_is_identical),
 	  UNIT_TEST(test_plan__reader_errors_have_paths),
 	  UNIT_TEST(test_plan__summary_and_staging),
+	  UNIT_TEST(test_plan__view_aliases_or_expands),
 	  UNIT_TEST(test_plan__chunk_boundaries))
