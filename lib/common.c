@@ -310,3 +310,24 @@ void *fast_reallocarray(void *p, size_t n, size_t size)
 		return NULL;
 	return realloc(p, total ? total : 1);
 }
+
+int fast_grow(void **arr, size_t *cap, size_t need, size_t size, size_t min_cap)
+{
+	size_t nc;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap : (min_cap ? min_cap : 1);
+	while (nc < need) {
+		if (nc > SIZE_MAX / 2)
+			return FAST_ENOMEM;
+		nc *= 2;
+	}
+	p = fast_reallocarray(*arr, nc, size);
+	if (!p)
+		return FAST_ENOMEM;
+	*arr = p;
+	*cap = nc;
+	return 0;
+}

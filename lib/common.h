@@ -137,4 +137,13 @@ uint64_t fast_hash_bytes(uint64_t h, const void *data, size_t len);
 void *fast_calloc(size_t n, size_t size);
 void *fast_reallocarray(void *p, size_t n, size_t size);
 
+/* The growable array: make room for `need` elements of `size` bytes in
+ * *arr, which has *cap allocated.  The capacity doubles (from min_cap when
+ * the array is empty) until need fits, so n appends cost O(n).  0, or
+ * FAST_ENOMEM with *arr and *cap unchanged (the caller words the error).
+ * FAST_GROW(arr, cap, need) is the call for a typed pointer `arr`. */
+int fast_grow(void **arr, size_t *cap, size_t need, size_t size, size_t min_cap);
+#define FAST_GROW(arr, cap, need) \
+	fast_grow((void **)&(arr), &(cap), (need), sizeof *(arr), 64)
+
 #endif

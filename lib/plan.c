@@ -55,17 +55,13 @@ static int grow(void **arr, size_t n, size_t *cap, size_t sz, struct fast_err *e
 {
 	if (n < *cap)
 		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	if (nc > UINT32_MAX)
-		nc = UINT32_MAX;
-	if (n >= nc)
+	/* ranges are uint32_t: at most UINT32_MAX - 1 elements per array */
+	if (n >= UINT32_MAX - 1)
 		return fast_err_set(err, FAST_ENOMEM, "plan: more than %u elements in one array",
 				    UINT32_MAX - 1);
-	void *q = fast_reallocarray(*arr, nc, sz);
-	if (!q)
-		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu elements)", nc);
-	*arr = q;
-	*cap = nc;
+	if (fast_grow(arr, cap, n + 1, sz, 16) < 0)
+		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu elements)",
+				    *cap ? *cap * 2 : (size_t)16);
 	return 0;
 }
 
