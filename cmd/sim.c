@@ -136,7 +136,7 @@ static void print_human(const struct opts *o, const struct fast_topo *t, const s
 		       "start us", "end us", "bytes", "transfers");
 		for (uint32_t s = 0; s < r->nsteps; s++) {
 			const struct fast_sim_step *st = &r->steps[s];
-			printf("  %5u  %-6s  %12.3f  %12.3f  %12.3f  %12llu  %9u\n", s, simc_step_kind(st),
+			printf("  %5u  %-6s  %12.3f  %12.3f  %12.3f  %12llu  %9u\n", s, fast_step_kind_name(st->kind, st->tier),
 			       st->ready_s * 1e6, st->start_s * 1e6, st->end_s * 1e6,
 			       (unsigned long long)st->bytes, st->transfers);
 		}
@@ -183,7 +183,7 @@ static void print_json(const struct opts *o, const struct fast_topo *t, const st
 			const struct fast_sim_step *st = &r->steps[s];
 			printf("%s\n       {\"id\": %u, \"kind\": \"%s\", \"ready_s\": %.9g, \"start_s\": %.9g, "
 			       "\"end_s\": %.9g, \"bytes\": %llu, \"transfers\": %u}",
-			       s ? "," : "", s, simc_step_kind(st), st->ready_s, st->start_s, st->end_s,
+			       s ? "," : "", s, fast_step_kind_name(st->kind, st->tier), st->ready_s, st->start_s, st->end_s,
 			       (unsigned long long)st->bytes, st->transfers);
 		}
 		printf("]");

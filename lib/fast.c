@@ -59,6 +59,8 @@ struct builder {
 	uint64_t nnz;    /* non-zero cross-server entries of D */
 	struct move *moves;
 	size_t nmoves, cap_moves;
+	struct fast_piece *scratch; /* one lane's or transfer's pieces before they are added */
+	size_t cap_scratch;
 	bool jit;
 	struct fast_plan *p;
 	struct fast_err *err;
@@ -81,55 +83,32 @@ static uint64_t msg(const struct builder *bd, uint32_t a, uint32_t i, uint32_t b
  * memory; it saves the copies and faults of repeated doubling. */
 static int reserve(struct builder *bd, uint64_t pieces, uint64_t lanes)
 {
-	struct fast_plan *p = bd->p;
-
-	if (pieces > UINT32_MAX)
-		pieces = UINT32_MAX;
-	if (p->cap_pieces < pieces) {
-		void *x = fast_reallocarray(p->pieces, (size_t)pieces, sizeof *p->pieces);
-		if (!x)
-			return oom(bd, "pieces");
-		p->pieces = x;
-		p->cap_pieces = (size_t)pieces;
-	}
-	if (lanes && p->cap_lanes < lanes) {
-		void *x = fast_reallocarray(p->lanes, (size_t)lanes, sizeof *p->lanes);
-		if (!x)
-			return oom(bd, "lanes");
-		p->lanes = x;
-		p->cap_lanes = (size_t)lanes;
-	}
-	return 0;
+	return fast_plan_reserve(bd->p, 0, 0, 0, pieces, lanes, bd->err);
 }
 
-/* Loads r_i of every tile and the server matrix; FAST_EINPUT on overflow. */
+/* The server matrix (fast_bvn_server_matrix: FAST_EINPUT on overflow),
+ * then the loads r_i of every tile, which are parts of its sums. */
 static int loads(struct builder *bd)
 {
 	uint32_t N = bd->N, G = bd->G;
+	int rc = fast_bvn_server_matrix(bd->D, N, G, bd->S, bd->err);
 
+	if (rc < 0)
+		return rc;
 	for (uint32_t a = 0; a < N; a++)
 		for (uint32_t b = 0; b < N; b++) {
-			uint64_t *r = &bd->load[((size_t)a * N + b) * G], R = 0;
+			uint64_t *r = &bd->load[((size_t)a * N + b) * G];
 			if (a == b)
 				continue;
 			for (uint32_t i = 0; i < G; i++) {
 				uint64_t s = 0;
 				for (uint32_t j = 0; j < G; j++) {
 					uint64_t v = msg(bd, a, i, b, j);
-					if (!fast_add_u64(s, v, &s))
-						goto overflow;
+					s += v; /* <= the tile's sum, which did not overflow */
 					bd->nnz += v != 0;
 				}
 				r[i] = s;
-				if (!fast_add_u64(R, s, &R))
-					goto overflow;
 			}
-			bd->S[(size_t)a * N + b] = R / G + (R % G != 0);
-			continue;
-overflow:
-			return fast_err_set(bd->err, FAST_EINPUT,
-					    "traffic: bytes from server %u to server %u overflow 64 bits",
-					    a, b);
 		}
 	return 0;
 }
@@ -160,43 +139,15 @@ static void donor_next(const struct builder *bd, uint32_t a, uint32_t b, const u
 	}
 }
 
-/* Room for `pieces` more pieces, `lanes` more lanes and `moves` more
- * handovers, so that the hot loop below writes them in place: lanes are
- * N^2 G^2 pieces, and a builder call per piece cost a third of a compile. */
-static int room(struct builder *bd, uint64_t pieces, uint64_t lanes, uint64_t moves)
+/* Room for `moves` more handovers and `pieces` pieces of scratch, so that
+ * the hot loop below writes them in place (a builder call per piece cost
+ * a third of a compile: the pieces of a lane go to the plan in one call). */
+static int room(struct builder *bd, uint64_t pieces, uint64_t moves)
 {
-	struct fast_plan *p = bd->p;
-	int rc;
-
-	if (p->cap_pieces - p->npieces < pieces || p->cap_lanes - p->nlanes < lanes) {
-		uint64_t want = 2 * ((uint64_t)p->npieces + pieces);
-		if ((uint64_t)p->npieces + pieces > UINT32_MAX)
-			return fast_err_set(bd->err, FAST_ENOMEM, "fast: more than 2^32 pieces");
-		if ((rc = reserve(bd, want, 2 * ((uint64_t)p->nlanes + lanes))) < 0)
-			return rc;
-	}
-	if (bd->cap_moves - bd->nmoves < moves) {
-		size_t cap = 2 * (bd->nmoves + moves);
-		struct move *m = fast_reallocarray(bd->moves, cap, sizeof *m);
-		if (!m)
-			return oom(bd, "balancing");
-		bd->moves = m;
-		bd->cap_moves = cap;
-	}
-	return 0;
-}
-
-/* The same for a piece of the last transfer (balancing, intrinsic). */
-static int xfer_piece(struct builder *bd, const struct fast_piece *src)
-{
-	struct fast_plan *p = bd->p;
-	struct fast_xfer *x = &p->xfers[p->nxfers - 1];
-
-	if (p->npieces == p->cap_pieces || p->npieces >= UINT32_MAX)
-		return fast_plan_add_piece(p, src->src, src->dst, src->off, src->len, bd->err);
-	p->pieces[p->npieces++] = *src;
-	x->npieces++;
-	x->bytes += src->len; /* a row sum of D: checked */
+	if (fast_grow((void **)&bd->moves, &bd->cap_moves, bd->nmoves + moves, sizeof *bd->moves,
+		      64) < 0 ||
+	    fast_grow((void **)&bd->scratch, &bd->cap_scratch, pieces, sizeof *bd->scratch, 64) < 0)
+		return oom(bd, "balancing");
 	return 0;
 }
 
@@ -218,9 +169,8 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 
 	if (t == 0)
 		return 0;
-	if ((rc = room(bd, 2 * (uint64_t)G * G + 2 * G, G, (uint64_t)G * G + 2 * G)) < 0)
+	if ((rc = room(bd, 2 * (uint64_t)G * G + 2 * G, (uint64_t)G * G + 2 * G)) < 0)
 		return rc;
-	pc = p->pieces + p->npieces;
 	mv = bd->moves + bd->nmoves;
 	for (uint32_t i = 0; i < G; i++)
 		if (r[i] > t)
@@ -229,14 +179,14 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 		donor_next(bd, a, b, r, t, &dn);
 	for (uint32_t i = 0; i < G; i++) {
 		uint64_t own = r[i] < t ? r[i] : t, recv = 0, left;
-		struct fast_piece *first = pc;
-		struct fast_lane *l;
+		uint32_t piece0 = (uint32_t)p->npieces; /* where the lane's pieces will be */
 		if (r[i] < t) {
 			recv = t - r[i] < excess ? t - r[i] : excess;
 			excess -= recv;
 		}
 		if (own + recv == 0)
 			continue;
+		pc = bd->scratch;
 		left = own;
 		for (uint32_t j = 0; j < G && left; j++) {
 			uint64_t len = row[(size_t)i * bd->ng + j], take = len < left ? len : left;
@@ -272,23 +222,18 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 			pc->len = take;
 			mv->group = group;
 			mv->key = (a * G + dn.d) * G + i;
-			mv->piece = (uint32_t)(pc - p->pieces);
+			mv->piece = piece0 + (uint32_t)(pc - bd->scratch);
 			pc++;
 			mv++;
 			dn.off += take;
 			left -= take;
 		}
-		l = &p->lanes[p->nlanes++];
-		l->src_server = a;
-		l->dst_server = b;
-		l->rail = i;
-		l->piece0 = (uint32_t)(first - p->pieces);
-		l->npieces = (uint32_t)(pc - first);
-		l->bytes = own + recv;
+		if ((rc = fast_plan_add_lane(p, a, b, i, bd->err)) < 0 ||
+		    (rc = fast_plan_add_pieces(p, bd->scratch, (size_t)(pc - bd->scratch),
+					       bd->err)) < 0)
+			return rc;
 	}
-	p->npieces = (size_t)(pc - p->pieces);
 	bd->nmoves = (size_t)(mv - bd->moves);
-	p->open_kind = 2;
 	return 0;
 }
 
@@ -352,18 +297,19 @@ static int balance_step(struct builder *bd, size_t *at, int prev)
 	if (prev >= 0 && (rc = fast_plan_add_dep(bd->p, (uint32_t)id, (uint32_t)prev, false,
 						 bd->err)) < 0)
 		return rc;
-	for (bool open = false; *at < bd->nmoves && bd->moves[*at].group == group; (*at)++) {
-		const struct move *m = &bd->moves[*at];
-		if (!open || bd->moves[*at - 1].key != m->key) {
-			/* a new (from, to) pair: moves are sorted by key */
-			uint32_t from = m->key / G, to = m->key / (G * G) * G + m->key % G;
-			if ((rc = fast_plan_add_xfer(bd->p, from, to, bd->err)) < 0)
+	while (*at < bd->nmoves && bd->moves[*at].group == group) {
+		/* one transfer per (from, to) pair: moves are sorted by key */
+		uint32_t key = bd->moves[*at].key, from = key / G, to = key / (G * G) * G + key % G;
+		size_t n = 0;
+		if ((rc = fast_plan_add_xfer(bd->p, from, to, bd->err)) < 0)
+			return rc;
+		for (; *at < bd->nmoves && bd->moves[*at].group == group &&
+		       bd->moves[*at].key == key; (*at)++, n++) {
+			if ((rc = room(bd, n + 1, 0)) < 0)
 				return rc;
-			open = true;
+			bd->scratch[n] = bd->p->pieces[bd->moves[*at].piece]; /* copied: the array grows */
 		}
-		struct fast_piece pc = bd->p->pieces[m->piece]; /* copied: the array may move */
-		rc = xfer_piece(bd, &pc);
-		if (rc < 0)
+		if ((rc = fast_plan_add_pieces(bd->p, bd->scratch, n, bd->err)) < 0)
 			return rc;
 	}
 	return id;
@@ -396,7 +342,7 @@ static int intrinsic_step(struct builder *bd, int after)
 					continue;
 				struct fast_piece pc = { a * G + i, a * G + j, 0, len };
 				if ((rc = fast_plan_add_xfer(bd->p, a * G + i, a * G + j, bd->err)) < 0 ||
-				    (rc = xfer_piece(bd, &pc)) < 0)
+				    (rc = fast_plan_add_pieces(bd->p, &pc, 1, bd->err)) < 0)
 					return rc;
 			}
 	return 0;
@@ -409,24 +355,8 @@ static int intrinsic_step(struct builder *bd, int after)
  * of a small compile. */
 static int reserve_graph(struct builder *bd, uint32_t K)
 {
-	struct fast_plan *p = bd->p;
-	uint64_t want[3] = { 2 * (uint64_t)K + 4, 3 * (uint64_t)K + 4,
-			     (uint64_t)bd->N * bd->G * bd->G + bd->nmoves + 1 };
-	void **arr[3] = { (void **)&p->steps, (void **)&p->deps, (void **)&p->xfers };
-	size_t *cap[3] = { &p->cap_steps, &p->cap_deps, &p->cap_xfers };
-	size_t sz[3] = { sizeof *p->steps, sizeof *p->deps, sizeof *p->xfers };
-
-	for (int k = 0; k < 3; k++) {
-		void *x;
-		if (want[k] > UINT32_MAX || *cap[k] >= want[k])
-			continue; /* the builder grows (or fails) on its own */
-		x = fast_reallocarray(*arr[k], (size_t)want[k], sz[k]);
-		if (!x)
-			return oom(bd, "steps");
-		*arr[k] = x;
-		*cap[k] = (size_t)want[k];
-	}
-	return 0;
+	return fast_plan_reserve(bd->p, 2 * (uint64_t)K + 4, 3 * (uint64_t)K + 4,
+				 (uint64_t)bd->N * bd->G * bd->G + bd->nmoves + 1, 0, 0, bd->err);
 }
 
 static int steps(struct builder *bd, const struct fast_bvn *bv)
@@ -695,13 +625,7 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 			 bd.jit ? "jit" : "upfront");
 	/* give back a large unused reserve (mapped memory: shrinking is a
 	 * remap); small ones stay, the allocator reuses them best as they are */
-	if (p.npieces && (p.cap_pieces - p.npieces) * sizeof *p.pieces > (16u << 20)) {
-		void *x = realloc(p.pieces, p.npieces * sizeof *p.pieces);
-		if (x) {
-			p.pieces = x;
-			p.cap_pieces = p.npieces;
-		}
-	}
+	fast_plan_trim(&p, 16u << 20);
 	*out = p;
 	memset(&p, 0, sizeof p); /* moved */
 out:
@@ -711,5 +635,6 @@ out:
 	free(bd.S);
 	free(bd.first);
 	free(bd.moves);
+	free(bd.scratch);
 	return rc;
 }

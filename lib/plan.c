@@ -50,6 +50,18 @@ void fast_planset_free(struct fast_planset *ps)
 	ps->count = 0;
 }
 
+const char *fast_step_kind_name(enum fast_step_kind kind, enum fast_tier_id tier)
+{
+	switch (kind) {
+	case FAST_STEP_RAIL:
+		return "rail";
+	case FAST_STEP_REDIST:
+		return "redist";
+	default:
+		return tier == FAST_TIER_OUT ? "out" : "up";
+	}
+}
+
 /* Make room for one more element of size sz in *arr (n used, *cap allocated). */
 static int grow(void **arr, size_t n, size_t *cap, size_t sz, struct fast_err *err)
 {
@@ -92,7 +104,7 @@ int fast_plan_add_step(struct fast_plan *p, enum fast_step_kind kind, enum fast_
 	s->xfer0 = (uint32_t)p->nxfers;
 	s->perm0 = (uint32_t)p->nperm;
 	s->chunks = 1;
-	p->open_kind = 0;
+	p->open_kind = FAST_OPEN_NONE;
 	return (int)p->nsteps++;
 }
 
@@ -143,7 +155,7 @@ int fast_plan_add_xfer(struct fast_plan *p, uint32_t from, uint32_t to, struct f
 	x->npieces = 0;
 	x->bytes = 0;
 	s->nxfers++;
-	p->open_kind = 1;
+	p->open_kind = FAST_OPEN_XFER;
 	return 0;
 }
 
@@ -177,9 +189,9 @@ static int append_piece(struct fast_plan *p, uint32_t *piece0, uint32_t *npieces
 int fast_plan_add_piece(struct fast_plan *p, uint32_t src, uint32_t dst, uint64_t off,
 			uint64_t len, struct fast_err *err)
 {
-	if (p->open_kind == 2)
+	if (p->open_kind == FAST_OPEN_LANE)
 		return fast_plan_add_lane_piece(p, src, dst, off, len, err);
-	if (p->open_kind != 1 || p->nxfers == 0)
+	if (p->open_kind != FAST_OPEN_XFER || p->nxfers == 0)
 		return fast_err_set(err, FAST_EINPUT, "plan builder: piece added with no open transfer");
 	struct fast_xfer *x = &p->xfers[p->nxfers - 1];
 	return append_piece(p, &x->piece0, &x->npieces, &x->bytes, src, dst, off, len,
@@ -198,7 +210,7 @@ int fast_plan_add_lane(struct fast_plan *p, uint32_t src_server, uint32_t dst_se
 	l->piece0 = (uint32_t)p->npieces;
 	l->npieces = 0;
 	l->bytes = 0;
-	p->open_kind = 2;
+	p->open_kind = FAST_OPEN_LANE;
 	return 0;
 }
 
@@ -210,6 +222,95 @@ int fast_plan_add_lane_piece(struct fast_plan *p, uint32_t src, uint32_t dst, ui
 	struct fast_lane *l = &p->lanes[p->nlanes - 1];
 	return append_piece(p, &l->piece0, &l->npieces, &l->bytes, src, dst, off, len, "lane",
 			    err);
+}
+
+int fast_plan_add_pieces(struct fast_plan *p, const struct fast_piece *pcs, size_t n,
+			 struct fast_err *err)
+{
+	uint32_t *piece0, *npieces;
+	uint64_t *bytes, sum;
+	const char *what;
+
+	if (p->open_kind == FAST_OPEN_LANE && p->nlanes > 0) {
+		struct fast_lane *l = &p->lanes[p->nlanes - 1];
+		piece0 = &l->piece0, npieces = &l->npieces, bytes = &l->bytes, what = "lane";
+	} else if (p->open_kind == FAST_OPEN_XFER && p->nxfers > 0) {
+		struct fast_xfer *x = &p->xfers[p->nxfers - 1];
+		piece0 = &x->piece0, npieces = &x->npieces, bytes = &x->bytes, what = "transfer";
+	} else {
+		return fast_err_set(err, FAST_EINPUT, "plan builder: piece added with no open transfer");
+	}
+	if (n == 0)
+		return 0;
+	if (*npieces == 0)
+		*piece0 = (uint32_t)p->npieces;
+	else if (*piece0 + *npieces != p->npieces)
+		return fast_err_set(err, FAST_EINPUT,
+				    "plan builder: the %s's pieces are not contiguous (another "
+				    "transfer or lane was started since)", what);
+	sum = *bytes;
+	for (size_t k = 0; k < n; k++)
+		if (!fast_add_u64(sum, pcs[k].len, &sum))
+			return fast_err_set(err, FAST_EINPUT, "plan builder: %s bytes overflow", what);
+	if (n > UINT32_MAX - 1 - p->npieces || (uint64_t)*npieces + n > UINT32_MAX)
+		return fast_err_set(err, FAST_ENOMEM, "plan: more than %u elements in one array",
+				    UINT32_MAX - 1);
+	if (p->npieces + n > p->cap_pieces &&
+	    fast_grow((void **)&p->pieces, &p->cap_pieces, p->npieces + n, sizeof *p->pieces,
+		      16) < 0)
+		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu elements)",
+				    p->npieces + n);
+	memcpy(p->pieces + p->npieces, pcs, n * sizeof *pcs);
+	p->npieces += n;
+	*npieces += (uint32_t)n;
+	*bytes = sum;
+	return 0;
+}
+
+/* Capacity for want elements of sz bytes in *arr (see fast_plan_reserve). */
+static int reserve_one(void **arr, size_t *cap, uint64_t want, size_t sz, struct fast_err *err)
+{
+	void *x;
+
+	if (want > UINT32_MAX)
+		want = UINT32_MAX;
+	if (*cap >= want)
+		return 0;
+	x = fast_reallocarray(*arr, (size_t)want, sz);
+	if (!x)
+		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%llu elements)",
+				    (unsigned long long)want);
+	*arr = x;
+	*cap = (size_t)want;
+	return 0;
+}
+
+int fast_plan_reserve(struct fast_plan *p, uint64_t steps, uint64_t deps, uint64_t xfers,
+		      uint64_t pieces, uint64_t lanes, struct fast_err *err)
+{
+	int rc;
+
+	if ((rc = reserve_one((void **)&p->steps, &p->cap_steps, steps, sizeof *p->steps, err)) < 0 ||
+	    (rc = reserve_one((void **)&p->deps, &p->cap_deps, deps, sizeof *p->deps, err)) < 0 ||
+	    (rc = reserve_one((void **)&p->xfers, &p->cap_xfers, xfers, sizeof *p->xfers, err)) < 0 ||
+	    (rc = reserve_one((void **)&p->pieces, &p->cap_pieces, pieces, sizeof *p->pieces,
+			      err)) < 0 ||
+	    (rc = reserve_one((void **)&p->lanes, &p->cap_lanes, lanes, sizeof *p->lanes, err)) < 0)
+		return rc;
+	return 0;
+}
+
+void fast_plan_trim(struct fast_plan *p, size_t slack)
+{
+	void *x;
+
+	if (!p->npieces || (p->cap_pieces - p->npieces) * sizeof *p->pieces <= slack)
+		return;
+	x = realloc(p->pieces, p->npieces * sizeof *p->pieces);
+	if (x) {
+		p->pieces = x;
+		p->cap_pieces = p->npieces;
+	}
 }
 
 int fast_plan_set_perm(struct fast_plan *p, const uint32_t *perm, uint64_t budget,
@@ -956,7 +1057,7 @@ int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out, struct fa
 		if (rc < 0)
 			goto fail;
 	}
-	e.open_kind = 0;
+	e.open_kind = FAST_OPEN_NONE;
 	fast_plan_free(&scratch);
 	free(railx);
 	*out = e;
@@ -1576,7 +1677,7 @@ static int read_plan(struct fast_jctx *c, const struct fast_jv *v, const struct 
 	if (rc == 0)
 		rc = check_cross_steps(c, p);
 	if (rc == 0) {
-		p->open_kind = 0;
+		p->open_kind = FAST_OPEN_NONE;
 		rc = fast_plan_validate(p, err);
 		if (rc < 0) {
 			char msg[FAST_ERRMSG_MAX];

@@ -68,6 +68,10 @@
 enum fast_tier_id { FAST_TIER_UP = 0, FAST_TIER_OUT = 1 };
 enum fast_step_kind { FAST_STEP_EXPLICIT = 0, FAST_STEP_RAIL = 1, FAST_STEP_REDIST = 2 };
 
+/* The one name of a step's kind in reports, timelines and tables: "rail",
+ * "redist", or for an EXPLICIT step its tier, "up" or "out". */
+const char *fast_step_kind_name(enum fast_step_kind kind, enum fast_tier_id tier);
+
 struct fast_piece {
 	uint32_t src, dst; /* the original message D[src][dst] */
 	uint64_t off, len; /* byte range within it; len > 0 */
@@ -104,6 +108,10 @@ struct fast_step {
 	uint32_t stage;         /* id of the RAIL step it redistributes */
 };
 
+/* What the builder appends pieces to: the transfer or the lane started
+ * last, or nothing (a step was started since, or nothing yet). */
+enum fast_open_kind { FAST_OPEN_NONE = 0, FAST_OPEN_XFER = 1, FAST_OPEN_LANE = 2 };
+
 struct fast_plan {
 	char label[FAST_NAME_MAX]; /* label of the matrix it serves */
 	uint32_t matrix;           /* index of that matrix in its trace */
@@ -118,9 +126,8 @@ struct fast_plan {
 	struct fast_lane *lanes;   size_t nlanes, cap_lanes;
 	uint32_t *perm;            size_t nperm, cap_perm;
 
-	/* builder state: 1 when the last thing started was a transfer, 2 a
-	 * lane (fast_plan_add_piece appends to it); 0 neither */
-	uint32_t open_kind;
+	/* builder state: what fast_plan_add_piece(s) appends to */
+	enum fast_open_kind open_kind;
 };
 
 struct fast_planset {
@@ -153,6 +160,21 @@ int fast_plan_add_lane(struct fast_plan *p, uint32_t src_server,
 		       uint32_t dst_server, uint32_t rail, struct fast_err *err);
 int fast_plan_add_lane_piece(struct fast_plan *p, uint32_t src, uint32_t dst,
 			     uint64_t off, uint64_t len, struct fast_err *err);
+/* Append n pieces (copied) to the transfer or lane started most recently,
+ * as n fast_plan_add_piece calls would, in one call (the compilers' hot
+ * loops). */
+int fast_plan_add_pieces(struct fast_plan *p, const struct fast_piece *pcs, size_t n,
+			 struct fast_err *err);
+/* Capacity for at least the given totals of steps, deps, transfers, pieces
+ * and lanes (0: leave that array as it is; above UINT32_MAX: UINT32_MAX),
+ * so that a compiler that knows upper bounds appends without regrowing.
+ * Contents are unchanged; FAST_ENOMEM. */
+int fast_plan_reserve(struct fast_plan *p, uint64_t steps, uint64_t deps, uint64_t xfers,
+		      uint64_t pieces, uint64_t lanes, struct fast_err *err);
+/* Give back the pieces array's unused capacity when it exceeds slack
+ * bytes (a generous reserve that was not needed).  Never fails: the array
+ * stays as it was when the allocator cannot shrink it. */
+void fast_plan_trim(struct fast_plan *p, size_t slack);
 /* Set the last step's permutation (servers entries, copied). */
 int fast_plan_set_perm(struct fast_plan *p, const uint32_t *perm, uint64_t budget,
 		       struct fast_err *err);
