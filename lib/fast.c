@@ -59,8 +59,6 @@ struct builder {
 	uint64_t nnz;    /* non-zero cross-server entries of D */
 	struct move *moves;
 	size_t nmoves, cap_moves;
-	struct fast_piece *scratch; /* one lane's or transfer's pieces before they are added */
-	size_t cap_scratch;
 	bool jit;
 	struct fast_plan *p;
 	struct fast_err *err;
@@ -139,14 +137,13 @@ static void donor_next(const struct builder *bd, uint32_t a, uint32_t b, const u
 	}
 }
 
-/* Room for `moves` more handovers and `pieces` pieces of scratch, so that
- * the hot loop below writes them in place (a builder call per piece cost
- * a third of a compile: the pieces of a lane go to the plan in one call). */
-static int room(struct builder *bd, uint64_t pieces, uint64_t moves)
+/* Room for `moves` more handovers, so that the hot loop below writes them
+ * in place (as it writes pieces, in the plan's piece space: a builder call
+ * per piece cost a third of a compile). */
+static int room(struct builder *bd, uint64_t moves)
 {
 	if (fast_grow((void **)&bd->moves, &bd->cap_moves, bd->nmoves + moves, sizeof *bd->moves,
-		      64) < 0 ||
-	    fast_grow((void **)&bd->scratch, &bd->cap_scratch, pieces, sizeof *bd->scratch, 64) < 0)
+		      64) < 0)
 		return oom(bd, "balancing");
 	return 0;
 }
@@ -164,12 +161,19 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 	struct donor dn = { 0, 0, 0 };
 	struct fast_plan *p = bd->p;
 	struct fast_piece *pc;
+	struct fast_lane *ln;
 	struct move *mv;
+	size_t nl = 0;
 	int rc;
 
 	if (t == 0)
 		return 0;
-	if ((rc = room(bd, 2 * (uint64_t)G * G + 2 * G, (uint64_t)G * G + 2 * G)) < 0)
+	if ((rc = room(bd, (uint64_t)G * G + 2 * G)) < 0)
+		return rc;
+	/* the tile's lanes and pieces are written in place and committed
+	 * once (a builder call per lane, or per piece, cost a sixth, or a
+	 * third, of a compile) */
+	if ((rc = fast_plan_lane_space(p, G, 2 * (size_t)G * G + 2 * G, &ln, &pc, bd->err)) < 0)
 		return rc;
 	mv = bd->moves + bd->nmoves;
 	for (uint32_t i = 0; i < G; i++)
@@ -179,14 +183,14 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 		donor_next(bd, a, b, r, t, &dn);
 	for (uint32_t i = 0; i < G; i++) {
 		uint64_t own = r[i] < t ? r[i] : t, recv = 0, left;
-		uint32_t piece0 = (uint32_t)p->npieces; /* where the lane's pieces will be */
+		struct fast_piece *first;
 		if (r[i] < t) {
 			recv = t - r[i] < excess ? t - r[i] : excess;
 			excess -= recv;
 		}
 		if (own + recv == 0)
 			continue;
-		pc = bd->scratch;
+		first = pc;
 		left = own;
 		for (uint32_t j = 0; j < G && left; j++) {
 			uint64_t len = row[(size_t)i * bd->ng + j], take = len < left ? len : left;
@@ -222,17 +226,20 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 			pc->len = take;
 			mv->group = group;
 			mv->key = (a * G + dn.d) * G + i;
-			mv->piece = piece0 + (uint32_t)(pc - bd->scratch);
+			mv->piece = (uint32_t)(pc - p->pieces);
 			pc++;
 			mv++;
 			dn.off += take;
 			left -= take;
 		}
-		if ((rc = fast_plan_add_lane(p, a, b, i, bd->err)) < 0 ||
-		    (rc = fast_plan_add_pieces(p, bd->scratch, (size_t)(pc - bd->scratch),
-					       bd->err)) < 0)
-			return rc;
+		ln[nl].src_server = a;
+		ln[nl].dst_server = b;
+		ln[nl].rail = i;
+		ln[nl].npieces = (uint32_t)(pc - first);
+		ln[nl++].bytes = own + recv;
 	}
+	if ((rc = fast_plan_commit_lanes(p, nl, bd->err)) < 0)
+		return rc;
 	bd->nmoves = (size_t)(mv - bd->moves);
 	return 0;
 }
@@ -300,16 +307,19 @@ static int balance_step(struct builder *bd, size_t *at, int prev)
 	while (*at < bd->nmoves && bd->moves[*at].group == group) {
 		/* one transfer per (from, to) pair: moves are sorted by key */
 		uint32_t key = bd->moves[*at].key, from = key / G, to = key / (G * G) * G + key % G;
-		size_t n = 0;
+		size_t n = 0, end = *at;
+		struct fast_piece *pc;
+		while (end < bd->nmoves && bd->moves[end].group == group && bd->moves[end].key == key)
+			end++;
 		if ((rc = fast_plan_add_xfer(bd->p, from, to, bd->err)) < 0)
 			return rc;
-		for (; *at < bd->nmoves && bd->moves[*at].group == group &&
-		       bd->moves[*at].key == key; (*at)++, n++) {
-			if ((rc = room(bd, n + 1, 0)) < 0)
-				return rc;
-			bd->scratch[n] = bd->p->pieces[bd->moves[*at].piece]; /* copied: the array grows */
-		}
-		if ((rc = fast_plan_add_pieces(bd->p, bd->scratch, n, bd->err)) < 0)
+		/* copies of the lane pieces handed over, read after the space
+		 * is made (it may move the array) */
+		if (!(pc = fast_plan_piece_space(bd->p, end - *at, bd->err)))
+			return FAST_ENOMEM;
+		for (; *at < end; (*at)++)
+			pc[n++] = bd->p->pieces[bd->moves[*at].piece];
+		if ((rc = fast_plan_commit_pieces(bd->p, n, bd->err)) < 0)
 			return rc;
 	}
 	return id;
@@ -635,6 +645,5 @@ out:
 	free(bd.S);
 	free(bd.first);
 	free(bd.moves);
-	free(bd.scratch);
 	return rc;
 }

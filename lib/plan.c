@@ -224,9 +224,25 @@ int fast_plan_add_lane_piece(struct fast_plan *p, uint32_t src, uint32_t dst, ui
 			    err);
 }
 
-int fast_plan_add_pieces(struct fast_plan *p, const struct fast_piece *pcs, size_t n,
-			 struct fast_err *err)
+struct fast_piece *fast_plan_piece_space(struct fast_plan *p, size_t n, struct fast_err *err)
 {
+	if (n > UINT32_MAX - 1 - p->npieces) {
+		fast_err_set(err, FAST_ENOMEM, "plan: more than %u elements in one array",
+			     UINT32_MAX - 1);
+		return NULL;
+	}
+	if (p->npieces + n > p->cap_pieces &&
+	    fast_grow((void **)&p->pieces, &p->cap_pieces, p->npieces + n, sizeof *p->pieces,
+		      16) < 0) {
+		fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu elements)", p->npieces + n);
+		return NULL;
+	}
+	return p->pieces + p->npieces;
+}
+
+int fast_plan_commit_pieces(struct fast_plan *p, size_t k, struct fast_err *err)
+{
+	const struct fast_piece *pcs = p->pieces + p->npieces;
 	uint32_t *piece0, *npieces;
 	uint64_t *bytes, sum;
 	const char *what;
@@ -240,31 +256,82 @@ int fast_plan_add_pieces(struct fast_plan *p, const struct fast_piece *pcs, size
 	} else {
 		return fast_err_set(err, FAST_EINPUT, "plan builder: piece added with no open transfer");
 	}
-	if (n == 0)
+	if (k == 0)
 		return 0;
+	if (k > p->cap_pieces - p->npieces)
+		return fast_err_set(err, FAST_EINPUT, "plan builder: %zu pieces committed beyond the space",
+				    k);
 	if (*npieces == 0)
 		*piece0 = (uint32_t)p->npieces;
 	else if (*piece0 + *npieces != p->npieces)
 		return fast_err_set(err, FAST_EINPUT,
 				    "plan builder: the %s's pieces are not contiguous (another "
 				    "transfer or lane was started since)", what);
-	sum = *bytes;
-	for (size_t k = 0; k < n; k++)
-		if (!fast_add_u64(sum, pcs[k].len, &sum))
+	{
+		bool wrapped = false;
+		sum = *bytes;
+		for (size_t i = 0; i < k; i++) {
+			sum += pcs[i].len;
+			wrapped |= sum < pcs[i].len; /* no branch in the compilers' hot loop */
+		}
+		if (wrapped)
 			return fast_err_set(err, FAST_EINPUT, "plan builder: %s bytes overflow", what);
-	if (n > UINT32_MAX - 1 - p->npieces || (uint64_t)*npieces + n > UINT32_MAX)
-		return fast_err_set(err, FAST_ENOMEM, "plan: more than %u elements in one array",
-				    UINT32_MAX - 1);
-	if (p->npieces + n > p->cap_pieces &&
-	    fast_grow((void **)&p->pieces, &p->cap_pieces, p->npieces + n, sizeof *p->pieces,
-		      16) < 0)
-		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu elements)",
-				    p->npieces + n);
-	memcpy(p->pieces + p->npieces, pcs, n * sizeof *pcs);
-	p->npieces += n;
-	*npieces += (uint32_t)n;
+	}
+	p->npieces += k;
+	*npieces += (uint32_t)k;
 	*bytes = sum;
 	return 0;
+}
+
+int fast_plan_lane_space(struct fast_plan *p, size_t nl, size_t np, struct fast_lane **lanes,
+			 struct fast_piece **pieces, struct fast_err *err)
+{
+	struct fast_piece *at = fast_plan_piece_space(p, np, err);
+
+	if (!at)
+		return FAST_ENOMEM;
+	if (nl > UINT32_MAX - 1 - p->nlanes ||
+	    (p->nlanes + nl > p->cap_lanes &&
+	     fast_grow((void **)&p->lanes, &p->cap_lanes, p->nlanes + nl, sizeof *p->lanes, 16) < 0))
+		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu lanes)",
+				    p->nlanes + nl);
+	*lanes = p->lanes + p->nlanes;
+	*pieces = at;
+	return 0;
+}
+
+int fast_plan_commit_lanes(struct fast_plan *p, size_t k, struct fast_err *err)
+{
+	size_t at = p->npieces;
+
+	if (k > p->cap_lanes - p->nlanes)
+		return fast_err_set(err, FAST_EINPUT, "plan builder: %zu lanes committed beyond the space",
+				    k);
+	for (size_t l = 0; l < k; l++) {
+		struct fast_lane *ln = &p->lanes[p->nlanes + l];
+		if (ln->npieces > p->cap_pieces - at)
+			return fast_err_set(err, FAST_EINPUT,
+					    "plan builder: lane pieces committed beyond the space");
+		ln->piece0 = (uint32_t)at;
+		at += ln->npieces;
+	}
+	p->nlanes += k;
+	p->npieces = at;
+	if (k)
+		p->open_kind = FAST_OPEN_LANE;
+	return 0;
+}
+
+int fast_plan_add_pieces(struct fast_plan *p, const struct fast_piece *pcs, size_t n,
+			 struct fast_err *err)
+{
+	struct fast_piece *at = fast_plan_piece_space(p, n, err);
+
+	if (!at)
+		return FAST_ENOMEM;
+	if (n)
+		memcpy(at, pcs, n * sizeof *pcs);
+	return fast_plan_commit_pieces(p, n, err);
 }
 
 /* Capacity for want elements of sz bytes in *arr (see fast_plan_reserve). */
