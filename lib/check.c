@@ -412,7 +412,8 @@ static int held(struct checker *c, uint32_t g, const struct fast_piece *pc, uint
 static int add_final(struct checker *c, const struct fast_piece *pc, uint32_t t, uint32_t j,
 		     uint32_t k)
 {
-	if (fast_grow((void **)&c->finals, &c->cap_finals, c->nfinals + 1, sizeof *c->finals,
+	if (c->nfinals == c->cap_finals &&
+	    fast_grow((void **)&c->finals, &c->cap_finals, c->nfinals + 1, sizeof *c->finals,
 		      4096) < 0)
 		return oom(c);
 	struct final *f = &c->finals[c->nfinals++];
@@ -449,8 +450,9 @@ static int arrive(struct checker *c, uint32_t t)
 				continue;
 			if (fast_holds_add(&c->arr, ((uint64_t)x->to * c->ng + pc->src) * c->ng + pc->dst,
 					   pc->off, pc->off + pc->len, &id) < 0 ||
-			    fast_grow((void **)&c->recs, &c->cap_recs, (size_t)id + 1, sizeof *c->recs,
-				      4096) < 0)
+			    ((size_t)id >= c->cap_recs &&
+			     fast_grow((void **)&c->recs, &c->cap_recs, (size_t)id + 1, sizeof *c->recs,
+				       4096) < 0))
 				return oom(c);
 			c->recs[id] = r;
 		}

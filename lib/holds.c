@@ -76,7 +76,8 @@ int fast_holds_add(struct fast_holds *h, uint64_t key, uint64_t lo, uint64_t hi,
 	size_t j;
 
 	if (h->nrecs >= FAST_HOLDS_END ||
-	    fast_grow((void **)&h->recs, &h->cap_recs, h->nrecs + 1, sizeof *h->recs, 4096) < 0)
+	    (h->nrecs == h->cap_recs &&
+	     fast_grow((void **)&h->recs, &h->cap_recs, h->nrecs + 1, sizeof *h->recs, 4096) < 0))
 		return FAST_ENOMEM;
 	j = slot_of(h, key);
 	if (j == SIZE_MAX || !h->keys[j]) {
@@ -138,7 +139,7 @@ int fast_holds_cover(struct fast_holds *h, uint64_t key, uint64_t lo, uint64_t h
 			*gap_lo = hi; /* the common case: one record covers it */
 			return 0;
 		}
-		if (fast_grow((void **)&h->iv, &h->cap_iv, n + 1, sizeof *h->iv, 64) < 0)
+		if (FAST_GROW(h->iv, h->cap_iv, n + 1) < 0)
 			return FAST_ENOMEM;
 		h->iv[n].lo = rec->lo;
 		h->iv[n++].hi = rhi;
