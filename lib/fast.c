@@ -309,17 +309,20 @@ static int balance_step(struct builder *bd, size_t *at, int prev)
 		uint32_t key = bd->moves[*at].key, from = key / G, to = key / (G * G) * G + key % G;
 		size_t n = 0, end = *at;
 		struct fast_piece *pc;
+		struct fast_xfer *x;
+		uint64_t bytes = 0;
 		while (end < bd->nmoves && bd->moves[end].group == group && bd->moves[end].key == key)
 			end++;
-		if ((rc = fast_plan_add_xfer(bd->p, from, to, bd->err)) < 0)
-			return rc;
 		/* copies of the lane pieces handed over, read after the space
 		 * is made (it may move the array) */
-		if (!(pc = fast_plan_piece_space(bd->p, end - *at, bd->err)))
-			return FAST_ENOMEM;
-		for (; *at < end; (*at)++)
-			pc[n++] = bd->p->pieces[bd->moves[*at].piece];
-		if ((rc = fast_plan_commit_pieces(bd->p, n, bd->err)) < 0)
+		if ((rc = fast_plan_xfer_space(bd->p, 1, end - *at, &x, &pc, bd->err)) < 0)
+			return rc;
+		for (; *at < end; (*at)++) {
+			pc[n] = bd->p->pieces[bd->moves[*at].piece];
+			bytes += pc[n++].len; /* part of a row sum of D: no overflow */
+		}
+		*x = (struct fast_xfer){ from, to, 0, (uint32_t)n, bytes };
+		if ((rc = fast_plan_commit_xfers(bd->p, 1, bd->err)) < 0)
 			return rc;
 	}
 	return id;
@@ -344,17 +347,26 @@ static int intrinsic_step(struct builder *bd, int after)
 	if (after >= 0 && (rc = fast_plan_add_dep(bd->p, (uint32_t)id, (uint32_t)after, false,
 						  bd->err)) < 0)
 		return rc;
-	for (uint32_t a = 0; a < N; a++)
+	/* one transfer of one piece per pair, written in place and committed
+	 * once per server */
+	for (uint32_t a = 0; a < N; a++) {
+		struct fast_xfer *x;
+		struct fast_piece *pc;
+		size_t k = 0;
+		if ((rc = fast_plan_xfer_space(bd->p, (size_t)G * G, (size_t)G * G, &x, &pc,
+					       bd->err)) < 0)
+			return rc;
 		for (uint32_t i = 0; i < G; i++)
 			for (uint32_t j = 0; j < G; j++) {
 				uint64_t len = msg(bd, a, i, a, j);
 				if (i == j || !len)
 					continue;
-				struct fast_piece pc = { a * G + i, a * G + j, 0, len };
-				if ((rc = fast_plan_add_xfer(bd->p, a * G + i, a * G + j, bd->err)) < 0 ||
-				    (rc = fast_plan_add_pieces(bd->p, &pc, 1, bd->err)) < 0)
-					return rc;
+				x[k] = (struct fast_xfer){ a * G + i, a * G + j, 0, 1, len };
+				pc[k++] = (struct fast_piece){ a * G + i, a * G + j, 0, len };
 			}
+		if ((rc = fast_plan_commit_xfers(bd->p, k, bd->err)) < 0)
+			return rc;
+	}
 	return 0;
 }
 

@@ -224,7 +224,9 @@ int fast_plan_add_lane_piece(struct fast_plan *p, uint32_t src, uint32_t dst, ui
 			    err);
 }
 
-struct fast_piece *fast_plan_piece_space(struct fast_plan *p, size_t n, struct fast_err *err)
+/* Room for n more pieces at the end of the piece array, for the caller to
+ * write in place (NULL and FAST_ENOMEM on exhaustion). */
+static struct fast_piece *piece_space(struct fast_plan *p, size_t n, struct fast_err *err)
 {
 	if (n > UINT32_MAX - 1 - p->npieces) {
 		fast_err_set(err, FAST_ENOMEM, "plan: more than %u elements in one array",
@@ -240,7 +242,9 @@ struct fast_piece *fast_plan_piece_space(struct fast_plan *p, size_t n, struct f
 	return p->pieces + p->npieces;
 }
 
-int fast_plan_commit_pieces(struct fast_plan *p, size_t k, struct fast_err *err)
+/* Append the first k pieces written at piece_space to the open transfer
+ * or lane. */
+static int commit_pieces(struct fast_plan *p, size_t k, struct fast_err *err)
 {
 	const struct fast_piece *pcs = p->pieces + p->npieces;
 	uint32_t *piece0, *npieces;
@@ -286,7 +290,7 @@ int fast_plan_commit_pieces(struct fast_plan *p, size_t k, struct fast_err *err)
 int fast_plan_lane_space(struct fast_plan *p, size_t nl, size_t np, struct fast_lane **lanes,
 			 struct fast_piece **pieces, struct fast_err *err)
 {
-	struct fast_piece *at = fast_plan_piece_space(p, np, err);
+	struct fast_piece *at = piece_space(p, np, err);
 
 	if (!at)
 		return FAST_ENOMEM;
@@ -322,16 +326,69 @@ int fast_plan_commit_lanes(struct fast_plan *p, size_t k, struct fast_err *err)
 	return 0;
 }
 
+int fast_plan_xfer_space(struct fast_plan *p, size_t nx, size_t np, struct fast_xfer **xfers,
+			 struct fast_piece **pieces, struct fast_err *err)
+{
+	struct fast_piece *at = piece_space(p, np, err);
+
+	if (!at)
+		return FAST_ENOMEM;
+	if (nx > UINT32_MAX - 1 - p->nxfers ||
+	    (p->nxfers + nx > p->cap_xfers &&
+	     fast_grow((void **)&p->xfers, &p->cap_xfers, p->nxfers + nx, sizeof *p->xfers, 16) < 0))
+		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu transfers)",
+				    p->nxfers + nx);
+	*xfers = p->xfers + p->nxfers;
+	*pieces = at;
+	return 0;
+}
+
+int fast_plan_commit_xfers(struct fast_plan *p, size_t k, struct fast_err *err)
+{
+	struct fast_step *s = last_step(p, "a transfer", err);
+	size_t at = p->npieces;
+
+	if (!s)
+		return FAST_EINPUT;
+	if (s->kind != FAST_STEP_EXPLICIT)
+		return fast_err_set(err, FAST_EINPUT,
+				    "plan builder: transfer added to step %zu, which is not EXPLICIT",
+				    p->nsteps - 1);
+	if (k == 0)
+		return 0;
+	if (k > p->cap_xfers - p->nxfers)
+		return fast_err_set(err, FAST_EINPUT,
+				    "plan builder: %zu transfers committed beyond the space", k);
+	if (s->nxfers == 0)
+		s->xfer0 = (uint32_t)p->nxfers;
+	else if (s->xfer0 + s->nxfers != p->nxfers)
+		return fast_err_set(err, FAST_EINPUT,
+				    "plan builder: step %zu's transfers are not contiguous", p->nsteps - 1);
+	for (size_t j = 0; j < k; j++) {
+		struct fast_xfer *x = &p->xfers[p->nxfers + j];
+		if (x->npieces > p->cap_pieces - at)
+			return fast_err_set(err, FAST_EINPUT,
+					    "plan builder: transfer pieces committed beyond the space");
+		x->piece0 = (uint32_t)at;
+		at += x->npieces;
+	}
+	p->nxfers += k;
+	s->nxfers += (uint32_t)k;
+	p->npieces = at;
+	p->open_kind = FAST_OPEN_XFER;
+	return 0;
+}
+
 int fast_plan_add_pieces(struct fast_plan *p, const struct fast_piece *pcs, size_t n,
 			 struct fast_err *err)
 {
-	struct fast_piece *at = fast_plan_piece_space(p, n, err);
+	struct fast_piece *at = piece_space(p, n, err);
 
 	if (!at)
 		return FAST_ENOMEM;
 	if (n)
 		memcpy(at, pcs, n * sizeof *pcs);
-	return fast_plan_commit_pieces(p, n, err);
+	return commit_pieces(p, n, err);
 }
 
 /* Capacity for want elements of sz bytes in *arr (see fast_plan_reserve). */

@@ -165,16 +165,9 @@ int fast_plan_add_lane_piece(struct fast_plan *p, uint32_t src, uint32_t dst,
  * loops). */
 int fast_plan_add_pieces(struct fast_plan *p, const struct fast_piece *pcs, size_t n,
 			 struct fast_err *err);
-/* The same in place, for loops that would otherwise copy: room for n
- * more pieces at the end of the piece array, returned for the caller to
- * write (valid until the next call that adds pieces or reserves; NULL and
- * FAST_ENOMEM in err on exhaustion); then commit the first k <= n of them
- * to the open transfer or lane (as fast_plan_add_pieces would). */
-struct fast_piece *fast_plan_piece_space(struct fast_plan *p, size_t n, struct fast_err *err);
-int fast_plan_commit_pieces(struct fast_plan *p, size_t k, struct fast_err *err);
 /* Lanes in bulk, in place (FAST's tiles): room for nl lanes and np
- * pieces, returned in *lanes and *pieces for the caller to write (valid as
- * for fast_plan_piece_space); the caller fills the first k lanes'
+ * pieces, returned in *lanes and *pieces for the caller to write (valid
+ * until the next builder call that adds or reserves); the caller fills the first k lanes'
  * src_server, dst_server, rail and npieces, their pieces one lane after
  * the other from (*pieces)[0], and bytes, the sum of its pieces' lengths
  * (contents are the caller's, as everywhere in the builder: the bytes are
@@ -183,6 +176,14 @@ int fast_plan_commit_pieces(struct fast_plan *p, size_t k, struct fast_err *err)
 int fast_plan_lane_space(struct fast_plan *p, size_t nl, size_t np, struct fast_lane **lanes,
 			 struct fast_piece **pieces, struct fast_err *err);
 int fast_plan_commit_lanes(struct fast_plan *p, size_t k, struct fast_err *err);
+/* Transfers of the last (EXPLICIT) step in bulk, in place, the same way:
+ * the caller fills the first k transfers' from, to, npieces and bytes and
+ * their pieces one transfer after the other; fast_plan_commit_xfers
+ * appends them to the step, setting each piece0, and leaves the last one
+ * open. */
+int fast_plan_xfer_space(struct fast_plan *p, size_t nx, size_t np, struct fast_xfer **xfers,
+			 struct fast_piece **pieces, struct fast_err *err);
+int fast_plan_commit_xfers(struct fast_plan *p, size_t k, struct fast_err *err);
 /* Capacity for at least the given totals of steps, deps, transfers, pieces
  * and lanes (0: leave that array as it is; above UINT32_MAX: UINT32_MAX),
  * so that a compiler that knows upper bounds appends without regrowing.

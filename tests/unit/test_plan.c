@@ -533,6 +533,56 @@ static void test_plan__bulk_builder_matches_piecewise(void)
 	CU_ASSERT_EQUAL(b.pieces[4].off, 4);
 	fast_plan_free(&a);
 	fast_plan_free(&b);
+
+	/* lanes and transfers written in place, committed in bulk: the same
+	 * plan as one call per lane, transfer and piece */
+	{
+		struct fast_lane *ln;
+		struct fast_xfer *x;
+		struct fast_piece *pc;
+		fast_plan_init(&a, 2, 2, "t");
+		fast_plan_init(&b, 2, 2, "t");
+		OK(fast_plan_add_lane(&a, 0, 1, 0, &err));
+		OK(fast_plan_add_piece(&a, 0, 2, 0, 5, &err));
+		OK(fast_plan_add_piece(&a, 1, 3, 4, 6, &err));
+		OK(fast_plan_add_lane(&a, 0, 1, 1, &err));
+		OK(fast_plan_add_piece(&a, 0, 3, 0, 1, &err));
+		OK(fast_plan_lane_space(&b, 2, 3, &ln, &pc, &err));
+		memcpy(pc, pcs, sizeof pcs);
+		ln[0] = (struct fast_lane){ 0, 1, 0, 0, 2, 11 };
+		ln[1] = (struct fast_lane){ 0, 1, 1, 0, 1, 1 };
+		OK(fast_plan_commit_lanes(&b, 2, &err));
+		CU_ASSERT_EQUAL(b.lanes[1].piece0, 2);
+		for (int k = 0; k < 2; k++) {
+			struct fast_plan *p = k ? &b : &a;
+			CU_ASSERT_FATAL(fast_plan_add_step(p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err) == 0);
+		}
+		OK(fast_plan_add_xfer(&a, 0, 1, &err));
+		OK(fast_plan_add_piece(&a, 0, 1, 0, 3, &err));
+		OK(fast_plan_add_xfer(&a, 2, 3, &err));
+		OK(fast_plan_add_piece(&a, 2, 3, 0, 4, &err));
+		OK(fast_plan_add_piece(&a, 2, 3, 4, 4, &err));
+		OK(fast_plan_xfer_space(&b, 2, 3, &x, &pc, &err));
+		x[0] = (struct fast_xfer){ 0, 1, 0, 1, 3 };
+		x[1] = (struct fast_xfer){ 2, 3, 0, 2, 8 };
+		pc[0] = (struct fast_piece){ 0, 1, 0, 3 };
+		pc[1] = (struct fast_piece){ 2, 3, 0, 4 };
+		pc[2] = (struct fast_piece){ 2, 3, 4, 4 };
+		OK(fast_plan_commit_xfers(&b, 2, &err));
+		CU_ASSERT_EQUAL(fast_plan_hash(&a), fast_plan_hash(&b));
+		CU_ASSERT_EQUAL(b.steps[0].nxfers, 2);
+		CU_ASSERT_EQUAL(b.xfers[1].piece0, 4);
+		/* the last transfer stays open: a piece goes to it */
+		OK(fast_plan_add_piece(&b, 2, 3, 8, 1, &err));
+		CU_ASSERT_EQUAL(b.xfers[1].bytes, 9);
+		OK(fast_plan_validate(&b, &err));
+		/* transfers on a step that is not EXPLICIT are refused */
+		CU_ASSERT_FATAL(fast_plan_add_step(&b, FAST_STEP_RAIL, FAST_TIER_OUT, &err) == 1);
+		OK(fast_plan_xfer_space(&b, 1, 1, &x, &pc, &err));
+		CU_ASSERT_EQUAL(fast_plan_commit_xfers(&b, 1, &err), FAST_EINPUT);
+		fast_plan_free(&a);
+		fast_plan_free(&b);
+	}
 }
 
 /* chunk boundaries against the naive definition floor(c * L / k) */
