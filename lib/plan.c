@@ -225,7 +225,8 @@ int fast_plan_add_lane_piece(struct fast_plan *p, uint32_t src, uint32_t dst, ui
 }
 
 /* Room for n more pieces at the end of the piece array, for the caller to
- * write in place (NULL and FAST_ENOMEM on exhaustion). */
+ * write in place and commit with fast_plan_commit_lanes/_xfers (NULL and
+ * FAST_ENOMEM on exhaustion). */
 static struct fast_piece *piece_space(struct fast_plan *p, size_t n, struct fast_err *err)
 {
 	if (n > UINT32_MAX - 1 - p->npieces) {
@@ -240,51 +241,6 @@ static struct fast_piece *piece_space(struct fast_plan *p, size_t n, struct fast
 		return NULL;
 	}
 	return p->pieces + p->npieces;
-}
-
-/* Append the first k pieces written at piece_space to the open transfer
- * or lane. */
-static int commit_pieces(struct fast_plan *p, size_t k, struct fast_err *err)
-{
-	const struct fast_piece *pcs = p->pieces + p->npieces;
-	uint32_t *piece0, *npieces;
-	uint64_t *bytes, sum;
-	const char *what;
-
-	if (p->open_kind == FAST_OPEN_LANE && p->nlanes > 0) {
-		struct fast_lane *l = &p->lanes[p->nlanes - 1];
-		piece0 = &l->piece0, npieces = &l->npieces, bytes = &l->bytes, what = "lane";
-	} else if (p->open_kind == FAST_OPEN_XFER && p->nxfers > 0) {
-		struct fast_xfer *x = &p->xfers[p->nxfers - 1];
-		piece0 = &x->piece0, npieces = &x->npieces, bytes = &x->bytes, what = "transfer";
-	} else {
-		return fast_err_set(err, FAST_EINPUT, "plan builder: piece added with no open transfer");
-	}
-	if (k == 0)
-		return 0;
-	if (k > p->cap_pieces - p->npieces)
-		return fast_err_set(err, FAST_EINPUT, "plan builder: %zu pieces committed beyond the space",
-				    k);
-	if (*npieces == 0)
-		*piece0 = (uint32_t)p->npieces;
-	else if (*piece0 + *npieces != p->npieces)
-		return fast_err_set(err, FAST_EINPUT,
-				    "plan builder: the %s's pieces are not contiguous (another "
-				    "transfer or lane was started since)", what);
-	{
-		bool wrapped = false;
-		sum = *bytes;
-		for (size_t i = 0; i < k; i++) {
-			sum += pcs[i].len;
-			wrapped |= sum < pcs[i].len; /* no branch in the compilers' hot loop */
-		}
-		if (wrapped)
-			return fast_err_set(err, FAST_EINPUT, "plan builder: %s bytes overflow", what);
-	}
-	p->npieces += k;
-	*npieces += (uint32_t)k;
-	*bytes = sum;
-	return 0;
 }
 
 int fast_plan_lane_space(struct fast_plan *p, size_t nl, size_t np, struct fast_lane **lanes,
@@ -377,18 +333,6 @@ int fast_plan_commit_xfers(struct fast_plan *p, size_t k, struct fast_err *err)
 	p->npieces = at;
 	p->open_kind = FAST_OPEN_XFER;
 	return 0;
-}
-
-int fast_plan_add_pieces(struct fast_plan *p, const struct fast_piece *pcs, size_t n,
-			 struct fast_err *err)
-{
-	struct fast_piece *at = piece_space(p, n, err);
-
-	if (!at)
-		return FAST_ENOMEM;
-	if (n)
-		memcpy(at, pcs, n * sizeof *pcs);
-	return commit_pieces(p, n, err);
 }
 
 /* Capacity for want elements of sz bytes in *arr (see fast_plan_reserve). */

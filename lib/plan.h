@@ -160,15 +160,12 @@ int fast_plan_add_lane(struct fast_plan *p, uint32_t src_server,
 		       uint32_t dst_server, uint32_t rail, struct fast_err *err);
 int fast_plan_add_lane_piece(struct fast_plan *p, uint32_t src, uint32_t dst,
 			     uint64_t off, uint64_t len, struct fast_err *err);
-/* Append n pieces (copied) to the transfer or lane started most recently,
- * as n fast_plan_add_piece calls would, in one call (the compilers' hot
- * loops). */
-int fast_plan_add_pieces(struct fast_plan *p, const struct fast_piece *pcs, size_t n,
-			 struct fast_err *err);
-/* Lanes in bulk, in place (FAST's tiles): room for nl lanes and np
+/* Lanes in bulk, in place (FAST's tiles, where a builder call per lane or
+ * piece cost a sixth or a third of a compile): room for nl lanes and np
  * pieces, returned in *lanes and *pieces for the caller to write (valid
- * until the next builder call that adds or reserves); the caller fills the first k lanes'
- * src_server, dst_server, rail and npieces, their pieces one lane after
+ * until the next builder call that adds or reserves); the caller fills
+ * the first k lanes' src_server, dst_server, rail and npieces, their
+ * pieces one lane after
  * the other from (*pieces)[0], and bytes, the sum of its pieces' lengths
  * (contents are the caller's, as everywhere in the builder: the bytes are
  * known in the loop that cuts the pieces); fast_plan_commit_lanes appends
