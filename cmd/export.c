@@ -109,9 +109,9 @@ int cmd_export(int argc, char **argv)
 		const struct fast_plan *p = &ps.plans[k];
 		if ((rc = cli_load_traffic(&in, NULL, &tr)) != 0)
 			goto done;
-		if (tr.ng != p->servers * p->gpus) {
-			rc = cli_fail(FAST_EINPUT, "%s: %u GPUs, but the plan is for %u x %u GPUs",
-				      in.traffic_path, tr.ng, p->servers, p->gpus);
+		if (fast_plan_fits_traffic(p, tr.ng, &err) < 0) {
+			fast_err_prefix(&err, "%s", in.traffic_path);
+			rc = cli_report(&err);
 			goto done;
 		}
 		if (in.matrix >= 0) {

@@ -3,7 +3,7 @@
  * per tier, rail stages, bytes per tier, bytes relayed, the largest step,
  * transfers and pieces after expansion, and the peak staging bytes per GPU
  * (what an executor must buffer for others; definition in lib/plan.h).
- * Thin: fast_planset_load(), fast_plan_summarize() and fast_plan_staging()
+ * Thin: fast_planset_load(), one plan view and fast_plan_summarize_view()
  * per plan, then a table or JSON.
  */
 #include <stdlib.h>
@@ -110,6 +110,7 @@ int cmd_inspect(int argc, char **argv)
 	for (uint32_t i = 0; i < ps.count; i++) {
 		const struct fast_plan *p = &ps.plans[i];
 		struct fast_plan_summary sm;
+		struct fast_plan_view v;
 		uint64_t *peak;
 		if (in.matrix >= 0 && p->matrix != (uint64_t)in.matrix)
 			continue;
@@ -118,8 +119,11 @@ int cmd_inspect(int argc, char **argv)
 			fast_planset_free(&ps);
 			return cli_fail(FAST_ENOMEM, "inspect: out of memory");
 		}
-		if ((rc = fast_plan_summarize(p, &sm, &err)) < 0 ||
-		    (rc = fast_plan_staging(p, peak, &err)) < 0) {
+		if ((rc = fast_plan_view_open(&v, p, &err)) == 0) {
+			rc = fast_plan_summarize_view(&v, &sm, peak, &err);
+			fast_plan_view_close(&v);
+		}
+		if (rc < 0) {
 			fast_err_prefix(&err, "%s: /plans/%u", in.plan_path, i);
 			free(peak);
 			fast_planset_free(&ps);

@@ -139,7 +139,7 @@ static void print_human(const struct opts *o, const struct fast_topo *t, const s
 		       "start us", "end us", "bytes", "transfers");
 		for (uint32_t s = 0; s < r->nsteps; s++) {
 			const struct fast_sim_step *st = &r->steps[s];
-			printf("  %5u  %-6s  %12.3f  %12.3f  %12.3f  %12llu  %9u\n", s, simc_step_kind(st),
+			printf("  %5u  %-6s  %12.3f  %12.3f  %12.3f  %12llu  %9u\n", s, fast_step_kind_name(st->kind, st->tier),
 			       st->ready_s * 1e6, st->start_s * 1e6, st->end_s * 1e6,
 			       (unsigned long long)st->bytes, st->transfers);
 		}
@@ -210,7 +210,7 @@ static void print_json(const struct opts *o, const struct fast_topo *t, const st
 		for (uint32_t s = 0; s < r->nsteps; s++) {
 			const struct fast_sim_step *st = &r->steps[s];
 			printf("%s\n       {\"id\": %u, \"kind\": \"%s\"", s ? "," : "", s,
-			       simc_step_kind(st));
+			       fast_step_kind_name(st->kind, st->tier));
 			num(", ", "ready_s", st->ready_s);
 			num(", ", "start_s", st->start_s);
 			num(", ", "end_s", st->end_s);

@@ -46,18 +46,6 @@ int simc_check_plan(const char *plan_path, uint32_t i, const struct fast_plan *p
 	return 0;
 }
 
-const char *simc_step_kind(const struct fast_sim_step *s)
-{
-	switch (s->kind) {
-	case FAST_STEP_RAIL:
-		return "rail";
-	case FAST_STEP_REDIST:
-		return "redist";
-	default:
-		return s->tier == FAST_TIER_OUT ? "out" : "up";
-	}
-}
-
 static int write_with(const char *path, int (*fn)(FILE *f, const void *ctx, struct fast_err *err), const void *ctx)
 {
 	struct cli_out o;

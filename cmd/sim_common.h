@@ -42,7 +42,4 @@ int simc_check_plan(const char *plan_path, uint32_t i, const struct fast_plan *p
 	"  --no-check         do not prove --plan correct for --traffic first (an\n"    \
 	"                     incorrect plan is refused, exit 1, as by fast check)\n"
 
-/* Name of a step for tables: "rail", "redist", "up", "out". */
-const char *simc_step_kind(const struct fast_sim_step *s);
-
 #endif

@@ -352,11 +352,11 @@ int sweep_case_bound(const struct fast_topo *t, const uint64_t *D, const struct 
 }
 
 int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *algo,
-		   const struct fast_algo_opts *ao, const struct fast_plan *given,
+		   const struct fast_algo_opts *ao, const struct fast_plan_view *given,
 		   const struct sweep_eval *e, struct sweep_row *r)
 {
 	struct fast_plan plan;
-	const struct fast_plan *p = given;
+	const struct fast_plan *p = given ? given->given : NULL;
 	struct fast_sim_result res;
 	struct fast_err err;
 	int rc = 0;
@@ -379,7 +379,8 @@ int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *alg
 	if (e->simulate) {
 		struct fast_sim_opts so = e->sim;
 		so.traffic = D; /* the bandwidths' size (sim.h) */
-		rc = fast_sim_run(t, p, &so, &res, &err);
+		rc = given ? fast_sim_run_view(t, given, &so, &res, &err)
+			   : fast_sim_run(t, p, &so, &res, &err);
 		if (rc < 0) {
 			set_error(r, "sim", &err);
 		} else {

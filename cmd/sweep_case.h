@@ -118,12 +118,13 @@ void sweep_eval_default(struct sweep_eval *e);
  * leaves bound_s absent and returns the error (r->status is set). */
 int sweep_case_bound(const struct fast_topo *t, const uint64_t *D, const struct sweep_eval *e,
 		     struct sweep_row *r);
-/* Compile D with algo (or use `given`, a plan for D, when non-NULL),
+/* Compile D with algo (or use `given`, the view of a plan for D, when
+ * non-NULL),
  * simulate, and fill the measured fields of r (time, bandwidths, stages,
  * steps, synth time, ratio from the bound fields already in r, status).
  * Returns 0, or the negative error also recorded in r->status. */
 int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *algo,
-		   const struct fast_algo_opts *ao, const struct fast_plan *given,
+		   const struct fast_algo_opts *ao, const struct fast_plan_view *given,
 		   const struct sweep_eval *e, struct sweep_row *r);
 
 /* Fill r->ident from what the row measures: the topology's parameters

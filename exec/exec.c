@@ -347,31 +347,51 @@ static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan, 
 	return fast_matrix_hash(h, D, ng);
 }
 
-/* Compile (when plan is NULL), expand and validate: the expanded plan. */
-static int expanded_plan(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
-			 struct fast_plan *out, struct fast_err *err)
-{
+/* The plan one prepare runs: compiled here (when none is given) or given,
+ * and its one view (validated once, expanded once when compact). */
+struct prepared {
 	struct fast_plan compiled;
+	bool have_compiled, open;
+	struct fast_plan_view v;
+};
+
+static void prepared_close(struct prepared *pp)
+{
+	if (pp->open)
+		fast_plan_view_close(&pp->v);
+	if (pp->have_compiled)
+		fast_plan_free(&pp->compiled);
+	pp->open = pp->have_compiled = false;
+}
+
+/* Compile (when plan is NULL) or take plan, open its view, and prove a
+ * given plan correct for this matrix (check.h): a wrong plan fails here,
+ * on every rank, with the checker's message. */
+static int prepared_open(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
+			 struct prepared *pp, struct fast_err *err)
+{
 	int rc;
 
+	memset(pp, 0, sizeof *pp);
 	if (!plan) {
-		rc = fast_compile(x->algo, &x->topo, D, &x->opts.algo_opts, &compiled, err);
+		rc = fast_compile(x->algo, &x->topo, D, &x->opts.algo_opts, &pp->compiled, err);
 		if (rc < 0)
 			return rc;
-		rc = fast_plan_expand(&compiled, out, err);
-		fast_plan_free(&compiled);
+		pp->have_compiled = true;
+		plan = &pp->compiled;
+	} else if ((rc = fast_plan_fits_topo(plan, &x->topo, err)) < 0) {
 		return rc;
 	}
-	if (plan->servers != x->topo.servers || plan->gpus != x->topo.gpus)
-		return fast_err_set(err, FAST_EINPUT,
-				    "plan is for %u servers x %u GPUs, the topology has %u x %u",
-				    plan->servers, plan->gpus, x->topo.servers, x->topo.gpus);
-	/* a replayed plan is proved correct for this matrix first (check.h):
-	 * a wrong plan fails here, on every rank, with the checker's message */
-	if ((rc = fast_plan_validate(plan, err)) < 0 ||
-	    (rc = fast_plan_check(plan, &x->topo, D, err)) < 0)
+	if ((rc = fast_plan_view_open(&pp->v, plan, err)) < 0) {
+		prepared_close(pp);
 		return rc;
-	return fast_plan_expand(plan, out, err);
+	}
+	pp->open = true;
+	if (!pp->have_compiled && (rc = fast_plan_check_view(&pp->v, &x->topo, D, err)) < 0) {
+		prepared_close(pp);
+		return rc;
+	}
+	return 0;
 }
 
 int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
@@ -379,7 +399,7 @@ int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const u
 {
 	uint64_t key = key_of(x, plan, D);
 	struct fast_prog *g = fast_cache_get(&x->cache, key);
-	struct fast_plan ex;
+	struct prepared pp;
 	int hit = g != NULL, all_hit = 0, rc = 0;
 	uint32_t passes = 1;
 	double t0;
@@ -397,21 +417,22 @@ int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const u
 		x->cache.misses++;
 	}
 	t0 = fast_now();
-	memset(&ex, 0, sizeof ex);
-	rc = expanded_plan(x, plan, D, &ex, err);
+	rc = prepared_open(x, plan, D, &pp, err);
 	rc = agree(x, rc, err);
-	if (rc < 0)
+	if (rc < 0) {
+		prepared_close(&pp);
 		return rc;
+	}
 	/* every rank must run the same plan */
 	{
-		uint64_t h = fast_plan_hash(&ex), lo = 0, hi = 0;
+		uint64_t h = fast_plan_hash(pp.v.x), lo = 0, hi = 0;
 		if (MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, x->comm) != MPI_SUCCESS ||
 		    MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, x->comm) != MPI_SUCCESS) {
-			fast_plan_free(&ex);
+			prepared_close(&pp);
 			return fast_err_set(err, FAST_ERUNTIME, "MPI_Allreduce failed");
 		}
 		if (lo != hi) {
-			fast_plan_free(&ex);
+			prepared_close(&pp);
 			return fast_err_set(err, FAST_ERUNTIME,
 					    "ranks built different plans (hash %016llx here, range %016llx..%016llx): inputs differ between ranks",
 					    (unsigned long long)h, (unsigned long long)lo,
@@ -421,7 +442,7 @@ int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const u
 	for (;;) {
 		uint64_t staging = 0, worst = 0;
 		g = NULL;
-		rc = fast_prog_build(&ex, D, (uint32_t)x->rank, passes, &g, err);
+		rc = fast_prog_build(&pp.v, D, (uint32_t)x->rank, passes, &g, err);
 		rc = agree(x, rc, err);
 		if (rc < 0)
 			break;
@@ -449,7 +470,7 @@ int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const u
 							      : passes * 2;
 		}
 	}
-	fast_plan_free(&ex);
+	prepared_close(&pp);
 	if (rc < 0) {
 		fast_prog_free(g);
 		return rc;

@@ -1,5 +1,5 @@
 /*
- * prog.c - turn an expanded plan into one rank's program (see exec.h):
+ * prog.c - turn a plan's explicit form into one rank's program (see exec.h):
  * waves of copies, sends and receives over the send buffer, the receive
  * buffer and a staging arena.  Pure computation: no MPI, no device.
  *
@@ -41,31 +41,14 @@
 #include <string.h>
 
 #include "exec/prog.h"
+#include "lib/holds.h"
 
 #define ALIGN 64u
 
-/* --- growable arrays ------------------------------------------------------ */
+/* --- growable arrays (common.h) ------------------------------------------- */
 
-static int grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	p = fast_reallocarray(*arr, ncap, size);
-	if (!p)
-		return FAST_ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-#define PUSH(arr, n, cap, val)                                                  \
-	(grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr)) ? FAST_ENOMEM :  \
-	 ((arr)[(n)++] = (val), 0))
+#define PUSH(arr, n, cap, val)                                          \
+	(FAST_GROW(arr, cap, (n) + 1) ? FAST_ENOMEM : ((arr)[(n)++] = (val), 0))
 
 /* --- staging allocator ------------------------------------------------------ */
 
@@ -106,7 +89,7 @@ static int arena_free(struct alloc *a, uint64_t off, uint64_t n)
 	n = (n + ALIGN - 1) / ALIGN * ALIGN;
 	for (i = 0; i < a->nfree && a->free[i].off < off; i++)
 		;
-	if (grow((void **)&a->free, &a->cap_free, a->nfree + 1, sizeof *a->free))
+	if (FAST_GROW(a->free, a->cap_free, a->nfree + 1))
 		return FAST_ENOMEM;
 	memmove(&a->free[i + 1], &a->free[i], (a->nfree - i) * sizeof *a->free);
 	a->free[i] = (struct span){ off, n };
@@ -143,7 +126,14 @@ struct hold {
 	uint64_t off, len;   /* message range */
 	uint64_t soff;       /* where it starts in its block */
 	uint32_t block;
-	int64_t next;        /* next record of the same bucket */
+	uint32_t final;      /* 1: final bytes, copied out of staging at the wave's end */
+};
+
+/* Where a holding (a record of the store, by id) lives: its block, and
+ * where its first byte is in it. */
+struct held_at {
+	uint64_t soff;
+	uint32_t block;
 };
 
 struct builder {
@@ -153,8 +143,8 @@ struct builder {
 	struct fast_prog *prog;
 	struct alloc arena;
 	struct block *blocks; size_t nblocks, cap_blocks;
-	struct hold *holds; size_t nholds, cap_holds;
-	int64_t *bucket; uint32_t nbucket;
+	struct fast_holds held;  /* message ranges in staging, keyed src * ng + dst */
+	struct held_at *at; size_t cap_at;
 	struct hold *pending; size_t npending, cap_pending;
 	uint64_t wave;         /* the wave being walked, counted over passes */
 	uint64_t *final_bytes; /* per src: bytes that reached this rank as final */
@@ -167,34 +157,16 @@ struct builder {
 	struct fast_err *err;
 };
 
-static uint32_t bucket_of(const struct builder *b, uint32_t s, uint32_t d)
-{
-	uint64_t h = (uint64_t)s * 0x9E3779B97F4A7C15ull ^ (uint64_t)d * 0xC2B2AE3D27D4EB4Full;
-	return (uint32_t)((h >> 17) % b->nbucket);
-}
-
 static int add_hold(struct builder *b, const struct hold *h)
 {
-	struct hold x = *h;
-	uint32_t k = bucket_of(b, x.src, x.dst);
+	uint32_t id;
 
-	x.next = b->bucket[k];
-	if (PUSH(b->holds, b->nholds, b->cap_holds, x))
+	if (fast_holds_add(&b->held, (uint64_t)h->src * b->ng + h->dst, h->off, h->off + h->len,
+			   &id) < 0 ||
+	    FAST_GROW(b->at, b->cap_at, (size_t)id + 1) < 0)
 		return FAST_ENOMEM;
-	b->bucket[k] = (int64_t)b->nholds - 1;
+	b->at[id] = (struct held_at){ h->soff, h->block };
 	return 0;
-}
-
-/* The latest holding that contains byte `pos` of message (s, d), or NULL.
- * Every holding stays readable: its block lives until its last reader. */
-static const struct hold *find_hold(const struct builder *b, uint32_t s, uint32_t d, uint64_t pos)
-{
-	for (int64_t i = b->bucket[bucket_of(b, s, d)]; i >= 0; i = b->holds[i].next) {
-		const struct hold *h = &b->holds[i];
-		if (h->src == s && h->dst == d && pos >= h->off && pos < h->off + h->len)
-			return h;
-	}
-	return NULL;
 }
 
 /* A block filled in the current wave; placed in the arena by place_blocks. */
@@ -301,9 +273,9 @@ static int add_seg(struct builder *b, struct fast_loc at, uint64_t len, uint32_t
 			return 0;
 		}
 	}
-	if (grow((void **)&b->segs, &b->cap_segs, n + 1, sizeof *b->segs) ||
-	    grow((void **)&b->seglen, &b->cap_seglen, n + 1, sizeof *b->seglen) ||
-	    grow((void **)&b->seg_block, &b->cap_seg_block, n + 1, sizeof *b->seg_block))
+	if (FAST_GROW(b->segs, b->cap_segs, n + 1) ||
+	    FAST_GROW(b->seglen, b->cap_seglen, n + 1) ||
+	    FAST_GROW(b->seg_block, b->cap_seg_block, n + 1))
 		return FAST_ENOMEM;
 	b->segs[n] = at;
 	b->seglen[n] = len;
@@ -322,16 +294,22 @@ static int source_segs(struct builder *b, const struct fast_piece *f, uint32_t s
 		return add_seg(b, (struct fast_loc){ LOC_SEND, f->dst, f->off }, f->len, NO_BLOCK);
 	if (f->dst == r)
 		return add_seg(b, (struct fast_loc){ LOC_RECV, f->src, f->off }, f->len, NO_BLOCK);
+	/* the newest holding of each byte: every holding stays readable, its
+	 * block lives until its last reader */
 	for (uint64_t pos = f->off; pos < f->off + f->len;) {
-		const struct hold *h = find_hold(b, f->src, f->dst, pos);
+		uint32_t id = fast_holds_find(&b->held, (uint64_t)f->src * b->ng + f->dst, pos);
+		const struct fast_hold *h;
+		const struct held_at *at;
 		uint64_t end, n;
-		if (!h)
+		if (id == FAST_HOLDS_END)
 			return fast_err_set(b->err, FAST_ECHECK,
 					    "plan: step %u: GPU %u sends byte %llu of message %u->%u, which it does not hold then",
 					    step, r, (unsigned long long)pos, f->src, f->dst);
-		end = h->off + h->len < f->off + f->len ? h->off + h->len : f->off + f->len;
+		h = &b->held.recs[id];
+		at = &b->at[id];
+		end = h->hi < f->off + f->len ? h->hi : f->off + f->len;
 		n = end - pos;
-		if (add_seg(b, stage_loc(h->block, h->soff + (pos - h->off)), n, h->block))
+		if (add_seg(b, stage_loc(at->block, at->soff + (pos - h->lo)), n, at->block))
 			return FAST_ENOMEM;
 		pos = end;
 	}
@@ -433,7 +411,7 @@ static int do_send(struct builder *b, uint32_t step, const struct fast_xfer *x, 
 				dst = (struct fast_loc){ LOC_RECV, f.src, f.off };
 				b->final_bytes[f.src] += f.len;
 			} else {
-				struct hold h = { f.src, f.dst, f.off, f.len, 0, 0, -1 };
+				struct hold h = { f.src, f.dst, f.off, f.len, 0, 0, 0 };
 				if (new_block(b, f.len, &blk))
 					return FAST_ENOMEM;
 				h.block = blk;
@@ -506,12 +484,12 @@ static int recv_small(struct builder *b, const struct fast_xfer *x, uint64_t tot
 		uint64_t soff = pos;
 		if (f->dst == b->rank) {
 			/* post-copies are emitted after every receive of the wave */
-			struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, -2 };
+			struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, 1 };
 			if (PUSH(b->pending, b->npending, b->cap_pending, h))
 				return FAST_ENOMEM;
 			b->final_bytes[f->src] += f->len;
 		} else {
-			struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, -1 };
+			struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, 0 };
 			if (PUSH(b->pending, b->npending, b->cap_pending, h))
 				return FAST_ENOMEM;
 		}
@@ -539,7 +517,7 @@ static int do_recv(struct builder *b, const struct fast_xfer *x, uint64_t lo, ui
 			b->final_bytes[f->src] += f->len;
 		} else {
 			uint32_t blk;
-			struct hold h = { f->src, f->dst, f->off, f->len, 0, 0, -1 };
+			struct hold h = { f->src, f->dst, f->off, f->len, 0, 0, 0 };
 			if (new_block(b, f->len, &blk))
 				return FAST_ENOMEM;
 			h.block = blk;
@@ -597,7 +575,7 @@ static int run_wave(struct builder *b, const struct node *nodes, size_t n, uint3
 	/* post-copies of final bytes received into staging; new holdings */
 	for (size_t i = 0; i < b->npending; i++) {
 		struct hold *h = &b->pending[i];
-		if (h->next == -2) {
+		if (h->final) {
 			if (emit_copy(b, (struct fast_loc){ LOC_RECV, h->src, h->off },
 				      stage_loc(h->block, h->soff), h->len))
 				return FAST_ENOMEM;
@@ -796,8 +774,8 @@ static void builder_free(struct builder *b)
 {
 	free(b->arena.free);
 	free(b->blocks);
-	free(b->holds);
-	free(b->bucket);
+	fast_holds_free(&b->held);
+	free(b->at);
 	free(b->pending);
 	free(b->final_bytes);
 	free(b->frags);
@@ -807,9 +785,10 @@ static void builder_free(struct builder *b)
 	free(b->seg_block);
 }
 
-int fast_prog_build(const struct fast_plan *p, const uint64_t *D, uint32_t rank,
+int fast_prog_build(const struct fast_plan_view *v, const uint64_t *D, uint32_t rank,
 		    uint32_t passes, struct fast_prog **out, struct fast_err *err)
 {
+	const struct fast_plan *p = v->x;
 	struct builder b;
 	struct node *nodes = NULL;
 	size_t nnodes = 0, *wave0 = NULL;
@@ -822,8 +801,6 @@ int fast_prog_build(const struct fast_plan *p, const uint64_t *D, uint32_t rank,
 	if (rank >= p->servers * p->gpus)
 		return fast_err_set(err, FAST_EINPUT, "executor: rank %u outside the plan's %u GPUs",
 				    rank, p->servers * p->gpus);
-	if (p->nlanes > 0)
-		return fast_err_set(err, FAST_EINPUT, "executor: plan must be expanded first");
 	if (passes == 0)
 		passes = 1;
 	memset(&b, 0, sizeof b);
@@ -836,16 +813,12 @@ int fast_prog_build(const struct fast_plan *p, const uint64_t *D, uint32_t rank,
 	b.gpus = p->gpus;
 	b.err = err;
 	g = calloc(1, sizeof *g);
-	b.nbucket = 1024;
-	b.bucket = fast_calloc(b.nbucket, sizeof *b.bucket);
 	b.final_bytes = fast_calloc(b.ng, sizeof *b.final_bytes);
-	if (!g || !b.bucket || !b.final_bytes) {
+	if (!g || !b.final_bytes) {
 		free(g);
 		builder_free(&b);
 		return fast_err_set(err, FAST_ENOMEM, "executor: out of memory");
 	}
-	for (uint32_t i = 0; i < b.nbucket; i++)
-		b.bucket[i] = -1;
 	g->rank = rank;
 	g->ng = b.ng;
 	g->passes = passes;
@@ -876,7 +849,7 @@ int fast_prog_build(const struct fast_plan *p, const uint64_t *D, uint32_t rank,
 					goto nomem;
 			}
 			/* prepend to the first wave's pre-copies */
-			if (grow((void **)&g->copies, &g->cap_copies, g->ncopies + 1, sizeof *g->copies))
+			if (FAST_GROW(g->copies, g->cap_copies, g->ncopies + 1))
 				goto nomem;
 			memmove(g->copies + 1, g->copies, g->ncopies * sizeof *g->copies);
 			g->copies[0] = c;

@@ -1,5 +1,5 @@
 /*
- * prog.h - one rank's program (prog.c builds it from an expanded plan,
+ * prog.h - one rank's program (prog.c builds it from a plan's view,
  * exec.c runs it) and the plan cache that keeps programs (cache.c).  Pure
  * data and computation: no MPI, no device, so the unit tests build it with
  * the plain compiler.
@@ -14,10 +14,11 @@ struct fast_prog;
 
 /* --- programs ------------------------------------------------------------- */
 
-/* Build the program of an expanded plan for one rank (pure: no MPI).
- * passes >= 1 slices every message.  FAST_ECHECK when the plan makes a
- * rank send bytes it does not hold. */
-int fast_prog_build(const struct fast_plan *expanded, const uint64_t *D, uint32_t rank,
+/* Build the program of a plan for one rank (pure: no MPI) from its open
+ * view (plan.h: validated, explicit form v->x).  passes >= 1 slices every
+ * message.  FAST_ECHECK when the plan makes a rank send bytes it does not
+ * hold. */
+int fast_prog_build(const struct fast_plan_view *v, const uint64_t *D, uint32_t rank,
 		    uint32_t passes, struct fast_prog **out, struct fast_err *err);
 void fast_prog_free(struct fast_prog *p);
 

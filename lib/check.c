@@ -1,7 +1,7 @@
 /*
  * check.c - the byte-exact proof that a plan delivers a traffic matrix
- * (check.h).  The plan is validated, expanded to explicit transfers, and
- * then:
+ * (check.h).  The plan comes as a view (plan.h: validated, and expanded
+ * to explicit transfers when compact), and then:
  *
  *  1. local properties of every transfer: pieces inside their message,
  *     transfer bytes = sum of pieces, tier-up transfers inside one server,
@@ -29,126 +29,33 @@
  * the arrivals of the same message at the same GPU (usually one).
  */
 #include "check.h"
+#include "holds.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* --- arrival records, hashed by (GPU, message) ---------------------------- */
+/* --- arrival records: the holdings store, keyed by (GPU, message) --------- */
 
+/* What the checker knows of an arrival record besides its message range
+ * (the store's [lo, hi)), indexed by the record's id. */
 struct rec {
-	uint64_t lo, hi;     /* message bytes [lo, hi) */
 	uint64_t pos, len;   /* stream byte of lo in its transfer; the transfer's bytes */
 	uint32_t step;
 	uint32_t chunks;     /* of its step; 1 when no step depends on it pipelined */
-	uint32_t next;       /* next record of the same key, UINT32_MAX ends */
 };
 
-/* End of the bytes of r that arrived in chunks 0..ch of its step (r->lo
+/* End of the bytes of h that arrived in chunks 0..ch of its step (h->lo
  * when none did). */
-static uint64_t rec_end_by_chunk(const struct rec *r, uint32_t ch)
+static uint64_t rec_end_by_chunk(const struct rec *r, const struct fast_hold *h, uint32_t ch)
 {
 	uint64_t lim;
 
 	if (r->chunks <= 1 || ch + 1 >= r->chunks)
-		return r->hi;
+		return h->hi;
 	lim = fast_plan_chunk_start(r->len, r->chunks, ch + 1);
 	if (lim <= r->pos)
-		return r->lo;
-	return lim - r->pos >= r->hi - r->lo ? r->hi : r->lo + (lim - r->pos);
-}
-
-struct arrivals {
-	uint64_t *keys; /* key + 1; 0 = empty slot */
-	uint32_t *head;
-	size_t cap, used;
-	struct rec *recs;
-	size_t nrecs, cap_recs;
-};
-
-static uint64_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= UINT64_C(0xff51afd7ed558ccd);
-	k ^= k >> 33;
-	return k;
-}
-
-static int arr_grow(struct arrivals *a)
-{
-	size_t nc = a->cap ? a->cap * 2 : 1024;
-	uint64_t *nk = fast_calloc(nc, sizeof *nk);
-	uint32_t *nh = fast_calloc(nc, sizeof *nh);
-	if (!nk || !nh) {
-		free(nk);
-		free(nh);
-		return FAST_ENOMEM;
-	}
-	for (size_t i = 0; i < a->cap; i++) {
-		if (!a->keys[i])
-			continue;
-		size_t j = mix(a->keys[i]) & (nc - 1);
-		while (nk[j])
-			j = (j + 1) & (nc - 1);
-		nk[j] = a->keys[i];
-		nh[j] = a->head[i];
-	}
-	free(a->keys);
-	free(a->head);
-	a->keys = nk;
-	a->head = nh;
-	a->cap = nc;
-	return 0;
-}
-
-/* Slot of key (inserted with an empty list when create). SIZE_MAX: absent
- * (or out of memory when create). */
-static size_t arr_slot(struct arrivals *a, uint64_t key, bool create)
-{
-	if (create && (a->used + 1) * 2 > a->cap && arr_grow(a) < 0)
-		return SIZE_MAX;
-	if (!a->cap)
-		return SIZE_MAX;
-	size_t j = mix(key + 1) & (a->cap - 1);
-	while (a->keys[j]) {
-		if (a->keys[j] == key + 1)
-			return j;
-		j = (j + 1) & (a->cap - 1);
-	}
-	if (!create)
-		return SIZE_MAX;
-	a->keys[j] = key + 1;
-	a->head[j] = UINT32_MAX;
-	a->used++;
-	return j;
-}
-
-static int arr_add(struct arrivals *a, uint64_t key, const struct rec *in)
-{
-	size_t j = arr_slot(a, key, true);
-	if (j == SIZE_MAX)
-		return FAST_ENOMEM;
-	if (a->nrecs == a->cap_recs) {
-		size_t nc = a->cap_recs ? a->cap_recs * 2 : 4096;
-		if (nc >= UINT32_MAX)
-			return FAST_ENOMEM;
-		struct rec *r = fast_reallocarray(a->recs, nc, sizeof *r);
-		if (!r)
-			return FAST_ENOMEM;
-		a->recs = r;
-		a->cap_recs = nc;
-	}
-	struct rec *r = &a->recs[a->nrecs];
-	*r = *in;
-	r->next = a->head[j];
-	a->head[j] = (uint32_t)a->nrecs++;
-	return 0;
-}
-
-static void arr_free(struct arrivals *a)
-{
-	free(a->keys);
-	free(a->head);
-	free(a->recs);
+		return h->lo;
+	return lim - r->pos >= h->hi - h->lo ? h->hi : h->lo + (lim - r->pos);
 }
 
 /* --- final deliveries ----------------------------------------------------- */
@@ -189,11 +96,11 @@ struct checker {
 	size_t npool;
 	uint32_t *refs;           /* dependents not yet processed */
 	bool *pipe_in, *pipe_out; /* has a pipelined dep / is one's pipelined dep */
-	struct arrivals arr;
+	struct fast_holds arr;    /* arrivals not back at their origin */
+	struct rec *recs;         /* per arrival record id */
+	size_t cap_recs;
 	struct final *finals;
 	size_t nfinals, cap_finals;
-	struct { uint64_t lo, hi; } *iv; /* query scratch */
-	size_t cap_iv;
 	struct fast_err *err;
 };
 
@@ -456,10 +363,23 @@ static void explain(const struct checker *c, uint32_t g, uint32_t src, uint32_t 
 	snprintf(buf, len, " (no step brings them to GPU %u)", g);
 }
 
-static int cmp_iv(const void *a, const void *b)
+/* The part of an arrival record usable in the query's step and chunk:
+ * none unless its step is an ancestor; only its chunks <= ch when reached
+ * only through pipelined deps. */
+struct usable {
+	const struct checker *c;
+	const uint64_t *any, *full;
+	uint32_t ch;
+};
+
+static uint64_t usable_end(void *ctx, uint32_t id, const struct fast_hold *h)
 {
-	const uint64_t *x = a, *y = b;
-	return x[0] < y[0] ? -1 : x[0] > y[0];
+	const struct usable *u = ctx;
+	const struct rec *r = &u->c->recs[id];
+
+	if (!bit(u->any, r->step))
+		return h->lo;
+	return bit(u->full, r->step) ? h->hi : rec_end_by_chunk(r, h, u->ch);
 }
 
 /* Does GPU g hold message bytes [lo, hi) of (src, dst) in chunk ch of step
@@ -468,49 +388,21 @@ static int held(struct checker *c, uint32_t g, const struct fast_piece *pc, uint
 		uint64_t hi, uint32_t t, uint32_t ch, uint32_t j, uint32_t k)
 {
 	uint64_t key = ((uint64_t)g * c->ng + pc->src) * c->ng + pc->dst;
-	size_t slot = arr_slot(&c->arr, key, false), n = 0;
-	const uint64_t *any = c->any[t], *full = c->pipelined ? c->full[t] : any;
-	uint64_t cur = lo, gap_end = hi;
+	struct usable u = { c, c->any[t], c->pipelined ? c->full[t] : c->any[t], ch };
+	uint32_t r = fast_holds_first(&c->arr, key);
+	uint64_t cur, gap_end;
 	char loc[256], why[160];
+	int rc;
 
-	if (slot != SIZE_MAX) {
-		for (uint32_t r = c->arr.head[slot]; r != UINT32_MAX; r = c->arr.recs[r].next) {
-			const struct rec *rc = &c->arr.recs[r];
-			uint64_t rhi;
-			if (rc->hi <= lo || rc->lo >= hi || !bit(any, rc->step))
-				continue;
-			/* reached only through pipelined deps: its chunks <= ch */
-			rhi = bit(full, rc->step) ? rc->hi : rec_end_by_chunk(rc, ch);
-			if (rhi <= lo || rhi <= rc->lo)
-				continue;
-			if (rc->lo <= lo && rhi >= hi)
-				return 0; /* the common case: one arrival covers it */
-			if (n == c->cap_iv) {
-				size_t nc = c->cap_iv ? c->cap_iv * 2 : 64;
-				void *q = fast_reallocarray(c->iv, nc, sizeof *c->iv);
-				if (!q)
-					return oom(c);
-				c->iv = q;
-				c->cap_iv = nc;
-			}
-			c->iv[n].lo = rc->lo;
-			c->iv[n++].hi = rhi;
-		}
-	}
-	if (n > 1)
-		qsort(c->iv, n, sizeof *c->iv, cmp_iv);
-	for (size_t i = 0; i < n; i++) {
-		if (c->iv[i].lo > cur) {
-			gap_end = c->iv[i].lo;
-			break;
-		}
-		if (c->iv[i].hi > cur)
-			cur = c->iv[i].hi;
-	}
-	if (cur >= hi)
+	/* the common case, decided here: the newest arrival covers it */
+	if (r != FAST_HOLDS_END && c->arr.recs[r].lo <= lo && c->arr.recs[r].hi >= hi &&
+	    usable_end(&u, r, &c->arr.recs[r]) >= hi)
 		return 0;
-	if (gap_end > hi)
-		gap_end = hi;
+	rc = fast_holds_cover(&c->arr, key, lo, hi, usable_end, &u, &cur, &gap_end);
+	if (rc < 0)
+		return oom(c);
+	if (rc == 0)
+		return 0;
 	where(loc, sizeof loc, c, t, j, k);
 	explain(c, g, pc->src, pc->dst, cur, t, ch, why, sizeof why);
 	if (c->e->steps[t].chunks > 1)
@@ -526,14 +418,10 @@ static int held(struct checker *c, uint32_t g, const struct fast_piece *pc, uint
 static int add_final(struct checker *c, const struct fast_piece *pc, uint32_t t, uint32_t j,
 		     uint32_t k)
 {
-	if (c->nfinals == c->cap_finals) {
-		size_t nc = c->cap_finals ? c->cap_finals * 2 : 4096;
-		void *q = fast_reallocarray(c->finals, nc, sizeof *c->finals);
-		if (!q)
-			return oom(c);
-		c->finals = q;
-		c->cap_finals = nc;
-	}
+	if (c->nfinals == c->cap_finals &&
+	    fast_grow((void **)&c->finals, &c->cap_finals, c->nfinals + 1, sizeof *c->finals,
+		      4096) < 0)
+		return oom(c);
 	struct final *f = &c->finals[c->nfinals++];
 	f->msg = (uint64_t)pc->src * c->ng + pc->dst;
 	f->lo = pc->off;
@@ -559,14 +447,20 @@ static int arrive(struct checker *c, uint32_t t)
 		uint64_t pos = 0;
 		for (uint32_t k = 0; k < x->npieces; k++) {
 			const struct fast_piece *pc = &c->e->pieces[x->piece0 + k];
-			struct rec r = { pc->off, pc->off + pc->len, pos, x->bytes, t, chunks, 0 };
+			struct rec r = { pos, x->bytes, t, chunks };
+			uint32_t id;
 			pos += pc->len;
 			if (x->to == pc->dst && (rc = add_final(c, pc, t, j, k)) < 0)
 				return rc;
-			if (x->to != pc->src &&
-			    arr_add(&c->arr, ((uint64_t)x->to * c->ng + pc->src) * c->ng + pc->dst,
-				    &r) < 0)
+			if (x->to == pc->src)
+				continue;
+			if (fast_holds_add(&c->arr, ((uint64_t)x->to * c->ng + pc->src) * c->ng + pc->dst,
+					   pc->off, pc->off + pc->len, &id) < 0 ||
+			    ((size_t)id >= c->cap_recs &&
+			     fast_grow((void **)&c->recs, &c->cap_recs, (size_t)id + 1, sizeof *c->recs,
+				       4096) < 0))
 				return oom(c);
+			c->recs[id] = r;
 		}
 	}
 	return 0;
@@ -750,48 +644,44 @@ static int deliveries(struct checker *c)
 	return 0;
 }
 
-int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo, const uint64_t *D,
-		    struct fast_err *err)
+int fast_plan_check_view(const struct fast_plan_view *v, const struct fast_topo *topo,
+			 const uint64_t *D, struct fast_err *err)
 {
+	const struct fast_plan *p = v->given;
 	struct checker c;
-	struct fast_plan tmp;
-	bool compact = p->nlanes > 0, owned = false;
 	int rc;
 
-	rc = fast_plan_validate(p, err);
-	if (rc < 0)
+	if ((rc = fast_plan_fits_topo(p, topo, err)) < 0)
 		return rc;
-	if (p->servers != topo->servers || p->gpus != topo->gpus)
-		return fast_err_set(err, FAST_EINPUT,
-				    "the plan is for %u servers x %u GPUs, the topology has %u x %u",
-				    p->servers, p->gpus, topo->servers, topo->gpus);
 	memset(&c, 0, sizeof c);
 	c.p = p;
-	c.e = p;
+	c.e = v->x;
 	c.D = D;
 	c.ng = p->servers * p->gpus;
 	c.G = p->gpus;
 	c.err = err;
-	for (size_t t = 0; t < p->nsteps && !compact; t++)
-		compact = p->steps[t].kind != FAST_STEP_EXPLICIT;
 	rc = check_lanes(&c);
-	if (rc == 0 && compact) {
-		rc = fast_plan_expand(p, &tmp, err);
-		if (rc == 0) {
-			owned = true;
-			c.e = &tmp;
-		}
-	}
 	if (rc == 0)
 		rc = check_transfers(&c);
 	if (rc == 0)
 		rc = walk(&c);
 	if (rc == 0)
 		rc = deliveries(&c);
-	arr_free(&c.arr);
+	fast_holds_free(&c.arr);
+	free(c.recs);
 	free(c.finals);
-	free(c.iv);
-	if (owned)
-		fast_plan_free(&tmp);
+	return rc;
+}
+
+int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo, const uint64_t *D,
+		    struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc;
+
+	if ((rc = fast_plan_view_open(&v, p, err)) < 0)
+		return rc;
+	rc = fast_plan_check_view(&v, topo, D, err);
+	fast_plan_view_close(&v);
 	return rc;
 }

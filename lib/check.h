@@ -51,5 +51,10 @@
  * 2.3M expanded pieces checks in about 1.5 s. */
 int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo,
 		    const uint64_t *D, struct fast_err *err);
+/* The same on an open view (plan.h): nothing is validated or expanded
+ * again, so a command that also simulates, summarises or runs the plan
+ * opens one view for all of it. */
+int fast_plan_check_view(const struct fast_plan_view *v, const struct fast_topo *topo,
+			 const uint64_t *D, struct fast_err *err);
 
 #endif

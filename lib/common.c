@@ -387,3 +387,24 @@ const char *fast_suggest(const char *word, const char *const *candidates, size_t
 	}
 	return best && (best_d == 0 || best_d < strlen(bare)) ? best : NULL;
 }
+
+int fast_grow(void **arr, size_t *cap, size_t need, size_t size, size_t min_cap)
+{
+	size_t nc;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap : (min_cap ? min_cap : 1);
+	while (nc < need) {
+		if (nc > SIZE_MAX / 2)
+			return FAST_ENOMEM;
+		nc *= 2;
+	}
+	p = fast_reallocarray(*arr, nc, size);
+	if (!p)
+		return FAST_ENOMEM;
+	*arr = p;
+	*cap = nc;
+	return 0;
+}

@@ -153,4 +153,15 @@ void *fast_reallocarray(void *p, size_t n, size_t size);
  * cli_suggest is this). */
 const char *fast_suggest(const char *word, const char *const *candidates, size_t n);
 
+/* The growable array: make room for `need` elements of `size` bytes in
+ * *arr, which has *cap allocated.  The capacity doubles (from min_cap when
+ * the array is empty) until need fits, so n appends cost O(n).  0, or
+ * FAST_ENOMEM with *arr and *cap unchanged (the caller words the error).
+ * FAST_GROW(arr, cap, need) is the call for a typed pointer `arr` (the
+ * common case, room enough, decided inline). */
+int fast_grow(void **arr, size_t *cap, size_t need, size_t size, size_t min_cap);
+#define FAST_GROW(arr, cap, need)                                                  \
+	((size_t)(need) <= (cap) ? 0 : fast_grow((void **)&(arr), &(cap), (need),   \
+						  sizeof *(arr), 64))
+
 #endif

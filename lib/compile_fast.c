@@ -81,55 +81,32 @@ static uint64_t msg(const struct builder *bd, uint32_t a, uint32_t i, uint32_t b
  * memory; it saves the copies and faults of repeated doubling. */
 static int reserve(struct builder *bd, uint64_t pieces, uint64_t lanes)
 {
-	struct fast_plan *p = bd->p;
-
-	if (pieces > UINT32_MAX)
-		pieces = UINT32_MAX;
-	if (p->cap_pieces < pieces) {
-		void *x = fast_reallocarray(p->pieces, (size_t)pieces, sizeof *p->pieces);
-		if (!x)
-			return oom(bd, "pieces");
-		p->pieces = x;
-		p->cap_pieces = (size_t)pieces;
-	}
-	if (lanes && p->cap_lanes < lanes) {
-		void *x = fast_reallocarray(p->lanes, (size_t)lanes, sizeof *p->lanes);
-		if (!x)
-			return oom(bd, "lanes");
-		p->lanes = x;
-		p->cap_lanes = (size_t)lanes;
-	}
-	return 0;
+	return fast_plan_reserve(bd->p, 0, 0, 0, pieces, lanes, bd->err);
 }
 
-/* Loads r_i of every tile and the server matrix; FAST_EINPUT on overflow. */
+/* The server matrix (fast_bvn_server_matrix: FAST_EINPUT on overflow),
+ * then the loads r_i of every tile, which are parts of its sums. */
 static int loads(struct builder *bd)
 {
 	uint32_t N = bd->N, G = bd->G;
+	int rc = fast_bvn_server_matrix(bd->D, N, G, bd->S, bd->err);
 
+	if (rc < 0)
+		return rc;
 	for (uint32_t a = 0; a < N; a++)
 		for (uint32_t b = 0; b < N; b++) {
-			uint64_t *r = &bd->load[((size_t)a * N + b) * G], R = 0;
+			uint64_t *r = &bd->load[((size_t)a * N + b) * G];
 			if (a == b)
 				continue;
 			for (uint32_t i = 0; i < G; i++) {
 				uint64_t s = 0;
 				for (uint32_t j = 0; j < G; j++) {
 					uint64_t v = msg(bd, a, i, b, j);
-					if (!fast_add_u64(s, v, &s))
-						goto overflow;
+					s += v; /* <= the tile's sum, which did not overflow */
 					bd->nnz += v != 0;
 				}
 				r[i] = s;
-				if (!fast_add_u64(R, s, &R))
-					goto overflow;
 			}
-			bd->S[(size_t)a * N + b] = R / G + (R % G != 0);
-			continue;
-overflow:
-			return fast_err_set(bd->err, FAST_EINPUT,
-					    "traffic: bytes from server %u to server %u overflow 64 bits",
-					    a, b);
 		}
 	return 0;
 }
@@ -160,43 +137,14 @@ static void donor_next(const struct builder *bd, uint32_t a, uint32_t b, const u
 	}
 }
 
-/* Room for `pieces` more pieces, `lanes` more lanes and `moves` more
- * handovers, so that the hot loop below writes them in place: lanes are
- * N^2 G^2 pieces, and a builder call per piece cost a third of a compile. */
-static int room(struct builder *bd, uint64_t pieces, uint64_t lanes, uint64_t moves)
+/* Room for `moves` more handovers, so that the hot loop below writes them
+ * in place (as it writes pieces, in the plan's piece space: a builder call
+ * per piece cost a third of a compile). */
+static int room(struct builder *bd, uint64_t moves)
 {
-	struct fast_plan *p = bd->p;
-	int rc;
-
-	if (p->cap_pieces - p->npieces < pieces || p->cap_lanes - p->nlanes < lanes) {
-		uint64_t want = 2 * ((uint64_t)p->npieces + pieces);
-		if ((uint64_t)p->npieces + pieces > UINT32_MAX)
-			return fast_err_set(bd->err, FAST_ENOMEM, "fast: more than 2^32 pieces");
-		if ((rc = reserve(bd, want, 2 * ((uint64_t)p->nlanes + lanes))) < 0)
-			return rc;
-	}
-	if (bd->cap_moves - bd->nmoves < moves) {
-		size_t cap = 2 * (bd->nmoves + moves);
-		struct move *m = fast_reallocarray(bd->moves, cap, sizeof *m);
-		if (!m)
-			return oom(bd, "balancing");
-		bd->moves = m;
-		bd->cap_moves = cap;
-	}
-	return 0;
-}
-
-/* The same for a piece of the last transfer (balancing, intrinsic). */
-static int xfer_piece(struct builder *bd, const struct fast_piece *src)
-{
-	struct fast_plan *p = bd->p;
-	struct fast_xfer *x = &p->xfers[p->nxfers - 1];
-
-	if (p->npieces == p->cap_pieces || p->npieces >= UINT32_MAX)
-		return fast_plan_add_piece(p, src->src, src->dst, src->off, src->len, bd->err);
-	p->pieces[p->npieces++] = *src;
-	x->npieces++;
-	x->bytes += src->len; /* a row sum of D: checked */
+	if (fast_grow((void **)&bd->moves, &bd->cap_moves, bd->nmoves + moves, sizeof *bd->moves,
+		      64) < 0)
+		return oom(bd, "balancing");
 	return 0;
 }
 
@@ -213,14 +161,20 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 	struct donor dn = { 0, 0, 0 };
 	struct fast_plan *p = bd->p;
 	struct fast_piece *pc;
+	struct fast_lane *ln;
 	struct move *mv;
+	size_t nl = 0;
 	int rc;
 
 	if (t == 0)
 		return 0;
-	if ((rc = room(bd, 2 * (uint64_t)G * G + 2 * G, G, (uint64_t)G * G + 2 * G)) < 0)
+	if ((rc = room(bd, (uint64_t)G * G + 2 * G)) < 0)
 		return rc;
-	pc = p->pieces + p->npieces;
+	/* the tile's lanes and pieces are written in place and committed
+	 * once (a builder call per lane, or per piece, cost a sixth, or a
+	 * third, of a compile) */
+	if ((rc = fast_plan_lane_space(p, G, 2 * (size_t)G * G + 2 * G, &ln, &pc, bd->err)) < 0)
+		return rc;
 	mv = bd->moves + bd->nmoves;
 	for (uint32_t i = 0; i < G; i++)
 		if (r[i] > t)
@@ -229,14 +183,14 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 		donor_next(bd, a, b, r, t, &dn);
 	for (uint32_t i = 0; i < G; i++) {
 		uint64_t own = r[i] < t ? r[i] : t, recv = 0, left;
-		struct fast_piece *first = pc;
-		struct fast_lane *l;
+		struct fast_piece *first;
 		if (r[i] < t) {
 			recv = t - r[i] < excess ? t - r[i] : excess;
 			excess -= recv;
 		}
 		if (own + recv == 0)
 			continue;
+		first = pc;
 		left = own;
 		for (uint32_t j = 0; j < G && left; j++) {
 			uint64_t len = row[(size_t)i * bd->ng + j], take = len < left ? len : left;
@@ -278,17 +232,15 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 			dn.off += take;
 			left -= take;
 		}
-		l = &p->lanes[p->nlanes++];
-		l->src_server = a;
-		l->dst_server = b;
-		l->rail = i;
-		l->piece0 = (uint32_t)(first - p->pieces);
-		l->npieces = (uint32_t)(pc - first);
-		l->bytes = own + recv;
+		ln[nl].src_server = a;
+		ln[nl].dst_server = b;
+		ln[nl].rail = i;
+		ln[nl].npieces = (uint32_t)(pc - first);
+		ln[nl++].bytes = own + recv;
 	}
-	p->npieces = (size_t)(pc - p->pieces);
+	if ((rc = fast_plan_commit_lanes(p, nl, bd->err)) < 0)
+		return rc;
 	bd->nmoves = (size_t)(mv - bd->moves);
-	p->open_kind = 2;
 	return 0;
 }
 
@@ -352,18 +304,25 @@ static int balance_step(struct builder *bd, size_t *at, int prev)
 	if (prev >= 0 && (rc = fast_plan_add_dep(bd->p, (uint32_t)id, (uint32_t)prev, false,
 						 bd->err)) < 0)
 		return rc;
-	for (bool open = false; *at < bd->nmoves && bd->moves[*at].group == group; (*at)++) {
-		const struct move *m = &bd->moves[*at];
-		if (!open || bd->moves[*at - 1].key != m->key) {
-			/* a new (from, to) pair: moves are sorted by key */
-			uint32_t from = m->key / G, to = m->key / (G * G) * G + m->key % G;
-			if ((rc = fast_plan_add_xfer(bd->p, from, to, bd->err)) < 0)
-				return rc;
-			open = true;
+	while (*at < bd->nmoves && bd->moves[*at].group == group) {
+		/* one transfer per (from, to) pair: moves are sorted by key */
+		uint32_t key = bd->moves[*at].key, from = key / G, to = key / (G * G) * G + key % G;
+		size_t n = 0, end = *at;
+		struct fast_piece *pc;
+		struct fast_xfer *x;
+		uint64_t bytes = 0;
+		while (end < bd->nmoves && bd->moves[end].group == group && bd->moves[end].key == key)
+			end++;
+		/* copies of the lane pieces handed over, read after the space
+		 * is made (it may move the array) */
+		if ((rc = fast_plan_xfer_space(bd->p, 1, end - *at, &x, &pc, bd->err)) < 0)
+			return rc;
+		for (; *at < end; (*at)++) {
+			pc[n] = bd->p->pieces[bd->moves[*at].piece];
+			bytes += pc[n++].len; /* part of a row sum of D: no overflow */
 		}
-		struct fast_piece pc = bd->p->pieces[m->piece]; /* copied: the array may move */
-		rc = xfer_piece(bd, &pc);
-		if (rc < 0)
+		*x = (struct fast_xfer){ from, to, 0, (uint32_t)n, bytes };
+		if ((rc = fast_plan_commit_xfers(bd->p, 1, bd->err)) < 0)
 			return rc;
 	}
 	return id;
@@ -388,17 +347,26 @@ static int intrinsic_step(struct builder *bd, int after)
 	if (after >= 0 && (rc = fast_plan_add_dep(bd->p, (uint32_t)id, (uint32_t)after, false,
 						  bd->err)) < 0)
 		return rc;
-	for (uint32_t a = 0; a < N; a++)
+	/* one transfer of one piece per pair, written in place and committed
+	 * once per server */
+	for (uint32_t a = 0; a < N; a++) {
+		struct fast_xfer *x;
+		struct fast_piece *pc;
+		size_t k = 0;
+		if ((rc = fast_plan_xfer_space(bd->p, (size_t)G * G, (size_t)G * G, &x, &pc,
+					       bd->err)) < 0)
+			return rc;
 		for (uint32_t i = 0; i < G; i++)
 			for (uint32_t j = 0; j < G; j++) {
 				uint64_t len = msg(bd, a, i, a, j);
 				if (i == j || !len)
 					continue;
-				struct fast_piece pc = { a * G + i, a * G + j, 0, len };
-				if ((rc = fast_plan_add_xfer(bd->p, a * G + i, a * G + j, bd->err)) < 0 ||
-				    (rc = xfer_piece(bd, &pc)) < 0)
-					return rc;
+				x[k] = (struct fast_xfer){ a * G + i, a * G + j, 0, 1, len };
+				pc[k++] = (struct fast_piece){ a * G + i, a * G + j, 0, len };
 			}
+		if ((rc = fast_plan_commit_xfers(bd->p, k, bd->err)) < 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -409,24 +377,8 @@ static int intrinsic_step(struct builder *bd, int after)
  * of a small compile. */
 static int reserve_graph(struct builder *bd, uint32_t K)
 {
-	struct fast_plan *p = bd->p;
-	uint64_t want[3] = { 2 * (uint64_t)K + 4, 3 * (uint64_t)K + 4,
-			     (uint64_t)bd->N * bd->G * bd->G + bd->nmoves + 1 };
-	void **arr[3] = { (void **)&p->steps, (void **)&p->deps, (void **)&p->xfers };
-	size_t *cap[3] = { &p->cap_steps, &p->cap_deps, &p->cap_xfers };
-	size_t sz[3] = { sizeof *p->steps, sizeof *p->deps, sizeof *p->xfers };
-
-	for (int k = 0; k < 3; k++) {
-		void *x;
-		if (want[k] > UINT32_MAX || *cap[k] >= want[k])
-			continue; /* the builder grows (or fails) on its own */
-		x = fast_reallocarray(*arr[k], (size_t)want[k], sz[k]);
-		if (!x)
-			return oom(bd, "steps");
-		*arr[k] = x;
-		*cap[k] = (size_t)want[k];
-	}
-	return 0;
+	return fast_plan_reserve(bd->p, 2 * (uint64_t)K + 4, 3 * (uint64_t)K + 4,
+				 (uint64_t)bd->N * bd->G * bd->G + bd->nmoves + 1, 0, 0, bd->err);
 }
 
 static int steps(struct builder *bd, const struct fast_bvn *bv)
@@ -688,13 +640,7 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 	}
 	/* give back a large unused reserve (mapped memory: shrinking is a
 	 * remap); small ones stay, the allocator reuses them best as they are */
-	if (p.npieces && (p.cap_pieces - p.npieces) * sizeof *p.pieces > (16u << 20)) {
-		void *x = realloc(p.pieces, p.npieces * sizeof *p.pieces);
-		if (x) {
-			p.pieces = x;
-			p.cap_pieces = p.npieces;
-		}
-	}
+	fast_plan_trim(&p, 16u << 20);
 	*out = p;
 	memset(&p, 0, sizeof p); /* moved */
 out:

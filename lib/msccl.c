@@ -5,10 +5,12 @@
  *
  * Workload: export is for plans that MSCCL can run, i.e. up to a few
  * hundred GPUs and 10^5..10^6 pieces.  Everything is one pass over the
- * expanded plan in topological order, with two small hash tables (thread
- * block of (gpu, direction, peer); arrival records of (gpu, message)).
+ * expanded plan in topological order, with a small hash table (thread
+ * block of (gpu, direction, peer)) and the holdings store (holds.h) of
+ * the chunk ranges each GPU holds per message.
  */
 #include "msccl.h"
+#include "holds.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -120,11 +122,10 @@ struct bstep {
 	uint32_t tb;         /* global block index */
 };
 
-struct rec {             /* chunks [c0, c1) of a message held by a GPU */
-	uint64_t c0, c1, off;
+struct rec {             /* where chunks of a message held by a GPU live */
+	uint64_t off;        /* chunk offset of the holding's first chunk in buf */
 	enum fast_msccl_buf buf;
 	uint32_t tb, step;   /* global block index, index in the block */
-	uint32_t next;
 };
 
 struct build {
@@ -133,10 +134,10 @@ struct build {
 	uint64_t *s_chunks;
 	struct btb *tbs; size_t ntbs, cap_tbs;
 	struct bstep *steps; size_t nsteps, cap_steps;
-	struct rec *recs; size_t nrecs, cap_recs;
+	struct fast_holds held; /* chunk ranges per (gpu, message); payload in recs */
+	struct rec *recs; size_t cap_recs;
 	uint32_t *gpu_ntbs;  /* blocks per GPU so far */
 	struct map tbmap;    /* (gpu, dir, peer) -> global block */
-	struct map recmap;   /* (gpu, message) -> first record */
 	struct map lastmap;  /* (plan step, gpu) -> step packed (tb << 32 | idx) as index into last[] */
 	uint64_t *last; size_t nlast, cap_last;
 	uint64_t *link;
@@ -146,22 +147,6 @@ struct build {
 static int nomem(struct build *b)
 {
 	return fast_err_set(b->err, FAST_ENOMEM, "msccl export: out of memory");
-}
-
-static bool grow(void **arr, size_t n, size_t *cap, size_t sz)
-{
-	void *p;
-	size_t c;
-
-	if (n < *cap)
-		return true;
-	c = *cap ? *cap * 2 : 64;
-	p = fast_reallocarray(*arr, c, sz);
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = c;
-	return true;
 }
 
 /* dir: 0 send, 1 recv, 2 local copy */
@@ -175,7 +160,7 @@ static int get_tb(struct build *b, uint32_t gpu, int dir, uint32_t peer, uint32_
 		*out = *v;
 		return 0;
 	}
-	if (!grow((void **)&b->tbs, b->ntbs, &b->cap_tbs, sizeof *b->tbs))
+	if (FAST_GROW(b->tbs, b->cap_tbs, b->ntbs + 1) < 0)
 		return nomem(b);
 	t = &b->tbs[b->ntbs];
 	t->gpu = gpu;
@@ -193,7 +178,7 @@ static int get_tb(struct build *b, uint32_t gpu, int dir, uint32_t peer, uint32_
 static int push_step(struct build *b, uint32_t tb, const struct fast_msccl_step *st,
 		     uint32_t *idx)
 {
-	if (!grow((void **)&b->steps, b->nsteps, &b->cap_steps, sizeof *b->steps))
+	if (FAST_GROW(b->steps, b->cap_steps, b->nsteps + 1) < 0)
 		return nomem(b);
 	b->steps[b->nsteps].st = *st;
 	b->steps[b->nsteps].tb = tb;
@@ -283,7 +268,7 @@ static int note_last(struct build *b, uint32_t t, uint32_t g, uint32_t tb, uint3
 		b->last[*v] = packed;
 		return 0;
 	}
-	if (!grow((void **)&b->last, b->nlast, &b->cap_last, sizeof *b->last))
+	if (FAST_GROW(b->last, b->cap_last, b->nlast + 1) < 0)
 		return nomem(b);
 	b->last[b->nlast] = packed;
 	if (!map_put(&b->lastmap, key, (uint32_t)b->nlast))
@@ -295,34 +280,20 @@ static int note_last(struct build *b, uint32_t t, uint32_t g, uint32_t tb, uint3
 static int add_rec(struct build *b, uint32_t gpu, uint64_t msg, uint64_t c0, uint64_t c1,
 		   enum fast_msccl_buf buf, uint64_t off, uint32_t tb, uint32_t step)
 {
-	uint64_t key = (uint64_t)gpu * b->ng * b->ng + msg;
-	uint32_t *head = map_find(&b->recmap, key);
-	struct rec *r;
+	uint32_t id;
 
-	if (!grow((void **)&b->recs, b->nrecs, &b->cap_recs, sizeof *b->recs))
+	if (fast_holds_add(&b->held, (uint64_t)gpu * b->ng * b->ng + msg, c0, c1, &id) < 0 ||
+	    FAST_GROW(b->recs, b->cap_recs, (size_t)id + 1) < 0)
 		return nomem(b);
-	r = &b->recs[b->nrecs];
-	r->c0 = c0;
-	r->c1 = c1;
-	r->off = off;
-	r->buf = buf;
-	r->tb = tb;
-	r->step = step;
-	r->next = head ? *head : NONE;
-	if (!map_put(&b->recmap, key, (uint32_t)b->nrecs))
-		return nomem(b);
-	b->nrecs++;
+	b->recs[id] = (struct rec){ off, buf, tb, step };
 	return 0;
 }
 
-static const struct rec *find_rec(const struct build *b, uint32_t gpu, uint64_t msg, uint64_t c)
+/* The newest holding of chunk c of message msg on gpu: its record id, or
+ * FAST_HOLDS_END. */
+static uint32_t find_rec(const struct build *b, uint32_t gpu, uint64_t msg, uint64_t c)
 {
-	uint32_t *head = map_find(&b->recmap, (uint64_t)gpu * b->ng * b->ng + msg);
-
-	for (uint32_t i = head ? *head : NONE; i != NONE; i = b->recs[i].next)
-		if (b->recs[i].c0 <= c && c < b->recs[i].c1)
-			return &b->recs[i];
-	return NULL;
+	return fast_holds_find(&b->held, (uint64_t)gpu * b->ng * b->ng + msg, c);
 }
 
 /* Chunk boundary of byte position pos of a message of L bytes in q chunks:
@@ -361,14 +332,18 @@ static int move(struct build *b, const struct fast_plan *x, uint32_t t, uint32_t
 			soff = b->in_off[msg] + cur;
 			end = c1;
 		} else {
-			const struct rec *r = find_rec(b, a, msg, cur);
-			if (!r)
+			uint32_t id = find_rec(b, a, msg, cur);
+			const struct fast_hold *h;
+			const struct rec *r;
+			if (id == FAST_HOLDS_END)
 				return fast_err_set(b->err, FAST_EINPUT,
 						    "msccl export: step %u: GPU %u sends chunk %llu of message %u->%u that it does not hold",
 						    t, a, (unsigned long long)cur, s, d);
+			h = &b->held.recs[id];
+			r = &b->recs[id];
 			sbuf = r->buf;
-			soff = r->off + (cur - r->c0);
-			end = r->c1 < c1 ? r->c1 : c1;
+			soff = r->off + (cur - h->lo);
+			end = h->hi < c1 ? h->hi : c1;
 			data.tb = r->tb;
 			data.step = r->step;
 		}
@@ -641,11 +616,26 @@ static int build_plan(struct build *b, const struct fast_plan *x, const uint64_t
 	return 0;
 }
 
-int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
-		     const struct fast_msccl_opts *o, struct fast_msccl *out,
-		     struct fast_err *err)
+/* The refusals that need neither a valid plan nor its expansion. */
+static int export_args_ok(const struct fast_plan *p, const struct fast_msccl_opts *o,
+			  struct fast_err *err)
 {
-	struct fast_plan x;
+	uint32_t ng = p->servers * p->gpus;
+
+	if (ng == 0 || ng > EXPORT_MAX_GPUS)
+		return fast_err_set(err, FAST_ELIMIT,
+				    "msccl export: %u GPUs is outside what MSCCL programs support (1..%u)",
+				    ng, EXPORT_MAX_GPUS);
+	if (o->max_cnt == 0 || o->max_chunks == 0)
+		return fast_err_set(err, FAST_EUSAGE, "msccl export: max_cnt and max_chunks must be > 0");
+	return 0;
+}
+
+int fast_msccl_build_view(const struct fast_plan_view *pv, const uint64_t *D,
+			  const struct fast_msccl_opts *o, struct fast_msccl *out,
+			  struct fast_err *err)
+{
+	const struct fast_plan *p = pv->given, *x = pv->x;
 	struct fast_msccl m;
 	struct build b;
 	uint32_t ng = p->servers * p->gpus;
@@ -654,15 +644,7 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 	uint64_t C, nn;
 	int rc;
 
-	if (ng == 0 || ng > EXPORT_MAX_GPUS)
-		return fast_err_set(err, FAST_ELIMIT,
-				    "msccl export: %u GPUs is outside what MSCCL programs support (1..%u)",
-				    ng, EXPORT_MAX_GPUS);
-	if (o->max_cnt == 0 || o->max_chunks == 0)
-		return fast_err_set(err, FAST_EUSAGE, "msccl export: max_cnt and max_chunks must be > 0");
-	if ((rc = fast_plan_validate(p, err)) < 0)
-		return rc;
-	if ((rc = fast_plan_expand(p, &x, err)) < 0)
+	if ((rc = export_args_ok(p, o, err)) < 0)
 		return rc;
 	memset(&m, 0, sizeof m);
 	memset(&b, 0, sizeof b);
@@ -670,7 +652,7 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 	L = fast_calloc(nn, sizeof *L);
 	in_off = fast_calloc(nn, sizeof *in_off);
 	out_off = fast_calloc(nn, sizeof *out_off);
-	order = fast_calloc(x.nsteps ? x.nsteps : 1, sizeof *order);
+	order = fast_calloc(x->nsteps ? x->nsteps : 1, sizeof *order);
 	m.q = fast_calloc(nn, sizeof *m.q);
 	m.link_chunks = fast_calloc(nn, sizeof *m.link_chunks);
 	m.i_chunks = fast_calloc(ng, sizeof *m.i_chunks);
@@ -682,12 +664,12 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 		rc = fast_err_set(err, FAST_ENOMEM, "msccl export: out of memory");
 		goto fail;
 	}
-	if ((rc = message_sizes(&x, D, ng, L, err)) < 0 ||
-	    (rc = fast_plan_topo_order(&x, order, err)) < 0)
+	if ((rc = message_sizes(x, D, ng, L, err)) < 0 ||
+	    (rc = fast_plan_topo_order(x, order, err)) < 0)
 		goto fail;
 
 	/* quantise */
-	C = o->chunk_bytes ? o->chunk_bytes : auto_chunk(&x, L, ng, o->max_chunks);
+	C = o->chunk_bytes ? o->chunk_bytes : auto_chunk(x, L, ng, o->max_chunks);
 	m.chunk_bytes = C;
 	for (uint64_t i = 0; i < nn; i++) {
 		uint64_t l = L[i], qq, r, qc;
@@ -707,8 +689,8 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 		}
 		m.rounded_bytes += qc > l ? qc - l : l - qc;
 	}
-	for (size_t i = 0; i < x.npieces; i++) {
-		const struct fast_piece *pc = &x.pieces[i];
+	for (size_t i = 0; i < x->npieces; i++) {
+		const struct fast_piece *pc = &x->pieces[i];
 		uint64_t msg = (uint64_t)pc->src * ng + pc->dst;
 		uint64_t ends[2] = { pc->off, pc->off + pc->len };
 		for (int e = 0; e < 2; e++) {
@@ -738,7 +720,7 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 	b.s_chunks = m.s_chunks;
 	b.link = m.link_chunks;
 	b.err = err;
-	if ((rc = build_plan(&b, &x, L, m.q, order)) < 0 || (rc = finish(&b, &m)) < 0)
+	if ((rc = build_plan(&b, x, L, m.q, order)) < 0 || (rc = finish(&b, &m)) < 0)
 		goto fail;
 	for (uint32_t g = 0; g < ng; g++) {
 		uint64_t mx = m.i_chunks[g] > m.o_chunks[g] ? m.i_chunks[g] : m.o_chunks[g];
@@ -767,7 +749,6 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 	memset(&m, 0, sizeof m);
 fail:
 	fast_msccl_free(&m);
-	fast_plan_free(&x);
 	free(L);
 	free(in_off);
 	free(out_off);
@@ -778,8 +759,25 @@ fail:
 	free(b.recs);
 	free(b.last);
 	map_free(&b.tbmap);
-	map_free(&b.recmap);
+	fast_holds_free(&b.held);
 	map_free(&b.lastmap);
+	return rc;
+}
+
+int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
+		     const struct fast_msccl_opts *o, struct fast_msccl *out,
+		     struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc;
+
+	/* the cheap refusals before the plan is validated and expanded */
+	if ((rc = export_args_ok(p, o, err)) < 0)
+		return rc;
+	if ((rc = fast_plan_view_open(&v, p, err)) < 0)
+		return rc;
+	rc = fast_msccl_build_view(&v, D, o, out, err);
+	fast_plan_view_close(&v);
 	return rc;
 }
 

@@ -104,8 +104,8 @@ struct fast_msccl {
 	uint64_t *q;
 };
 
-/* Build the MSCCL program of plan p (compact or explicit; expanded with
- * fast_plan_expand).  D (ng x ng, may be NULL) adds the diagonal local
+/* Build the MSCCL program of plan p (compact or explicit; expanded by
+ * fast_plan_view_open).  D (ng x ng, may be NULL) adds the diagonal local
  * copies; message sizes otherwise come from the pieces that reach their
  * destination.  Automatic chunk size: the gcd of every message size and
  * piece boundary when that keeps every buffer within max_chunks chunks,
@@ -116,6 +116,10 @@ struct fast_msccl {
 int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 		     const struct fast_msccl_opts *o, struct fast_msccl *out,
 		     struct fast_err *err);
+/* The same on an open view of the plan (plan.h). */
+int fast_msccl_build_view(const struct fast_plan_view *v, const uint64_t *D,
+			  const struct fast_msccl_opts *o, struct fast_msccl *out,
+			  struct fast_err *err);
 void fast_msccl_free(struct fast_msccl *m);
 
 /* Write the XML (deterministic; the header comment states the chunk size

@@ -50,22 +50,30 @@ void fast_planset_free(struct fast_planset *ps)
 	ps->count = 0;
 }
 
+const char *fast_step_kind_name(enum fast_step_kind kind, enum fast_tier_id tier)
+{
+	switch (kind) {
+	case FAST_STEP_RAIL:
+		return "rail";
+	case FAST_STEP_REDIST:
+		return "redist";
+	default:
+		return tier == FAST_TIER_OUT ? "out" : "up";
+	}
+}
+
 /* Make room for one more element of size sz in *arr (n used, *cap allocated). */
 static int grow(void **arr, size_t n, size_t *cap, size_t sz, struct fast_err *err)
 {
 	if (n < *cap)
 		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	if (nc > UINT32_MAX)
-		nc = UINT32_MAX;
-	if (n >= nc)
+	/* ranges are uint32_t: at most UINT32_MAX - 1 elements per array */
+	if (n >= UINT32_MAX - 1)
 		return fast_err_set(err, FAST_ENOMEM, "plan: more than %u elements in one array",
 				    UINT32_MAX - 1);
-	void *q = fast_reallocarray(*arr, nc, sz);
-	if (!q)
-		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu elements)", nc);
-	*arr = q;
-	*cap = nc;
+	if (fast_grow(arr, cap, n + 1, sz, 16) < 0)
+		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu elements)",
+				    *cap ? *cap * 2 : (size_t)16);
 	return 0;
 }
 
@@ -96,7 +104,7 @@ int fast_plan_add_step(struct fast_plan *p, enum fast_step_kind kind, enum fast_
 	s->xfer0 = (uint32_t)p->nxfers;
 	s->perm0 = (uint32_t)p->nperm;
 	s->chunks = 1;
-	p->open_kind = 0;
+	p->open_kind = FAST_OPEN_NONE;
 	return (int)p->nsteps++;
 }
 
@@ -147,7 +155,7 @@ int fast_plan_add_xfer(struct fast_plan *p, uint32_t from, uint32_t to, struct f
 	x->npieces = 0;
 	x->bytes = 0;
 	s->nxfers++;
-	p->open_kind = 1;
+	p->open_kind = FAST_OPEN_XFER;
 	return 0;
 }
 
@@ -181,9 +189,9 @@ static int append_piece(struct fast_plan *p, uint32_t *piece0, uint32_t *npieces
 int fast_plan_add_piece(struct fast_plan *p, uint32_t src, uint32_t dst, uint64_t off,
 			uint64_t len, struct fast_err *err)
 {
-	if (p->open_kind == 2)
+	if (p->open_kind == FAST_OPEN_LANE)
 		return fast_plan_add_lane_piece(p, src, dst, off, len, err);
-	if (p->open_kind != 1 || p->nxfers == 0)
+	if (p->open_kind != FAST_OPEN_XFER || p->nxfers == 0)
 		return fast_err_set(err, FAST_EINPUT, "plan builder: piece added with no open transfer");
 	struct fast_xfer *x = &p->xfers[p->nxfers - 1];
 	return append_piece(p, &x->piece0, &x->npieces, &x->bytes, src, dst, off, len,
@@ -202,7 +210,7 @@ int fast_plan_add_lane(struct fast_plan *p, uint32_t src_server, uint32_t dst_se
 	l->piece0 = (uint32_t)p->npieces;
 	l->npieces = 0;
 	l->bytes = 0;
-	p->open_kind = 2;
+	p->open_kind = FAST_OPEN_LANE;
 	return 0;
 }
 
@@ -214,6 +222,163 @@ int fast_plan_add_lane_piece(struct fast_plan *p, uint32_t src, uint32_t dst, ui
 	struct fast_lane *l = &p->lanes[p->nlanes - 1];
 	return append_piece(p, &l->piece0, &l->npieces, &l->bytes, src, dst, off, len, "lane",
 			    err);
+}
+
+/* Room for n more pieces at the end of the piece array, for the caller to
+ * write in place and commit with fast_plan_commit_lanes/_xfers (NULL and
+ * FAST_ENOMEM on exhaustion). */
+static struct fast_piece *piece_space(struct fast_plan *p, size_t n, struct fast_err *err)
+{
+	if (n > UINT32_MAX - 1 - p->npieces) {
+		fast_err_set(err, FAST_ENOMEM, "plan: more than %u elements in one array",
+			     UINT32_MAX - 1);
+		return NULL;
+	}
+	if (p->npieces + n > p->cap_pieces &&
+	    fast_grow((void **)&p->pieces, &p->cap_pieces, p->npieces + n, sizeof *p->pieces,
+		      16) < 0) {
+		fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu elements)", p->npieces + n);
+		return NULL;
+	}
+	return p->pieces + p->npieces;
+}
+
+int fast_plan_lane_space(struct fast_plan *p, size_t nl, size_t np, struct fast_lane **lanes,
+			 struct fast_piece **pieces, struct fast_err *err)
+{
+	struct fast_piece *at = piece_space(p, np, err);
+
+	if (!at)
+		return FAST_ENOMEM;
+	if (nl > UINT32_MAX - 1 - p->nlanes ||
+	    (p->nlanes + nl > p->cap_lanes &&
+	     fast_grow((void **)&p->lanes, &p->cap_lanes, p->nlanes + nl, sizeof *p->lanes, 16) < 0))
+		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu lanes)",
+				    p->nlanes + nl);
+	*lanes = p->lanes + p->nlanes;
+	*pieces = at;
+	return 0;
+}
+
+int fast_plan_commit_lanes(struct fast_plan *p, size_t k, struct fast_err *err)
+{
+	size_t at = p->npieces;
+
+	if (k > p->cap_lanes - p->nlanes)
+		return fast_err_set(err, FAST_EINPUT, "plan builder: %zu lanes committed beyond the space",
+				    k);
+	for (size_t l = 0; l < k; l++) {
+		struct fast_lane *ln = &p->lanes[p->nlanes + l];
+		if (ln->npieces > p->cap_pieces - at)
+			return fast_err_set(err, FAST_EINPUT,
+					    "plan builder: lane pieces committed beyond the space");
+		ln->piece0 = (uint32_t)at;
+		at += ln->npieces;
+	}
+	p->nlanes += k;
+	p->npieces = at;
+	if (k)
+		p->open_kind = FAST_OPEN_LANE;
+	return 0;
+}
+
+int fast_plan_xfer_space(struct fast_plan *p, size_t nx, size_t np, struct fast_xfer **xfers,
+			 struct fast_piece **pieces, struct fast_err *err)
+{
+	struct fast_piece *at = piece_space(p, np, err);
+
+	if (!at)
+		return FAST_ENOMEM;
+	if (nx > UINT32_MAX - 1 - p->nxfers ||
+	    (p->nxfers + nx > p->cap_xfers &&
+	     fast_grow((void **)&p->xfers, &p->cap_xfers, p->nxfers + nx, sizeof *p->xfers, 16) < 0))
+		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu transfers)",
+				    p->nxfers + nx);
+	*xfers = p->xfers + p->nxfers;
+	*pieces = at;
+	return 0;
+}
+
+int fast_plan_commit_xfers(struct fast_plan *p, size_t k, struct fast_err *err)
+{
+	struct fast_step *s = last_step(p, "a transfer", err);
+	size_t at = p->npieces;
+
+	if (!s)
+		return FAST_EINPUT;
+	if (s->kind != FAST_STEP_EXPLICIT)
+		return fast_err_set(err, FAST_EINPUT,
+				    "plan builder: transfer added to step %zu, which is not EXPLICIT",
+				    p->nsteps - 1);
+	if (k == 0)
+		return 0;
+	if (k > p->cap_xfers - p->nxfers)
+		return fast_err_set(err, FAST_EINPUT,
+				    "plan builder: %zu transfers committed beyond the space", k);
+	if (s->nxfers == 0)
+		s->xfer0 = (uint32_t)p->nxfers;
+	else if (s->xfer0 + s->nxfers != p->nxfers)
+		return fast_err_set(err, FAST_EINPUT,
+				    "plan builder: step %zu's transfers are not contiguous", p->nsteps - 1);
+	for (size_t j = 0; j < k; j++) {
+		struct fast_xfer *x = &p->xfers[p->nxfers + j];
+		if (x->npieces > p->cap_pieces - at)
+			return fast_err_set(err, FAST_EINPUT,
+					    "plan builder: transfer pieces committed beyond the space");
+		x->piece0 = (uint32_t)at;
+		at += x->npieces;
+	}
+	p->nxfers += k;
+	s->nxfers += (uint32_t)k;
+	p->npieces = at;
+	p->open_kind = FAST_OPEN_XFER;
+	return 0;
+}
+
+/* Capacity for want elements of sz bytes in *arr (see fast_plan_reserve). */
+static int reserve_one(void **arr, size_t *cap, uint64_t want, size_t sz, struct fast_err *err)
+{
+	void *x;
+
+	if (want > UINT32_MAX)
+		want = UINT32_MAX;
+	if (*cap >= want)
+		return 0;
+	x = fast_reallocarray(*arr, (size_t)want, sz);
+	if (!x)
+		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%llu elements)",
+				    (unsigned long long)want);
+	*arr = x;
+	*cap = (size_t)want;
+	return 0;
+}
+
+int fast_plan_reserve(struct fast_plan *p, uint64_t steps, uint64_t deps, uint64_t xfers,
+		      uint64_t pieces, uint64_t lanes, struct fast_err *err)
+{
+	int rc;
+
+	if ((rc = reserve_one((void **)&p->steps, &p->cap_steps, steps, sizeof *p->steps, err)) < 0 ||
+	    (rc = reserve_one((void **)&p->deps, &p->cap_deps, deps, sizeof *p->deps, err)) < 0 ||
+	    (rc = reserve_one((void **)&p->xfers, &p->cap_xfers, xfers, sizeof *p->xfers, err)) < 0 ||
+	    (rc = reserve_one((void **)&p->pieces, &p->cap_pieces, pieces, sizeof *p->pieces,
+			      err)) < 0 ||
+	    (rc = reserve_one((void **)&p->lanes, &p->cap_lanes, lanes, sizeof *p->lanes, err)) < 0)
+		return rc;
+	return 0;
+}
+
+void fast_plan_trim(struct fast_plan *p, size_t slack)
+{
+	void *x;
+
+	if (!p->npieces || (p->cap_pieces - p->npieces) * sizeof *p->pieces <= slack)
+		return;
+	x = realloc(p->pieces, p->npieces * sizeof *p->pieces);
+	if (x) {
+		p->pieces = x;
+		p->cap_pieces = p->npieces;
+	}
 }
 
 int fast_plan_set_perm(struct fast_plan *p, const uint32_t *perm, uint64_t budget,
@@ -960,7 +1125,7 @@ int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out, struct fa
 		if (rc < 0)
 			goto fail;
 	}
-	e.open_kind = 0;
+	e.open_kind = FAST_OPEN_NONE;
 	fast_plan_free(&scratch);
 	free(railx);
 	*out = e;
@@ -970,6 +1135,69 @@ fail:
 	fast_plan_free(&e);
 	free(railx);
 	return rc;
+}
+
+/* --- the view -------------------------------------------------------------- */
+
+bool fast_plan_is_compact(const struct fast_plan *p)
+{
+	if (p->nlanes > 0)
+		return true;
+	for (size_t t = 0; t < p->nsteps; t++)
+		if (p->steps[t].kind != FAST_STEP_EXPLICIT)
+			return true;
+	return false;
+}
+
+int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
+			struct fast_err *err)
+{
+	int rc;
+
+	if (!fast_plan_is_compact(p)) {
+		if ((rc = fast_plan_validate(p, err)) < 0)
+			return rc;
+		v->given = v->x = p;
+		v->owned = false;
+		memset(&v->own, 0, sizeof v->own);
+		return 0;
+	}
+	/* expansion validates the compact form first, and yields a valid
+	 * explicit plan: nothing is validated twice */
+	if ((rc = fast_plan_expand(p, &v->own, err)) < 0)
+		return rc;
+	v->given = p;
+	v->x = &v->own;
+	v->owned = true;
+	return 0;
+}
+
+void fast_plan_view_close(struct fast_plan_view *v)
+{
+	if (!v)
+		return;
+	if (v->owned)
+		fast_plan_free(&v->own);
+	memset(v, 0, sizeof *v);
+}
+
+int fast_plan_fits_topo(const struct fast_plan *p, const struct fast_topo *topo,
+			struct fast_err *err)
+{
+	if (p->servers != topo->servers || p->gpus != topo->gpus)
+		return fast_err_set(err, FAST_EINPUT,
+				    "the plan is for %u servers x %u GPUs, the topology has %u x %u",
+				    p->servers, p->gpus, topo->servers, topo->gpus);
+	return 0;
+}
+
+int fast_plan_fits_traffic(const struct fast_plan *p, uint32_t traffic_ng, struct fast_err *err)
+{
+	if ((uint64_t)p->servers * p->gpus != traffic_ng)
+		return fast_err_set(err, FAST_EINPUT,
+				    "the traffic has %u GPUs, the plan is for %u servers x %u GPUs",
+				    traffic_ng, p->servers, p->gpus);
+	return 0;
 }
 
 /* --- files ---------------------------------------------------------------- */
@@ -1521,7 +1749,7 @@ static int read_plan(struct fast_jctx *c, const struct fast_jv *v, const struct 
 	if (rc == 0)
 		rc = check_cross_steps(c, p);
 	if (rc == 0) {
-		p->open_kind = 0;
+		p->open_kind = FAST_OPEN_NONE;
 		rc = fast_plan_validate(p, err);
 		if (rc < 0) {
 			char msg[FAST_ERRMSG_MAX];
@@ -1629,30 +1857,6 @@ int fast_planset_load(const char *path, const struct fast_limits *lim,
 
 /* --- summaries ------------------------------------------------------------ */
 
-/* Expand p when it has compact steps; *e is then owned by the caller (and
- * *owned set), otherwise *e aliases p. */
-static int explicit_form(const struct fast_plan *p, struct fast_plan *tmp,
-			 const struct fast_plan **e, bool *owned, struct fast_err *err)
-{
-	bool compact = p->nlanes > 0;
-	for (size_t t = 0; t < p->nsteps && !compact; t++)
-		compact = p->steps[t].kind != FAST_STEP_EXPLICIT;
-	*owned = false;
-	if (!compact) {
-		int rc = fast_plan_validate(p, err);
-		if (rc < 0)
-			return rc;
-		*e = p;
-		return 0;
-	}
-	int rc = fast_plan_expand(p, tmp, err);
-	if (rc < 0)
-		return rc;
-	*e = tmp;
-	*owned = true;
-	return 0;
-}
-
 /* Staging on an explicit, valid plan (see plan.h for the definition). */
 static int staging(const struct fast_plan *e, uint64_t *peak, struct fast_err *err)
 {
@@ -1699,33 +1903,14 @@ out:
 	return rc;
 }
 
-int fast_plan_staging(const struct fast_plan *p, uint64_t *peak, struct fast_err *err)
+int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_summary *out,
+			     uint64_t *peak, struct fast_err *err)
 {
-	struct fast_plan tmp;
-	const struct fast_plan *e;
-	bool owned;
-	int rc = explicit_form(p, &tmp, &e, &owned, err);
-	if (rc < 0)
-		return rc;
-	rc = staging(e, peak, err);
-	if (owned)
-		fast_plan_free(&tmp);
-	return rc;
-}
-
-int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
-			struct fast_err *err)
-{
+	const struct fast_plan *p = v->given, *e = v->x;
 	struct fast_plan_summary sm;
-	struct fast_plan tmp;
-	const struct fast_plan *e;
-	uint64_t *peak = NULL;
-	bool owned;
+	uint64_t *own = NULL;
 	int rc;
 
-	rc = explicit_form(p, &tmp, &e, &owned, err);
-	if (rc < 0)
-		return rc;
 	memset(&sm, 0, sizeof sm);
 	for (size_t t = 0; t < p->nsteps; t++) {
 		const struct fast_step *s = &p->steps[t];
@@ -1759,23 +1944,46 @@ int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out
 			sm.largest_step = (uint32_t)t;
 		}
 	}
-	peak = fast_calloc((size_t)e->servers * e->gpus, sizeof *peak);
 	if (!peak) {
-		rc = fast_err_set(err, FAST_ENOMEM, "plan: out of memory (summary)");
-		goto out;
+		peak = own = fast_calloc((size_t)e->servers * e->gpus, sizeof *peak);
+		if (!peak)
+			return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (summary)");
 	}
 	rc = staging(e, peak, err);
+	if (rc == 0) {
+		for (uint32_t g = 0; g < e->servers * e->gpus; g++)
+			if (peak[g] > sm.peak_staging) {
+				sm.peak_staging = peak[g];
+				sm.peak_staging_gpu = g;
+			}
+		*out = sm;
+	}
+	free(own);
+	return rc;
+}
+
+int fast_plan_staging(const struct fast_plan *p, uint64_t *peak, struct fast_err *err)
+{
+	struct fast_plan_view v;
+	struct fast_plan_summary sm;
+	int rc = fast_plan_view_open(&v, p, err);
+
 	if (rc < 0)
-		goto out;
-	for (uint32_t g = 0; g < e->servers * e->gpus; g++)
-		if (peak[g] > sm.peak_staging) {
-			sm.peak_staging = peak[g];
-			sm.peak_staging_gpu = g;
-		}
-	*out = sm;
-out:
-	free(peak);
-	if (owned)
-		fast_plan_free(&tmp);
+		return rc;
+	rc = fast_plan_summarize_view(&v, &sm, peak, err);
+	fast_plan_view_close(&v);
+	return rc;
+}
+
+int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
+			struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc = fast_plan_view_open(&v, p, err);
+
+	if (rc < 0)
+		return rc;
+	rc = fast_plan_summarize_view(&v, out, NULL, err);
+	fast_plan_view_close(&v);
 	return rc;
 }

@@ -68,6 +68,10 @@
 enum fast_tier_id { FAST_TIER_UP = 0, FAST_TIER_OUT = 1 };
 enum fast_step_kind { FAST_STEP_EXPLICIT = 0, FAST_STEP_RAIL = 1, FAST_STEP_REDIST = 2 };
 
+/* The one name of a step's kind in reports, timelines and tables: "rail",
+ * "redist", or for an EXPLICIT step its tier, "up" or "out". */
+const char *fast_step_kind_name(enum fast_step_kind kind, enum fast_tier_id tier);
+
 struct fast_piece {
 	uint32_t src, dst; /* the original message D[src][dst] */
 	uint64_t off, len; /* byte range within it; len > 0 */
@@ -104,6 +108,10 @@ struct fast_step {
 	uint32_t stage;         /* id of the RAIL step it redistributes */
 };
 
+/* What the builder appends pieces to: the transfer or the lane started
+ * last, or nothing (a step was started since, or nothing yet). */
+enum fast_open_kind { FAST_OPEN_NONE = 0, FAST_OPEN_XFER = 1, FAST_OPEN_LANE = 2 };
+
 struct fast_plan {
 	char label[FAST_NAME_MAX]; /* label of the matrix it serves */
 	uint32_t matrix;           /* index of that matrix in its trace */
@@ -118,9 +126,8 @@ struct fast_plan {
 	struct fast_lane *lanes;   size_t nlanes, cap_lanes;
 	uint32_t *perm;            size_t nperm, cap_perm;
 
-	/* builder state: 1 when the last thing started was a transfer, 2 a
-	 * lane (fast_plan_add_piece appends to it); 0 neither */
-	uint32_t open_kind;
+	/* builder state: what fast_plan_add_piece(s) appends to */
+	enum fast_open_kind open_kind;
 };
 
 struct fast_planset {
@@ -153,6 +160,37 @@ int fast_plan_add_lane(struct fast_plan *p, uint32_t src_server,
 		       uint32_t dst_server, uint32_t rail, struct fast_err *err);
 int fast_plan_add_lane_piece(struct fast_plan *p, uint32_t src, uint32_t dst,
 			     uint64_t off, uint64_t len, struct fast_err *err);
+/* Lanes in bulk, in place (FAST's tiles, where a builder call per lane or
+ * piece cost a sixth or a third of a compile): room for nl lanes and np
+ * pieces, returned in *lanes and *pieces for the caller to write (valid
+ * until the next builder call that adds or reserves); the caller fills
+ * the first k lanes' src_server, dst_server, rail and npieces, their
+ * pieces one lane after
+ * the other from (*pieces)[0], and bytes, the sum of its pieces' lengths
+ * (contents are the caller's, as everywhere in the builder: the bytes are
+ * known in the loop that cuts the pieces); fast_plan_commit_lanes appends
+ * them, setting each lane's piece0, and leaves the last one open. */
+int fast_plan_lane_space(struct fast_plan *p, size_t nl, size_t np, struct fast_lane **lanes,
+			 struct fast_piece **pieces, struct fast_err *err);
+int fast_plan_commit_lanes(struct fast_plan *p, size_t k, struct fast_err *err);
+/* Transfers of the last (EXPLICIT) step in bulk, in place, the same way:
+ * the caller fills the first k transfers' from, to, npieces and bytes and
+ * their pieces one transfer after the other; fast_plan_commit_xfers
+ * appends them to the step, setting each piece0, and leaves the last one
+ * open. */
+int fast_plan_xfer_space(struct fast_plan *p, size_t nx, size_t np, struct fast_xfer **xfers,
+			 struct fast_piece **pieces, struct fast_err *err);
+int fast_plan_commit_xfers(struct fast_plan *p, size_t k, struct fast_err *err);
+/* Capacity for at least the given totals of steps, deps, transfers, pieces
+ * and lanes (0: leave that array as it is; above UINT32_MAX: UINT32_MAX),
+ * so that a compiler that knows upper bounds appends without regrowing.
+ * Contents are unchanged; FAST_ENOMEM. */
+int fast_plan_reserve(struct fast_plan *p, uint64_t steps, uint64_t deps, uint64_t xfers,
+		      uint64_t pieces, uint64_t lanes, struct fast_err *err);
+/* Give back the pieces array's unused capacity when it exceeds slack
+ * bytes (a generous reserve that was not needed).  Never fails: the array
+ * stays as it was when the allocator cannot shrink it. */
+void fast_plan_trim(struct fast_plan *p, size_t slack);
 /* Set the last step's permutation (servers entries, copied). */
 int fast_plan_set_perm(struct fast_plan *p, const uint32_t *perm, uint64_t budget,
 		       struct fast_err *err);
@@ -205,6 +243,47 @@ static inline uint32_t fast_plan_chunk_of(uint64_t L, uint32_t k, uint64_t pos)
  * only on success; free it with fast_plan_free. */
 int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out,
 		     struct fast_err *err);
+
+/* --- the view every consumer takes ------------------------------------ */
+
+/*
+ * A plan as consumers read it: validated once and, when compact (lanes,
+ * RAIL or REDIST steps), expanded once.  `given` is the plan as given (the
+ * checker reads its lanes and rail budgets, summaries count its steps);
+ * `x` its explicit form: `given` itself when that has only EXPLICIT steps
+ * and no lanes (aliased, not copied), otherwise the view's own expansion.
+ * The checker, summaries, staging, the simulator, the MSCCL exporter and
+ * the executor's program builder all take a view, so a command that does
+ * several of these opens one view and pays for one validation and at most
+ * one expansion.
+ *
+ * Ownership: the view owns its expansion (fast_plan_view_close frees it,
+ * NULL-safe); `given` must outlive the view.  `x` may point into the view
+ * itself: do not copy a struct fast_plan_view, pass its address.
+ */
+struct fast_plan_view {
+	const struct fast_plan *given;
+	const struct fast_plan *x;
+	struct fast_plan own;
+	bool owned;
+};
+
+/* Does p have compact parts (lanes, RAIL or REDIST steps)? */
+bool fast_plan_is_compact(const struct fast_plan *p);
+
+/* Validate p and expand it when compact.  0, or FAST_EINPUT (malformed,
+ * naming the step) / FAST_ENOMEM; *v is written only on success. */
+int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
+			struct fast_err *err);
+void fast_plan_view_close(struct fast_plan_view *v);
+
+/* The agreement checks of a plan with its inputs, one wording each, for
+ * every consumer.  FAST_EINPUT when the plan's N x G differs from the
+ * topology's / when the traffic has another number of GPUs than the plan. */
+int fast_plan_fits_topo(const struct fast_plan *p, const struct fast_topo *topo,
+			struct fast_err *err);
+int fast_plan_fits_traffic(const struct fast_plan *p, uint32_t traffic_ng,
+			   struct fast_err *err);
 
 /* Structural validation: ids, dep ranges, tiers, GPU and server ranges,
  * permutations are permutations, chunk counts of pipelined deps match,
@@ -271,5 +350,10 @@ int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out
 /* Peak staging bytes of every GPU (peak[servers * gpus], caller
  * allocated), as defined above. */
 int fast_plan_staging(const struct fast_plan *p, uint64_t *peak, struct fast_err *err);
+/* Both of the above on an open view, in one walk: the summary, and when
+ * peak is not NULL the per-GPU peaks (peak[servers * gpus], caller
+ * allocated) of which the summary's peak_staging is the largest. */
+int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_summary *out,
+			     uint64_t *peak, struct fast_err *err);
 
 #endif

@@ -1658,14 +1658,6 @@ static void eng_free(struct eng *e)
 	free(e->fill.a);
 }
 
-static bool needs_expansion(const struct fast_plan *p)
-{
-	for (size_t i = 0; i < p->nsteps; i++)
-		if (p->steps[i].kind != FAST_STEP_EXPLICIT)
-			return true;
-	return false;
-}
-
 static int run(struct eng *e, struct fast_err *err)
 {
 	double t = 0.0;
@@ -1705,13 +1697,44 @@ oom:
 	return fast_err_set(err, rc, "simulator: out of memory");
 }
 
+/* What the engine needs of its inputs besides a valid plan. */
+static int sim_inputs_ok(const struct fast_topo *topo, const struct fast_plan *p,
+			 const struct fast_sim_opts *o, struct fast_err *err)
+{
+	if (o->epsilon < 0.0 || !(o->epsilon < 1.0))
+		return fast_err_set(err, FAST_EUSAGE, "simulator: epsilon must be in [0, 1) (got %g)",
+				    o->epsilon);
+	return fast_plan_fits_topo(p, topo, err);
+}
+
 int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
 		 const struct fast_sim_opts *opts, struct fast_sim_result *out,
 		 struct fast_err *err)
 {
 	struct fast_sim_opts o;
-	struct fast_plan expanded;
-	bool owned = false;
+	struct fast_plan_view v;
+	int rc;
+
+	if (opts)
+		o = *opts;
+	else
+		fast_sim_opts_default(&o);
+	/* the cheap refusals before the plan is validated and expanded */
+	if ((rc = sim_inputs_ok(topo, p, &o, err)) < 0)
+		return rc;
+	if ((rc = fast_plan_view_open(&v, p, err)) < 0)
+		return rc;
+	rc = fast_sim_run_view(topo, &v, &o, out, err);
+	fast_plan_view_close(&v);
+	return rc;
+}
+
+int fast_sim_run_view(const struct fast_topo *topo, const struct fast_plan_view *v,
+		      const struct fast_sim_opts *opts, struct fast_sim_result *out,
+		      struct fast_err *err)
+{
+	const struct fast_plan *p = v->given;
+	struct fast_sim_opts o;
 	struct eng e;
 	struct fast_sim_result r;
 	double t0 = fast_now();
@@ -1721,26 +1744,13 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
 		o = *opts;
 	else
 		fast_sim_opts_default(&o);
-	if (o.epsilon < 0.0 || !(o.epsilon < 1.0))
-		return fast_err_set(err, FAST_EUSAGE, "simulator: epsilon must be in [0, 1) (got %g)",
-				    o.epsilon);
-	if (p->servers != topo->servers || p->gpus != topo->gpus)
-		return fast_err_set(err, FAST_EINPUT,
-				    "plan is for %u servers x %u GPUs but the topology has %u x %u",
-				    p->servers, p->gpus, topo->servers, topo->gpus);
-	/* fast_plan_expand validates the compact form itself */
-	if (!needs_expansion(p) && (rc = fast_plan_validate(p, err)) < 0)
+	if ((rc = sim_inputs_ok(topo, p, &o, err)) < 0)
 		return rc;
-	if (needs_expansion(p)) {
-		if ((rc = fast_plan_expand(p, &expanded, err)) < 0)
-			return rc;
-		owned = true;
-	}
 
 	memset(&e, 0, sizeof e);
 	memset(&r, 0, sizeof r);
 	e.topo = topo;
-	e.x = owned ? &expanded : p;
+	e.x = v->x;
 	e.opts = o;
 	e.N = topo->servers;
 	e.G = topo->gpus;
@@ -1803,14 +1813,10 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
 		goto fail;
 	r.wall_s = fast_now() - t0;
 	eng_free(&e);
-	if (owned)
-		fast_plan_free(&expanded);
 	*out = r;
 	return 0;
 fail:
 	eng_free(&e);
 	fast_sim_result_free(&r);
-	if (owned)
-		fast_plan_free(&expanded);
 	return rc;
 }

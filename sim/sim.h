@@ -143,6 +143,11 @@ struct fast_sim_result {
 int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
 		 const struct fast_sim_opts *opts, struct fast_sim_result *out,
 		 struct fast_err *err);
+/* The same on an open view of the plan (plan.h), which is neither
+ * validated nor expanded again: for commands that also check it. */
+int fast_sim_run_view(const struct fast_topo *topo, const struct fast_plan_view *v,
+		      const struct fast_sim_opts *opts, struct fast_sim_result *out,
+		      struct fast_err *err);
 void fast_sim_result_free(struct fast_sim_result *r);
 
 /* Incast factor of an ingress with k concurrent flows (1 when disabled). */

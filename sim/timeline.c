@@ -24,18 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *step_class(const struct fast_sim_step *s)
-{
-	switch (s->kind) {
-	case FAST_STEP_RAIL:
-		return "rail";
-	case FAST_STEP_REDIST:
-		return "redist";
-	default:
-		return s->tier == FAST_TIER_OUT ? "out" : "up";
-	}
-}
-
 static uint32_t res_server(const struct fast_topo *topo, const struct fast_sim_res *r)
 {
 	if (r->kind == FAST_RES_CORE)
@@ -132,7 +120,7 @@ int fast_sim_write_trace(const struct fast_topo *topo, const struct fast_sim_res
 		}
 		fprintf(f, ",\n{\"name\":\"%s %u\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,"
 			"\"ts\":%.4f,\"dur\":%.4f,\"args\":{\"step\":%u,\"bytes\":%llu}}",
-			step_class(st), a->step, step_class(st), pid, tid, a->t0 * 1e6,
+			fast_step_kind_name(st->kind, st->tier), a->step, fast_step_kind_name(st->kind, st->tier), pid, tid, a->t0 * 1e6,
 			(a->t1 - a->t0) * 1e6, a->step, (unsigned long long)a->bytes);
 	}
 	fputs("\n]}\n", f);
@@ -437,7 +425,7 @@ int fast_sim_write_svg(const struct fast_topo *topo, const struct fast_sim_resul
 		fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" stroke=\"white\" stroke-width=\"0.3\">"
 			"<title>step %u (%s): %.2f-%.2f %s, %s</title></rect>\n",
 			x0, rowy[b->row] + b->lane * lh, w, lh - (lh > 4 ? 1 : 0.3),
-			colours[class_of(st)][shade[b->step]], b->step, step_class(st), b->t0 * unit,
+			colours[class_of(st)][shade[b->step]], b->step, fast_step_kind_name(st->kind, st->tier), b->t0 * unit,
 			b->t1 * unit, uname, fast_size_format(b->bytes, sz, sizeof sz));
 	}
 	/* legend */

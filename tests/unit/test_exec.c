@@ -184,11 +184,17 @@ static long run_expanded(const struct fast_plan *ex, const uint64_t *D, uint32_t
 {
 	uint32_t ng = ex->servers * ex->gpus;
 	struct fast_prog **progs = calloc(ng, sizeof *progs);
+	struct fast_plan_view v;
 	long wrong = -10;
 
 	*max_staging = 0;
+	if (fast_plan_view_open(&v, ex, err) < 0) {
+		*code = err->code;
+		free(progs);
+		return wrong;
+	}
 	for (uint32_t r = 0; r < ng; r++) {
-		if (fast_prog_build(ex, D, r, passes, &progs[r], err) < 0) {
+		if (fast_prog_build(&v, D, r, passes, &progs[r], err) < 0) {
 			*code = err->code;
 			goto out;
 		}
@@ -200,6 +206,7 @@ out:
 	for (uint32_t r = 0; r < ng; r++)
 		fast_prog_free(progs[r]);
 	free(progs);
+	fast_plan_view_close(&v);
 	return wrong;
 }
 
@@ -319,6 +326,7 @@ static void test_exec__refuses_sending_bytes_not_held(void)
 	struct fast_topo t;
 	struct fast_plan p, ex;
 	struct fast_prog *g = NULL;
+	struct fast_plan_view v;
 	struct fast_err err;
 	uint64_t D[64];
 	bool refused = false;
@@ -329,8 +337,9 @@ static void test_exec__refuses_sending_bytes_not_held(void)
 	CU_ASSERT_FATAL(fast_plan_expand(&p, &ex, &err) == 0);
 	for (size_t s = 0; s < ex.nsteps; s++)
 		ex.steps[s].ndeps = 0; /* every step in the first wave */
+	CU_ASSERT_FATAL(fast_plan_view_open(&v, &ex, &err) == 0);
 	for (uint32_t r = 0; r < 8 && !refused; r++) {
-		int rc = fast_prog_build(&ex, D, r, 1, &g, &err);
+		int rc = fast_prog_build(&v, D, r, 1, &g, &err);
 		if (rc == FAST_ECHECK) {
 			refused = true;
 			CU_ASSERT(strstr(err.msg, "does not hold") != NULL);
@@ -339,6 +348,7 @@ static void test_exec__refuses_sending_bytes_not_held(void)
 		}
 	}
 	CU_ASSERT(refused);
+	fast_plan_view_close(&v);
 	fast_plan_free(&ex);
 	fast_plan_free(&p);
 }
@@ -349,6 +359,7 @@ static void test_exec__refuses_plan_for_other_matrix(void)
 	struct fast_topo t;
 	struct fast_plan p, ex;
 	struct fast_prog *g = NULL;
+	struct fast_plan_view v;
 	struct fast_err err;
 	uint64_t D[64], E[64];
 
@@ -358,8 +369,10 @@ static void test_exec__refuses_plan_for_other_matrix(void)
 	E[1 * 8 + 6] /= 2; /* message 1->6 shorter than the plan says */
 	CU_ASSERT_FATAL(fast_compile("fanout", &t, D, NULL, &p, &err) == 0);
 	CU_ASSERT_FATAL(fast_plan_expand(&p, &ex, &err) == 0);
-	CU_ASSERT_EQUAL(fast_prog_build(&ex, E, 1, 1, &g, &err), FAST_EINPUT);
+	CU_ASSERT_FATAL(fast_plan_view_open(&v, &ex, &err) == 0);
+	CU_ASSERT_EQUAL(fast_prog_build(&v, E, 1, 1, &g, &err), FAST_EINPUT);
 	CU_ASSERT(strstr(err.msg, "does not match the traffic") != NULL);
+	fast_plan_view_close(&v);
 	fast_plan_free(&ex);
 	fast_plan_free(&p);
 }
@@ -374,6 +387,7 @@ static void test_exec__staging_lives_until_last_forward(void)
 	struct fast_plan p;
 	struct fast_err err;
 	struct fast_prog *g = NULL;
+	struct fast_plan_view v;
 	uint64_t D[16] = { 0 }, stg;
 	int code = 0;
 	/* from, to, offset of the 1000 bytes of message 0->2 */
@@ -391,7 +405,9 @@ static void test_exec__staging_lives_until_last_forward(void)
 	}
 	CU_ASSERT_FATAL(fast_plan_check(&p, &t, D, &err) == 0);
 	CU_ASSERT_EQUAL(run_expanded(&p, D, 1, &stg, &code, &err), 0);
-	CU_ASSERT_FATAL(fast_prog_build(&p, D, 1, 1, &g, &err) == 0);
+	CU_ASSERT_FATAL(fast_plan_view_open(&v, &p, &err) == 0);
+	CU_ASSERT_FATAL(fast_prog_build(&v, D, 1, 1, &g, &err) == 0);
+	fast_plan_view_close(&v);
 	CU_ASSERT_EQUAL(g->staging, 1024); /* 1000 bytes, 64-byte aligned: one block */
 	fast_prog_free(g);
 	fast_plan_free(&p);

@@ -424,6 +424,140 @@ static void test_plan__summary_and_staging(void)
 	fast_plan_free(&p);
 }
 
+/* The view: an explicit plan is aliased, a compact one expanded once into
+ * an owned explicit plan; a malformed plan opens nothing; the one-walk
+ * summary agrees with summarize + staging; the agreement checks word their
+ * refusals once. */
+static void test_plan__view_aliases_or_expands(void)
+{
+	struct fast_plan p, e;
+	struct fast_plan_view v, w;
+	struct fast_plan_summary a, b;
+	struct fast_topo t;
+	struct fast_err err;
+	uint64_t peak[4], peak2[4];
+
+	build_fast(&p);
+	CU_ASSERT(fast_plan_is_compact(&p));
+	OK(fast_plan_view_open(&v, &p, &err));
+	CU_ASSERT(v.owned && v.given == &p && v.x == &v.own);
+	CU_ASSERT(!fast_plan_is_compact(v.x));
+	CU_ASSERT_EQUAL(v.x->nsteps, p.nsteps);
+	OK(fast_plan_expand(&p, &e, &err));
+	CU_ASSERT_EQUAL(fast_plan_hash(v.x), fast_plan_hash(&e));
+	/* explicit: aliased (the executor hashed an expanded copy before: the
+	 * same identity), same summary from either */
+	{
+		struct fast_plan e2;
+		OK(fast_plan_expand(&e, &e2, &err));
+		CU_ASSERT_EQUAL(fast_plan_hash(&e2), fast_plan_hash(&e));
+		fast_plan_free(&e2);
+	}
+	OK(fast_plan_view_open(&w, &e, &err));
+	CU_ASSERT(!w.owned && w.given == &e && w.x == &e);
+	OK(fast_plan_summarize_view(&v, &a, peak, &err));
+	OK(fast_plan_summarize(&p, &b, &err));
+	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof a), 0);
+	OK(fast_plan_staging(&p, peak2, &err));
+	CU_ASSERT_EQUAL(memcmp(peak, peak2, sizeof peak), 0);
+	OK(fast_plan_summarize_view(&w, &b, NULL, &err));
+	CU_ASSERT_EQUAL(a.bytes_up, b.bytes_up);
+	CU_ASSERT_EQUAL(a.peak_staging, b.peak_staging);
+	CU_ASSERT_EQUAL(b.rail_stages, 0); /* counted on the plan as given */
+	fast_plan_view_close(&w);
+	fast_plan_view_close(&v);
+	fast_plan_view_close(NULL);
+	/* agreement checks */
+	memset(&t, 0, sizeof t);
+	t.servers = 2;
+	t.gpus = 2;
+	OK(fast_plan_fits_topo(&p, &t, &err));
+	OK(fast_plan_fits_traffic(&p, 4, &err));
+	t.servers = 3;
+	CU_ASSERT_EQUAL(fast_plan_fits_topo(&p, &t, &err), FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "the plan is for 2 servers x 2 GPUs, the topology has 3 x 2");
+	CU_ASSERT_EQUAL(fast_plan_fits_traffic(&p, 6, &err), FAST_EINPUT);
+	CU_ASSERT_STRING_EQUAL(err.msg, "the traffic has 6 GPUs, the plan is for 2 servers x 2 GPUs");
+	/* malformed: nothing opened */
+	CU_ASSERT_FATAL(e.ndeps > 0);
+	e.deps[0].step = 99;
+	memset(&w, 0x5a, sizeof w);
+	memcpy(&v, &w, sizeof v);
+	CU_ASSERT_EQUAL(fast_plan_view_open(&w, &e, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(memcmp(&v, &w, sizeof v), 0); /* written only on success */
+	fast_plan_free(&e);
+	fast_plan_free(&p);
+}
+
+/* Lanes and transfers written in place and committed in bulk build what
+ * one call per lane, transfer and piece builds; reserve keeps contents,
+ * trim gives back spare capacity; misuse is refused. */
+static void test_plan__bulk_builder_matches_piecewise(void)
+{
+	struct fast_plan a, b;
+	struct fast_err err;
+	const struct fast_piece pcs[3] = { { 0, 2, 0, 5 }, { 1, 3, 4, 6 }, { 0, 3, 0, 1 } };
+
+	fast_plan_init(&b, 2, 2, "t");
+	OK(fast_plan_reserve(&b, 4, 4, 4, 1000, 8, &err));
+	CU_ASSERT(b.cap_pieces >= 1000 && b.cap_steps >= 4 && b.cap_lanes >= 8);
+	CU_ASSERT_EQUAL(b.npieces, 0);
+	fast_plan_free(&b);
+
+	/* lanes and transfers written in place, committed in bulk: the same
+	 * plan as one call per lane, transfer and piece */
+	{
+		struct fast_lane *ln;
+		struct fast_xfer *x;
+		struct fast_piece *pc;
+		fast_plan_init(&a, 2, 2, "t");
+		fast_plan_init(&b, 2, 2, "t");
+		OK(fast_plan_add_lane(&a, 0, 1, 0, &err));
+		OK(fast_plan_add_piece(&a, 0, 2, 0, 5, &err));
+		OK(fast_plan_add_piece(&a, 1, 3, 4, 6, &err));
+		OK(fast_plan_add_lane(&a, 0, 1, 1, &err));
+		OK(fast_plan_add_piece(&a, 0, 3, 0, 1, &err));
+		OK(fast_plan_lane_space(&b, 2, 3, &ln, &pc, &err));
+		memcpy(pc, pcs, sizeof pcs);
+		ln[0] = (struct fast_lane){ 0, 1, 0, 0, 2, 11 };
+		ln[1] = (struct fast_lane){ 0, 1, 1, 0, 1, 1 };
+		OK(fast_plan_commit_lanes(&b, 2, &err));
+		CU_ASSERT_EQUAL(b.lanes[1].piece0, 2);
+		for (int k = 0; k < 2; k++) {
+			struct fast_plan *p = k ? &b : &a;
+			CU_ASSERT_FATAL(fast_plan_add_step(p, FAST_STEP_EXPLICIT, FAST_TIER_UP, &err) == 0);
+		}
+		OK(fast_plan_add_xfer(&a, 0, 1, &err));
+		OK(fast_plan_add_piece(&a, 0, 1, 0, 3, &err));
+		OK(fast_plan_add_xfer(&a, 2, 3, &err));
+		OK(fast_plan_add_piece(&a, 2, 3, 0, 4, &err));
+		OK(fast_plan_add_piece(&a, 2, 3, 4, 4, &err));
+		OK(fast_plan_xfer_space(&b, 2, 3, &x, &pc, &err));
+		x[0] = (struct fast_xfer){ 0, 1, 0, 1, 3 };
+		x[1] = (struct fast_xfer){ 2, 3, 0, 2, 8 };
+		pc[0] = (struct fast_piece){ 0, 1, 0, 3 };
+		pc[1] = (struct fast_piece){ 2, 3, 0, 4 };
+		pc[2] = (struct fast_piece){ 2, 3, 4, 4 };
+		OK(fast_plan_commit_xfers(&b, 2, &err));
+		CU_ASSERT_EQUAL(fast_plan_hash(&a), fast_plan_hash(&b));
+		CU_ASSERT_EQUAL(b.steps[0].nxfers, 2);
+		CU_ASSERT_EQUAL(b.xfers[1].piece0, 4);
+		/* the last transfer stays open: a piece goes to it */
+		OK(fast_plan_add_piece(&b, 2, 3, 8, 1, &err));
+		CU_ASSERT_EQUAL(b.xfers[1].bytes, 9);
+		OK(fast_plan_validate(&b, &err));
+		fast_plan_trim(&b, 0);
+		CU_ASSERT_EQUAL(b.cap_pieces, b.npieces);
+		CU_ASSERT_EQUAL(b.pieces[5].off, 4);
+		/* transfers on a step that is not EXPLICIT are refused */
+		CU_ASSERT_FATAL(fast_plan_add_step(&b, FAST_STEP_RAIL, FAST_TIER_OUT, &err) == 1);
+		OK(fast_plan_xfer_space(&b, 1, 1, &x, &pc, &err));
+		CU_ASSERT_EQUAL(fast_plan_commit_xfers(&b, 1, &err), FAST_EINPUT);
+		fast_plan_free(&a);
+		fast_plan_free(&b);
+	}
+}
+
 /* chunk boundaries against the naive definition floor(c * L / k) */
 static void test_plan__chunk_boundaries(void)
 {
@@ -453,4 +587,6 @@ UNIT_MAIN("plan",
 	  UNIT_TEST(test_plan__json_round_trip_is_identical),
 	  UNIT_TEST(test_plan__reader_errors_have_paths),
 	  UNIT_TEST(test_plan__summary_and_staging),
+	  UNIT_TEST(test_plan__view_aliases_or_expands),
+	  UNIT_TEST(test_plan__bulk_builder_matches_piecewise),
 	  UNIT_TEST(test_plan__chunk_boundaries))
