@@ -1,28 +1,29 @@
 #!/usr/bin/env bash
 # The whole test suite, stage by stage, each with a time budget (seconds).
-# CI (2 cores, 90 min hard limit) must finish in under 25 minutes in all.
+# CI (2 cores, 90 min hard limit) must finish in under 25 minutes in all,
+# and the budgets add up to at most that (checked at the end of a full run).
 #
 #   stage        budget  what
-#   unit            120  CUnit suites (build/bin/tests/test_*)
-#   golden           90  CLI golden tests and the bad-input table
+#   unit             45  CUnit suites (build/bin/tests/test_*)
+#   golden           60  CLI golden tests and the bad-input table
 #   schema           60  presets, traces, plans, specs, every --json vs the schemas
-#   mpi             300  fast run under mpirun (host backend), interposer
-#   testbed         300  fast run over an emulated 4 x 4 cluster (network
+#   mpi             180  fast run under mpirun (host backend), interposer
+#   testbed         240  fast run over an emulated 4 x 4 cluster (network
 #                        namespaces, TCP rails; scripts/testbed.sh): every
 #                        algorithm, 0 wrong bytes, a killed rank, teardown
 #                        (skipped where namespaces are not; FAST_TESTBED=require
 #                        fails instead); hard limit: timeout 300
-#   sweep            90  a killed sweep resumes without loss or duplicates;
+#   sweep            30  a killed sweep resumes without loss or duplicates;
 #                        mpirun -np 4 gives the serial rows
-#   gate             60  fast gate on the bundled real traces: FAST / LP bound
+#   gate             30  fast gate on the bundled real traces: FAST / LP bound
 #                        under a limit, no regression against results/gate/
-#   install         120  make install into a temporary prefix, the tour from
+#   install          90  make install into a temporary prefix, the tour from
 #                        elsewhere, pkg-config builds, make uninstall
-#   sanitizer       420  ASan+UBSan build: unit suites and golden tests
-#   valgrind        300  golden tests under valgrind memcheck
-#   fuzz            200  fuzz corpus replay and 30 s of fuzzing per target
+#   sanitizer       210  ASan+UBSan build: unit suites and golden tests
+#   valgrind        240  golden tests under valgrind memcheck
+#   fuzz            180  fuzz corpus replay and 30 s of fuzzing per target
 #                        (where clang is: CI installs it)
-#   gpu             240  CUDA/HIP backends compile and link (where compilers exist)
+#   gpu             120  CUDA/HIP backends compile and link (where compilers exist)
 #
 # A stage over budget is reported; the run fails only on test failures or
 # when the whole run passes 25 minutes.  A stage whose script exits 77 (the
@@ -41,6 +42,7 @@ total_start=$(date +%s)
 pass=0
 fail=0
 skip=0
+budget_sum=0
 summary=()
 stagelog=$(mktemp)
 trap 'rm -f "$stagelog"' EXIT
@@ -49,6 +51,7 @@ stage() {
 	local name=$1 budget=$2
 	shift 2
 	local t0 t1 rc
+	budget_sum=$((budget_sum + budget))
 	[ "$only" = "  " ] || [[ $only == *" $name "* ]] || return 0
 	echo
 	echo "=== stage $name (budget ${budget}s)"
@@ -92,23 +95,24 @@ optional() {
 	fi
 }
 
-stage unit 120 bash tests/run_unit.sh "$BIN/tests"
-stage golden 90 bash tests/golden/run.sh "$BIN/fast"
+stage unit 45 bash tests/run_unit.sh "$BIN/tests"
+stage golden 60 bash tests/golden/run.sh "$BIN/fast"
 stage schema 60 optional tests/schema/run.sh "$BIN/fast"
-stage mpi 300 optional tests/mpi/run.sh "$BIN/fast"
-stage testbed 300 timeout -k 10 300 bash tests/testbed/run.sh "$BIN/fast"
-stage sweep 90 bash tests/sweep/resume.sh "$BIN/fast"
-stage gate 60 bash tests/gate/run.sh "$BIN/fast"
-stage install 120 bash tests/install/run.sh
-stage sanitizer 420 san_stage
-stage valgrind 300 valgrind_stage
-stage fuzz 200 optional tests/fuzz/replay.sh
-stage gpu 240 optional tests/gpu/compile_check.sh
+stage mpi 180 optional tests/mpi/run.sh "$BIN/fast"
+stage testbed 240 timeout -k 10 300 bash tests/testbed/run.sh "$BIN/fast"
+stage sweep 30 bash tests/sweep/resume.sh "$BIN/fast"
+stage gate 30 bash tests/gate/run.sh "$BIN/fast"
+stage install 90 bash tests/install/run.sh
+stage sanitizer 210 san_stage
+stage valgrind 240 valgrind_stage
+stage fuzz 180 optional tests/fuzz/replay.sh
+stage gpu 120 optional tests/gpu/compile_check.sh
 
 total=$(( $(date +%s) - total_start ))
 echo
 echo "=== summary (${total}s in all, budget 1500s)"
 printf '%s\n' "${summary[@]}"
 [ $total -gt 1500 ] && { echo "FAIL: the suite took ${total}s, over its 25-minute budget"; fail=$((fail + 1)); }
+[ $budget_sum -gt 1500 ] && { echo "FAIL: the stage budgets add up to ${budget_sum}s, over the suite's 1500s"; fail=$((fail + 1)); }
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]
