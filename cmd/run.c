@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "cli_algo.h"
 #include "exec/exec.h"
+#include "lib/json.h"
 #include "lib/algo.h"
 
 const char cmd_run_usage[] =
@@ -564,13 +565,21 @@ static void print_json(const struct ctx *c, const struct row *rows, size_t n)
 		const struct row *w = &rows[i];
 		printf("%s\n  {\"matrix\": %u, \"label\": ", i ? "," : "", w->matrix);
 		json_string(w->label);
-		/* times in seconds, to the nanosecond */
-		printf(", \"size_bytes\": %llu, \"count\": %llu, \"type\": \"uint8\", \"time_s\": %.9f, "
-		       "\"median_s\": %.9f, \"algbw_GBps\": %.6f, \"busbw_GBps\": %.6f, \"wrong\": %llu, "
-		       "\"synthesis_s\": %.9f, \"staging_bytes\": %llu, \"passes\": %u, \"waves\": %u, "
-		       "\"cache_hits\": %llu, \"cache_lookups\": %llu",
-		       (unsigned long long)w->size, (unsigned long long)w->size, w->time_us * 1e-6,
-		       w->median_us * 1e-6, w->algbw, w->busbw, (unsigned long long)w->wrong, w->synth_us * 1e-6,
+		/* measured times and bandwidths: the shortest exact decimal, as
+		 * every JSON number */
+		printf(", \"size_bytes\": %llu, \"count\": %llu, \"type\": \"uint8\", \"time_s\": ",
+		       (unsigned long long)w->size, (unsigned long long)w->size);
+		fast_json_put_double(stdout, w->time_us / 1e6);
+		printf(", \"median_s\": ");
+		fast_json_put_double(stdout, w->median_us / 1e6);
+		printf(", \"algbw_GBps\": ");
+		fast_json_put_double(stdout, w->algbw);
+		printf(", \"busbw_GBps\": ");
+		fast_json_put_double(stdout, w->busbw);
+		printf(", \"wrong\": %llu, \"synthesis_s\": ", (unsigned long long)w->wrong);
+		fast_json_put_double(stdout, w->synth_us / 1e6);
+		printf(", \"staging_bytes\": %llu, \"passes\": %u, \"waves\": %u, \"cache_hits\": %llu, "
+		       "\"cache_lookups\": %llu",
 		       (unsigned long long)w->staging, w->passes, w->waves, (unsigned long long)w->hits,
 		       (unsigned long long)w->lookups);
 		if (w->staging_rank) {
