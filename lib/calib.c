@@ -1,7 +1,8 @@
 /*
- * calib.c - measurement parsing and the alpha-beta least-squares fit of
- * `fast calibrate` (see calib.h).  Inputs are small text files (tens of
- * lines); everything is linear in their size.
+ * calib.c - measurement parsing, the alpha-beta least-squares fit and the
+ * coordinate search over model terms of `fast calibrate` (see calib.h).
+ * Inputs are small text files (tens of lines); everything is linear in
+ * their size, and the search costs what its cost function does.
  */
 #include "calib.h"
 
@@ -188,5 +189,111 @@ int fast_calib_fit(const struct fast_calib_points *p, double line_rate_GBps,
 	out->max_rel_err = maxe;
 	out->mean_rel_err = sume / n;
 	out->points = p->n;
+	return 0;
+}
+
+int fast_calib_parse_run(const char *text, size_t len, const char *name,
+			 struct fast_calib_run *out, struct fast_err *err)
+{
+	struct fast_json *doc;
+	struct fast_jctx c;
+	const struct fast_jv *root, *rows;
+	size_t i = 0;
+	int rc;
+
+	if ((rc = fast_json_parse(text, len, name, &doc, err)) < 0)
+		return rc;
+	fast_jctx_init(&c, name, err);
+	root = fast_json_root(doc);
+	rows = fast_jv_get(root, "rows");
+	out->n = 0;
+	if (!rows || fast_jv_type(rows) != FAST_JARRAY) {
+		fast_json_free(doc);
+		return fast_jctx_fail(&c, FAST_EINPUT, "not `fast run --json` output (no \"rows\" array)");
+	}
+	rc = fast_jv_get_string(&c, root, "algo", true, out->algo, sizeof out->algo);
+	if (rc == 0)
+		rc = fast_jv_get_string(&c, root, "traffic", true, out->traffic, sizeof out->traffic);
+	if (rc == 0 && out->traffic[0] == '\0') {
+		fast_jctx_push_key(&c, "traffic");
+		rc = fast_jctx_fail(&c, FAST_EINPUT, "names no traffic file: a run without --traffic cannot be simulated");
+	}
+	for (const struct fast_jv *r = fast_jv_first(rows); rc == 0 && r; r = fast_jv_next(r), i++) {
+		size_t old = fast_jctx_push_key(&c, "rows");
+		fast_jctx_push_index(&c, i);
+		if (out->n >= FAST_CALIB_MAX_ROWS)
+			rc = fast_jctx_fail(&c, FAST_ELIMIT, "more than %d rows", FAST_CALIB_MAX_ROWS);
+		if (rc == 0)
+			rc = fast_jv_get_u32(&c, r, "matrix", true, 0, UINT32_MAX, &out->matrix[out->n]);
+		if (rc == 0)
+			rc = fast_jv_get_double(&c, r, "median_us", true, 0, 1e12, true, &out->median_us[out->n]);
+		fast_jctx_pop(&c, old);
+		if (rc == 0)
+			out->n++;
+	}
+	fast_json_free(doc);
+	if (rc == 0 && out->n == 0)
+		rc = fast_err_set(err, FAST_EINPUT, "%s: no rows", name);
+	return rc;
+}
+
+static double term_value(const struct fast_calib_term *t, double a, double b, int k)
+{
+	if (t->log && a > 0)
+		return exp(log(a) + (log(b) - log(a)) * k / 8.0);
+	return a + (b - a) * k / 8.0;
+}
+
+int fast_calib_minimize(const struct fast_calib_term *terms, size_t n, fast_calib_cost_fn cost,
+			void *ctx, unsigned rounds, double *x, double *best, struct fast_err *err)
+{
+	double lo[16], hi[16], cur;
+
+	if (n > 16)
+		return fast_err_set(err, FAST_ELIMIT, "at most 16 terms can be fitted at once (got %zu)", n);
+	for (size_t i = 0; i < n; i++) {
+		lo[i] = terms[i].lo;
+		hi[i] = terms[i].hi;
+		if (x[i] < lo[i])
+			x[i] = lo[i];
+		if (x[i] > hi[i])
+			x[i] = hi[i];
+	}
+	cur = cost(ctx, x);
+	for (unsigned r = 0; r < rounds; r++) {
+		for (size_t i = 0; i < n; i++) {
+			double keep = x[i], bv = x[i];
+			int bk = -1;
+			for (int k = 0; k <= 8; k++) {
+				double v = term_value(&terms[i], lo[i], hi[i], k), c;
+				x[i] = v;
+				c = cost(ctx, x);
+				if (c < cur) { /* strictly better: ties keep the earlier point */
+					cur = c;
+					bv = v;
+					bk = k;
+				}
+			}
+			x[i] = bk >= 0 ? bv : keep;
+			/* half the bracket, centred on the best value, in range:
+			 * it can drift towards an optimum that coupling with
+			 * the other terms moves */
+			{
+				bool lg = terms[i].log && lo[i] > 0;
+				double a = lg ? log(lo[i]) : lo[i], b = lg ? log(hi[i]) : hi[i];
+				double m = lg ? log(x[i]) : x[i], w = (b - a) / 4.0;
+				double na = m - w, nb = m + w;
+				if (na < (lg ? log(terms[i].lo) : terms[i].lo))
+					na = lg ? log(terms[i].lo) : terms[i].lo;
+				if (nb > (lg ? log(terms[i].hi) : terms[i].hi))
+					nb = lg ? log(terms[i].hi) : terms[i].hi;
+				lo[i] = lg ? exp(na) : na;
+				hi[i] = lg ? exp(nb) : nb;
+			}
+		}
+	}
+	if (!(cur < HUGE_VAL))
+		return fast_err_set(err, FAST_EINPUT, "no value tried in the search ranges gave a feasible model");
+	*best = cur;
 	return 0;
 }
