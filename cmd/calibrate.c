@@ -42,7 +42,7 @@ const char cmd_calibrate_usage[] =
 	"  --fit-run FILE       `fast run --json` output of a collective (any\n"
 	"                       algorithm, its --traffic file still in place):\n"
 	"                       after the sweeps' fit, the --fit terms are searched\n"
-	"                       (coordinate search, 10 rounds) to minimise the\n"
+	"                       (Halton start, pattern search, 400 simulations of the cells at most) to minimise the\n"
 	"                       squared relative error of the simulated time against\n"
 	"                       the median of each cell's rows (a cell: one algorithm\n"
 	"                       on one matrix; identical matrices pool their rows;\n"
@@ -435,7 +435,7 @@ int cmd_calibrate(int argc, char **argv)
 			x[i] = *fc.slot[i];
 		}
 		cost0 = fit_cost(&fc, x);
-		if (any_fit && fast_calib_minimize(terms, nterms, fit_cost, &fc, 10, x, &cost, &err) < 0) {
+		if (any_fit && fast_calib_minimize(terms, nterms, fit_cost, &fc, 400, x, &cost, &err) < 0) {
 			free_cells(cells, ncells);
 			return cli_report(&err);
 		}

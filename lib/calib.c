@@ -237,63 +237,117 @@ int fast_calib_parse_run(const char *text, size_t len, const char *name,
 	return rc;
 }
 
-static double term_value(const struct fast_calib_term *t, double a, double b, int k)
+/* Element k of the Halton sequence of base b, in [0, 1). */
+static double halton(unsigned k, unsigned b)
 {
-	if (t->log && a > 0)
-		return exp(log(a) + (log(b) - log(a)) * k / 8.0);
-	return a + (b - a) * k / 8.0;
+	double f = 1, r = 0;
+
+	for (; k; k /= b) {
+		f /= b;
+		r += f * (k % b);
+	}
+	return r;
+}
+
+/* Term i of point u (in search space: log for log terms) back to a value. */
+static double from_space(const struct fast_calib_term *t, double u)
+{
+	return t->log && t->lo > 0 ? exp(u) : u;
+}
+
+static double to_space(const struct fast_calib_term *t, double v)
+{
+	return t->log && t->lo > 0 ? log(v) : v;
 }
 
 int fast_calib_minimize(const struct fast_calib_term *terms, size_t n, fast_calib_cost_fn cost,
-			void *ctx, unsigned rounds, double *x, double *best, struct fast_err *err)
+			void *ctx, unsigned max_evals, double *x, double *best, struct fast_err *err)
 {
-	double lo[16], hi[16], cur;
+	static const unsigned primes[16] = { 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53 };
+	double lo[16], hi[16], u[16], prev[16], y[16] = { 0 }, step[16], cur;
+	unsigned evals = 0;
 
 	if (n > 16)
 		return fast_err_set(err, FAST_ELIMIT, "at most 16 terms can be fitted at once (got %zu)", n);
 	for (size_t i = 0; i < n; i++) {
-		lo[i] = terms[i].lo;
-		hi[i] = terms[i].hi;
-		if (x[i] < lo[i])
-			x[i] = lo[i];
-		if (x[i] > hi[i])
-			x[i] = hi[i];
+		lo[i] = to_space(&terms[i], terms[i].lo);
+		hi[i] = to_space(&terms[i], terms[i].hi);
+		if (x[i] < terms[i].lo)
+			x[i] = terms[i].lo;
+		if (x[i] > terms[i].hi)
+			x[i] = terms[i].hi;
+		u[i] = to_space(&terms[i], x[i]);
+		step[i] = (hi[i] - lo[i]) / 4;
 	}
-	cur = cost(ctx, x);
-	for (unsigned r = 0; r < rounds; r++) {
-		for (size_t i = 0; i < n; i++) {
-			double keep = x[i], bv = x[i];
-			int bk = -1;
-			for (int k = 0; k <= 8; k++) {
-				double v = term_value(&terms[i], lo[i], hi[i], k), c;
-				x[i] = v;
-				c = cost(ctx, x);
-				if (c < cur) { /* strictly better: ties keep the earlier point */
-					cur = c;
-					bv = v;
-					bk = k;
-				}
-			}
-			x[i] = bk >= 0 ? bv : keep;
-			/* half the bracket, centred on the best value, in range:
-			 * it can drift towards an optimum that coupling with
-			 * the other terms moves */
-			{
-				bool lg = terms[i].log && lo[i] > 0;
-				double a = lg ? log(lo[i]) : lo[i], b = lg ? log(hi[i]) : hi[i];
-				double m = lg ? log(x[i]) : x[i], w = (b - a) / 4.0;
-				double na = m - w, nb = m + w;
-				if (na < (lg ? log(terms[i].lo) : terms[i].lo))
-					na = lg ? log(terms[i].lo) : terms[i].lo;
-				if (nb > (lg ? log(terms[i].hi) : terms[i].hi))
-					nb = lg ? log(terms[i].hi) : terms[i].hi;
-				lo[i] = lg ? exp(na) : na;
-				hi[i] = lg ? exp(nb) : nb;
-			}
+#define EVAL(v, out)                                                            \
+	do {                                                                    \
+		for (size_t j_ = 0; j_ < n; j_++)                               \
+			y[j_] = from_space(&terms[j_], (v)[j_]);                \
+		(out) = cost(ctx, y);                                           \
+		evals++;                                                        \
+	} while (0)
+	EVAL(u, cur);
+	/* a space-filling start (Halton points over the box): a term can be
+	 * flat where another is off (a timeout no cell reaches), which
+	 * stalls a search along one axis at a time */
+	for (unsigned k = 1; k <= 16 * n && evals < max_evals; k++) {
+		double v[16], c;
+		for (size_t i = 0; i < n; i++)
+			v[i] = lo[i] + halton(k, primes[i]) * (hi[i] - lo[i]);
+		EVAL(v, c);
+		if (c < cur) {
+			cur = c;
+			memcpy(u, v, n * sizeof *u);
 		}
 	}
+	/* Hooke-Jeeves pattern search: exploratory moves of +-step along each
+	 * term (a success doubles that term's step, a failure halves it),
+	 * then a pattern move along the last successful sweep's direction,
+	 * which follows a valley where terms are coupled */
+	memcpy(prev, u, n * sizeof *u);
+	while (evals < max_evals) {
+		bool moved = false, tiny = true;
+		for (size_t i = 0; i < n && evals < max_evals; i++) {
+			bool ok = false;
+			for (int d = 1; d >= -1 && !ok && evals < max_evals; d -= 2) {
+				double v[16], c;
+				memcpy(v, u, n * sizeof *u);
+				v[i] += d * step[i];
+				v[i] = v[i] < lo[i] ? lo[i] : v[i] > hi[i] ? hi[i] : v[i];
+				if (v[i] == u[i])
+					continue;
+				EVAL(v, c);
+				if (c < cur) {
+					cur = c;
+					u[i] = v[i];
+					ok = moved = true;
+				}
+			}
+			step[i] = ok ? fmin(2 * step[i], hi[i] - lo[i]) : step[i] / 2;
+			if (step[i] > 1e-6 * (hi[i] - lo[i]))
+				tiny = false;
+		}
+		if (moved && evals < max_evals) {
+			double v[16], c;
+			for (size_t i = 0; i < n; i++) {
+				v[i] = 2 * u[i] - prev[i];
+				v[i] = v[i] < lo[i] ? lo[i] : v[i] > hi[i] ? hi[i] : v[i];
+			}
+			memcpy(prev, u, n * sizeof *u);
+			EVAL(v, c);
+			if (c < cur) {
+				cur = c;
+				memcpy(u, v, n * sizeof *u);
+			}
+		}
+		if (tiny)
+			break;
+	}
+#undef EVAL
 	if (!(cur < HUGE_VAL))
 		return fast_err_set(err, FAST_EINPUT, "no value tried in the search ranges gave a feasible model");
+	for (size_t i = 0; i < n; i++)
+		x[i] = from_space(&terms[i], u[i]);
 	*best = cur;
 	return 0;
 }

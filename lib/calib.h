@@ -90,14 +90,14 @@ struct fast_calib_term {
  * caller's. */
 typedef double (*fast_calib_cost_fn)(void *ctx, const double *x);
 
-/* Minimise cost over the box of the terms by cyclic coordinate search:
- * `rounds` passes, each trying 9 evenly spaced values of every term in
- * turn over its current bracket, keeping the best and halving the
- * bracket around it.  x holds the start on entry (clamped to
- * the box) and the best point on return; *best its cost.  Deterministic;
- * costs rounds x n x 9 evaluations.  FAST_EINPUT when no point tried was
- * feasible. */
+/* Minimise cost over the box of the terms: the best of the start and
+ * 16 x n Halton points over the box, then Hooke-Jeeves pattern search
+ * (steps doubled on success, halved on failure, a pattern move after each
+ * successful sweep) until every step is under 1e-6 of its range or
+ * max_evals evaluations were spent.  x holds the start on entry (clamped
+ * to the box) and the best point on return; *best its cost.
+ * Deterministic.  FAST_EINPUT when no point tried was feasible. */
 int fast_calib_minimize(const struct fast_calib_term *terms, size_t n, fast_calib_cost_fn cost,
-			void *ctx, unsigned rounds, double *x, double *best, struct fast_err *err);
+			void *ctx, unsigned max_evals, double *x, double *best, struct fast_err *err);
 
 #endif
