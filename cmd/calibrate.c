@@ -42,8 +42,9 @@ const char cmd_calibrate_usage[] =
 	"  --fit-run FILE       `fast run --json` output of a collective (any\n"
 	"                       algorithm, its --traffic file still in place):\n"
 	"                       after the sweeps' fit, the --fit terms are searched\n"
-	"                       (Halton start, pattern search, 400 simulations of the cells at most) to minimise the\n"
-	"                       squared relative error of the simulated time against\n"
+	"                       (Halton start, then pattern search; at most 400\n"
+	"                       simulations of the cells) to minimise the squared\n"
+	"                       relative error of the simulated time against\n"
 	"                       the median of each cell's rows (a cell: one algorithm\n"
 	"                       on one matrix; identical matrices pool their rows;\n"
 	"                       algo mpi is simulated as fanout, the plan of Open\n"
@@ -315,6 +316,33 @@ static void free_cells(struct cell *cells, size_t n)
 	}
 }
 
+/* The fit's part of --json: terms, costs and cells, then a comma. */
+static void print_fit_json(const struct fast_calib_term *terms, size_t nterms, struct fast_topo *topo,
+			   const struct cell *cells, size_t ncells, double cost0, double cost)
+{
+	printf("\"terms\": [");
+	for (size_t i = 0; i < nterms; i++) {
+		printf("%s{\"path\": ", i ? ", " : "");
+		fast_json_put_string(stdout, terms[i].path);
+		printf(", \"value\": ");
+		fast_json_put_double(stdout, *fast_topo_field(topo, terms[i].path, NULL, NULL));
+		printf(", \"lo\": %g, \"hi\": %g}", terms[i].lo, terms[i].hi);
+	}
+	printf("], \"cost_before\": %.6g, \"cost\": %.6g, \"cells\": [", cost0, cost);
+	for (size_t k = 0; k < ncells; k++) {
+		const struct cell *e = &cells[k];
+		printf("%s{\"role\": \"%s\", \"algo\": ", k ? ", " : "", e->check ? "check" : "fit");
+		fast_json_put_string(stdout, e->algo);
+		printf(", \"traffic\": ");
+		fast_json_put_string(stdout, e->traffic);
+		printf(", \"matrix\": %u, \"samples\": %zu, \"median_us\": %.1f, \"q1_us\": %.1f, "
+		       "\"q3_us\": %.1f, \"sim_us\": %.1f, \"rel_err\": %.4f}",
+		       e->matrix, e->n, e->median_us, e->q1_us, e->q3_us, e->sim_us,
+		       (e->sim_us - e->median_us) / e->median_us);
+	}
+	printf("], ");
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
 	static struct fast_calib_points pts[2];
@@ -459,27 +487,10 @@ int cmd_calibrate(int argc, char **argv)
 			 terms[i].path);
 	}
 	if (in.json) {
-		printf("{\"terms\": [");
-		for (size_t i = 0; i < nterms && nruns; i++) {
-			printf("%s{\"path\": ", i ? ", " : "");
-			fast_json_put_string(stdout, terms[i].path);
-			printf(", \"value\": ");
-			fast_json_put_double(stdout, *fast_topo_field(&topo, terms[i].path, NULL, NULL));
-			printf(", \"lo\": %g, \"hi\": %g}", terms[i].lo, terms[i].hi);
-		}
-		printf("], \"cost_before\": %.6g, \"cost\": %.6g, \"cells\": [", cost0, cost);
-		for (size_t k = 0; k < ncells; k++) {
-			const struct cell *e = &cells[k];
-			printf("%s{\"role\": \"%s\", \"algo\": ", k ? ", " : "", e->check ? "check" : "fit");
-			fast_json_put_string(stdout, e->algo);
-			printf(", \"traffic\": ");
-			fast_json_put_string(stdout, e->traffic);
-			printf(", \"matrix\": %u, \"samples\": %zu, \"median_us\": %.1f, \"q1_us\": %.1f, "
-			       "\"q3_us\": %.1f, \"sim_us\": %.1f, \"rel_err\": %.4f}",
-			       e->matrix, e->n, e->median_us, e->q1_us, e->q3_us, e->sim_us,
-			       (e->sim_us - e->median_us) / e->median_us);
-		}
-		printf("], \"tiers\": [");
+		printf("{");
+		if (nruns)
+			print_fit_json(terms, nterms, &topo, cells, ncells, cost0, cost);
+		printf("\"tiers\": [");
 		for (int k = 0, first = 1; k < 2; k++) {
 			if (!have[k])
 				continue;
