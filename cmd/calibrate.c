@@ -20,7 +20,8 @@ const char cmd_calibrate_usage[] =
 	"fast calibrate (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"               [--up-sendrecv FILE] [--out-sendrecv FILE]\n"
 	"               [--out-alltoall FILE [--ranks N]] [--fast-run FILE]\n"
-	"               [--fit-run FILE]... [--check-run FILE]... [--fit PATH[=LO:HI]]...\n"
+	"               [[--run-topo FILE] --fit-run FILE]... [--check-run FILE]...\n"
+	"               [--fit PATH[=LO:HI]]...\n"
 	"               [--json] [-o FITTED.json]\n"
 	"\n"
 	"Fit each tier's latency (alpha) and efficiency to your own measurements\n"
@@ -50,6 +51,10 @@ const char cmd_calibrate_usage[] =
 	"                       algo mpi is simulated as fanout, the plan of Open\n"
 	"                       MPI's basic linear alltoallv)\n"
 	"  --check-run FILE     the same, reported but not fitted (validation)\n"
+	"  --run-topo FILE      the topology the following runs were given: their\n"
+	"                       plans are compiled on it, as `fast run` did (FAST's\n"
+	"                       stages depend on the per-step cost); default: the\n"
+	"                       topology being fitted, before the fit\n"
 	"  --fit PATH[=LO:HI]   a term to fit, by its topology JSON path, and its\n"
 	"                       search range (default with --fit-run:\n"
 	"                       /scale_out/step_overhead_us and\n"
@@ -102,6 +107,7 @@ static int load_points(const struct source *s, const struct fast_topo *t, uint32
 struct cell {
 	const char *algo;   /* as measured ("mpi" included) */
 	const char *traffic;
+	const char *plan_topo; /* the plan was compiled on it (NULL: the base) */
 	uint32_t matrix;
 	bool check;         /* validation: reported, not fitted */
 	uint64_t *D;        /* owned */
@@ -214,8 +220,8 @@ static int parse_term(char *arg, struct fast_calib_term *t)
 }
 
 /* Load the runs into cells (plans compiled on topo as it is now). */
-static int load_cells(const char *const *paths, const bool *check, int nruns,
-		      const struct fast_topo *topo, const struct cli_inputs *in,
+static int load_cells(const char *const *paths, const bool *check, const char *const *ptopo,
+		      int nruns, const struct fast_topo *topo, const struct cli_inputs *in,
 		      struct cell *cells, size_t *ncells)
 {
 	static struct fast_calib_run run;
@@ -227,9 +233,20 @@ static int load_cells(const char *const *paths, const bool *check, int nruns,
 	*ncells = 0;
 	for (int f = 0; f < nruns; f++) {
 		struct fast_traffic tr;
+		struct fast_topo pt = *topo;
 		char *text;
 		size_t len;
 
+		if (ptopo[f]) {
+			cli_input(ptopo[f]);
+			if (fast_topo_load(ptopo[f], &in->lim, &pt, &err) < 0)
+				return cli_report(&err);
+			if (pt.servers != topo->servers || pt.gpus != topo->gpus) {
+				fast_err_set(&err, FAST_EINPUT, "%s: %u x %u GPUs, the fitted topology %u x %u",
+					     ptopo[f], pt.servers, pt.gpus, topo->servers, topo->gpus);
+				return cli_report(&err);
+			}
+		}
 		cli_input(paths[f]);
 		if (fast_read_file(paths[f], in->lim.max_file_bytes, &text, &len, &err) < 0)
 			return cli_report(&err);
@@ -260,6 +277,8 @@ static int load_cells(const char *const *paths, const bool *check, int nruns,
 			D = tr.m[run.matrix[i]].bytes;
 			for (size_t k = 0; k < *ncells && !e; k++)
 				if (cells[k].check == check[f] && strcmp(cells[k].algo, run.algo) == 0 &&
+				    (cells[k].plan_topo == ptopo[f] ||
+				     (cells[k].plan_topo && ptopo[f] && strcmp(cells[k].plan_topo, ptopo[f]) == 0)) &&
 				    memcmp(cells[k].D, D, (size_t)ng * ng * sizeof *D) == 0)
 					e = &cells[k];
 			if (!e) {
@@ -275,6 +294,7 @@ static int load_cells(const char *const *paths, const bool *check, int nruns,
 				e->traffic = strdup(run.traffic);
 				e->matrix = run.matrix[i];
 				e->check = check[f];
+				e->plan_topo = ptopo[f];
 				e->D = malloc((size_t)ng * ng * sizeof *D);
 				if (!e->algo || !e->traffic || !e->D) {
 					fast_err_set(&err, FAST_ENOMEM, "out of memory");
@@ -283,7 +303,7 @@ static int load_cells(const char *const *paths, const bool *check, int nruns,
 				}
 				memcpy(e->D, D, (size_t)ng * ng * sizeof *D);
 				fast_algo_opts_default(&ao);
-				if (fast_compile(algo, topo, e->D, &ao, &e->plan, &err) < 0) {
+				if (fast_compile(algo, &pt, e->D, &ao, &e->plan, &err) < 0) {
 					fast_err_prefix(&err, "%s: %s", paths[f], run.algo);
 					rc = cli_report(&err);
 					break;
@@ -358,6 +378,8 @@ int cmd_calibrate(int argc, char **argv)
 	const char *v;
 	static const char *runs[MAX_RUNS];
 	static bool check[MAX_RUNS];
+	static const char *ptopo[MAX_RUNS];
+	const char *run_topo = NULL;
 	static struct cell cells[MAX_CELLS];
 	struct fast_calib_term terms[16];
 	double x[16], cost0 = 0, cost = 0;
@@ -392,9 +414,14 @@ int cmd_calibrate(int argc, char **argv)
 					return cli_usage_error("calibrate", "more than %d --fit-run/--check-run files",
 							       MAX_RUNS);
 				check[nruns] = chk;
+				ptopo[nruns] = run_topo;
 				runs[nruns++] = v;
 				continue;
 			}
+		}
+		if (cli_value(&s, "--run-topo", &v)) {
+			run_topo = v;
+			continue;
 		}
 		if (cli_value(&s, "--fit", &v)) {
 			if (nterms >= 16)
@@ -451,7 +478,7 @@ int cmd_calibrate(int argc, char **argv)
 	if (nruns) {
 		struct fast_err err;
 		bool any_fit = false;
-		if ((rc = load_cells(runs, check, nruns, &topo, &in, cells, &ncells)) != 0) {
+		if ((rc = load_cells(runs, check, ptopo, nruns, &topo, &in, cells, &ncells)) != 0) {
 			free_cells(cells, ncells);
 			return rc;
 		}

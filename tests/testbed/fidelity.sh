@@ -40,11 +40,16 @@ for fs in $FIT; do
 	[ -f "$base" ] || base=$DATA/topo-$rate.json
 	fit=() chk=() all=()
 	for f in "$DATA"/cells/"$rate"-*-*-*-[0-9].json; do
+		# the plans are compiled on the topology the runs had: the rate's
+		# (topo-RATE-SIZE.json where a size was measured on another `up`)
+		sz=$(basename "$f" | cut -d- -f2)
+		rt=$DATA/topo-$rate-$sz.json
+		[ -f "$rt" ] || rt=$DATA/topo-$rate.json
 		case $(basename "$f") in
-		"$rate-$size-"*) fit+=(--fit-run "$f") ;;
-		*) chk+=(--check-run "$f") ;;
+		"$rate-$size-"*) fit+=(--run-topo "$rt" --fit-run "$f") ;;
+		*) chk+=(--run-topo "$rt" --check-run "$f") ;;
 		esac
-		all+=(--check-run "$f")
+		all+=(--run-topo "$rt" --check-run "$f")
 	done
 	# before: the sweeps' topology as it is (nothing fitted, every cell checked)
 	before=$("$FAST" calibrate --topo "$base" "${all[@]}" --json 2>&1) ||
