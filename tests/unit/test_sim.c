@@ -377,6 +377,32 @@ static void test_sim__rto_loss_timeout(void)
 	fast_plan_free(&p);
 }
 
+/* The core's share, the term `fast calibrate --fit-run` fits for the
+ * testbed's aggregate ceiling: 2 x 2 GPUs, every GPU sends 10 MB to its
+ * peer on the other server.  Non-blocking: each flow has its own NICs,
+ * 1 ms.  Oversubscription 2: one core of 4 x 10 GB/s / 2 = 20 GB/s
+ * carries all four, 5 GB/s each, 2 ms.  A server-local flow does not use
+ * it. */
+static void test_sim__core_oversubscription(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB);
+	add_xfer(&p, 1, 3, 10 * MB);
+	add_xfer(&p, 2, 0, 10 * MB);
+	add_xfer(&p, 3, 1, 10 * MB);
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 10e6 / OUT_BW);
+	fast_sim_result_free(&r);
+	t.core_oversub = 2.0;
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 10e6 / (OUT_BW / 2));
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
 /* random transfers in a few dependent steps */
 static void random_plan(struct fast_plan *p, uint32_t N, uint32_t G, uint64_t seed)
 {
@@ -710,6 +736,7 @@ UNIT_MAIN("sim",
 	  UNIT_TEST(test_sim__mesh_links),
 	  UNIT_TEST(test_sim__incast_congestion),
 	  UNIT_TEST(test_sim__rto_loss_timeout),
+	  UNIT_TEST(test_sim__core_oversubscription),
 	  UNIT_TEST(test_sim__scalable_close_to_exact),
 	  UNIT_TEST(test_sim__components_match_reference),
 	  UNIT_TEST(test_sim__replay_matches_reference),
