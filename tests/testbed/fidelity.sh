@@ -17,6 +17,10 @@
 # Terms fitted (`fast calibrate --fit-run`, on the rate's topology as the
 # point-to-point sweeps of `scripts/testbed.sh up` fitted it): TERMS below.
 #
+# FIT entries are RATE:SIZE or RATE:SIZE-TRAFFIC (the cells whose file
+# names start so fit, the rest of the rate validate); TERMS may carry
+# ranges (PATH=LO:HI), as `fast calibrate --fit` takes them.
+#
 # Output: a markdown table per cell (measured median and IQR of the
 # iterations, simulated before and after the fit, error, verdict: within
 # +-15%, or within 2 x IQR/median where the testbed's own spread is
@@ -46,7 +50,7 @@ for fs in $FIT; do
 		rt=$DATA/topo-$rate-$sz.json
 		[ -f "$rt" ] || rt=$DATA/topo-$rate.json
 		case $(basename "$f") in
-		"$rate-$size-"*) fit+=(--run-topo "$rt" --fit-run "$f") ;;
+		"$rate-$size-"*) fit+=(--run-topo "$rt" --fit-run "$f") ;; # SIZE or SIZE-TRAFFIC
 		*) chk+=(--run-topo "$rt" --check-run "$f") ;;
 		esac
 		all+=(--run-topo "$rt" --check-run "$f")
