@@ -6,6 +6,9 @@
 #   make bench      synthesis / bound / simulator benchmarks
 #   make bench-testbed  measured speedups on an emulated 4 x 4 cluster (root:
 #                   network namespaces, scripts/testbed.sh) against fast sim
+#   make fidelity-testbed  the simulator against that cluster: the declared
+#                   grid measured, model terms fitted on its fitting cells,
+#                   every cell's error (tests/testbed/fidelity.sh; root)
 #   make deps       install the Debian packages the project needs (apt-get)
 #   make install    PREFIX=/usr/local DESTDIR=   (make uninstall: the same files)
 #   make SANITIZE=address,undefined   sanitizer build (separate build dir)
@@ -71,7 +74,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BIN)/tests/%)
 
 .PHONY: all test test-unit test-golden test-mpi test-san test-valgrind test-gpu \
-        bench bench-testbed demo deps install uninstall man clean results
+        bench bench-testbed fidelity-testbed demo deps install uninstall man clean results
 
 all: $(FAST_BIN) $(LIBFAST)
 
@@ -219,6 +222,9 @@ bench: all
 
 bench-testbed: all
 	bash tests/testbed/bench.sh $(FAST_BIN)
+
+fidelity-testbed: all
+	bash tests/testbed/fidelity.sh $(FAST_BIN)
 
 demo:
 	$(MAKE) -j2 all

@@ -1,20 +1,27 @@
 /*
  * calibrate.c - `fast calibrate`: fit a topology's per-tier latency and
  * efficiency to measurements (nccl-tests sendrecv_perf / alltoall_perf
- * output, `fast run --json` output) and write the fitted topology.
+ * output, `fast run --json` output), then the model terms a sweep cannot
+ * show (per-step costs, the core's share, the loss/timeout regime) to
+ * timed collectives by simulating them, and write the fitted topology.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "builtin.h"
 #include "cli.h"
+#include "lib/algo.h"
 #include "lib/calib.h"
 #include "lib/json.h"
+#include "sim/sim.h"
 
 const char cmd_calibrate_usage[] =
 	"fast calibrate (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"               [--up-sendrecv FILE] [--out-sendrecv FILE]\n"
 	"               [--out-alltoall FILE [--ranks N]] [--fast-run FILE]\n"
+	"               [[--run-topo FILE] --fit-run FILE]... [--check-run FILE]...\n"
+	"               [--fit PATH[=LO:HI]]...\n"
 	"               [--json] [-o FITTED.json]\n"
 	"\n"
 	"Fit each tier's latency (alpha) and efficiency to your own measurements\n"
@@ -33,6 +40,29 @@ const char cmd_calibrate_usage[] =
 	"  --ranks N            ranks of that alltoall_perf run (default: N x G)\n"
 	"  --fast-run FILE      `fast run --json` output of a uniform traffic:\n"
 	"                       fits scale-out like alltoall_perf (median times)\n"
+	"  --fit-run FILE       `fast run --json` output of a collective (any\n"
+	"                       algorithm, its --traffic file still in place):\n"
+	"                       after the sweeps' fit, the --fit terms are searched\n"
+	"                       (Halton start, then pattern search; at most 400\n"
+	"                       simulations of the cells) to minimise the squared\n"
+	"                       relative error of the simulated time against\n"
+	"                       the median of each cell's rows (a cell: one algorithm\n"
+	"                       on one matrix; identical matrices pool their rows;\n"
+	"                       algo mpi is simulated as fanout, the plan of Open\n"
+	"                       MPI's basic linear alltoallv)\n"
+	"  --check-run FILE     the same, reported but not fitted (validation)\n"
+	"  --run-topo FILE      the topology the following runs were given: their\n"
+	"                       plans are compiled on it, as `fast run` did (FAST's\n"
+	"                       stages depend on the per-step cost); default: the\n"
+	"                       topology being fitted, before the fit\n"
+	"  --fit PATH[=LO:HI]   a term to fit, by its topology JSON path, and its\n"
+	"                       search range (default with --fit-run:\n"
+	"                       /scale_out/step_overhead_us and\n"
+	"                       /scale_out/core_oversubscription); known ranges:\n"
+	"                       step_overhead_us and latency_us 0:20000,\n"
+	"                       core_oversubscription 1:8, efficiency 0.2:1,\n"
+	"                       incast_slope 0:0.25, incast_floor 0.1:1,\n"
+	"                       rto_us 0:2000000, rto_senders 0:64, rto_count 1:4\n"
 	"  -o FILE              fitted topology (default: not written)\n"
 	"  --json               the fit report as JSON\n"
 	"\n"
@@ -68,6 +98,271 @@ static int load_points(const struct source *s, const struct fast_topo *t, uint32
 	return 0;
 }
 
+/* --- fitting terms on whole collectives ---------------------------------- */
+
+#define MAX_RUNS 512
+#define MAX_CELLS 256
+
+/* One cell: an algorithm on one matrix, its measured samples and plan. */
+struct cell {
+	const char *algo;   /* as measured ("mpi" included) */
+	const char *traffic;
+	const char *plan_topo; /* the plan was compiled on it (NULL: the base) */
+	uint32_t matrix;
+	bool check;         /* validation: reported, not fitted */
+	uint64_t *D;        /* owned */
+	struct fast_plan plan;
+	size_t n;
+	double us[FAST_CALIB_MAX_ROWS];
+	double median_us, q1_us, q3_us, sim_us;
+};
+
+struct fitctx {
+	struct fast_topo *topo;
+	const struct fast_calib_term *terms;
+	double *slot[16];
+	size_t nterms;
+	struct cell *cells;
+	size_t ncells;
+	const struct fast_limits *lim;
+};
+
+/* Inclusive quartile q (0..4) of sorted v (Python's statistics.quantiles
+ * method "inclusive", the one tests/testbed/ reports with). */
+static double quartile(const double *v, size_t n, int q)
+{
+	double pos = (double)(n - 1) * q / 4.0;
+	size_t i = (size_t)pos;
+	double f = pos - (double)i;
+
+	return i + 1 < n ? v[i] + f * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Simulate every cell at the topology's current values; the cost is the
+ * sum of squared relative errors over the fitting cells. */
+static double fit_cost(void *vctx, const double *x)
+{
+	struct fitctx *c = vctx;
+	struct fast_err err;
+	double sum = 0;
+
+	for (size_t i = 0; i < c->nterms; i++)
+		*c->slot[i] = x[i];
+	if (fast_topo_validate(c->topo, c->lim, &err) < 0)
+		return HUGE_VAL;
+	for (size_t k = 0; k < c->ncells; k++) {
+		struct cell *e = &c->cells[k];
+		struct fast_sim_opts so;
+		struct fast_sim_result r;
+		double rel;
+		fast_sim_opts_default(&so);
+		so.traffic = e->D;
+		if (fast_sim_run(c->topo, &e->plan, &so, &r, &err) < 0)
+			return HUGE_VAL;
+		e->sim_us = r.time_s * 1e6;
+		fast_sim_result_free(&r);
+		rel = (e->sim_us - e->median_us) / e->median_us;
+		if (!e->check)
+			sum += rel * rel;
+	}
+	return sum;
+}
+
+static const struct fast_calib_term known_terms[] = {
+	{ "/scale_up/step_overhead_us", 0, 20000, false },
+	{ "/scale_out/step_overhead_us", 0, 20000, false },
+	{ "/scale_up/latency_us", 0, 20000, false },
+	{ "/scale_out/latency_us", 0, 20000, false },
+	{ "/scale_out/core_oversubscription", 1, 8, true },
+	{ "/scale_up/efficiency", 0.2, 1, false },
+	{ "/scale_out/efficiency", 0.2, 1, false },
+	{ "/congestion/incast_slope", 0, 0.25, false },
+	{ "/congestion/incast_floor", 0.1, 1, false },
+	{ "/congestion/incast_threshold", 0, 32, false },
+	{ "/congestion/rto_us", 0, 2000000, false },
+	{ "/congestion/rto_senders", 0, 64, false },
+	{ "/congestion/rto_count", 1, 4, false },
+};
+
+/* --fit PATH[=LO:HI] into *t (path points into arg). 0, or an exit status. */
+static int parse_term(char *arg, struct fast_calib_term *t)
+{
+	char *eq = strchr(arg, '=');
+	char *end;
+
+	if (eq)
+		*eq = '\0';
+	t->path = arg;
+	t->log = false;
+	t->lo = t->hi = NAN;
+	for (size_t i = 0; i < sizeof known_terms / sizeof known_terms[0]; i++)
+		if (strcmp(known_terms[i].path, arg) == 0)
+			*t = known_terms[i];
+	if (eq) {
+		t->lo = strtod(eq + 1, &end);
+		if (*end != ':' || end == eq + 1)
+			return cli_usage_error("calibrate", "--fit %s=%s: the range is LO:HI", arg, eq + 1);
+		t->hi = strtod(end + 1, &end);
+		if (*end || !(t->hi > t->lo))
+			return cli_usage_error("calibrate", "--fit %s: the range needs LO < HI", arg);
+		t->log = false;
+	}
+	if (isnan(t->lo))
+		return cli_usage_error("calibrate", "--fit %s: no default search range for this term: give %s=LO:HI",
+				       arg, arg);
+	return 0;
+}
+
+/* Load the runs into cells (plans compiled on topo as it is now). */
+static int load_cells(const char *const *paths, const bool *check, const char *const *ptopo,
+		      int nruns, const struct fast_topo *topo, const struct cli_inputs *in,
+		      struct cell *cells, size_t *ncells)
+{
+	static struct fast_calib_run run;
+	struct fast_algo_opts ao;
+	struct fast_err err;
+	uint32_t ng = fast_topo_ngpus(topo);
+	int rc = 0;
+
+	*ncells = 0;
+	for (int f = 0; f < nruns; f++) {
+		struct fast_traffic tr;
+		struct fast_topo pt = *topo;
+		char *text;
+		size_t len;
+
+		if (ptopo[f]) {
+			cli_input(ptopo[f]);
+			if (fast_topo_load(ptopo[f], &in->lim, &pt, &err) < 0)
+				return cli_report(&err);
+			if (pt.servers != topo->servers || pt.gpus != topo->gpus) {
+				fast_err_set(&err, FAST_EINPUT, "%s: %u x %u GPUs, the fitted topology %u x %u",
+					     ptopo[f], pt.servers, pt.gpus, topo->servers, topo->gpus);
+				return cli_report(&err);
+			}
+		}
+		cli_input(paths[f]);
+		if (fast_read_file(paths[f], in->lim.max_file_bytes, &text, &len, &err) < 0)
+			return cli_report(&err);
+		rc = fast_calib_parse_run(text, len, paths[f], &run, &err);
+		free(text);
+		if (rc < 0)
+			return cli_report(&err);
+		cli_input(run.traffic);
+		if (fast_traffic_load(run.traffic, &in->lim, &tr, &err) < 0) {
+			fast_err_prefix(&err, "%s: its traffic", paths[f]);
+			return cli_report(&err);
+		}
+		if (tr.ng != ng) {
+			fast_traffic_free(&tr);
+			fast_err_set(&err, FAST_EINPUT, "%s: its traffic %s has %u GPUs, the topology %u",
+				     paths[f], run.traffic, tr.ng, ng);
+			return cli_report(&err);
+		}
+		for (size_t i = 0; i < run.n && rc == 0; i++) {
+			const uint64_t *D;
+			struct cell *e = NULL;
+			if (run.matrix[i] >= tr.count) {
+				fast_err_set(&err, FAST_EINPUT, "%s: /rows/%zu: matrix %u, but %s has %u",
+					     paths[f], i, run.matrix[i], run.traffic, tr.count);
+				rc = cli_report(&err);
+				break;
+			}
+			D = tr.m[run.matrix[i]].bytes;
+			for (size_t k = 0; k < *ncells && !e; k++)
+				if (cells[k].check == check[f] && strcmp(cells[k].algo, run.algo) == 0 &&
+				    (cells[k].plan_topo == ptopo[f] ||
+				     (cells[k].plan_topo && ptopo[f] && strcmp(cells[k].plan_topo, ptopo[f]) == 0)) &&
+				    memcmp(cells[k].D, D, (size_t)ng * ng * sizeof *D) == 0)
+					e = &cells[k];
+			if (!e) {
+				const char *algo = strcmp(run.algo, "mpi") == 0 ? "fanout" : run.algo;
+				if (*ncells >= MAX_CELLS) {
+					fast_err_set(&err, FAST_ELIMIT, "more than %d cells", MAX_CELLS);
+					rc = cli_report(&err);
+					break;
+				}
+				e = &cells[(*ncells)++];
+				memset(e, 0, sizeof *e);
+				e->algo = strdup(run.algo);
+				e->traffic = strdup(run.traffic);
+				e->matrix = run.matrix[i];
+				e->check = check[f];
+				e->plan_topo = ptopo[f];
+				e->D = malloc((size_t)ng * ng * sizeof *D);
+				if (!e->algo || !e->traffic || !e->D) {
+					fast_err_set(&err, FAST_ENOMEM, "out of memory");
+					rc = cli_report(&err);
+					break;
+				}
+				memcpy(e->D, D, (size_t)ng * ng * sizeof *D);
+				fast_algo_opts_default(&ao);
+				if (fast_compile(algo, &pt, e->D, &ao, &e->plan, &err) < 0) {
+					fast_err_prefix(&err, "%s: %s", paths[f], run.algo);
+					rc = cli_report(&err);
+					break;
+				}
+			}
+			if (e->n < FAST_CALIB_MAX_ROWS)
+				e->us[e->n++] = run.median_us[i];
+		}
+		fast_traffic_free(&tr);
+		if (rc)
+			return rc;
+	}
+	for (size_t k = 0; k < *ncells; k++) {
+		struct cell *e = &cells[k];
+		qsort(e->us, e->n, sizeof *e->us, cmp_double);
+		e->median_us = quartile(e->us, e->n, 2);
+		e->q1_us = quartile(e->us, e->n, 1);
+		e->q3_us = quartile(e->us, e->n, 3);
+	}
+	return 0;
+}
+
+static void free_cells(struct cell *cells, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		free((char *)cells[k].algo);
+		free((char *)cells[k].traffic);
+		free(cells[k].D);
+		fast_plan_free(&cells[k].plan);
+	}
+}
+
+/* The fit's part of --json: terms, costs and cells, then a comma. */
+static void print_fit_json(const struct fast_calib_term *terms, size_t nterms, struct fast_topo *topo,
+			   const struct cell *cells, size_t ncells, double cost0, double cost)
+{
+	printf("\"terms\": [");
+	for (size_t i = 0; i < nterms; i++) {
+		printf("%s{\"path\": ", i ? ", " : "");
+		fast_json_put_string(stdout, terms[i].path);
+		printf(", \"value\": ");
+		fast_json_put_double(stdout, *fast_topo_field(topo, terms[i].path, NULL, NULL));
+		printf(", \"lo\": %g, \"hi\": %g}", terms[i].lo, terms[i].hi);
+	}
+	printf("], \"cost_before\": %.6g, \"cost\": %.6g, \"cells\": [", cost0, cost);
+	for (size_t k = 0; k < ncells; k++) {
+		const struct cell *e = &cells[k];
+		printf("%s{\"role\": \"%s\", \"algo\": ", k ? ", " : "", e->check ? "check" : "fit");
+		fast_json_put_string(stdout, e->algo);
+		printf(", \"traffic\": ");
+		fast_json_put_string(stdout, e->traffic);
+		printf(", \"matrix\": %u, \"samples\": %zu, \"median_us\": %.1f, \"q1_us\": %.1f, "
+		       "\"q3_us\": %.1f, \"sim_us\": %.1f, \"rel_err\": %.4f}",
+		       e->matrix, e->n, e->median_us, e->q1_us, e->q3_us, e->sim_us,
+		       (e->sim_us - e->median_us) / e->median_us);
+	}
+	printf("], ");
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
 	static struct fast_calib_points pts[2];
@@ -79,8 +374,17 @@ int cmd_calibrate(int argc, char **argv)
 	double line0[2]; /* the line rates before the fit */
 	bool have[2] = { false, false }, clamped[2] = { false, false };
 	uint32_t ranks = 0;
-	int nsrc = 0, rc;
+	int nsrc = 0, nruns = 0, rc;
 	const char *v;
+	static const char *runs[MAX_RUNS];
+	static bool check[MAX_RUNS];
+	static const char *ptopo[MAX_RUNS];
+	const char *run_topo = NULL;
+	static struct cell cells[MAX_CELLS];
+	struct fast_calib_term terms[16];
+	double x[16], cost0 = 0, cost = 0;
+	size_t nterms = 0, ncells = 0;
+	struct fitctx fc;
 
 	cli_inputs_init(&in);
 	for (cli_begin(&s, argc, argv, "calibrate"); cli_more(&s);) {
@@ -102,15 +406,49 @@ int cmd_calibrate(int argc, char **argv)
 			src[nsrc++] = (struct source){ v, FAST_CALIB_FASTRUN, 1 };
 			continue;
 		}
+		{
+			bool isfit = cli_value(&s, "--fit-run", &v);
+			bool chk = !isfit && cli_value(&s, "--check-run", &v);
+			if (isfit || chk) {
+				if (nruns >= MAX_RUNS)
+					return cli_usage_error("calibrate", "more than %d --fit-run/--check-run files",
+							       MAX_RUNS);
+				check[nruns] = chk;
+				ptopo[nruns] = run_topo;
+				runs[nruns++] = v;
+				continue;
+			}
+		}
+		if (cli_value(&s, "--run-topo", &v)) {
+			run_topo = v;
+			continue;
+		}
+		if (cli_value(&s, "--fit", &v)) {
+			if (nterms >= 16)
+				return cli_usage_error("calibrate", "at most 16 --fit terms");
+			if ((rc = parse_term(strdup(v), &terms[nterms])) != 0)
+				return rc;
+			nterms++;
+			continue;
+		}
 		return cli_unknown(&s);
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
-	if (nsrc == 0)
+	if (nsrc == 0 && nruns == 0)
 		return cli_usage_error("calibrate",
-				       "no measurements: give --up-sendrecv, --out-sendrecv, --out-alltoall or --fast-run");
+				       "no measurements: give --up-sendrecv, --out-sendrecv, --out-alltoall, --fast-run or --fit-run");
+	if (nterms && nruns == 0)
+		return cli_usage_error("calibrate", "--fit needs --fit-run measurements");
+	if (nruns && nterms == 0) {
+		terms[nterms++] = known_terms[1];
+		terms[nterms++] = known_terms[4];
+	}
 	if ((rc = cli_load_topo(&in, &topo)) != 0)
 		return rc;
+	for (size_t i = 0; i < nterms; i++)
+		if (!fast_topo_field(&topo, terms[i].path, NULL, NULL))
+			return cli_usage_error("calibrate", "--fit %s: no such topology number", terms[i].path);
 	pts[0].n = pts[1].n = 0;
 	for (int i = 0; i < nsrc; i++)
 		if ((rc = load_points(&src[i], &topo, ranks, &pts[src[i].tier], &in.lim)) != 0)
@@ -137,6 +475,27 @@ int cmd_calibrate(int argc, char **argv)
 			tier->efficiency = fit[k].efficiency;
 		}
 	}
+	if (nruns) {
+		struct fast_err err;
+		bool any_fit = false;
+		if ((rc = load_cells(runs, check, ptopo, nruns, &topo, &in, cells, &ncells)) != 0) {
+			free_cells(cells, ncells);
+			return rc;
+		}
+		for (size_t k = 0; k < ncells; k++)
+			any_fit |= !cells[k].check;
+		fc = (struct fitctx){ &topo, terms, { 0 }, nterms, cells, ncells, &in.lim };
+		for (size_t i = 0; i < nterms; i++) {
+			fc.slot[i] = fast_topo_field(&topo, terms[i].path, NULL, NULL);
+			x[i] = *fc.slot[i];
+		}
+		cost0 = fit_cost(&fc, x);
+		if (any_fit && fast_calib_minimize(terms, nterms, fit_cost, &fc, 400, x, &cost, &err) < 0) {
+			free_cells(cells, ncells);
+			return cli_report(&err);
+		}
+		cost = fit_cost(&fc, x); /* leaves the best point in topo and sim_us */
+	}
 	{
 		/* the fit may leave the physical ranges (an efficiency of 1e-5,
 		 * an alpha of an hour): write nothing a later load refuses */
@@ -146,10 +505,19 @@ int cmd_calibrate(int argc, char **argv)
 			return cli_report(&err);
 		}
 	}
-	snprintf(topo.source + strlen(topo.source), sizeof topo.source - strlen(topo.source),
-		 "%s", "; latency and efficiency fitted by fast calibrate");
+	if (nsrc)
+		snprintf(topo.source + strlen(topo.source), sizeof topo.source - strlen(topo.source),
+			 "%s", "; latency and efficiency fitted by fast calibrate");
+	for (size_t i = 0; i < nterms && nruns; i++) {
+		size_t l = strlen(topo.source);
+		snprintf(topo.source + l, sizeof topo.source - l, "%s%s", i ? ", " : "; fitted on collectives: ",
+			 terms[i].path);
+	}
 	if (in.json) {
-		printf("{\"tiers\": [");
+		printf("{");
+		if (nruns)
+			print_fit_json(terms, nterms, &topo, cells, ncells, cost0, cost);
+		printf("\"tiers\": [");
 		for (int k = 0, first = 1; k < 2; k++) {
 			if (!have[k])
 				continue;
@@ -168,7 +536,24 @@ int cmd_calibrate(int argc, char **argv)
 		}
 		printf("]}\n");
 	} else {
-		printf("tier       points   alpha (us)  achieved GB/s  line GB/s  efficiency      R^2  mean err  max err\n");
+		if (nruns) {
+			printf("term                                    value     search range\n");
+			for (size_t i = 0; i < nterms; i++)
+				printf("%-34s %12.6g     [%g, %g]%s\n", terms[i].path,
+				       *fast_topo_field(&topo, terms[i].path, NULL, NULL), terms[i].lo, terms[i].hi,
+				       terms[i].log ? " log" : "");
+			printf("sum of squared relative errors over the fitting cells: %.4g (%.4g before)\n", cost, cost0);
+			printf("role   algo       samples  median (us)      IQR (us)     sim (us)    error  traffic\n");
+			for (size_t k = 0; k < ncells; k++) {
+				const struct cell *e = &cells[k];
+				printf("%-6s %-10s %7zu %12.1f %13.1f %12.1f %+7.1f%%  %s matrix %u\n",
+				       e->check ? "check" : "fit", e->algo, e->n, e->median_us, e->q3_us - e->q1_us,
+				       e->sim_us, 100 * (e->sim_us - e->median_us) / e->median_us, e->traffic,
+				       e->matrix);
+			}
+		}
+		if (nsrc)
+			printf("tier       points   alpha (us)  achieved GB/s  line GB/s  efficiency      R^2  mean err  max err\n");
 		for (int k = 0; k < 2; k++) {
 			const struct fast_tier *tier = k ? &topo.out : &topo.up;
 			if (!have[k])
@@ -195,5 +580,6 @@ int cmd_calibrate(int argc, char **argv)
 		if ((rc = cli_out_commit(&o)) != 0)
 			return rc;
 	}
+	free_cells(cells, ncells);
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
- * calib.c - measurement parsing and the alpha-beta least-squares fit of
- * `fast calibrate` (see calib.h).  Inputs are small text files (tens of
- * lines); everything is linear in their size.
+ * calib.c - measurement parsing, the alpha-beta least-squares fit and the
+ * coordinate search over model terms of `fast calibrate` (see calib.h).
+ * Inputs are small text files (tens of lines); everything is linear in
+ * their size, and the search costs what its cost function does.
  */
 #include "calib.h"
 
@@ -197,5 +198,165 @@ int fast_calib_fit(const struct fast_calib_points *p, double line_rate_GBps,
 	out->max_rel_err = maxe;
 	out->mean_rel_err = sume / n;
 	out->points = p->n;
+	return 0;
+}
+
+int fast_calib_parse_run(const char *text, size_t len, const char *name,
+			 struct fast_calib_run *out, struct fast_err *err)
+{
+	struct fast_json *doc;
+	struct fast_jctx c;
+	const struct fast_jv *root, *rows;
+	size_t i = 0;
+	int rc;
+
+	if ((rc = fast_json_parse(text, len, name, &doc, err)) < 0)
+		return rc;
+	fast_jctx_init(&c, name, err);
+	root = fast_json_root(doc);
+	rows = fast_jv_get(root, "rows");
+	out->n = 0;
+	if (!rows || fast_jv_type(rows) != FAST_JARRAY) {
+		fast_json_free(doc);
+		return fast_jctx_fail(&c, FAST_EINPUT, "not `fast run --json` output (no \"rows\" array)");
+	}
+	rc = fast_jv_get_string(&c, root, "algo", true, out->algo, sizeof out->algo);
+	if (rc == 0)
+		rc = fast_jv_get_string(&c, root, "traffic", true, out->traffic, sizeof out->traffic);
+	if (rc == 0 && out->traffic[0] == '\0') {
+		fast_jctx_push_key(&c, "traffic");
+		rc = fast_jctx_fail(&c, FAST_EINPUT, "names no traffic file: a run without --traffic cannot be simulated");
+	}
+	for (const struct fast_jv *r = fast_jv_first(rows); rc == 0 && r; r = fast_jv_next(r), i++) {
+		size_t old = fast_jctx_push_key(&c, "rows");
+		fast_jctx_push_index(&c, i);
+		if (out->n >= FAST_CALIB_MAX_ROWS)
+			rc = fast_jctx_fail(&c, FAST_ELIMIT, "more than %d rows", FAST_CALIB_MAX_ROWS);
+		if (rc == 0)
+			rc = fast_jv_get_u32(&c, r, "matrix", true, 0, UINT32_MAX, &out->matrix[out->n]);
+		if (rc == 0)
+			rc = fast_jv_get_double(&c, r, "median_us", true, 0, 1e12, true, &out->median_us[out->n]);
+		fast_jctx_pop(&c, old);
+		if (rc == 0)
+			out->n++;
+	}
+	fast_json_free(doc);
+	if (rc == 0 && out->n == 0)
+		rc = fast_err_set(err, FAST_EINPUT, "%s: no rows", name);
+	return rc;
+}
+
+/* Element k of the Halton sequence of base b, in [0, 1). */
+static double halton(unsigned k, unsigned b)
+{
+	double f = 1, r = 0;
+
+	for (; k; k /= b) {
+		f /= b;
+		r += f * (k % b);
+	}
+	return r;
+}
+
+/* Term i of point u (in search space: log for log terms) back to a value. */
+static double from_space(const struct fast_calib_term *t, double u)
+{
+	return t->log && t->lo > 0 ? exp(u) : u;
+}
+
+static double to_space(const struct fast_calib_term *t, double v)
+{
+	return t->log && t->lo > 0 ? log(v) : v;
+}
+
+int fast_calib_minimize(const struct fast_calib_term *terms, size_t n, fast_calib_cost_fn cost,
+			void *ctx, unsigned max_evals, double *x, double *best, struct fast_err *err)
+{
+	static const unsigned primes[16] = { 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53 };
+	double lo[16], hi[16], u[16], prev[16], y[16] = { 0 }, step[16], cur;
+	unsigned evals = 0;
+
+	if (n > 16)
+		return fast_err_set(err, FAST_ELIMIT, "at most 16 terms can be fitted at once (got %zu)", n);
+	for (size_t i = 0; i < n; i++) {
+		lo[i] = to_space(&terms[i], terms[i].lo);
+		hi[i] = to_space(&terms[i], terms[i].hi);
+		if (x[i] < terms[i].lo)
+			x[i] = terms[i].lo;
+		if (x[i] > terms[i].hi)
+			x[i] = terms[i].hi;
+		u[i] = to_space(&terms[i], x[i]);
+		step[i] = (hi[i] - lo[i]) / 4;
+	}
+#define EVAL(v, out)                                                            \
+	do {                                                                    \
+		for (size_t j_ = 0; j_ < n; j_++)                               \
+			y[j_] = from_space(&terms[j_], (v)[j_]);                \
+		(out) = cost(ctx, y);                                           \
+		evals++;                                                        \
+	} while (0)
+	EVAL(u, cur);
+	/* a space-filling start (Halton points over the box): a term can be
+	 * flat where another is off (a timeout no cell reaches), which
+	 * stalls a search along one axis at a time */
+	for (unsigned k = 1; k <= 16 * n && evals < max_evals; k++) {
+		double v[16], c;
+		for (size_t i = 0; i < n; i++)
+			v[i] = lo[i] + halton(k, primes[i]) * (hi[i] - lo[i]);
+		EVAL(v, c);
+		if (c < cur) {
+			cur = c;
+			memcpy(u, v, n * sizeof *u);
+		}
+	}
+	/* Hooke-Jeeves pattern search: exploratory moves of +-step along each
+	 * term (a success doubles that term's step, a failure halves it),
+	 * then a pattern move along the last successful sweep's direction,
+	 * which follows a valley where terms are coupled */
+	memcpy(prev, u, n * sizeof *u);
+	while (evals < max_evals) {
+		bool moved = false, tiny = true;
+		for (size_t i = 0; i < n && evals < max_evals; i++) {
+			bool ok = false;
+			for (int d = 1; d >= -1 && !ok && evals < max_evals; d -= 2) {
+				double v[16], c;
+				memcpy(v, u, n * sizeof *u);
+				v[i] += d * step[i];
+				v[i] = v[i] < lo[i] ? lo[i] : v[i] > hi[i] ? hi[i] : v[i];
+				if (v[i] == u[i])
+					continue;
+				EVAL(v, c);
+				if (c < cur) {
+					cur = c;
+					u[i] = v[i];
+					ok = moved = true;
+				}
+			}
+			step[i] = ok ? fmin(2 * step[i], hi[i] - lo[i]) : step[i] / 2;
+			if (step[i] > 1e-6 * (hi[i] - lo[i]))
+				tiny = false;
+		}
+		if (moved && evals < max_evals) {
+			double v[16], c;
+			for (size_t i = 0; i < n; i++) {
+				v[i] = 2 * u[i] - prev[i];
+				v[i] = v[i] < lo[i] ? lo[i] : v[i] > hi[i] ? hi[i] : v[i];
+			}
+			memcpy(prev, u, n * sizeof *u);
+			EVAL(v, c);
+			if (c < cur) {
+				cur = c;
+				memcpy(u, v, n * sizeof *u);
+			}
+		}
+		if (tiny)
+			break;
+	}
+#undef EVAL
+	if (!(cur < HUGE_VAL))
+		return fast_err_set(err, FAST_EINPUT, "no value tried in the search ranges gave a feasible model");
+	for (size_t i = 0; i < n; i++)
+		x[i] = from_space(&terms[i], u[i]);
+	*best = cur;
 	return 0;
 }

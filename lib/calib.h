@@ -53,4 +53,51 @@ struct fast_calib_fit {
 int fast_calib_fit(const struct fast_calib_points *p, double line_rate_GBps,
 		   struct fast_calib_fit *out, struct fast_err *err);
 
+/* --- fitting model terms on whole collectives --------------------------
+ * The per-step costs, the core's share and the loss/timeout regime do not
+ * show in a point-to-point sweep; they are fitted on timed collectives:
+ * `fast run --json` rows of the fitting cells of a grid (an algorithm on a
+ * traffic), each simulated with candidate values and compared with its
+ * measured median.  The simulator is the model, so the search is
+ * derivative-free (the simulated time is piecewise smooth in each term). */
+
+#define FAST_CALIB_MAX_ROWS 4096
+
+/* One `fast run --json` output: its algorithm, traffic file and each row's
+ * matrix index and median time. */
+struct fast_calib_run {
+	char algo[64];
+	char traffic[4096];
+	size_t n;
+	uint32_t matrix[FAST_CALIB_MAX_ROWS];
+	double median_us[FAST_CALIB_MAX_ROWS];
+};
+
+/* Parse `fast run --json` output.  FAST_EINPUT ("name: /rows/3: ...") when
+ * it is not such output or names no traffic file. */
+int fast_calib_parse_run(const char *text, size_t len, const char *name,
+			 struct fast_calib_run *out, struct fast_err *err);
+
+/* A term to fit: its topology JSON path (fast_topo_field()) and the range
+ * searched, on a log scale when lo > 0 and log is set. */
+struct fast_calib_term {
+	const char *path;
+	double lo, hi;
+	bool log;
+};
+
+/* The cost of candidate values x[0..n-1] (HUGE_VAL: infeasible); ctx is the
+ * caller's. */
+typedef double (*fast_calib_cost_fn)(void *ctx, const double *x);
+
+/* Minimise cost over the box of the terms: the best of the start and
+ * 16 x n Halton points over the box, then Hooke-Jeeves pattern search
+ * (steps doubled on success, halved on failure, a pattern move after each
+ * successful sweep) until every step is under 1e-6 of its range or
+ * max_evals evaluations were spent.  x holds the start on entry (clamped
+ * to the box) and the best point on return; *best its cost.
+ * Deterministic.  FAST_EINPUT when no point tried was feasible. */
+int fast_calib_minimize(const struct fast_calib_term *terms, size_t n, fast_calib_cost_fn cost,
+			void *ctx, unsigned max_evals, double *x, double *best, struct fast_err *err);
+
 #endif

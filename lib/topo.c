@@ -12,7 +12,8 @@
  *   scale_out.nics_per_server = gpus_per_server (the only supported value);
  *   scale_out.core_oversubscription 1 (non-blocking core);
  *   congestion {incast_threshold 1, incast_slope 0, incast_floor 1}
- *   (no incast loss); source "".
+ *   (no incast loss); congestion {rto_us 0 (no loss/timeout regime),
+ *   rto_senders 1, rto_count 1}; source "".
  */
 #include "topo.h"
 
@@ -199,16 +200,23 @@ int fast_topo_preset(const char *name, uint32_t servers, uint32_t gpus,
  *  - efficiency and incast floor: fractions of the line rate, at least 0.1%
  *    (FAST_TOPO_MIN_FRACTION) and at most 1;
  *  - incast slope: the fraction lost per extra sender, at most all of it;
- *  - core oversubscription: 1 (non-blocking) to 1000.
+ *  - core oversubscription: 1 (non-blocking) to 1000;
+ *  - loss/timeout regime: a timeout of 0 (off) to 10 s (an RDMA RC
+ *    retry timeout reaches seconds), 0 to 1e9 senders, 0 to 100 timeouts.
+ * Rows marked opt are default-off terms: written and hashed only when
+ * fast_topo_rto_on(), so a topology without them keeps its identity.
  */
 #define FIELD(path, member, min, max, unit) \
-	{ path, offsetof(struct fast_topo, member), min, max, unit }
+	{ path, offsetof(struct fast_topo, member), min, max, unit, false }
+#define OPT_FIELD(path, member, min, max, unit) \
+	{ path, offsetof(struct fast_topo, member), min, max, unit, true }
 
 static const struct field {
 	const char *path;
 	size_t off;        /* offset of the double in struct fast_topo */
 	double min, max;   /* inclusive */
 	const char *unit;  /* appended to the bounds in messages */
+	bool opt;          /* the loss/timeout term: hashed only when on */
 } fields[] = {
 	FIELD("/scale_up/bw_GBps", up.bw_GBps, FAST_TOPO_MIN_GBPS, FAST_TOPO_MAX_GBPS, " GB/s"),
 	FIELD("/scale_up/latency_us", up.latency_us, 0, FAST_TOPO_MAX_US, " us"),
@@ -222,6 +230,9 @@ static const struct field {
 	FIELD("/congestion/incast_threshold", congestion.incast_threshold, 0, 1e9, ""),
 	FIELD("/congestion/incast_slope", congestion.incast_slope, 0, 1, ""),
 	FIELD("/congestion/incast_floor", congestion.incast_floor, FAST_TOPO_MIN_FRACTION, 1, ""),
+	OPT_FIELD("/congestion/rto_us", rto.us, 0, 1e7, " us"),
+	OPT_FIELD("/congestion/rto_senders", rto.senders, 0, 1e9, ""),
+	OPT_FIELD("/congestion/rto_count", rto.count, 0, 100, ""),
 };
 
 static double field_of(const struct fast_topo *t, const struct field *f);
@@ -234,8 +245,22 @@ uint64_t fast_topo_hash(const struct fast_topo *t)
 	h = fast_hash_u64(h, t->gpus);
 	h = fast_hash_u64(h, (uint64_t)t->up_kind);
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-		h = fast_hash_double(h, field_of(t, &fields[i]));
+		if (!fields[i].opt || fast_topo_rto_on(t))
+			h = fast_hash_double(h, field_of(t, &fields[i]));
 	return h;
+}
+
+double *fast_topo_field(struct fast_topo *t, const char *path, double *min, double *max)
+{
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+		if (strcmp(fields[i].path, path) == 0) {
+			if (min)
+				*min = fields[i].min;
+			if (max)
+				*max = fields[i].max;
+			return (double *)((char *)t + fields[i].off);
+		}
+	return NULL;
 }
 
 static const char *num(char buf[32], double v)
@@ -331,7 +356,8 @@ static const char *const out_keys[] = {
 	"core_oversubscription", NULL,
 };
 static const char *const cong_keys[] = {
-	"incast_threshold", "incast_slope", "incast_floor", NULL,
+	"incast_threshold", "incast_slope", "incast_floor", "rto_us", "rto_senders",
+	"rto_count", NULL,
 };
 
 /* A number member at c's path, checked against its fields[] row as it is
@@ -442,7 +468,7 @@ static int load_scale_out(struct fast_jctx *c, const struct fast_jv *root, struc
 }
 
 static int load_congestion(struct fast_jctx *c, const struct fast_jv *root,
-			   struct fast_congestion *g)
+			   struct fast_congestion *g, struct fast_rto *l)
 {
 	const struct fast_jv *o = fast_jv_get(root, "congestion");
 	size_t old;
@@ -451,13 +477,19 @@ static int load_congestion(struct fast_jctx *c, const struct fast_jv *root,
 	g->incast_threshold = 1;
 	g->incast_slope = 0;
 	g->incast_floor = 1;
+	l->us = 0;
+	l->senders = 1;
+	l->count = 1;
 	if (!o)
 		return 0;
 	old = fast_jctx_push_key(c, "congestion");
 	if ((rc = fast_jv_expect_object(c, o, cong_keys)) < 0 ||
 	    (rc = get_num(c, o, "incast_threshold", false, &g->incast_threshold)) < 0 ||
 	    (rc = get_num(c, o, "incast_slope", false, &g->incast_slope)) < 0 ||
-	    (rc = get_num(c, o, "incast_floor", false, &g->incast_floor)) < 0)
+	    (rc = get_num(c, o, "incast_floor", false, &g->incast_floor)) < 0 ||
+	    (rc = get_num(c, o, "rto_us", false, &l->us)) < 0 ||
+	    (rc = get_num(c, o, "rto_senders", false, &l->senders)) < 0 ||
+	    (rc = get_num(c, o, "rto_count", false, &l->count)) < 0)
 		return rc;
 	fast_jctx_pop(c, old);
 	return 0;
@@ -492,7 +524,7 @@ static int load_root(struct fast_jctx *c, const struct fast_jv *root,
 				      t->servers, t->gpus,
 				      (unsigned long long)t->servers * t->gpus, lim->max_gpus);
 	if ((rc = load_scale_up(c, root, t)) < 0 || (rc = load_scale_out(c, root, t)) < 0 ||
-	    (rc = load_congestion(c, root, &t->congestion)) < 0)
+	    (rc = load_congestion(c, root, &t->congestion, &t->rto)) < 0)
 		return rc;
 	t->source[0] = '\0';
 	return fast_jv_get_string(c, root, "source", false, t->source, sizeof t->source);
@@ -573,7 +605,12 @@ int fast_topo_write(const struct fast_topo *t, FILE *f, struct fast_err *err)
 	fputs("  },\n  \"congestion\": {\n", f);
 	put_field(f, "    ", "incast_threshold", t->congestion.incast_threshold, false);
 	put_field(f, "    ", "incast_slope", t->congestion.incast_slope, false);
-	put_field(f, "    ", "incast_floor", t->congestion.incast_floor, true);
+	put_field(f, "    ", "incast_floor", t->congestion.incast_floor, !fast_topo_rto_on(t));
+	if (fast_topo_rto_on(t)) {
+		put_field(f, "    ", "rto_us", t->rto.us, false);
+		put_field(f, "    ", "rto_senders", t->rto.senders, false);
+		put_field(f, "    ", "rto_count", t->rto.count, true);
+	}
 	fputs("  },\n  \"source\": ", f);
 	fast_json_put_string(f, t->source);
 	fputs("\n}\n", f);

@@ -43,6 +43,20 @@ struct fast_congestion {
 	double incast_floor;     /* lowest factor, in [0.001, 1] */
 };
 
+/*
+ * Loss and retransmission timeouts (JSON /congestion/rto_*; off while us is
+ * 0): a scale-out flow that starts while its ingress NIC already carries
+ * `senders` flows (about the switch buffer / one flow's burst) is lost and
+ * starts count x us later, once (TCP's minimum RTO, or an RDMA RC
+ * transport's retry timeout, times the retries).  A default-off term:
+ * written and hashed only when on.
+ */
+struct fast_rto {
+	double us;
+	double senders;
+	double count;
+};
+
 #define FAST_NAME_MAX 64
 #define FAST_SOURCE_MAX 512
 
@@ -55,6 +69,7 @@ struct fast_topo {
 	struct fast_tier out;     /* scale-out tier, one NIC per GPU */
 	double core_oversub;      /* >= 1; 1 = non-blocking core */
 	struct fast_congestion congestion;
+	struct fast_rto rto;      /* zero: off */
 	char source[FAST_SOURCE_MAX]; /* where the numbers come from */
 };
 
@@ -119,6 +134,16 @@ int fast_topo_parse(const char *text, size_t len, const char *name,
  * "/scale_out/bw_GBps: must be in [1e-06, 1e+06] GB/s (got 1e-300)". */
 int fast_topo_validate(const struct fast_topo *t, const struct fast_limits *lim,
 		       struct fast_err *err);
+/* The model number at JSON path (a row of lib/topo.c's fields[] table:
+ * "/scale_out/step_overhead_us", "/congestion/rto_us", ...): a pointer
+ * into t and its inclusive range, or NULL for an unknown path. */
+double *fast_topo_field(struct fast_topo *t, const char *path, double *min, double *max);
+/* Is the loss/timeout term on (rto_us and rto_count > 0)? */
+static inline bool fast_topo_rto_on(const struct fast_topo *t)
+{
+	return t->rto.us > 0 && t->rto.count > 0;
+}
+
 /* Write the normalised JSON form (every field explicit) to f.  Returns
  * FAST_EIO if the stream reports an error. */
 int fast_topo_write(const struct fast_topo *t, FILE *f, struct fast_err *err);

@@ -32,7 +32,9 @@
 #   topo.json  the topology of this fabric: scale-up = shared memory inside
 #              a namespace, scale-out = the rail rate; latency and efficiency
 #              of each tier fitted by `fast calibrate` to point-to-point
-#              sweeps that `up` measures with `fast run` (calib/ keeps them;
+#              sweeps that `up` measures with `fast run`, then the
+#              scale-out per-step cost and core oversubscription fitted to
+#              fast and fanout collectives (calib/ keeps them;
 #              --no-calibrate: nominal values, no measurement)
 #   instance   the instance's name prefix (fasttb<K>)
 #
@@ -386,7 +388,44 @@ calibrate() {
 		{ echo "testbed: fast calibrate failed: $(head -1 "$DIR/calib/fit.err")" >&2; return 1; }
 	"$FAST" calibrate "${args[@]}" --json >"$DIR/calib/fit.json" 2>/dev/null
 	sed 's/^/testbed: /' "$DIR/calib/fit.txt" >&2
+	if [ "$SERVERS" -gt 1 ]; then
+		collectives || return 1
+	fi
 	echo "testbed: calibrated in $(elapsed "$t0") s (measurements in $DIR/calib)" >&2
+}
+
+# What a sweep cannot show: the scale-out per-step cost and the share of
+# the fabric all rails get at once (the core's oversubscription), fitted
+# by `fast calibrate --fit-run` to fast and fanout on uniform and Zipf
+# traffic of 1 MiB per GPU (3 timed iterations each, bytes verified).
+collectives() {
+	local pat algo fits=()
+	for pat in uniform zipf; do
+		"$FAST" gen --topo "$DIR/topo.json" --pattern $pat --mean-bytes 1M --seed 11 \
+			-o "$DIR/calib/coll-$pat.traffic.json" >/dev/null 2>"$DIR/calib/coll.err" || {
+			echo "testbed: fast gen failed: $(head -1 "$DIR/calib/coll.err")" >&2
+			return 1
+		}
+		for algo in fast fanout; do
+			run_mpi "$P" 120 -np $((SERVERS * GPUS)) "$FAST" run --topo "$DIR/topo.json" \
+				--traffic "$DIR/calib/coll-$pat.traffic.json" --algo $algo -n 3 -w 1 -c 1 --json \
+				>"$DIR/calib/coll-$pat-$algo.run.json" 2>"$DIR/calib/coll.err" || {
+				echo "testbed: calibration run $pat $algo failed: $(tail -3 "$DIR/calib/coll.err" | tr '\n' ' ')" >&2
+				return 1
+			}
+			grep -q '"wrong": [1-9]' "$DIR/calib/coll-$pat-$algo.run.json" && {
+				echo "testbed: wrong bytes in the calibration run $pat $algo" >&2
+				return 1
+			}
+			fits+=(--fit-run "$DIR/calib/coll-$pat-$algo.run.json")
+		done
+	done
+	"$FAST" calibrate --topo "$DIR/topo.json" "${fits[@]}" -o "$DIR/calib/coll.json" \
+		>"$DIR/calib/coll.txt" 2>"$DIR/calib/coll.err" ||
+		{ echo "testbed: fast calibrate failed: $(head -1 "$DIR/calib/coll.err")" >&2; return 1; }
+	cp "$DIR/topo.json" "$DIR/calib/sweeps.json" # fitted on the sweeps only
+	mv "$DIR/calib/coll.json" "$DIR/topo.json"
+	grep '^/' "$DIR/calib/coll.txt" | awk '{ printf "testbed: fitted on collectives: %s = %s\n", $1, $2 }' >&2
 }
 
 cmd_up() {

@@ -348,6 +348,8 @@ struct eng {
 	struct fast_sim_opts opts;
 	uint32_t ng, G, N;
 	double alpha[2], overhead[2];
+	double rto_s;      /* a lost flow's wait (0: no loss/timeout regime) */
+	uint64_t rto_losses;
 
 	uint32_t nx;
 	struct xf *xs;
@@ -1291,6 +1293,23 @@ static int complete_due(struct eng *e, double t, double tol)
 	return 0;
 }
 
+/* The loss/timeout regime: a scale-out flow starting while its ingress
+ * NIC already carries rto_senders flows overflows the switch buffer (the
+ * bytes in flight into one port exceed it) and is lost. */
+static bool lost(const struct eng *e, uint32_t xi)
+{
+	const struct flow *f = &e->fl[xi];
+
+	if (e->rto_s <= 0.0 || !e->opts.congestion)
+		return false;
+	for (uint32_t k = 0; k < f->nres; k++) {
+		const struct res *r = &e->rs[f->res[k]];
+		if (r->ingress_nic)
+			return (double)r->n >= e->topo->rto.senders;
+	}
+	return false;
+}
+
 static int process_event(struct eng *e, const struct ev *v)
 {
 	int rc;
@@ -1315,6 +1334,12 @@ static int process_event(struct eng *e, const struct ev *v)
 		if (x->cbytes == 0 || e->fl[v->id].nres == 0) {
 			x->state = X_ACTIVE; /* zero-time flow */
 			return chunk_finished(e, v->id, v->t);
+		}
+		if (v->aux == 0 && lost(e, v->id)) {
+			/* waits out the timeouts, then goes (aux 1: not lost twice) */
+			e->rto_losses++;
+			x->inherit = 0.0;
+			return ev_push(&e->ev, v->t + e->rto_s, EV_START, v->id, 1);
 		}
 		return activate(e, v->id, v->t);
 	}
@@ -1759,6 +1784,8 @@ int fast_sim_run_view(const struct fast_topo *topo, const struct fast_plan_view 
 	e.alpha[1] = topo->out.latency_us * 1e-6;
 	e.overhead[0] = topo->up.step_overhead_us * 1e-6;
 	e.overhead[1] = topo->out.step_overhead_us * 1e-6;
+	if (fast_topo_rto_on(topo))
+		e.rto_s = topo->rto.count * topo->rto.us * 1e-6;
 
 	r.nsteps = (uint32_t)p->nsteps;
 	r.steps = fast_calloc(r.nsteps ? r.nsteps : 1, sizeof *r.steps);
@@ -1808,6 +1835,7 @@ int fast_sim_run_view(const struct fast_topo *topo, const struct fast_plan_view 
 	r.events = e.events;
 	r.recomputes = e.recomputes;
 	r.full_allocs = e.full_allocs;
+	r.rto_losses = e.rto_losses;
 	r.replayed = e.replayed;
 	if (o.timeline && (rc = build_timeline(&e, &r, err)) < 0)
 		goto fail;

@@ -29,6 +29,12 @@
  * (progressive filling).  Congestion (incast): a NIC ingress carrying k
  * concurrent flows runs at factor(k) = max(floor, 1 - slope*(k - thr)) of
  * its capacity when k > thr (struct fast_congestion of the topology).
+ * Loss and timeouts (only when the topology sets rto_us): a scale-out flow
+ * that would start while its ingress NIC already carries rto_senders
+ * flows is lost and starts rto_count x rto_us later instead, without a
+ * second check (the retransmission goes through).  Lossless fabrics and
+ * one-sender-per-NIC stages (FAST's) never pay it; many-to-one phases
+ * (fanout) pay whole timeouts, whatever their size.
  *
  * Exactness: with epsilon = 0 (the default) the max-min allocation is
  * exact at every event: after each change, progressive filling re-runs on
@@ -131,6 +137,9 @@ struct fast_sim_result {
 	uint64_t full_allocs;      /* of which over all active flows */
 	uint64_t replayed;         /* resources frozen again by replaying the
 	                            * valid prefix of the last full pass */
+	uint64_t rto_losses;       /* flows that waited out retransmission
+	                            * timeouts (the topology's loss/timeout
+	                            * regime; 0 when it is off) */
 	double wall_s;             /* time spent in fast_sim_run */
 	size_t nact;
 	struct fast_sim_activity *act; /* only with opts.timeline */

@@ -19,6 +19,12 @@
 # median, IQR and [min..max]: `fast sim --topo build/testbed-bench/topo.json`
 # of the same traffic and its error.  The table goes to stdout, one TSV row
 # per cell to build/testbed-bench/cells.tsv.  uptime before and after.
+# Kept for refitting (tests/testbed/fidelity.sh): every cell's traffic
+# as OUT/cells/RATE-SIZE-TRAFFIC.json (the timed matrix ITERS / ROUNDS
+# times; .one.json: once) and every mpirun job's `fast run --json` output
+# (naming that file) as OUT/cells/RATE-SIZE-TRAFFIC-ALGO-JOB.json, the
+# fabric of each rate as OUT/topo-RATE.json (as `up` calibrated it) and
+# OUT/sweeps-RATE.json (fitted on the point-to-point sweeps only).
 set -u
 FAST=${1:?usage: tests/testbed/bench.sh FAST_BINARY}
 FAST=$(cd "$(dirname "$FAST")" && pwd)/$(basename "$FAST")
@@ -35,11 +41,12 @@ OUT=$ROOT/build/testbed-bench
 export FAST FAST_TESTBED_DIR=$OUT FAST_TESTBED_TIMEOUT=300
 [ $((ITERS % ROUNDS)) = 0 ] || { echo "bench: ITERS must be a multiple of ROUNDS" >&2; exit 2; }
 per=$((ITERS / ROUNDS))
-mkdir -p "$OUT"
+mkdir -p "$OUT/cells"
 WORK=$(mktemp -d)
 trap '"$TB" down >/dev/null 2>&1; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
+echo "# $(uptime)" >"$OUT/load.txt"
 echo "# bench-testbed: 4 servers x 4 ranks, switch buffer $BUFFER, rates $RATES, mean sizes $SIZES per GPU, zipf skew $SKEW, $ITERS iterations ($ROUNDS jobs x $per)"
 echo "# $(uptime)"
 printf 'rate\tsize\ttraffic\talgo\tmedian_ms\tq1_ms\tq3_ms\tmin_ms\tmax_ms\tsim_ms\twrong\n' >"$OUT/cells.tsv"
@@ -48,12 +55,14 @@ for rate in $RATES; do
 	echo "# $rate: $(grep -E 'up in|scale-(up|out) ' "$WORK/up.log" | sed 's/^testbed: //' | tr -s ' ' | paste -sd ';' -)"
 	TOPO=$OUT/topo.json
 	cp "$TOPO" "$OUT/topo-$rate.json"
+	cp "$OUT/calib/sweeps.json" "$OUT/sweeps-$rate.json" 2>/dev/null
 	for size in $SIZES; do
 		for pat in uniform zipf; do
 			skew=()
 			[ $pat = zipf ] && skew=(--skew "$SKEW")
 			"$FAST" gen --topo "$TOPO" --pattern $pat --mean-bytes "$size" "${skew[@]}" --seed 5 \
 				-o "$WORK/one.json" >/dev/null || exit 1
+			cp "$WORK/one.json" "$OUT/cells/$rate-$size-$pat.one.json"
 			python3 - "$WORK/one.json" "$per" >"$WORK/rep.json" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -61,12 +70,15 @@ m = d["matrices"][0]
 d["matrices"] = [{"label": "it%d" % i, "rows": m["rows"]} for i in range(int(sys.argv[2]))]
 json.dump(d, sys.stdout)
 EOF
+			cp "$WORK/rep.json" "$OUT/cells/$rate-$size-$pat.json"
 			: >"$WORK/samples"
 			for ((r = 0; r < ROUNDS; r++)); do
+				echo "$rate $size $pat job $r: $(uptime)" >>"$OUT/load.txt"
 				for algo in $ALGOS; do
-					"$TB" mpirun -np 16 "$FAST" run --topo "$TOPO" --traffic "$WORK/rep.json" --algo $algo \
+					"$TB" mpirun -np 16 "$FAST" run --topo "$TOPO" --traffic "$OUT/cells/$rate-$size-$pat.json" --algo $algo \
 						-n 1 -w 1 -c 1 --json >"$WORK/run.json" 2>"$WORK/run.err" ||
 						{ echo "bench: $rate $size $pat $algo failed: $(tail -3 "$WORK/run.err")" >&2; exit 1; }
+					cp "$WORK/run.json" "$OUT/cells/$rate-$size-$pat-$algo-$r.json"
 					python3 - "$WORK/run.json" "$algo" >>"$WORK/samples" <<'EOF'
 import json, sys
 for r in json.load(open(sys.argv[1]))["rows"]:

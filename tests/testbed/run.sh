@@ -87,7 +87,8 @@ refuse "mpirun with no testbed up" 1 "no testbed up" "$TB" mpirun -np 4 true
 t0=$(date +%s.%N)
 if "$TB" up --servers 4 --gpus 4 --rate 200mbit >"$TMP/out" 2>&1 &&
 	"$FAST" topo show "$FAST_TESTBED_DIR/topo.json" >>"$TMP/out" 2>&1 &&
-	grep -q "scale-out .* 6 " "$TMP/out" && grep -q "fitted by fast calibrate" "$FAST_TESTBED_DIR/topo.json"; then
+	grep -q "scale-out .* 6 " "$TMP/out" && grep -q "fitted by fast calibrate" "$FAST_TESTBED_DIR/topo.json" &&
+	grep -q "fitted on collectives: /scale_out/step_overhead_us" "$FAST_TESTBED_DIR/topo.json"; then
 	ok "up 4 x 4 at 200mbit, calibrated ($(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s): $(grep 'scale-out ' "$TMP/out" | head -1 | tr -s ' ')"
 else
 	bad "up 4 x 4 at 200mbit"

@@ -1,6 +1,8 @@
 /*
  * test_calib.c - the alpha-beta fit of `fast calibrate`: exact recovery on
- * noise-free measurements, link-byte accounting per input kind, errors.
+ * noise-free measurements, link-byte accounting per input kind, errors;
+ * the coordinate search over model terms recovering known parameters of a
+ * synthetic model, and the `fast run --json` reader it is fed from.
  */
 #include <CUnit/Basic.h>
 
@@ -108,8 +110,109 @@ static void test_calib__fast_run_json(void)
 	CU_ASSERT_DOUBLE_EQUAL(p.time_us[1], 30.0, 1e-9);
 }
 
+/* A synthetic collective model with known terms: cell i takes
+ * base_i x oversub + steps_i x step_us (the shape the core's share and the
+ * per-step cost give a simulated time), plus a timeout term: cells whose
+ * senders exceed rto_senders pay rto_us (piecewise, as the simulator's). */
+struct synth {
+	size_t n;
+	double base[8], steps[8], senders[8], meas[8];
+	unsigned evals;
+};
+
+static double synth_time(const struct synth *s, size_t i, const double *x)
+{
+	double t = s->base[i] * x[0] + s->steps[i] * x[1];
+	if (s->senders[i] >= x[3])
+		t += x[2];
+	return t;
+}
+
+static double synth_cost(void *ctx, const double *x)
+{
+	struct synth *s = ctx;
+	double sum = 0;
+	s->evals++;
+	for (size_t i = 0; i < s->n; i++) {
+		double e = (synth_time(s, i, x) - s->meas[i]) / s->meas[i];
+		sum += e * e;
+	}
+	return sum;
+}
+
+static void test_calib__search_recovers_known_terms(void)
+{
+	static const double truth[4] = { 1.7, 300.0, 200000.0, 6.0 };
+	struct synth s = { .n = 8 };
+	struct fast_calib_term terms[4] = {
+		{ "/scale_out/core_oversubscription", 1, 8, true },
+		{ "/scale_out/step_overhead_us", 0, 2000, false },
+		{ "/congestion/rto_us", 0, 1000000, false },
+		{ "/congestion/rto_senders", 0, 16, false },
+	};
+	double x[4] = { 1, 0, 0, 16 }, best = -1;
+	struct fast_err err;
+
+	for (size_t i = 0; i < s.n; i++) {
+		s.base[i] = 1e5 * (double)(1 + i % 3);
+		s.steps[i] = (double)(10 * (1 + 7 * (i % 2) + i));
+		s.senders[i] = (double)(1 + 2 * i); /* 1, 3, ..., 15: the step at 6 shows */
+		s.meas[i] = synth_time(&s, i, truth);
+	}
+	CU_ASSERT_EQUAL_FATAL(fast_calib_minimize(terms, 4, synth_cost, &s, 2000, x, &best, &err), 0);
+	CU_ASSERT(best < 1e-6);
+	CU_ASSERT_DOUBLE_EQUAL(x[0], truth[0], 0.01 * truth[0]);
+	CU_ASSERT_DOUBLE_EQUAL(x[1], truth[1], 0.01 * truth[1]);
+	CU_ASSERT_DOUBLE_EQUAL(x[2], truth[2], 0.01 * truth[2]);
+	CU_ASSERT(x[3] > 5 && x[3] <= 7); /* any threshold between the cells */
+	CU_ASSERT(s.evals <= 2000);
+	/* the start is clamped into the box */
+	x[0] = 100;
+	CU_ASSERT_EQUAL(fast_calib_minimize(terms, 1, synth_cost, &s, 1, x, &best, &err), 0);
+	CU_ASSERT(x[0] <= 8);
+}
+
+static double infeasible(void *ctx, const double *x)
+{
+	(void)ctx;
+	(void)x;
+	return HUGE_VAL;
+}
+
+static void test_calib__search_infeasible(void)
+{
+	struct fast_calib_term t = { "/scale_out/step_overhead_us", 0, 1, false };
+	double x = 0, best;
+	struct fast_err err;
+	CU_ASSERT_EQUAL(fast_calib_minimize(&t, 1, infeasible, NULL, 2, &x, &best, &err), FAST_EINPUT);
+}
+
+static void test_calib__parse_run(void)
+{
+	static struct fast_calib_run run;
+	struct fast_err err;
+	const char *js = "{\"ranks\": 16, \"algo\": \"fanout\", \"traffic\": \"t.json\", \"rows\": ["
+			 "{\"matrix\": 0, \"median_us\": 100.5}, {\"matrix\": 2, \"median_us\": 90}]}";
+	const char *none = "{\"algo\": \"fast\", \"traffic\": \"\", \"rows\": []}";
+	const char *bad = "{\"algo\": \"fast\", \"traffic\": \"t\", \"rows\": [{\"matrix\": 0}]}";
+
+	CU_ASSERT_EQUAL_FATAL(fast_calib_parse_run(js, strlen(js), "r.json", &run, &err), 0);
+	CU_ASSERT_STRING_EQUAL(run.algo, "fanout");
+	CU_ASSERT_STRING_EQUAL(run.traffic, "t.json");
+	CU_ASSERT_EQUAL(run.n, 2);
+	CU_ASSERT_EQUAL(run.matrix[1], 2);
+	CU_ASSERT_DOUBLE_EQUAL(run.median_us[0], 100.5, 1e-12);
+	CU_ASSERT_EQUAL(fast_calib_parse_run(none, strlen(none), "r.json", &run, &err), FAST_EINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no traffic file"));
+	CU_ASSERT_EQUAL(fast_calib_parse_run(bad, strlen(bad), "r.json", &run, &err), FAST_EINPUT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/rows/0"));
+}
+
 UNIT_MAIN("calib",
 	  UNIT_TEST(test_calib__recovers_alpha_and_bandwidth),
 	  UNIT_TEST(test_calib__alltoall_counts_bytes_leaving_the_server),
 	  UNIT_TEST(test_calib__errors_name_file_and_line),
-	  UNIT_TEST(test_calib__fast_run_json))
+	  UNIT_TEST(test_calib__fast_run_json),
+	  UNIT_TEST(test_calib__search_recovers_known_terms),
+	  UNIT_TEST(test_calib__search_infeasible),
+	  UNIT_TEST(test_calib__parse_run))

@@ -330,6 +330,79 @@ static void test_sim__incast_congestion(void)
 	fast_plan_free(&p);
 }
 
+/* The loss/timeout regime on a hand-computable incast: servers 1 and 2
+ * send 10 MB each to server 0 in one step.  Off (rto.us 0, whatever the
+ * other two say), they share NIC 0's ingress: O + A + 20 MB / B.  On with
+ * rto.senders 1 and 2 x 1 ms: the second flow finds one flow in the
+ * ingress and is lost; the first runs alone (1 ms), the second starts
+ * 2 ms after the launch and runs alone: O + A + 3 ms.  A one-to-one stage
+ * (one sender per NIC, FAST's) never loses. */
+static void test_sim__rto_loss_timeout(void)
+{
+	struct fast_topo t = topo_small(3, 1, FAST_UP_SWITCH);
+	struct fast_plan p, q;
+	struct fast_sim_result r;
+	struct fast_sim_opts o;
+
+	fast_plan_init(&p, 3, 1, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 1, 0, 10 * MB);
+	add_xfer(&p, 2, 0, 10 * MB);
+	t.rto = (struct fast_rto){ 0.0, 0.0, 3.0 }; /* off: us is 0 */
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 20e6 / OUT_BW);
+	CU_ASSERT_EQUAL(r.rto_losses, 0);
+	fast_sim_result_free(&r);
+	t.rto = (struct fast_rto){ 1000.0, 1.0, 2.0 };
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 2e-3 + 10e6 / OUT_BW);
+	CU_ASSERT_EQUAL(r.rto_losses, 1);
+	fast_sim_result_free(&r);
+	t.rto.senders = 2; /* the buffer holds both */
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 20e6 / OUT_BW);
+	fast_sim_result_free(&r);
+	t.rto.senders = 1;
+	fast_sim_opts_default(&o);
+	o.congestion = false; /* --no-congestion turns it off too */
+	NEAR(sim_time(&t, &p, &o, &r), OUT_O + OUT_A + 20e6 / OUT_BW);
+	fast_sim_result_free(&r);
+
+	fast_plan_init(&q, 3, 1, "test");
+	step(&q, FAST_TIER_OUT);
+	add_xfer(&q, 1, 0, 10 * MB);
+	add_xfer(&q, 2, 1, 10 * MB);
+	add_xfer(&q, 0, 2, 10 * MB);
+	NEAR(sim_time(&t, &q, NULL, &r), OUT_O + OUT_A + 10e6 / OUT_BW);
+	CU_ASSERT_EQUAL(r.rto_losses, 0);
+	fast_sim_result_free(&r);
+	fast_plan_free(&q);
+	fast_plan_free(&p);
+}
+
+/* The core's share, the term `fast calibrate --fit-run` fits for the
+ * testbed's aggregate ceiling: 2 x 2 GPUs, every GPU sends 10 MB to its
+ * peer on the other server.  Non-blocking: each flow has its own NICs,
+ * 1 ms.  Oversubscription 2: one core of 4 x 10 GB/s / 2 = 20 GB/s
+ * carries all four, 5 GB/s each, 2 ms.  A server-local flow does not use
+ * it. */
+static void test_sim__core_oversubscription(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB);
+	add_xfer(&p, 1, 3, 10 * MB);
+	add_xfer(&p, 2, 0, 10 * MB);
+	add_xfer(&p, 3, 1, 10 * MB);
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 10e6 / OUT_BW);
+	fast_sim_result_free(&r);
+	t.core_oversub = 2.0;
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 10e6 / (OUT_BW / 2));
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
 /* random transfers in a few dependent steps */
 static void random_plan(struct fast_plan *p, uint32_t N, uint32_t G, uint64_t seed)
 {
@@ -662,6 +735,8 @@ UNIT_MAIN("sim",
 	  UNIT_TEST(test_sim__chunked_pipeline_overlaps),
 	  UNIT_TEST(test_sim__mesh_links),
 	  UNIT_TEST(test_sim__incast_congestion),
+	  UNIT_TEST(test_sim__rto_loss_timeout),
+	  UNIT_TEST(test_sim__core_oversubscription),
 	  UNIT_TEST(test_sim__scalable_close_to_exact),
 	  UNIT_TEST(test_sim__components_match_reference),
 	  UNIT_TEST(test_sim__replay_matches_reference),

@@ -316,6 +316,47 @@ static void test_topo__writer_round_trips_every_field(void)
 	}
 }
 
+/* The loss/timeout term is default-off: off, it is neither written nor
+ * hashed (a topology without it keeps its identity, so plan caches and
+ * result idents of every existing topology stay); on, it round-trips and
+ * changes the hash; its numbers are range-checked by path. */
+static void test_topo__rto_term_off_by_default(void)
+{
+	struct fast_topo a, b;
+	struct fast_err err = { 0 };
+	double lo, hi, *v;
+	char *s1;
+
+	CU_ASSERT_EQUAL_FATAL(parse(MINIMAL("", "", ""), &a, &err), 0);
+	CU_ASSERT_EQUAL(a.rto.us, 0);
+	CU_ASSERT_EQUAL(a.rto.senders, 1);
+	CU_ASSERT_EQUAL(a.rto.count, 1);
+	CU_ASSERT(!fast_topo_rto_on(&a));
+	b = a;
+	b.rto.senders = 7; /* off: the other two do not matter */
+	CU_ASSERT_EQUAL(fast_topo_hash(&a), fast_topo_hash(&b));
+	s1 = write_str(&b);
+	CU_ASSERT_PTR_NULL(strstr(s1, "rto_"));
+	free(s1);
+	CU_ASSERT_EQUAL_FATAL(parse(MINIMAL(", \"congestion\": {\"rto_us\": 200000, \"rto_senders\": 6, "
+					    "\"rto_count\": 2}", "", ""), &b, &err), 0);
+	CU_ASSERT(fast_topo_rto_on(&b));
+	CU_ASSERT_NOT_EQUAL(fast_topo_hash(&a), fast_topo_hash(&b));
+	s1 = write_str(&b);
+	CU_ASSERT_PTR_NOT_NULL(strstr(s1, "\"rto_us\": 200000"));
+	CU_ASSERT_EQUAL_FATAL(parse(s1, &a, &err), 0);
+	CU_ASSERT(memcmp(&a.rto, &b.rto, sizeof a.rto) == 0);
+	free(s1);
+	expect_error(MINIMAL(", \"congestion\": {\"rto_us\": -1}", "", ""), FAST_EINPUT,
+		     "t.json: /congestion/rto_us: must be in [0, 1e+07] us (got -1)");
+	v = fast_topo_field(&b, "/congestion/rto_senders", &lo, &hi);
+	CU_ASSERT_PTR_EQUAL(v, &b.rto.senders);
+	CU_ASSERT_EQUAL(lo, 0);
+	CU_ASSERT_PTR_EQUAL(fast_topo_field(&b, "/scale_out/step_overhead_us", NULL, NULL),
+			    &b.out.step_overhead_us);
+	CU_ASSERT_PTR_NULL(fast_topo_field(&b, "/scale_out/nope", NULL, NULL));
+}
+
 static void test_topo__write_error_is_eio(void)
 {
 	struct fast_topo t;
@@ -363,5 +404,6 @@ UNIT_MAIN("topo",
 	  UNIT_TEST(test_topo__bad_fields_name_their_path),
 	  UNIT_TEST(test_topo__validate_names_the_field),
 	  UNIT_TEST(test_topo__writer_round_trips_every_field),
+	  UNIT_TEST(test_topo__rto_term_off_by_default),
 	  UNIT_TEST(test_topo__write_error_is_eio),
 	  UNIT_TEST(test_topo__load_reads_files))
