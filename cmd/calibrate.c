@@ -382,6 +382,7 @@ int cmd_calibrate(int argc, char **argv)
 	const char *run_topo = NULL;
 	static struct cell cells[MAX_CELLS];
 	struct fast_calib_term terms[16];
+	char term_text[16][128];
 	double x[16], cost0 = 0, cost = 0;
 	size_t nterms = 0, ncells = 0;
 	struct fitctx fc;
@@ -426,7 +427,11 @@ int cmd_calibrate(int argc, char **argv)
 		if (cli_value(&s, "--fit", &v)) {
 			if (nterms >= 16)
 				return cli_usage_error("calibrate", "at most 16 --fit terms");
-			if ((rc = parse_term(strdup(v), &terms[nterms])) != 0)
+			if (strlen(v) >= sizeof term_text[0])
+				return cli_usage_error("calibrate", "--fit %.40s...: too long", v);
+			/* the term keeps pointing into its text: no allocation */
+			snprintf(term_text[nterms], sizeof term_text[0], "%s", v);
+			if ((rc = parse_term(term_text[nterms], &terms[nterms])) != 0)
 				return rc;
 			nterms++;
 			continue;
