@@ -91,6 +91,22 @@ static int parse_nccl(const char *text, size_t len, const char *name, enum fast_
 	return 0;
 }
 
+/* A fast run --json row's median time in microseconds: median_s since the
+ * outputs' naming convention, median_us before it (either is read). */
+static int run_median_us(struct fast_jctx *c, const struct fast_jv *row, double *out)
+{
+	const char *k = fast_jv_renamed(c, row, "median_s", "median_us");
+	double v = 0;
+	int rc;
+
+	if (!k)
+		return FAST_EINPUT;
+	rc = fast_jv_get_double(c, row, k, true, 0, 1e12, true, &v);
+	if (rc == 0)
+		*out = strcmp(k, "median_s") == 0 ? v * 1e6 : v;
+	return rc;
+}
+
 static int parse_fastrun(const char *text, size_t len, const char *name,
 			 const struct fast_topo *t, struct fast_calib_points *out,
 			 struct fast_err *err)
@@ -117,17 +133,14 @@ static int parse_fastrun(const char *text, size_t len, const char *name,
 		double time_us = 0;
 		/* fast run wrote size and median_us before the outputs' naming
 		 * convention (size_bytes, median_s): either is read */
-		const char *sk, *tk;
+		const char *sk;
 		fast_jctx_push_index(&c, i);
-		if (!(sk = fast_jv_renamed(&c, r, "size_bytes", "size")) ||
-		    !(tk = fast_jv_renamed(&c, r, "median_s", "median_us")))
+		if (!(sk = fast_jv_renamed(&c, r, "size_bytes", "size")))
 			rc = FAST_EINPUT;
 		if (rc == 0)
 			rc = fast_jv_get_u64(&c, r, sk, true, FAST_JSON_MAX_BYTES, &size);
 		if (rc == 0)
-			rc = fast_jv_get_double(&c, r, tk, true, 0, 1e12, true, &time_us);
-		if (rc == 0 && strcmp(tk, "median_s") == 0)
-			time_us *= 1e6;
+			rc = run_median_us(&c, r, &time_us);
 		fast_jctx_pop(&c, old);
 		if (rc == 0 && size > 0)
 			rc = add_point(out, link_bytes(FAST_CALIB_FASTRUN, (double)size, t, ranks),
@@ -235,7 +248,7 @@ int fast_calib_parse_run(const char *text, size_t len, const char *name,
 		if (rc == 0)
 			rc = fast_jv_get_u32(&c, r, "matrix", true, 0, UINT32_MAX, &out->matrix[out->n]);
 		if (rc == 0)
-			rc = fast_jv_get_double(&c, r, "median_us", true, 0, 1e12, true, &out->median_us[out->n]);
+			rc = run_median_us(&c, r, &out->median_us[out->n]);
 		fast_jctx_pop(&c, old);
 		if (rc == 0)
 			out->n++;

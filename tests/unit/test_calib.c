@@ -202,6 +202,13 @@ static void test_calib__parse_run(void)
 	CU_ASSERT_EQUAL(run.n, 2);
 	CU_ASSERT_EQUAL(run.matrix[1], 2);
 	CU_ASSERT_DOUBLE_EQUAL(run.median_us[0], 100.5, 1e-12);
+	{
+		/* what fast run --json writes now: median_s, in seconds */
+		const char *now = "{\"ranks\": 16, \"algo\": \"fast\", \"traffic\": \"t.json\", \"rows\": ["
+				  "{\"matrix\": 0, \"median_s\": 0.0001005}]}";
+		CU_ASSERT_EQUAL_FATAL(fast_calib_parse_run(now, strlen(now), "r.json", &run, &err), 0);
+		CU_ASSERT_DOUBLE_EQUAL(run.median_us[0], 100.5, 1e-9);
+	}
 	CU_ASSERT_EQUAL(fast_calib_parse_run(none, strlen(none), "r.json", &run, &err), FAST_EINPUT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no traffic file"));
 	CU_ASSERT_EQUAL(fast_calib_parse_run(bad, strlen(bad), "r.json", &run, &err), FAST_EINPUT);
