@@ -50,6 +50,7 @@
 #include "lib/json.h"
 #include "sweep_case.h"
 #include "sweep_spec.h"
+#include "sweep_results.h"
 
 const char cmd_sweep_usage[] =
 	"fast sweep --spec SPEC.json -o RESULTS.csv [--jobs K] [--quiet] [--list] [--json]\n"
@@ -128,398 +129,6 @@ static void progress_add(struct progress *p, uint64_t n)
 	progress_show(p, false);
 }
 
-/* --- the results file ---------------------------------------------------- */
-
-struct keymap {
-	char **keys;     /* per case */
-	uint64_t *slot;  /* case id + 1; 0 empty */
-	size_t cap;
-};
-
-/* Returns 0, FAST_ENOMEM, or FAST_EINPUT when two cases of the spec have
- * the same key (they would run twice and leave one row); err is set. */
-static int keymap_build(const struct sweep_spec *s, const char *spec_path, struct keymap *km,
-			struct fast_err *err)
-{
-	memset(km, 0, sizeof *km);
-	km->keys = fast_calloc(s->ncases ? s->ncases : 1, sizeof *km->keys);
-	for (km->cap = 64; km->cap < 2 * s->ncases; km->cap *= 2)
-		;
-	km->slot = fast_calloc(km->cap, sizeof *km->slot);
-	if (!km->keys || !km->slot)
-		return fast_err_set(err, FAST_ENOMEM, "out of memory");
-	for (uint32_t g = 0; g < s->ngroups; g++)
-		for (uint32_t k = 0; k < s->groups[g].ncases; k++) {
-			struct sweep_row r;
-			uint64_t id = s->groups[g].case0 + k;
-			size_t h;
-			sweep_spec_case(s, g, id, &r, NULL, NULL);
-			km->keys[id] = strdup(r.key);
-			if (!km->keys[id])
-				return fast_err_set(err, FAST_ENOMEM, "out of memory");
-			h = fast_hash_bytes(FAST_HASH_INIT, r.key, strlen(r.key)) & (km->cap - 1);
-			while (km->slot[h]) {
-				if (strcmp(km->keys[km->slot[h] - 1], r.key) == 0)
-					return fast_err_set(err, FAST_EINPUT, "%s: cases %llu and %llu are the same case (%.300s): remove the duplicate axis value or traffic entry",
-							spec_path, (unsigned long long)(km->slot[h] - 1),
-							(unsigned long long)id, r.key);
-				h = (h + 1) & (km->cap - 1);
-			}
-			km->slot[h] = id + 1;
-		}
-	return 0;
-}
-
-/* Case id of key, or -1. */
-static int64_t keymap_find(const struct keymap *km, const char *key)
-{
-	size_t h = fast_hash_bytes(FAST_HASH_INIT, key, strlen(key)) & (km->cap - 1);
-
-	for (; km->slot[h]; h = (h + 1) & (km->cap - 1))
-		if (strcmp(km->keys[km->slot[h] - 1], key) == 0)
-			return (int64_t)(km->slot[h] - 1);
-	return -1;
-}
-
-static void keymap_free(struct keymap *km, uint64_t n)
-{
-	for (uint64_t i = 0; km->keys && i < n; i++)
-		free(km->keys[i]);
-	free(km->keys);
-	free(km->slot);
-}
-
-/* Open (creating) path for appending and take its lock: exclusive, held
- * until the descriptor (and every copy of it in forked workers) closes.
- * Waits, after saying so, while another sweep holds it.  Returns an exit
- * status after printing. */
-static int results_lock(const char *path, int *fd_out)
-{
-	bool told = false;
-
-	for (;;) {
-		struct stat held, named;
-		int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666), rc;
-
-		if (fd < 0)
-			return cli_fail(FAST_EIO, "cannot open '%.200s': %s", path, strerror(errno));
-		while ((rc = flock(fd, LOCK_EX | (told ? 0 : LOCK_NB))) != 0 && errno == EINTR)
-			;
-		if (rc != 0 && errno == EWOULDBLOCK) {
-			cli_warn("%s: another fast sweep is writing it; waiting for it to finish", path);
-			told = true;
-			close(fd);
-			continue;
-		}
-		if (rc != 0 && (errno == ENOLCK || errno == EOPNOTSUPP)) {
-			/* a file system without locks: run as before, unguarded */
-			cli_warn("%s: cannot lock it (%s): another sweep into it would lose rows",
-				 path, strerror(errno));
-			*fd_out = fd;
-			return 0;
-		}
-		if (rc != 0) {
-			rc = errno;
-			close(fd);
-			return cli_fail(FAST_EIO, "cannot lock '%.200s': %s", path, strerror(rc));
-		}
-		/* the lock must be on the file the path names now, not on one
-		 * that the other sweep's final rewrite renamed away */
-		if (fstat(fd, &held) == 0 && stat(path, &named) == 0 && held.st_dev == named.st_dev &&
-		    held.st_ino == named.st_ino) {
-			*fd_out = fd;
-			return 0;
-		}
-		close(fd);
-	}
-}
-
-/* Take the lock on the results file and mark the cases already in it.
- * Drops a torn last line.  *version: the file's version (an older one is
- * upgraded by results_sort).  Returns an exit status after printing. */
-static int results_open(const char *path, const struct keymap *km, uint64_t ncases,
-			uint8_t *done, uint64_t *resumed, int *version, int *fd_out)
-{
-	int fd = -1, rc;
-	struct stat st;
-	char *text = NULL;
-	size_t len = 0, body = 0, hl = strlen(sweep_csv_header);
-	struct fast_err err;
-	uint64_t lineno = 1;
-
-	*resumed = 0;
-	*version = 3;
-	if ((rc = results_lock(path, &fd)) != 0)
-		return rc;
-	if (fstat(fd, &st) != 0) {
-		close(fd);
-		return cli_fail(FAST_EIO, "cannot stat '%.200s': %s", path, strerror(errno));
-	}
-	if (st.st_size > 0 && fast_read_file(path, UINT64_C(1) << 34, &text, &len, &err) < 0) {
-		close(fd);
-		return cli_report(&err);
-	}
-	if (len > 0 && text[len - 1] != '\n') {
-		char *nl = memrchr(text, '\n', len);
-		size_t keep = nl ? (size_t)(nl - text) + 1 : 0;
-		cli_warn("%s: dropping a torn last line (%zu bytes, no newline)", path, len - keep);
-		if (ftruncate(fd, (off_t)keep) != 0) {
-			free(text);
-			close(fd);
-			return cli_fail(FAST_EIO, "cannot truncate '%.200s': %s", path, strerror(errno));
-		}
-		len = keep;
-		text[len] = '\0';
-	}
-	if (len == 0) {
-		if (write(fd, sweep_csv_header, hl) != (ssize_t)hl || fdatasync(fd) != 0) {
-			free(text);
-			close(fd);
-			return cli_fail(FAST_EIO, "writing '%.200s' failed: %s", path, strerror(errno));
-		}
-	} else if ((*version = sweep_csv_version(text, len, &body)) == 0) {
-		free(text);
-		close(fd);
-		return cli_fail(FAST_EINPUT, "%s:1: not a results file with the columns of this version (header differs)", path);
-	} else {
-		if (*version < 3)
-			cli_warn("%s: a results file of version %d: its rows are kept, in this version's columns%s",
-				 path, *version, *version == 1 ? " and with the ident column" : "");
-		for (char *p = text + body; *p;) {
-			char *nl = strchr(p, '\n');
-			struct sweep_row r;
-			int64_t id;
-			*nl = '\0';
-			lineno++;
-			if (sweep_row_parse_version(p, *version, &r, NULL) < 0) {
-				free(text);
-				close(fd);
-				return cli_fail(FAST_EINPUT, "%s:%llu: malformed row", path,
-						(unsigned long long)lineno);
-			}
-			id = keymap_find(km, r.key);
-			if (id >= 0 && (uint64_t)id < ncases && !done[id]) {
-				done[id] = 1;
-				(*resumed)++;
-			}
-			p = nl + 1;
-		}
-	}
-	free(text);
-	*fd_out = fd;
-	return 0;
-}
-
-/* One write(2) of the whole line on an O_APPEND descriptor, then
- * fdatasync: a row is in the file whole or not at all. */
-static int append_line(int fd, const char *line, size_t len)
-{
-	ssize_t n = write(fd, line, len);
-
-	if (n != (ssize_t)len)
-		return cli_fail(FAST_EIO, "appending a result row failed: %s",
-				n < 0 ? strerror(errno) : "short write");
-	if (fdatasync(fd) != 0 && errno != EINVAL)
-		return cli_fail(FAST_EIO, "syncing the results failed: %s", strerror(errno));
-	return 0;
-}
-
-/* --- identity of a case ----------------------------------------------- */
-
-/* Fill the label and ident of row r (identity columns filled by
- * sweep_spec_case) of algorithm variant a in group g, whose matrix is D. */
-static void case_measures(const struct sweep_spec *s, uint32_t g, uint32_t a, const uint64_t *D,
-			  const char *label, struct sweep_row *r)
-{
-	snprintf(r->label, sizeof r->label, "%s", label);
-	sweep_sanitize(r->label);
-	sweep_row_ident(r, &s->topos[s->groups[g].topo].topo, D, &s->algos[a].opts, &s->eval);
-}
-
-/* The traffic of the last group asked for (rows come in case order). */
-struct gen_cache {
-	uint32_t g;
-	bool ok;
-	struct fast_traffic t;
-};
-
-/* The ident of case id, for a row of a previous-version file; "" when its
- * traffic cannot be generated. */
-static void upgrade_ident(const struct sweep_spec *s, uint64_t id, struct gen_cache *gc,
-			  char *ident, size_t len)
-{
-	uint32_t lo = 0, hi = s->ngroups, m, a;
-	struct sweep_row r;
-	const uint64_t *D;
-	const char *label = NULL;
-	struct fast_err err;
-
-	while (hi - lo > 1) { /* the last group with case0 <= id */
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (s->groups[mid].case0 <= id)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (gc->g != lo) {
-		fast_traffic_free(&gc->t);
-		gc->g = lo;
-		gc->ok = sweep_spec_traffic(s, lo, &gc->t, &err) == 0;
-	}
-	ident[0] = '\0';
-	sweep_spec_case(s, lo, id, &r, &m, &a);
-	if (!gc->ok || !(D = sweep_spec_matrix(s, lo, &gc->t, m, &label)))
-		return;
-	case_measures(s, lo, a, D, label, &r);
-	snprintf(ident, len, "%s", r.ident);
-}
-
-/* Rewrite the results file of an older version (fd: its descriptor,
- * locked) in this version's columns before rows are appended to it, so a
- * file never mixes versions: version-1 rows of cases of the spec get their
- * ident, other rows keep theirs (or none).  One write(2) of the whole
- * file after truncating it.  Returns an exit status after printing. */
-static int results_upgrade(const char *path, int fd, const struct sweep_spec *s,
-			   const struct keymap *km, int version)
-{
-	struct gen_cache gc = { UINT32_MAX, false, { 0 } };
-	char *text = NULL, *buf = NULL, row[4096];
-	size_t len, body = 0, blen = 0;
-	struct fast_err err;
-	FILE *mem;
-	int rc = 0;
-
-	if (fast_read_file(path, UINT64_C(1) << 34, &text, &len, &err) < 0)
-		return cli_report(&err);
-	sweep_csv_version(text, len, &body);
-	if (!(mem = open_memstream(&buf, &blen))) {
-		free(text);
-		return cli_fail(FAST_ENOMEM, "out of memory");
-	}
-	fputs(sweep_csv_header, mem);
-	for (char *p = text + body; *p;) {
-		char *nl = strchr(p, '\n');
-		struct sweep_row r;
-		bool had = true;
-		int64_t id;
-		if (!nl)
-			break;
-		*nl = '\0';
-		if (sweep_row_parse_version(p, version, &r, &had) == 0) {
-			id = keymap_find(km, r.key);
-			if (!had && id >= 0 && (uint64_t)id < s->ncases)
-				upgrade_ident(s, (uint64_t)id, &gc, r.ident, sizeof r.ident);
-			if (sweep_row_format(&r, row, sizeof row))
-				fputs(row, mem);
-		}
-		p = nl + 1;
-	}
-	fast_traffic_free(&gc.t);
-	free(text);
-	if (fclose(mem) != 0 || !buf)
-		rc = cli_fail(FAST_ENOMEM, "out of memory");
-	else if (ftruncate(fd, 0) != 0 || write(fd, buf, blen) != (ssize_t)blen || fdatasync(fd) != 0)
-		rc = cli_fail(FAST_EIO, "upgrading '%.200s' failed: %s", path, strerror(errno));
-	free(buf);
-	return rc;
-}
-
-struct line {
-	uint64_t order;
-	char *full, *rest; /* the line; after its case column */
-	bool had_ident;    /* false: a row of a previous-version file */
-};
-
-static int cmp_line(const void *a, const void *b)
-{
-	const struct line *x = a, *y = b;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
-/* Rewrite the file with rows sorted by case index (rows of keys the spec
- * no longer has keep their order, after the others; duplicates of a key
- * are dropped), in this version's columns (version: the file's).  Atomic:
- * temporary file and rename. */
-static int results_sort(const char *path, const struct sweep_spec *s, const struct keymap *km,
-			int version)
-{
-	char *text = NULL;
-	size_t len, body = 0, n = 0, cap = 0;
-	uint64_t ncases = s->ncases;
-	struct line *lines = NULL;
-	uint8_t *seen = fast_calloc(ncases ? ncases : 1, 1);
-	struct gen_cache gc = { UINT32_MAX, false, { 0 } };
-	struct fast_err err;
-	struct cli_out out;
-	uint64_t extra = 0;
-	int rc;
-
-	if (!seen)
-		return cli_fail(FAST_ENOMEM, "out of memory");
-	if (fast_read_file(path, UINT64_C(1) << 34, &text, &len, &err) < 0) {
-		free(seen);
-		return cli_report(&err);
-	}
-	sweep_csv_version(text, len, &body);
-	for (char *p = text + body; *p;) {
-		char *nl = strchr(p, '\n');
-		char *comma = strchr(p, ',');
-		struct sweep_row r;
-		bool had = true;
-		int64_t id;
-		if (!nl)
-			break;
-		*nl = '\0';
-		if (nl > p && nl[-1] == '\r')
-			nl[-1] = '\0';
-		if (sweep_row_parse_version(p, version, &r, &had) == 0 &&
-		    comma) {
-			id = keymap_find(km, r.key);
-			if (id < 0 || !seen[id]) {
-				if (n == cap) {
-					cap = cap ? cap * 2 : 1024;
-					lines = fast_reallocarray(lines, cap, sizeof *lines);
-					if (!lines) {
-						free(text);
-						free(seen);
-						return cli_fail(FAST_ENOMEM, "out of memory");
-					}
-				}
-				if (id >= 0)
-					seen[id] = 1;
-				lines[n].order = id >= 0 ? (uint64_t)id : ncases + extra++;
-				lines[n].full = p;
-				lines[n].rest = comma + 1;
-				lines[n].had_ident = had;
-				n++;
-			}
-		}
-		p = nl + 1;
-	}
-	qsort(lines, n, sizeof *lines, cmp_line);
-	if ((rc = cli_out_open(&out, path)) == 0) {
-		fputs(sweep_csv_header, out.f);
-		for (size_t i = 0; i < n; i++) {
-			char ident[SWEEP_IDENT_LEN + 1] = "";
-			const char *sep = lines[i].had_ident ? "" : ",";
-			if (lines[i].order < ncases) {
-				if (!lines[i].had_ident)
-					upgrade_ident(s, lines[i].order, &gc, ident, sizeof ident);
-				fprintf(out.f, "%llu,%s%s%s\n", (unsigned long long)lines[i].order,
-					lines[i].rest, sep, ident);
-			} else { /* a key the spec no longer has: the row as it was */
-				fprintf(out.f, "%s%s\n", lines[i].full, sep);
-			}
-		}
-		rc = cli_out_commit(&out);
-	}
-	fast_traffic_free(&gc.t);
-	free(lines);
-	free(text);
-	free(seen);
-	return rc;
-}
-
 /* --- running cases ------------------------------------------------------- */
 
 struct sink {
@@ -540,7 +149,7 @@ static void sink_row(struct sink *k, const char *line, size_t len, bool ok)
 	if (k->mpi_send) {
 		MPI_Send(line, (int)len, MPI_CHAR, 0, TAG_ROW, MPI_COMM_WORLD);
 	} else {
-		int rc = append_line(k->fd, line, len);
+		int rc = sweep_append_line(k->fd, line, len);
 		if (rc) {
 			k->failed = rc;
 			return;
@@ -596,7 +205,7 @@ static void run_group(const struct sweep_spec *s, uint32_t g, const uint8_t *don
 						sweep_case_bound(t, D, &s->eval, &bound);
 						bounded = true;
 					}
-					case_measures(s, g, a, D, label, &r);
+					sweep_case_measures(s, g, a, D, label, &r);
 					r.bound_s = bound.bound_s;
 					r.closed_s = bound.closed_s;
 					if (strcmp(bound.status, "ok") != 0)
@@ -783,7 +392,7 @@ static void root_take(struct sink *k, const MPI_Status *st)
 		n = LINE_MAX_BYTES;
 	MPI_Recv(line, n, MPI_CHAR, st->MPI_SOURCE, TAG_ROW, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	if (!k->failed) {
-		int rc = append_line(root.fd, line, (size_t)n);
+		int rc = sweep_append_line(root.fd, line, (size_t)n);
 		if (rc)
 			k->failed = rc;
 	}
@@ -836,7 +445,7 @@ int cmd_sweep(int argc, char **argv)
 	bool quiet = false, list = false, json = false, mpi = false;
 	struct sweep_spec s;
 	struct fast_err err;
-	struct keymap km = { 0 };
+	struct sweep_keymap km = { 0 };
 	struct progress prog = { 0 };
 	uint8_t *done = NULL;
 	uint64_t resumed = 0, nrun = 0, errors = 0;
@@ -887,7 +496,7 @@ int cmd_sweep(int argc, char **argv)
 			MPI_Finalize();
 		return rc;
 	}
-	if (keymap_build(&s, spec_path, &km, &err) < 0) {
+	if (sweep_keymap_build(&s, spec_path, &km, &err) < 0) {
 		rc = rank == 0 ? cli_report(&err) : fast_err_exit_status(err.code);
 		goto out;
 	}
@@ -909,8 +518,8 @@ int cmd_sweep(int argc, char **argv)
 		goto out;
 	}
 	if (rank == 0 && (rc = cli_out_check(out_path)) == 0)
-		rc = results_open(out_path, &km, s.ncases, done, &resumed, &version, &fd);
-	if (rank == 0 && rc == 0 && version < 3 && (rc = results_upgrade(out_path, fd, &s, &km, version)) == 0)
+		rc = sweep_results_open(out_path, &km, s.ncases, done, &resumed, &version, &fd);
+	if (rank == 0 && rc == 0 && version < 3 && (rc = sweep_results_upgrade(out_path, fd, &s, &km, version)) == 0)
 		version = 3;
 	prog.t0 = prog.last = fast_now();
 	prog.tty = isatty(2);
@@ -977,7 +586,7 @@ int cmd_sweep(int argc, char **argv)
 		progress_show(&prog, true);
 		/* sorted and renamed into place before the lock goes with fd */
 		if (rc == 0)
-			rc = results_sort(out_path, &s, &km, version);
+			rc = sweep_results_sort(out_path, &s, &km, version);
 		close(fd);
 		fd = -1;
 		if (rc == 0)
@@ -986,7 +595,7 @@ int cmd_sweep(int argc, char **argv)
 out:
 	if (fd >= 0)
 		close(fd);
-	keymap_free(&km, s.ncases);
+	sweep_keymap_free(&km, s.ncases);
 	free(done);
 	sweep_spec_free(&s);
 	if (mpi)
