@@ -17,6 +17,7 @@
 #include "lib/json.h"
 #include "sim_common.h"
 #include "sweep_case.h"
+#include "sweep_run.h"
 
 const char cmd_gate_usage[] =
 	"fast gate (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
@@ -43,13 +44,6 @@ const char cmd_gate_usage[] =
 	"of an older version (no ident column) is refused: rewrite it with\n"
 	"--write-baseline; CRLF line ends are fine.  Exit: 0 pass, 1 gate failed,\n"
 	"2 usage, 3 bad input, 4 runtime.\n";
-
-struct verdict {
-	struct sweep_row row;
-	double base_s;   /* baseline time, NaN if none */
-	bool over_ratio, regressed, incorrect, failed, no_base;
-	char why[200];
-};
 
 /* --- baseline --------------------------------------------------------------- */
 
@@ -117,55 +111,14 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static void identity(struct sweep_row *r, const struct fast_topo *t, const char *topo_name,
-		     const char *traffic_path, uint32_t matrix, const char *label,
-		     const uint64_t *D, const char *algo, const char *options,
-		     const struct fast_algo_opts *ao, const struct sweep_eval *ev)
-{
-	uint32_t ng = fast_topo_ngpus(t);
-	uint64_t total = 0;
-
-	for (uint64_t i = 0; i < (uint64_t)ng * ng; i++)
-		total += D[i];
-	r->case_id = matrix;
-	snprintf(r->topo, sizeof r->topo, "%s", topo_name);
-	sweep_sanitize(r->topo);
-	r->servers = t->servers;
-	r->gpus = t->gpus;
-	r->ngpus = ng;
-	r->up_GBps = t->up.bw_GBps;
-	r->out_GBps = t->out.bw_GBps;
-	snprintf(r->traffic, sizeof r->traffic, "trace:%.150s", traffic_path);
-	sweep_sanitize(r->traffic);
-	for (char *p = r->traffic; *p; p++)
-		if (*p == ';')
-			*p = '/';
-	r->seed = 0;
-	r->size_bytes = ng ? total / ng : 0;
-	r->matrix = matrix;
-	snprintf(r->label, sizeof r->label, "%s", label);
-	sweep_sanitize(r->label);
-	snprintf(r->algo, sizeof r->algo, "%s", algo);
-	sweep_sanitize(r->algo);
-	snprintf(r->options, sizeof r->options, "%s", options);
-	sweep_sanitize(r->options);
-	/* the key of the same case in a sweep over this trace */
-	snprintf(r->key, sizeof r->key,
-		 "topo=%s;N=%u;G=%u;up=%.9g;out=%.9g;traffic=%s;seed=0;size=0;m=%u;algo=%s;opts=%s",
-		 r->topo, t->servers, t->gpus, t->up.bw_GBps, t->out.bw_GBps, r->traffic, matrix,
-		 r->algo, r->options);
-	sweep_sanitize(r->key);
-	sweep_row_ident(r, t, D, ao, ev);
-}
-
 /* Does v fail the gate? */
-static bool offends(const struct verdict *v, bool require_base)
+static bool offends(const struct gate_verdict *v, bool require_base)
 {
 	return v->failed || v->incorrect || v->over_ratio || v->regressed ||
 	       (v->no_base && require_base);
 }
 
-static void print_table(const struct verdict *v, uint32_t n, bool base, bool require_base)
+static void print_table(const struct gate_verdict *v, uint32_t n, bool base, bool require_base)
 {
 	char a[32], b[32], c[32];
 
@@ -195,7 +148,7 @@ static void print_table(const struct verdict *v, uint32_t n, bool base, bool req
 	}
 }
 
-static void print_json(const struct verdict *v, uint32_t n, double max_ratio, double tol,
+static void print_json(const struct gate_verdict *v, uint32_t n, double max_ratio, double tol,
 		       bool pass, bool require_base)
 {
 	printf("{\"pass\":%s,\"max_ratio\":", pass ? "true" : "false");
@@ -240,7 +193,7 @@ static void print_json(const struct verdict *v, uint32_t n, double max_ratio, do
 	printf("]}\n");
 }
 
-static int write_baseline(const char *path, const struct verdict *v, uint32_t n)
+static int write_baseline(const char *path, const struct gate_verdict *v, uint32_t n)
 {
 	struct cli_out out;
 	char line[2048];
@@ -267,7 +220,7 @@ int cmd_gate(int argc, char **argv)
 	struct fast_traffic tr = { 0 };
 	struct fast_planset ps = { 0 };
 	struct baseline base = { 0 };
-	struct verdict *v = NULL;
+	struct gate_verdict *v = NULL;
 	struct cli_progress pr = { 0 };
 	const char *algo = "fast", *base_path = NULL, *write_path = NULL, *bound = NULL;
 	double max_ratio = 0, tol = 0.02;
@@ -336,7 +289,7 @@ int cmd_gate(int argc, char **argv)
 		const uint64_t *D = tr.m[i].bytes;
 		const struct fast_plan *given = NULL;
 		struct fast_plan_view gv; /* given's one view: checked, then simulated */
-		struct verdict *x = &v[i];
+		struct gate_verdict *x = &v[i];
 		struct sweep_row *r = &x->row;
 
 		if (in.plan_path) {
@@ -358,52 +311,18 @@ int cmd_gate(int argc, char **argv)
 				goto out;
 			}
 		}
-		sweep_row_init(r);
-		identity(r, &topo, in.preset ? in.preset : base_name(in.topo_path), in.traffic_path,
-			 mi, tr.m[i].label, D, given ? given->algo : algo, given ? "plan" : options,
-			 given ? NULL : &ao, &ev);
-		x->base_s = NAN;
-		if (given) {
-			struct fast_err err;
-			int c = fast_plan_check_view(&gv, &topo, D, &err);
-			if (c < 0) {
-				x->incorrect = true;
-				snprintf(x->why, sizeof x->why, "plan check: %.180s", err.msg);
-			}
-		}
-		sweep_case_bound(&topo, D, &ev, r);
-		sweep_case_run(&topo, D, algo, &ao, given ? &gv : NULL, &ev, r);
-		if (given)
-			fast_plan_view_close(&gv);
-		if (strcmp(r->status, "ok") != 0) {
-			x->failed = true;
-			snprintf(x->why, sizeof x->why, "%.190s", r->status);
-		} else if (!x->incorrect && !isnan(r->ratio) && r->ratio > max_ratio) {
-			x->over_ratio = true;
-			snprintf(x->why, sizeof x->why, "time/bound %.4f > %.4f", r->ratio, max_ratio);
-		}
+		gate_case_eval(&topo, in.preset ? in.preset : base_name(in.topo_path), in.traffic_path,
+			       mi, tr.m[i].label, D, algo, &ao, options, given, &gv, &ev, max_ratio, x);
 		if (base_path && !x->failed) {
 			const struct sweep_row *b = baseline_find(&base, r);
-			if (!b || isnan(b->time_s)) {
-				size_t l = strlen(x->why);
-				x->no_base = true;
+			gate_case_compare(x, b, tol, require_base);
+			if (x->no_base) {
 				nnobase++;
-				if (require_base)
-					snprintf(x->why + l, sizeof x->why - l, "%sno baseline row (ident %s%s)",
-						 l ? "; " : "", r->ident, b ? ": the baseline row has no time" : "");
-				else {
+				if (!require_base) {
 					cli_progress_clear(&pr);
 					fprintf(stderr, "fast gate: no baseline for row matrix %u (%s, %s, %s): ident %s %s %s\n",
 						mi, r->label, r->algo, r->options, r->ident,
 						b ? "has no time in" : "not in", base_path);
-				}
-			} else {
-				x->base_s = b->time_s;
-				if (r->time_s > b->time_s * (1.0 + tol)) {
-					size_t l = strlen(x->why);
-					x->regressed = true;
-					snprintf(x->why + l, sizeof x->why - l, "%stime %.6g us > baseline %.6g us + %.4g%%",
-						 l ? "; " : "", r->time_s * 1e6, b->time_s * 1e6, tol * 100);
 				}
 			}
 		}

@@ -51,6 +51,7 @@
 #include "sweep_case.h"
 #include "sweep_spec.h"
 #include "sweep_results.h"
+#include "sweep_run.h"
 
 const char cmd_sweep_usage[] =
 	"fast sweep --spec SPEC.json -o RESULTS.csv [--jobs K] [--quiet] [--list] [--json]\n"
@@ -170,7 +171,6 @@ static void run_group(const struct sweep_spec *s, uint32_t g, const uint8_t *don
 		      struct sink *k)
 {
 	const struct sweep_group *gr = &s->groups[g];
-	const struct fast_topo *t = &s->topos[gr->topo].topo;
 	struct fast_traffic gen;
 	struct fast_err err;
 	char line[LINE_MAX_BYTES];
@@ -180,8 +180,6 @@ static void run_group(const struct sweep_spec *s, uint32_t g, const uint8_t *don
 	gen_ok = sweep_spec_traffic(s, g, &gen, &err) == 0;
 	for (uint32_t m = 0; m < nmat && !k->failed; m++) {
 		struct sweep_row bound;
-		const uint64_t *D = NULL;
-		const char *label = NULL;
 		bool bounded = false;
 
 		for (uint32_t a = 0; a < s->nalgos && !k->failed; a++) {
@@ -191,35 +189,7 @@ static void run_group(const struct sweep_spec *s, uint32_t g, const uint8_t *don
 
 			if (done[id])
 				continue;
-			sweep_spec_case(s, g, id, &r, NULL, NULL);
-			if (!gen_ok) {
-				snprintf(r.status, sizeof r.status, "error:traffic: %.120s", err.msg);
-				sweep_sanitize(r.status);
-			} else {
-				D = sweep_spec_matrix(s, g, &gen, m, &label);
-				if (!D) {
-					snprintf(r.status, sizeof r.status, "error:traffic: matrix %u not generated", m);
-				} else {
-					if (!bounded) {
-						sweep_row_init(&bound);
-						sweep_case_bound(t, D, &s->eval, &bound);
-						bounded = true;
-					}
-					sweep_case_measures(s, g, a, D, label, &r);
-					r.bound_s = bound.bound_s;
-					r.closed_s = bound.closed_s;
-					if (strcmp(bound.status, "ok") != 0)
-						snprintf(r.status, sizeof r.status, "%s", bound.status);
-					{
-						char keep[sizeof r.status];
-						snprintf(keep, sizeof keep, "%s", r.status);
-						sweep_case_run(t, D, s->algos[a].algo, &s->algos[a].opts, NULL,
-							       &s->eval, &r);
-						if (strcmp(keep, "ok") != 0)
-							snprintf(r.status, sizeof r.status, "%s", keep);
-					}
-				}
-			}
+			sweep_run_case(s, g, id, m, a, &gen, gen_ok ? NULL : &err, &bound, &bounded, &r);
 			if (strcmp(r.status, "ok") != 0) {
 				k->errors++;
 				fprintf(stderr, "fast sweep: case %llu (%s): %s\n", (unsigned long long)id,
