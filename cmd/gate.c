@@ -6,6 +6,9 @@
  * the tolerance against a committed results file.  Baselines are the CSV
  * of `fast sweep` (cmd/sweep_case.h), written by --write-baseline or by a
  * sweep: rows match by key, or by (topo, GPUs, label, algo, options).
+ * This file parses the options, loads the inputs and prints the verdicts;
+ * each matrix is evaluated and compared with its baseline row by
+ * cmd/sweep_run.c.
  */
 #include <math.h>
 #include <stdlib.h>

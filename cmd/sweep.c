@@ -29,6 +29,11 @@
  * kept, rewritten in this version's columns, and version-1 rows get their
  * ident from the spec (the traffic is generated again, nothing is
  * re-planned).
+ *
+ * Files: this one parses the options and schedules the cases (forked
+ * workers, MPI ranks, progress); cmd/sweep_results.c reads and writes the
+ * results file (lock, resume, upgrade, sort) and cmd/sweep_run.c makes
+ * each case into its row.
  */
 #define _GNU_SOURCE
 #include <errno.h>

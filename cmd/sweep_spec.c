@@ -1,5 +1,15 @@
 /*
  * sweep_spec.c - parse and expand a sweep specification (sweep_spec.h).
+ *
+ * Kept whole on purpose: it is one idea, the spec's JSON turned into the
+ * Cartesian product of cases.  In file order: the axis readers (a scalar
+ * or an array of distinct values, with the JSON path in every error), one
+ * parser per part of the spec (topologies, traffic entries, algorithms and
+ * their option axes, evaluation), the expansion into groups and case
+ * indices, and the three lookups of that expansion (a case's row, a
+ * group's traffic, a matrix).  The axis readers serve only these parsers
+ * and the lookups only read what the expansion built, so a split would
+ * put each half behind an interface with one user.
  */
 #include "sweep_spec.h"
 #include "cli.h"
