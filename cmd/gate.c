@@ -5,7 +5,10 @@
  * exceeds max-ratio x bound, or, with --baseline, when it regressed beyond
  * the tolerance against a committed results file.  Baselines are the CSV
  * of `fast sweep` (cmd/sweep_case.h), written by --write-baseline or by a
- * sweep: rows match by key, or by (topo, GPUs, label, algo, options).
+ * sweep: a row matches only the baseline row with its ident (a hash of the
+ * topology's numbers, the matrix bytes, index and label, the algorithm and
+ * its options, the simulator options); --require-baseline fails a row that
+ * has none.
  * This file parses the options, loads the inputs and prints the verdicts;
  * each matrix is evaluated and compared with its baseline row by
  * cmd/sweep_run.c.
