@@ -221,14 +221,6 @@ static void match(struct matcher *m, uint32_t u, uint32_t v)
 	m->freec[v / 64] &= ~(UINT64_C(1) << (v % 64));
 }
 
-void fast_bvn_unmatch_row(struct matcher *m, uint32_t u)
-{
-	uint32_t v = (uint32_t)m->rm[u];
-	m->cm[v] = -1;
-	m->rm[u] = -1;
-	m->freec[v / 64] |= UINT64_C(1) << (v % 64);
-}
-
 #define HK_INF INT32_MAX
 
 /* Hopcroft-Karp layering: BFS from all free rows; true if some free

@@ -76,7 +76,14 @@ bool fast_bvn_line_sums(const uint64_t *S, uint32_t n, uint64_t *row, uint64_t *
 
 void fast_bvn_matcher_free(struct matcher *m);
 bool fast_bvn_matcher_init(struct matcher *m, uint64_t *R, uint32_t n);
-void fast_bvn_unmatch_row(struct matcher *m, uint32_t u);
+/* Free row u and its column (inline: the rounds free rows one by one). */
+static inline void fast_bvn_unmatch_row(struct matcher *m, uint32_t u)
+{
+	uint32_t v = (uint32_t)m->rm[u];
+	m->cm[v] = -1;
+	m->rm[u] = -1;
+	m->freec[v / 64] |= UINT64_C(1) << (v % 64);
+}
 /* Maximum matching on the support; true when it is perfect. */
 bool fast_bvn_hopcroft_karp(struct matcher *m);
 
