@@ -4,8 +4,8 @@
  * redistributions) into explicit transfers.  The expansion stays with the
  * builder because it is the builder's hot client: it appends every piece
  * through fast_plan_add_piece / fast_plan_add_xfer, which the compiler
- * inlines only within one file (a separate file measured a few percent
- * slower per expanded piece).  Validation and topological order are in
+ * inlines only within one file (in a file of its own, every piece costs
+ * one more call).  Validation and topological order are in
  * plan_validate.c, the JSON file format in plan_json.c, the plan view and
  * summaries in plan_view.c; plan.h is the one header of all four.
  *
