@@ -1,6 +1,7 @@
 /*
- * common.c - errors, byte sizes, the deterministic generator, hashing and
- * checked allocation.  Everything here is pure and reentrant.
+ * common.c - errors, byte sizes, the deterministic generator, hashing,
+ * checked allocation and largest-remainder apportionment.  Everything here
+ * is pure and reentrant.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
@@ -406,5 +407,67 @@ int fast_grow(void **arr, size_t *cap, size_t need, size_t size, size_t min_cap)
 		return FAST_ENOMEM;
 	*arr = p;
 	*cap = nc;
+	return 0;
+}
+
+/* --- apportionment (gen.c's scaling, moe.c's shares) ---------------------- */
+
+__extension__ typedef unsigned __int128 u128;
+
+struct rem {
+	u128 r;
+	uint32_t key, i;
+};
+
+static int rem_cmp(const void *a, const void *b)
+{
+	const struct rem *x = a, *y = b;
+
+	if (x->r != y->r)
+		return x->r > y->r ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+int fast_apportion(uint64_t total, const uint64_t *w, uint32_t n, uint32_t rotate,
+		   uint64_t *out, struct fast_err *err)
+{
+	u128 W = 0;
+	uint64_t given = 0, left, *tmp;
+	struct rem *rs;
+
+	for (uint32_t i = 0; i < n; i++)
+		W += w[i];
+	if (W == 0) {
+		if (total != 0)
+			return fast_err_set(err, FAST_EINPUT,
+					    "cannot split %llu units: every weight is zero",
+					    (unsigned long long)total);
+		memset(out, 0, (size_t)n * sizeof *out);
+		return 0;
+	}
+	tmp = fast_calloc(n, sizeof *tmp);
+	rs = fast_calloc(n, sizeof *rs);
+	if (!tmp || !rs) {
+		free(tmp);
+		free(rs);
+		return fast_err_set(err, FAST_ENOMEM, "out of memory apportioning %u entries", n);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		u128 q = (u128)total * w[i];
+		tmp[i] = (uint64_t)(q / W);
+		given += tmp[i];
+		rs[i].r = q % W;
+		rs[i].key = (uint32_t)(((uint64_t)i + n - rotate % n) % n);
+		rs[i].i = i;
+	}
+	left = total - given; /* < n: each floor loses less than one unit */
+	if (left) {
+		qsort(rs, n, sizeof *rs, rem_cmp);
+		for (uint64_t j = 0; j < left; j++)
+			tmp[rs[j].i]++;
+	}
+	memcpy(out, tmp, (size_t)n * sizeof *out);
+	free(tmp);
+	free(rs);
 	return 0;
 }

@@ -79,6 +79,22 @@ static inline bool fast_mul_u64(uint64_t a, uint64_t b, uint64_t *out)
 	return true;
 }
 
+/* Dimension limits enforced before allocating (raise with --max-gpus): one
+ * home here, next to the errors, since every reader in lib/ (topology,
+ * traffic, plan, trace import, generators) takes them; limits.c fills the
+ * defaults. */
+struct fast_limits {
+	uint32_t max_gpus;     /* N * G */
+	uint32_t max_matrices; /* per traffic or plan file */
+	uint64_t max_file_bytes;
+	uint64_t max_traffic_bytes; /* dense matrices of one traffic: count x N^2 x 8 */
+};
+#define FAST_DEFAULT_MAX_GPUS 16384u
+#define FAST_DEFAULT_MAX_MATRICES 65536u
+#define FAST_DEFAULT_MAX_FILE_BYTES (UINT64_C(4) << 30)
+#define FAST_DEFAULT_MAX_TRAFFIC_BYTES (UINT64_C(4) << 30)
+void fast_limits_default(struct fast_limits *lim);
+
 /* Largest byte count a JSON number carries exactly (2^53). */
 #define FAST_JSON_MAX_BYTES (UINT64_C(1) << 53)
 
@@ -152,6 +168,14 @@ void *fast_reallocarray(void *p, size_t n, size_t size);
  * mean" for commands, algorithms, options and presets (cmd/cli.h's
  * cli_suggest is this). */
 const char *fast_suggest(const char *word, const char *const *candidates, size_t n);
+
+/* Split `total` units over n entries in proportion to weights w (sum > 0)
+ * by the largest-remainder method: out[i] = floor(total * w[i] / W) plus
+ * one for the entries with the largest remainders, ties to the lowest
+ * (i - rotate) mod n.  sum(out) == total exactly.  Returns FAST_ENOMEM or
+ * FAST_EINPUT (all weights zero with total > 0); out untouched then. */
+int fast_apportion(uint64_t total, const uint64_t *w, uint32_t n, uint32_t rotate,
+		   uint64_t *out, struct fast_err *err);
 
 /* The growable array: make room for `need` elements of `size` bytes in
  * *arr, which has *cap allocated.  The capacity doubles (from min_cap when

@@ -7,7 +7,7 @@
  * study; clarity and exact reproducibility matter more than speed.  All
  * sampling is integer: weights become integer tickets, draws are
  * fast_rng_below() over cumulative tickets, scaling is a largest-remainder
- * apportionment in 128-bit integers.
+ * apportionment in 128-bit integers (fast_apportion, common.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -83,66 +83,6 @@ static uint64_t ticket(double w)
 {
 	double t = floor(w * TICKET_SCALE);
 	return t < 1.0 ? 1 : (uint64_t)t;
-}
-
-/* --- apportionment ----------------------------------------------------- */
-
-struct rem {
-	u128 r;
-	uint32_t key, i;
-};
-
-static int rem_cmp(const void *a, const void *b)
-{
-	const struct rem *x = a, *y = b;
-
-	if (x->r != y->r)
-		return x->r > y->r ? -1 : 1;
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-int fast_apportion(uint64_t total, const uint64_t *w, uint32_t n, uint32_t rotate,
-		   uint64_t *out, struct fast_err *err)
-{
-	u128 W = 0;
-	uint64_t given = 0, left, *tmp;
-	struct rem *rs;
-
-	for (uint32_t i = 0; i < n; i++)
-		W += w[i];
-	if (W == 0) {
-		if (total != 0)
-			return fast_err_set(err, FAST_EINPUT,
-					    "cannot split %llu units: every weight is zero",
-					    (unsigned long long)total);
-		memset(out, 0, (size_t)n * sizeof *out);
-		return 0;
-	}
-	tmp = fast_calloc(n, sizeof *tmp);
-	rs = fast_calloc(n, sizeof *rs);
-	if (!tmp || !rs) {
-		free(tmp);
-		free(rs);
-		return fast_err_set(err, FAST_ENOMEM, "out of memory apportioning %u entries", n);
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		u128 q = (u128)total * w[i];
-		tmp[i] = (uint64_t)(q / W);
-		given += tmp[i];
-		rs[i].r = q % W;
-		rs[i].key = (uint32_t)(((uint64_t)i + n - rotate % n) % n);
-		rs[i].i = i;
-	}
-	left = total - given; /* < n: each floor loses less than one unit */
-	if (left) {
-		qsort(rs, n, sizeof *rs, rem_cmp);
-		for (uint64_t j = 0; j < left; j++)
-			tmp[rs[j].i]++;
-	}
-	memcpy(out, tmp, (size_t)n * sizeof *out);
-	free(tmp);
-	free(rs);
-	return 0;
 }
 
 /* --- names and defaults ------------------------------------------------ */

@@ -113,14 +113,6 @@ const char *fast_gen_pattern_name(enum fast_gen_pattern p);
 int fast_gen_traffic(const struct fast_gen_opts *o, const struct fast_limits *lim,
 		     struct fast_traffic *out, struct fast_err *err);
 
-/* Split `total` units over n entries in proportion to weights w (sum > 0)
- * by the largest-remainder method: out[i] = floor(total * w[i] / W) plus
- * one for the entries with the largest remainders, ties to the lowest
- * (i - rotate) mod n.  sum(out) == total exactly.  Returns FAST_ENOMEM or
- * FAST_EINPUT (all weights zero with total > 0); out untouched then. */
-int fast_apportion(uint64_t total, const uint64_t *w, uint32_t n, uint32_t rotate,
-		   uint64_t *out, struct fast_err *err);
-
 /* base^expo for base > 0 computed with + - * / and frexp/ldexp only: the
  * same value on every IEEE-754 machine (accurate to a few ulps). */
 double fast_det_pow(double base, double expo);

@@ -1,7 +1,7 @@
 /*
- * limits.c - default dimension limits (struct fast_limits, topo.h).
+ * limits.c - default dimension limits (struct fast_limits, common.h).
  */
-#include "topo.h"
+#include "common.h"
 
 void fast_limits_default(struct fast_limits *lim)
 {

@@ -80,19 +80,6 @@ struct fast_topo {
 #define FAST_TOPO_MIN_FRACTION 1e-3 /* efficiency, incast floor: at least 0.1% */
 #define FAST_TOPO_MAX_OVERSUB 1e3
 
-/* Dimension limits enforced before allocating (raise with --max-gpus). */
-struct fast_limits {
-	uint32_t max_gpus;     /* N * G */
-	uint32_t max_matrices; /* per traffic or plan file */
-	uint64_t max_file_bytes;
-	uint64_t max_traffic_bytes; /* dense matrices of one traffic: count x N^2 x 8 */
-};
-#define FAST_DEFAULT_MAX_GPUS 16384u
-#define FAST_DEFAULT_MAX_MATRICES 65536u
-#define FAST_DEFAULT_MAX_FILE_BYTES (UINT64_C(4) << 30)
-#define FAST_DEFAULT_MAX_TRAFFIC_BYTES (UINT64_C(4) << 30)
-void fast_limits_default(struct fast_limits *lim);
-
 static inline uint32_t fast_topo_ngpus(const struct fast_topo *t)
 {
 	return t->servers * t->gpus;

@@ -1,0 +1,208 @@
+/*
+ * plan_view.c - the plan view (a plan validated once and expanded only
+ * when compact, owning or aliasing its arrays), the plan/topology/traffic
+ * size agreement checks, and what is computed over a view: the summary of
+ * steps and tiers and the staging peak (plan.h).
+ */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --- the view -------------------------------------------------------------- */
+
+bool fast_plan_is_compact(const struct fast_plan *p)
+{
+	if (p->nlanes > 0)
+		return true;
+	for (size_t t = 0; t < p->nsteps; t++)
+		if (p->steps[t].kind != FAST_STEP_EXPLICIT)
+			return true;
+	return false;
+}
+
+int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
+			struct fast_err *err)
+{
+	int rc;
+
+	if (!fast_plan_is_compact(p)) {
+		if ((rc = fast_plan_validate(p, err)) < 0)
+			return rc;
+		v->given = v->x = p;
+		v->owned = false;
+		memset(&v->own, 0, sizeof v->own);
+		return 0;
+	}
+	/* expansion validates the compact form first, and yields a valid
+	 * explicit plan: nothing is validated twice */
+	if ((rc = fast_plan_expand(p, &v->own, err)) < 0)
+		return rc;
+	v->given = p;
+	v->x = &v->own;
+	v->owned = true;
+	return 0;
+}
+
+void fast_plan_view_close(struct fast_plan_view *v)
+{
+	if (!v)
+		return;
+	if (v->owned)
+		fast_plan_free(&v->own);
+	memset(v, 0, sizeof *v);
+}
+
+int fast_plan_fits_topo(const struct fast_plan *p, const struct fast_topo *topo,
+			struct fast_err *err)
+{
+	if (p->servers != topo->servers || p->gpus != topo->gpus)
+		return fast_err_set(err, FAST_EINPUT,
+				    "the plan is for %u servers x %u GPUs, the topology has %u x %u",
+				    p->servers, p->gpus, topo->servers, topo->gpus);
+	return 0;
+}
+
+int fast_plan_fits_traffic(const struct fast_plan *p, uint32_t traffic_ng, struct fast_err *err)
+{
+	if ((uint64_t)p->servers * p->gpus != traffic_ng)
+		return fast_err_set(err, FAST_EINPUT,
+				    "the traffic has %u GPUs, the plan is for %u servers x %u GPUs",
+				    traffic_ng, p->servers, p->gpus);
+	return 0;
+}
+
+/* --- files ---------------------------------------------------------------- */
+
+/* --- summaries ------------------------------------------------------------ */
+
+/* Staging on an explicit, valid plan (see plan.h for the definition). */
+static int staging(const struct fast_plan *e, uint64_t *peak, struct fast_err *err)
+{
+	uint32_t ng = e->servers * e->gpus;
+	uint64_t *held = fast_calloc(ng, sizeof *held);
+	uint32_t *order = fast_calloc(e->nsteps ? e->nsteps : 1, sizeof *order);
+	int rc = 0;
+
+	if (!held || !order) {
+		rc = fast_err_set(err, FAST_ENOMEM, "plan: out of memory (staging)");
+		goto out;
+	}
+	memset(peak, 0, ng * sizeof *peak);
+	rc = fast_plan_topo_order(e, order, err);
+	if (rc < 0)
+		goto out;
+	for (size_t i = 0; i < e->nsteps; i++) {
+		const struct fast_step *s = &e->steps[order[i]];
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &e->xfers[s->xfer0 + j];
+			for (uint32_t k = 0; k < x->npieces; k++) {
+				const struct fast_piece *pc = &e->pieces[x->piece0 + k];
+				if (x->to != pc->src && x->to != pc->dst && x->to != x->from)
+					held[x->to] += pc->len;
+			}
+			if (held[x->to] > peak[x->to])
+				peak[x->to] = held[x->to];
+		}
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &e->xfers[s->xfer0 + j];
+			if (x->from == x->to)
+				continue;
+			for (uint32_t k = 0; k < x->npieces; k++) {
+				const struct fast_piece *pc = &e->pieces[x->piece0 + k];
+				if (x->from != pc->src && x->from != pc->dst)
+					held[x->from] -= pc->len < held[x->from] ? pc->len
+										 : held[x->from];
+			}
+		}
+	}
+out:
+	free(held);
+	free(order);
+	return rc;
+}
+
+int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_summary *out,
+			     uint64_t *peak, struct fast_err *err)
+{
+	const struct fast_plan *p = v->given, *e = v->x;
+	struct fast_plan_summary sm;
+	uint64_t *own = NULL;
+	int rc;
+
+	memset(&sm, 0, sizeof sm);
+	for (size_t t = 0; t < p->nsteps; t++) {
+		const struct fast_step *s = &p->steps[t];
+		if (s->tier == FAST_TIER_UP)
+			sm.steps_up++;
+		else
+			sm.steps_out++;
+		if (s->kind == FAST_STEP_RAIL)
+			sm.rail_stages++;
+	}
+	for (size_t t = 0; t < e->nsteps; t++) {
+		const struct fast_step *s = &e->steps[t];
+		uint64_t step_bytes = 0;
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &e->xfers[s->xfer0 + j];
+			sm.transfers++;
+			sm.pieces += x->npieces;
+			if (x->from == x->to)
+				continue; /* a local copy moves nothing over a link */
+			step_bytes += x->bytes;
+			for (uint32_t k = 0; k < x->npieces; k++)
+				if (e->pieces[x->piece0 + k].src != x->from)
+					sm.bytes_relayed += e->pieces[x->piece0 + k].len;
+		}
+		if (s->tier == FAST_TIER_UP)
+			sm.bytes_up += step_bytes;
+		else
+			sm.bytes_out += step_bytes;
+		if (step_bytes > sm.largest_step_bytes) {
+			sm.largest_step_bytes = step_bytes;
+			sm.largest_step = (uint32_t)t;
+		}
+	}
+	if (!peak) {
+		peak = own = fast_calloc((size_t)e->servers * e->gpus, sizeof *peak);
+		if (!peak)
+			return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (summary)");
+	}
+	rc = staging(e, peak, err);
+	if (rc == 0) {
+		for (uint32_t g = 0; g < e->servers * e->gpus; g++)
+			if (peak[g] > sm.peak_staging) {
+				sm.peak_staging = peak[g];
+				sm.peak_staging_gpu = g;
+			}
+		*out = sm;
+	}
+	free(own);
+	return rc;
+}
+
+int fast_plan_staging(const struct fast_plan *p, uint64_t *peak, struct fast_err *err)
+{
+	struct fast_plan_view v;
+	struct fast_plan_summary sm;
+	int rc = fast_plan_view_open(&v, p, err);
+
+	if (rc < 0)
+		return rc;
+	rc = fast_plan_summarize_view(&v, &sm, peak, err);
+	fast_plan_view_close(&v);
+	return rc;
+}
+
+int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
+			struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc = fast_plan_view_open(&v, p, err);
+
+	if (rc < 0)
+		return rc;
+	rc = fast_plan_summarize_view(&v, out, NULL, err);
+	fast_plan_view_close(&v);
+	return rc;
+}
