@@ -262,7 +262,8 @@ $(COMPLETION): $(FAST_BIN) dist/completion.sh
 DATA_FILES := $(sort $(wildcard schemas/*.json) $(wildcard traces/*.json) traces/README.md \
 	traces/import.sh $(shell find data/moe -type f 2>/dev/null))
 DATA_DIRS  := $(sort $(patsubst %/,%,$(dir $(DATA_FILES))))
-HEADERS    := $(sort $(wildcard lib/*.h)) sim/sim.h exec/exec.h exec/prog.h
+# the public headers: every lib/*.h but the modules' private *_internal.h
+HEADERS    := $(sort $(filter-out %_internal.h,$(wildcard lib/*.h))) sim/sim.h exec/exec.h exec/prog.h
 DOC_FILES  := README.md docs/DESIGN.md
 PC_FILES   := fast.pc fast-exec.pc
 D := $(DESTDIR)$(PREFIX)
