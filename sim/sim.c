@@ -37,6 +37,7 @@
  * that prefix of the last one at the recorded levels and searches only
  * from there (recompute(), "replay").  Arrivals void the record.
  */
+#include "heap.h"
 #include "sim.h"
 
 #include <math.h>
@@ -110,150 +111,6 @@ void fast_sim_result_free(struct fast_sim_result *r)
 	r->act = NULL;
 	r->nsteps = r->nres = 0;
 	r->nact = 0;
-}
-
-/* --- heaps -------------------------------------------------------------- */
-
-/* Timed events, ordered by (time, seq) so that ties resolve in the order
- * they were scheduled: deterministic. */
-enum ev_type { EV_LAUNCH = 0, EV_START = 1, EV_CHUNK = 2 };
-
-struct ev {
-	double t;
-	uint64_t seq;
-	uint32_t id, aux;
-	uint32_t type;
-};
-
-struct evheap {
-	struct ev *a;
-	size_t n, cap;
-	uint64_t seq;
-};
-
-static bool ev_less(const struct ev *x, const struct ev *y)
-{
-	return x->t < y->t || (x->t == y->t && x->seq < y->seq);
-}
-
-static int ev_push(struct evheap *h, double t, uint32_t type, uint32_t id, uint32_t aux)
-{
-	size_t i;
-
-	if (h->n == h->cap) {
-		size_t nc = h->cap ? 2 * h->cap : 1024;
-		struct ev *na = fast_reallocarray(h->a, nc, sizeof *na);
-		if (!na)
-			return FAST_ENOMEM;
-		h->a = na;
-		h->cap = nc;
-	}
-	i = h->n++;
-	h->a[i] = (struct ev){ t, h->seq++, id, aux, type };
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (!ev_less(&h->a[i], &h->a[p]))
-			break;
-		struct ev tmp = h->a[p];
-		h->a[p] = h->a[i];
-		h->a[i] = tmp;
-		i = p;
-	}
-	return 0;
-}
-
-static struct ev ev_pop(struct evheap *h)
-{
-	struct ev top = h->a[0];
-	size_t i = 0, n = --h->n;
-
-	h->a[0] = h->a[n];
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && ev_less(&h->a[l], &h->a[m]))
-			m = l;
-		if (r < n && ev_less(&h->a[r], &h->a[m]))
-			m = r;
-		if (m == i)
-			break;
-		struct ev tmp = h->a[m];
-		h->a[m] = h->a[i];
-		h->a[i] = tmp;
-		i = m;
-	}
-	return top;
-}
-
-/* (key, id) min-heap used for flow completions and for progressive
- * filling; ties by id keep results deterministic. */
-struct kv {
-	double k;
-	uint32_t id;
-};
-
-struct kvheap {
-	struct kv *a;
-	size_t n, cap;
-};
-
-static bool kv_less(const struct kv *x, const struct kv *y)
-{
-	return x->k < y->k || (x->k == y->k && x->id < y->id);
-}
-
-/* 4-ary heap: half the depth of a binary one, children in one cache
- * line (16-byte entries). */
-static void kv_down(struct kv *a, size_t n, size_t i)
-{
-	struct kv v = a[i];
-
-	for (;;) {
-		size_t c = 4 * i + 1, m, end;
-		if (c >= n)
-			break;
-		m = c;
-		end = c + 4 < n ? c + 4 : n;
-		for (size_t j = c + 1; j < end; j++)
-			if (kv_less(&a[j], &a[m]))
-				m = j;
-		if (!kv_less(&a[m], &v))
-			break;
-		a[i] = a[m];
-		i = m;
-	}
-	a[i] = v;
-}
-
-static void kv_heapify(struct kvheap *h)
-{
-	for (size_t i = h->n / 4 + 1; i-- > 0;)
-		if (i < h->n)
-			kv_down(h->a, h->n, i);
-}
-
-/* capacity is reserved by the caller */
-static struct kv kv_pop(struct kvheap *h)
-{
-	struct kv top = h->a[0];
-
-	h->a[0] = h->a[--h->n];
-	kv_down(h->a, h->n, 0);
-	return top;
-}
-
-static int kv_reserve(struct kvheap *h, size_t n)
-{
-	if (n <= h->cap)
-		return 0;
-	size_t nc = h->cap ? h->cap : 256;
-	while (nc < n)
-		nc *= 2;
-	struct kv *na = fast_reallocarray(h->a, nc, sizeof *na);
-	if (!na)
-		return FAST_ENOMEM;
-	h->a = na;
-	h->cap = nc;
-	return 0;
 }
 
 /* --- engine state ------------------------------------------------------- */
@@ -518,7 +375,6 @@ static int chunk_finished(struct eng *e, uint32_t xi, double t)
 }
 
 static void mark_dirty(struct eng *e, const uint32_t *res, uint32_t nres);
-static void ih_update(struct eng *e, uint32_t x, double k);
 
 /* Flow xi starts at t: it takes the next active position; its resources
  * list that position. */
@@ -559,7 +415,7 @@ static int activate(struct eng *e, uint32_t xi, double t)
 		for (uint32_t k = 0; k < h->nres; k++)
 			e->rs[h->res[k]].load += h->rate;
 		h->fin = t + h->rem / h->rate;
-		ih_update(e, xi, h->fin);
+		ih_update(&e->fin, e->hpos, xi, h->fin);
 		if (h->fin < e->next_fin)
 			e->next_fin = h->fin;
 	} else {
@@ -642,102 +498,10 @@ static void add_freed(struct eng *e, const uint32_t *res, uint32_t nres, double 
 	}
 }
 
-/* The completion heap is indexed: hpos[x] is transfer x's slot (NO_SLOT
- * when absent), so a changed finish time moves its one entry (no stale
- * entries to skip).  4-ary, keyed by (finish time, transfer). */
-#define NO_SLOT UINT32_MAX
-
-static void ih_set(struct eng *e, size_t i, struct kv v)
-{
-	e->fin.a[i] = v;
-	e->hpos[v.id] = (uint32_t)i;
-}
-
-static void ih_up(struct eng *e, size_t i)
-{
-	struct kv v = e->fin.a[i];
-
-	while (i > 0) {
-		size_t p = (i - 1) / 4;
-		if (!kv_less(&v, &e->fin.a[p]))
-			break;
-		ih_set(e, i, e->fin.a[p]);
-		i = p;
-	}
-	ih_set(e, i, v);
-}
-
-static void ih_down(struct eng *e, size_t i)
-{
-	struct kv *a = e->fin.a, v = a[i];
-	size_t n = e->fin.n;
-
-	for (;;) {
-		size_t c = 4 * i + 1, m, end;
-		if (c >= n)
-			break;
-		m = c;
-		end = c + 4 < n ? c + 4 : n;
-		for (size_t j = c + 1; j < end; j++)
-			if (kv_less(&a[j], &a[m]))
-				m = j;
-		if (!kv_less(&a[m], &v))
-			break;
-		ih_set(e, i, a[m]);
-		i = m;
-	}
-	ih_set(e, i, v);
-}
-
-/* Insert transfer x with finish time k, or move it there. */
-static void ih_update(struct eng *e, uint32_t x, double k)
-{
-	uint32_t p = e->hpos[x];
-
-	if (p == NO_SLOT) {
-		p = (uint32_t)e->fin.n++;
-		e->fin.a[p] = (struct kv){ k, x };
-		ih_up(e, p);
-		return;
-	}
-	if (k < e->fin.a[p].k) {
-		e->fin.a[p].k = k;
-		ih_up(e, p);
-	} else {
-		e->fin.a[p].k = k;
-		ih_down(e, p);
-	}
-}
-
-static void ih_remove(struct eng *e, uint32_t x)
-{
-	uint32_t p = e->hpos[x];
-	struct kv last;
-
-	if (p == NO_SLOT)
-		return;
-	e->hpos[x] = NO_SLOT;
-	last = e->fin.a[--e->fin.n];
-	if (p == e->fin.n)
-		return;
-	ih_set(e, p, last);
-	if (p > 0 && kv_less(&last, &e->fin.a[(p - 1) / 4]))
-		ih_up(e, p);
-	else
-		ih_down(e, p);
-}
-
-static void ih_clear(struct eng *e)
-{
-	for (size_t i = 0; i < e->fin.n; i++)
-		e->hpos[e->fin.a[i].id] = NO_SLOT;
-	e->fin.n = 0;
-}
-
 /* Every active flow into the heap (after a full pass). */
 static void ih_rebuild(struct eng *e)
 {
-	ih_clear(e);
+	ih_clear(&e->fin, e->hpos);
 	for (uint32_t a = 0; a < e->nactive; a++)
 		e->fin.a[e->fin.n++] = (struct kv){ e->hot[a].fin, e->hot[a].x };
 	kv_heapify(&e->fin);
@@ -900,7 +664,7 @@ static int repair(struct eng *e, double t)
 			share = top.k;
 		if (share > top.k * (1.0 + 1e-12)) {
 			h->a[0].k = share;
-			kv_down(h->a, h->n, 0);
+			kv_down(h->a, h->n, 0, NULL);
 			continue;
 		}
 		kv_pop(h);
@@ -933,7 +697,7 @@ static int repair(struct eng *e, double t)
 			e->rs[f->res[k]].load += nrate - f->rate;
 		f->rate = nrate;
 		f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
-		ih_update(e, f->x, f->fin);
+		ih_update(&e->fin, e->hpos, f->x, f->fin);
 	}
 	for (uint32_t i = 0; i < e->ndirty; i++)
 		e->rs[e->dirty[i]].dirty = false;
@@ -1155,7 +919,7 @@ static int recompute(struct eng *e, double t)
 			if (share > top.k * (1.0 + 1e-12)) {
 				/* stale key: raise it in place */
 				h->a[0].k = share;
-				kv_down(h->a, h->n, 0);
+				kv_down(h->a, h->n, 0, NULL);
 				continue;
 			}
 			kv_pop(h);
@@ -1204,7 +968,7 @@ static int recompute(struct eng *e, double t)
 		}
 		e->ndue = ndue;
 		e->next_fin = next;
-		ih_clear(e);
+		ih_clear(&e->fin, e->hpos);
 		e->scan = true;
 		e->arrivals = false;
 		e->must_recompute = false;
@@ -1223,7 +987,7 @@ static int recompute(struct eng *e, double t)
 		f->rate = nrate;
 		f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
 		if (part)
-			ih_update(e, f->x, f->fin);
+			ih_update(&e->fin, e->hpos, f->x, f->fin);
 	}
 	if (!part) {
 		ih_rebuild(e);
@@ -1271,7 +1035,7 @@ static int complete_due(struct eng *e, double t, double tol)
 		if (!e->fin.n || e->fin.a[0].k > t + tol)
 			break;
 		k = e->fin.a[0];
-		ih_remove(e, k.id);
+		ih_remove(&e->fin, e->hpos, k.id);
 		x = &e->xs[k.id];
 		hv = e->hot[x->apos];
 		deactivate(e, k.id);
