@@ -153,6 +153,36 @@ static int chunk_finished(struct sim_engine *e, uint32_t xi, double t)
 	return 0;
 }
 
+/* Note resources whose flows changed: the next allocation starts from them. */
+static void mark_dirty(struct sim_engine *e, const uint32_t *res, uint32_t nres)
+{
+	if (e->all_dirty)
+		return;
+	for (uint32_t k = 0; k < nres; k++) {
+		struct sim_resource *r = &e->rs[res[k]];
+		if (r->dirty)
+			continue;
+		r->dirty = true;
+		e->dirty[e->ndirty++] = res[k];
+	}
+}
+
+/* Scalable mode: capacity a completed flow leaves unused until the next
+ * allocation (its rate, plus what a lifted incast penalty gives back). */
+static void add_freed(struct sim_engine *e, const uint32_t *res, uint32_t nres, double rate)
+{
+	for (uint32_t k = 0; k < nres; k++) {
+		struct sim_resource *r = &e->rs[res[k]];
+		double gain = rate;
+		if (r->ingress_nic && e->opts.congestion)
+			gain += r->base * (fast_sim_incast_factor(&e->topo->congestion, r->n) -
+					   fast_sim_incast_factor(&e->topo->congestion, r->n + 1));
+		r->freed += gain;
+		if (r->freed > e->opts.epsilon * r->cap)
+			e->must_recompute = true;
+	}
+}
+
 /* Flow xi starts at t: it takes the next active position; its resources
  * list that position. */
 static int activate(struct sim_engine *e, uint32_t xi, double t)
@@ -198,7 +228,7 @@ static int activate(struct sim_engine *e, uint32_t xi, double t)
 	} else {
 		e->arrivals = true;
 		e->seq_ok = false;
-		sim_mark_dirty(e, h->res, h->nres);
+		mark_dirty(e, h->res, h->nres);
 	}
 	x->inherit = 0.0;
 	if (x->chunk == 0)
@@ -217,7 +247,7 @@ static void deactivate(struct sim_engine *e, uint32_t xi)
 	uint32_t pos = x->apos, last;
 	struct sim_active_flow *h = &e->hot[pos];
 
-	sim_mark_dirty(e, h->res, h->nres);
+	mark_dirty(e, h->res, h->nres);
 	for (uint32_t k = 0; k < h->nres; k++)
 		e->rs[h->res[k]].load -= h->rate;
 	if (e->seq_ok) {
@@ -302,7 +332,7 @@ static int complete_due(struct sim_engine *e, double t, double tol)
 		}
 		/* counted as freed even when the next chunk follows and keeps
 		 * the rate: the alpha gap idles it */
-		sim_add_freed(e, hv.res, hv.nres, hv.rate);
+		add_freed(e, hv.res, hv.nres, hv.rate);
 		if (x->state == X_PENDING && x->cbytes > 0) {
 			x->inherit = hv.rate;
 			x->inherit_gen = e->recomputes;

@@ -201,8 +201,6 @@ static inline void fin_settle(struct sim_engine *e)
 }
 
 /* maxmin.c */
-void sim_mark_dirty(struct sim_engine *e, const uint32_t *res, uint32_t nres);
-void sim_add_freed(struct sim_engine *e, const uint32_t *res, uint32_t nres, double rate);
 int sim_recompute(struct sim_engine *e, double t);
 
 /* setup.c */

@@ -12,22 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Scalable mode: capacity a completed flow leaves unused until the next
- * allocation (its rate, plus what a lifted incast penalty gives back). */
-void sim_add_freed(struct sim_engine *e, const uint32_t *res, uint32_t nres, double rate)
-{
-	for (uint32_t k = 0; k < nres; k++) {
-		struct sim_resource *r = &e->rs[res[k]];
-		double gain = rate;
-		if (r->ingress_nic && e->opts.congestion)
-			gain += r->base * (fast_sim_incast_factor(&e->topo->congestion, r->n) -
-					   fast_sim_incast_factor(&e->topo->congestion, r->n + 1));
-		r->freed += gain;
-		if (r->freed > e->opts.epsilon * r->cap)
-			e->must_recompute = true;
-	}
-}
-
 /* Every active flow into the heap (after a full pass). */
 static void ih_rebuild(struct sim_engine *e)
 {
@@ -92,18 +76,6 @@ static bool collect_component(struct sim_engine *e, uint32_t *nf, uint32_t *nrc)
 	return true;
 }
 
-void sim_mark_dirty(struct sim_engine *e, const uint32_t *res, uint32_t nres)
-{
-	if (e->all_dirty)
-		return;
-	for (uint32_t k = 0; k < nres; k++) {
-		struct sim_resource *r = &e->rs[res[k]];
-		if (r->dirty)
-			continue;
-		r->dirty = true;
-		e->dirty[e->ndirty++] = res[k];
-	}
-}
 
 /* Scalable mode: re-fill only the flows at the resources that changed
  * since the last allocation (one hop), against what the other flows
