@@ -295,15 +295,200 @@ static inline double flow_rate(const struct sim_engine *e, const struct sim_acti
 	return best ? best->level : 0.0;
 }
 
+/* The resources to fill (cres[0..nrc)) start from their capacity under
+ * the current incast, with all their flows unfrozen. */
+static void fill_reset(struct sim_engine *e, uint32_t nrc)
+{
+	for (uint32_t i = 0; i < nrc; i++) {
+		uint32_t ri = e->cres[i];
+		struct sim_resource *r = &e->rs[ri];
+		r->freed = 0.0;
+		if (r->n == 0)
+			continue;
+		r->cap = r->base;
+		if (r->ingress_nic && e->opts.congestion)
+			r->cap *= fast_sim_incast_factor(&e->topo->congestion, r->n);
+		r->rcap = r->cap;
+		r->rcnt = r->n;
+	}
+}
+
+/* The smallest share among a few resources, by a scan that also raises
+ * the touched ones' keys and drops those with no unfrozen flow.  False
+ * when none is left. */
+static bool bottleneck_scan(struct sim_engine *e, uint32_t *rid, double *share)
+{
+	struct kvheap *h = &e->fill;
+	size_t k = 0;
+	struct kv best = { INF_TIME, UINT32_MAX };
+
+	for (size_t i = 0; i < h->n; i++) {
+		struct kv v = h->a[i];
+		struct sim_resource *c = &e->rs[v.id];
+		if (c->rcnt == 0)
+			continue;
+		if (c->touched) {
+			/* (an untouched share is what it was) */
+			double sh = (c->rcap > 0.0 ? c->rcap : 0.0) / c->rcnt;
+			if (sh > v.k)
+				v.k = sh; /* shares never decrease; rounding only */
+			c->touched = false;
+		}
+		h->a[k++] = v;
+		if (v.k < best.k || (v.k == best.k && v.id < best.id))
+			best = v;
+	}
+	h->n = k;
+	if (best.id == UINT32_MAX)
+		return false;
+	*rid = best.id;
+	*share = best.k;
+	return true;
+}
+
+/* The smallest share among many resources, from the lazy heap: a stale
+ * key is a lower bound, raised in place when it surfaces.  False when the
+ * heap is empty. */
+static bool bottleneck_heap(struct sim_engine *e, uint32_t *rid, double *share)
+{
+	struct kvheap *h = &e->fill;
+
+	for (;;) {
+		struct sim_resource *r;
+		struct kv top;
+		if (!h->n)
+			return false;
+		top = h->a[0];
+		r = &e->rs[top.id];
+		if (r->rcnt == 0) {
+			kv_pop(h);
+			continue;
+		}
+		*share = (r->rcap > 0.0 ? r->rcap : 0.0) / r->rcnt;
+		if (*share < top.k)
+			*share = top.k; /* shares never decrease; rounding only */
+		if (*share > top.k * (1.0 + 1e-12)) {
+			/* stale key: raise it in place */
+			h->a[0].k = *share;
+			kv_down(h->a, h->n, 0, NULL);
+			continue;
+		}
+		kv_pop(h);
+		*rid = top.id;
+		return true;
+	}
+}
+
+/* Progressive filling of cres[0..nrc) until no flow is unfrozen: the
+ * smallest share freezes its flows at that rate. */
+static void fill(struct sim_engine *e, uint32_t nrc, uint32_t unfrozen, bool part,
+		 uint64_t p0, uint32_t epoch)
+{
+	struct kvheap *h = &e->fill;
+	bool small;
+
+	for (uint32_t i = 0; i < nrc && unfrozen; i++) {
+		struct sim_resource *r = &e->rs[e->cres[i]];
+		if (r->n && r->rcnt) {
+			h->a[h->n++] = (struct kv){ (r->rcap > 0.0 ? r->rcap : 0.0) / r->rcnt, e->cres[i] };
+			r->touched = false;
+		}
+	}
+	/* a few resources (a server's redistribution, a one-to-one stage's
+	 * pair): scan for the bottleneck; many: the lazy heap */
+	small = h->n <= 32;
+	if (!small)
+		kv_heapify(h);
+	for (;;) {
+		uint32_t rid;
+		double share;
+
+		if (!(small ? bottleneck_scan(e, &rid, &share) : bottleneck_heap(e, &rid, &share)))
+			break;
+		/* a flow's rate is the level of its first resource to
+		 * freeze (flow_rate) */
+		unfrozen -= part ? freeze_flows(e, rid, share, epoch) : freeze(e, rid, share, p0);
+		if (unfrozen == 0)
+			break; /* the resources left have no flow to freeze */
+	}
+}
+
+/* Scan mode (after an exact full pass): every active flow advanced to t
+ * under its old rate, its finish time under the new one, and the earliest
+ * ones into due[]; no heap. */
+static void settle_scan(struct sim_engine *e, double t, uint64_t p0)
+{
+	double next = INF_TIME, lim = INF_TIME;
+	uint32_t ndue = 0;
+
+	for (uint32_t a = 0; a < e->nactive; a++) {
+		struct sim_active_flow *f = &e->hot[a];
+		f->rem -= f->rate * (t - f->t_upd);
+		if (f->rem < 0.0)
+			f->rem = 0.0;
+		f->t_upd = t;
+		f->rate = flow_rate(e, f, p0);
+		f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
+		if (f->fin > lim)
+			continue;
+		if (f->fin < next) {
+			double keep = f->fin * (1 + 4e-12) + 4e-18;
+			uint32_t k = 0;
+			for (uint32_t j = 0; j < ndue; j++)
+				if (e->hot[e->xs[e->due[j]].apos].fin <= keep)
+					e->due[k++] = e->due[j];
+			ndue = k;
+			next = f->fin;
+			lim = keep;
+		}
+		e->due[ndue++] = f->x;
+	}
+	e->ndue = ndue;
+	e->next_fin = next;
+	ih_clear(&e->fin, e->hpos);
+	e->scan = true;
+}
+
+/* The reallocated flows (cflows[0..nf) of a part, or all) advanced to t
+ * under their old rates, their finish times under the new ones into the
+ * completion heap. */
+static void settle_heap(struct sim_engine *e, double t, bool part, uint32_t nf, uint64_t p0)
+{
+	for (uint32_t i = 0; i < nf; i++) {
+		uint32_t a = part ? e->cflows[i] : i;
+		struct sim_active_flow *f = &e->hot[a];
+		double nrate = part ? e->nrate[a] : flow_rate(e, f, p0);
+		if (part && nrate == f->rate)
+			continue; /* same rate: its finish time and heap entry hold */
+		f->rem -= f->rate * (t - f->t_upd);
+		if (f->rem < 0.0)
+			f->rem = 0.0;
+		f->t_upd = t;
+		f->rate = nrate;
+		f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
+		if (part)
+			ih_update(&e->fin, e->hpos, f->x, f->fin);
+	}
+	if (!part) {
+		ih_rebuild(e);
+		/* exact loads again (scalable repairs keep them incrementally) */
+		for (uint32_t ri = 0; !e->exact && ri < e->nr; ri++)
+			e->rs[ri].load = 0.0;
+		for (uint32_t a = 0; !e->exact && a < e->nactive; a++)
+			for (uint32_t k = 0; k < e->hot[a].nres; k++)
+				e->rs[e->hot[a].res[k]].load += e->hot[a].rate;
+	}
+	fin_settle(e);
+}
+
 /* Max-min fair rates (progressive filling) for the changed components at
  * time t (or all active flows), then their finish times into the
  * completion heap. */
 int sim_recompute(struct sim_engine *e, double t)
 {
-	struct kvheap *h = &e->fill;
 	uint32_t nf = 0, nrc = 0, unfrozen, replay, epoch;
 	uint64_t p0;
-	bool part, small;
+	bool part;
 	int rc;
 
 	if (!e->exact) {
@@ -336,19 +521,8 @@ int sim_recompute(struct sim_engine *e, double t)
 				e->cres[nrc++] = ri;
 		}
 	}
-	h->n = 0;
-	for (uint32_t i = 0; i < nrc; i++) {
-		uint32_t ri = e->cres[i];
-		struct sim_resource *r = &e->rs[ri];
-		r->freed = 0.0;
-		if (r->n == 0)
-			continue;
-		r->cap = r->base;
-		if (r->ingress_nic && e->opts.congestion)
-			r->cap *= fast_sim_incast_factor(&e->topo->congestion, r->n);
-		r->rcap = r->cap;
-		r->rcnt = r->n;
-	}
+	e->fill.n = 0;
+	fill_reset(e, nrc);
 	/* the steps of the last full pass before the earliest completed
 	 * flow's bottleneck happen again, identically (the resources such a
 	 * flow used only gain share: one flow fewer, less incast), at the
@@ -359,75 +533,7 @@ int sim_recompute(struct sim_engine *e, double t)
 		unfrozen -= freeze(e, rid, e->lv[rid].level, p0);
 		e->replayed++;
 	}
-	for (uint32_t i = 0; i < nrc && unfrozen; i++) {
-		struct sim_resource *r = &e->rs[e->cres[i]];
-		if (r->n && r->rcnt) {
-			h->a[h->n++] = (struct kv){ (r->rcap > 0.0 ? r->rcap : 0.0) / r->rcnt, e->cres[i] };
-			r->touched = false;
-		}
-	}
-	/* a few resources (a server's redistribution, a one-to-one stage's
-	 * pair): scan for the bottleneck; many: the lazy heap */
-	small = h->n <= 32;
-	if (!small)
-		kv_heapify(h);
-	for (;;) {
-		struct sim_resource *r;
-		uint32_t rid;
-		double share;
-
-		if (small) {
-			size_t k = 0;
-			struct kv best = { INF_TIME, UINT32_MAX };
-			for (size_t i = 0; i < h->n; i++) {
-				struct kv v = h->a[i];
-				struct sim_resource *c = &e->rs[v.id];
-				if (c->rcnt == 0)
-					continue;
-				if (c->touched) {
-					/* (an untouched share is what it was) */
-					double sh = (c->rcap > 0.0 ? c->rcap : 0.0) / c->rcnt;
-					if (sh > v.k)
-						v.k = sh; /* shares never decrease; rounding only */
-					c->touched = false;
-				}
-				h->a[k++] = v;
-				if (v.k < best.k || (v.k == best.k && v.id < best.id))
-					best = v;
-			}
-			h->n = k;
-			if (best.id == UINT32_MAX)
-				break;
-			rid = best.id;
-			share = best.k;
-		} else {
-			struct kv top;
-			if (!h->n)
-				break;
-			top = h->a[0];
-			r = &e->rs[top.id];
-			if (r->rcnt == 0) {
-				kv_pop(h);
-				continue;
-			}
-			share = (r->rcap > 0.0 ? r->rcap : 0.0) / r->rcnt;
-			if (share < top.k)
-				share = top.k; /* shares never decrease; rounding only */
-			if (share > top.k * (1.0 + 1e-12)) {
-				/* stale key: raise it in place */
-				h->a[0].k = share;
-				kv_down(h->a, h->n, 0, NULL);
-				continue;
-			}
-			kv_pop(h);
-			rid = top.id;
-		}
-		/* a flow's rate is the level of its first resource to
-		 * freeze (flow_rate) */
-		unfrozen -= part ? freeze_flows(e, rid, share, epoch) : freeze(e, rid, share, p0);
-		if (unfrozen == 0)
-			break; /* the resources left have no flow to freeze */
-	}
+	fill(e, nrc, unfrozen, part, p0, epoch);
 	/* advance each reallocated flow to t under its old rate, then its
 	 * finish time under the new one */
 	if (!part) {
@@ -437,65 +543,10 @@ int sim_recompute(struct sim_engine *e, double t)
 		ih_rebuild(e);
 		e->scan = false;
 	}
-	if (!part && e->exact) {
-		/* scan mode: finish times and the earliest ones, no heap */
-		double next = INF_TIME, lim = INF_TIME;
-		uint32_t ndue = 0;
-		for (uint32_t a = 0; a < e->nactive; a++) {
-			struct sim_active_flow *f = &e->hot[a];
-			f->rem -= f->rate * (t - f->t_upd);
-			if (f->rem < 0.0)
-				f->rem = 0.0;
-			f->t_upd = t;
-			f->rate = flow_rate(e, f, p0);
-			f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
-			if (f->fin > lim)
-				continue;
-			if (f->fin < next) {
-				double keep = f->fin * (1 + 4e-12) + 4e-18;
-				uint32_t k = 0;
-				for (uint32_t j = 0; j < ndue; j++)
-					if (e->hot[e->xs[e->due[j]].apos].fin <= keep)
-						e->due[k++] = e->due[j];
-				ndue = k;
-				next = f->fin;
-				lim = keep;
-			}
-			e->due[ndue++] = f->x;
-		}
-		e->ndue = ndue;
-		e->next_fin = next;
-		ih_clear(&e->fin, e->hpos);
-		e->scan = true;
-		e->arrivals = false;
-		e->must_recompute = false;
-		return 0;
-	}
-	for (uint32_t i = 0; i < nf; i++) {
-		uint32_t a = part ? e->cflows[i] : i;
-		struct sim_active_flow *f = &e->hot[a];
-		double nrate = part ? e->nrate[a] : flow_rate(e, f, p0);
-		if (part && nrate == f->rate)
-			continue; /* same rate: its finish time and heap entry hold */
-		f->rem -= f->rate * (t - f->t_upd);
-		if (f->rem < 0.0)
-			f->rem = 0.0;
-		f->t_upd = t;
-		f->rate = nrate;
-		f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
-		if (part)
-			ih_update(&e->fin, e->hpos, f->x, f->fin);
-	}
-	if (!part) {
-		ih_rebuild(e);
-		/* exact loads again (scalable repairs keep them incrementally) */
-		for (uint32_t ri = 0; !e->exact && ri < e->nr; ri++)
-			e->rs[ri].load = 0.0;
-		for (uint32_t a = 0; !e->exact && a < e->nactive; a++)
-			for (uint32_t k = 0; k < e->hot[a].nres; k++)
-				e->rs[e->hot[a].res[k]].load += e->hot[a].rate;
-	}
-	fin_settle(e);
+	if (!part && e->exact)
+		settle_scan(e, t, p0);
+	else
+		settle_heap(e, t, part, nf, p0);
 	e->arrivals = false;
 	e->must_recompute = false;
 	return 0;
