@@ -27,7 +27,7 @@
  * (fanout: one component of everything) it reallocates everything and
  * finds the next completions by a linear scan ("scan mode", no heap), and
  * backs off from searching components for a while.  Scalable mode
- * (epsilon > 0) reallocates lazily and locally (see sim.h and repair()).
+ * (epsilon > 0) reallocates lazily and locally (see sim.h and repair() in maxmin.c).
  * Cost of one exact allocation: O(component paths + its resources).
  *
  * A full exact pass does not visit flows while it fills: each list slot
