@@ -52,7 +52,6 @@
 
 #define INF_TIME HUGE_VAL
 
-
 enum xstate { X_IDLE = 0, X_PENDING, X_ACTIVE, X_DONE };
 
 #define NO_RES UINT32_MAX

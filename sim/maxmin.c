@@ -76,7 +76,6 @@ static bool collect_component(struct sim_engine *e, uint32_t *nf, uint32_t *nrc)
 	return true;
 }
 
-
 /* Scalable mode: re-fill only the flows at the resources that changed
  * since the last allocation (one hop), against what the other flows
  * leave of each resource they touch; the others keep their rates, so the

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-
+/* Resource numbering: the scale-up tier first (each server's G x G mesh
+ * links, or every GPU's uplink egress, then every ingress), from
+ * nic_base() the NIC egresses then ingresses, last the core when it is
+ * oversubscribed. */
 static uint32_t res_up_egress(uint32_t g) { return g; }
 static uint32_t res_up_ingress(const struct sim_engine *e, uint32_t g) { return e->ng + g; }
 static uint32_t res_mesh(const struct sim_engine *e, uint32_t from, uint32_t to)
