@@ -50,7 +50,7 @@
  * re-filled as many flows as are active (amortised O(1) full passes per
  * "generation" of flows).  Rates stay feasible throughout; the result is
  * slightly pessimistic.  `fast bench sim` measures the error against the
- * exact mode (epsilon 0.02: under 0.1% on fanout at 128 GPUs).
+ * exact mode (the README's benchmark section holds the measured figures).
  *
  * Bandwidth figures are nccl-tests' (fast_bw, lib/common.h, the same
  * function `fast run` reports with): algbw = S / time, where S is the
