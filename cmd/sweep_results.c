@@ -262,6 +262,37 @@ static void upgrade_ident(const struct sweep_spec *s, uint64_t id, struct gen_ca
  * file never mixes versions: version-1 rows of cases of the spec get their
  * ident, other rows keep theirs (or none).  One write(2) of the whole
  * file after truncating it.  Returns an exit status after printing. */
+/* Replace the file's text by buf without losing it on a full disk: the
+ * room for the new text is reserved first (posix_fallocate, the old text
+ * still in place; on failure the file is left as it was), then the text is
+ * written over it from offset 0 through a second descriptor (fd is
+ * O_APPEND, and its flock stays held) and the file cut to its length.  The
+ * file cannot be renamed over instead: the lock lives on this inode. */
+static int rewrite_in_place(const char *path, int fd, const char *buf, size_t blen)
+{
+	struct stat st;
+	int wfd, e;
+
+	if (fstat(fd, &st) != 0)
+		return cli_fail(FAST_EIO, "upgrading '%.200s': %s", path, strerror(errno));
+	if ((e = posix_fallocate(fd, 0, (off_t)blen)) != 0) {
+		/* cut what a partial reservation may have added: the old text stays */
+		bool cut = ftruncate(fd, st.st_size) == 0;
+		return cli_fail(FAST_EIO, "upgrading '%.200s' needs %zu bytes: %s; its rows are unchanged%s",
+				path, blen, strerror(e), cut ? "" : " (zero bytes may follow them)");
+	}
+	wfd = open(path, O_WRONLY | O_CLOEXEC);
+	if (wfd < 0 || pwrite(wfd, buf, blen, 0) != (ssize_t)blen || ftruncate(wfd, (off_t)blen) != 0 ||
+	    fdatasync(wfd) != 0) {
+		e = errno;
+		if (wfd >= 0)
+			close(wfd);
+		return cli_fail(FAST_EIO, "upgrading '%.200s' failed: %s", path, strerror(e));
+	}
+	close(wfd);
+	return 0;
+}
+
 int sweep_results_upgrade(const char *path, int fd, const struct sweep_spec *s,
 			  const struct sweep_keymap *km, int version)
 {
@@ -299,10 +330,11 @@ int sweep_results_upgrade(const char *path, int fd, const struct sweep_spec *s,
 	}
 	fast_traffic_free(&gc.t);
 	free(text);
-	if (fclose(mem) != 0 || !buf)
-		rc = cli_fail(FAST_ENOMEM, "out of memory");
-	else if (ftruncate(fd, 0) != 0 || write(fd, buf, blen) != (ssize_t)blen || fdatasync(fd) != 0)
-		rc = cli_fail(FAST_EIO, "upgrading '%.200s' failed: %s", path, strerror(errno));
+	if (fclose(mem) != 0 || !buf) {
+		free(buf);
+		return cli_fail(FAST_ENOMEM, "out of memory");
+	}
+	rc = rewrite_in_place(path, fd, buf, blen);
 	free(buf);
 	return rc;
 }
