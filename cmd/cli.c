@@ -349,22 +349,12 @@ static void early_drop(void)
 	early.have = false;
 }
 
-static uint32_t gcd_u32(uint32_t a, uint32_t b)
-{
-	while (b) {
-		uint32_t r = a % b;
-		a = b;
-		b = r;
-	}
-	return a;
-}
-
 /* "give --servers N --gpus G with N x G = ng (e.g. ...)": flags that fit
  * ng GPUs, with as many GPUs per server as divide both ng and g (servers
  * of the preset, partly used), else the most below g that divide ng. */
 static void shape_hint(uint32_t ng, uint32_t g, char *buf, size_t len)
 {
-	uint32_t k = gcd_u32(ng, g ? g : 1);
+	uint32_t k = (uint32_t)fast_gcd_u64(ng, g ? g : 1);
 
 	/* g prime to ng (--gpus 5 for 12): the largest divisor of ng below g */
 	for (uint32_t d = g < ng ? g : ng; k == 1 && d > 1; d--)

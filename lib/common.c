@@ -295,6 +295,16 @@ uint64_t fast_hash_bytes(uint64_t h, const void *data, size_t len)
 	return h;
 }
 
+uint64_t fast_gcd_u64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t r = a % b;
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
 uint64_t fast_hash_u64(uint64_t h, uint64_t v)
 {
 	unsigned char b[8];

@@ -151,6 +151,8 @@ uint64_t fast_hash_bytes(uint64_t h, const void *data, size_t len);
  * as 8 little-endian bytes, a double by its bits (-0 as 0), a string by its
  * length then its bytes (so "ab","c" and "a","bc" differ). */
 uint64_t fast_hash_u64(uint64_t h, uint64_t v);
+/* Greatest common divisor (gcd(a, 0) = a). */
+uint64_t fast_gcd_u64(uint64_t a, uint64_t b);
 uint64_t fast_hash_double(uint64_t h, double v);
 uint64_t fast_hash_str(uint64_t h, const char *s);
 

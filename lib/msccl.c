@@ -396,15 +396,6 @@ static int move(struct build *b, const struct fast_plan *x, uint32_t t, uint32_t
 	return 0;
 }
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t r = a % b;
-		a = b;
-		b = r;
-	}
-	return a;
-}
 
 /* Message sizes: D when given, else the bytes that reach their destination. */
 static int message_sizes(const struct fast_plan *x, const uint64_t *D, uint32_t ng, uint64_t *L,
@@ -443,7 +434,7 @@ static uint64_t auto_chunk(const struct fast_plan *x, const uint64_t *L, uint32_
 	for (uint32_t s = 0; s < ng; s++) {
 		uint64_t row = 0, col = 0;
 		for (uint32_t d = 0; d < ng; d++) {
-			g = gcd64(g, L[(uint64_t)s * ng + d]);
+			g = fast_gcd_u64(g, L[(uint64_t)s * ng + d]);
 			row += L[(uint64_t)s * ng + d];
 			col += L[(uint64_t)d * ng + s];
 		}
@@ -453,7 +444,7 @@ static uint64_t auto_chunk(const struct fast_plan *x, const uint64_t *L, uint32_
 			maxbuf = col;
 	}
 	for (size_t i = 0; i < x->npieces; i++)
-		g = gcd64(gcd64(g, x->pieces[i].off), x->pieces[i].len);
+		g = fast_gcd_u64(fast_gcd_u64(g, x->pieces[i].off), x->pieces[i].len);
 	if (g == 0)
 		return 1;
 	if (maxbuf / g <= max_chunks)
