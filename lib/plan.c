@@ -39,6 +39,7 @@ void fast_plan_free(struct fast_plan *p)
 	free(p->pieces);
 	free(p->lanes);
 	free(p->perm);
+	free(p->masks);
 	memset(p, 0, sizeof *p);
 }
 
@@ -60,6 +61,8 @@ const char *fast_step_kind_name(enum fast_step_kind kind, enum fast_tier_id tier
 		return "rail";
 	case FAST_STEP_REDIST:
 		return "redist";
+	case FAST_STEP_REDUCE:
+		return "reduce";
 	default:
 		return tier == FAST_TIER_OUT ? "out" : "up";
 	}
@@ -382,6 +385,18 @@ void fast_plan_trim(struct fast_plan *p, size_t slack)
 		p->pieces = x;
 		p->cap_pieces = p->npieces;
 	}
+}
+
+int fast_plan_add_mask(struct fast_plan *p, uint64_t mask, struct fast_err *err)
+{
+	if (p->nmasks > 0 && p->masks[p->nmasks - 1] == mask)
+		return (int)(p->nmasks - 1);
+	if (p->nmasks >= INT32_MAX)
+		return fast_err_set(err, FAST_ENOMEM, "plan: too many masks");
+	if (GROW(p, masks, err) < 0)
+		return FAST_ENOMEM;
+	p->masks[p->nmasks] = mask;
+	return (int)p->nmasks++;
 }
 
 int fast_plan_set_perm(struct fast_plan *p, const uint32_t *perm, uint64_t budget,

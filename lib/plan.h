@@ -46,6 +46,34 @@
  * before it (NCCL PXN, DeepEP).  An unmarked dependency waits for the whole
  * step.
  *
+ * Token plans (kind DISPATCH or COMBINE: the plan serves a matrix of
+ * token groups, traffic.h).  The message is the group: a piece
+ * (src = g, dst = k, off, len) is the byte range [off, off+len) of group
+ * g's message (tokens * token_bytes bytes); k is 0 in a dispatch plan and
+ * in a combine plan indexes plan->masks, the set of contributions the
+ * piece carries (bit i = the i-th GPU of Dest(g), ascending; non-zero,
+ * below bit ndst).  A GPU holds values: (g, byte range, mask).
+ *  - DISPATCH: src(g) holds all of g from the start; a transfer sends
+ *    bytes its sender holds (from the start or received in a step it
+ *    depends on, transitively), as often as the plan says (replication is
+ *    sending held bytes again); the plan is correct iff at the end every
+ *    d in Dest(g) holds every byte of g.  REDIST forwards a received piece
+ *    of g to every GPU of Dest(g) on the receiver's server other than the
+ *    receiver (one transfer per (receiver, dst) pair, as for bytes).
+ *  - COMBINE: every d in Dest(g) holds its contribution (g, all, {d})
+ *    from the start; a transfer sends a value its sender holds, mask
+ *    included; a REDUCE step (tier up) sums: each of its transfers has
+ *    from == to == the GPU x, and its pieces, the inputs, are one group,
+ *    one byte range and pairwise-disjoint masks, all held by x; x then
+ *    holds (g, range, union of the masks).  A REDUCE at src(g) is refused
+ *    (the final sum is implicit).  The plan is correct iff for every byte
+ *    of g the masks of the pieces src(g) receives (plus its own
+ *    contribution when src is in Dest(g)) partition Dest(g): every
+ *    contribution counted exactly once.  REDIST forwards a received piece
+ *    of g to src(g) unless the receiver is src(g).
+ * A plan of kind BYTES may serve a token matrix: it is a plan over its
+ * per-GPU byte matrix (traffic.h), checked against it.
+ *
  * Storage is flat arrays indexed by (first, count) ranges so that a plan is
  * a handful of allocations.  Ownership: a struct fast_plan owns all its
  * arrays; fast_plan_free() releases them (NULL-safe).  A struct
@@ -66,7 +94,12 @@
 #define FAST_PLAN_MAX_CHUNKS 65536u
 
 enum fast_tier_id { FAST_TIER_UP = 0, FAST_TIER_OUT = 1 };
-enum fast_step_kind { FAST_STEP_EXPLICIT = 0, FAST_STEP_RAIL = 1, FAST_STEP_REDIST = 2 };
+enum fast_step_kind {
+	FAST_STEP_EXPLICIT = 0,
+	FAST_STEP_RAIL = 1,
+	FAST_STEP_REDIST = 2,
+	FAST_STEP_REDUCE = 3, /* combine plans only; see "Token plans" */
+};
 
 /* The one name of a step's kind in reports, timelines and tables: "rail",
  * "redist", or for an EXPLICIT step its tier, "up" or "out". */
@@ -116,6 +149,7 @@ struct fast_plan {
 	char label[FAST_NAME_MAX]; /* label of the matrix it serves */
 	uint32_t matrix;           /* index of that matrix in its trace */
 	char algo[32];             /* "fast", "fanout", ... */
+	enum fast_traffic_kind kind; /* BYTES, or a token plan (see above) */
 	char options[128];         /* compiler options, informational */
 	uint32_t servers, gpus;
 
@@ -125,6 +159,7 @@ struct fast_plan {
 	struct fast_piece *pieces; size_t npieces, cap_pieces;
 	struct fast_lane *lanes;   size_t nlanes, cap_lanes;
 	uint32_t *perm;            size_t nperm, cap_perm;
+	uint64_t *masks;           size_t nmasks, cap_masks; /* combine plans */
 
 	/* builder state: what fast_plan_add_piece(s) appends to */
 	enum fast_open_kind open_kind;
@@ -191,6 +226,9 @@ int fast_plan_reserve(struct fast_plan *p, uint64_t steps, uint64_t deps, uint64
  * bytes (a generous reserve that was not needed).  Never fails: the array
  * stays as it was when the allocator cannot shrink it. */
 void fast_plan_trim(struct fast_plan *p, size_t slack);
+/* Index of mask in plan->masks (appended unless it is the last one
+ * added), for a combine piece's dst: >= 0, or FAST_ENOMEM. */
+int fast_plan_add_mask(struct fast_plan *p, uint64_t mask, struct fast_err *err);
 /* Set the last step's permutation (servers entries, copied). */
 int fast_plan_set_perm(struct fast_plan *p, const uint32_t *perm, uint64_t budget,
 		       struct fast_err *err);

@@ -104,10 +104,62 @@ void fast_traffic_free(struct fast_traffic *t)
 {
 	if (!t)
 		return;
-	for (uint32_t i = 0; i < t->count && t->m; i++)
+	for (uint32_t i = 0; i < t->count && t->m; i++) {
 		free(t->m[i].bytes);
+		free(t->m[i].groups);
+		free(t->m[i].dsts);
+	}
 	free(t->m);
 	memset(t, 0, sizeof *t);
+}
+
+const char *fast_traffic_kind_name(enum fast_traffic_kind k)
+{
+	switch (k) {
+	case FAST_TRAFFIC_DISPATCH:
+		return "dispatch";
+	case FAST_TRAFFIC_COMBINE:
+		return "combine";
+	default:
+		return "bytes";
+	}
+}
+
+int fast_matrix_bytes_from_groups(struct fast_matrix *m, uint32_t ng, struct fast_err *err)
+{
+	memset(m->bytes, 0, (size_t)ng * ng * sizeof *m->bytes);
+	for (uint32_t g = 0; g < m->ngroups; g++) {
+		const struct fast_group *gr = &m->groups[g];
+		uint64_t b;
+		if (gr->src >= ng)
+			return fast_err_set(err, FAST_EINPUT, "group %u: source GPU %u is not below %u",
+					    g, gr->src, ng);
+		if (gr->ndst == 0 || gr->ndst > FAST_GROUP_MAX_DESTS ||
+		    gr->dst0 > m->ndsts || gr->ndst > m->ndsts - gr->dst0)
+			return fast_err_set(err, FAST_EINPUT,
+					    "group %u: needs 1 to %u destination GPUs", g,
+					    FAST_GROUP_MAX_DESTS);
+		if (__builtin_mul_overflow(gr->tokens, m->token_bytes, &b))
+			return fast_err_set(err, FAST_EINPUT, "group %u: bytes exceed 64 bits", g);
+		for (uint32_t i = 0; i < gr->ndst; i++) {
+			uint32_t d = m->dsts[gr->dst0 + i];
+			if (d >= ng)
+				return fast_err_set(err, FAST_EINPUT,
+						    "group %u: destination GPU %u is not below %u", g,
+						    d, ng);
+			if (i > 0 && d <= m->dsts[gr->dst0 + i - 1])
+				return fast_err_set(err, FAST_EINPUT,
+						    "group %u: destinations must be ascending and distinct",
+						    g);
+			uint64_t *cell = m->kind == FAST_TRAFFIC_COMBINE
+						 ? &m->bytes[(size_t)d * ng + gr->src]
+						 : &m->bytes[(size_t)gr->src * ng + d];
+			if (__builtin_add_overflow(*cell, b, cell))
+				return fast_err_set(err, FAST_EINPUT,
+						    "group %u: the byte matrix entry exceeds 64 bits", g);
+		}
+	}
+	return 0;
 }
 
 /* --- sums ---------------------------------------------------------------- */

@@ -22,10 +22,72 @@
 
 #define FAST_TRAFFIC_VERSION 2 /* 1 named gpus_total "gpus"; both are read */
 
+/*
+ * Token traffic (MoE dispatch and combine).  A matrix of kind DISPATCH or
+ * COMBINE is, exactly, a list of token groups: g = (src, Dest(g), tokens)
+ * is `tokens` interchangeable tokens of GPU src whose top-k experts live
+ * on the GPUs Dest(g) (ascending, distinct, 1..FAST_GROUP_MAX_DESTS of
+ * them; src itself may be one: that copy is local).  Every token is
+ * token_bytes bytes.  Group g's message is its tokens * token_bytes bytes.
+ *  - DISPATCH: the bytes of g start at src and must reach every d in
+ *    Dest(g) (a copy per destination GPU; a copy per server suffices
+ *    across scale-out, the rest is replication over scale-up).
+ *  - COMBINE: every d in Dest(g) holds a contribution of the same size
+ *    (its experts' outputs for those tokens); src must end with their
+ *    sum, every contribution counted exactly once (partial sums may be
+ *    formed anywhere on the way).
+ * `bytes` is always filled: the per-GPU byte matrix of the same traffic
+ * (one copy per destination GPU, no dedup), computed from the groups by
+ * fast_matrix_bytes_from_groups, the one definition: DISPATCH
+ * bytes[src][d] += tokens * token_bytes for d in Dest(g); COMBINE the
+ * transpose, bytes[d][src].  In that matrix, message (s, d) is the
+ * concatenation, in group order, of the groups with src s and d in Dest(g)
+ * (DISPATCH; COMBINE: src d and s in Dest(g)), which is how a plan over
+ * the byte matrix is checked against the groups.  Every algorithm can run
+ * on it; the token-aware ones (plan.h, FAST_TRAFFIC_DISPATCH plans) use
+ * the groups.
+ */
+enum fast_traffic_kind {
+	FAST_TRAFFIC_BYTES = 0,    /* a plain byte matrix */
+	FAST_TRAFFIC_DISPATCH = 1,
+	FAST_TRAFFIC_COMBINE = 2,
+};
+
+/* Most destination GPUs of one group (a combine mask is 64 bits). */
+#define FAST_GROUP_MAX_DESTS 64u
+
+struct fast_group {
+	uint32_t src;           /* GPU */
+	uint32_t dst0, ndst;    /* Dest(g) = matrix->dsts[dst0 .. dst0 + ndst) */
+	uint64_t tokens;        /* > 0 */
+};
+
 struct fast_matrix {
 	char label[FAST_NAME_MAX]; /* e.g. "layer3/dispatch" or "m0" */
 	uint64_t *bytes;           /* ng * ng, row-major, owned */
+	/* token traffic (kind != FAST_TRAFFIC_BYTES); zero / NULL otherwise */
+	enum fast_traffic_kind kind;
+	uint64_t token_bytes;      /* bytes per token, > 0 */
+	struct fast_group *groups; /* ngroups entries, owned */
+	uint32_t ngroups;
+	uint32_t *dsts;            /* ndsts entries, owned */
+	uint32_t ndsts;
 };
+
+/* "bytes", "dispatch", "combine". */
+const char *fast_traffic_kind_name(enum fast_traffic_kind k);
+
+/* Bytes of group g's message: tokens * token_bytes (checked for overflow
+ * by the loader and by fast_matrix_bytes_from_groups). */
+static inline uint64_t fast_group_bytes(const struct fast_matrix *m, uint32_t g)
+{
+	return m->groups[g].tokens * m->token_bytes;
+}
+
+/* Fill m->bytes (ng x ng, already allocated) from m's groups, as above.
+ * FAST_EINPUT naming the group on a GPU out of range, a destination list
+ * not ascending and distinct, or a sum over 64 bits. */
+int fast_matrix_bytes_from_groups(struct fast_matrix *m, uint32_t ng, struct fast_err *err);
 
 struct fast_traffic {
 	uint32_t ng;               /* GPUs */
@@ -34,14 +96,14 @@ struct fast_traffic {
 	char source[FAST_SOURCE_MAX]; /* provenance ("generated: zipf s=0.8 seed=1") */
 };
 
-/* Allocate count zeroed ng x ng matrices labelled "m0", "m1", ...  Refuses
+/* Allocate count zeroed ng x ng matrices (kind BYTES, no groups) labelled "m0", "m1", ...  Refuses
  * (FAST_ELIMIT) dimensions beyond lim before allocating: more than
  * lim->max_gpus GPUs, lim->max_matrices matrices, or count * ng^2 * 8
  * bytes over lim->max_traffic_bytes (matrices are held dense, so a small
  * sparse file can name gigabytes). */
 int fast_traffic_alloc(struct fast_traffic *t, uint32_t ng, uint32_t count,
 		       const struct fast_limits *lim, struct fast_err *err);
-void fast_traffic_free(struct fast_traffic *t);
+void fast_traffic_free(struct fast_traffic *t); /* also groups and dsts */
 
 /* Load a traffic file (JSON or nccl-tests matrix, by content).  Errors are
  * FAST_EINPUT ("file: /matrices/0/rows/3/2: bytes must be a non-negative
