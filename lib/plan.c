@@ -495,6 +495,12 @@ uint64_t fast_plan_hash(const struct fast_plan *p)
 		hput(&hs, (unsigned char)p->algo[i]);
 	hput(&hs, p->servers);
 	hput(&hs, p->gpus);
+	if (p->kind != FAST_TRAFFIC_BYTES) { /* byte plans hash as they always did */
+		hput(&hs, (uint64_t)p->kind);
+		hput(&hs, p->nmasks);
+		for (size_t k = 0; k < p->nmasks; k++)
+			hput(&hs, p->masks[k]);
+	}
 	hput(&hs, p->nlanes);
 	for (size_t l = 0; l < p->nlanes; l++) {
 		const struct fast_lane *ln = &p->lanes[l];
@@ -516,6 +522,7 @@ uint64_t fast_plan_hash(const struct fast_plan *p)
 		}
 		switch (s->kind) {
 		case FAST_STEP_EXPLICIT:
+		case FAST_STEP_REDUCE:
 			hput(&hs, s->nxfers);
 			for (uint32_t j = 0; j < s->nxfers; j++) {
 				const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
@@ -768,6 +775,15 @@ int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out, struct fa
 	memcpy(e.label, p->label, sizeof e.label);
 	memcpy(e.options, p->options, sizeof e.options);
 	e.matrix = p->matrix;
+	e.kind = p->kind;
+	if (p->nmasks > 0) { /* copied as they are: pieces index them */
+		if (FAST_GROW(e.masks, e.cap_masks, p->nmasks) < 0) {
+			rc = fast_err_set(err, FAST_ENOMEM, "plan: out of memory (masks)");
+			goto fail;
+		}
+		memcpy(e.masks, p->masks, p->nmasks * sizeof *p->masks);
+		e.nmasks = p->nmasks;
+	}
 	railx = fast_calloc(p->nsteps ? p->nsteps : 1, sizeof *railx);
 	if (!railx) {
 		rc = fast_err_set(err, FAST_ENOMEM, "plan: out of memory (expansion)");
@@ -778,7 +794,10 @@ int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out, struct fa
 		goto fail;
 	for (size_t t = 0; t < p->nsteps; t++) {
 		const struct fast_step *s = &p->steps[t];
-		rc = fast_plan_add_step(&e, FAST_STEP_EXPLICIT, s->tier, err);
+		rc = fast_plan_add_step(&e,
+					s->kind == FAST_STEP_REDUCE ? FAST_STEP_REDUCE
+								    : FAST_STEP_EXPLICIT,
+					s->tier, err);
 		if (rc < 0)
 			goto fail;
 		e.steps[t].chunks = s->chunks;
@@ -789,6 +808,7 @@ int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out, struct fa
 			goto fail;
 		switch (s->kind) {
 		case FAST_STEP_EXPLICIT:
+		case FAST_STEP_REDUCE:
 			rc = copy_xfers(p, s, &e, err);
 			break;
 		case FAST_STEP_RAIL:

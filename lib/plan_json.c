@@ -53,6 +53,7 @@ static void write_step(FILE *f, const struct fast_plan *p, size_t t)
 	fputc(']', f);
 	switch (s->kind) {
 	case FAST_STEP_EXPLICIT:
+	case FAST_STEP_REDUCE: /* written as its transfers (the reader is the token-plan work's) */
 		fputs(",\"transfers\":[", f);
 		for (uint32_t j = 0; j < s->nxfers; j++) {
 			const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
