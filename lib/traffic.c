@@ -521,6 +521,9 @@ static int load_tokens(struct fast_jctx *c, const struct fast_jv *m, uint64_t ve
 				      (unsigned long long)budget->max);
 	budget->groups += n;
 	nd = count_dests(groups);
+	if (nd > UINT32_MAX) /* only with --max-groups far above its default */
+		return fast_jctx_fail(c, FAST_ELIMIT,
+				      "%zu destination ids in one matrix, over 2^32", nd);
 	out->groups = fast_calloc(n ? n : 1, sizeof *out->groups);
 	out->dsts = fast_calloc(nd ? nd : 1, sizeof *out->dsts);
 	if (!out->groups || !out->dsts)
