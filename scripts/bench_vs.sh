@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The expansion-heavy commands, timed side by side with another revision:
 #
-#   scripts/bench_vs.sh [-n REPS] [--servers N] [--gpus G] [--expansions] REV [NEW]
+#   scripts/bench_vs.sh [-n REPS] [--servers N] [--gpus G] [--expansions | --instructions]
+#                       REV [NEW]
 #   make bench-vs REV=rev [REPS=7] [SERVERS=40]
 #
 # Builds REV (any git revision) in a temporary worktree under build/
@@ -20,26 +21,33 @@
 # --expansions counts instead how often each command expands a plan: calls
 # of fast_plan_expand under gdb (a breakpoint with a large ignore count, so
 # the run never stops; needs gdb and the -g build both binaries have).
+# --instructions counts the instructions each command executes, and those
+# inside fast_plan_expand, under callgrind (valgrind): a figure the load of
+# a shared machine does not move, for differences too small for its CPU
+# times (one run each; about 50 times slower than the command).
 #
-# Needs bash, git, make, awk; gdb for --expansions.
+# Needs bash, git, make, awk; gdb for --expansions, valgrind for
+# --instructions.
 set -eu
 reps=7
 servers=40
 gpus=8
 expansions=0
+instructions=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) reps=$2; shift 2 ;;
 	--servers) servers=$2; shift 2 ;;
 	--gpus) gpus=$2; shift 2 ;;
 	--expansions) expansions=1; shift ;;
-	-h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--instructions) instructions=1; shift ;;
+	-h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench_vs.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-	echo "usage: scripts/bench_vs.sh [-n REPS] [--servers N] [--gpus G] [--expansions] REV [NEW]" >&2
+	echo "usage: scripts/bench_vs.sh [-n REPS] [--servers N] [--gpus G] [--expansions | --instructions] REV [NEW]" >&2
 	exit 2
 fi
 rev=$1
@@ -100,6 +108,27 @@ if [ "$expansions" = 1 ]; then
 			row+=("$n")
 		done
 		printf '%-8s %8s %8s\n' "${names[$i]}" "${row[0]}" "${row[1]}"
+	done
+	exit 0
+fi
+
+if [ "$instructions" = 1 ]; then
+	echo "instructions per command (callgrind, millions): all / in fast_plan_expand; h200 $servers x $gpus zipf, fast plan"
+	printf '%-8s %22s %22s %9s\n' command "$sha" new old/new
+	for i in "${!names[@]}"; do
+		row=()
+		for bin in "$old" "$new"; do
+			# shellcheck disable=SC2086 # the command's words
+			valgrind -q --tool=callgrind --callgrind-out-file="$tmp/cg" "$bin" ${args[$i]} \
+				>/dev/null 2>&1 || true
+			row+=("$(callgrind_annotate --inclusive=yes "$tmp/cg" 2>/dev/null | awk '
+				{ gsub(",", "", $1) }
+				/PROGRAM TOTALS/ { all = $1 }
+				/[:]fast_plan_expand[ ]/ { ex += $1 }
+				END { printf "%.1f / %.1f", all / 1e6, ex / 1e6 }')")
+		done
+		ratio=$(awk -v a="${row[0]%% *}" -v b="${row[1]%% *}" 'BEGIN { printf "%.2fx", a / b }')
+		printf '%-8s %22s %22s %9s\n' "${names[$i]}" "${row[0]}" "${row[1]}" "$ratio"
 	done
 	exit 0
 fi
