@@ -74,7 +74,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BIN)/tests/%)
 
 .PHONY: all test test-unit test-golden test-mpi test-san test-valgrind test-gpu \
-        bench bench-testbed fidelity-testbed demo deps install uninstall man clean results
+        bench bench-vs bench-testbed fidelity-testbed demo deps install uninstall man clean results
 
 all: $(FAST_BIN) $(LIBFAST)
 
@@ -219,6 +219,11 @@ results: all
 
 bench: all
 	$(FAST_BIN) bench all
+
+# the expansion-heavy commands side by side with revision REV (scripts/bench_vs.sh)
+bench-vs: all
+	@test -n "$(REV)" || { echo "make bench-vs: give REV=<git revision>" >&2; exit 2; }
+	bash scripts/bench_vs.sh -n $(or $(REPS),7) --servers $(or $(SERVERS),40) $(REV) $(FAST_BIN)
 
 bench-testbed: all
 	bash tests/testbed/bench.sh $(FAST_BIN)

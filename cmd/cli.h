@@ -2,6 +2,9 @@
  * cli.h - what every subcommand shares: option scanning, the common input
  * options of the command-line contract (docs/DESIGN.md), loading inputs,
  * safe output files, and reporting errors with the contract's exit codes.
+ * One header, three modules: option scanning, common inputs, errors,
+ * progress and exit status in cli.c; loading inputs in cli_load.c; the
+ * files a command reads and writes, and outputs, in cli_files.c.
  *
  * Exit codes: 0 ok; 1 a check failed; 2 usage; 3 bad input; 4 runtime.
  * Only cmd/ prints and exits.

@@ -234,8 +234,12 @@ static const uint64_t *matrix_for(const struct opts *o, const struct fast_traffi
 	return p->matrix < tr->count ? tr->m[p->matrix].bytes : NULL;
 }
 
-static int simulate_all(const struct opts *o, const struct fast_topo *t, struct fast_planset *ps,
-			const struct fast_traffic *tr)
+/* Simulate and print every plan of ps (proved already when checked); plan
+ * kept_i (UINT32_MAX: none) through its open view kept, the one its proof
+ * opened. */
+static int simulate_each(const struct opts *o, const struct fast_topo *t, struct fast_planset *ps,
+			 const struct fast_traffic *tr, const struct fast_plan_view *kept,
+			 uint32_t kept_i)
 {
 	struct fast_sim_opts so = o->so;
 	struct fast_err err;
@@ -243,15 +247,6 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 	bool first = true;
 	int rc = 0;
 
-	/* every plan given with its traffic is proved before anything prints */
-	for (uint32_t i = 0; o->in.plan_path && !o->no_check && i < ps->count; i++) {
-		const struct fast_plan *p = &ps->plans[i];
-		if (o->in.matrix >= 0 && p->matrix != (uint64_t)o->in.matrix)
-			continue;
-		D = matrix_for(o, tr, p);
-		if (D && (rc = simc_check_plan(o->in.plan_path, i, p, t, D)) != 0)
-			return rc;
-	}
 	if (o->in.json)
 		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, "
 		       "\"gpus_total\": %u, \"plans\": [\n", t->name, t->servers, t->gpus, fast_topo_ngpus(t));
@@ -266,7 +261,8 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 		so.timeline = first && (o->timeline || o->svg);
 		D = matrix_for(o, tr, p);
 		so.traffic = D; /* the bandwidths' size: nccl-tests' (sim.h) */
-		if (fast_sim_run(t, p, &so, &r, &err) < 0) {
+		if ((i == kept_i ? fast_sim_run_view(t, kept, &so, &r, &err)
+				 : fast_sim_run(t, p, &so, &r, &err)) < 0) {
 			if (o->in.plan_path)
 				fast_err_prefix(&err, "%s: plan %u (%s)", o->in.plan_path, p->matrix,
 						p->label);
@@ -311,6 +307,38 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 	if (o->in.json)
 		printf("\n]}\n");
 	return 0;
+}
+
+/* Every plan given with its traffic is proved before anything prints; the
+ * first one proved keeps its view for its simulation, so a plan file of
+ * one plan is validated and expanded once (the others are opened again
+ * when simulated: views of every plan at once would hold every expansion). */
+static int simulate_all(const struct opts *o, const struct fast_topo *t, struct fast_planset *ps,
+			const struct fast_traffic *tr)
+{
+	struct fast_plan_view kept;
+	uint32_t kept_i = UINT32_MAX;
+	int rc = 0;
+
+	for (uint32_t i = 0; o->in.plan_path && !o->no_check && i < ps->count; i++) {
+		const struct fast_plan *p = &ps->plans[i];
+		const uint64_t *D;
+		bool keep = kept_i == UINT32_MAX;
+		if (o->in.matrix >= 0 && p->matrix != (uint64_t)o->in.matrix)
+			continue;
+		D = matrix_for(o, tr, p);
+		if (!D)
+			continue;
+		if ((rc = simc_check_plan(o->in.plan_path, i, p, t, D, keep ? &kept : NULL)) != 0)
+			break;
+		if (keep)
+			kept_i = i;
+	}
+	if (rc == 0)
+		rc = simulate_each(o, t, ps, tr, kept_i == UINT32_MAX ? NULL : &kept, kept_i);
+	if (kept_i != UINT32_MAX)
+		fast_plan_view_close(&kept);
+	return rc;
 }
 
 static int compile_all(const struct opts *o, const struct fast_topo *t, const struct fast_traffic *tr,

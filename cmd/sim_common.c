@@ -27,10 +27,18 @@ const char *simc_time(double s, char *buf, size_t len)
 }
 
 int simc_check_plan(const char *plan_path, uint32_t i, const struct fast_plan *p,
-		    const struct fast_topo *t, const uint64_t *D)
+		    const struct fast_topo *t, const uint64_t *D, struct fast_plan_view *keep)
 {
+	struct fast_plan_view own, *v = keep ? keep : &own;
 	struct fast_err err;
-	int rc = fast_plan_check(p, t, D, &err);
+	/* fast_plan_check(), with the view kept when asked */
+	int rc = fast_plan_view_open(v, p, &err);
+
+	if (rc == 0) {
+		rc = fast_plan_check_view(v, t, D, &err);
+		if (rc < 0 || !keep)
+			fast_plan_view_close(v);
+	}
 
 	if (rc == FAST_ECHECK) {
 		fast_err_prefix(&err, "%s: plan %u (%s, matrix %u) is incorrect for the traffic",

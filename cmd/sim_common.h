@@ -35,9 +35,12 @@ int simc_write_svg(const char *path, const struct fast_topo *t,
  * or another traffic's bytes, would otherwise be simulated and compared
  * with the wrong bound.  Returns an exit status after printing: 0 correct,
  * 1 incorrect (the reason, and that --no-check skips the proof), 3 a plan
- * malformed or not fitting the topology, 4 out of memory. */
+ * malformed or not fitting the topology, 4 out of memory.  With keep
+ * non-NULL, a correct plan's view (validated and expanded once) is left
+ * open in *keep for the simulation (the caller closes it); otherwise, and
+ * on failure, none is left open. */
 int simc_check_plan(const char *plan_path, uint32_t i, const struct fast_plan *p,
-		    const struct fast_topo *t, const uint64_t *D);
+		    const struct fast_topo *t, const uint64_t *D, struct fast_plan_view *keep);
 #define SIMC_NO_CHECK_USAGE                                                          \
 	"  --no-check         do not prove --plan correct for --traffic first (an\n"    \
 	"                     incorrect plan is refused, exit 1, as by fast check)\n"

@@ -60,11 +60,10 @@
  *    senders target one NIC (slope 0.005 per extra sender, floor 0.9);
  *    RoCE with DCQCN loses much more (slope 0.02 per extra sender, floor
  *    0.5).  Both were calibrated with the simulator on the paper's Zipf 0.8
- *    outcomes and validated on its uniform-random ones (results/calibration.md);
- *    the first RoCE estimate (slope 0.08, floor 0.25) put RCCL 5x behind
- *    FAST on Zipf, outside the published 1.3-2.6x.  The 400 Gb/s `mi300x`
- *    preset shares the RoCE model: DCQCN's behaviour, not the link rate,
- *    sets it.  They live here only.
+ *    outcomes and validated on its uniform-random ones
+ *    (results/calibration.md, which also shows why the first RoCE estimate
+ *    was dropped).  The 400 Gb/s `mi300x` preset shares the RoCE model:
+ *    DCQCN's behaviour, not the link rate, sets it.  They live here only.
  */
 struct preset {
 	const char *name;

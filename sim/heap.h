@@ -46,14 +46,8 @@ static inline int ev_push(struct evheap *h, double t, uint32_t type, uint32_t id
 {
 	size_t i;
 
-	if (h->n == h->cap) {
-		size_t nc = h->cap ? 2 * h->cap : 1024;
-		struct ev *na = fast_reallocarray(h->a, nc, sizeof *na);
-		if (!na)
-			return FAST_ENOMEM;
-		h->a = na;
-		h->cap = nc;
-	}
+	if (h->n == h->cap && fast_grow((void **)&h->a, &h->cap, h->n + 1, sizeof *h->a, 1024) < 0)
+		return FAST_ENOMEM;
 	i = h->n++;
 	h->a[i] = (struct ev){ t, h->seq++, id, aux, type };
 	while (i > 0) {
@@ -173,15 +167,7 @@ static inline int kv_reserve(struct kvheap *h, size_t n)
 {
 	if (n <= h->cap)
 		return 0;
-	size_t nc = h->cap ? h->cap : 256;
-	while (nc < n)
-		nc *= 2;
-	struct kv *na = fast_reallocarray(h->a, nc, sizeof *na);
-	if (!na)
-		return FAST_ENOMEM;
-	h->a = na;
-	h->cap = nc;
-	return 0;
+	return fast_grow((void **)&h->a, &h->cap, n, sizeof *h->a, 256);
 }
 
 /* Indexed heap: insert entry x with key k, or move it there. */

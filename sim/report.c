@@ -121,16 +121,8 @@ int sim_build_timeline(struct sim_engine *e, struct fast_sim_result *out, struct
 				a->bytes += x->bytes;
 			}
 		}
-		if (n + nt > cap) {
-			size_t nc = cap ? cap : 1024;
-			while (nc < n + nt)
-				nc *= 2;
-			struct fast_sim_activity *na = fast_reallocarray(act, nc, sizeof *na);
-			if (!na)
-				goto oom;
-			act = na;
-			cap = nc;
-		}
+		if (fast_grow((void **)&act, &cap, n + nt, sizeof *act, 1024) < 0)
+			goto oom;
 		for (uint32_t k = 0; k < nt; k++)
 			act[n++] = scratch[touched[k]];
 	}

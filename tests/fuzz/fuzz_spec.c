@@ -21,7 +21,7 @@
 #define MAX_CASES 4096u
 
 /* The spec reader records every file it names for the CLI's rule that an
- * output is never an input (cmd/cli.c).  That list lives for the process,
+ * output is never an input (cmd/cli_files.c).  That list lives for the process,
  * which here is a million specs: the harness takes the records and keeps
  * none (parsing does not depend on them). */
 void cli_input(const char *path);

@@ -1,0 +1,328 @@
+/*
+ * run_measure.c - one row of `fast run`: one matrix at one size.  The
+ * program is prepared (on the fly: from the gathered rows) before anything
+ * large is allocated, the row is checked against the host's memory, the
+ * send buffer is filled with a byte pattern of (source, destination,
+ * offset), the collective runs once (verified with -c 1), -w warm-ups and
+ * -n timed iterations (the slowest rank's time each), and the row's
+ * staging, synthesis and cache counters are gathered.  Every status is
+ * agreed over the ranks and said once (run_report_agreed).
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "run.h"
+
+/* --- byte pattern -------------------------------------------------------------- */
+
+/* Never 0xff, the value the receive buffer is filled with before a check. */
+static inline uint8_t pattern(uint32_t s, uint32_t d, uint64_t o)
+{
+	uint64_t x = (o + 1) * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)s * UINT64_C(0xBF58476D1CE4E5B9) ^
+		     ((uint64_t)d + 1) * UINT64_C(0x94D049BB133111EB);
+	x ^= x >> 29;
+	x *= UINT64_C(0xBF58476D1CE4E5B9);
+	x ^= x >> 32;
+	return (uint8_t)(x % 255);
+}
+
+/* --- one measurement ------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A failure said once (collective): every rank learns the worst (largest)
+ * exit status; the lowest rank whose failure is its own (not "rank N
+ * failed", which the executor says where another rank failed) prints its
+ * message, or rank 0 when no rank has one of its own. */
+int run_report_agreed(const struct run_ctx *c, int st, const struct fast_err *err)
+{
+	bool mine = st && strncmp(err->msg, "rank ", 5) != 0;
+	int in[2] = { st, mine ? -c->rank : INT_MIN }, out[2] = { 0, INT_MIN };
+
+	MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (out[0] && (out[1] == INT_MIN ? c->rank == 0 : -out[1] == c->rank))
+		cli_report(err);
+	return out[0];
+}
+
+/* Prepare the program (on-the-fly: from the gathered rows) and run once. */
+static int prepare(struct run_ctx *c, const uint64_t *row_counts, const uint64_t *col_counts,
+		   uint64_t *Dg, struct fast_prog **prog, struct fast_err *err)
+{
+	int rc;
+
+	/* the real MoE case: every rank knows only its own send counts */
+	if ((rc = fast_exec_gather_matrix(c->x, row_counts, col_counts, Dg, err)) < 0)
+		return rc;
+	if (!c->mpi && (rc = fast_exec_prepare(c->x, c->plan, Dg, prog, err)) < 0)
+		return rc;
+	return 0;
+}
+
+/* One collective, timed; prepared: prepare() was just called for it (the
+ * first call of a row, prepared before the buffers were allocated). */
+static int one_op(struct run_ctx *c, bool prepared, const uint64_t *row_counts,
+		  const uint64_t *col_counts, uint64_t *Dg, const void *sb, const uint64_t *sd,
+		  void *rb, const uint64_t *rd, struct fast_prog **prog, double *elapsed,
+		  struct fast_err *err)
+{
+	int rc;
+	double t0;
+
+	if (!prepared && (rc = prepare(c, row_counts, col_counts, Dg, prog, err)) < 0)
+		return rc;
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = MPI_Wtime();
+	if (c->mpi)
+		rc = fast_exec_run_mpi(c->x, Dg, sb, sd, rb, rd, err);
+	else
+		rc = fast_exec_run(c->x, *prog, sb, sd, rb, rd, err);
+	*elapsed = MPI_Wtime() - t0;
+	return rc;
+}
+
+/* --- memory ----------------------------------------------------------------------- */
+
+/* Bytes of memory this host has available: $FAST_MEM_AVAILABLE (a size,
+ * "16G": for tests and for hosts whose /proc lies, as in some
+ * containers), else MemAvailable of /proc/meminfo, else the free pages;
+ * 0 when unknown.  *from says which. */
+uint64_t run_host_mem_available(const char **from)
+{
+	const char *env = getenv("FAST_MEM_AVAILABLE");
+	uint64_t v = 0;
+	FILE *f;
+
+	if (env && *env) {
+		struct fast_err err;
+		*from = "FAST_MEM_AVAILABLE";
+		return fast_size_parse(env, &v, &err) == 0 ? v : 0;
+	}
+	if ((f = fopen("/proc/meminfo", "r")) != NULL) {
+		char line[128];
+		unsigned long long kb;
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+				v = (uint64_t)kb * 1024;
+				break;
+			}
+		fclose(f);
+		if (v) {
+			*from = "MemAvailable";
+			return v;
+		}
+	}
+	{
+		long pages = sysconf(_SC_AVPHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+		*from = "free pages";
+		return pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
+	}
+}
+
+/* Will this rank's row fit in its share of the host's memory?  What it
+ * allocates: the send and receive buffers (stot + rtot) and their host
+ * copies for the byte pattern and the check (as many again), plus the
+ * staging arena of the program; on a GPU backend the buffers and the
+ * arena are device memory, not counted here (the backend reports a
+ * failed allocation).  The matrices themselves (ng^2 x 8 bytes each) are
+ * already loaded.  Collective: every rank learns whether any rank lacks
+ * memory, and the advice holds for all of them: the largest --max-staging
+ * every rank has room for (when the buffers alone fit everywhere), else
+ * the largest size that fits everywhere (what a rank needs grows about
+ * linearly with the size).  0, or FAST_ELIMIT on every rank (the message
+ * of a rank that fits starts with "rank ", so run_report_agreed() says the
+ * lowest failing rank's). */
+static int memory_agree(const struct run_ctx *c, uint64_t size, uint64_t stot, uint64_t rtot,
+			const struct fast_prog *prog, struct fast_err *err)
+{
+	bool host = strcmp(c->o->backend, "host") == 0;
+	uint64_t staging = 0, buffers, need, share, loc[3], glob[3] = { 1, 0, 0 };
+	char a[32], b[32], d[32], e[32], f[32], hint[160];
+
+	if (prog) {
+		struct fast_prog_info info;
+		fast_prog_info(prog, &info);
+		staging = info.staging_bytes;
+	}
+	buffers = (stot + rtot) * (host ? 2 : 1);
+	need = buffers + (host ? staging : 0);
+	share = c->mem_avail / (uint64_t)(c->local_ranks > 0 ? c->local_ranks : 1);
+	loc[0] = !c->mem_avail || need <= share;                        /* fits */
+	loc[1] = host && share > buffers ? share - buffers : 0;         /* room for staging */
+	loc[2] = need > share ? (uint64_t)((double)size * ((double)share / (double)need)) : UINT64_MAX;
+	MPI_Allreduce(loc, glob, 3, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+	if (glob[0])
+		return 0;
+	if (loc[0])
+		return fast_err_set(err, FAST_ELIMIT, "rank %d: another rank lacks memory", c->rank);
+	if (glob[1] >= (1u << 20))
+		snprintf(hint, sizeof hint, "give --max-staging %lluM",
+			 (unsigned long long)(glob[1] >> 20));
+	else if (glob[2] >= (1u << 20))
+		snprintf(hint, sizeof hint, "run a smaller size (-b %lluM -e %lluM scale the matrix) or fewer ranks per host",
+			 (unsigned long long)(glob[2] >> 20), (unsigned long long)(glob[2] >> 20));
+	else
+		snprintf(hint, sizeof hint, "run a smaller size (-b %llu -e %llu scale the matrix) or fewer ranks per host",
+			 (unsigned long long)glob[2], (unsigned long long)glob[2]);
+	return fast_err_set(err, FAST_ELIMIT,
+			    "not enough memory: rank %d needs %s (buffers and their host copies %s, staging %s) but has %s (%s %s / %d ranks on this host): %s",
+			    c->rank, fast_size_format(need, a, sizeof a),
+			    fast_size_format(buffers, b, sizeof b), fast_size_format(staging, d, sizeof d),
+			    fast_size_format(share, e, sizeof e), c->mem_from,
+			    fast_size_format(c->mem_avail, f, sizeof f), c->local_ranks, hint);
+}
+
+/* One row: every rank's status, agreed and said once (run_report_agreed). */
+int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uint64_t *D,
+		   struct run_row *out)
+{
+	struct run_opts *o = c->o;
+	uint32_t ng = (uint32_t)c->size, r = (uint32_t)c->rank;
+	uint64_t *row = NULL, *col = NULL, *sd = NULL, *rd = NULL, *Dg = NULL;
+	uint64_t stot = 0, rtot = 0, size = 0, wrong = 0, all_wrong = 0;
+	uint8_t *hs = NULL, *hr = NULL;
+	void *sb = NULL, *rb = NULL;
+	double *times = NULL, synth = 0, sum = 0;
+	struct fast_prog *prog = NULL;
+	struct fast_exec_stats st0, st1;
+	struct fast_err err = { 0, "" };
+	int rc = 0, st = 0;
+
+	memset(out, 0, sizeof *out);
+	row = fast_calloc(ng, sizeof *row);
+	col = fast_calloc(ng, sizeof *col);
+	sd = fast_calloc(ng, sizeof *sd);
+	rd = fast_calloc(ng, sizeof *rd);
+	Dg = fast_calloc((size_t)ng * ng, sizeof *Dg);
+	times = fast_calloc(o->iters, sizeof *times);
+	if (!row || !col || !sd || !rd || !Dg || !times) {
+		rc = fast_err_set(&err, FAST_ENOMEM, "run: out of memory");
+		goto done;
+	}
+	for (uint32_t i = 0; i < ng; i++) {
+		row[i] = D[(size_t)r * ng + i];
+		col[i] = D[(size_t)i * ng + r];
+		sd[i] = stot;
+		rd[i] = rtot;
+		stot += row[i];
+		rtot += col[i];
+	}
+	size = fast_a2a_size(D, ng);
+	/* compiled before anything large is allocated: the staging arena is
+	 * known then, and a row that will not fit is refused up front */
+	fast_exec_get_stats(c->x, &st0);
+	st1 = st0;
+	if ((rc = prepare(c, row, col, Dg, &prog, &err)) < 0)
+		goto done;
+	if ((rc = memory_agree(c, size, stot, rtot, prog, &err)) < 0)
+		goto done;
+	if ((rc = fast_exec_alloc(c->x, stot, &sb, &err)) < 0 ||
+	    (rc = fast_exec_alloc(c->x, rtot, &rb, &err)) < 0)
+		goto done;
+	hs = malloc(stot ? stot : 1);
+	hr = malloc(rtot ? rtot : 1);
+	if (!hs || !hr) {
+		rc = fast_err_set(&err, FAST_ENOMEM, "run: out of memory for %llu + %llu bytes",
+				  (unsigned long long)stot, (unsigned long long)rtot);
+		goto done;
+	}
+	for (uint32_t d = 0; d < ng; d++)
+		for (uint64_t k = 0; k < row[d]; k++)
+			hs[sd[d] + k] = pattern(r, d, k);
+	if ((rc = fast_exec_upload(c->x, sb, hs, stot, &err)) < 0)
+		goto done;
+	/* first call: compiled above (timed as synthesis), and verifies when -c 1 */
+	memset(hr, 0xff, rtot ? rtot : 1);
+	if ((rc = fast_exec_upload(c->x, rb, hr, rtot, &err)) < 0)
+		goto done;
+	{
+		double el;
+		rc = one_op(c, true, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err);
+		if (rc < 0)
+			goto done;
+		{
+			struct fast_exec_stats st2;
+			fast_exec_get_stats(c->x, &st2);
+			synth = st2.synth_s - st1.synth_s;
+		}
+	}
+	if (o->check) {
+		if ((rc = fast_exec_download(c->x, hr, rb, rtot, &err)) < 0)
+			goto done;
+		for (uint32_t s = 0; s < ng; s++)
+			for (uint64_t k = 0; k < col[s]; k++)
+				wrong += hr[rd[s] + k] != pattern(s, r, k);
+	}
+	for (uint32_t i = 0; i < o->warmup; i++) {
+		double el;
+		if ((rc = one_op(c, false, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err)) < 0)
+			goto done;
+	}
+	for (uint32_t i = 0; i < o->iters; i++) {
+		double el, worst = 0;
+		if ((rc = one_op(c, false, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err)) < 0)
+			goto done;
+		MPI_Allreduce(&el, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		times[i] = worst;
+		sum += worst;
+	}
+	MPI_Allreduce(&wrong, &all_wrong, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+	{
+		struct fast_exec_stats st2;
+		uint64_t stg = 0, stg_max = 0;
+		double syn_max = 0;
+		fast_exec_get_stats(c->x, &st2);
+		if (!c->mpi) {
+			struct fast_prog_info info;
+			fast_prog_info(prog, &info);
+			stg = info.staging_bytes;
+			out->passes = info.passes;
+			out->waves = info.waves;
+		}
+		MPI_Allreduce(&stg, &stg_max, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+		if (c->rank == 0)
+			out->staging_rank = fast_calloc(ng, sizeof *out->staging_rank);
+		MPI_Gather(&stg, 1, MPI_UINT64_T, out->staging_rank, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+		MPI_Allreduce(&synth, &syn_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		out->staging = stg_max;
+		out->synth_us = syn_max * 1e6;
+		out->hits = st2.cache_hits - st0.cache_hits;
+		out->lookups = out->hits + st2.cache_misses - st0.cache_misses;
+	}
+	qsort(times, o->iters, sizeof *times, cmp_double);
+	out->matrix = matrix;
+	snprintf(out->label, sizeof out->label, "%s", label);
+	out->size = size;
+	out->total = stot;
+	out->time_us = sum / o->iters * 1e6;
+	out->median_us = (o->iters % 2 ? times[o->iters / 2]
+				       : (times[o->iters / 2 - 1] + times[o->iters / 2]) / 2) * 1e6;
+	{
+		struct fast_bw bw;
+		fast_bw(size, out->time_us * 1e-6, ng, &bw);
+		out->algbw = bw.algbw_GBps;
+		out->busbw = bw.busbw_GBps;
+	}
+	out->wrong = all_wrong;
+done:
+	st = run_report_agreed(c, rc < 0 ? fast_err_exit_status(rc) : 0, &err);
+	fast_exec_free(c->x, sb);
+	fast_exec_free(c->x, rb);
+	free(hs);
+	free(hr);
+	free(row);
+	free(col);
+	free(sd);
+	free(rd);
+	free(Dg);
+	free(times);
+	return st;
+}
