@@ -6,8 +6,9 @@
  * Waves.  A node is (step, chunk).  Its level is one more than the largest
  * level of what it waits for (chunk c of a pipelined dependency, every
  * chunk of a plain one), and never below the level of the chunk before it
- * in the same step.  Nodes run in (level, step id, chunk) order; all ranks
- * compute the same order, so both ends of a message agree on its wave and
+ * in the same step (fast_plan_waves, lib/plan.h; the simulator's
+ * `--sync rank` uses the same cut).  Nodes run in (level, step id, chunk)
+ * order; all ranks compute the same order, so both ends of a message agree on its wave and
  * on its position among the messages of the same pair.
  *
  * Holdings.  While walking the waves the builder tracks where every byte
@@ -595,80 +596,43 @@ static int run_wave(struct builder *b, const struct node *nodes, size_t n, uint3
 
 /* --- levels ------------------------------------------------------------------ */
 
+/* The nodes in wave order (lib/plan.h fast_plan_waves: the level rule of
+ * the file comment), by (wave, step id, chunk): wave l is nodes
+ * [wave0[l], wave0[l + 1]). */
 static int order_nodes(const struct fast_plan *p, uint32_t passes, struct node **out_nodes,
 		       size_t *out_n, size_t **out_wave0, uint32_t *out_levels, struct fast_err *err)
 {
-	size_t nsteps = p->nsteps, nnodes = 0;
-	uint32_t *order = NULL, *maxlev = NULL, levels = 0;
-	size_t *base = NULL, *lev = NULL, *count = NULL, *wave0 = NULL;
+	struct fast_plan_waves w;
+	size_t nnodes, *count = NULL, *wave0 = NULL;
 	struct node *nodes = NULL;
-	int rc = FAST_ENOMEM;
+	int rc;
 
-	order = fast_calloc(nsteps ? nsteps : 1, sizeof *order);
-	maxlev = fast_calloc(nsteps ? nsteps : 1, sizeof *maxlev);
-	base = fast_calloc(nsteps + 1, sizeof *base);
-	if (!order || !maxlev || !base)
-		goto out;
-	for (size_t s = 0; s < nsteps; s++)
-		base[s + 1] = base[s] + (passes > 1 ? 1 : p->steps[s].chunks ? p->steps[s].chunks : 1);
-	nnodes = base[nsteps];
-	lev = fast_calloc(nnodes ? nnodes : 1, sizeof *lev);
-	if (!lev)
-		goto out;
-	if ((rc = fast_plan_topo_order(p, order, err)) < 0)
-		goto out;
-	for (size_t i = 0; i < nsteps; i++) {
-		uint32_t s = order[i];
-		const struct fast_step *st = &p->steps[s];
-		uint32_t k = (uint32_t)(base[s + 1] - base[s]);
-		for (uint32_t c = 0; c < k; c++) {
-			size_t L = c > 0 ? lev[base[s] + c - 1] : 0;
-			for (uint32_t d = 0; d < st->ndeps; d++) {
-				const struct fast_dep *dp = &p->deps[st->dep0 + d];
-				uint32_t dk = (uint32_t)(base[dp->step + 1] - base[dp->step]);
-				size_t need;
-				if (dp->pipelined && passes == 1 && dk == k)
-					need = lev[base[dp->step] + c] + 1;
-				else
-					need = (size_t)maxlev[dp->step] + 1;
-				if (need > L)
-					L = need;
-			}
-			lev[base[s] + c] = L;
-			if (L > maxlev[s])
-				maxlev[s] = (uint32_t)L;
-			if (L + 1 > levels)
-				levels = (uint32_t)(L + 1);
-		}
-	}
-	rc = FAST_ENOMEM;
-	count = fast_calloc((size_t)levels + 1, sizeof *count);
-	wave0 = fast_calloc((size_t)levels + 1, sizeof *wave0);
+	if ((rc = fast_plan_waves(p, passes, &w, err)) < 0)
+		return rc;
+	nnodes = w.node0[p->nsteps];
+	count = fast_calloc((size_t)w.nwaves + 1, sizeof *count);
+	wave0 = fast_calloc((size_t)w.nwaves + 1, sizeof *wave0);
 	nodes = fast_calloc(nnodes ? nnodes : 1, sizeof *nodes);
-	if (!count || !wave0 || !nodes)
+	if (!count || !wave0 || !nodes) {
+		rc = fast_err_set(err, FAST_ENOMEM, "executor: out of memory ordering the plan");
 		goto out;
+	}
 	for (size_t i = 0; i < nnodes; i++)
-		count[lev[i]]++;
-	for (uint32_t l = 0; l < levels; l++)
+		count[w.wave[i]]++;
+	for (uint32_t l = 0; l < w.nwaves; l++)
 		wave0[l + 1] = wave0[l] + count[l];
-	memcpy(count, wave0, ((size_t)levels + 1) * sizeof *count);
-	for (size_t s = 0; s < nsteps; s++)
-		for (size_t c = 0; c < base[s + 1] - base[s]; c++)
-			nodes[count[lev[base[s] + c]]++] = (struct node){ (uint32_t)s, (uint32_t)c };
+	memcpy(count, wave0, ((size_t)w.nwaves + 1) * sizeof *count);
+	for (size_t s = 0; s < p->nsteps; s++)
+		for (size_t c = 0; c < w.node0[s + 1] - w.node0[s]; c++)
+			nodes[count[w.wave[w.node0[s] + c]]++] = (struct node){ (uint32_t)s, (uint32_t)c };
 	*out_nodes = nodes;
 	*out_n = nnodes;
 	*out_wave0 = wave0;
-	*out_levels = levels;
+	*out_levels = w.nwaves;
 	nodes = NULL;
 	wave0 = NULL;
-	rc = 0;
 out:
-	if (rc == FAST_ENOMEM && err && !err->msg[0])
-		fast_err_set(err, FAST_ENOMEM, "executor: out of memory ordering the plan");
-	free(order);
-	free(maxlev);
-	free(base);
-	free(lev);
+	fast_plan_waves_free(&w);
 	free(count);
 	free(wave0);
 	free(nodes);

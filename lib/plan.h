@@ -332,6 +332,27 @@ int fast_plan_validate(const struct fast_plan *p, struct fast_err *err);
  * allocated).  FAST_EINPUT naming a step on a cycle. */
 int fast_plan_topo_order(const struct fast_plan *p, uint32_t *order, struct fast_err *err);
 
+/* Waves: how the executor cuts the DAG (exec/README.md "How a plan runs";
+ * exec/prog.c runs a rank's waves in order, the simulator's `--sync rank`
+ * models that, sim/sim.h).  A node is (step, chunk); step s has the nodes
+ * node0[s] .. node0[s + 1] - 1, one per chunk (one for a step of 0
+ * chunks), or exactly one when passes > 1 (a chunk boundary inside a pass
+ * slice has no meaning).  A node's wave is one more than the largest wave
+ * of what it waits for (chunk c of a pipelined dependency with as many
+ * chunks, every chunk of any other dependency), and never below the wave
+ * of the chunk before it in the same step; nwaves = 1 + the largest wave
+ * (0 for no steps).  Ownership: fast_plan_waves() allocates node0 and
+ * wave, fast_plan_waves_free() releases them (NULL-safe, idempotent).
+ * FAST_EINPUT on a cycle, FAST_ENOMEM; *out is written only on success. */
+struct fast_plan_waves {
+	size_t *node0;   /* [nsteps + 1] */
+	uint32_t *wave;  /* [node0[nsteps]], by node */
+	uint32_t nwaves;
+};
+int fast_plan_waves(const struct fast_plan *p, uint32_t passes, struct fast_plan_waves *out,
+		    struct fast_err *err);
+void fast_plan_waves_free(struct fast_plan_waves *w);
+
 /* Identity of a plan (all content except label/options), for cross-rank
  * agreement and caches. */
 uint64_t fast_plan_hash(const struct fast_plan *p);

@@ -1,8 +1,9 @@
 /*
  * plan_validate.c - structural validation of a plan (plan.h:
  * fast_plan_validate: ranges, pieces, deps, lanes) and its topological order
- * (fast_plan_topo_order, smallest ready step id first).  Every pass is linear
- * or n log n in the plan size.
+ * (fast_plan_topo_order, smallest ready step id first), and the executor's
+ * waves over that order (fast_plan_waves).  Every pass is linear or
+ * n log n in the plan size.
  */
 #include "plan.h"
 
@@ -348,5 +349,72 @@ out:
 	free(start);
 	free(adj);
 	free(heap);
+	return rc;
+}
+
+/* --- waves ------------------------------------------------------------------ */
+
+void fast_plan_waves_free(struct fast_plan_waves *w)
+{
+	if (!w)
+		return;
+	free(w->node0);
+	free(w->wave);
+	w->node0 = NULL;
+	w->wave = NULL;
+	w->nwaves = 0;
+}
+
+int fast_plan_waves(const struct fast_plan *p, uint32_t passes, struct fast_plan_waves *out,
+		    struct fast_err *err)
+{
+	size_t nsteps = p->nsteps;
+	struct fast_plan_waves w = { 0 };
+	uint32_t *order = fast_calloc(nsteps ? nsteps : 1, sizeof *order);
+	uint32_t *maxw = fast_calloc(nsteps ? nsteps : 1, sizeof *maxw); /* by step */
+	int rc;
+
+	w.node0 = fast_calloc(nsteps + 1, sizeof *w.node0);
+	if (!order || !maxw || !w.node0) {
+		rc = fast_err_set(err, FAST_ENOMEM, "plan: out of memory (waves)");
+		goto out;
+	}
+	for (size_t s = 0; s < nsteps; s++)
+		w.node0[s + 1] = w.node0[s] + (passes > 1 || !p->steps[s].chunks ? 1 : p->steps[s].chunks);
+	w.wave = fast_calloc(w.node0[nsteps] ? w.node0[nsteps] : 1, sizeof *w.wave);
+	if (!w.wave) {
+		rc = fast_err_set(err, FAST_ENOMEM, "plan: out of memory (waves)");
+		goto out;
+	}
+	if ((rc = fast_plan_topo_order(p, order, err)) < 0)
+		goto out;
+	for (size_t i = 0; i < nsteps; i++) {
+		uint32_t s = order[i];
+		const struct fast_step *st = &p->steps[s];
+		size_t k = w.node0[s + 1] - w.node0[s];
+		for (size_t c = 0; c < k; c++) {
+			uint32_t L = c > 0 ? w.wave[w.node0[s] + c - 1] : 0;
+			for (uint32_t d = 0; d < st->ndeps; d++) {
+				const struct fast_dep *dp = &p->deps[st->dep0 + d];
+				size_t dk = w.node0[dp->step + 1] - w.node0[dp->step];
+				uint32_t need = dp->pipelined && passes <= 1 && dk == k
+					? w.wave[w.node0[dp->step] + c] + 1 : maxw[dp->step] + 1;
+				if (need > L)
+					L = need;
+			}
+			w.wave[w.node0[s] + c] = L;
+			if (L > maxw[s])
+				maxw[s] = L;
+			if (L + 1 > w.nwaves)
+				w.nwaves = L + 1;
+		}
+	}
+	*out = w;
+	w.node0 = NULL;
+	w.wave = NULL;
+out:
+	fast_plan_waves_free(&w);
+	free(order);
+	free(maxw);
 	return rc;
 }
