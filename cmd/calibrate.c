@@ -14,14 +14,14 @@
 #include "lib/algo.h"
 #include "lib/calib.h"
 #include "lib/json.h"
-#include "sim/sim.h"
+#include "sim_common.h"
 
 const char cmd_calibrate_usage[] =
 	"fast calibrate (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"               [--up-sendrecv FILE] [--out-sendrecv FILE]\n"
 	"               [--out-alltoall FILE [--ranks N]] [--fast-run FILE]\n"
 	"               [[--run-topo FILE] --fit-run FILE]... [--check-run FILE]...\n"
-	"               [--fit PATH[=LO:HI]]...\n"
+	"               [--fit PATH[=LO:HI]]... [--sync step|rank]\n"
 	"               [--json] [-o FITTED.json]\n"
 	"\n"
 	"Fit each tier's latency (alpha) and efficiency to your own measurements\n"
@@ -63,6 +63,10 @@ const char cmd_calibrate_usage[] =
 	"                       core_oversubscription 1:8, efficiency 0.2:1,\n"
 	"                       incast_slope 0:0.25, incast_floor 0.1:1,\n"
 	"                       rto_us 0:2000000, rto_senders 0:64, rto_count 1:4\n"
+	"  --sync step|rank     how the runs are simulated (fast sim --sync): step,\n"
+	"                       the plan format's barrier per step (default), or\n"
+	"                       rank, each GPU running its own waves as fast run\n"
+	"                       does; the fitted topology's source names rank\n"
 	"  -o FILE              fitted topology (default: not written)\n"
 	"  --json               the fit report as JSON\n"
 	"\n"
@@ -125,6 +129,7 @@ struct fitctx {
 	struct cell *cells;
 	size_t ncells;
 	const struct fast_limits *lim;
+	enum fast_sim_sync sync;
 };
 
 /* Inclusive quartile q (0..4) of sorted v (Python's statistics.quantiles
@@ -163,6 +168,7 @@ static double fit_cost(void *vctx, const double *x)
 		double rel;
 		fast_sim_opts_default(&so);
 		so.traffic = e->D;
+		so.sync = c->sync;
 		if (fast_sim_run(c->topo, &e->plan, &so, &r, &err) < 0)
 			return HUGE_VAL;
 		e->sim_us = r.time_s * 1e6;
@@ -386,10 +392,12 @@ int cmd_calibrate(int argc, char **argv)
 	double x[16], cost0 = 0, cost = 0;
 	size_t nterms = 0, ncells = 0;
 	struct fitctx fc;
+	enum fast_sim_sync sync = FAST_SIM_SYNC_STEP;
 
 	cli_inputs_init(&in);
 	for (cli_begin(&s, argc, argv, "calibrate"); cli_more(&s);) {
-		if (cli_inputs_option(&s, &in) || cli_u32(&s, "--ranks", 2, 1u << 30, &ranks))
+		if (cli_inputs_option(&s, &in) || cli_u32(&s, "--ranks", 2, 1u << 30, &ranks) ||
+		    simc_sync_option(&s, &sync))
 			continue;
 		if (nsrc < 8 && cli_value(&s, "--up-sendrecv", &v)) {
 			src[nsrc++] = (struct source){ v, FAST_CALIB_SENDRECV, 0 };
@@ -489,7 +497,7 @@ int cmd_calibrate(int argc, char **argv)
 		}
 		for (size_t k = 0; k < ncells; k++)
 			any_fit |= !cells[k].check;
-		fc = (struct fitctx){ &topo, terms, { 0 }, nterms, cells, ncells, &in.lim };
+		fc = (struct fitctx){ &topo, terms, { 0 }, nterms, cells, ncells, &in.lim, sync };
 		for (size_t i = 0; i < nterms; i++) {
 			fc.slot[i] = fast_topo_field(&topo, terms[i].path, NULL, NULL);
 			x[i] = *fc.slot[i];
@@ -515,11 +523,15 @@ int cmd_calibrate(int argc, char **argv)
 			 "%s", "; latency and efficiency fitted by fast calibrate");
 	for (size_t i = 0; i < nterms && nruns; i++) {
 		size_t l = strlen(topo.source);
-		snprintf(topo.source + l, sizeof topo.source - l, "%s%s", i ? ", " : "; fitted on collectives: ",
+		snprintf(topo.source + l, sizeof topo.source - l, "%s%s", i ? ", " :
+			 sync == FAST_SIM_SYNC_RANK ? "; fitted on collectives (--sync rank): " :
+						      "; fitted on collectives: ",
 			 terms[i].path);
 	}
 	if (in.json) {
 		printf("{");
+		if (nruns && sync != FAST_SIM_SYNC_STEP)
+			printf("\"sync\": \"%s\", ", simc_sync_name(sync));
 		if (nruns)
 			print_fit_json(terms, nterms, &topo, cells, ncells, cost0, cost);
 		printf("\"tiers\": [");
@@ -547,7 +559,8 @@ int cmd_calibrate(int argc, char **argv)
 				printf("%-34s %12.6g     [%g, %g]%s\n", terms[i].path,
 				       *fast_topo_field(&topo, terms[i].path, NULL, NULL), terms[i].lo, terms[i].hi,
 				       terms[i].log ? " log" : "");
-			printf("sum of squared relative errors over the fitting cells: %.4g (%.4g before)\n", cost, cost0);
+			printf("sum of squared relative errors over the fitting cells: %.4g (%.4g before)%s\n", cost,
+			       cost0, sync == FAST_SIM_SYNC_RANK ? ", simulated with --sync rank" : "");
 			printf("role   algo       samples  median (us)      IQR (us)     sim (us)    error  traffic\n");
 			for (size_t k = 0; k < ncells; k++) {
 				const struct cell *e = &cells[k];

@@ -390,8 +390,9 @@ int cmd_compare(int argc, char **argv)
 		       o.timing ? ",synthesis_s,time_with_synthesis_s" : "");
 	} else if (o.in.json) {
 		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, "
-		       "\"congestion\": %s, \"matrices\": [\n", t.name, t.servers, t.gpus, fast_topo_ngpus(&t),
-		       o.so.congestion ? "true" : "false");
+		       "\"congestion\": %s, %s\"matrices\": [\n", t.name, t.servers, t.gpus, fast_topo_ngpus(&t),
+		       o.so.congestion ? "true" : "false",
+		       o.so.sync == FAST_SIM_SYNC_RANK ? "\"sync\": \"rank\", " : "");
 	}
 	cli_progress_begin(&pr, "compare", (uint64_t)tr.count * (o.nalgos + 1));
 	for (uint32_t m = 0; m < tr.count; m++) {
@@ -415,9 +416,10 @@ int cmd_compare(int argc, char **argv)
 			print_json_block(&o, mi, tr.m[m].label, c, &b, b.lp_s, m == 0);
 		} else {
 			char title[256];
-			snprintf(title, sizeof title, "%smatrix %lld (%s) on %s, %u servers x %u GPUs%s", m ? "\n" : "",
+			snprintf(title, sizeof title, "%smatrix %lld (%s) on %s, %u servers x %u GPUs%s%s", m ? "\n" : "",
 				 (long long)mi, tr.m[m].label, t.name, t.servers, t.gpus,
-				 o.so.congestion ? "" : ", no congestion");
+				 o.so.congestion ? "" : ", no congestion",
+				 o.so.sync == FAST_SIM_SYNC_RANK ? ", --sync rank" : "");
 			print_table(&o, title, c, b.lp_s, true);
 		}
 	}

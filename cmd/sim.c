@@ -15,8 +15,9 @@
 const char cmd_sim_usage[] =
 	"fast sim (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"         (--plan FILE [--traffic FILE] | --traffic FILE [--algo A] [compiler options])\n"
-	"         [--matrix I] [--no-congestion] [--epsilon E] [--steps] [--json]\n"
-	"         [--timeline FILE.json] [--svg FILE.svg] [--timing] [--no-check]\n"
+	"         [--matrix I] [--no-congestion] [--sync step|rank] [--epsilon E]\n"
+	"         [--steps] [--json] [--timeline FILE.json] [--svg FILE.svg] [--timing]\n"
+	"         [--no-check]\n"
 	"\n"
 	"Simulate a plan on a two-tier fabric (flow level, max-min fair sharing,\n"
 	"latency and per-step overhead per tier, incast congestion) and report\n"
@@ -108,8 +109,9 @@ static void print_human(const struct opts *o, const struct fast_topo *t, const s
 
 	if (!first)
 		putchar('\n');
-	printf("plan %u (%s): %s on %s, %u servers x %u GPUs%s\n", p->matrix, p->label, p->algo,
-	       t->name, t->servers, t->gpus, o->so.congestion ? "" : ", no congestion");
+	printf("plan %u (%s): %s on %s, %u servers x %u GPUs%s%s\n", p->matrix, p->label, p->algo,
+	       t->name, t->servers, t->gpus, o->so.congestion ? "" : ", no congestion",
+	       o->so.sync == FAST_SIM_SYNC_RANK ? ", --sync rank" : "");
 	printf("  completion   %s\n", simc_time(r->time_s, a, sizeof a));
 	printf("  algbw        %.2f GB/s   busbw %.2f GB/s   (%s per GPU)\n", r->algbw_GBps,
 	       r->busbw_GBps, fast_size_format(r->gpu_bytes, sz, sizeof sz));
@@ -181,6 +183,8 @@ static void print_json(const struct opts *o, const struct fast_topo *t, const st
 	       (unsigned long long)r->flows, (unsigned long long)r->events,
 	       (unsigned long long)r->recomputes, o->so.congestion ? "true" : "false");
 	num(", ", "epsilon", o->so.epsilon);
+	if (o->so.sync != FAST_SIM_SYNC_STEP)
+		printf(", \"sync\": \"%s\"", simc_sync_name(o->so.sync));
 	printf(",\n");
 	if (o->timing) {
 		num("     ", "sim_wall_s", r->wall_s);

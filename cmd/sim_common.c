@@ -6,13 +6,41 @@
 
 #include "lib/check.h"
 
+#include <string.h>
+
+static const char *const sync_names[] = { [FAST_SIM_SYNC_STEP] = "step", [FAST_SIM_SYNC_RANK] = "rank" };
+
+const char *simc_sync_name(enum fast_sim_sync m)
+{
+	return (size_t)m < sizeof sync_names / sizeof sync_names[0] ? sync_names[m] : "?";
+}
+
+bool simc_sync_option(struct cli_scan *s, enum fast_sim_sync *out)
+{
+	const char *v;
+
+	if (!cli_value(s, "--sync", &v))
+		return false;
+	if (s->failed)
+		return true;
+	for (size_t i = 0; i < sizeof sync_names / sizeof sync_names[0]; i++) {
+		if (strcmp(v, sync_names[i]) == 0) {
+			*out = (enum fast_sim_sync)i;
+			return true;
+		}
+	}
+	cli_usage_error(s->cmd ? s->cmd->name : "fast", "--sync: '%.40s' is not step or rank", v);
+	s->failed = true;
+	return true;
+}
+
 bool simc_sim_option(struct cli_scan *s, struct fast_sim_opts *o)
 {
 	if (cli_flag(s, "--no-congestion")) {
 		o->congestion = false;
 		return true;
 	}
-	return cli_double(s, "--epsilon", 0.0, 0.5, &o->epsilon);
+	return simc_sync_option(s, &o->sync) || cli_double(s, "--epsilon", 0.0, 0.5, &o->epsilon);
 }
 
 const char *simc_time(double s, char *buf, size_t len)

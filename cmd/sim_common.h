@@ -12,10 +12,23 @@
 #include "lib/bound.h"
 #include "sim/sim.h"
 
-/* Consume a simulator option: --no-congestion, --epsilon E. */
+/* Consume a simulator option: --no-congestion, --sync step|rank,
+ * --epsilon E. */
 bool simc_sim_option(struct cli_scan *s, struct fast_sim_opts *o);
+/* Consume --sync step|rank alone (a command that takes no other
+ * simulator option); another value is a usage error (s->failed). */
+bool simc_sync_option(struct cli_scan *s, enum fast_sim_sync *out);
+/* "step", "rank" */
+const char *simc_sync_name(enum fast_sim_sync m);
+#define SIMC_SYNC_USAGE                                                              \
+	"  --sync step|rank   step: a step starts when every transfer it depends on\n"   \
+	"                     is done, a barrier (the plan format's meaning, default);\n" \
+	"                     rank: every GPU runs its own waves, as fast run does\n"    \
+	"                     (a transfer starts when both its GPUs finished their\n"   \
+	"                     earlier waves)\n"
 #define SIMC_SIM_USAGE                                                               \
 	"  --no-congestion    disable the incast model\n"                                \
+	SIMC_SYNC_USAGE                                                               \
 	"  --epsilon E        scalable max-min: reallocate only when a resource gained\n" \
 	"                     more than E of its capacity (default 0 = exact)\n"
 

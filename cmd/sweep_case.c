@@ -315,6 +315,8 @@ void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const uint6
 	}
 	h = fast_hash_u64(h, e->sim.congestion);
 	h = fast_hash_double(h, e->sim.epsilon);
+	if (e->sim.sync != FAST_SIM_SYNC_STEP) /* the idents of the default stay */
+		h = fast_hash_u64(h, (uint64_t)e->sim.sync);
 	snprintf(r->ident, sizeof r->ident, "%016llx", (unsigned long long)h);
 }
 

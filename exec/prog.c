@@ -8,8 +8,9 @@
  * chunk of a plain one), and never below the level of the chunk before it
  * in the same step (fast_plan_waves, lib/plan.h; the simulator's
  * `--sync rank` uses the same cut).  Nodes run in (level, step id, chunk)
- * order; all ranks compute the same order, so both ends of a message agree on its wave and
- * on its position among the messages of the same pair.
+ * order; all ranks compute the same order, so both ends of a message
+ * agree on its wave and on its position among the messages of the same
+ * pair.
  *
  * Holdings.  While walking the waves the builder tracks where every byte
  * this rank holds lives: its own messages in the send buffer, bytes that

@@ -36,32 +36,98 @@ double fast_sim_incast_factor(const struct fast_congestion *c, uint32_t k)
 	return f;
 }
 
-/* bytes of chunk c of L split into k: floor((c+1)L/k) - floor(cL/k) */
-static uint64_t chunk_bytes(uint64_t L, uint32_t k, uint32_t c)
+/* --- --sync rank: every GPU walks its own waves (sim.h) ------------------ */
+
+static uint32_t chunk_wave(const struct sim_engine *e, uint32_t xi, uint32_t c)
 {
-	uint64_t q = L / k, r = L % k;
-	uint64_t a = (uint64_t)c * q + ((uint64_t)c * r) / k;
-	uint64_t b = (uint64_t)(c + 1) * q + ((uint64_t)(c + 1) * r) / k;
-	return b - a;
+	return e->node_wave[e->st[e->xs[xi].step].c0 + c];
 }
 
+/* The wave GPU g is in: the first it has not finished (UINT32_MAX after
+ * its last). */
+static uint32_t gpu_wave(const struct sim_engine *e, uint32_t g)
+{
+	return e->gcur[g] < e->gw0[g + 1] ? e->gw[e->gcur[g]].wave : UINT32_MAX;
+}
+
+/* Both GPUs of transfer xi have finished their waves before its chunk c's. */
+static bool wave_reached(const struct sim_engine *e, uint32_t xi, uint32_t c)
+{
+	const struct fast_xfer *t = &e->x->xfers[xi];
+	uint32_t w = chunk_wave(e, xi, c);
+
+	return gpu_wave(e, t->from) >= w && gpu_wave(e, t->to) >= w;
+}
+
+static int try_ready(struct sim_engine *e, uint32_t xi, double t);
+
+/* GPU g has entered its wave gcur[g]: ready its transfers there, and pass
+ * on at once through waves with nothing that takes time. */
+static int gpu_enter(struct sim_engine *e, uint32_t g, double t)
+{
+	int rc;
+
+	for (; e->gcur[g] < e->gw0[g + 1]; e->gcur[g]++) {
+		const struct sim_gpu_wave *w = &e->gw[e->gcur[g]];
+		for (uint32_t i = w->x0; i < w->x0 + w->nx; i++)
+			if ((rc = try_ready(e, e->gx[i], t)) < 0)
+				return rc;
+		if (w->left)
+			break;
+	}
+	return 0;
+}
+
+/* A flow of transfer xi that took time is done: one less for each of its
+ * GPUs in their current wave (its wave: it was ready), which, when it
+ * was the last, ends. */
+static int gpu_flow_done(struct sim_engine *e, uint32_t xi, double t)
+{
+	const struct fast_xfer *x = &e->x->xfers[xi];
+	uint32_t gs[2] = { x->from, x->to };
+	int rc;
+
+	for (uint32_t q = 0; q < (x->to != x->from ? 2u : 1u); q++) {
+		struct sim_gpu_wave *w = &e->gw[e->gcur[gs[q]]];
+		if (--w->left == 0) {
+			e->gcur[gs[q]]++;
+			if ((rc = gpu_enter(e, gs[q], t)) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* --- transfers and steps --------------------------------------------------- */
+
 /* Make chunk x->chunk of transfer xi ready at time t if its step has
- * launched and its pipelined deps allow it. */
+ * launched and its pipelined deps allow it (by rank: if its GPUs have
+ * reached its wave). */
 static int try_ready(struct sim_engine *e, uint32_t xi, double t)
 {
 	struct sim_transfer *x = &e->xs[xi];
 	struct sim_step_state *s = &e->st[x->step];
 	struct sim_path *f = &e->fl[xi];
+	double delay = s->alpha;
 
 	if (x->state != X_IDLE || !s->launched || x->chunk >= s->chunks)
 		return 0;
 	if (e->pipe_left[s->c0 + x->chunk] != 0)
 		return 0;
-	x->cbytes = chunk_bytes(x->bytes, s->chunks, x->chunk);
+	if (e->by_rank) {
+		if (!wave_reached(e, xi, x->chunk))
+			return 0;
+		/* entering a wave costs the rank its step's overhead */
+		if (x->chunk == 0 || chunk_wave(e, xi, x->chunk - 1) != chunk_wave(e, xi, x->chunk))
+			delay += s->overhead;
+		if (e->out_steps[x->step].ready_s > t)
+			e->out_steps[x->step].ready_s = t;
+	}
+	x->cbytes = sim_chunk_bytes(x->bytes, s->chunks, x->chunk);
 	x->state = X_PENDING;
 	if (x->cbytes == 0 || f->nres == 0)
 		return ev_push(&e->ev, t, EV_START, xi, 0);
-	return ev_push(&e->ev, t + s->alpha, EV_START, xi, 0);
+	return ev_push(&e->ev, t + delay, EV_START, xi, 0);
 }
 
 static int step_ready(struct sim_engine *e, uint32_t si, double t)
@@ -147,6 +213,8 @@ static int chunk_finished(struct sim_engine *e, uint32_t xi, double t)
 	if (e->chunk_left[s->c0 + c] > 0 && e->chunk_left[s->c0 + c] != UINT32_MAX)
 		e->chunk_left[s->c0 + c]--;
 	if ((rc = step_chunk_check(e, x->step, c, t)) < 0)
+		return rc;
+	if (e->by_rank && f->nres && x->cbytes && (rc = gpu_flow_done(e, xi, t)) < 0)
 		return rc;
 	if (x->state == X_IDLE)
 		return try_ready(e, xi, t);
@@ -422,6 +490,57 @@ static void sim_engine_free(struct sim_engine *e)
 	free(e->ev.a);
 	free(e->fin.a);
 	free(e->fill.a);
+	free(e->node_wave);
+	free(e->gw);
+	free(e->gw0);
+	free(e->gcur);
+	free(e->gx);
+}
+
+/* --sync rank: no step waits for another (the waves do); every GPU enters
+ * its first wave at time 0. */
+static int start_by_rank(struct sim_engine *e)
+{
+	int rc;
+
+	for (uint32_t si = 0; si < e->nsteps; si++) {
+		struct sim_step_state *s = &e->st[si];
+		s->launched = s->ready = true;
+		e->out_steps[si].ready_s = e->out_steps[si].start_s = INF_TIME;
+		for (uint32_t c = 0; c < s->chunks && s->nx == 0; c++)
+			if ((rc = step_chunk_check(e, si, c, 0.0)) < 0)
+				return rc;
+	}
+	for (uint32_t g = 0; g < e->ng; g++)
+		if ((rc = gpu_enter(e, g, 0.0)) < 0)
+			return rc;
+	return 0;
+}
+
+/* --sync rank: a step with no transfers is reported at the end of its
+ * dependencies (in a topological order, so theirs are known). */
+static int report_empty_steps(struct sim_engine *e, struct fast_err *err)
+{
+	uint32_t *order = fast_calloc(e->nsteps ? e->nsteps : 1, sizeof *order);
+	int rc;
+
+	if (!order)
+		return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory");
+	if ((rc = fast_plan_topo_order(e->x, order, err)) == 0) {
+		for (uint32_t i = 0; i < e->nsteps; i++) {
+			const struct fast_step *s = &e->x->steps[order[i]];
+			struct fast_sim_step *o = &e->out_steps[order[i]];
+			double end = 0.0;
+			if (s->nxfers)
+				continue;
+			for (uint32_t k = 0; k < s->ndeps; k++)
+				if (e->out_steps[e->x->deps[s->dep0 + k].step].end_s > end)
+					end = e->out_steps[e->x->deps[s->dep0 + k].step].end_s;
+			o->ready_s = o->start_s = o->end_s = end;
+		}
+	}
+	free(order);
+	return rc;
 }
 
 static int run(struct sim_engine *e, struct fast_err *err)
@@ -429,7 +548,9 @@ static int run(struct sim_engine *e, struct fast_err *err)
 	double t = 0.0;
 	int rc;
 
-	for (uint32_t si = 0; si < e->nsteps; si++)
+	if (e->by_rank && (rc = start_by_rank(e)) < 0)
+		goto oom;
+	for (uint32_t si = 0; si < e->nsteps && !e->by_rank; si++)
 		if (e->st[si].full_left == 0 && (rc = step_ready(e, si, 0.0)) < 0)
 			goto oom;
 	for (;;) {
@@ -458,7 +579,7 @@ static int run(struct sim_engine *e, struct fast_err *err)
 			return fast_err_set(err, FAST_EINPUT,
 					    "plan: step %u never completes (a dependency cycle or a pipelined dependency it cannot meet)",
 					    si);
-	return 0;
+	return e->by_rank ? report_empty_steps(e, err) : 0;
 oom:
 	return fast_err_set(err, rc, "simulator: out of memory");
 }
@@ -470,6 +591,8 @@ static int sim_inputs_ok(const struct fast_topo *topo, const struct fast_plan *p
 	if (o->epsilon < 0.0 || !(o->epsilon < 1.0))
 		return fast_err_set(err, FAST_EUSAGE, "simulator: epsilon must be in [0, 1) (got %g)",
 				    o->epsilon);
+	if (o->sync != FAST_SIM_SYNC_STEP && o->sync != FAST_SIM_SYNC_RANK)
+		return fast_err_set(err, FAST_EUSAGE, "simulator: unknown sync mode %d", (int)o->sync);
 	return fast_plan_fits_topo(p, topo, err);
 }
 
@@ -535,8 +658,9 @@ int fast_sim_run_view(const struct fast_topo *topo, const struct fast_plan_view 
 		goto fail;
 	}
 	e.out_steps = r.steps;
+	e.by_rank = o.sync == FAST_SIM_SYNC_RANK;
 	if ((rc = sim_build_steps(&e, err)) < 0 || (rc = sim_build_resources(&e, err)) < 0 ||
-	    (rc = sim_build_transfers(&e, err)) < 0)
+	    (rc = sim_build_transfers(&e, err)) < 0 || (e.by_rank && (rc = sim_build_waves(&e, err)) < 0))
 		goto fail;
 	if (o.reference)
 		o.epsilon = 0.0;

@@ -102,6 +102,15 @@ struct sim_dep {
 	uint32_t pipelined;
 };
 
+/* --sync rank: one wave a GPU takes part in.  Its transfers (one entry per
+ * chunk of theirs in the wave) are e->gx[x0 .. x0 + nx); left counts the
+ * flows of them that take time and are not done. */
+struct sim_gpu_wave {
+	uint32_t wave;
+	uint32_t left;
+	uint32_t x0, nx;
+};
+
 /* An entry of a resource's active list: the flow's active position, which
  * of its resources the list's is, and its other resources (NO_RES-
  * padded), so searches and filling need not visit flows. */
@@ -192,7 +201,24 @@ struct sim_engine {
 	bool arrivals, must_recompute;
 	uint64_t events, recomputes, flows;
 	struct fast_sim_step *out_steps;
+
+	/* --sync rank (sim.h "Synchronisation"): node_wave[st[s].c0 + c] is
+	 * the wave of chunk c of step s; GPU g's waves are gw[gw0[g] ..
+	 * gw0[g + 1]) ascending, gcur[g] the first it has not finished. */
+	bool by_rank;
+	uint32_t *node_wave;
+	struct sim_gpu_wave *gw;
+	uint32_t *gw0, *gcur, *gx;
 };
+
+/* bytes of chunk c of L split into k: floor((c+1)L/k) - floor(cL/k) */
+static inline uint64_t sim_chunk_bytes(uint64_t L, uint32_t k, uint32_t c)
+{
+	uint64_t q = L / k, r = L % k;
+	uint64_t a = (uint64_t)c * q + ((uint64_t)c * r) / k;
+	uint64_t b = (uint64_t)(c + 1) * q + ((uint64_t)(c + 1) * r) / k;
+	return b - a;
+}
 
 static inline void fin_settle(struct sim_engine *e)
 {
@@ -206,6 +232,7 @@ int sim_recompute(struct sim_engine *e, double t);
 int sim_build_steps(struct sim_engine *e, struct fast_err *err);
 int sim_build_resources(struct sim_engine *e, struct fast_err *err);
 int sim_build_transfers(struct sim_engine *e, struct fast_err *err);
+int sim_build_waves(struct sim_engine *e, struct fast_err *err);
 
 /* report.c */
 uint64_t sim_gpu_bytes(const struct fast_plan *x, uint32_t ng);

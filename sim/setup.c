@@ -1,11 +1,13 @@
 /*
  * setup.c - the simulator's engine set up from a topology and an expanded
  * plan: the resources (uplinks, mesh links, NICs, core) with their
- * effective capacities, each transfer's path over them, and the steps with
- * their chunking and dependency counts.
+ * effective capacities, each transfer's path over them, the steps with
+ * their chunking and dependency counts, and with --sync rank every GPU's
+ * waves.
  */
 #include "internal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,7 +185,8 @@ int sim_build_steps(struct sim_engine *e, struct fast_err *err)
 			if (d->step >= e->nsteps)
 				return free(nr), fast_err_set(err, FAST_EINPUT,
 							      "plan: step %u: dependency on unknown step %u", si, d->step);
-			nr[d->step]++;
+			if (!e->by_rank) /* by rank, the waves hold the dependencies */
+				nr[d->step]++;
 		}
 	}
 	if (nch > UINT32_MAX / 2)
@@ -205,7 +208,7 @@ int sim_build_steps(struct sim_engine *e, struct fast_err *err)
 		struct sim_step_state *t = &e->st[si];
 		for (uint32_t c = 0; c < t->chunks; c++)
 			e->chunk_left[t->c0 + c] = t->nx;
-		for (uint32_t k = 0; k < s->ndeps; k++) {
+		for (uint32_t k = 0; k < s->ndeps && !e->by_rank; k++) {
 			const struct fast_dep *d = &x->deps[s->dep0 + k];
 			struct sim_step_state *on = &e->st[d->step];
 			bool pipe = d->pipelined && on->chunks == t->chunks;
@@ -222,4 +225,117 @@ int sim_build_steps(struct sim_engine *e, struct fast_err *err)
 		e->st[si].nrdep = nr[si];
 	free(nr);
 	return 0;
+}
+
+/* One walk over the nodes in wave order (order[], node_step[node] its
+ * step) and, in each, every GPU taking part in a transfer (its sender,
+ * and its receiver when another GPU), so each GPU meets its waves in
+ * ascending order.  The first walk (fill false) counts each GPU's waves
+ * (ne) and listed transfers (ni); the second, on zeroed counters, places
+ * them at the offsets those counts gave (gw0, i0). */
+static void list_waves(struct sim_engine *e, const uint32_t *order, const uint32_t *node_step,
+		       uint32_t nnodes, const uint32_t *i0, uint32_t *last, uint32_t *ne,
+		       uint32_t *ni, bool fill)
+{
+	for (uint32_t k = 0; k < nnodes; k++) {
+		uint32_t node = order[k], w = e->node_wave[node];
+		const struct sim_step_state *s = &e->st[node_step[node]];
+		uint32_t c = node - s->c0;
+		for (uint32_t j = 0; j < s->nx; j++) {
+			uint32_t xi = s->x0 + j;
+			const struct fast_xfer *t = &e->x->xfers[xi];
+			uint32_t gs[2] = { t->from, t->to };
+			bool counted = e->fl[xi].nres > 0 &&
+				       sim_chunk_bytes(e->xs[xi].bytes, s->chunks, c) > 0;
+			for (uint32_t q = 0; q < (t->to != t->from ? 2u : 1u); q++) {
+				uint32_t g = gs[q];
+				if (last[g] != w) {
+					last[g] = w;
+					if (fill)
+						e->gw[e->gw0[g] + ne[g]] =
+							(struct sim_gpu_wave){ w, 0, i0[g] + ni[g], 0 };
+					ne[g]++;
+				}
+				if (fill) {
+					struct sim_gpu_wave *gw = &e->gw[e->gw0[g] + ne[g] - 1];
+					e->gx[i0[g] + ni[g]] = xi;
+					gw->nx++;
+					gw->left += counted;
+				}
+				ni[g]++;
+			}
+		}
+	}
+}
+
+int sim_build_waves(struct sim_engine *e, struct fast_err *err)
+{
+	struct fast_plan_waves w;
+	uint32_t nnodes = 0, *order, *node_step, *cnt, *i0, *last, *ne, *ni;
+	uint64_t nent = 0, nitems = 0;
+	int rc;
+
+	if ((rc = fast_plan_waves(e->x, 1, &w, err)) < 0)
+		return rc;
+	for (uint32_t si = 0; si < e->nsteps; si++) /* the engine numbers nodes alike */
+		assert(w.node0[si] == e->st[si].c0);
+	nnodes = (uint32_t)w.node0[e->nsteps];
+	e->node_wave = w.wave;
+	w.wave = NULL;
+	fast_plan_waves_free(&w);
+	order = fast_calloc(nnodes ? nnodes : 1, sizeof *order);
+	node_step = fast_calloc(nnodes ? nnodes : 1, sizeof *node_step);
+	cnt = fast_calloc((size_t)nnodes + 1, sizeof *cnt); /* waves <= nodes */
+	i0 = fast_calloc((size_t)e->ng + 1, sizeof *i0);
+	last = fast_calloc(e->ng ? e->ng : 1, sizeof *last);
+	ne = fast_calloc(e->ng ? e->ng : 1, sizeof *ne);
+	ni = fast_calloc(e->ng ? e->ng : 1, sizeof *ni);
+	e->gw0 = fast_calloc((size_t)e->ng + 1, sizeof *e->gw0);
+	e->gcur = fast_calloc(e->ng ? e->ng : 1, sizeof *e->gcur);
+	if (!order || !node_step || !cnt || !i0 || !last || !ne || !ni || !e->gw0 || !e->gcur)
+		goto nomem;
+	/* the nodes by wave (counting sort; a node's wave < nnodes) */
+	for (uint32_t si = 0; si < e->nsteps; si++)
+		for (uint32_t c = 0; c < e->st[si].chunks; c++)
+			node_step[e->st[si].c0 + c] = si;
+	for (uint32_t n = 0; n < nnodes; n++)
+		cnt[e->node_wave[n] + 1]++;
+	for (uint32_t l = 0; l < nnodes; l++)
+		cnt[l + 1] += cnt[l];
+	for (uint32_t n = 0; n < nnodes; n++)
+		order[cnt[e->node_wave[n]]++] = n;
+	memset(last, 0xff, e->ng * sizeof *last);
+	list_waves(e, order, node_step, nnodes, i0, last, ne, ni, false);
+	for (uint32_t g = 0; g < e->ng; g++) {
+		nent += ne[g];
+		nitems += ni[g];
+		e->gw0[g + 1] = e->gw0[g] + ne[g];
+		i0[g + 1] = i0[g] + ni[g];
+		e->gcur[g] = e->gw0[g];
+	}
+	if (nitems > UINT32_MAX) {
+		rc = fast_err_set(err, FAST_ELIMIT, "simulator: too many transfers for --sync rank");
+		goto out;
+	}
+	e->gw = fast_calloc(nent ? nent : 1, sizeof *e->gw);
+	e->gx = fast_calloc(nitems ? nitems : 1, sizeof *e->gx);
+	if (!e->gw || !e->gx)
+		goto nomem;
+	memset(last, 0xff, e->ng * sizeof *last);
+	memset(ne, 0, e->ng * sizeof *ne);
+	memset(ni, 0, e->ng * sizeof *ni);
+	list_waves(e, order, node_step, nnodes, i0, last, ne, ni, true);
+	rc = 0;
+	goto out;
+nomem:
+	rc = fast_err_set(err, FAST_ENOMEM, "simulator: out of memory for the waves");
+out:
+	free(order);
+	free(node_step);
+	free(cnt);
+	free(i0);
+	free(last);
+	free(ne);
+	free(ni);
+	return rc;
 }

@@ -12,6 +12,24 @@
  * dependencies are done (at time 0 when it has none); a step that moves
  * no bytes costs nothing and is done when its dependencies are.
  *
+ * Synchronisation (opts.sync).  The above is FAST_SIM_SYNC_STEP (`--sync
+ * step`, the default): a dependency is on the whole step, as the plan
+ * format defines it, a barrier over every GPU.  FAST_SIM_SYNC_RANK
+ * (`--sync rank`) models how the executor runs a plan instead (exec/README.md
+ * "How a plan runs"): the DAG is cut into waves (fast_plan_waves, lib/plan.h,
+ * the same cut exec/prog.c makes: a (step, chunk) node one wave after the
+ * last node it waits for, pipelined chunks included), and every GPU walks
+ * its own waves in order with no global barrier.  Chunk c of a transfer
+ * between GPUs A and B, of wave w, is ready when chunk c-1 of it is done
+ * and both A and B have finished every flow of theirs of waves before w
+ * (a GPU with nothing in a wave passes through it).  It starts after its
+ * tier's alpha, plus its step's tier overhead when it is the first chunk
+ * of the transfer in that wave (the rank's cost of entering a wave).
+ * Zero-time flows (no bytes, or a GPU to itself) wait for their wave like
+ * the others but hold nobody up.  A step's ready_s is then its first
+ * flow's ready time; a step with no transfers is reported at the end of
+ * its dependencies.
+ *
  * Resources (each a capacity in bytes/s = line rate x efficiency):
  *  - scale-up, switch: an egress and an ingress port per GPU;
  *    mesh: one directed link per ordered GPU pair of a server;
@@ -73,8 +91,15 @@
 #include "../lib/plan.h"
 #include "../lib/topo.h"
 
+/* When a step's transfers may start (the model above, "Synchronisation"). */
+enum fast_sim_sync {
+	FAST_SIM_SYNC_STEP = 0, /* after every transfer of its dependencies (default) */
+	FAST_SIM_SYNC_RANK,     /* per GPU, wave by wave, as the executor runs */
+};
+
 struct fast_sim_opts {
 	bool congestion;   /* apply the topology's incast model (default on) */
+	enum fast_sim_sync sync;
 	double epsilon;    /* 0: exact max-min at every event (default) */
 	bool timeline;     /* record per (resource, step) activity */
 	bool reference;    /* naive reference for tests: exact, and every
