@@ -1,7 +1,7 @@
 /*
  * test_sim.c - the flow-level simulator against closed forms: one flow,
  * fair sharing, one-to-one stages (explicit and compact rail form), DAG
- * chains, chunked pipelines, mesh links, incast congestion, the scalable
+ * chains, chunked pipelines, per-GPU waves (--sync rank), mesh links, incast congestion, the scalable
  * mode against the exact one, timeline writers, bad plans, and the
  * property "simulated time >= LP bound" for every compiler on seeded
  * random traffic.
@@ -264,6 +264,137 @@ static void test_sim__chunked_pipeline_overlaps(void)
 	add_xfer(&p, 2, 3, 16 * MB);
 	NEAR(sim_time(&t, &p, NULL, &r), expect);
 	CU_ASSERT(r.time_s < unpipelined);
+	CU_ASSERT(r.flows == 2 * k);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+/* --sync rank (sim.h "Synchronisation"): each GPU walks its own waves. */
+static double sim_sync(const struct fast_topo *t, const struct fast_plan *p, enum fast_sim_sync m,
+		       struct fast_sim_result *r)
+{
+	struct fast_sim_opts o;
+
+	fast_sim_opts_default(&o);
+	o.sync = m;
+	return sim_time(t, p, &o, r);
+}
+
+/* Two GPU pairs on their own NICs, two steps (the second depends on the
+ * first), the big transfer first on one pair and second on the other:
+ * by step the time is the sum of the steps' maxima, by rank the largest
+ * of the pairs' sums.  A chain of one transfer per step is the same
+ * either way. */
+static void test_sim__rank_sync_no_barrier(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+	double big = 10e6 / OUT_BW, small = 1e6 / OUT_BW, per = OUT_O + OUT_A;
+
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB);
+	add_xfer(&p, 1, 3, 1 * MB);
+	step(&p, FAST_TIER_OUT);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
+	add_xfer(&p, 0, 2, 1 * MB);
+	add_xfer(&p, 1, 3, 10 * MB);
+	NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_STEP, &r), 2 * per + big + big);
+	fast_sim_result_free(&r);
+	NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_RANK, &r), 2 * per + big + small);
+	/* step 1's first transfer is ready when pair 1-3 finished its wave 0 */
+	NEAR(r.steps[1].ready_s, per + small);
+	NEAR(r.steps[1].start_s, 2 * per + small);
+	NEAR(r.steps[0].end_s, per + big);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+
+	/* test_sim__dag_chain_adds's chain */
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB);
+	step(&p, FAST_TIER_UP);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
+	add_xfer(&p, 2, 3, 10 * MB);
+	step(&p, FAST_TIER_OUT);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 2, 1, false, NULL) == 0);
+	add_xfer(&p, 3, 1, 10 * MB);
+	NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_RANK, &r),
+	     2 * (OUT_O + OUT_A + 10e6 / OUT_BW) + UP_O + UP_A + 10e6 / UP_BW);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+/* A GPU moves to its next wave when all of its flows of the wave are done,
+ * as the executor's wave_end waits for all of them: step 2 depends on step
+ * 1 only, but its sender, GPU 2, also receives step 0's big transfer in
+ * wave 0.  By step it waits for step 1 alone; by rank for GPU 2's whole
+ * wave.  A GPU with nothing in a wave (GPU 3 in wave 0) passes through. */
+static void test_sim__rank_sync_waits_for_whole_wave(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+	double hop_up = UP_O + UP_A + 1e6 / UP_BW, hop_out = OUT_O + OUT_A + 10e6 / OUT_BW;
+
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB);
+	step(&p, FAST_TIER_UP);
+	add_xfer(&p, 0, 1, 1 * MB);
+	step(&p, FAST_TIER_UP);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 2, 1, false, NULL) == 0);
+	add_xfer(&p, 2, 3, 1 * MB);
+	sim_sync(&t, &p, FAST_SIM_SYNC_STEP, &r);
+	NEAR(r.steps[2].end_s, 2 * hop_up);
+	NEAR(r.time_s, hop_out);
+	fast_sim_result_free(&r);
+	sim_sync(&t, &p, FAST_SIM_SYNC_RANK, &r);
+	NEAR(r.steps[2].ready_s, hop_out);
+	NEAR(r.steps[2].end_s, hop_out + hop_up);
+	NEAR(r.time_s, hop_out + hop_up);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
+/* Pipelined chunks follow the executor's waves (fast_plan_waves, the cut
+ * exec/prog.c makes): chunk c of the second step waits for chunk c of the
+ * first, which puts every chunk of the first step in wave 0 and of the
+ * second in wave 1; so by rank the hops do not overlap.  Within a wave a
+ * transfer's chunks run back to back, the overhead paid once. */
+static void test_sim__rank_sync_pipelined_chunks_by_wave(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_plan_waves w;
+	struct fast_sim_result r;
+	struct fast_err err = { 0 };
+	const uint32_t k = 8;
+	double pipelined = OUT_O + k * (OUT_A + 2e6 / OUT_BW) + UP_A + 2e6 / UP_BW;
+	double by_wave = OUT_O + k * (OUT_A + 2e6 / OUT_BW) + UP_O + k * (UP_A + 2e6 / UP_BW);
+
+	fast_plan_init(&p, 2, 2, "test");
+	step(&p, FAST_TIER_OUT);
+	CU_ASSERT_FATAL(fast_plan_set_chunks(&p, k, NULL) == 0);
+	add_xfer(&p, 0, 2, 16 * MB);
+	step(&p, FAST_TIER_UP);
+	CU_ASSERT_FATAL(fast_plan_set_chunks(&p, k, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, true, NULL) == 0);
+	add_xfer(&p, 2, 3, 16 * MB);
+	CU_ASSERT_FATAL(fast_plan_waves(&p, 1, &w, &err) == 0);
+	CU_ASSERT_EQUAL(w.nwaves, 2);
+	CU_ASSERT_EQUAL(w.node0[1], k);
+	CU_ASSERT_EQUAL(w.node0[2], 2 * k);
+	for (uint32_t c = 0; c < k; c++) {
+		CU_ASSERT_EQUAL(w.wave[c], 0);
+		CU_ASSERT_EQUAL(w.wave[k + c], 1);
+	}
+	fast_plan_waves_free(&w);
+	fast_plan_waves_free(&w); /* idempotent */
+	NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_STEP, &r), pipelined);
+	fast_sim_result_free(&r);
+	NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_RANK, &r), by_wave);
 	CU_ASSERT(r.flows == 2 * k);
 	fast_sim_result_free(&r);
 	fast_plan_free(&p);
@@ -713,12 +844,14 @@ static void test_sim__never_beats_lp_bound(void)
 					CU_FAIL("compile");
 					continue;
 				}
-				sim_time(&t, &p, NULL, &r);
-				if (!(r.time_s >= b.lp_s * (1 - 1e-9)))
-					fprintf(stderr, "%s on %s: sim %.9g < LP %.9g\n", al->name, presets[pi],
-						r.time_s, b.lp_s);
-				CU_ASSERT(r.time_s >= b.lp_s * (1 - 1e-9));
-				fast_sim_result_free(&r);
+				for (int m = FAST_SIM_SYNC_STEP; m <= FAST_SIM_SYNC_RANK; m++) {
+					sim_sync(&t, &p, (enum fast_sim_sync)m, &r);
+					if (!(r.time_s >= b.lp_s * (1 - 1e-9)))
+						fprintf(stderr, "%s on %s (sync %d): sim %.9g < LP %.9g\n", al->name,
+							presets[pi], m, r.time_s, b.lp_s);
+					CU_ASSERT(r.time_s >= b.lp_s * (1 - 1e-9));
+					fast_sim_result_free(&r);
+				}
 				fast_plan_free(&p);
 			}
 		}
@@ -733,6 +866,9 @@ UNIT_MAIN("sim",
 	  UNIT_TEST(test_sim__one_to_one_stage),
 	  UNIT_TEST(test_sim__dag_chain_adds),
 	  UNIT_TEST(test_sim__chunked_pipeline_overlaps),
+	  UNIT_TEST(test_sim__rank_sync_no_barrier),
+	  UNIT_TEST(test_sim__rank_sync_waits_for_whole_wave),
+	  UNIT_TEST(test_sim__rank_sync_pipelined_chunks_by_wave),
 	  UNIT_TEST(test_sim__mesh_links),
 	  UNIT_TEST(test_sim__incast_congestion),
 	  UNIT_TEST(test_sim__rto_loss_timeout),
