@@ -76,7 +76,9 @@ done
 json schemas/sim.schema.json "sim --json --steps" "$FAST" sim $SH --traffic "$TMP/z.json" --algo fast --json --steps
 json schemas/sim.schema.json "sim --plan --json --timing" "$FAST" sim $SH --plan "$TMP/p-pxn.json" --traffic "$TMP/z.json" --json --timing
 json schemas/sim.schema.json "sim trace --json" "$FAST" sim --preset h200 --servers 2 --traffic $TR --algo fast --matrix 0 --json
+json schemas/sim.schema.json "sim --json --sync rank" "$FAST" sim $SH --traffic "$TMP/z.json" --algo spreadout --json --sync rank
 json schemas/compare.schema.json "compare --json" "$FAST" compare $SH --traffic "$TMP/z.json" --json
+json schemas/compare.schema.json "compare --json --sync rank" "$FAST" compare $SH --traffic "$TMP/z.json" --json --no-timing --sync rank
 json schemas/compare.schema.json "compare --json --no-timing" "$FAST" compare $SH --traffic "$TMP/z.json" --json --no-timing
 json schemas/compare.schema.json "compare --json with auto" "$FAST" compare $SH --traffic "$TMP/z.json" --algos fast,fanout,auto --json
 json schemas/bound.schema.json "bound --json" "$FAST" bound $SH --traffic "$TMP/z.json" --json
