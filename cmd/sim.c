@@ -87,7 +87,7 @@ static void tier_util(const struct fast_sim_result *r, bool nic, struct tier_uti
 	for (uint32_t i = 0; i < r->nres; i++) {
 		enum fast_sim_res_kind k = r->res[i].kind;
 		bool is_nic = k == FAST_RES_NIC_EGRESS || k == FAST_RES_NIC_INGRESS;
-		if (k == FAST_RES_CORE || is_nic != nic)
+		if (k == FAST_RES_CORE || k == FAST_RES_GPU_REDUCE || is_nic != nic)
 			continue;
 		if (k == FAST_RES_MESH_LINK && r->res[i].gpu == r->res[i].peer)
 			continue;
