@@ -227,14 +227,15 @@ fail:
 
 /* One matrix: its bound, then every algorithm; *done counts the units of
  * work for the progress line (nalgos + 1 a matrix). */
-static int compare_one(const struct opts *o, const struct fast_topo *t, const uint64_t *D,
+static int compare_one(const struct opts *o, const struct fast_topo *t, const struct fast_matrix *M,
 		       struct cell *c, struct fast_bound *bound, const struct fast_matrix *svg_of,
 		       struct cli_progress *pr, uint64_t *done)
 {
+	const uint64_t *D = M->bytes;
 	struct fast_err err;
 	int rc;
 
-	if (fast_bound_compute(t, D, bound, &err) < 0)
+	if (fast_bound_matrix(t, M, bound, &err) < 0)
 		return cli_report(&err);
 	cli_progress_step(pr, ++*done);
 	/* auto last: its synthesis takes the chosen schedule's samples */
@@ -399,7 +400,7 @@ int cmd_compare(int argc, char **argv)
 		struct fast_bound b;
 		int64_t mi = o.in.matrix >= 0 ? o.in.matrix : (int64_t)m;
 
-		rc = compare_one(&o, &t, tr.m[m].bytes, c, &b, o.svg && m == 0 ? &tr.m[0] : NULL, &pr,
+		rc = compare_one(&o, &t, &tr.m[m], c, &b, o.svg && m == 0 ? &tr.m[0] : NULL, &pr,
 				 &done);
 		cli_progress_clear(&pr);
 		if (rc != 0)
