@@ -15,6 +15,7 @@
 #include "lib/algo.h"
 #include "lib/bound.h"
 #include "sim/sim.h"
+#include "tok.h"
 
 static struct fast_topo mk_topo(uint32_t N, uint32_t G, enum fast_up_kind kind,
 				double up_GBps, double out_GBps)
@@ -438,44 +439,6 @@ static void test_bound__below_simulated_plans(void)
 
 /* --- token traffic --------------------------------------------------- */
 
-/* A token matrix built group by group (traffic.h); its per-GPU byte
- * matrix by the library's one definition.  Freed with fast_traffic_free. */
-static void tk_init(struct fast_traffic *tr, uint32_t ng, enum fast_traffic_kind kind,
-		    uint64_t token_bytes)
-{
-	struct fast_limits lim;
-	struct fast_err err;
-
-	fast_limits_default(&lim);
-	memset(tr, 0, sizeof *tr);
-	CU_ASSERT_EQUAL_FATAL(fast_traffic_alloc(tr, ng, 1, &lim, &err), 0);
-	tr->m[0].kind = kind;
-	tr->m[0].token_bytes = token_bytes;
-}
-
-static void tk_group(struct fast_traffic *tr, uint32_t src, uint64_t tokens, uint32_t ndst,
-		     const uint32_t *dsts)
-{
-	struct fast_matrix *m = &tr->m[0];
-	struct fast_group *g = realloc(m->groups, (m->ngroups + 1) * sizeof *g);
-	uint32_t *d;
-
-	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-	m->groups = g;
-	d = realloc(m->dsts, (m->ndsts + ndst) * sizeof *d);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-	m->dsts = d;
-	g[m->ngroups++] = (struct fast_group){ src, m->ndsts, ndst, tokens };
-	memcpy(d + m->ndsts, dsts, ndst * sizeof *d);
-	m->ndsts += ndst;
-}
-
-static void tk_done(struct fast_traffic *tr)
-{
-	struct fast_err err;
-	CU_ASSERT_EQUAL_FATAL(fast_matrix_bytes_from_groups(&tr->m[0], tr->ng, &err), 0);
-}
-
 /* One token of GPU 0 for GPUs 2 and 3 (server 1), 4 GB: it enters server 1
  * once, 4 GB over its 2 NICs = 2 s; scale-up is fast, so the copy to the
  * second GPU is free.  The per-GPU byte matrix counts it twice (4 s). */
@@ -486,9 +449,9 @@ static void test_bound__tokens_cross_once_per_server(void)
 	struct fast_bound b, bytes;
 	struct fast_err err;
 
-	tk_init(&tr, 4, FAST_TRAFFIC_DISPATCH, GB);
-	tk_group(&tr, 0, 4, 2, (uint32_t[]){ 2, 3 });
-	tk_done(&tr);
+	tok_init(&tr, 4, FAST_TRAFFIC_DISPATCH, GB);
+	tok_group(&tr, 0, 4, 2, (uint32_t[]){ 2, 3 });
+	tok_done(&tr);
 	CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 2.0, 1e-12);
 	CU_ASSERT_EQUAL(b.closed_server, 0);
@@ -520,19 +483,19 @@ static void test_bound__tokens_each_gpu_over_nic_or_scaleup(void)
 	struct fast_bound b;
 	struct fast_err err;
 
-	tk_init(&tr, 8, FAST_TRAFFIC_DISPATCH, GB);
-	tk_group(&tr, 0, 8, 1, (uint32_t[]){ 4 });
-	tk_done(&tr);
+	tok_init(&tr, 8, FAST_TRAFFIC_DISPATCH, GB);
+	tok_group(&tr, 0, 8, 1, (uint32_t[]){ 4 });
+	tok_done(&tr);
 	CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 2.0, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 4.0, 1e-9);
 	fast_traffic_free(&tr);
 
 	t = mk_topo(2, 4, FAST_UP_SWITCH, 0.5, 1);
-	tk_init(&tr, 8, FAST_TRAFFIC_DISPATCH, GB);
+	tok_init(&tr, 8, FAST_TRAFFIC_DISPATCH, GB);
 	for (uint32_t i = 0; i < 4; i++)
-		tk_group(&tr, i, 4, 4, (uint32_t[]){ 4, 5, 6, 7 });
-	tk_done(&tr);
+		tok_group(&tr, i, 4, 4, (uint32_t[]){ 4, 5, 6, 7 });
+	tok_done(&tr);
 	CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 4.0, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 32.0 / 3.0, 1e-9);
@@ -556,8 +519,8 @@ static void test_bound__tokens_combine_mirrors_dispatch(void)
 			struct fast_bound bd, bc;
 			struct fast_err err;
 
-			tk_init(&d, ng, FAST_TRAFFIC_DISPATCH, 4096);
-			tk_init(&c, ng, FAST_TRAFFIC_COMBINE, 4096);
+			tok_init(&d, ng, FAST_TRAFFIC_DISPATCH, 4096);
+			tok_init(&c, ng, FAST_TRAFFIC_COMBINE, 4096);
 			for (uint32_t g = 0; g < 3 * ng; g++) {
 				uint32_t src = (uint32_t)fast_rng_below(&rng, ng), dst[8], n = 0;
 				uint64_t tokens = 1 + fast_rng_below(&rng, 64);
@@ -566,11 +529,11 @@ static void test_bound__tokens_combine_mirrors_dispatch(void)
 						dst[n++] = x;
 				if (!n)
 					dst[n++] = (src + G) % ng;
-				tk_group(&d, src, tokens, n, dst);
-				tk_group(&c, src, tokens, n, dst);
+				tok_group(&d, src, tokens, n, dst);
+				tok_group(&c, src, tokens, n, dst);
 			}
-			tk_done(&d);
-			tk_done(&c);
+			tok_done(&d);
+			tok_done(&c);
 			CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &d.m[0], &bd, &err), 0);
 			CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &c.m[0], &bc, &err), 0);
 			CU_ASSERT(close_rel(bd.lp_s, bc.lp_s, 1e-9));
@@ -600,13 +563,13 @@ static void test_bound__tokens_single_destination_relaxes_bytes(void)
 				struct fast_bound bt, bb;
 				struct fast_err err;
 
-				tk_init(&tr, ng, FAST_TRAFFIC_DISPATCH, 1000);
+				tok_init(&tr, ng, FAST_TRAFFIC_DISPATCH, 1000);
 				for (uint32_t i = 0; i < ng; i++)
 					for (uint32_t j = 0; j < ng; j++)
 						if (fast_rng_below(&rng, 3))
-							tk_group(&tr, i, 1 + fast_rng_below(&rng, 1000) *
+							tok_group(&tr, i, 1 + fast_rng_below(&rng, 1000) *
 									 (j == 0 ? 8 : 1), 1, &j);
-				tk_done(&tr);
+				tok_done(&tr);
 				CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &bt, &err), 0);
 				CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, tr.m[0].bytes, &bb, &err), 0);
 				CU_ASSERT(bt.lp_s <= bb.lp_s * (1 + 1e-7) + 1e-15);
@@ -641,7 +604,7 @@ static void test_bound__tokens_below_byte_plans(void)
 				struct fast_sim_opts so;
 
 				fast_sim_opts_default(&so);
-				tk_init(&tr, ng, combine ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH,
+				tok_init(&tr, ng, combine ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH,
 					7168);
 				for (uint32_t g = 0; g < 4 * ng; g++) {
 					uint32_t src = (uint32_t)fast_rng_below(&rng, ng), dst[6], n = 0;
@@ -650,9 +613,9 @@ static void test_bound__tokens_below_byte_plans(void)
 							dst[n++] = x;
 					if (!n)
 						dst[n++] = (src + G) % ng;
-					tk_group(&tr, src, 1 + fast_rng_below(&rng, 200), n, dst);
+					tok_group(&tr, src, 1 + fast_rng_below(&rng, 200), n, dst);
 				}
-				tk_done(&tr);
+				tok_done(&tr);
 				CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
 				CU_ASSERT(b.lp_s > 0);
 				for (size_t a = 0; a < sizeof names / sizeof *names; a++) {
@@ -691,9 +654,9 @@ static void test_bound__tokens_out_of_range_refused(void)
 	struct fast_bound b;
 	struct fast_err err;
 
-	tk_init(&tr, 4, FAST_TRAFFIC_DISPATCH, 8);
-	tk_group(&tr, 0, 1, 1, (uint32_t[]){ 3 });
-	tk_done(&tr);
+	tok_init(&tr, 4, FAST_TRAFFIC_DISPATCH, 8);
+	tok_group(&tr, 0, 1, 1, (uint32_t[]){ 3 });
+	tok_done(&tr);
 	CU_ASSERT_EQUAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), FAST_EINPUT);
 	CU_ASSERT_EQUAL(fast_bound_matrix_closed(&t, &tr.m[0], &b, &err), FAST_EINPUT);
 	fast_traffic_free(&tr);
