@@ -3,7 +3,9 @@
  * a scale-up bottleneck where the LP is strictly above the closed form,
  * mesh relaying over a third GPU, and properties on seeded random matrices
  * (LP >= closed form; LP == closed form when scale-up is free; the result
- * does not depend on the order in which the warm-started LPs are solved).
+ * does not depend on the order in which the warm-started LPs are solved);
+ * the token bound by hand, its mirror symmetry, its relation to the byte
+ * LP, and byte plans of token traffic simulated against it.
  */
 #include <CUnit/Basic.h>
 
