@@ -143,7 +143,7 @@ int fast_plan_add_xfer(struct fast_plan *p, uint32_t from, uint32_t to, struct f
 	struct fast_step *s = last_step(p, "a transfer", err);
 	if (!s)
 		return FAST_EINPUT;
-	if (s->kind != FAST_STEP_EXPLICIT)
+	if (s->kind != FAST_STEP_EXPLICIT && s->kind != FAST_STEP_REDUCE)
 		return fast_err_set(err, FAST_EINPUT,
 				    "plan builder: transfer added to step %zu, which is not EXPLICIT",
 				    p->nsteps - 1);
@@ -312,7 +312,7 @@ int fast_plan_commit_xfers(struct fast_plan *p, size_t k, struct fast_err *err)
 
 	if (!s)
 		return FAST_EINPUT;
-	if (s->kind != FAST_STEP_EXPLICIT)
+	if (s->kind != FAST_STEP_EXPLICIT && s->kind != FAST_STEP_REDUCE)
 		return fast_err_set(err, FAST_EINPUT,
 				    "plan builder: transfer added to step %zu, which is not EXPLICIT",
 				    p->nsteps - 1);
