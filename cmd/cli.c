@@ -285,7 +285,8 @@ bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in)
 	if (cli_value(s, "-o", &in->out_path) || cli_value(s, "--output", &in->out_path))
 		return taken(s, CMD_OUT);
 	if (cli_u32(s, "--max-gpus", 1, 1u << 30, &in->lim.max_gpus) ||
-	    cli_size(s, "--max-traffic-bytes", &in->lim.max_traffic_bytes))
+	    cli_size(s, "--max-traffic-bytes", &in->lim.max_traffic_bytes) ||
+	    cli_u64(s, "--max-groups", &in->lim.max_groups))
 		return true;
 	if (cli_flag(s, "--json")) {
 		in->json = true;
@@ -475,8 +476,11 @@ int cli_load_traffic(const struct cli_inputs *in, const struct fast_topo *topo,
 		/* keep only the chosen matrix, moved to index 0 */
 		uint32_t k = (uint32_t)in->matrix;
 		for (uint32_t i = 0; i < t.count; i++)
-			if (i != k)
+			if (i != k) {
 				free(t.m[i].bytes);
+				free(t.m[i].groups);
+				free(t.m[i].dsts);
+			}
 		if (k != 0)
 			t.m[0] = t.m[k];
 		t.count = 1;

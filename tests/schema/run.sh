@@ -130,7 +130,11 @@ done
 for c in traffic_json_syntax traffic_wrong_type_rows traffic_wrong_type_gpus traffic_unknown_key \
 	traffic_duplicate_key traffic_case_different_key traffic_negative_bytes \
 	traffic_fractional_bytes traffic_bytes_over_2p53 traffic_zero_gpus traffic_bad_version \
-	traffic_missing_version traffic_rows_and_entries traffic_no_matrices traffic_both_gpus_names; do
+	traffic_missing_version traffic_rows_and_entries traffic_no_matrices traffic_both_gpus_names \
+	traffic_tokens_zero_tokens traffic_tokens_no_dests traffic_tokens_need_version_3 \
+	traffic_tokens_unknown_kind traffic_tokens_with_rows traffic_tokens_groups_without_kind \
+	traffic_tokens_group_not_a_triple traffic_tokens_missing_token_bytes \
+	traffic_tokens_zero_token_bytes; do
 	reject schemas/traffic.schema.json tests/bad/$c/t.json
 done
 
