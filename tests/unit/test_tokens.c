@@ -372,7 +372,15 @@ static uint64_t compile_checked(const char *algo, const struct fast_topo *t,
 		fprintf(stderr, "%s %s on %ux%u\n", algo, fast_traffic_kind_name(m->kind), t->servers,
 			t->gpus);
 	} else {
-		out = naive_bytes_out(&p);
+		/* the library's view: validation, expansion over the groups and
+		 * the summary; its explicit form passes the naive walk too */
+		struct fast_plan_view v;
+		CU_ASSERT_EQUAL_FATAL(fast_plan_view_open_m(&v, &p, m, t->servers * t->gpus, &err), 0);
+		CU_ASSERT(naive_check(v.x, m, t->gpus));
+		CU_ASSERT_EQUAL(fast_plan_summarize_view(&v, &s, NULL, &err), 0);
+		CU_ASSERT_EQUAL(s.bytes_out, naive_bytes_out(&p));
+		out = s.bytes_out;
+		fast_plan_view_close(&v);
 	}
 	fast_plan_free(&p);
 	return out;
