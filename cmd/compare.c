@@ -230,13 +230,14 @@ fail:
 /* One matrix: its bound, then every algorithm; *done counts the units of
  * work for the progress line (nalgos + 1 a matrix). */
 static int compare_one(const struct opts *o, const struct fast_topo *t,
-		       const struct fast_matrix *mx, struct cell *c, struct fast_bound *bound, const struct fast_matrix *svg_of,
+		       const struct fast_matrix *mx, struct cell *c, struct fast_bound *bound,
+		       const struct fast_matrix *svg_of,
 		       struct cli_progress *pr, uint64_t *done)
 {
 	struct fast_err err;
 	int rc;
 
-	if (fast_bound_compute(t, mx->bytes, bound, &err) < 0)
+	if (fast_bound_matrix(t, mx, bound, &err) < 0)
 		return cli_report(&err);
 	cli_progress_step(pr, ++*done);
 	/* auto last: its synthesis takes the chosen schedule's samples */
