@@ -266,7 +266,9 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 		so.timeline = first && (o->timeline || o->svg);
 		M = matrix_for(o, tr, p);
 		so.traffic = M ? M->bytes : NULL; /* the bandwidths' size: nccl-tests' (sim.h) */
-		if (fast_sim_run(t, p, &so, &r, &err) < 0) {
+		/* a token plan expands over the groups of its matrix */
+		if (fast_sim_run_m(t, p, M && p->kind != FAST_TRAFFIC_BYTES ? M : NULL, &so, &r,
+				   &err) < 0) {
 			if (o->in.plan_path)
 				fast_err_prefix(&err, "%s: plan %u (%s)", o->in.plan_path, p->matrix,
 						p->label);

@@ -729,20 +729,15 @@ static void test_sim__never_beats_lp_bound(void)
 
 /* --- token plans ------------------------------------------------------ */
 
-/* Simulate token plan p for matrix m (its view opened with the matrix, as
- * REDIST over groups needs) and return the time; the bound of m too. */
+/* Simulate token plan p for matrix m (REDIST expands over its groups) and
+ * return the time; the bound of m too. */
 static double tok_sim(const struct fast_topo *t, const struct fast_plan *p,
 		      const struct fast_matrix *m, struct fast_sim_result *r, double *bound_s)
 {
-	struct fast_plan_view v;
 	struct fast_bound b;
 	struct fast_err err = { 0 };
-	int rc = fast_plan_view_open_m(&v, p, m, fast_topo_ngpus(t), &err);
+	int rc = fast_sim_run_m(t, p, m, NULL, r, &err);
 
-	if (rc == 0) {
-		rc = fast_sim_run_view(t, &v, NULL, r, &err);
-		fast_plan_view_close(&v);
-	}
 	if (rc != 0)
 		fprintf(stderr, "sim: %s\n", err.msg);
 	CU_ASSERT_FATAL(rc == 0);
