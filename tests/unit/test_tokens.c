@@ -2,7 +2,8 @@
  * test_tokens.c - the schedules of token traffic (lib/compile_tokens.c,
  * fast; lib/baselines.c, hier; lib/algo.c, fast_compile_matrix): on
  * hand-built token matrices and seeded random ones over 1-6 servers x 1-8
- * GPUs, dispatch and combine, every plan passes fast_plan_check and its
+ * GPUs, dispatch and combine, every plan passes fast_plan_check_matrix
+ * and a naive token walk of this file (which refuses mutants), and its
  * scale-out bytes are exactly the per-server dedup volume (a token crosses
  * to each remote server of its destinations once); dedup=gpu and the
  * other baselines compile the per-GPU byte matrix as BYTES plans and say
@@ -359,8 +360,12 @@ static uint64_t compile_checked(const char *algo, const struct fast_topo *t,
 		return out;
 	}
 	CU_ASSERT_EQUAL(p.kind, want_kind);
-	if (p.kind == FAST_TRAFFIC_BYTES) {
-		if (fast_plan_check(&p, t, m->bytes, &err) != 0 ||
+	if (fast_plan_check_matrix(&p, t, m, t->servers * t->gpus, &err) != 0) {
+		CU_FAIL("plan fails the checker");
+		fprintf(stderr, "%s %s on %ux%u: %s\n", algo, fast_traffic_kind_name(m->kind),
+			t->servers, t->gpus, err.msg);
+	} else if (p.kind == FAST_TRAFFIC_BYTES) {
+		if (
 		    fast_plan_summarize(&p, &s, &err) != 0) {
 			CU_FAIL("byte plan fails the checker");
 			fprintf(stderr, "%s: %s\n", algo, err.msg);
@@ -484,6 +489,7 @@ static void test_tokens__combine_reduces_before_crossing(void)
 		}
 		CU_ASSERT_EQUAL(reduced, 1000); /* every byte summed once */
 		CU_ASSERT(naive_check(&p, &m, 4));
+		CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, t.servers * t.gpus, &err), 0);
 		fast_plan_free(&p);
 	}
 	free_matrix(&m);
@@ -540,6 +546,7 @@ static void test_tokens__naive_check_refuses_mutants(void)
 			bool done = false;
 			CU_ASSERT_EQUAL_FATAL(fast_compile_matrix(algo, &t, &m, NULL, &p, &err), 0);
 			CU_ASSERT(naive_check(&p, &m, 4));
+		CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, t.servers * t.gpus, &err), 0);
 			for (size_t s = p.nsteps; s-- > 0 && !done;) {
 				struct fast_step *st = &p.steps[s];
 				if (mut == 0 && st->kind == FAST_STEP_RAIL && st->budget > 1) {
@@ -554,6 +561,7 @@ static void test_tokens__naive_check_refuses_mutants(void)
 			}
 			CU_ASSERT(done);
 			CU_ASSERT(!naive_check(&p, &m, 4));
+			CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, t.servers * t.gpus, &err), FAST_ECHECK);
 			fast_plan_free(&p);
 		}
 		free_matrix(&m);
