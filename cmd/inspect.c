@@ -140,6 +140,12 @@ int cmd_inspect(int argc, char **argv)
 		uint64_t *peak;
 		if (in.matrix >= 0 && p->matrix != (uint64_t)in.matrix)
 			continue;
+		if (!t.count && p->kind != FAST_TRAFFIC_BYTES) {
+			const char *kind = fast_traffic_kind_name(p->kind); /* (a literal) */
+			fast_planset_free(&ps);
+			return cli_fail(FAST_EINPUT, "%s: /plans/%u: a %s plan names the groups of its "
+					"traffic: give --traffic FILE", in.plan_path, i, kind);
+		}
 		/* with --matrix the traffic holds only that matrix, at 0 */
 		if (t.count && (m = traffic_matrix(&in, &t, p, i, &err)) == NULL) {
 			fast_planset_free(&ps);

@@ -325,7 +325,7 @@ static int compile_all(const struct opts *o, const struct fast_topo *t, const st
 	if (!ps->plans)
 		return cli_fail(FAST_ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < tr->count; i++) {
-		if (fast_compile(o->algo, t, tr->m[i].bytes, &o->ao, &ps->plans[i], &err) < 0)
+		if (fast_compile_matrix(o->algo, t, &tr->m[i], &o->ao, &ps->plans[i], &err) < 0)
 			return cli_report(&err);
 		ps->count = i + 1;
 		cli_progress_step(o->pr, i + 1);
