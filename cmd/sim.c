@@ -249,7 +249,7 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 		if (o->in.matrix >= 0 && p->matrix != (uint64_t)o->in.matrix)
 			continue;
 		M = matrix_for(o, tr, p);
-		if (M && (rc = simc_check_plan(o->in.plan_path, i, p, t, M->bytes)) != 0)
+		if (M && (rc = simc_check_plan(o->in.plan_path, i, p, t, M)) != 0)
 			return rc;
 	}
 	if (o->in.json)

@@ -27,10 +27,12 @@ const char *simc_time(double s, char *buf, size_t len)
 }
 
 int simc_check_plan(const char *plan_path, uint32_t i, const struct fast_plan *p,
-		    const struct fast_topo *t, const uint64_t *D)
+		    const struct fast_topo *t, const struct fast_matrix *M)
 {
 	struct fast_err err;
-	int rc = fast_plan_check(p, t, D, &err);
+	/* a token plan against the groups (its REDIST steps need them), a
+	 * byte plan against the (per-GPU) bytes */
+	int rc = fast_plan_check_matrix(p, t, M, fast_topo_ngpus(t), &err);
 
 	if (rc == FAST_ECHECK) {
 		fast_err_prefix(&err, "%s: plan %u (%s, matrix %u) is incorrect for the traffic",
