@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "lib/algo.h"
+#include "lib/gen.h"
 #include "lib/check.h"
 #include "lib/plan.h"
 #include "lib/traffic.h"
@@ -568,7 +569,54 @@ static void test_tokens__naive_check_refuses_mutants(void)
 	}
 }
 
+/* The synthetic router (lib/gen.c, token groups), skewed (alpha 1.2) and
+ * balanced, 2-4 servers x 4-8 GPUs: dispatch and combine plans of fast
+ * and hier pass the checkers and cross the dedup volume exactly; fast
+ * with dedup moves fewer scale-out bytes than fast on the per-GPU bytes
+ * (top-6 of 4 experts per GPU: every one of these traffics has tokens
+ * with two destinations on one remote server). */
+static void test_tokens__synthetic_router(void)
+{
+	static const uint32_t sizes[][2] = { { 2, 4 }, { 4, 4 }, { 3, 8 } };
+	struct fast_limits lim;
+
+	fast_limits_default(&lim);
+	for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+		for (int skew = 0; skew < 2; skew++) {
+			struct fast_topo t = mk_topo(sizes[z][0], sizes[z][1]);
+			struct fast_gen_opts g;
+			struct fast_traffic tr;
+			struct fast_err err;
+			fast_gen_defaults(&g);
+			g.pattern = FAST_GEN_MOE;
+			g.ng = t.servers * t.gpus;
+			g.seed = 3 + z;
+			g.moe.tokens = 24;
+			g.moe.topk = 6;
+			g.moe.experts = 4 * g.ng;
+			g.moe.alpha = skew ? 1.2 : 0;
+			g.moe.token_bytes = 5;
+			g.moe.groups = true;
+			CU_ASSERT_EQUAL_FATAL(fast_gen_traffic(&g, &lim, &tr, &err), 0);
+			CU_ASSERT_EQUAL(tr.count, 2);
+			for (uint32_t i = 0; i < tr.count; i++) {
+				const struct fast_matrix *m = &tr.m[i];
+				struct fast_algo_opts o;
+				uint64_t v = dedup_volume(m, t.gpus), gpu;
+				CU_ASSERT(m->kind == FAST_TRAFFIC_DISPATCH || m->kind == FAST_TRAFFIC_COMBINE);
+				fast_algo_opts_default(&o);
+				CU_ASSERT_EQUAL(compile_checked("fast", &t, m, &o, m->kind), v);
+				CU_ASSERT_EQUAL(compile_checked("hier", &t, m, &o, m->kind), v);
+				o.dedup = FAST_DEDUP_GPU;
+				gpu = compile_checked("fast", &t, m, &o, FAST_TRAFFIC_BYTES);
+				CU_ASSERT(gpu > v);
+			}
+			fast_traffic_free(&tr);
+		}
+}
+
 UNIT_MAIN("tokens",
+	  UNIT_TEST(test_tokens__synthetic_router),
 	  UNIT_TEST(test_tokens__naive_check_refuses_mutants),
 	  UNIT_TEST(test_tokens__random_dedup_plans_check_and_cross_once),
 	  UNIT_TEST(test_tokens__hand_built_dedup_factor),
