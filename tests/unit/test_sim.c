@@ -802,6 +802,9 @@ static void test_sim__reduce_costs_memory_bytes(void)
 	NEAR(r.time_s, 6e-3);
 	NEAR(r.steps[1].end_s - r.steps[1].start_s, 3e-3);
 	CU_ASSERT_EQUAL(r.steps[1].bytes, 300 * MB);
+	/* without the traffic, the size is what a GPU sends or receives
+	 * between GPUs (sums excluded): GPU 0 receives 2L */
+	CU_ASSERT_EQUAL(r.gpu_bytes, 200 * MB);
 	{
 		const struct fast_sim_res *red = &r.res[r.nres - 4 + 1];
 		CU_ASSERT_EQUAL(red->kind, FAST_RES_GPU_REDUCE);
