@@ -54,6 +54,11 @@
  * An oversubscribed core (core_oversub > 1) adds one global constraint to
  * the LP bound: all cross-server bytes / (N * G * B_nic / oversub), valid
  * whether the simulator models the core as one pool or per-server uplinks.
+ *
+ * Token traffic (dispatch and combine groups) has its own per-server LP at
+ * the end of this file ("token traffic"): what every accepted token plan
+ * must move once deduplicated per server; fast_bound_matrix picks the LP
+ * by the matrix's kind.
  */
 #include <math.h>
 #include <stdio.h>
