@@ -5,8 +5,8 @@
  * mode against the exact one, timeline writers, bad plans, and the
  * property "simulated time >= LP bound" for every compiler on seeded
  * random traffic; token plans: reductions by hand, and relayed, replicated
- * and partially reduced plans (hand-made, random, deduplicating), each
- * proved by the checker, against the token bound.
+ * and partially reduced plans (hand-made, random, deduplicating) and
+ * every algorithm's, each proved by the checker, against the token bound.
  */
 #include <CUnit/Basic.h>
 
@@ -1196,12 +1196,73 @@ static void test_sim__random_token_plans_above_bound(void)
 	CU_ASSERT_EQUAL(runs, 2 * 48);
 }
 
+/* Property: every algorithm's plan for random token traffic (fast and
+ * hier deduplicating over the groups, the others and --dedup gpu on the
+ * per-GPU bytes) is proved by the checker and simulates at or above the
+ * token bound, on the presets' fabrics. */
+static void test_sim__token_schedules_above_bound(void)
+{
+	const char *presets[] = { "h200", "mi300x-100g" };
+	struct fast_rng rng;
+	int runs = 0;
+
+	fast_rng_seed(&rng, 77);
+	for (int pi = 0; pi < 2; pi++)
+		for (int combine = 0; combine < 2; combine++) {
+			struct fast_topo t;
+			struct fast_limits lim;
+			struct fast_err err = { 0 };
+			struct fast_traffic tr;
+			uint32_t ng, G = 4;
+
+			fast_limits_default(&lim);
+			CU_ASSERT_FATAL(fast_topo_preset(presets[pi], 3, G, &lim, &t, &err) == 0);
+			ng = fast_topo_ngpus(&t);
+			tok_init(&tr, ng, combine ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH, 4096);
+			for (uint32_t k = 0; k < 6 * ng; k++) {
+				uint32_t src = (uint32_t)fast_rng_below(&rng, ng), dst[6], n = 0;
+				for (uint32_t x = 0; x < ng && n < 6; x++)
+					if (fast_rng_below(&rng, 3) == 0)
+						dst[n++] = x;
+				if (!n)
+					dst[n++] = (src + G) % ng;
+				tok_group(&tr, src, 1 + fast_rng_below(&rng, 400), n, dst);
+			}
+			tok_done(&tr);
+			for (const struct fast_algo *al = fast_algos; al->name; al++)
+				for (int dedup = 0; dedup < (al->compile_tokens ? 2 : 1); dedup++) {
+					struct fast_algo_opts ao;
+					struct fast_plan p;
+					struct fast_sim_result r;
+					double bound_s;
+					fast_algo_opts_default(&ao);
+					ao.dedup = dedup ? FAST_DEDUP_GPU : FAST_DEDUP_SERVER;
+					if (fast_compile_matrix(al->name, &t, &tr.m[0], &ao, &p, &err) != 0) {
+						fprintf(stderr, "compile %s: %s\n", al->name, err.msg);
+						CU_FAIL("compile");
+						continue;
+					}
+					tok_sim(&t, &p, &tr.m[0], &r, &bound_s);
+					if (!(r.time_s >= bound_s * (1 - 1e-9)))
+						fprintf(stderr, "%s (%s) on %s: sim %.9g < token bound %.9g\n",
+							al->name, p.options, presets[pi], r.time_s, bound_s);
+					CU_ASSERT(r.time_s >= bound_s * (1 - 1e-9));
+					runs++;
+					fast_sim_result_free(&r);
+					fast_plan_free(&p);
+				}
+			fast_traffic_free(&tr);
+		}
+	CU_ASSERT(runs >= 2 * 2 * 8); /* six algorithms, two with both modes */
+}
+
 UNIT_MAIN("sim",
 	  UNIT_TEST(test_sim__one_flow),
 	  UNIT_TEST(test_sim__reduce_costs_memory_bytes),
 	  UNIT_TEST(test_sim__relayed_token_plans_above_bound),
 	  UNIT_TEST(test_sim__reduced_token_plans_above_bound),
 	  UNIT_TEST(test_sim__random_token_plans_above_bound),
+	  UNIT_TEST(test_sim__token_schedules_above_bound),
 	  UNIT_TEST(test_sim__two_flows_share_port),
 	  UNIT_TEST(test_sim__max_min_three_flows),
 	  UNIT_TEST(test_sim__one_to_one_stage),
