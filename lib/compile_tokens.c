@@ -110,7 +110,7 @@ int tok_streams_build(struct tok_streams *ts, const struct fast_topo *topo,
 	/* every stream is a part of a row of m's per-GPU byte matrix (a
 	 * group counted once where that row counts it once per destination),
 	 * whose sums the loader checked: no overflow below */
-	if (m->kind == FAST_TRAFFIC_BYTES || !m->groups)
+	if (m->kind == FAST_TRAFFIC_BYTES)
 		return fast_err_set(err, FAST_EINPUT, "%s: not token traffic", m->label);
 	t.D = fast_calloc(nk, sizeof *t.D);
 	t.key0 = fast_calloc(nk + 1, sizeof *t.key0);

@@ -615,7 +615,25 @@ static void test_tokens__synthetic_router(void)
 		}
 }
 
+/* A token matrix without groups (nothing to send), and one whose tokens
+ * all stay on their server: plans with nothing crossing, for both. */
+static void test_tokens__nothing_crosses(void)
+{
+	static const uint32_t rec[] = { 0, 2, 0, 1, 3, 3, 1, 2, 1 };
+	struct fast_topo t = mk_topo(2, 2);
+
+	for (int k = FAST_TRAFFIC_DISPATCH; k <= FAST_TRAFFIC_COMBINE; k++)
+		for (uint32_t n = 0; n < 3; n += 2) {
+			struct fast_matrix m;
+			mk_matrix(&m, (enum fast_traffic_kind)k, 4, 8, rec, n);
+			CU_ASSERT_EQUAL(compile_checked("fast", &t, &m, NULL, m.kind), 0);
+			CU_ASSERT_EQUAL(compile_checked("hier", &t, &m, NULL, m.kind), 0);
+			free_matrix(&m);
+		}
+}
+
 UNIT_MAIN("tokens",
+	  UNIT_TEST(test_tokens__nothing_crosses),
 	  UNIT_TEST(test_tokens__synthetic_router),
 	  UNIT_TEST(test_tokens__naive_check_refuses_mutants),
 	  UNIT_TEST(test_tokens__random_dedup_plans_check_and_cross_once),
