@@ -144,8 +144,9 @@ static int compare_row(const struct opts *o, const struct fast_topo *t, const ui
 	if (is_auto) {
 		struct fast_auto_choice ch;
 		double known = NAN;
-		/* the choice is deterministic: known before it is timed */
-		fast_auto_choose(t, D, &o->ao, &ch);
+		/* the choice is deterministic: known before it is timed; every
+		 * candidate's full prediction for the report */
+		fast_auto_predict(t, D, &o->ao, &ch);
 		c[k].chosen = ch.algo[ch.best];
 		c[k].pred_sim_s = ch.sim_s[ch.best];
 		c[k].pred_synth_s = ch.synth_s[ch.best];

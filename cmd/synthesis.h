@@ -7,7 +7,8 @@
  *
  * Measured times appear only in reports, never in plans.  Thread-CPU time
  * (bench_cpu_now), since wall time on a shared machine measures the
- * neighbours too.
+ * neighbours too; a sample below 20 us is the mean of a batch of runs, so
+ * that the clock's own cost stays out of it (cmd/synthesis.c).
  */
 #ifndef FAST_CMD_SYNTHESIS_H
 #define FAST_CMD_SYNTHESIS_H
@@ -16,17 +17,20 @@
 
 #define SYNTH_REPEATS 15
 
-/* The median of SYNTH_REPEATS compiles of algo (auto included: its whole
- * compile) into *med; the caller's own compile of the same case was the
- * warm-up.  Returns 0 or a negative FAST_E* code with err set. */
+/* The median of SYNTH_REPEATS samples of compiles of algo (auto included:
+ * its whole compile) into *med, after a warm-up compile of its own (the
+ * caller's compile of the same case warmed the caches before it).
+ * Returns 0 or a negative FAST_E* code with err set.  Not reentrant. */
 int synth_median(const char *algo, const struct fast_topo *t, const uint64_t *D,
 		 const struct fast_algo_opts *ao, double *med, struct fast_err *err);
 
+struct bench_stats;
 /* auto's decision (fast_auto_choose) once as its warm-up, then its median
- * over SYNTH_REPEATS into *decision_s; *ch: the choice. */
+ * over SYNTH_REPEATS samples into *decision_s; *ch: the choice; st (may
+ * be NULL): the samples' statistics. */
 void synth_decision_median(const struct fast_topo *t, const uint64_t *D,
 			   const struct fast_algo_opts *ao, struct fast_auto_choice *ch,
-			   double *decision_s);
+			   double *decision_s, struct bench_stats *st);
 
 /* The synthesis of algo's row into *synth_s: synth_median, or for auto its
  * decision's median (*decision_s, may be NULL; 0 for another algorithm)

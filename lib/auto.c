@@ -62,8 +62,11 @@
  * and N = 16 (S32 = the 4 x 8 median, P = log4 of the 16 x 8 / 4 x 8
  * ratio), this machine, 2026-12-01, under load (19 runnable on 2 cores):
  * thread-CPU time, so the load inflates it only through cache misses. */
+enum kind { K_FAST, K_FANOUT, K_NCCL, K_PXN, K_SPREADOUT, K_HIER };
+
 struct model {
-	const char *algo;
+	const char *algo; /* the table's name: models[k] is fast_algos[k] (test_auto) */
+	enum kind kind;
 	double k_lat, k_vol;
 	double s32, p; /* synthesis: S32 seconds at 32 GPUs, exponent */
 };
@@ -76,12 +79,12 @@ static const struct model models[] = {
 	 * 16 x 8 medians on dense Zipf 4 GiB: fanout 5.45 us /
 	 * 277 us, nccl 29.3 us / 1.634 ms, pxn 35.9 us / 1.297 ms, spreadout
 	 * 7.99 us / 296 us, hier 11.2 us / 527 us */
-	{ "fast", 0.955, 1.0, 10.0e-6, 1.70 },
-	{ "fanout", 1.0, 1.0, 5.45e-6, 2.83 },
-	{ "nccl", 0.83, 1.0, 29.3e-6, 2.90 },
-	{ "pxn", 0.57, 1.0, 35.9e-6, 2.59 },
-	{ "spreadout", 1.0, 1.0, 7.99e-6, 2.61 },
-	{ "hier", 0.785, 1.08, 11.2e-6, 2.78 },
+	{ "fast", K_FAST, 0.955, 1.0, 10.0e-6, 1.70 },
+	{ "fanout", K_FANOUT, 1.0, 1.0, 5.45e-6, 2.83 },
+	{ "nccl", K_NCCL, 0.83, 1.0, 29.3e-6, 2.90 },
+	{ "pxn", K_PXN, 0.57, 1.0, 35.9e-6, 2.59 },
+	{ "spreadout", K_SPREADOUT, 1.0, 1.0, 7.99e-6, 2.61 },
+	{ "hier", K_HIER, 0.785, 1.08, 11.2e-6, 2.78 },
 };
 #define NMODELS (sizeof models / sizeof models[0])
 
@@ -93,20 +96,25 @@ static const struct model *model_of(const char *algo)
 	return NULL;
 }
 
-double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t nnz)
+/* S of model m with ln(n / 32) = log_n32 (computed once per decision) */
+static double synth_of(const struct model *m, double n, double G, double log_n32, uint64_t nnz)
 {
-	const struct model *m = model_of(algo);
-	double n = (double)N * G, full = n * (n - G), S;
+	double full = n * (n - G), S = m->s32 * exp(m->p * log_n32);
 
-	if (!m)
-		return 0;
-	S = m->s32 * pow(n / 32.0, m->p);
 	/* a baseline writes one transfer per message: it scales with the
 	 * cross-server messages (the fit was on dense matrices); 0.1 of it is
 	 * per-GPU setup.  FAST's cost follows its decomposition, not nnz. */
-	if (strcmp(algo, "fast") != 0 && full > 0 && nnz < full)
+	if (m->kind != K_FAST && full > 0 && (double)nnz < full)
 		S *= 0.1 + 0.9 * (double)nnz / full;
 	return S;
+}
+
+double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t nnz)
+{
+	const struct model *m = model_of(algo);
+	double n = (double)N * G;
+
+	return m ? synth_of(m, n, G, log(n / 32.0), nnz) : 0;
 }
 
 /* The simulator's incast factor (sim/sim.h, struct fast_congestion). */
@@ -139,89 +147,93 @@ struct feat {
 	uint32_t k_in;                     /* most cross senders of one GPU */
 	uint64_t largest_cross, total; /* total: 0 for an empty matrix */
 	uint64_t nnz;                  /* non-zero cross-server messages */
-	double spread_s;                   /* spreadout's predicted time */
 };
 
 static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-/* m[d] = max(m[d], row[d]) for d in [lo, hi) (m is offset by the caller
- * so that m[d] is round d - src's slot). */
-static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
-{
-	for (uint32_t d = lo; d < hi; d++)
-		m[d] = max64(m[d], row[d]);
-}
-
-/* Up to this many GPUs the work arrays live on the stack (22 KiB at 256 GPUs): the
- * decision at 4 x 8 must cost about a microsecond, and malloc is a good
- * part of that. */
+/* Up to this many GPUs the work arrays live on the stack (20 KiB at 256
+ * GPUs): the decision at 4 x 8 must cost under a microsecond, and malloc
+ * is a good part of that. */
 #define STACK_GPUS 256
+#define GATHER_WORDS 10 /* per-GPU arrays of gather */
 
-/* Returns -1 on allocation failure.  Per row s (GPU A_i), block by server
- * B: sums stay in registers and the per-column updates run over
- * contiguous j without branches; server sums, the largest messages and
- * PXN's relays follow from the per-GPU sums afterwards. */
-static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
+/* gather(): returns -1 on allocation failure.  Per source server A, its G rows:
+ * per row and destination block, the block's sum in a register (sends,
+ * hier's NIC loads, the rail), the largest messages in registers; per
+ * column, the strip's sum and non-zero count in acc and cnt, folded into
+ * the receive sums, the senders and PXN's NIC loads once per strip -- two
+ * stores an entry (spreadout's round maxima, a third, are spread()'s). */
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+static ALWAYS_INLINE int gather_g(const struct fast_topo *t, const uint64_t *D, struct feat *f,
+				  const uint32_t G)
 {
-	uint32_t N = t->servers, G = t->gpus, ng = N * G;
-	size_t words = (size_t)ng * 11;
-	uint64_t stack[STACK_GPUS * 11];
+	uint32_t N = t->servers, ng = N * G;
+	size_t words = (size_t)ng * GATHER_WORDS;
+	uint64_t stack[STACK_GPUS * GATHER_WORDS];
 	uint64_t *buf = words <= sizeof stack / sizeof stack[0] ? stack : malloc(words * sizeof *buf);
-	uint64_t *sx, *rx, *si, *ri, *po, *rl, *hi, *mo, *mu, *kin, *rel;
-	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
+	uint64_t *sx, *rx, *si, *ri, *po, *rl, *hi, *kin, *acc, *cnt;
 
 	if (!buf)
 		return -1;
-	memset(buf, 0, words * sizeof *buf);
 	sx = buf, rx = sx + ng, si = rx + ng, ri = si + ng, po = ri + ng, rl = po + ng;
-	hi = rl + ng, mo = hi + ng, mu = mo + ng, kin = mu + ng, rel = kin + ng;
+	hi = rl + ng, kin = hi + ng, acc = kin + ng, cnt = acc + ng;
+	memset(buf, 0, (size_t)ng * 8 * sizeof *buf); /* acc and cnt: per strip */
 	memset(f, 0, sizeof *f);
-	for (uint32_t s = 0; s < ng; s++) {
-		const uint64_t *row = D + (size_t)s * ng;
-		uint32_t A = s / G, i = s % G;
-		uint64_t cross = 0, rail = 0;
-		for (uint32_t B = 0; B < N; B++) {
-			const uint64_t *blk = row + (size_t)B * G;
-			uint64_t sum = 0;
-			if (B == A) {
-				uint64_t *rib = ri + B * G;
-				for (uint32_t j = 0; j < G; j++)
-					rib[j] += blk[j], sum += blk[j];
-				rib[i] -= blk[i], sum -= blk[i]; /* the diagonal */
-				si[s] = sum;
+	for (uint32_t A = 0; A < N; A++) {
+		const uint64_t *strip = D + (size_t)A * G * ng;
+		memset(acc, 0, (size_t)ng * 2 * sizeof *acc);
+		for (uint32_t i = 0; i < G; i++) {
+			const uint64_t *row = strip + (size_t)i * ng;
+			uint32_t s = A * G + i;
+			uint64_t cross = 0, rail = 0;
+			for (uint32_t B = 0; B < N; B++) {
+				const uint64_t *blk = row + (size_t)B * G;
+				uint64_t *ab = acc + B * G, *cb = cnt + B * G, sum = 0, big = 0;
+				if (B == A) {
+					for (uint32_t j = 0; j < G; j++) {
+						uint64_t v = blk[j];
+						sum += v, ab[j] += v;
+						big = max64(big, j == i ? 0 : v); /* not the diagonal */
+					}
+					si[s] = sum - blk[i];
+					f->intra_msg = max64(f->intra_msg, big);
+					continue;
+				}
+				for (uint32_t j = 0; j < G; j++) {
+					uint64_t v = blk[j];
+					sum += v, ab[j] += v, cb[j] += v != 0, big = max64(big, v);
+				}
+				cross += sum, rail += blk[i];
+				hi[B * G + i] += sum; /* hier: A_i -> B_i, then forwarded */
+				f->largest_cross = max64(f->largest_cross, big);
+			}
+			sx[s] = cross;
+			rl[s] = rail;
+			f->total += cross + si[s];
+		}
+		for (uint32_t c = 0; c < ng; c++) {
+			if (c / G == A) { /* less the diagonal */
+				ri[c] += acc[c] - strip[(size_t)(c - A * G) * ng + c];
 				continue;
 			}
-			/* round d - s of spreadout: contiguous within a block off the diagonal */
-			uint64_t *rxb = rx + B * G, *kb = kin + B * G, *pob = po + A * G;
-			uint64_t *mob = mo + (B * G + (B < A ? ng : 0) - s);
-			for (uint32_t j = 0; j < G; j++) {
-				uint64_t v = blk[j];
-				sum += v, rxb[j] += v, kb[j] += v != 0, pob[j] += v;
-				mob[j] = max64(mob[j], v);
-			}
-			cross += sum, rail += blk[i];
-			hi[B * G + i] += sum; /* hier: A_i -> B_i, then forwarded */
+			rx[c] += acc[c];
+			kin[c] += cnt[c];
+			po[A * G + c % G] += acc[c]; /* PXN: rail c % G of server A carries it */
 		}
-		sx[s] = cross;
-		rl[s] = rail;
-		rel[s] = cross - rail; /* PXN: off-rail cross bytes, relayed over scale-up */
-		rounds(row, s + 1, (A + 1) * G, mu - s);
-		rounds(row, A * G, s, mu + ng - s);
-	}
-	for (uint32_t d = 1; d < ng; d++) {
-		f->largest_cross = max64(f->largest_cross, mo[d]);
-		f->total += mo[d] | mu[d];
-		double o = mo[d] ? ao + (double)mo[d] / Bo : 0, u = mu[d] ? au + (double)mu[d] / Bu : 0;
-		f->spread_s += o > u ? o : u;
-		f->intra_msg = max64(f->intra_msg, mu[d]);
 	}
 	for (uint32_t B = 0; B < N; B++) {
 		uint64_t srow = 0, scol = 0;
 		for (uint32_t j = 0; j < G; j++) {
 			uint32_t g = B * G + j;
-			/* PXN's scale-up: local traffic, relays sent, relays received
-			 * (what rail j of this server carries for others, less its own) */
-			uint64_t up = si[g] + ri[g] + rel[g] + (po[g] - rl[g]);
+			/* PXN's scale-up: local traffic, relays sent (off-rail cross
+			 * bytes), relays received (what rail j of this server carries
+			 * for others, less its own) */
+			uint64_t up = si[g] + ri[g] + (sx[g] - rl[g]) + (po[g] - rl[g]);
 			srow += sx[g], scol += rx[g];
 			f->send_x = max64(f->send_x, sx[g]);
 			f->recv_x = max64(f->recv_x, rx[g]);
@@ -244,9 +256,74 @@ static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 	return 0;
 }
 
-/* Predicted T_sim of the table's algorithm a (lat, vol as above). */
+/* gather_g with the constant G = 8 of every preset: the block loops
+ * unrolled (measured 13% less at 4 x 8), any other G as it comes. */
+static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
+{
+	return t->gpus == 8 ? gather_g(t, D, f, 8) : gather_g(t, D, f, t->gpus);
+}
+
+/* m[d] = max(m[d], row[d]) for d in [lo, hi) (m is offset by the caller
+ * so that m[d] is round d - src's slot). */
+static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
+{
+	for (uint32_t d = lo; d < hi; d++)
+		m[d] = max64(m[d], row[d]);
+}
+
+/* Spreadout's predicted time before its factor: over the n - 1
+ * synchronised rounds d (GPU s sends to s + d), the sum of
+ *     max(a_out + largest cross message / B_out, a_up + largest local / B_up).
+ * A second pass over the matrix, taken only when spreadout may be chosen
+ * (spread_floor).  Returns -1 on allocation failure. */
+static int spread(const struct fast_topo *t, const uint64_t *D, double *out)
+{
+	uint32_t N = t->servers, G = t->gpus, ng = N * G;
+	uint64_t stack[STACK_GPUS * 2];
+	uint64_t *mo = (size_t)ng * 2 <= sizeof stack / sizeof stack[0] ? stack : malloc((size_t)ng * 2 * sizeof *mo);
+	uint64_t *mu;
+	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out), sum = 0;
+
+	if (!mo)
+		return -1;
+	mu = mo + ng;
+	memset(mo, 0, (size_t)ng * 2 * sizeof *mo);
+	for (uint32_t s = 0; s < ng; s++) {
+		const uint64_t *row = D + (size_t)s * ng;
+		uint32_t A = s / G;
+		/* round d - s: contiguous within each range */
+		rounds(row, (A + 1) * G, ng, mo - s);
+		rounds(row, 0, A * G, mo + ng - s);
+		rounds(row, s + 1, (A + 1) * G, mu - s);
+		rounds(row, A * G, s, mu + ng - s);
+	}
+	for (uint32_t d = 1; d < ng; d++) {
+		double o = mo[d] ? ao + (double)mo[d] / Bo : 0, u = mu[d] ? au + (double)mu[d] / Bu : 0;
+		sum += o > u ? o : u;
+	}
+	if (mo != stack)
+		free(mo);
+	*out = sum;
+	return 0;
+}
+
+/* A floor under spread() from gather's features alone: the rounds that
+ * carry cross traffic number at least k_in (a GPU's senders sit in
+ * distinct rounds) and their largest messages add up to at least any
+ * GPU's cross sends or receives; the local ones likewise. */
+static double spread_floor(const struct fast_topo *t, const struct feat *f)
+{
+	double o = (double)f->k_in * step_s(&t->out) +
+		   (double)(f->send_x > f->recv_x ? f->send_x : f->recv_x) / rate(&t->out);
+	double u = (double)f->intra / rate(&t->up);
+
+	return o > u ? o : u;
+}
+
+/* Predicted T_sim of model m (lat, vol as above), spreadout's from
+ * spread_s. */
 static double predict(const struct fast_topo *t, const struct feat *f, const struct model *m,
-		      const struct fast_algo *a, const struct fast_algo_opts *o)
+		      const struct fast_algo *a, const struct fast_algo_opts *o, double spread_s)
 {
 	uint32_t N = t->servers, G = t->gpus, ng = N * G;
 	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
@@ -258,20 +335,24 @@ static double predict(const struct fast_topo *t, const struct feat *f, const str
 
 	if (!f->total)
 		return 0;
-	if (strcmp(m->algo, "spreadout") == 0)
-		return m->k_vol * f->spread_s;
-	if (strcmp(m->algo, "fanout") == 0) {
+	switch (m->kind) {
+	case K_SPREADOUT:
+		return m->k_vol * spread_s;
+	case K_FANOUT:
 		lat = ao > au ? ao : au;
 		vol = fmax(fmax((double)f->send_x / Bo, (double)f->recv_x / (Bo * incast(&t->congestion, kin))), up);
-	} else if (strcmp(m->algo, "nccl") == 0) {
+		break;
+	case K_NCCL:
 		lat = R * ao;
 		vol = fmax(fmax((double)f->send_x / Bo,
 				(double)f->recv_x / (Bo * incast(&t->congestion, fmin(P, kin)))), up);
-	} else if (strcmp(m->algo, "pxn") == 0) {
+		break;
+	case K_PXN:
 		lat = R * (ao + au);
 		vol = fmax((double)f->pxn_nic / (Bo * incast(&t->congestion, fmin(P, kin))),
 			   (double)f->pxn_up / Bu);
-	} else if (strcmp(m->algo, "hier") == 0) {
+		break;
+	case K_HIER: {
 		double piece = (double)(chunk < f->largest_cross ? chunk : f->largest_cross);
 		double fwd = piece * (mesh ? 1 : G) / Bu;
 		lat = ao + au;
@@ -279,10 +360,14 @@ static double predict(const struct fast_topo *t, const struct feat *f, const str
 		vol = fmax((double)f->hier_nic / (Bo * incast(&t->congestion, (N > 1 ? N - 1 : 1) * G)) + fwd, up);
 		if (mesh) /* forwarding B_i -> B_j on one link each */
 			vol = fmax(vol, (double)f->hier_link / Bu);
-	} else { /* fast */
+		break;
+	}
+	case K_FAST: {
 		double rail = (double)f->srv / ((double)G * Bo);
 		lat = 2 * au + (N > 1 ? N - 1 : 1) * ao;
 		vol = fmax(rail + rail / (N > 1 ? N - 1 : 1) * Bo / Bu, up);
+		break;
+	}
 	}
 	return m->k_lat * lat + m->k_vol * vol;
 }
@@ -292,32 +377,56 @@ static double predict(const struct fast_topo *t, const struct feat *f, const str
 #define TIE_REL 0.03
 #define TIE_ABS_S 0.5e-6
 
-void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
-		      const struct fast_algo_opts *opts, struct fast_auto_choice *out)
+/* fast_auto_choose (every = false) and fast_auto_predict (every = true). */
+static void decide(const struct fast_topo *topo, const uint64_t *D, const struct fast_algo_opts *opts,
+		   bool every, struct fast_auto_choice *out)
 {
 	struct fast_algo_opts def;
 	struct feat f;
 	bool have = gather(topo, D, &f) == 0;
+	double n = (double)topo->servers * topo->gpus, ln = log(n / 32.0);
 	double best = INFINITY, T[FAST_AUTO_MAX];
+	uint32_t spk = FAST_AUTO_MAX;
 
 	if (!opts) {
 		fast_algo_opts_default(&def);
 		opts = &def;
 	}
 	memset(out, 0, sizeof *out);
-	for (const struct fast_algo *a = fast_algos; a->name && out->n < FAST_AUTO_MAX; a++) {
-		const struct model *m = model_of(a->name);
-		uint32_t k = out->n;
-		if (!m)
-			continue; /* auto itself */
-		out->algo[k] = a->name;
-		/* out of memory: FAST, the default, predicted 0 so that it is chosen */
-		out->sim_s[k] = have ? predict(topo, &f, m, a, opts) : 0;
-		out->synth_s[k] = have ? fast_auto_synth_model(a->name, topo->servers, topo->gpus, f.nnz) : 0;
+	/* models[k] is the table's entry k (test_auto checks it) */
+	for (uint32_t k = 0; k < NMODELS && k < FAST_AUTO_MAX; k++) {
+		const struct model *m = &models[k];
+		out->algo[k] = fast_algos[k].name;
+		out->n++;
+		if (!have) /* out of memory: FAST, the default, predicted 0 so that it is chosen */
+			continue;
+		out->synth_s[k] = synth_of(m, n, topo->gpus, ln, f.nnz);
+		if (m->kind == K_SPREADOUT) {
+			spk = k;
+			continue;
+		}
+		out->sim_s[k] = predict(topo, &f, m, &fast_algos[k], opts, 0);
 		T[k] = out->sim_s[k] + out->synth_s[k];
 		best = fmin(best, T[k]);
-		out->n++;
 	}
+	/* spreadout's rounds cost a second pass: taken when its floor (less a
+	 * rounding margin) could still be within the tie band of the best, so
+	 * the choice is that of the full prediction */
+	if (have && spk < FAST_AUTO_MAX) {
+		const struct model *m = &models[spk];
+		double floor_s = f.total ? m->k_vol * spread_floor(topo, &f) : 0, s = 0;
+		if (every || floor_s * (1 - 1e-9) + out->synth_s[spk] <= best * (1 + TIE_REL) + TIE_ABS_S) {
+			if (f.total && spread(topo, D, &s) < 0)
+				s = floor_s / m->k_vol;
+			out->sim_s[spk] = predict(topo, &f, m, &fast_algos[spk], opts, s);
+		} else {
+			out->sim_s[spk] = floor_s;
+		}
+		T[spk] = out->sim_s[spk] + out->synth_s[spk];
+		best = fmin(best, T[spk]);
+	}
+	if (!have)
+		return;
 	/* near a tie the predictor's error decides, not the schedules: take the
 	 * first in the table (fast, the default, first) of those within
 	 * TIE_REL + TIE_ABS_S of the least prediction */
@@ -326,6 +435,18 @@ void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
 			out->best = k;
 			break;
 		}
+}
+
+void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_auto_choice *out)
+{
+	decide(topo, D, opts, false, out);
+}
+
+void fast_auto_predict(const struct fast_topo *topo, const uint64_t *D,
+		       const struct fast_algo_opts *opts, struct fast_auto_choice *out)
+{
+	decide(topo, D, opts, true, out);
 }
 
 int fast_compile_auto(const struct fast_topo *topo, const uint64_t *D,
