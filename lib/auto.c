@@ -38,10 +38,10 @@
  * 0.1 + 0.9 x (cross-server messages / n (n - G)) for a baseline.
  *
  * Cost of the decision (`fast bench auto`, h200 and mi300x-100g, uniform
- * and Zipf 0.8 at 4 MiB per GPU, medians, side by side with the previous
- * code in one run under load 35 on 2 cores): 1.01-1.05 us at 4 x 8
- * (before 1.78-2.25), 12.2-12.9 us at 16 x 8 (before 21.7-27.0) -- linear
- * in the n^2 entries read.
+ * and Zipf 0.8 at 4 MiB per GPU, medians, three runs alternating with the
+ * previous code under load 21 on 2 cores): 0.99-1.02 us at 4 x 8 (one
+ * case once 1.48, a neighbour's burst; before 1.78-2.51), 11.7-12.2 us at
+ * 16 x 8 (before 21.8-34.4) -- linear in the n^2 entries read.
  */
 #include <math.h>
 #include <stdio.h>
@@ -209,24 +209,35 @@ static ALWAYS_INLINE void cross_block(const uint64_t *blk, size_t stride, const 
 }
 
 /* The same for the strip's own block (rows i..i+R-1 of it): the rows'
- * sums, the column sums, the largest message off the diagonal into *big. */
+ * sums, the column sums, the largest message off the diagonal into *big.
+ * The four rows take the largest of all and check it against their
+ * diagonal entries (a GPU's bytes to itself, usually 0): only where one of
+ * those could be it are they left out one by one. */
 static ALWAYS_INLINE void local_block(const uint64_t *blk, size_t stride, const uint32_t R,
 				      const uint32_t G, uint32_t i, uint64_t *ab, uint64_t *sum,
 				      uint64_t *big)
 {
-	uint64_t m = *big;
+	uint64_t m = 0;
 
 	if (R == 4) {
 		const uint64_t *b1 = blk + stride, *b2 = b1 + stride, *b3 = b2 + stride;
-		uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+		uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, diag;
 		for (uint32_t j = 0; j < G; j++) {
 			uint64_t v0 = blk[j], v1 = b1[j], v2 = b2[j], v3 = b3[j];
 			s0 += v0, s1 += v1, s2 += v2, s3 += v3;
 			ab[j] += (v0 + v1) + (v2 + v3);
-			m = max64(m, max64(max64(j == i ? 0 : v0, j == i + 1 ? 0 : v1),
-					   max64(j == i + 2 ? 0 : v2, j == i + 3 ? 0 : v3)));
+			m = max64(m, max64(max64(v0, v1), max64(v2, v3)));
 		}
 		sum[0] += s0, sum[1] += s1, sum[2] += s2, sum[3] += s3;
+		diag = max64(max64(blk[i], b1[i + 1]), max64(b2[i + 2], b3[i + 3]));
+		if (m > diag || m == 0) {
+			*big = max64(*big, m);
+			return;
+		}
+		m = 0;
+		for (uint32_t k = 0; k < R; k++)
+			for (uint32_t j = 0; j < G; j++)
+				m = max64(m, j == i + k ? 0 : blk[k * stride + j]);
 	} else {
 		for (uint32_t k = 0; k < R; k++)
 			for (uint32_t j = 0; j < G; j++) {
@@ -235,7 +246,7 @@ static ALWAYS_INLINE void local_block(const uint64_t *blk, size_t stride, const 
 				m = max64(m, j == i + k ? 0 : v);
 			}
 	}
-	*big = m;
+	*big = max64(*big, m);
 }
 
 /* gather's arrays, per GPU (acc: per strip) */

@@ -211,6 +211,37 @@ static void test_auto__decision_is_the_full_predictions_choice(void)
 	CU_ASSERT(full > 0);
 }
 
+/* A GPU's bytes to itself are no traffic: a diagonal larger than every
+ * message (the largest of its block, on a mesh where the largest local
+ * message sets fanout's time) changes no prediction */
+static void test_auto__the_diagonal_is_no_traffic(void)
+{
+	struct fast_limits lim;
+	struct fast_topo t;
+	struct fast_err err;
+	struct fast_auto_choice a, b;
+	uint32_t ng = 16;
+	uint64_t D[16 * 16], Z[16 * 16];
+
+	fast_limits_default(&lim);
+	CU_ASSERT_EQUAL_FATAL(fast_topo_preset("mi300x-100g", 2, 8, &lim, &t, &err), 0);
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++) {
+			Z[s * ng + d] = s == d ? 0 : (UINT64_C(1) << 20) + 4096 * ((s * 7 + d * 3) % 11);
+			D[s * ng + d] = s == d ? UINT64_C(1) << 34 : Z[s * ng + d];
+		}
+	fast_auto_predict(&t, D, NULL, &a);
+	fast_auto_predict(&t, Z, NULL, &b);
+	CU_ASSERT_EQUAL(a.best, b.best);
+	for (uint32_t k = 0; k < a.n; k++) {
+		CU_ASSERT_EQUAL(a.sim_s[k], b.sim_s[k]);
+		CU_ASSERT_EQUAL(a.synth_s[k], b.synth_s[k]);
+	}
+	fast_auto_choose(&t, D, NULL, &a);
+	fast_auto_choose(&t, Z, NULL, &b);
+	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof a), 0);
+}
+
 /* The decision takes each candidate's constants by its place in the
  * algorithm table: on a dense matrix its S is the model's for the name */
 static void test_auto__candidates_are_the_table_in_order(void)
@@ -239,4 +270,5 @@ UNIT_MAIN("auto", UNIT_TEST(test_auto__predictor_tracks_simulation),
 	  UNIT_TEST(test_auto__deterministic_plan_of_the_choice),
 	  UNIT_TEST(test_auto__empty_matrix_chooses_fast),
 	  UNIT_TEST(test_auto__decision_is_the_full_predictions_choice),
-	  UNIT_TEST(test_auto__candidates_are_the_table_in_order))
+	  UNIT_TEST(test_auto__candidates_are_the_table_in_order),
+	  UNIT_TEST(test_auto__the_diagonal_is_no_traffic))
