@@ -1,5 +1,5 @@
 /*
- * bench.c - `fast bench plan|bound|sim|all`: the shared benchmark harness.
+ * bench.c - `fast bench plan|bound|sim|check|auto|all`: the shared benchmark harness.
  * It parses the options, runs the sections of bench.h in order and wraps
  * their output (a heading per section for humans; one JSON object keyed by
  * section with --json).  The sections live in cmd/bench_<name>.c.
@@ -20,12 +20,13 @@ static const struct bench_section sections[] = {
 	{ "bound", fast_bench_bound, "lower bounds: closed form and LP solve times" },
 	{ "sim", fast_bench_sim, "simulator: events per second, plans of growing size" },
 	{ "check", fast_bench_check, "plan checker: time against the chunks of pipelined steps" },
+	{ "auto", fast_bench_auto, "--algo auto: the decision's cost per matrix" },
 };
 
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
 const char cmd_bench_usage[] =
-	"fast bench plan|bound|sim|check|all [--quick] [--json] [--strict]\n"
+	"fast bench plan|bound|sim|check|auto|all [--quick] [--json] [--strict]\n"
 	"\n"
 	"Measure the toolchain on this machine (one core) and print the results:\n"
 	"  plan   synthesis times (decomposition, whole compile, expansion per\n"
@@ -35,6 +36,7 @@ const char cmd_bench_usage[] =
 	"  bound  lower-bound computation times\n"
 	"  sim    simulator throughput\n"
 	"  check  plan checker time against chunks (pxn, 1024..65536 chunks)\n"
+	"  auto   the cost of --algo auto's decision at 4 x 8 and 16 x 8 GPUs\n"
 	"  all    every section\n"
 	"\n"
 	"Options:\n"

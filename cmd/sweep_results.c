@@ -131,7 +131,7 @@ int sweep_results_open(const char *path, const struct sweep_keymap *km, uint64_t
 	uint64_t lineno = 1;
 
 	*resumed = 0;
-	*version = 3;
+	*version = SWEEP_CSV_VERSION;
 	if ((rc = results_lock(path, &fd)) != 0)
 		return rc;
 	if (fstat(fd, &st) != 0) {
@@ -165,7 +165,7 @@ int sweep_results_open(const char *path, const struct sweep_keymap *km, uint64_t
 		close(fd);
 		return cli_fail(FAST_EINPUT, "%s:1: not a results file with the columns of this version (header differs)", path);
 	} else {
-		if (*version < 3)
+		if (*version < SWEEP_CSV_VERSION)
 			cli_warn("%s: a results file of version %d: its rows are kept, in this version's columns%s",
 				 path, *version, *version == 1 ? " and with the ident column" : "");
 		for (char *p = text + body; *p;) {

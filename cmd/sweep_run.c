@@ -46,7 +46,7 @@ void sweep_run_case(const struct sweep_spec *s, uint32_t g, uint64_t id, uint32_
 			{
 				char keep[sizeof r->status];
 				snprintf(keep, sizeof keep, "%s", r->status);
-				sweep_case_run(t, D, s->algos[a].algo, &s->algos[a].opts, NULL,
+				sweep_case_run(t, M, s->algos[a].algo, &s->algos[a].opts, NULL,
 					       &s->eval, r);
 				if (strcmp(keep, "ok") != 0)
 					snprintf(r->status, sizeof r->status, "%s", keep);
@@ -119,7 +119,7 @@ void gate_case_eval(const struct fast_topo *t, const char *topo_name, const char
 		}
 	}
 	sweep_case_bound(t, M, ev, r);
-	sweep_case_run(t, D, algo, ao, given ? gv : NULL, ev, r);
+	sweep_case_run(t, M, algo, ao, given ? gv : NULL, ev, r);
 	if (given)
 		fast_plan_view_close(gv);
 	if (strcmp(r->status, "ok") != 0) {
