@@ -1047,6 +1047,34 @@ static void test_check__token_combine(void)
 		   "depend on)", __LINE__);
 	fast_plan_free(&q);
 	fast_traffic_free(&t);
+
+	/* a combine redistribution forwards what crossed to src(g) */
+	uint32_t perm[2] = { 1, 0 };
+	tok_init(&t, NG, FAST_TRAFFIC_COMBINE, 4);
+	tok_group(&t, 0, 1, 2, (const uint32_t[]){ 2, 3 });
+	tok_group(&t, 1, 1, 1, (const uint32_t[]){ 3 });
+	tok_done(&t);
+	fast_plan_init(&q, 2, 2, "test");
+	q.kind = FAST_TRAFFIC_COMBINE;
+	m1 = (uint32_t)fast_plan_add_mask(&q, 0x1, &err);
+	m2 = (uint32_t)fast_plan_add_mask(&q, 0x2, &err);
+	OK(fast_plan_add_lane(&q, 1, 0, 1, &err)); /* GPU 3 -> GPU 1 */
+	OK(fast_plan_add_lane_piece(&q, 0, m2, 0, 4, &err)); /* on to GPU 0 */
+	OK(fast_plan_add_lane_piece(&q, 1, m1, 0, 4, &err)); /* final at GPU 1 */
+	OK(fast_plan_add_lane(&q, 1, 0, 0, &err)); /* GPU 2 -> GPU 0 */
+	OK(fast_plan_add_lane_piece(&q, 0, m1, 0, 4, &err));
+	OK(fast_plan_add_step(&q, FAST_STEP_RAIL, FAST_TIER_OUT, &err));
+	OK(fast_plan_set_perm(&q, perm, 8, &err));
+	OK(fast_plan_add_step(&q, FAST_STEP_REDIST, FAST_TIER_UP, &err));
+	OK(fast_plan_add_dep(&q, 1, 0, false, &err));
+	OK(fast_plan_set_redist(&q, 0, &err));
+	expect_tok(&q, &t, 0, NULL, __LINE__);
+	q.steps[1].kind = FAST_STEP_EXPLICIT; /* no redistribution */
+	expect_tok(&q, &t, FAST_ECHECK,
+		   "group 0 (GPU 0, 1 tokens) bytes 0..4: the contribution of GPU 3 never reaches "
+		   "GPU 0", __LINE__);
+	fast_plan_free(&q);
+	fast_traffic_free(&t);
 }
 
 /* A byte plan over a token matrix is checked against its per-GPU bytes:
