@@ -1131,7 +1131,8 @@ struct tgen {
 	bool combine;
 	struct tsend x[RT][RS];
 	int n[RT], nsums[RT];
-	bool dep[RT][RT];
+	bool dep[RT][RT], pipe[RT][RT];
+	uint32_t chunks[RT];
 };
 
 static bool treduce(const struct tgen *G, int k)
@@ -1266,9 +1267,11 @@ static void tgen_plan(const struct tgen *G, struct fast_plan *p)
 		bool red = treduce(G, k);
 		OK(fast_plan_add_step(p, red ? FAST_STEP_REDUCE : FAST_STEP_EXPLICIT,
 				      red ? FAST_TIER_UP : FAST_TIER_OUT, &err));
+		OK(fast_plan_set_chunks(p, G->chunks[k], &err));
 		for (int y = 0; y < k; y++)
 			if (G->dep[k][y])
-				OK(fast_plan_add_dep(p, (uint32_t)k, (uint32_t)y, false, &err));
+				OK(fast_plan_add_dep(p, (uint32_t)k, (uint32_t)y,
+						     G->pipe[k][y] && G->chunks[k] == G->chunks[y], &err));
 		bool done[RS] = { false };
 		for (int i = 0; i < G->n[k]; i++) {
 			if (done[i])
@@ -1298,27 +1301,36 @@ static void tgen_plan(const struct tgen *G, struct fast_plan *p)
  * not counted exactly once at the source). */
 static int tnaive(const struct fast_plan *p, const struct fast_matrix *m)
 {
-	bool anc[RT][RT] = { { false } };
+	/* lv[t][u]: 2 when t reaches u through a path with a whole-step
+	 * dependency, 1 through pipelined ones only, 0 not at all (steps
+	 * depend on lower ids only: one pass in id order) */
+	int lv[RT][RT] = { { 0 } };
 	int n = (int)p->nsteps;
 
 	for (int t = 0; t < n; t++)
-		for (uint32_t j = 0; j < p->steps[t].ndeps; j++)
-			anc[t][p->deps[p->steps[t].dep0 + j].step] = true;
-	for (int k = 0; k < n; k++)
-		for (int a = 0; a < n; a++)
-			for (int b = 0; b < n; b++)
-				if (anc[a][k] && anc[k][b])
-					anc[a][b] = true;
+		for (uint32_t j = 0; j < p->steps[t].ndeps; j++) {
+			const struct fast_dep *d = &p->deps[p->steps[t].dep0 + j];
+			int u = (int)d->step, e = d->pipelined ? 1 : 2;
+			if (e > lv[t][u])
+				lv[t][u] = e;
+			for (int w = 0; w < n; w++) {
+				int via = lv[u][w] == 0 ? 0 : (e == 2 || lv[u][w] == 2) ? 2 : 1;
+				if (via > lv[t][w])
+					lv[t][w] = via;
+			}
+		}
 	/* every piece sent (or summed) must be held by its sender */
 	for (int t = 0; t < n; t++) {
 		const struct fast_step *s = &p->steps[t];
 		for (uint32_t j = 0; j < s->nxfers; j++) {
 			const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
+			uint64_t pos = 0;
 			for (uint32_t k = 0; k < x->npieces; k++) {
 				const struct fast_piece *pc = &p->pieces[x->piece0 + k];
 				const struct fast_group *gr = &m->groups[pc->src];
 				uint64_t want = p->kind == FAST_TRAFFIC_COMBINE ? p->masks[pc->dst] : 0;
-				for (uint64_t b = pc->off; b < pc->off + pc->len; b++) {
+				for (uint64_t b = pc->off; b < pc->off + pc->len; b++, pos++) {
+					uint32_t ch = naive_chunk(x->bytes, s->chunks, pos);
 					bool held = false;
 					if (p->kind == FAST_TRAFFIC_DISPATCH)
 						held = gr->src == x->from;
@@ -1329,11 +1341,11 @@ static int tnaive(const struct fast_plan *p, const struct fast_matrix *m)
 								held = true;
 					for (int u = 0; u < n && !held; u++) {
 						const struct fast_step *su = &p->steps[u];
-						if (!anc[t][u])
+						if (!lv[t][u])
 							continue;
 						for (uint32_t j2 = 0; j2 < su->nxfers && !held; j2++) {
 							const struct fast_xfer *y = &p->xfers[su->xfer0 + j2];
-							uint64_t un = 0;
+							uint64_t un = 0, pos2 = 0;
 							bool in = false;
 							if (y->to != x->from)
 								continue;
@@ -1341,11 +1353,17 @@ static int tnaive(const struct fast_plan *p, const struct fast_matrix *m)
 								const struct fast_piece *q = &p->pieces[y->piece0 + k2];
 								bool here = q->src == pc->src && q->off <= b &&
 									    b < q->off + q->len;
+								/* in chunk <= ch, or a whole-step ancestor */
+								bool early = lv[t][u] == 2 ||
+									     (here && naive_chunk(y->bytes, su->chunks,
+												  pos2 + b - q->off) <= ch);
+								pos2 += q->len;
 								if (su->kind == FAST_STEP_REDUCE) {
 									un |= p->masks[q->dst];
 									in = in || here;
-								} else if (here && (p->kind == FAST_TRAFFIC_DISPATCH ||
-										    p->masks[q->dst] == want)) {
+								} else if (here && early &&
+									   (p->kind == FAST_TRAFFIC_DISPATCH ||
+									    p->masks[q->dst] == want)) {
 									held = true;
 								}
 							}
@@ -1390,9 +1408,11 @@ static int tnaive(const struct fast_plan *p, const struct fast_matrix *m)
 }
 
 /* Random small token plans, dispatch (forwarding trees with relays and
- * replication) and combine (partial sums, relays), then deps dropped or
- * added and sends dropped or repeated at random: the checker and the naive
- * reference must agree on every verdict, and each verdict must occur. */
+ * replication) and combine (partial sums, relays), explicit steps in 1..3
+ * chunks with pipelined dependencies where the chunk counts agree, then
+ * deps dropped or added, sends dropped or repeated and masks changed at
+ * random: the checker and the naive reference must agree on every
+ * verdict, and each verdict must occur. */
 static void test_check__tokens_agree_with_naive_reference(void)
 {
 	struct fast_rng rng;
@@ -1410,6 +1430,11 @@ static void test_check__tokens_agree_with_naive_reference(void)
 		memset(&G, 0, sizeof G);
 		G.rng = &rng;
 		G.combine = combine;
+		for (int k = 0; k < RT; k++)
+			G.chunks[k] = treduce(&G, k) ? 1 : 1 + (uint32_t)fast_rng_below(&rng, 3);
+		for (int x = 0; x < RT; x++)
+			for (int y = 0; y < x; y++)
+				G.pipe[x][y] = fast_rng_below(&rng, 2);
 		tok_init(&t, NG, combine ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH, 2);
 		for (int g = 0; g < RG; g++) {
 			uint32_t d[NG], nd = 0;
