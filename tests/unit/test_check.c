@@ -913,6 +913,12 @@ static void test_check__token_dispatch(void)
 	p.xfers[p.steps[2].xfer0].to = 2;
 	expect_tok(&p, &t, FAST_ECHECK, "a tier up transfer crosses servers", __LINE__);
 	p.xfers[p.steps[2].xfer0].to = 1;
+	/* a lane's bytes must all be sent by its rail stages */
+	p.perm[p.steps[0].perm0] = 1;
+	p.steps[0].budget = 10;
+	expect_tok(&p, &t, FAST_ECHECK, "lane (server 0 -> server 1, rail 0): 2 of its 12 bytes are "
+					"never sent", __LINE__);
+	p.steps[0].budget = 100;
 	/* agreement with the traffic is bad input */
 	tok_combine_example(&tc, &(struct fast_plan){ 0 });
 	expect_tok(&p, &tc, FAST_EINPUT, "a dispatch plan cannot serve a combine matrix", __LINE__);
