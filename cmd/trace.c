@@ -121,7 +121,8 @@ int cmd_trace(int argc, char **argv)
 	for (cli_begin(&s, argc, argv, "trace"); cli_more(&s);) {
 		if (cli_value(&s, "-o", &in.out_path) || cli_value(&s, "--output", &in.out_path) ||
 		    cli_u32(&s, "--max-gpus", 1, 1u << 30, &in.lim.max_gpus) ||
-		    cli_size(&s, "--max-traffic-bytes", &in.lim.max_traffic_bytes))
+		    cli_size(&s, "--max-traffic-bytes", &in.lim.max_traffic_bytes) ||
+		    cli_u64(&s, "--max-groups", &in.lim.max_groups))
 			continue;
 		if (cli_value(&s, "--source", &o.source) || cli_value(&s, "--data", &o.data_dir) ||
 		    cli_value(&s, "--layers", &layers) || cli_value(&s, "--domain", &o.domain) ||
