@@ -103,9 +103,21 @@ int fast_exec_download(struct fast_exec *x, void *host, const void *src, uint64_
 int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
 		      struct fast_prog **prog, struct fast_err *err);
 
+/* The same for token traffic m (kind DISPATCH or COMBINE, the same on
+ * every rank): plan is a token plan of m's kind (checked against m's
+ * groups), or NULL to compile one with opts->algo.  The program's buffers
+ * are per group (prog.h, fast_prog_build_tokens).  A program that sums
+ * (combine) needs a backend with add and zero (the host backend):
+ * FAST_EUSAGE elsewhere. */
+int fast_exec_prepare_tokens(struct fast_exec *x, const struct fast_plan *plan,
+			     const struct fast_matrix *m, struct fast_prog **prog,
+			     struct fast_err *err);
+
 /* Run a prepared program (collective).  sdispls[d] / rdispls[s] are byte
- * offsets into sendbuf / recvbuf (ng entries each).  FAST_ERUNTIME on an
- * MPI or device failure. */
+ * offsets into sendbuf / recvbuf (ng entries each; a token program's
+ * sdispls[g] / rdispls[g] are per group, prog->nmsgs entries, read only
+ * for the groups the rank sends / receives).  FAST_ERUNTIME on an MPI or
+ * device failure. */
 int fast_exec_run(struct fast_exec *x, const struct fast_prog *prog,
 		  const void *sendbuf, const uint64_t *sdispls,
 		  void *recvbuf, const uint64_t *rdispls, struct fast_err *err);
