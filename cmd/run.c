@@ -409,6 +409,17 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* token traffic run as tokens has a size of its own: its groups */
+	for (uint32_t m = 0; in.o.sweep && m < in.t.count; m++) {
+		const struct fast_plan *p = in.have_ps ? cli_plan_for(&in.ps, &in.o.in, m, in.t.count, NULL) : NULL;
+		if (run_as_tokens(&c, &in.t.m[m], p)) {
+			if (c.rank == 0)
+				cli_usage_error("run", "-b/-e/-f scale byte matrices, and matrix %u ('%s') runs as token groups: run it without -b/-e/-f",
+						m, in.t.m[m].label);
+			st = 2;
+			goto out;
+		}
+	}
 	host_layout_notes(&c);
 	{
 		/* each rank's share of its host's memory (memory_agree, run_measure.c) */

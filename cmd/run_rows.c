@@ -199,6 +199,14 @@ static uint64_t sweep_steps(const struct run_opts *o)
 	return n;
 }
 
+bool run_as_tokens(const struct run_ctx *c, const struct fast_matrix *m,
+		   const struct fast_plan *plan)
+{
+	if (m->kind == FAST_TRAFFIC_BYTES || c->mpi)
+		return false;
+	return plan ? plan->kind != FAST_TRAFFIC_BYTES : false;
+}
+
 int run_rows(struct run_ctx *c, const struct fast_traffic *t, const struct fast_planset *ps)
 {
 	struct run_opts *o = c->o;
@@ -233,7 +241,8 @@ int run_rows(struct run_ctx *c, const struct fast_traffic *t, const struct fast_
 				scale(t->m[m].bytes, ng, base, size, Ds);
 				D = Ds;
 			}
-			st = run_measure(c, orig, t->m[m].label, D, &w);
+			st = run_measure(c, orig, t->m[m].label, D,
+					 run_as_tokens(c, &t->m[m], c->plan) ? &t->m[m] : NULL, &w);
 			if (st) {
 				free(w.staging_rank);
 				break;

@@ -177,6 +177,18 @@ int fast_exec_agree(MPI_Comm comm, const struct fast_agree *f, size_t n, struct 
 int fast_exec_gather_matrix(struct fast_exec *x, const uint64_t *sendcounts,
 			    const uint64_t *recvcounts, uint64_t *D, struct fast_err *err);
 
+/* Token traffic from every rank's own routing (the real MoE case: a rank
+ * knows its tokens' experts, that is the groups whose src it is): mine
+ * holds this rank's groups (src == its rank, dst0 indexing mine->dsts;
+ * kind and token_bytes alike on every rank), *out receives every rank's,
+ * in rank order and each rank's in its own order (ascending src: the
+ * group order of traffic.h), with its per-GPU byte matrix.  Collective;
+ * FAST_EINPUT on every rank when one gives a group of another src.  *out
+ * is written only on success; the caller frees its bytes, groups and
+ * dsts. */
+int fast_exec_gather_groups(struct fast_exec *x, const struct fast_matrix *mine,
+			    struct fast_matrix *out, struct fast_err *err);
+
 #if defined(FAST_WITH_CUDA)
 /* Stream-ordered device versions (GPU builds only).  Buffers are device
  * memory.  stream is a cudaStream_t / hipStream_t (NULL = default stream):

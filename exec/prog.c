@@ -1287,6 +1287,38 @@ int fast_prog_build_tokens(const struct fast_plan_view *v, const struct fast_mat
 	return build(v, NULL, m, rank, passes, out, err);
 }
 
+int fast_token_role(const struct fast_matrix *m, uint32_t g, uint32_t r, bool *sends,
+		    bool *recvs)
+{
+	const struct fast_group *gr = &m->groups[g];
+	int bit = -1;
+
+	for (uint32_t i = 0; i < gr->ndst; i++)
+		if (m->dsts[gr->dst0 + i] == r)
+			bit = (int)i;
+	*sends = m->kind == FAST_TRAFFIC_DISPATCH ? gr->src == r : bit >= 0;
+	*recvs = m->kind == FAST_TRAFFIC_DISPATCH ? bit >= 0 : gr->src == r;
+	return bit;
+}
+
+uint8_t fast_token_send_byte(const struct fast_matrix *m, uint32_t g, int i, uint64_t o)
+{
+	if (m->kind == FAST_TRAFFIC_DISPATCH)
+		return fast_token_row_byte(g, o / m->token_bytes, o % m->token_bytes);
+	return fast_token_contrib_byte(g, (uint32_t)i, o);
+}
+
+uint8_t fast_token_expect_byte(const struct fast_matrix *m, uint32_t g, uint64_t o)
+{
+	uint8_t sum = 0;
+
+	if (m->kind == FAST_TRAFFIC_DISPATCH)
+		return fast_token_row_byte(g, o / m->token_bytes, o % m->token_bytes);
+	for (uint32_t i = 0; i < m->groups[g].ndst; i++)
+		sum = (uint8_t)(sum + fast_token_contrib_byte(g, i, o));
+	return sum;
+}
+
 void fast_prog_add_bytes(void *dst, const void *src, uint64_t n)
 {
 	const uint64_t hi = UINT64_C(0x8080808080808080);

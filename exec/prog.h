@@ -99,6 +99,18 @@ static inline uint8_t fast_token_contrib_byte(uint32_t g, uint32_t i, uint64_t o
 					    (o * UINT64_C(0x9E3779B97F4A7C15))) % 255);
 }
 
+/* Rank r's part in group g of token matrix m, as fast_prog_build_tokens
+ * lays out its buffers: *sends / *recvs whether its send / receive buffer
+ * has a slot for g (fast_group_bytes(m, g) bytes).  Returns r's index in
+ * Dest(g), -1 when it is none of them. */
+int fast_token_role(const struct fast_matrix *m, uint32_t g, uint32_t r, bool *sends,
+		    bool *recvs);
+/* Byte o of what the rank with index i in Dest(g) (dispatch: src; i
+ * ignored) puts in its send buffer for group g, and what every receiving
+ * rank must find at byte o of g's slot after the collective. */
+uint8_t fast_token_send_byte(const struct fast_matrix *m, uint32_t g, int i, uint64_t o);
+uint8_t fast_token_expect_byte(const struct fast_matrix *m, uint32_t g, uint64_t o);
+
 /* FAST_POP_ADD on host memory: dst[i] += src[i] for n bytes, each byte
  * wrapping on its own (no carry between bytes); dst == src doubles. */
 void fast_prog_add_bytes(void *dst, const void *src, uint64_t n);
