@@ -81,7 +81,9 @@ int cmd_check(int argc, char **argv)
 	for (uint32_t m = 0; m < t.count; m++) {
 		const struct fast_plan *p = cli_plan_for(&ps, &in, m, t.count, &err);
 		uint32_t pidx = (uint32_t)(p - ps.plans);
-		rc = fast_plan_check(p, &topo, t.m[m].bytes, &err);
+		/* a byte plan against the matrix's bytes (a token matrix's
+		 * per-GPU bytes), a token plan against its groups */
+		rc = fast_plan_check_matrix(p, &topo, &t.m[m], t.ng, &err);
 		if (rc < 0 && rc != FAST_ECHECK) {
 			fast_err_prefix(&err, "%s: /plans/%u", in.plan_path, pidx);
 			fast_planset_free(&ps);

@@ -55,5 +55,12 @@ int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo,
  * opens one view for all of it. */
 int fast_plan_check_view(const struct fast_plan_view *v, const struct fast_topo *topo,
 			 const uint64_t *D, struct fast_err *err);
+/* A plan against the matrix m it serves on ng GPUs (the command path):
+ * a byte plan against m->bytes (for a token matrix, its per-GPU byte
+ * matrix), a token plan against m's groups.  On a view opened with
+ * fast_plan_view_open_m, fast_plan_check_view does the same (D may then
+ * be NULL: v->m->bytes). */
+int fast_plan_check_matrix(const struct fast_plan *p, const struct fast_topo *topo,
+			   const struct fast_matrix *m, uint32_t ng, struct fast_err *err);
 
 #endif

@@ -16,32 +16,41 @@ bool fast_plan_is_compact(const struct fast_plan *p)
 	if (p->nlanes > 0)
 		return true;
 	for (size_t t = 0; t < p->nsteps; t++)
-		if (p->steps[t].kind != FAST_STEP_EXPLICIT)
+		if (p->steps[t].kind == FAST_STEP_RAIL || p->steps[t].kind == FAST_STEP_REDIST)
 			return true;
 	return false;
 }
 
-int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
-			struct fast_err *err)
+int fast_plan_view_open_m(struct fast_plan_view *v, const struct fast_plan *p,
+			  const struct fast_matrix *m, uint32_t ng, struct fast_err *err)
 {
 	int rc;
 
 	if (!fast_plan_is_compact(p)) {
-		if ((rc = fast_plan_validate(p, err)) < 0)
+		if ((rc = fast_plan_validate(p, err)) < 0 ||
+		    (m && (rc = fast_plan_fits_matrix(p, m, ng, err)) < 0))
 			return rc;
 		v->given = v->x = p;
+		v->m = m;
 		v->owned = false;
 		memset(&v->own, 0, sizeof v->own);
 		return 0;
 	}
 	/* expansion validates the compact form first, and yields a valid
 	 * explicit plan: nothing is validated twice */
-	if ((rc = fast_plan_expand(p, &v->own, err)) < 0)
+	if ((rc = fast_plan_expand_m(p, m, ng, &v->own, err)) < 0)
 		return rc;
 	v->given = p;
 	v->x = &v->own;
+	v->m = m;
 	v->owned = true;
 	return 0;
+}
+
+int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
+			struct fast_err *err)
+{
+	return fast_plan_view_open_m(v, p, NULL, 0, err);
 }
 
 void fast_plan_view_close(struct fast_plan_view *v)
@@ -72,7 +81,68 @@ int fast_plan_fits_traffic(const struct fast_plan *p, uint32_t traffic_ng, struc
 	return 0;
 }
 
-/* --- files ---------------------------------------------------------------- */
+/* A token piece of p (src = group, dst = mask index) against m; where
+ * names it for the message. */
+static int fits_piece(const struct fast_plan *p, const struct fast_matrix *m,
+		      const struct fast_piece *pc, const char *where, struct fast_err *err)
+{
+	const struct fast_group *g;
+	uint64_t size;
+
+	if (pc->src >= m->ngroups)
+		return fast_err_set(err, FAST_EINPUT, "%s: group %u out of range (the matrix has %u "
+				    "groups)", where, pc->src, m->ngroups);
+	g = &m->groups[pc->src];
+	size = fast_group_bytes(m, pc->src);
+	if (pc->off > size || pc->len > size - pc->off)
+		return fast_err_set(err, FAST_EINPUT,
+				    "%s: group %u bytes %llu..%llu outside its %llu bytes", where,
+				    pc->src, (unsigned long long)pc->off,
+				    (unsigned long long)(pc->off + pc->len), (unsigned long long)size);
+	if (p->kind == FAST_TRAFFIC_COMBINE && g->ndst < 64 && (p->masks[pc->dst] >> g->ndst))
+		return fast_err_set(err, FAST_EINPUT,
+				    "%s: mask 0x%llx names a contribution beyond the %u destinations "
+				    "of group %u", where, (unsigned long long)p->masks[pc->dst],
+				    g->ndst, pc->src);
+	return 0;
+}
+
+int fast_plan_fits_matrix(const struct fast_plan *p, const struct fast_matrix *m, uint32_t ng,
+			  struct fast_err *err)
+{
+	char where[96];
+	int rc;
+
+	if ((rc = fast_plan_fits_traffic(p, ng, err)) < 0)
+		return rc;
+	if (p->kind == FAST_TRAFFIC_BYTES)
+		return 0; /* served through the per-GPU byte matrix */
+	if (m->kind != p->kind)
+		return fast_err_set(err, FAST_EINPUT, "a %s plan cannot serve a %s matrix",
+				    fast_traffic_kind_name(p->kind), fast_traffic_kind_name(m->kind));
+	for (size_t t = 0; t < p->nsteps; t++) {
+		const struct fast_step *s = &p->steps[t];
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
+			for (uint32_t k = 0; k < x->npieces; k++) {
+				snprintf(where, sizeof where, "step %zu transfer %u piece %u", t, j, k);
+				if ((rc = fits_piece(p, m, &p->pieces[x->piece0 + k], where, err)) < 0)
+					return rc;
+			}
+		}
+	}
+	for (size_t l = 0; l < p->nlanes; l++) {
+		const struct fast_lane *ln = &p->lanes[l];
+		for (uint32_t k = 0; k < ln->npieces; k++) {
+			snprintf(where, sizeof where, "lane (server %u -> server %u, rail %u) piece %u",
+				 ln->src_server, ln->dst_server, ln->rail, k);
+			if ((rc = fits_piece(p, m, &p->pieces[ln->piece0 + k], where, err)) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 
 /* --- summaries ------------------------------------------------------------ */
 
