@@ -393,18 +393,18 @@ static int prepared_open(struct fast_exec *x, const struct fast_plan *plan,
 	} else if ((rc = fast_plan_fits_topo(plan, &x->topo, err)) < 0) {
 		return rc;
 	}
-	if ((rc = fast_plan_view_open(&pp->v, plan, err)) < 0) {
+	/* token plans: their REDIST steps expand over the groups */
+	rc = sv->m ? fast_plan_view_open_m(&pp->v, plan, sv->m, x->topo.servers * x->topo.gpus, err)
+		   : fast_plan_view_open(&pp->v, plan, err);
+	if (rc < 0) {
 		prepared_close(pp);
 		return rc;
 	}
 	pp->open = true;
-	if (!pp->have_compiled) {
-		rc = sv->m ? fast_err_set(err, FAST_EUSAGE, "token plans cannot be checked yet")
-			   : fast_plan_check_view(&pp->v, &x->topo, sv->D, err);
-		if (rc < 0) {
-			prepared_close(pp);
-			return rc;
-		}
+	if (!pp->have_compiled &&
+	    (rc = fast_plan_check_view(&pp->v, &x->topo, sv->D, err)) < 0) {
+		prepared_close(pp);
+		return rc;
 	}
 	return 0;
 }

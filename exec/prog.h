@@ -34,8 +34,8 @@ int fast_prog_build(const struct fast_plan_view *v, const uint64_t *D, uint32_t 
  * Sums are byte-wise wrapping adds (FAST_POP_ADD): a plan cuts a value at
  * any byte offset (chunks, rail budgets, passes), and only a byte-wise sum
  * of byte ranges is the range of the sum whatever the cuts.  A REDUCE
- * transfer's chunk c sums range c of the k ranges its common input range
- * is cut into (the cut of each input).  Besides the FAST_ECHECK of
+ * transfer sums its inputs' common range (clipped to the pass; a REDUCE
+ * step has one chunk, validation says so).  Besides the FAST_ECHECK of
  * fast_prog_build: a dispatch destination that does not end with all of
  * its groups, a combine src whose arriving contributions do not add up to
  * each contribution once (bytes x contributions; the checker proves the

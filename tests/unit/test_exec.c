@@ -200,40 +200,6 @@ static long interpret(struct fast_prog **progs, const uint64_t *D, uint32_t ng)
 	return wrong;
 }
 
-/* Does rank r send (dispatch: src; combine: a destination) / receive
- * group k of m? */
-static bool tok_sends(const struct fast_matrix *m, uint32_t k, uint32_t r, int *bit)
-{
-	const struct fast_group *gr = &m->groups[k];
-
-	*bit = -1;
-	for (uint32_t i = 0; i < gr->ndst; i++)
-		if (m->dsts[gr->dst0 + i] == r)
-			*bit = (int)i;
-	return m->kind == FAST_TRAFFIC_DISPATCH ? gr->src == r : *bit >= 0;
-}
-
-static bool tok_recvs(const struct fast_matrix *m, uint32_t k, uint32_t r)
-{
-	int bit;
-
-	return m->kind == FAST_TRAFFIC_DISPATCH ? (tok_sends(m, k, r, &bit), bit >= 0)
-						 : m->groups[k].src == r;
-}
-
-/* The byte rank r expects at offset o of group k. */
-static uint8_t tok_expect(const struct fast_matrix *m, uint32_t k, uint64_t o)
-{
-	const struct fast_group *gr = &m->groups[k];
-	uint8_t sum = 0;
-
-	if (m->kind == FAST_TRAFFIC_DISPATCH)
-		return fast_token_row_byte(k, o / m->token_bytes, o % m->token_bytes);
-	for (uint32_t i = 0; i < gr->ndst; i++)
-		sum = (uint8_t)(sum + fast_token_contrib_byte(k, i, o));
-	return sum;
-}
-
 /* The same over token matrix m: buffers per group, the patterns of
  * prog.h, every receiving rank's groups compared with what it expects. */
 static long interpret_tokens(struct fast_prog **progs, const struct fast_matrix *m, uint32_t ng)
@@ -247,31 +213,31 @@ static long interpret_tokens(struct fast_prog **progs, const struct fast_matrix 
 		rs[r].sd = calloc(m->ngroups + 1, sizeof(uint64_t));
 		rs[r].rd = calloc(m->ngroups + 1, sizeof(uint64_t));
 		for (uint32_t k = 0; k < m->ngroups; k++) {
-			int bit;
+			bool snd, rcv;
+			fast_token_role(m, k, r, &snd, &rcv);
 			rs[r].sd[k] = st;
 			rs[r].rd[k] = rt;
-			st += tok_sends(m, k, r, &bit) ? fast_group_bytes(m, k) : 0;
-			rt += tok_recvs(m, k, r) ? fast_group_bytes(m, k) : 0;
+			st += snd ? fast_group_bytes(m, k) : 0;
+			rt += rcv ? fast_group_bytes(m, k) : 0;
 		}
 		rs[r].send = malloc(st + 1);
 		rs[r].recv = malloc(rt + 1);
 		memset(rs[r].recv, 0xff, rt + 1);
 		for (uint32_t k = 0; k < m->ngroups; k++) {
-			int bit;
-			if (!tok_sends(m, k, r, &bit))
-				continue;
-			for (uint64_t o = 0; o < fast_group_bytes(m, k); o++)
-				rs[r].send[rs[r].sd[k] + o] =
-					m->kind == FAST_TRAFFIC_DISPATCH
-						? fast_token_row_byte(k, o / m->token_bytes, o % m->token_bytes)
-						: fast_token_contrib_byte(k, (uint32_t)bit, o);
+			bool snd, rcv;
+			int bit = fast_token_role(m, k, r, &snd, &rcv);
+			for (uint64_t o = 0; snd && o < fast_group_bytes(m, k); o++)
+				rs[r].send[rs[r].sd[k] + o] = fast_token_send_byte(m, k, bit, o);
 		}
 	}
 	wrong = walk(rs, ng);
 	for (uint32_t r = 0; r < ng && wrong >= 0; r++)
-		for (uint32_t k = 0; k < m->ngroups; k++)
-			for (uint64_t o = 0; tok_recvs(m, k, r) && o < fast_group_bytes(m, k); o++)
-				wrong += rs[r].recv[rs[r].rd[k] + o] != tok_expect(m, k, o);
+		for (uint32_t k = 0; k < m->ngroups; k++) {
+			bool snd, rcv;
+			fast_token_role(m, k, r, &snd, &rcv);
+			for (uint64_t o = 0; rcv && o < fast_group_bytes(m, k); o++)
+				wrong += rs[r].recv[rs[r].rd[k] + o] != fast_token_expect_byte(m, k, o);
+		}
 	ranks_free(rs, ng);
 	return wrong;
 }
@@ -591,16 +557,6 @@ static void tok_matrix_free(struct fast_matrix *m)
 	free(m->dsts);
 }
 
-/* The view of an explicit plan: the plan itself (the hand-made plans
- * below have REDUCE steps, which only the token checker's validation
- * knows). */
-static void plain_view(struct fast_plan_view *v, const struct fast_plan *p)
-{
-	memset(v, 0, sizeof *v);
-	v->given = p;
-	v->x = p;
-}
-
 /* Build every rank's program of explicit token plan p over m, interpret.
  * Returns wrong bytes (< 0: see walk; -10: a build failed with *code, the
  * message in *err); *staging: the largest arena. */
@@ -612,7 +568,11 @@ static long run_tokens(const struct fast_plan *p, const struct fast_matrix *m, u
 	struct fast_plan_view v;
 	long wrong = -10;
 
-	plain_view(&v, p);
+	if (fast_plan_view_open_m(&v, p, m, ng, err) < 0) {
+		*code = err->code;
+		free(progs);
+		return wrong;
+	}
 	*staging = 0;
 	*code = 0;
 	for (uint32_t r = 0; r < ng; r++) {
@@ -628,6 +588,7 @@ out:
 	for (uint32_t r = 0; r < ng; r++)
 		fast_prog_free(progs[r]);
 	free(progs);
+	fast_plan_view_close(&v);
 	return wrong;
 }
 
@@ -692,13 +653,17 @@ static void dispatch_case(struct fast_plan *p, struct fast_matrix *m, bool drop)
 
 static void test_exec__token_dispatch_relay_and_replication(void)
 {
+	struct fast_topo t;
 	struct fast_plan p;
 	struct fast_matrix m;
 	struct fast_err err;
 	uint64_t stg;
 	int code;
 
+	topo(&t, 3, 2);
 	dispatch_case(&p, &m, false);
+	/* the plan the executor runs is one the checker proves */
+	CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, 6, &err), 0);
 	for (uint32_t passes = 1; passes <= 3; passes++) {
 		long w = run_tokens(&p, &m, passes, &stg, &code, &err);
 		if (w != 0)
@@ -710,6 +675,7 @@ static void test_exec__token_dispatch_relay_and_replication(void)
 	tok_matrix_free(&m);
 	/* without the relay's hops GPU 5 lacks g0: refused before anything runs */
 	dispatch_case(&p, &m, true);
+	CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, 6, &err), FAST_ECHECK);
 	CU_ASSERT_EQUAL(run_tokens(&p, &m, 1, &stg, &code, &err), -10);
 	CU_ASSERT_EQUAL(code, FAST_ECHECK);
 	CU_ASSERT(strstr(err.msg, "GPU 5 never receives bytes [40, 120) of group 0") != NULL);
@@ -720,7 +686,7 @@ static void test_exec__token_dispatch_relay_and_replication(void)
 /* 2 servers x 2 GPUs; combine groups g0 = GPU 0 <- {1, 2, 3} (2 tokens of
  * 24 bytes), g1 = 3 <- {0, 1, 3} (its src contributes).  GPU 2 reduces
  * its and GPU 3's contributions to g0 over the first half only (a partial
- * reduce, in 2 chunks) and sends the sum across; the second halves cross
+ * reduce) and sends the sum across; the second halves cross
  * unsummed; GPU 0 reduces its and GPU 1's contributions to g1 and sends
  * the sum to g1's src in two ranges.  `twice`: GPU 1 sends its
  * contribution to g0 a second time, which the sum must not count. */
@@ -740,7 +706,7 @@ static void combine_case(struct fast_plan *p, struct fast_matrix *m, bool twice)
 	fast_plan_init(p, 2, 2, "test");
 	p->kind = FAST_TRAFFIC_COMBINE;
 	tok_step(p, FAST_STEP_EXPLICIT, FAST_TIER_UP, none, 1, false, s0, 2);
-	tok_step(p, FAST_STEP_REDUCE, FAST_TIER_UP, d0, 2, false, s1, 4);
+	tok_step(p, FAST_STEP_REDUCE, FAST_TIER_UP, d0, 1, false, s1, 4);
 	tok_step(p, FAST_STEP_EXPLICIT, FAST_TIER_OUT, d1, 1, false, s2, 5);
 	tok_step(p, FAST_STEP_EXPLICIT, FAST_TIER_UP, none, 1, false, s3, 1);
 	if (twice)
@@ -749,6 +715,7 @@ static void combine_case(struct fast_plan *p, struct fast_matrix *m, bool twice)
 
 static void test_exec__token_combine_partial_reduce(void)
 {
+	struct fast_topo t;
 	struct fast_plan p;
 	struct fast_matrix m;
 	struct fast_err err;
@@ -757,7 +724,9 @@ static void test_exec__token_combine_partial_reduce(void)
 	uint64_t stg;
 	int code;
 
+	topo(&t, 2, 2);
 	combine_case(&p, &m, false);
+	CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, 4, &err), 0);
 	for (uint32_t passes = 1; passes <= 3; passes++) {
 		long w = run_tokens(&p, &m, passes, &stg, &code, &err);
 		if (w != 0)
@@ -766,17 +735,19 @@ static void test_exec__token_combine_partial_reduce(void)
 	}
 	/* GPU 2 sums (copy then add into a block), GPU 0 starts g0's result at
 	 * zero and adds what arrives */
-	plain_view(&v, &p);
+	CU_ASSERT_FATAL(fast_plan_view_open_m(&v, &p, &m, 4, &err) == 0);
 	CU_ASSERT_FATAL(fast_prog_build_tokens(&v, &m, 2, 1, &g, &err) == 0);
 	CU_ASSERT(g->sums > 0);
 	fast_prog_free(g);
 	CU_ASSERT_FATAL(fast_prog_build_tokens(&v, &m, 0, 1, &g, &err) == 0);
 	CU_ASSERT(g->sums > 0 && g->copies[0].op == FAST_POP_ZERO);
 	fast_prog_free(g);
+	fast_plan_view_close(&v);
 	fast_plan_free(&p);
 	tok_matrix_free(&m);
 	/* a contribution counted twice is refused */
 	combine_case(&p, &m, true);
+	CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, 4, &err), FAST_ECHECK);
 	CU_ASSERT_EQUAL(run_tokens(&p, &m, 1, &stg, &code, &err), -10);
 	CU_ASSERT_EQUAL(code, FAST_ECHECK);
 	CU_ASSERT(strstr(err.msg, "GPU 0 sums 192 bytes x contributions of group 0, which needs 144") != NULL);
