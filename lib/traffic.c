@@ -439,7 +439,7 @@ static int load_group(struct fast_jctx *c, const struct fast_jv *v, uint32_t ng,
 	for (const struct fast_jv *d = fast_jv_first(dl); d; d = fast_jv_next(d), i++) {
 		size_t o3 = fast_jctx_push_index(c, i);
 		uint32_t id;
-		if ((rc = as_gpu(c, d, "a destination", ng, &id)) < 0)
+		if ((rc = as_gpu(c, d, "destination", ng, &id)) < 0)
 			return rc;
 		if (i > 0 && id <= out->dsts[out->ndsts - 1])
 			return fast_jctx_fail(c, FAST_EINPUT,
