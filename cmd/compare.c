@@ -131,7 +131,7 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 
 /* The median thread-CPU time of SYNTH_REPEATS compiles of algo, after the
  * warm-up the caller's own compile was. */
-static int synth_median(const char *algo, const struct fast_topo *t, const uint64_t *D,
+static int synth_median(const char *algo, const struct fast_topo *t, const struct fast_matrix *mx,
 			const struct fast_algo_opts *ao, double *med, struct fast_err *err)
 {
 	double x[SYNTH_REPEATS];
@@ -140,7 +140,7 @@ static int synth_median(const char *algo, const struct fast_topo *t, const uint6
 	for (int r = 0; r < SYNTH_REPEATS; r++) {
 		struct fast_plan p;
 		double t0 = bench_cpu_now();
-		if (fast_compile(algo, t, D, ao, &p, err) < 0)
+		if (fast_compile_matrix(algo, t, mx, ao, &p, err) < 0)
 			return err->code;
 		x[r] = bench_cpu_now() - t0;
 		fast_plan_free(&p);
@@ -168,9 +168,11 @@ static double decision_median(const struct fast_topo *t, const uint64_t *D,
 }
 
 /* Compile row k's plan, time its synthesis and simulate it into c[k]. */
-static int compare_row(const struct opts *o, const struct fast_topo *t, const uint64_t *D,
-		       uint32_t k, struct cell *c, const struct fast_matrix *svg_of)
+static int compare_row(const struct opts *o, const struct fast_topo *t,
+		       const struct fast_matrix *mx, uint32_t k, struct cell *c,
+		       const struct fast_matrix *svg_of)
 {
+	const uint64_t *D = mx->bytes;
 	struct fast_err err;
 	struct fast_plan p;
 	struct fast_sim_result r;
@@ -178,7 +180,7 @@ static int compare_row(const struct opts *o, const struct fast_topo *t, const ui
 	bool is_auto = strcmp(o->algos[k], "auto") == 0;
 	int rc;
 
-	if (fast_compile(o->algos[k], t, D, &o->ao, &p, &err) < 0)
+	if (fast_compile_matrix(o->algos[k], t, mx, &o->ao, &p, &err) < 0)
 		return cli_report(&err);
 	if (is_auto) {
 		struct fast_auto_choice ch;
@@ -196,15 +198,16 @@ static int compare_row(const struct opts *o, const struct fast_topo *t, const ui
 			;
 		if (o->timing && j < o->nalgos)
 			s = c[j].synth_s;
-		else if (o->timing && synth_median(c[k].chosen, t, D, &o->ao, &s, &err) < 0)
+		else if (o->timing && synth_median(c[k].chosen, t, mx, &o->ao, &s, &err) < 0)
 			goto fail;
 		c[k].synth_s = dec + s;
-	} else if (o->timing && synth_median(o->algos[k], t, D, &o->ao, &c[k].synth_s, &err) < 0) {
+	} else if (o->timing && synth_median(o->algos[k], t, mx, &o->ao, &c[k].synth_s, &err) < 0) {
 		goto fail;
 	}
 	so.timeline = svg_of && (int)k == o->fast_idx;
 	so.traffic = D;
-	rc = fast_sim_run(t, &p, &so, &r, &err);
+	/* a token plan expands over the groups of its matrix */
+	rc = fast_sim_run_m(t, &p, p.kind != FAST_TRAFFIC_BYTES ? mx : NULL, &so, &r, &err);
 	fast_plan_free(&p);
 	if (rc < 0) {
 		fast_err_prefix(&err, "%s", o->algos[k]);
@@ -227,14 +230,15 @@ fail:
 
 /* One matrix: its bound, then every algorithm; *done counts the units of
  * work for the progress line (nalgos + 1 a matrix). */
-static int compare_one(const struct opts *o, const struct fast_topo *t, const uint64_t *D,
-		       struct cell *c, struct fast_bound *bound, const struct fast_matrix *svg_of,
+static int compare_one(const struct opts *o, const struct fast_topo *t,
+		       const struct fast_matrix *mx, struct cell *c, struct fast_bound *bound,
+		       const struct fast_matrix *svg_of,
 		       struct cli_progress *pr, uint64_t *done)
 {
 	struct fast_err err;
 	int rc;
 
-	if (fast_bound_compute(t, D, bound, &err) < 0)
+	if (fast_bound_matrix(t, mx, bound, &err) < 0)
 		return cli_report(&err);
 	cli_progress_step(pr, ++*done);
 	/* auto last: its synthesis takes the chosen schedule's samples */
@@ -242,7 +246,7 @@ static int compare_one(const struct opts *o, const struct fast_topo *t, const ui
 		for (uint32_t k = 0; k < o->nalgos; k++) {
 			if ((strcmp(o->algos[k], "auto") == 0) != (pass == 1))
 				continue;
-			if ((rc = compare_row(o, t, D, k, c, svg_of)) != 0)
+			if ((rc = compare_row(o, t, mx, k, c, svg_of)) != 0)
 				return rc;
 			cli_progress_step(pr, ++*done);
 		}
@@ -399,7 +403,7 @@ int cmd_compare(int argc, char **argv)
 		struct fast_bound b;
 		int64_t mi = o.in.matrix >= 0 ? o.in.matrix : (int64_t)m;
 
-		rc = compare_one(&o, &t, tr.m[m].bytes, c, &b, o.svg && m == 0 ? &tr.m[0] : NULL, &pr,
+		rc = compare_one(&o, &t, &tr.m[m], c, &b, o.svg && m == 0 ? &tr.m[0] : NULL, &pr,
 				 &done);
 		cli_progress_clear(&pr);
 		if (rc != 0)

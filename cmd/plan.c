@@ -90,8 +90,16 @@ int cmd_plan(int argc, char **argv)
 	}
 	for (uint32_t i = 0; i < t.count; i++) {
 		struct fast_plan *p = &ps.plans[i];
+		if (transpose && t.m[i].kind != FAST_TRAFFIC_BYTES) {
+			/* a token matrix's combine is a matrix of its own */
+			cli_out_abort(&o);
+			fast_planset_free(&ps);
+			fast_traffic_free(&t);
+			return cli_usage_error("plan", "--transpose: matrix %u (%s) is token traffic",
+					       i, t.m[i].label);
+		}
 		if ((transpose && (rc = fast_matrix_transpose(t.m[i].bytes, t.ng, &err)) < 0) ||
-		    (rc = fast_compile(algo, &topo, t.m[i].bytes, &opts, p, &err)) < 0) {
+		    (rc = fast_compile_matrix(algo, &topo, &t.m[i], &opts, p, &err)) < 0) {
 			fast_err_prefix(&err, "%s: matrix %u (%s)", in.traffic_path,
 					in.matrix >= 0 ? (uint32_t)in.matrix : i, t.m[i].label);
 			cli_out_abort(&o);

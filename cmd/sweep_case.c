@@ -327,8 +327,8 @@ static void set_error(struct sweep_row *r, const char *what, const struct fast_e
 	sweep_sanitize(r->status);
 }
 
-int sweep_case_bound(const struct fast_topo *t, const uint64_t *D, const struct sweep_eval *e,
-		     struct sweep_row *r)
+int sweep_case_bound(const struct fast_topo *t, const struct fast_matrix *M,
+		     const struct sweep_eval *e, struct sweep_row *r)
 {
 	struct fast_bound b;
 	struct fast_err err;
@@ -336,17 +336,14 @@ int sweep_case_bound(const struct fast_topo *t, const uint64_t *D, const struct 
 
 	if (e->bound == SWEEP_BOUND_NONE)
 		return 0;
-	if (e->bound == SWEEP_BOUND_CLOSED) {
-		fast_bound_closed(t, D, &b);
-		r->closed_s = b.closed_s;
-		return 0;
-	}
-	rc = fast_bound_compute(t, D, &b, &err);
+	rc = e->bound == SWEEP_BOUND_CLOSED ? fast_bound_matrix_closed(t, M, &b, &err)
+					     : fast_bound_matrix(t, M, &b, &err);
 	if (rc < 0) {
 		set_error(r, "bound", &err);
 		return rc;
 	}
-	r->bound_s = b.lp_s;
+	if (e->bound != SWEEP_BOUND_CLOSED)
+		r->bound_s = b.lp_s;
 	r->closed_s = b.closed_s;
 	return 0;
 }

@@ -114,10 +114,11 @@ struct sweep_eval {
 };
 void sweep_eval_default(struct sweep_eval *e);
 
-/* Fill r->bound_s / closed_s for matrix D (per the mode).  A solver failure
- * leaves bound_s absent and returns the error (r->status is set). */
-int sweep_case_bound(const struct fast_topo *t, const uint64_t *D, const struct sweep_eval *e,
-		     struct sweep_row *r);
+/* Fill r->bound_s / closed_s for matrix M (per the mode; token traffic
+ * gets its token bound, lib/bound.h).  A solver failure leaves bound_s
+ * absent and returns the error (r->status is set). */
+int sweep_case_bound(const struct fast_topo *t, const struct fast_matrix *M,
+		     const struct sweep_eval *e, struct sweep_row *r);
 /* Compile D with algo (or use `given`, the view of a plan for D, when
  * non-NULL),
  * simulate, and fill the measured fields of r (time, bandwidths, stages,

@@ -233,6 +233,7 @@ static void upgrade_ident(const struct sweep_spec *s, uint64_t id, struct gen_ca
 {
 	uint32_t lo = 0, hi = s->ngroups, m, a;
 	struct sweep_row r;
+	const struct fast_matrix *M;
 	const uint64_t *D;
 	const char *label = NULL;
 	struct fast_err err;
@@ -251,8 +252,9 @@ static void upgrade_ident(const struct sweep_spec *s, uint64_t id, struct gen_ca
 	}
 	ident[0] = '\0';
 	sweep_spec_case(s, lo, id, &r, &m, &a);
-	if (!gc->ok || !(D = sweep_spec_matrix(s, lo, &gc->t, m, &label)))
+	if (!gc->ok || !(M = sweep_spec_matrix(s, lo, &gc->t, m, &label)))
 		return;
+	D = M->bytes;
 	sweep_case_measures(s, lo, a, D, label, &r);
 	snprintf(ident, len, "%s", r.ident);
 }

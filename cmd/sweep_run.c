@@ -19,6 +19,7 @@ void sweep_run_case(const struct sweep_spec *s, uint32_t g, uint64_t id, uint32_
 		    struct sweep_row *bound, bool *bounded, struct sweep_row *r)
 {
 	const struct fast_topo *t = &s->topos[s->groups[g].topo].topo;
+	const struct fast_matrix *M = NULL;
 	const uint64_t *D = NULL;
 	const char *label = NULL;
 
@@ -27,13 +28,14 @@ void sweep_run_case(const struct sweep_spec *s, uint32_t g, uint64_t id, uint32_
 		snprintf(r->status, sizeof r->status, "error:traffic: %.120s", gen_err->msg);
 		sweep_sanitize(r->status);
 	} else {
-		D = sweep_spec_matrix(s, g, gen, m, &label);
+		M = sweep_spec_matrix(s, g, gen, m, &label);
+		D = M ? M->bytes : NULL;
 		if (!D) {
 			snprintf(r->status, sizeof r->status, "error:traffic: matrix %u not generated", m);
 		} else {
 			if (!*bounded) {
 				sweep_row_init(bound);
-				sweep_case_bound(t, D, &s->eval, bound);
+				sweep_case_bound(t, M, &s->eval, bound);
 				*bounded = true;
 			}
 			sweep_case_measures(s, g, a, D, label, r);
@@ -95,15 +97,16 @@ void sweep_row_trace_identity(struct sweep_row *r, const struct fast_topo *t, co
 }
 
 void gate_case_eval(const struct fast_topo *t, const char *topo_name, const char *traffic_path,
-		    uint32_t mi, const char *label, const uint64_t *D, const char *algo,
+		    uint32_t mi, const struct fast_matrix *M, const char *algo,
 		    const struct fast_algo_opts *ao, const char *options, const struct fast_plan *given,
 		    struct fast_plan_view *gv, const struct sweep_eval *ev, double max_ratio,
 		    struct gate_verdict *x)
 {
 	struct sweep_row *r = &x->row;
+	const uint64_t *D = M->bytes;
 
 	sweep_row_init(r);
-	sweep_row_trace_identity(r, t, topo_name, traffic_path, mi, label, D,
+	sweep_row_trace_identity(r, t, topo_name, traffic_path, mi, M->label, D,
 				 given ? given->algo : algo, given ? "plan" : options,
 				 given ? NULL : ao, ev);
 	x->base_s = NAN;
@@ -115,7 +118,7 @@ void gate_case_eval(const struct fast_topo *t, const char *topo_name, const char
 			snprintf(x->why, sizeof x->why, "plan check: %.180s", err.msg);
 		}
 	}
-	sweep_case_bound(t, D, ev, r);
+	sweep_case_bound(t, M, ev, r);
 	sweep_case_run(t, D, algo, ao, given ? gv : NULL, ev, r);
 	if (given)
 		fast_plan_view_close(gv);

@@ -17,6 +17,7 @@
 #include "lib/bound.h"
 #include "lib/check.h"
 #include "sim/sim.h"
+#include "tok.h"
 
 #define MB (UINT64_C(1000000))
 
@@ -726,8 +727,197 @@ static void test_sim__never_beats_lp_bound(void)
 	}
 }
 
+/* --- token plans ------------------------------------------------------ */
+
+/* Simulate token plan p for matrix m (REDIST expands over its groups) and
+ * return the time; the bound of m too. */
+static double tok_sim(const struct fast_topo *t, const struct fast_plan *p,
+		      const struct fast_matrix *m, struct fast_sim_result *r, double *bound_s)
+{
+	struct fast_bound b;
+	struct fast_err err = { 0 };
+	int rc = fast_sim_run_m(t, p, m, NULL, r, &err);
+
+	if (rc != 0)
+		fprintf(stderr, "sim: %s\n", err.msg);
+	CU_ASSERT_FATAL(rc == 0);
+	CU_ASSERT_FATAL(fast_bound_matrix(t, m, &b, &err) == 0);
+	*bound_s = b.lp_s;
+	return r->time_s;
+}
+
+static void tok_xfer(struct fast_plan *p, uint32_t from, uint32_t to, uint32_t g, uint32_t mask,
+		     uint64_t len)
+{
+	CU_ASSERT_FATAL(fast_plan_add_xfer(p, from, to, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_add_piece(p, g, mask, 0, len, NULL) == 0);
+}
+
+/* A sum of n inputs of L bytes moves (n + 1) L bytes over the GPU's
+ * reduction resource at scale-up bandwidth.  1 x 4, no latency or
+ * overheads; combine group (GPU 0, {1, 2, 3}), L = 100 MB:
+ *   step 0 up   GPU 2 -> 1 contribution {2}             L / Bu = 1 ms
+ *   step 1 sum  at GPU 1: {1} + {2}                     3L / Bu = 3 ms
+ *   step 2 up   GPU 1 -> 0 {1,2} and GPU 3 -> 0 {3}     2L / Bu = 2 ms
+ * (the two share GPU 0's ingress port): 6 ms. */
+static void test_sim__reduce_costs_memory_bytes(void)
+{
+	struct fast_topo t = topo_small(1, 4, FAST_UP_SWITCH);
+	struct fast_traffic tr;
+	struct fast_plan p;
+	struct fast_sim_result r;
+	double bound_s;
+	int m1, m2, m12, m3;
+	char name[64];
+
+	t.up.latency_us = t.up.step_overhead_us = 0;
+	tok_init(&tr, 4, FAST_TRAFFIC_COMBINE, 100 * MB);
+	tok_group(&tr, 0, 1, 3, (const uint32_t[]){ 1, 2, 3 });
+	tok_done(&tr);
+	fast_plan_init(&p, 1, 4, "test");
+	p.kind = FAST_TRAFFIC_COMBINE;
+	m1 = fast_plan_add_mask(&p, 0x1, NULL);
+	m2 = fast_plan_add_mask(&p, 0x2, NULL);
+	m12 = fast_plan_add_mask(&p, 0x3, NULL);
+	m3 = fast_plan_add_mask(&p, 0x4, NULL);
+	CU_ASSERT_FATAL(m1 >= 0 && m2 >= 0 && m12 >= 0 && m3 >= 0);
+	step(&p, FAST_TIER_UP);
+	tok_xfer(&p, 2, 1, 0, (uint32_t)m2, 100 * MB);
+	CU_ASSERT_FATAL(fast_plan_add_step(&p, FAST_STEP_REDUCE, FAST_TIER_UP, NULL) == 1);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
+	tok_xfer(&p, 1, 1, 0, (uint32_t)m1, 100 * MB);
+	CU_ASSERT_FATAL(fast_plan_add_piece(&p, 0, (uint32_t)m2, 0, 100 * MB, NULL) == 0);
+	step(&p, FAST_TIER_UP);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 2, 1, false, NULL) == 0);
+	tok_xfer(&p, 1, 0, 0, (uint32_t)m12, 100 * MB);
+	tok_xfer(&p, 3, 0, 0, (uint32_t)m3, 100 * MB);
+
+	tok_sim(&t, &p, &tr.m[0], &r, &bound_s);
+	NEAR(r.time_s, 6e-3);
+	NEAR(r.steps[1].end_s - r.steps[1].start_s, 3e-3);
+	CU_ASSERT_EQUAL(r.steps[1].bytes, 300 * MB);
+	{
+		const struct fast_sim_res *red = &r.res[r.nres - 4 + 1];
+		CU_ASSERT_EQUAL(red->kind, FAST_RES_GPU_REDUCE);
+		CU_ASSERT_EQUAL(red->gpu, 1);
+		CU_ASSERT_EQUAL(red->bytes, 300 * MB);
+		CU_ASSERT_STRING_EQUAL(fast_sim_res_name(&t, red, name, sizeof name), "s0 gpu1 reduce");
+	}
+	CU_ASSERT(r.time_s >= bound_s);
+	CU_ASSERT(bound_s > 0);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+	fast_traffic_free(&tr);
+}
+
+/* A dispatch token relayed through a third server (A -> B -> C), B a
+ * destination and not: the token bound counts A's egress, B's and C's
+ * ingress once, and the relayed plans take at least that. */
+static void test_sim__relayed_token_plans_above_bound(void)
+{
+	struct fast_topo t = topo_small(3, 2, FAST_UP_SWITCH);
+	const uint64_t L = 50 * MB;
+
+	for (int through_dest = 0; through_dest < 2; through_dest++) {
+		struct fast_traffic tr;
+		struct fast_plan p;
+		struct fast_sim_result r;
+		double bound_s;
+
+		tok_init(&tr, 6, FAST_TRAFFIC_DISPATCH, L);
+		if (through_dest)
+			tok_group(&tr, 0, 1, 2, (const uint32_t[]){ 2, 4 });
+		else
+			tok_group(&tr, 0, 1, 1, (const uint32_t[]){ 4 });
+		tok_done(&tr);
+		fast_plan_init(&p, 3, 2, "test");
+		p.kind = FAST_TRAFFIC_DISPATCH;
+		step(&p, FAST_TIER_OUT);
+		tok_xfer(&p, 0, 2, 0, 0, L);
+		step(&p, FAST_TIER_OUT);
+		CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
+		tok_xfer(&p, 2, 4, 0, 0, L);
+		tok_sim(&t, &p, &tr.m[0], &r, &bound_s);
+		/* two hops of L over 10 GB/s NICs, each after its step's
+		 * overhead and latency */
+		NEAR(r.time_s, 2 * ((double)L / OUT_BW + OUT_A + OUT_O));
+		CU_ASSERT(r.time_s >= bound_s);
+		/* L leaves server 0 over 2 NICs at best (relayed over fast
+		 * scale-up): half of one hop */
+		CU_ASSERT(bound_s >= (double)L / (2 * OUT_BW) * (1 - 1e-9));
+		fast_sim_result_free(&r);
+		fast_plan_free(&p);
+		fast_traffic_free(&tr);
+	}
+}
+
+/* A combine whose contributions from server C are relayed through B and
+ * reduced there with B's before one value crosses to A; and the two
+ * example token plans (rail stages, redistribution over groups, a partial
+ * sum).  Simulated time >= token bound for each. */
+static void test_sim__reduced_token_plans_above_bound(void)
+{
+	struct fast_topo t = topo_small(3, 2, FAST_UP_SWITCH);
+	const uint64_t L = 20 * MB;
+	struct fast_traffic tr;
+	struct fast_plan p;
+	struct fast_sim_result r;
+	double bound_s;
+	int m0, m1, m2, m012;
+
+	/* group (GPU 0, {2, 3, 4}): bits 0, 1, 2 = GPUs 2, 3, 4 */
+	tok_init(&tr, 6, FAST_TRAFFIC_COMBINE, L);
+	tok_group(&tr, 0, 1, 3, (const uint32_t[]){ 2, 3, 4 });
+	tok_done(&tr);
+	fast_plan_init(&p, 3, 2, "test");
+	p.kind = FAST_TRAFFIC_COMBINE;
+	m0 = fast_plan_add_mask(&p, 0x1, NULL);
+	m1 = fast_plan_add_mask(&p, 0x2, NULL);
+	m2 = fast_plan_add_mask(&p, 0x4, NULL);
+	m012 = fast_plan_add_mask(&p, 0x7, NULL);
+	CU_ASSERT_FATAL(m0 >= 0 && m1 >= 0 && m2 >= 0 && m012 >= 0);
+	step(&p, FAST_TIER_OUT);
+	tok_xfer(&p, 4, 2, 0, (uint32_t)m2, L);
+	step(&p, FAST_TIER_UP);
+	tok_xfer(&p, 3, 2, 0, (uint32_t)m1, L);
+	CU_ASSERT_FATAL(fast_plan_add_step(&p, FAST_STEP_REDUCE, FAST_TIER_UP, NULL) == 2);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 2, 0, false, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 2, 1, false, NULL) == 0);
+	tok_xfer(&p, 2, 2, 0, (uint32_t)m0, L);
+	CU_ASSERT_FATAL(fast_plan_add_piece(&p, 0, (uint32_t)m1, 0, L, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_add_piece(&p, 0, (uint32_t)m2, 0, L, NULL) == 0);
+	step(&p, FAST_TIER_OUT);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 3, 2, false, NULL) == 0);
+	tok_xfer(&p, 2, 0, 0, (uint32_t)m012, L);
+	tok_sim(&t, &p, &tr.m[0], &r, &bound_s);
+	/* out hop, then the sum of 3 inputs (4L over 100 GB/s), then out */
+	NEAR(r.time_s, 2 * ((double)L / OUT_BW + OUT_A + OUT_O) + 4.0 * (double)L / UP_BW + UP_A + UP_O);
+	CU_ASSERT(r.time_s >= bound_s);
+	CU_ASSERT(bound_s > 0);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+	fast_traffic_free(&tr);
+
+	for (int combine = 0; combine < 2; combine++) {
+		struct fast_topo t2 = topo_small(2, 2, FAST_UP_SWITCH);
+		if (combine)
+			tok_combine_example(&tr, &p);
+		else
+			tok_dispatch_example(&tr, &p);
+		tok_sim(&t2, &p, &tr.m[0], &r, &bound_s);
+		CU_ASSERT(r.time_s >= bound_s);
+		CU_ASSERT(bound_s > 0);
+		fast_sim_result_free(&r);
+		fast_plan_free(&p);
+		fast_traffic_free(&tr);
+	}
+}
+
 UNIT_MAIN("sim",
 	  UNIT_TEST(test_sim__one_flow),
+	  UNIT_TEST(test_sim__reduce_costs_memory_bytes),
+	  UNIT_TEST(test_sim__relayed_token_plans_above_bound),
+	  UNIT_TEST(test_sim__reduced_token_plans_above_bound),
 	  UNIT_TEST(test_sim__two_flows_share_port),
 	  UNIT_TEST(test_sim__max_min_three_flows),
 	  UNIT_TEST(test_sim__one_to_one_stage),
