@@ -62,9 +62,9 @@ int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uin
 		const struct fast_matrix *m, struct run_row *out);
 /* Does matrix m run as tokens, m passed to run_measure (a token program
  * over its groups, buffers per group), rather than over its per-GPU byte
- * matrix?  With plan (replayed, may be NULL) a token plan, on the fly an
- * algorithm that compiles token plans (run_token_algo), and m token
- * traffic. */
+ * matrix?  When m is token traffic and not run by MPI_Alltoallv: with
+ * plan (replayed, may be NULL) a token plan, on the fly an algorithm that
+ * compiles token plans (fast, hier: deduplicated per server). */
 bool run_as_tokens(const struct run_ctx *c, const struct fast_matrix *m,
 		   const struct fast_plan *plan);
 /* Bytes of memory this host has available ($FAST_MEM_AVAILABLE, else

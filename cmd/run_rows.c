@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include "lib/json.h"
+#include "lib/algo.h"
 #include "run.h"
 
 /* --- output -------------------------------------------------------------------------- */
@@ -202,9 +203,14 @@ static uint64_t sweep_steps(const struct run_opts *o)
 bool run_as_tokens(const struct run_ctx *c, const struct fast_matrix *m,
 		   const struct fast_plan *plan)
 {
+	const struct fast_algo *a;
+
 	if (m->kind == FAST_TRAFFIC_BYTES || c->mpi)
 		return false;
-	return plan ? plan->kind != FAST_TRAFFIC_BYTES : false;
+	if (plan)
+		return plan->kind != FAST_TRAFFIC_BYTES;
+	a = fast_algo_find(c->o->algo);
+	return a && a->compile_tokens; /* fast_exec_opts' dedup: server */
 }
 
 int run_rows(struct run_ctx *c, const struct fast_traffic *t, const struct fast_planset *ps)

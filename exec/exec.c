@@ -344,7 +344,8 @@ static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan,
 		h = fast_hash_bytes(h, &ph, sizeof ph);
 	} else {
 		const struct fast_algo_opts *o = &x->opts.algo_opts;
-		uint32_t fields[3] = { (uint32_t)o->stages, (uint32_t)o->order, (uint32_t)o->balance };
+		uint32_t fields[4] = { (uint32_t)o->stages, (uint32_t)o->order, (uint32_t)o->balance,
+				       (uint32_t)o->dedup };
 		h = fast_hash_bytes(h, x->algo, strlen(x->algo));
 		h = fast_hash_bytes(h, fields, sizeof fields);
 		h = fast_hash_bytes(h, &o->peers, sizeof o->peers);
@@ -382,10 +383,16 @@ static int prepared_open(struct fast_exec *x, const struct fast_plan *plan,
 
 	memset(pp, 0, sizeof *pp);
 	if (!plan) {
-		rc = sv->m ? fast_err_set(err, FAST_EUSAGE, "algorithm '%s' compiles no token plans",
-					  x->algo)
-			   : fast_compile(x->algo, &x->topo, sv->D, &x->opts.algo_opts, &pp->compiled,
-					  err);
+		const struct fast_algo *a = fast_algo_find(x->algo);
+		if (sv->m && (!a || !a->compile_tokens || x->opts.algo_opts.dedup != FAST_DEDUP_SERVER))
+			rc = fast_err_set(err, FAST_EUSAGE,
+					  "algorithm '%s' compiles no token plans (with this dedup): run the token traffic's byte matrix",
+					  x->algo);
+		else
+			rc = sv->m ? fast_compile_matrix(x->algo, &x->topo, sv->m, &x->opts.algo_opts,
+							 &pp->compiled, err)
+				   : fast_compile(x->algo, &x->topo, sv->D, &x->opts.algo_opts,
+						  &pp->compiled, err);
 		if (rc < 0)
 			return rc;
 		pp->have_compiled = true;
