@@ -47,6 +47,7 @@ struct run_row {
 	uint64_t *staging_rank; /* per rank (rank 0 only; owned by the row) */
 	uint32_t passes, waves;
 	uint64_t hits, lookups;
+	enum fast_traffic_kind moves; /* bytes, or the token groups of a dispatch / combine */
 };
 
 /* A failure said once: every rank learns the worst (largest) exit status

@@ -367,6 +367,13 @@ int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uin
 	if (o->check) {
 		if ((rc = fast_exec_download(c->x, hr, rb, w.rtot, &err)) < 0)
 			goto done;
+		/* Fault injection for the test suite: FAST_TEST_CORRUPT_RANK=r
+		 * flips a bit of rank r's first received byte before the check,
+		 * so that tests can prove a wrong byte is counted and fails the
+		 * run. */
+		const char *corrupt = getenv("FAST_TEST_CORRUPT_RANK");
+		if (corrupt && *corrupt && atoi(corrupt) == c->rank && w.rtot)
+			hr[0] ^= 1;
 		wrong = work_wrong(c, &w, hr);
 	}
 	for (uint32_t i = 0; i < o->warmup; i++) {
@@ -420,6 +427,7 @@ int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uin
 		out->busbw = bw.busbw_GBps;
 	}
 	out->wrong = all_wrong;
+	out->moves = m ? m->kind : FAST_TRAFFIC_BYTES;
 done:
 	st = run_report_agreed(c, rc < 0 ? fast_err_exit_status(rc) : 0, &err);
 	fast_exec_free(c->x, sb);

@@ -93,9 +93,10 @@ static void print_json(const struct run_ctx *c, const struct run_row *rows, size
 		fast_json_put_double(stdout, w->busbw);
 		printf(", \"wrong\": %llu, \"synthesis_s\": ", (unsigned long long)w->wrong);
 		fast_json_put_double(stdout, w->synth_us / 1e6);
-		printf(", \"staging_bytes\": %llu, \"passes\": %u, \"waves\": %u, \"cache_hits\": %llu, "
-		       "\"cache_lookups\": %llu",
-		       (unsigned long long)w->staging, w->passes, w->waves, (unsigned long long)w->hits,
+		printf(", \"staging_bytes\": %llu, \"passes\": %u, \"waves\": %u, \"moves\": \"%s\", "
+		       "\"cache_hits\": %llu, \"cache_lookups\": %llu",
+		       (unsigned long long)w->staging, w->passes, w->waves,
+		       fast_traffic_kind_name(w->moves), (unsigned long long)w->hits,
 		       (unsigned long long)w->lookups);
 		if (w->staging_rank) {
 			printf(", \"staging_bytes_per_rank\": [");

@@ -32,6 +32,17 @@
  * locations are rewritten to arena offsets.  The arena is the high-water
  * mark.
  *
+ * Token plans (prog.h, fast_prog_build_tokens).  A value is (src, dst):
+ * message D[src][dst] of a byte plan, group src of a dispatch plan (dst
+ * 0), group src with the contributions of value id dst of a combine plan
+ * (the plan's distinct masks, sorted, then the sums no piece names).  What
+ * a value is to this rank decides everything else: own() (held from the
+ * start in the send buffer) and land() (where arriving bytes go: final
+ * into the receive buffer, held there for forwarding when a dispatch
+ * destination relays them; summed into the result at a combine src; else
+ * staging).  A REDUCE transfer is a new staging block: its first input
+ * copied, the others added.
+ *
  * Passes.  With passes = k > 1 the plan runs k times, pass j on the slice
  * [floor(j*M/k), floor((j+1)*M/k)) of every message of M bytes, chunks
  * merged (a chunk boundary inside a slice has no meaning), one pass after
