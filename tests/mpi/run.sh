@@ -173,6 +173,13 @@ run "tokens: a corrupted receive buffer counts as wrong (exit 1)" 1 \
 run "tokens: fanout runs the per-GPU bytes" 0 \
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TOK8" --algo fanout $QUICK --json &&
 	{ [ "$(grep -c '"wrong": 0, .*"moves": "bytes"' "$TMP/out")" = 2 ] || bad "tokens: fanout rows do not move bytes"; }
+# a staging cap on token programs (57 KiB / 74 KiB uncapped): every group
+# sliced into passes, no rank's arena over 8 KiB
+run "tokens: --max-staging 8K runs in passes" 0 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TOK8" --algo fast --max-staging 8K $QUICK --json &&
+	tokrows "tokens: --max-staging" &&
+	{ [ "$(grep -c '"staging_bytes": \([0-9]\{1,3\}\|[0-7][0-9]\{3\}\|8[01][0-9][0-9]\|819[0-2]\), "passes": \([2-9]\|[1-9][0-9]\)' "$TMP/out")" = 2 ] ||
+		bad "tokens: --max-staging: rows not within 8 KiB in several passes"; }
 run "tokens: a size sweep of token rows is refused (exit 2)" 2 \
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TOK8" --algo fast -b 1K -e 4K $QUICK &&
 	{ [ "$(grep -c 'matrix 0 (.step0/dispatch.) runs as token groups' "$TMP/out")" = 1 ] || bad "tokens: sweep refusal not said once"; }
