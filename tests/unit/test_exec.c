@@ -242,38 +242,47 @@ static long interpret_tokens(struct fast_prog **progs, const struct fast_matrix 
 	return wrong;
 }
 
-/* Build every rank's program of expanded plan ex, interpret.  Returns
- * wrong bytes (< 0: see interpret; -10: a build failed with *code, the
- * message in *err). */
-static long run_expanded(const struct fast_plan *ex, const uint64_t *D, uint32_t passes,
-			 uint64_t *max_staging, int *code, struct fast_err *err)
+/* Build every rank's program of plan p, over byte matrix D or (m not
+ * NULL) token matrix m, and interpret.  Returns wrong bytes (< 0: see
+ * walk; -10: a build failed with *code, the message in *err); *staging:
+ * the largest arena. */
+static long run_plan(const struct fast_plan *p, const uint64_t *D, const struct fast_matrix *m,
+		     uint32_t passes, uint64_t *staging, int *code, struct fast_err *err)
 {
-	uint32_t ng = ex->servers * ex->gpus;
+	uint32_t ng = p->servers * p->gpus;
 	struct fast_prog **progs = calloc(ng, sizeof *progs);
 	struct fast_plan_view v;
 	long wrong = -10;
 
-	*max_staging = 0;
-	if (fast_plan_view_open(&v, ex, err) < 0) {
+	*staging = 0;
+	*code = 0;
+	if ((m ? fast_plan_view_open_m(&v, p, m, ng, err) : fast_plan_view_open(&v, p, err)) < 0) {
 		*code = err->code;
 		free(progs);
 		return wrong;
 	}
 	for (uint32_t r = 0; r < ng; r++) {
-		if (fast_prog_build(&v, D, r, passes, &progs[r], err) < 0) {
+		if ((m ? fast_prog_build_tokens(&v, m, r, passes, &progs[r], err)
+		       : fast_prog_build(&v, D, r, passes, &progs[r], err)) < 0) {
 			*code = err->code;
 			goto out;
 		}
-		if (progs[r]->staging > *max_staging)
-			*max_staging = progs[r]->staging;
+		if (progs[r]->staging > *staging)
+			*staging = progs[r]->staging;
 	}
-	wrong = interpret(progs, D, ng);
+	wrong = m ? interpret_tokens(progs, m, ng) : interpret(progs, D, ng);
 out:
 	for (uint32_t r = 0; r < ng; r++)
 		fast_prog_free(progs[r]);
 	free(progs);
 	fast_plan_view_close(&v);
 	return wrong;
+}
+
+static long run_expanded(const struct fast_plan *ex, const uint64_t *D, uint32_t passes,
+			 uint64_t *max_staging, int *code, struct fast_err *err)
+{
+	return run_plan(ex, D, NULL, passes, max_staging, code, err);
 }
 
 /* Compile, expand, build every rank's program, interpret (run_expanded). */
@@ -557,39 +566,10 @@ static void tok_matrix_free(struct fast_matrix *m)
 	free(m->dsts);
 }
 
-/* Build every rank's program of explicit token plan p over m, interpret.
- * Returns wrong bytes (< 0: see walk; -10: a build failed with *code, the
- * message in *err); *staging: the largest arena. */
 static long run_tokens(const struct fast_plan *p, const struct fast_matrix *m, uint32_t passes,
 		       uint64_t *staging, int *code, struct fast_err *err)
 {
-	uint32_t ng = p->servers * p->gpus;
-	struct fast_prog **progs = calloc(ng, sizeof *progs);
-	struct fast_plan_view v;
-	long wrong = -10;
-
-	if (fast_plan_view_open_m(&v, p, m, ng, err) < 0) {
-		*code = err->code;
-		free(progs);
-		return wrong;
-	}
-	*staging = 0;
-	*code = 0;
-	for (uint32_t r = 0; r < ng; r++) {
-		if (fast_prog_build_tokens(&v, m, r, passes, &progs[r], err) < 0) {
-			*code = err->code;
-			goto out;
-		}
-		if (progs[r]->staging > *staging)
-			*staging = progs[r]->staging;
-	}
-	wrong = interpret_tokens(progs, m, ng);
-out:
-	for (uint32_t r = 0; r < ng; r++)
-		fast_prog_free(progs[r]);
-	free(progs);
-	fast_plan_view_close(&v);
-	return wrong;
+	return run_plan(p, NULL, m, passes, staging, code, err);
 }
 
 /* A step of a hand-made token plan: kind, tier, deps (-1 ends), chunks,
@@ -815,24 +795,14 @@ static void test_exec__token_schedules_property(void)
 			CU_ASSERT_EQUAL(p.kind, k);
 			CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, ng, &err), 0);
 			for (uint32_t passes = 1; passes <= 3; passes += 2) {
-				struct fast_plan_view v;
-				struct fast_prog **progs = calloc(ng, sizeof *progs);
-				long w = -10;
-				CU_ASSERT_FATAL(fast_plan_view_open_m(&v, &p, &m, ng, &err) == 0);
-				for (uint32_t r = 0; r < ng; r++)
-					if (fast_prog_build_tokens(&v, &m, r, passes, &progs[r], &err) < 0)
-						goto built;
-				w = interpret_tokens(progs, &m, ng);
-				runs++;
-			built:
+				uint64_t stg;
+				int code;
+				long w = run_tokens(&p, &m, passes, &stg, &code, &err);
 				if (w != 0)
 					fprintf(stderr, "\n%s %s %ux%u, %u passes: %ld: %s\n", p.algo,
 						fast_traffic_kind_name(k), n, g, passes, w, w == -10 ? err.msg : "");
 				CU_ASSERT_EQUAL(w, 0);
-				for (uint32_t r = 0; r < ng; r++)
-					fast_prog_free(progs[r]);
-				free(progs);
-				fast_plan_view_close(&v);
+				runs += w == 0;
 			}
 			fast_plan_free(&p);
 		}
