@@ -163,6 +163,13 @@ then
 else
 	bad "tokens: could not mutate the hier plan"
 fi
+# a token plan serves token traffic of its kind: against the byte matrix
+# of the same router it is bad input (exit 3), said once
+"$FAST" gen $TOPO8 --pattern moe --tokens 48 --token-bytes 192 -o "$TMP/b8.json" >/dev/null 2>&1
+run "tokens: a token plan for a byte matrix is refused (exit 3)" 3 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TMP/b8.json" --plan "$TMP/tplan.json" -n 1 -w 0 &&
+	{ [ "$(grep -c 'plans/0: a dispatch plan cannot serve a bytes matrix' "$TMP/out")" = 1 ] ||
+		bad "tokens: the kind refusal not said once"; }
 # the check counts what is wrong: one flipped byte received by rank 3 in
 # each of the two rows (FAST_TEST_CORRUPT_RANK), exit 1
 run "tokens: a corrupted receive buffer counts as wrong (exit 1)" 1 \
