@@ -418,7 +418,19 @@ struct fast_plan_summary {
  * figure is a property of the plan and the order, not of a timed run: a
  * GPU that in reality still holds relay bytes of one step while a
  * concurrent step (ordered after the one that sends them on) delivers more
- * can hold more than reported.  Local copies (from == to) stage nothing. */
+ * can hold more than reported.  Local copies (from == to) stage nothing.
+ *
+ * Token plans (summarised on a view opened with their matrix,
+ * fast_plan_view_open_m; FAST_EINPUT without it): a piece's "orig src" is
+ * its origin (src(g) in dispatch; in combine the GPU whose own
+ * contribution, alone, the value is) and its "orig dst" its final place
+ * (every GPU of Dest(g) in dispatch, src(g) in combine).  bytes_relayed
+ * counts pieces sent by a GPU that is not their origin.  A REDUCE step at
+ * x replaces the inputs x staged by one value of the sum's length (which
+ * x then stages until it sends it on).  bytes_out, as for every plan, is
+ * the bytes of tier-out steps (local copies excluded): the bytes crossing
+ * servers when every tier-out transfer joins two servers, as the
+ * compilers' do (the checker does not require it). */
 int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
 			struct fast_err *err);
 /* Peak staging bytes of every GPU (peak[servers * gpus], caller

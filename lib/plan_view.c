@@ -146,8 +146,45 @@ int fast_plan_fits_matrix(const struct fast_plan *p, const struct fast_matrix *m
 
 /* --- summaries ------------------------------------------------------------ */
 
+/* Is GPU x the origin of the piece's bytes (they start there: a byte
+ * plan's src, a dispatch group's src, a combine GPU's own contribution
+ * alone) or their final place (a byte plan's dst, Dest(g) in dispatch,
+ * src(g) in combine)?  m: the groups of a token plan. */
+static bool is_origin(const struct fast_plan *e, const struct fast_matrix *m, uint32_t x,
+		      const struct fast_piece *pc)
+{
+	const struct fast_group *g;
+
+	if (e->kind == FAST_TRAFFIC_BYTES)
+		return pc->src == x;
+	g = &m->groups[pc->src];
+	if (e->kind == FAST_TRAFFIC_DISPATCH)
+		return g->src == x;
+	for (uint32_t i = 0; i < g->ndst; i++)
+		if (m->dsts[g->dst0 + i] == x)
+			return e->masks[pc->dst] == UINT64_C(1) << i;
+	return false;
+}
+
+static bool is_final(const struct fast_plan *e, const struct fast_matrix *m, uint32_t x,
+		     const struct fast_piece *pc)
+{
+	const struct fast_group *g;
+
+	if (e->kind == FAST_TRAFFIC_BYTES)
+		return pc->dst == x;
+	g = &m->groups[pc->src];
+	if (e->kind == FAST_TRAFFIC_COMBINE)
+		return g->src == x;
+	for (uint32_t i = 0; i < g->ndst; i++)
+		if (m->dsts[g->dst0 + i] == x)
+			return true;
+	return false;
+}
+
 /* Staging on an explicit, valid plan (see plan.h for the definition). */
-static int staging(const struct fast_plan *e, uint64_t *peak, struct fast_err *err)
+static int staging(const struct fast_plan *e, const struct fast_matrix *m, uint64_t *peak,
+		   struct fast_err *err)
 {
 	uint32_t ng = e->servers * e->gpus;
 	uint64_t *held = fast_calloc(ng, sizeof *held);
@@ -164,11 +201,27 @@ static int staging(const struct fast_plan *e, uint64_t *peak, struct fast_err *e
 		goto out;
 	for (size_t i = 0; i < e->nsteps; i++) {
 		const struct fast_step *s = &e->steps[order[i]];
+		if (s->kind == FAST_STEP_REDUCE) {
+			/* a sum at x replaces the inputs x held for others by one
+			 * value it holds for others */
+			for (uint32_t j = 0; j < s->nxfers; j++) {
+				const struct fast_xfer *x = &e->xfers[s->xfer0 + j];
+				uint64_t len = e->pieces[x->piece0].len;
+				for (uint32_t k = 0; k < x->npieces; k++)
+					if (!is_origin(e, m, x->to, &e->pieces[x->piece0 + k]))
+						held[x->to] -= len < held[x->to] ? len : held[x->to];
+				held[x->to] += len;
+				if (held[x->to] > peak[x->to])
+					peak[x->to] = held[x->to];
+			}
+			continue;
+		}
 		for (uint32_t j = 0; j < s->nxfers; j++) {
 			const struct fast_xfer *x = &e->xfers[s->xfer0 + j];
 			for (uint32_t k = 0; k < x->npieces; k++) {
 				const struct fast_piece *pc = &e->pieces[x->piece0 + k];
-				if (x->to != pc->src && x->to != pc->dst && x->to != x->from)
+				if (x->to != x->from && !is_origin(e, m, x->to, pc) &&
+				    !is_final(e, m, x->to, pc))
 					held[x->to] += pc->len;
 			}
 			if (held[x->to] > peak[x->to])
@@ -180,7 +233,7 @@ static int staging(const struct fast_plan *e, uint64_t *peak, struct fast_err *e
 				continue;
 			for (uint32_t k = 0; k < x->npieces; k++) {
 				const struct fast_piece *pc = &e->pieces[x->piece0 + k];
-				if (x->from != pc->src && x->from != pc->dst)
+				if (!is_origin(e, m, x->from, pc) && !is_final(e, m, x->from, pc))
 					held[x->from] -= pc->len < held[x->from] ? pc->len
 										 : held[x->from];
 			}
@@ -200,6 +253,9 @@ int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_su
 	uint64_t *own = NULL;
 	int rc;
 
+	if (e->kind != FAST_TRAFFIC_BYTES && !v->m)
+		return fast_err_set(err, FAST_EINPUT, "the summary of a %s plan needs the traffic it "
+				    "serves (its groups)", fast_traffic_kind_name(e->kind));
 	memset(&sm, 0, sizeof sm);
 	for (size_t t = 0; t < p->nsteps; t++) {
 		const struct fast_step *s = &p->steps[t];
@@ -221,7 +277,7 @@ int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_su
 				continue; /* a local copy moves nothing over a link */
 			step_bytes += x->bytes;
 			for (uint32_t k = 0; k < x->npieces; k++)
-				if (e->pieces[x->piece0 + k].src != x->from)
+				if (!is_origin(e, v->m, x->from, &e->pieces[x->piece0 + k]))
 					sm.bytes_relayed += e->pieces[x->piece0 + k].len;
 		}
 		if (s->tier == FAST_TIER_UP)
@@ -238,7 +294,7 @@ int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_su
 		if (!peak)
 			return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (summary)");
 	}
-	rc = staging(e, peak, err);
+	rc = staging(e, v->m, peak, err);
 	if (rc == 0) {
 		for (uint32_t g = 0; g < e->servers * e->gpus; g++)
 			if (peak[g] > sm.peak_staging) {
