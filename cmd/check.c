@@ -41,7 +41,8 @@ const char cmd_check_usage[] =
 	"  --matrix I         check only the plan for matrix I\n"
 	"  --json             machine-readable result\n"
 	"  --max-gpus N       refuse more than N GPUs in total (default 16384)\n"
-	"  --max-traffic-bytes B  refuse traffic whose dense matrices need more (default 4G)\n";
+	"  --max-traffic-bytes B  refuse traffic whose dense matrices need more (default 4G)\n"
+	"  --max-groups N     refuse traffic of more than N token groups (default 16777216)\n";
 
 int cmd_check(int argc, char **argv)
 {

@@ -46,6 +46,7 @@ const char cmd_traffic_usage[] =
 	"  --json             machine-readable summary (show)\n"
 	"  --max-gpus N       refuse more than N GPUs (default 16384)\n"
 	"  --max-traffic-bytes B  refuse traffic whose dense matrices need more (default 4G)\n"
+	"  --max-groups N     refuse traffic of more than N token groups (default 16777216)\n"
 	"  -o OUT             output file (convert; - = stdout, the default)\n";
 
 #define DEFAULT_G 8u

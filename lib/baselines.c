@@ -547,7 +547,7 @@ int fast_compile_hier_tokens(const struct fast_topo *topo, const struct fast_mat
 	p.kind = m->kind;
 	snprintf(p.options, sizeof(p.options), "chunk=%llu", (unsigned long long)chunk);
 	tok_build_init(&tb, &p, m, topo->servers, topo->gpus, err);
-	rc = tok_local_step(&tb, &local);
+	rc = tok_local_step(&tb, -1, &local);
 	for (uint64_t r = 0; rc == 0 && any; r++) {
 		int gid, rid, oid, fid, deps[3];
 		if ((rc = hier_round(&ts, r, chunk, &tb, &any)) < 0 || !any)

@@ -18,13 +18,16 @@
  *
  * Combine is the mirror, on the same lanes and stages: lane (B -> A, i)
  * carries what dispatch lane (A -> B, i) carries, each piece with the mask
- * of Dest(g) on B; before rail stage k, the contributions of what that
- * stage sends from B_i are gathered onto B_i and summed there (a gather
- * and a REDUCE step per stage, stage k's waiting for stage k-1's so that
- * scale-up does them in stage order); stage k's REDIST forwards what A_i
- * received to src(g).  Local contributions go to src directly.  The
- * stage permutations are the inverses of dispatch's, the budgets the
- * same, so each stage moves what dispatch's moved, the other way.
+ * of Dest(g) on B, and the stages are dispatch's in reverse order (the
+ * schedule reversed in time), with inverse permutations and the same
+ * budgets.  Before each rail stage, the contributions of what it sends
+ * from B_i are gathered onto B_i and summed there (a gather and a REDUCE
+ * step per stage, each gather waiting for the one before so that
+ * scale-up does them in stage order); the stage's REDIST forwards what
+ * A_i received to src(g).  So the first stage is dispatch's last, the
+ * smallest (split_tail), and its gather and sum, which nothing hides,
+ * are short.  Local contributions go to src directly, after the first
+ * gather (which they would slow down).
  *
  * Workload: a compile per matrix (an MoE layer's dispatch or combine,
  * thousands of groups on tens to hundreds of GPUs).  The piece count
@@ -107,7 +110,7 @@ int tok_streams_build(struct tok_streams *ts, const struct fast_topo *topo,
 	/* every stream is a part of a row of m's per-GPU byte matrix (a
 	 * group counted once where that row counts it once per destination),
 	 * whose sums the loader checked: no overflow below */
-	if (m->kind == FAST_TRAFFIC_BYTES || !m->groups)
+	if (m->kind == FAST_TRAFFIC_BYTES)
 		return fast_err_set(err, FAST_EINPUT, "%s: not token traffic", m->label);
 	t.D = fast_calloc(nk, sizeof *t.D);
 	t.key0 = fast_calloc(nk + 1, sizeof *t.key0);
@@ -310,7 +313,7 @@ int tok_emit(struct tok_build *tb, enum fast_step_kind kind, enum fast_tier_id t
 	return 0;
 }
 
-int tok_local_step(struct tok_build *tb, int *id)
+int tok_local_step(struct tok_build *tb, int after, int *id)
 {
 	const struct fast_matrix *m = tb->m;
 	bool combine = m->kind == FAST_TRAFFIC_COMBINE;
@@ -332,7 +335,7 @@ int tok_local_step(struct tok_build *tb, int *id)
 				return rc;
 		}
 	}
-	return tok_emit(tb, FAST_STEP_EXPLICIT, FAST_TIER_UP, NULL, 0, id);
+	return tok_emit(tb, FAST_STEP_EXPLICIT, FAST_TIER_UP, &after, 1, id);
 }
 
 int tok_gather_reduce(struct tok_build *tb, int after, int *gid, int *rid)
@@ -433,7 +436,8 @@ static int mirror(const struct fast_plan *dp, struct tok_build *tb)
 	int32_t *lane_of = fast_calloc((size_t)N * N * G, sizeof *lane_of);
 	struct cursor *cur = fast_calloc(dp->nlanes ? dp->nlanes : 1, sizeof *cur);
 	uint32_t *inv = fast_calloc(N, sizeof *inv);
-	int rc = 0, local, prev_gather = -1, prev_rail = -1;
+	int rc = 0, local = -1, prev_gather = -1, prev_rail = -1;
+	bool local_done = false;
 
 	if (!lane_of || !cur || !inv) {
 		rc = oom(tb, "combine stages");
@@ -454,9 +458,12 @@ static int mirror(const struct fast_plan *dp, struct tok_build *tb)
 							      tb->err);
 		}
 	}
-	if (rc < 0 || (rc = tok_local_step(tb, &local)) < 0)
+	if (rc < 0)
 		goto out;
-	for (size_t t = 0; t < dp->nsteps && rc == 0; t++) {
+	/* dispatch's stages in reverse (time reversed: its last stage, the
+	 * smallest, whose redistribution was exposed, becomes the first,
+	 * whose gather and sum are exposed) */
+	for (size_t t = dp->nsteps; t-- > 0 && rc == 0;) {
 		const struct fast_step *s = &dp->steps[t];
 		int gid, rid, rail, deps[3];
 		if (s->kind != FAST_STEP_RAIL)
@@ -487,10 +494,18 @@ static int mirror(const struct fast_plan *dp, struct tok_build *tb)
 					}
 				}
 			}
-		if (rc < 0 || (rc = tok_gather_reduce(tb, prev_gather, &gid, &rid)) < 0)
+		if (rc < 0)
+			break;
+		if (tb->nitems == 0) /* its lanes went in the stages before */
+			continue;
+		if ((rc = tok_gather_reduce(tb, prev_gather, &gid, &rid)) < 0)
 			break;
 		if (gid >= 0)
 			prev_gather = gid;
+		/* the local sums go after the first gather, which is exposed */
+		if (!local_done && (rc = tok_local_step(tb, gid, &local)) < 0)
+			break;
+		local_done = true;
 		if ((rail = fast_plan_add_step(cp, FAST_STEP_RAIL, FAST_TIER_OUT, tb->err)) < 0) {
 			rc = rail;
 			break;
@@ -510,6 +525,8 @@ static int mirror(const struct fast_plan *dp, struct tok_build *tb)
 		prev_rail = rail;
 		rc = 0;
 	}
+	if (rc >= 0 && !local_done)
+		rc = tok_local_step(tb, -1, &local);
 out:
 	free(lane_of);
 	free(cur);

@@ -107,9 +107,9 @@ int tok_emit(struct tok_build *tb, enum fast_step_kind kind, enum fast_tier_id t
 	     const int *deps, int n, int *id);
 
 /* The direct copies over scale-up between src(g) and the destinations on
- * its server (dispatch src -> d; combine d -> src, mask {d}), one step, no
- * dependencies; *id as tok_emit. */
-int tok_local_step(struct tok_build *tb, int *id);
+ * its server (dispatch src -> d; combine d -> src, mask {d}), one step
+ * waiting for step `after` when >= 0; *id as tok_emit. */
+int tok_local_step(struct tok_build *tb, int after, int *id);
 
 /* Combine, before a crossing: for every item (g, to = x on server B, off,
  * len), the contributions of Dest(g) on B other than x's go to x (a

@@ -208,5 +208,9 @@ void fast_traffic_stats(const uint64_t *bytes, uint32_t ng, uint32_t gpus_per_se
 
 /* Replace matrix bytes by its transpose (MoE combine = dispatch^T). */
 int fast_matrix_transpose(uint64_t *bytes, uint32_t ng, struct fast_err *err);
+/* The other phase of m: its byte matrix transposed and, for token traffic,
+ * DISPATCH and COMBINE swapped (the same groups), so that the byte matrix
+ * stays the one of the groups.  Cannot fail. */
+void fast_matrix_other_phase(struct fast_matrix *m, uint32_t ng);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "lib/algo.h"
 #include "lib/bound.h"
+#include "lib/check.h"
 #include "sim/sim.h"
 #include "tok.h"
 
@@ -627,6 +628,7 @@ static void test_bound__tokens_below_byte_plans(void)
 						CU_FAIL("compile failed");
 						continue;
 					}
+					CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &tr.m[0], ng, &err), 0);
 					if (fast_sim_run(&t, &p, &so, &r, &err) == 0) {
 						runs++;
 						if (r.time_s >= b.lp_s * (1 - 1e-9))

@@ -2,7 +2,8 @@
  * test_tokens.c - the schedules of token traffic (lib/compile_tokens.c,
  * fast; lib/baselines.c, hier; lib/algo.c, fast_compile_matrix): on
  * hand-built token matrices and seeded random ones over 1-6 servers x 1-8
- * GPUs, dispatch and combine, every plan passes fast_plan_check and its
+ * GPUs, dispatch and combine, every plan passes fast_plan_check_matrix
+ * and a naive token walk of this file (which refuses mutants), and its
  * scale-out bytes are exactly the per-server dedup volume (a token crosses
  * to each remote server of its destinations once); dedup=gpu and the
  * other baselines compile the per-GPU byte matrix as BYTES plans and say
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "lib/algo.h"
+#include "lib/gen.h"
 #include "lib/check.h"
 #include "lib/plan.h"
 #include "lib/traffic.h"
@@ -359,8 +361,12 @@ static uint64_t compile_checked(const char *algo, const struct fast_topo *t,
 		return out;
 	}
 	CU_ASSERT_EQUAL(p.kind, want_kind);
-	if (p.kind == FAST_TRAFFIC_BYTES) {
-		if (fast_plan_check(&p, t, m->bytes, &err) != 0 ||
+	if (fast_plan_check_matrix(&p, t, m, t->servers * t->gpus, &err) != 0) {
+		CU_FAIL("plan fails the checker");
+		fprintf(stderr, "%s %s on %ux%u: %s\n", algo, fast_traffic_kind_name(m->kind),
+			t->servers, t->gpus, err.msg);
+	} else if (p.kind == FAST_TRAFFIC_BYTES) {
+		if (
 		    fast_plan_summarize(&p, &s, &err) != 0) {
 			CU_FAIL("byte plan fails the checker");
 			fprintf(stderr, "%s: %s\n", algo, err.msg);
@@ -484,6 +490,7 @@ static void test_tokens__combine_reduces_before_crossing(void)
 		}
 		CU_ASSERT_EQUAL(reduced, 1000); /* every byte summed once */
 		CU_ASSERT(naive_check(&p, &m, 4));
+		CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, t.servers * t.gpus, &err), 0);
 		fast_plan_free(&p);
 	}
 	free_matrix(&m);
@@ -540,6 +547,7 @@ static void test_tokens__naive_check_refuses_mutants(void)
 			bool done = false;
 			CU_ASSERT_EQUAL_FATAL(fast_compile_matrix(algo, &t, &m, NULL, &p, &err), 0);
 			CU_ASSERT(naive_check(&p, &m, 4));
+		CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, t.servers * t.gpus, &err), 0);
 			for (size_t s = p.nsteps; s-- > 0 && !done;) {
 				struct fast_step *st = &p.steps[s];
 				if (mut == 0 && st->kind == FAST_STEP_RAIL && st->budget > 1) {
@@ -554,13 +562,79 @@ static void test_tokens__naive_check_refuses_mutants(void)
 			}
 			CU_ASSERT(done);
 			CU_ASSERT(!naive_check(&p, &m, 4));
+			CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, t.servers * t.gpus, &err), FAST_ECHECK);
 			fast_plan_free(&p);
 		}
 		free_matrix(&m);
 	}
 }
 
+/* The synthetic router (lib/gen.c, token groups), skewed (alpha 1.2) and
+ * balanced, 2-4 servers x 4-8 GPUs: dispatch and combine plans of fast
+ * and hier pass the checkers and cross the dedup volume exactly; fast
+ * with dedup moves fewer scale-out bytes than fast on the per-GPU bytes
+ * (top-6 of 4 experts per GPU: every one of these traffics has tokens
+ * with two destinations on one remote server). */
+static void test_tokens__synthetic_router(void)
+{
+	static const uint32_t sizes[][2] = { { 2, 4 }, { 4, 4 }, { 3, 8 } };
+	struct fast_limits lim;
+
+	fast_limits_default(&lim);
+	for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+		for (int skew = 0; skew < 2; skew++) {
+			struct fast_topo t = mk_topo(sizes[z][0], sizes[z][1]);
+			struct fast_gen_opts g;
+			struct fast_traffic tr;
+			struct fast_err err;
+			fast_gen_defaults(&g);
+			g.pattern = FAST_GEN_MOE;
+			g.ng = t.servers * t.gpus;
+			g.seed = 3 + z;
+			g.moe.tokens = 24;
+			g.moe.topk = 6;
+			g.moe.experts = 4 * g.ng;
+			g.moe.alpha = skew ? 1.2 : 0;
+			g.moe.token_bytes = 5;
+			g.moe.groups = true;
+			CU_ASSERT_EQUAL_FATAL(fast_gen_traffic(&g, &lim, &tr, &err), 0);
+			CU_ASSERT_EQUAL(tr.count, 2);
+			for (uint32_t i = 0; i < tr.count; i++) {
+				const struct fast_matrix *m = &tr.m[i];
+				struct fast_algo_opts o;
+				uint64_t v = dedup_volume(m, t.gpus), gpu;
+				CU_ASSERT(m->kind == FAST_TRAFFIC_DISPATCH || m->kind == FAST_TRAFFIC_COMBINE);
+				fast_algo_opts_default(&o);
+				CU_ASSERT_EQUAL(compile_checked("fast", &t, m, &o, m->kind), v);
+				CU_ASSERT_EQUAL(compile_checked("hier", &t, m, &o, m->kind), v);
+				o.dedup = FAST_DEDUP_GPU;
+				gpu = compile_checked("fast", &t, m, &o, FAST_TRAFFIC_BYTES);
+				CU_ASSERT(gpu > v);
+			}
+			fast_traffic_free(&tr);
+		}
+}
+
+/* A token matrix without groups (nothing to send), and one whose tokens
+ * all stay on their server: plans with nothing crossing, for both. */
+static void test_tokens__nothing_crosses(void)
+{
+	static const uint32_t rec[] = { 0, 2, 0, 1, 3, 3, 1, 2, 1 };
+	struct fast_topo t = mk_topo(2, 2);
+
+	for (int k = FAST_TRAFFIC_DISPATCH; k <= FAST_TRAFFIC_COMBINE; k++)
+		for (uint32_t n = 0; n < 3; n += 2) {
+			struct fast_matrix m;
+			mk_matrix(&m, (enum fast_traffic_kind)k, 4, 8, rec, n);
+			CU_ASSERT_EQUAL(compile_checked("fast", &t, &m, NULL, m.kind), 0);
+			CU_ASSERT_EQUAL(compile_checked("hier", &t, &m, NULL, m.kind), 0);
+			free_matrix(&m);
+		}
+}
+
 UNIT_MAIN("tokens",
+	  UNIT_TEST(test_tokens__nothing_crosses),
+	  UNIT_TEST(test_tokens__synthetic_router),
 	  UNIT_TEST(test_tokens__naive_check_refuses_mutants),
 	  UNIT_TEST(test_tokens__random_dedup_plans_check_and_cross_once),
 	  UNIT_TEST(test_tokens__hand_built_dedup_factor),

@@ -639,6 +639,13 @@ static void test_traffic__token_groups_load_with_their_byte_view(void)
 		for (uint32_t d = 0; d < 4; d++)
 			CU_ASSERT_EQUAL(t.m[1].bytes[s * 4 + d], want[d * 4 + s]);
 	CU_ASSERT(fast_traffic_has_tokens(&t));
+	/* the other phase of the dispatch is the combine of the same groups */
+	fast_matrix_other_phase(&t.m[0], 4);
+	CU_ASSERT_EQUAL(t.m[0].kind, FAST_TRAFFIC_COMBINE);
+	CU_ASSERT(memcmp(t.m[0].bytes, t.m[1].bytes, sizeof want) == 0);
+	fast_matrix_other_phase(&t.m[2], 4);
+	CU_ASSERT_EQUAL(t.m[2].kind, FAST_TRAFFIC_BYTES);
+	CU_ASSERT_EQUAL(t.m[2].bytes[4], 5);
 	fast_traffic_free(&t);
 	fast_traffic_free(&t); /* idempotent */
 }
