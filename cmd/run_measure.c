@@ -60,7 +60,11 @@ int run_report_agreed(const struct run_ctx *c, int st, const struct fast_err *er
  * groups whose tokens it owns (its routing), gathered each call. */
 struct work {
 	const uint64_t *D;            /* bytes */
-	const struct fast_matrix *m;  /* tokens; NULL: bytes */
+	const struct fast_matrix *m;  /* tokens (the groups the program serves); NULL: bytes */
+	struct fast_matrix sorted;    /* tokens on the fly from a file not in src order: m's
+				       * groups stably sorted by src (owned), what the
+				       * gather gives */
+	bool gather;                  /* tokens: served as gathered from every rank's own */
 	struct fast_matrix mine;      /* tokens: this rank's groups (a view into m) */
 	struct fast_matrix gathered;  /* tokens: every rank's, as gathered */
 	uint64_t *row, *col, *Dg;     /* bytes: own counts, the gathered matrix */
@@ -79,6 +83,7 @@ static void gathered_free(struct work *w)
 static void work_free(struct work *w)
 {
 	gathered_free(w);
+	free(w->sorted.groups);
 	free(w->row);
 	free(w->col);
 	free(w->Dg);
@@ -95,6 +100,35 @@ static int work_init(struct run_ctx *c, struct work *w, const uint64_t *D,
 	memset(w, 0, sizeof *w);
 	w->D = D;
 	w->m = m;
+	if (m) {
+		/* Gathered, the groups come in rank order, each rank's in its
+		 * order: the file's order when it is by src (as tools write
+		 * it).  Otherwise a replayed plan, which names the file's
+		 * groups, serves the file's matrix as every rank loaded it, and
+		 * on the fly the program serves the groups sorted by src. */
+		bool by_src = true;
+		for (uint32_t k = 1; k < m->ngroups && by_src; k++)
+			by_src = m->groups[k - 1].src <= m->groups[k].src;
+		w->gather = by_src || !c->plan;
+		if (!by_src && !c->plan) {
+			uint64_t *at = fast_calloc((size_t)ng + 1, sizeof *at);
+			w->sorted = *m;
+			w->sorted.groups = fast_calloc(m->ngroups, sizeof *w->sorted.groups);
+			if (!at || !w->sorted.groups) {
+				free(at);
+				return fast_err_set(err, FAST_ENOMEM, "run: out of memory");
+			}
+			/* counting sort: stable */
+			for (uint32_t k = 0; k < m->ngroups; k++)
+				at[m->groups[k].src + 1]++;
+			for (uint32_t s = 0; s < ng; s++)
+				at[s + 1] += at[s];
+			for (uint32_t k = 0; k < m->ngroups; k++)
+				w->sorted.groups[at[m->groups[k].src]++] = m->groups[k];
+			free(at);
+			w->m = m = &w->sorted;
+		}
+	}
 	w->nmsg = m ? m->ngroups : ng;
 	w->sd = fast_calloc(w->nmsg + 1, sizeof *w->sd);
 	w->rd = fast_calloc(w->nmsg + 1, sizeof *w->rd);
@@ -122,7 +156,7 @@ static int work_init(struct run_ctx *c, struct work *w, const uint64_t *D,
 		w->rtot += v;
 	}
 	if (m) {
-		/* groups are in ascending src (traffic.h): this rank's are a run */
+		/* groups are in ascending src now: this rank's are a run */
 		uint32_t k = 0;
 		while (k < m->ngroups && m->groups[k].src < r)
 			k++;
@@ -178,6 +212,8 @@ static int prepare(struct run_ctx *c, struct work *w, struct fast_prog **prog,
 {
 	int rc;
 
+	if (w->m && !w->gather)
+		return fast_exec_prepare_tokens(c->x, c->plan, w->m, prog, err);
 	if (w->m) {
 		gathered_free(w);
 		if ((rc = fast_exec_gather_groups(c->x, &w->mine, &w->gathered, err)) < 0)

@@ -163,6 +163,25 @@ then
 else
 	bad "tokens: could not mutate the hier plan"
 fi
+# groups in any order (the loader takes any): the same traffic with its
+# groups reversed, on the fly (served sorted by src, as gathered) and
+# replayed (the file's own order, as the plan names the groups)
+python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+for m in t["matrices"]:
+    m["groups"].reverse()
+json.dump(t, open(sys.argv[2], "w"))' "$TOK8" "$TMP/tokrev.json"
+run "tokens: groups not in src order, on the fly" 0 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TMP/tokrev.json" --algo fast $QUICK --json &&
+	tokrows "tokens: groups not in src order, on the fly"
+if "$FAST" plan $TOPO8 --traffic "$TMP/tokrev.json" --algo hier -o "$TMP/trev.json" >"$TMP/out" 2>&1; then
+	run "tokens: groups not in src order, replayed" 0 \
+		$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TMP/tokrev.json" --plan "$TMP/trev.json" $QUICK --json &&
+		tokrows "tokens: groups not in src order, replayed"
+else
+	bad "tokens: fast plan on reversed groups"
+fi
 # a token plan serves token traffic of its kind: against the byte matrix
 # of the same router it is bad input (exit 3), said once
 "$FAST" gen $TOPO8 --pattern moe --tokens 48 --token-bytes 192 -o "$TMP/b8.json" >/dev/null 2>&1
