@@ -358,6 +358,14 @@ static void test_sim__rank_sync_waits_for_whole_wave(void)
 	NEAR(r.steps[2].end_s, hop_out + hop_up);
 	NEAR(r.time_s, hop_out + hop_up);
 	fast_sim_result_free(&r);
+	/* a step with no transfers is reported at the end of its dependencies */
+	step(&p, FAST_TIER_UP);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 3, 1, false, NULL) == 0);
+	sim_sync(&t, &p, FAST_SIM_SYNC_RANK, &r);
+	NEAR(r.steps[3].ready_s, hop_up);
+	NEAR(r.steps[3].start_s, hop_up);
+	NEAR(r.steps[3].end_s, hop_up);
+	fast_sim_result_free(&r);
 	fast_plan_free(&p);
 }
 
