@@ -34,7 +34,8 @@ text = open(readme).read()
 blocks = re.findall(r"<!-- run: (.*?) -->\n```console\n(.*?)```", text, re.S)
 
 # repository files the tour reads as the user's own inputs
-FIXTURES = ["tests/golden/check_fail_missing_dependency", "tests/data/calib", "results/gate"]
+FIXTURES = ["tests/golden/check_fail_missing_dependency", "tests/golden/check_token_fail",
+            "tests/golden/bound_tokens", "tests/data/calib", "results/gate"]
 # lines whose numbers are measurements, not results
 MEASURED = re.compile(r"synthesis|solve|took|elapsed|\bin [0-9.]+ ?(s|ms|us)\b|wall|cpu", re.I)
 NUM = re.compile(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?")
