@@ -1,13 +1,11 @@
 /*
- * bench.c - `fast bench plan|bound|sim|all`: the shared benchmark harness.
+ * bench.c - `fast bench plan|bound|sim|check|auto|all`: the shared benchmark harness.
  * It parses the options, runs the sections of bench.h in order and wraps
  * their output (a heading per section for humans; one JSON object keyed by
  * section with --json).  The sections live in cmd/bench_<name>.c.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 
 #include "bench.h"
 #include "builtin.h"
@@ -20,12 +18,13 @@ static const struct bench_section sections[] = {
 	{ "bound", fast_bench_bound, "lower bounds: closed form and LP solve times" },
 	{ "sim", fast_bench_sim, "simulator: events per second, plans of growing size" },
 	{ "check", fast_bench_check, "plan checker: time against the chunks of pipelined steps" },
+	{ "auto", fast_bench_auto, "--algo auto: the decision's cost per matrix" },
 };
 
 #define NSECTIONS (sizeof sections / sizeof sections[0])
 
 const char cmd_bench_usage[] =
-	"fast bench plan|bound|sim|check|all [--quick] [--json] [--strict]\n"
+	"fast bench plan|bound|sim|check|auto|all [--quick] [--json] [--strict]\n"
 	"\n"
 	"Measure the toolchain on this machine (one core) and print the results:\n"
 	"  plan   synthesis times (decomposition, whole compile, expansion per\n"
@@ -35,49 +34,13 @@ const char cmd_bench_usage[] =
 	"  bound  lower-bound computation times\n"
 	"  sim    simulator throughput\n"
 	"  check  plan checker time against chunks (pxn, 1024..65536 chunks)\n"
+	"  auto   the cost of --algo auto's decision at 4 x 8 and 16 x 8 GPUs\n"
 	"  all    every section\n"
 	"\n"
 	"Options:\n"
 	"  --quick    small sizes and few repeats (CI)\n"
 	"  --json     one JSON object keyed by section on stdout\n"
 	"  --strict   exit 1 when a stated performance target is missed\n";
-
-void bench_stats_of(double *x, size_t n, struct bench_stats *st)
-{
-	/* insertion sort: n is a handful of repeats */
-	for (size_t i = 1; i < n; i++) {
-		double v = x[i];
-		size_t j = i;
-		while (j > 0 && x[j - 1] > v) {
-			x[j] = x[j - 1];
-			j--;
-		}
-		x[j] = v;
-	}
-	st->min = x[0];
-	st->max = x[n - 1];
-	st->median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
-	st->q1 = x[(n - 1) / 4];
-	st->q3 = x[(3 * (n - 1) + 3) / 4 < n ? (3 * (n - 1) + 3) / 4 : n - 1];
-}
-
-unsigned long long bench_peak_rss(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru) != 0)
-		return 0;
-	return (unsigned long long)ru.ru_maxrss * 1024ull; /* Linux: KiB */
-}
-
-double bench_cpu_now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return fast_now();
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int bench_random_plan(const char *algo, uint32_t servers, uint32_t gpus, struct fast_topo *t,
 		      struct fast_traffic *tr, struct fast_plan *p, struct fast_err *err)

@@ -37,6 +37,7 @@ int fast_bench_plan(const struct bench_opts *o);  /* cmd/bench_plan.c */
 int fast_bench_bound(const struct bench_opts *o); /* cmd/bench_bound.c */
 int fast_bench_sim(const struct bench_opts *o);   /* cmd/bench_sim.c */
 int fast_bench_check(const struct bench_opts *o); /* cmd/bench_check.c */
+int fast_bench_auto(const struct bench_opts *o);  /* cmd/bench_auto.c */
 
 /* Timing statistics over repeats (seconds), shared by the sections. */
 struct bench_stats {

@@ -31,6 +31,10 @@ const char cmd_bound_usage[] =
 	"           or link (mesh, any paths) capacity, intra-server bytes use scale-up,\n"
 	"           local copies are free; an oversubscribed core adds its capacity\n"
 	"  binding  the resource with the largest share of the LP's dual\n"
+	"Token traffic (dispatch, combine): the same on what every plan must move,\n"
+	"deduplicated per server: a token leaves its server once, enters each\n"
+	"destination server once, reaches each destination GPU over its NIC or\n"
+	"scale-up (combine: the mirror; reductions cost no bandwidth here).\n"
 	"Times in microseconds.\n"
 	"\n"
 	"  --closed-only   skip the LP (no GLPK)\n"
@@ -153,9 +157,8 @@ int cmd_bound(int argc, char **argv)
 		struct fast_bound b;
 		struct fast_err err;
 
-		if (closed_only) {
-			fast_bound_closed(&topo, tr.m[i].bytes, &b);
-		} else if (fast_bound_compute(&topo, tr.m[i].bytes, &b, &err) < 0) {
+		if ((closed_only ? fast_bound_matrix_closed(&topo, &tr.m[i], &b, &err)
+				 : fast_bound_matrix(&topo, &tr.m[i], &b, &err)) < 0) {
 			fast_err_prefix(&err, "matrix %u (%s)", index, tr.m[i].label);
 			rc = cli_report(&err);
 			goto done;

@@ -1,8 +1,9 @@
 /*
  * check.c - `fast check` proves each plan of a plan file correct for the
  * traffic matrix it serves (lib/check.h): every byte delivered exactly
- * once, nothing forwarded before it arrived, FAST scale-out steps
- * one-to-one.  Prints "ok" or the precise reason per plan; exit 0 when all
+ * once (token plans: every group's bytes at each destination, every
+ * contribution summed once at the source), nothing forwarded before it
+ * arrived, FAST scale-out steps one-to-one.  Prints "ok" or the precise reason per plan; exit 0 when all
  * are correct, 1 when one is not, 3 when a plan is malformed or does not
  * fit the topology or traffic.
  */
@@ -22,6 +23,11 @@ const char cmd_check_usage[] =
 	"message reaches its destination exactly once, no GPU sends bytes it does\n"
 	"not hold at that point of the plan (it started there, or they arrived in\n"
 	"a step this one depends on), and FAST scale-out steps are one-to-one.\n"
+	"On token traffic, a dispatch plan must deliver every byte of every group\n"
+	"to each of its destination GPUs (copies may be forwarded again), and a\n"
+	"combine plan must bring to each group's source the sum of all its\n"
+	"destinations' contributions, each counted exactly once; a byte plan is\n"
+	"proved against the traffic's per-GPU byte matrix.\n"
 	"Plan i serves matrix i: the plan file holds one plan per matrix of the\n"
 	"traffic, or with --matrix I, the plan for matrix I (alone or among all).\n"
 	"\n"
@@ -35,7 +41,8 @@ const char cmd_check_usage[] =
 	"  --matrix I         check only the plan for matrix I\n"
 	"  --json             machine-readable result\n"
 	"  --max-gpus N       refuse more than N GPUs in total (default 16384)\n"
-	"  --max-traffic-bytes B  refuse traffic whose dense matrices need more (default 4G)\n";
+	"  --max-traffic-bytes B  refuse traffic whose dense matrices need more (default 4G)\n"
+	"  --max-groups N     refuse traffic of more than N token groups (default 16777216)\n";
 
 int cmd_check(int argc, char **argv)
 {
@@ -81,7 +88,9 @@ int cmd_check(int argc, char **argv)
 	for (uint32_t m = 0; m < t.count; m++) {
 		const struct fast_plan *p = cli_plan_for(&ps, &in, m, t.count, &err);
 		uint32_t pidx = (uint32_t)(p - ps.plans);
-		rc = fast_plan_check(p, &topo, t.m[m].bytes, &err);
+		/* a byte plan against the matrix's bytes (a token matrix's
+		 * per-GPU bytes), a token plan against its groups */
+		rc = fast_plan_check_matrix(p, &topo, &t.m[m], t.ng, &err);
 		if (rc < 0 && rc != FAST_ECHECK) {
 			fast_err_prefix(&err, "%s: /plans/%u", in.plan_path, pidx);
 			fast_planset_free(&ps);

@@ -285,7 +285,8 @@ bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in)
 	if (cli_value(s, "-o", &in->out_path) || cli_value(s, "--output", &in->out_path))
 		return taken(s, CMD_OUT);
 	if (cli_u32(s, "--max-gpus", 1, 1u << 30, &in->lim.max_gpus) ||
-	    cli_size(s, "--max-traffic-bytes", &in->lim.max_traffic_bytes))
+	    cli_size(s, "--max-traffic-bytes", &in->lim.max_traffic_bytes) ||
+	    cli_u64(s, "--max-groups", &in->lim.max_groups))
 		return true;
 	if (cli_flag(s, "--json")) {
 		in->json = true;

@@ -156,8 +156,11 @@ int cli_load_traffic(const struct cli_inputs *in, const struct fast_topo *topo,
 		/* keep only the chosen matrix, moved to index 0 */
 		uint32_t k = (uint32_t)in->matrix;
 		for (uint32_t i = 0; i < t.count; i++)
-			if (i != k)
+			if (i != k) {
 				free(t.m[i].bytes);
+				free(t.m[i].groups);
+				free(t.m[i].dsts);
+			}
 		if (k != 0)
 			t.m[0] = t.m[k];
 		t.count = 1;

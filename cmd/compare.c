@@ -5,15 +5,16 @@
  * FAST's measured synthesis time and its time with synthesis included.
  * Multi-matrix traces give one table per matrix and a totals table.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
 #include "builtin.h"
 #include "cli.h"
 #include "lib/auto.h"
 #include "lib/json.h"
 #include "sim_common.h"
+#include "synthesis.h"
 
 const char cmd_compare_usage[] =
 	"fast compare (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
@@ -39,8 +40,6 @@ const char cmd_compare_usage[] =
 	"Exit: 0 ok, 2 usage, 3 bad input, 4 runtime.\n";
 
 #define MAX_ALGOS 8
-
-#define SYNTH_REPEATS 15
 
 struct cell {
 	double time_s, algbw, synth_s;
@@ -129,48 +128,12 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 		printf("  %-10s %14s\n", "LP bound", human_time(bound_s, a, sizeof a));
 }
 
-/* The median thread-CPU time of SYNTH_REPEATS compiles of algo, after the
- * warm-up the caller's own compile was. */
-static int synth_median(const char *algo, const struct fast_topo *t, const uint64_t *D,
-			const struct fast_algo_opts *ao, double *med, struct fast_err *err)
-{
-	double x[SYNTH_REPEATS];
-	struct bench_stats st;
-
-	for (int r = 0; r < SYNTH_REPEATS; r++) {
-		struct fast_plan p;
-		double t0 = bench_cpu_now();
-		if (fast_compile(algo, t, D, ao, &p, err) < 0)
-			return err->code;
-		x[r] = bench_cpu_now() - t0;
-		fast_plan_free(&p);
-	}
-	bench_stats_of(x, SYNTH_REPEATS, &st);
-	*med = st.median;
-	return 0;
-}
-
-/* auto's decision, timed like a compile (median after a warm-up). */
-static double decision_median(const struct fast_topo *t, const uint64_t *D,
-			      const struct fast_algo_opts *ao, struct fast_auto_choice *ch)
-{
-	double x[SYNTH_REPEATS];
-	struct bench_stats st;
-
-	fast_auto_choose(t, D, ao, ch);
-	for (int r = 0; r < SYNTH_REPEATS; r++) {
-		double t0 = bench_cpu_now();
-		fast_auto_choose(t, D, ao, ch);
-		x[r] = bench_cpu_now() - t0;
-	}
-	bench_stats_of(x, SYNTH_REPEATS, &st);
-	return st.median;
-}
-
 /* Compile row k's plan, time its synthesis and simulate it into c[k]. */
-static int compare_row(const struct opts *o, const struct fast_topo *t, const uint64_t *D,
-		       uint32_t k, struct cell *c, const struct fast_matrix *svg_of)
+static int compare_row(const struct opts *o, const struct fast_topo *t,
+		       const struct fast_matrix *mx, uint32_t k, struct cell *c,
+		       const struct fast_matrix *svg_of)
 {
+	const uint64_t *D = mx->bytes;
 	struct fast_err err;
 	struct fast_plan p;
 	struct fast_sim_result r;
@@ -178,33 +141,32 @@ static int compare_row(const struct opts *o, const struct fast_topo *t, const ui
 	bool is_auto = strcmp(o->algos[k], "auto") == 0;
 	int rc;
 
-	if (fast_compile(o->algos[k], t, D, &o->ao, &p, &err) < 0)
+	if (fast_compile_matrix(o->algos[k], t, mx, &o->ao, &p, &err) < 0)
 		return cli_report(&err);
 	if (is_auto) {
 		struct fast_auto_choice ch;
-		double dec = o->timing ? decision_median(t, D, &o->ao, &ch) : 0, s = 0;
-		uint32_t j;
-		if (!o->timing)
-			fast_auto_choose(t, D, &o->ao, &ch);
+		double known = NAN;
+		/* the choice is deterministic: known before it is timed; every
+		 * candidate's full prediction for the report */
+		fast_auto_predict(t, D, &o->ao, &ch);
 		c[k].chosen = ch.algo[ch.best];
 		c[k].pred_sim_s = ch.sim_s[ch.best];
 		c[k].pred_synth_s = ch.synth_s[ch.best];
-		c[k].decision_s = dec;
 		c[k].ch = ch;
 		/* the chosen schedule's S from its own row's samples when it has one */
-		for (j = 0; j < o->nalgos && strcmp(o->algos[j], c[k].chosen) != 0; j++)
-			;
-		if (o->timing && j < o->nalgos)
-			s = c[j].synth_s;
-		else if (o->timing && synth_median(c[k].chosen, t, D, &o->ao, &s, &err) < 0)
+		for (uint32_t j = 0; j < o->nalgos; j++)
+			if (strcmp(o->algos[j], c[k].chosen) == 0)
+				known = c[j].synth_s;
+		if (o->timing && synth_measure("auto", t, mx, &o->ao, known, &c[k].synth_s,
+					       &c[k].decision_s, &err) < 0)
 			goto fail;
-		c[k].synth_s = dec + s;
-	} else if (o->timing && synth_median(o->algos[k], t, D, &o->ao, &c[k].synth_s, &err) < 0) {
+	} else if (o->timing && synth_median(o->algos[k], t, mx, &o->ao, &c[k].synth_s, &err) < 0) {
 		goto fail;
 	}
 	so.timeline = svg_of && (int)k == o->fast_idx;
 	so.traffic = D;
-	rc = fast_sim_run(t, &p, &so, &r, &err);
+	/* a token plan expands over the groups of its matrix */
+	rc = fast_sim_run_m(t, &p, p.kind != FAST_TRAFFIC_BYTES ? mx : NULL, &so, &r, &err);
 	fast_plan_free(&p);
 	if (rc < 0) {
 		fast_err_prefix(&err, "%s", o->algos[k]);
@@ -227,14 +189,15 @@ fail:
 
 /* One matrix: its bound, then every algorithm; *done counts the units of
  * work for the progress line (nalgos + 1 a matrix). */
-static int compare_one(const struct opts *o, const struct fast_topo *t, const uint64_t *D,
-		       struct cell *c, struct fast_bound *bound, const struct fast_matrix *svg_of,
+static int compare_one(const struct opts *o, const struct fast_topo *t,
+		       const struct fast_matrix *mx, struct cell *c, struct fast_bound *bound,
+		       const struct fast_matrix *svg_of,
 		       struct cli_progress *pr, uint64_t *done)
 {
 	struct fast_err err;
 	int rc;
 
-	if (fast_bound_compute(t, D, bound, &err) < 0)
+	if (fast_bound_matrix(t, mx, bound, &err) < 0)
 		return cli_report(&err);
 	cli_progress_step(pr, ++*done);
 	/* auto last: its synthesis takes the chosen schedule's samples */
@@ -242,7 +205,7 @@ static int compare_one(const struct opts *o, const struct fast_topo *t, const ui
 		for (uint32_t k = 0; k < o->nalgos; k++) {
 			if ((strcmp(o->algos[k], "auto") == 0) != (pass == 1))
 				continue;
-			if ((rc = compare_row(o, t, D, k, c, svg_of)) != 0)
+			if ((rc = compare_row(o, t, mx, k, c, svg_of)) != 0)
 				return rc;
 			cli_progress_step(pr, ++*done);
 		}
@@ -399,7 +362,7 @@ int cmd_compare(int argc, char **argv)
 		struct fast_bound b;
 		int64_t mi = o.in.matrix >= 0 ? o.in.matrix : (int64_t)m;
 
-		rc = compare_one(&o, &t, tr.m[m].bytes, c, &b, o.svg && m == 0 ? &tr.m[0] : NULL, &pr,
+		rc = compare_one(&o, &t, &tr.m[m], c, &b, o.svg && m == 0 ? &tr.m[0] : NULL, &pr,
 				 &done);
 		cli_progress_clear(&pr);
 		if (rc != 0)

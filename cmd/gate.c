@@ -292,7 +292,6 @@ int cmd_gate(int argc, char **argv)
 	cli_progress_begin(&pr, "gate", tr.count);
 	for (uint32_t i = 0; i < tr.count; i++, cli_progress_step(&pr, i)) {
 		uint32_t mi = in.matrix >= 0 ? (uint32_t)in.matrix : i;
-		const uint64_t *D = tr.m[i].bytes;
 		const struct fast_plan *given = NULL;
 		struct fast_plan_view gv; /* given's one view: checked, then simulated */
 		struct gate_verdict *x = &v[i];
@@ -318,7 +317,7 @@ int cmd_gate(int argc, char **argv)
 			}
 		}
 		gate_case_eval(&topo, in.preset ? in.preset : base_name(in.topo_path), in.traffic_path,
-			       mi, tr.m[i].label, D, algo, &ao, options, given, &gv, &ev, max_ratio, x);
+			       mi, &tr.m[i], algo, &ao, options, given, &gv, &ev, max_ratio, x);
 		if (base_path && !x->failed) {
 			const struct sweep_row *b = baseline_find(&base, r);
 			gate_case_compare(x, b, tol, require_base);

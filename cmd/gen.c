@@ -54,6 +54,11 @@ int cmd_gen(int argc, char **argv)
 			mat_opt = "--matrices";
 			continue;
 		}
+		if (cli_flag(&s, "--token-groups")) {
+			o.moe.groups = true;
+			moe_opt = s.arg;
+			continue;
+		}
 		if (cli_u32(&s, "--tokens", 1, 1u << 30, &o.moe.tokens) ||
 		    cli_u32(&s, "--topk", 1, 65535, &o.moe.topk) ||
 		    cli_u32(&s, "--experts", 1, 65535, &o.moe.experts) ||
@@ -152,6 +157,12 @@ const char cmd_gen_usage[] =
 	"  --steps S           steps, 2 matrices each (default 1)\n"
 	"  --drift D           per-step probability an expert swaps popularity\n"
 	"                      rank with a random expert (default 0)\n"
+	"  --token-groups      token traffic (file version 3): per step a dispatch\n"
+	"                      and a combine of token groups [src, [GPUs], tokens]\n"
+	"                      (the tokens of one GPU whose experts are on the same\n"
+	"                      GPUs, by source then first appearance) instead of\n"
+	"                      byte matrices; same draws, so the byte view is the\n"
+	"                      output without it.  (--tokens is the token count.)\n"
 	"A token is sent once to a GPU even if several of its experts live there;\n"
 	"the diagonal holds the tokens whose experts are local.\n"
 	"\n"

@@ -14,7 +14,7 @@
 #include "lib/json.h"
 
 const char cmd_inspect_usage[] =
-	"fast inspect --plan FILE [--matrix I] [--json]\n"
+	"fast inspect --plan FILE [--traffic FILE] [--matrix I] [--json]\n"
 	"\n"
 	"Summarise each plan of a plan file: steps per tier, rail stages, bytes per\n"
 	"tier, bytes relayed (sent by a GPU that is not their source), the largest\n"
@@ -23,6 +23,8 @@ const char cmd_inspect_usage[] =
 	"\n"
 	"Options:\n"
 	"  --plan FILE        the plan file\n"
+	"  --traffic FILE     the traffic the plans serve: needed by token plans\n"
+	"                     (dispatch, combine), whose pieces name its groups\n"
 	"  --matrix I         only the plan that serves matrix I\n"
 	"  --json             machine-readable output (with per-GPU staging)\n"
 	"  --max-gpus N       refuse plans of more than N GPUs (default 16384)\n";
@@ -84,11 +86,30 @@ static void print_json(uint32_t idx, const struct fast_plan *p, const struct fas
 	printf("]}");
 }
 
+/* The matrix plan i serves in t (t holds only matrix --matrix, at 0, when
+ * that is given): NULL with the message when t has no such matrix. */
+static const struct fast_matrix *traffic_matrix(const struct cli_inputs *in,
+						const struct fast_traffic *t,
+						const struct fast_plan *p, uint32_t i,
+						struct fast_err *err)
+{
+	uint32_t k = in->matrix >= 0 ? 0 : p->matrix;
+
+	if (k >= t->count) {
+		fast_err_set(err, FAST_EINPUT, "%s: /plans/%u/matrix: plan %u serves matrix %u, "
+			     "and %s has %u matrices", in->plan_path, i, i, p->matrix,
+			     in->traffic_path, t->count);
+		return NULL;
+	}
+	return &t->m[k];
+}
+
 int cmd_inspect(int argc, char **argv)
 {
 	struct cli_inputs in;
 	struct cli_scan s;
 	struct fast_planset ps;
+	struct fast_traffic t = { 0 };
 	struct fast_err err;
 	uint32_t shown = 0;
 	int rc;
@@ -103,23 +124,41 @@ int cmd_inspect(int argc, char **argv)
 		return 0;
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
-	if ((rc = cli_load_plans(&in, &ps)) != 0)
+	if (in.traffic_path && (rc = cli_load_traffic(&in, NULL, &t)) != 0)
 		return rc;
+	if ((rc = cli_load_plans(&in, &ps)) != 0) {
+		fast_traffic_free(&t);
+		return rc;
+	}
 	if (in.json)
 		printf("{\"plans\":[");
 	for (uint32_t i = 0; i < ps.count; i++) {
 		const struct fast_plan *p = &ps.plans[i];
 		struct fast_plan_summary sm;
 		struct fast_plan_view v;
+		const struct fast_matrix *m = NULL;
 		uint64_t *peak;
 		if (in.matrix >= 0 && p->matrix != (uint64_t)in.matrix)
 			continue;
+		if (!t.count && p->kind != FAST_TRAFFIC_BYTES) {
+			const char *kind = fast_traffic_kind_name(p->kind); /* (a literal) */
+			fast_planset_free(&ps);
+			return cli_fail(FAST_EINPUT, "%s: /plans/%u: a %s plan names the groups of its "
+					"traffic: give --traffic FILE", in.plan_path, i, kind);
+		}
+		/* with --matrix the traffic holds only that matrix, at 0 */
+		if (t.count && (m = traffic_matrix(&in, &t, p, i, &err)) == NULL) {
+			fast_planset_free(&ps);
+			fast_traffic_free(&t);
+			return cli_report(&err);
+		}
 		peak = fast_calloc((size_t)p->servers * p->gpus, sizeof *peak);
 		if (!peak) {
 			fast_planset_free(&ps);
+			fast_traffic_free(&t);
 			return cli_fail(FAST_ENOMEM, "inspect: out of memory");
 		}
-		if ((rc = fast_plan_view_open(&v, p, &err)) == 0) {
+		if ((rc = fast_plan_view_open_m(&v, p, m, t.ng, &err)) == 0) {
 			rc = fast_plan_summarize_view(&v, &sm, peak, &err);
 			fast_plan_view_close(&v);
 		}
@@ -127,6 +166,7 @@ int cmd_inspect(int argc, char **argv)
 			fast_err_prefix(&err, "%s: /plans/%u", in.plan_path, i);
 			free(peak);
 			fast_planset_free(&ps);
+			fast_traffic_free(&t);
 			return cli_report(&err);
 		}
 		if (in.json)
@@ -137,6 +177,7 @@ int cmd_inspect(int argc, char **argv)
 		shown++;
 	}
 	fast_planset_free(&ps);
+	fast_traffic_free(&t);
 	if (in.matrix >= 0 && shown == 0)
 		return cli_fail(FAST_EINPUT, "%s: no plan serves matrix %lld", in.plan_path,
 				(long long)in.matrix);

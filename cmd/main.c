@@ -28,7 +28,7 @@ const struct cmd fast_commands[] = {
 	  "CI optimality gate: fail when time / LP bound exceeds a limit", cmd_gate_usage },
 	{ "gen", cmd_gen, CMD_TOPO | CMD_OUT,
 	  "generate synthetic traffic (uniform, random, zipf, hotspot, moe)", cmd_gen_usage },
-	{ "inspect", cmd_inspect, CMD_MATRIX | CMD_PLAN,
+	{ "inspect", cmd_inspect, CMD_MATRIX | CMD_PLAN | CMD_TRAFFIC,
 	  "summarise a plan: steps, bytes per tier, relaying, staging", cmd_inspect_usage },
 	{ "plan", cmd_plan, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_OUT | CMD_ALGO,
 	  "compile a schedule (FAST or a baseline) into a plan file", cmd_plan_usage },

@@ -24,6 +24,7 @@ const char cmd_plan_usage[] =
 	"  --transpose        schedule the transpose of each matrix (MoE combine)\n"
 	"  --max-gpus N       refuse more than N GPUs in total (default 16384)\n"
 	"  --max-traffic-bytes B  refuse traffic whose dense matrices need more (default 4G)\n"
+	"  --max-groups N     refuse traffic of more than N token groups (default 16777216)\n"
 	"  -o FILE            plan file to write (- = stdout, the default)\n";
 
 static void summary(const struct fast_plan *p)
@@ -90,8 +91,9 @@ int cmd_plan(int argc, char **argv)
 	}
 	for (uint32_t i = 0; i < t.count; i++) {
 		struct fast_plan *p = &ps.plans[i];
-		if ((transpose && (rc = fast_matrix_transpose(t.m[i].bytes, t.ng, &err)) < 0) ||
-		    (rc = fast_compile(algo, &topo, t.m[i].bytes, &opts, p, &err)) < 0) {
+		if (transpose) /* token traffic: a dispatch becomes its combine */
+			fast_matrix_other_phase(&t.m[i], t.ng);
+		if ((rc = fast_compile_matrix(algo, &topo, &t.m[i], &opts, p, &err)) < 0) {
 			fast_err_prefix(&err, "%s: matrix %u (%s)", in.traffic_path,
 					in.matrix >= 0 ? (uint32_t)in.matrix : i, t.m[i].label);
 			cli_out_abort(&o);

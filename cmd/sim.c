@@ -87,7 +87,7 @@ static void tier_util(const struct fast_sim_result *r, bool nic, struct tier_uti
 	for (uint32_t i = 0; i < r->nres; i++) {
 		enum fast_sim_res_kind k = r->res[i].kind;
 		bool is_nic = k == FAST_RES_NIC_EGRESS || k == FAST_RES_NIC_INGRESS;
-		if (k == FAST_RES_CORE || is_nic != nic)
+		if (k == FAST_RES_CORE || k == FAST_RES_GPU_REDUCE || is_nic != nic)
 			continue;
 		if (k == FAST_RES_MESH_LINK && r->res[i].gpu == r->res[i].peer)
 			continue;
@@ -224,14 +224,14 @@ static void print_json(const struct opts *o, const struct fast_topo *t, const st
 
 /* The matrix of the traffic a plan serves: with --matrix the traffic holds
  * only that one (index 0). */
-static const uint64_t *matrix_for(const struct opts *o, const struct fast_traffic *tr,
-				  const struct fast_plan *p)
+static const struct fast_matrix *matrix_for(const struct opts *o, const struct fast_traffic *tr,
+					   const struct fast_plan *p)
 {
 	if (!tr->count)
 		return NULL;
 	if (o->in.matrix >= 0)
-		return tr->m[0].bytes;
-	return p->matrix < tr->count ? tr->m[p->matrix].bytes : NULL;
+		return &tr->m[0];
+	return p->matrix < tr->count ? &tr->m[p->matrix] : NULL;
 }
 
 /* Simulate and print every plan of ps (proved already when checked); plan
@@ -243,7 +243,7 @@ static int simulate_each(const struct opts *o, const struct fast_topo *t, struct
 {
 	struct fast_sim_opts so = o->so;
 	struct fast_err err;
-	const uint64_t *D;
+	const struct fast_matrix *M;
 	bool first = true;
 	int rc = 0;
 
@@ -259,10 +259,12 @@ static int simulate_each(const struct opts *o, const struct fast_topo *t, struct
 		if (o->in.plan_path && o->in.matrix >= 0 && p->matrix != (uint64_t)o->in.matrix)
 			continue;
 		so.timeline = first && (o->timeline || o->svg);
-		D = matrix_for(o, tr, p);
-		so.traffic = D; /* the bandwidths' size: nccl-tests' (sim.h) */
+		M = matrix_for(o, tr, p);
+		so.traffic = M ? M->bytes : NULL; /* the bandwidths' size: nccl-tests' (sim.h) */
+		/* a token plan expands over the groups of its matrix */
 		if ((i == kept_i ? fast_sim_run_view(t, kept, &so, &r, &err)
-				 : fast_sim_run(t, p, &so, &r, &err)) < 0) {
+				 : fast_sim_run_m(t, p, M && p->kind != FAST_TRAFFIC_BYTES ? M : NULL,
+						  &so, &r, &err)) < 0) {
 			if (o->in.plan_path)
 				fast_err_prefix(&err, "%s: plan %u (%s)", o->in.plan_path, p->matrix,
 						p->label);
@@ -270,8 +272,9 @@ static int simulate_each(const struct opts *o, const struct fast_topo *t, struct
 				fast_err_prefix(&err, "plan %u (%s)", p->matrix, p->label);
 			return cli_report(&err);
 		}
-		if (D) {
-			if (fast_bound_compute(t, D, &b, &err) < 0) {
+		if (M) {
+			/* token traffic: the token bound, for byte plans too */
+			if (fast_bound_matrix(t, M, &b, &err) < 0) {
 				fast_sim_result_free(&r);
 				return cli_report(&err);
 			}
@@ -322,14 +325,14 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 
 	for (uint32_t i = 0; o->in.plan_path && !o->no_check && i < ps->count; i++) {
 		const struct fast_plan *p = &ps->plans[i];
-		const uint64_t *D;
+		const struct fast_matrix *M;
 		bool keep = kept_i == UINT32_MAX;
 		if (o->in.matrix >= 0 && p->matrix != (uint64_t)o->in.matrix)
 			continue;
-		D = matrix_for(o, tr, p);
-		if (!D)
+		M = matrix_for(o, tr, p);
+		if (!M)
 			continue;
-		if ((rc = simc_check_plan(o->in.plan_path, i, p, t, D, keep ? &kept : NULL)) != 0)
+		if ((rc = simc_check_plan(o->in.plan_path, i, p, t, M, keep ? &kept : NULL)) != 0)
 			break;
 		if (keep)
 			kept_i = i;
@@ -350,7 +353,7 @@ static int compile_all(const struct opts *o, const struct fast_topo *t, const st
 	if (!ps->plans)
 		return cli_fail(FAST_ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < tr->count; i++) {
-		if (fast_compile(o->algo, t, tr->m[i].bytes, &o->ao, &ps->plans[i], &err) < 0)
+		if (fast_compile_matrix(o->algo, t, &tr->m[i], &o->ao, &ps->plans[i], &err) < 0)
 			return cli_report(&err);
 		ps->count = i + 1;
 		cli_progress_step(o->pr, i + 1);

@@ -27,15 +27,18 @@ const char *simc_time(double s, char *buf, size_t len)
 }
 
 int simc_check_plan(const char *plan_path, uint32_t i, const struct fast_plan *p,
-		    const struct fast_topo *t, const uint64_t *D, struct fast_plan_view *keep)
+		    const struct fast_topo *t, const struct fast_matrix *M,
+		    struct fast_plan_view *keep)
 {
 	struct fast_plan_view own, *v = keep ? keep : &own;
 	struct fast_err err;
-	/* fast_plan_check(), with the view kept when asked */
-	int rc = fast_plan_view_open(v, p, &err);
+	/* fast_plan_check_matrix(), with the view kept when asked: a token
+	 * plan against the groups (its REDIST steps need them), a byte plan
+	 * against the (per-GPU) bytes */
+	int rc = fast_plan_view_open_m(v, p, M, fast_topo_ngpus(t), &err);
 
 	if (rc == 0) {
-		rc = fast_plan_check_view(v, t, D, &err);
+		rc = fast_plan_check_view(v, t, M->bytes, &err);
 		if (rc < 0 || !keep)
 			fast_plan_view_close(v);
 	}

@@ -29,9 +29,10 @@ int simc_write_trace(const char *path, const struct fast_topo *t,
 int simc_write_svg(const char *path, const struct fast_topo *t,
 		   const struct fast_sim_result *r, const char *title);
 
-/* Prove plan p (index i of plan_path) correct for the matrix D it serves
- * before a command reports its time against D's bound: the proof `fast
- * check` and `fast gate` make (lib/check.h).  A plan that delivers nothing,
+/* Prove plan p (index i of plan_path) correct for the matrix M it serves
+ * before a command reports its time against M's bound: the proof `fast
+ * check` and `fast gate` make (lib/check.h, fast_plan_check_matrix: a
+ * token plan against M's groups, a byte plan against its bytes).  A plan that delivers nothing,
  * or another traffic's bytes, would otherwise be simulated and compared
  * with the wrong bound.  Returns an exit status after printing: 0 correct,
  * 1 incorrect (the reason, and that --no-check skips the proof), 3 a plan
@@ -40,7 +41,8 @@ int simc_write_svg(const char *path, const struct fast_topo *t,
  * open in *keep for the simulation (the caller closes it); otherwise, and
  * on failure, none is left open. */
 int simc_check_plan(const char *plan_path, uint32_t i, const struct fast_plan *p,
-		    const struct fast_topo *t, const uint64_t *D, struct fast_plan_view *keep);
+		    const struct fast_topo *t, const struct fast_matrix *M,
+		    struct fast_plan_view *keep);
 #define SIMC_NO_CHECK_USAGE                                                          \
 	"  --no-check         do not prove --plan correct for --traffic first (an\n"    \
 	"                     incorrect plan is refused, exit 1, as by fast check)\n"

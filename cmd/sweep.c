@@ -9,7 +9,8 @@
  * and size: generated and bounded once) are dealt round-robin over the
  * ranks and rank 0 gathers the rows; otherwise over --jobs forked workers
  * (default: the number of online cores).  Rows are sorted by case index at
- * the end, so every column but synthesis_s is identical to a serial run.
+ * the end, so every column but the measured synthesis_s and
+ * time_with_synthesis_s is identical to a serial run.
  *
  * Crash safety: every finished row is appended with one write(2) of the
  * whole line on an O_APPEND descriptor and fdatasync'd, so an interrupted
@@ -24,8 +25,9 @@
  * lock is taken on the inode the path names: a lock won on a file that
  * was renamed over meanwhile is let go and taken again on the new one.
  *
- * A results file of a previous version (2: times in microseconds; 1: also
- * no ident column) is upgraded before any row is appended: its rows are
+ * A results file of a previous version (3: no time_with_synthesis_s
+ * column; 2: also times in microseconds; 1: also no ident column) is
+ * upgraded before any row is appended: its rows are
  * kept, rewritten in this version's columns, and version-1 rows get their
  * ident from the spec (the traffic is generated again, nothing is
  * re-planned).
@@ -67,7 +69,7 @@ const char cmd_sweep_usage[] =
 	"                  kept and their cases skipped (resume); a second sweep into\n"
 	"                  the same file waits for the first (file lock), then\n"
 	"                  resumes, so no row of either is lost; a file of the\n"
-	"                  previous version is resumed and gets the ident column\n"
+	"                  previous version is resumed, in this version's columns\n"
 	"  --jobs K        local worker processes (default: online cores); under\n"
 	"                  mpirun the ranks share the cases instead\n"
 	"  --quiet         no progress and no timing on stderr\n"
@@ -427,7 +429,7 @@ int cmd_sweep(int argc, char **argv)
 	struct progress prog = { 0 };
 	uint8_t *done = NULL;
 	uint64_t resumed = 0, nrun = 0, errors = 0;
-	int rank = 0, size = 1, fd = -1, rc = 0, version = 3;
+	int rank = 0, size = 1, fd = -1, rc = 0, version = SWEEP_CSV_VERSION;
 
 	for (cli_begin(&sc, argc, argv, "sweep"); cli_more(&sc);) {
 		if (cli_value(&sc, "--spec", &spec_path) || cli_value(&sc, "-o", &out_path) ||
@@ -497,8 +499,9 @@ int cmd_sweep(int argc, char **argv)
 	}
 	if (rank == 0 && (rc = cli_out_check(out_path)) == 0)
 		rc = sweep_results_open(out_path, &km, s.ncases, done, &resumed, &version, &fd);
-	if (rank == 0 && rc == 0 && version < 3 && (rc = sweep_results_upgrade(out_path, fd, &s, &km, version)) == 0)
-		version = 3;
+	if (rank == 0 && rc == 0 && version < SWEEP_CSV_VERSION &&
+	    (rc = sweep_results_upgrade(out_path, fd, &s, &km, version)) == 0)
+		version = SWEEP_CSV_VERSION;
 	prog.t0 = prog.last = fast_now();
 	prog.tty = isatty(2);
 	prog.quiet = quiet;

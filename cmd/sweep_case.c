@@ -2,6 +2,7 @@
  * sweep_case.c - one what-if case and its CSV row (see sweep_case.h).
  */
 #include "sweep_case.h"
+#include "synthesis.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,8 +17,9 @@
 	"case,key,topo,servers,gpus_per_server,gpus_total,up_GBps,out_GBps,traffic,seed,"      \
 	"size_bytes,matrix,label,algo,options,status,time_s,algbw_GBps,busbw_GBps,bound_s,"    \
 	"closed_s,ratio,rail_stages,steps,synthesis_s,ident"
+#define COLUMNS_V4 COLUMNS_V3 ",time_with_synthesis_s"
 
-const char sweep_csv_header[] = COLUMNS_V3 "\n";
+const char sweep_csv_header[] = COLUMNS_V4 "\n";
 
 /* Does text[0..len) start with the line `cols`?  *body: after its end. */
 static bool header_is(const char *text, size_t len, const char *cols, size_t *body)
@@ -37,6 +39,8 @@ static bool header_is(const char *text, size_t len, const char *cols, size_t *bo
 
 int sweep_csv_version(const char *text, size_t len, size_t *body)
 {
+	if (header_is(text, len, COLUMNS_V4, body))
+		return 4;
 	if (header_is(text, len, COLUMNS_V3, body))
 		return 3;
 	if (header_is(text, len, COLUMNS_V1 ",ident", body))
@@ -50,7 +54,7 @@ void sweep_row_init(struct sweep_row *r)
 {
 	memset(r, 0, sizeof *r);
 	r->time_s = r->algbw_GBps = r->busbw_GBps = NAN;
-	r->bound_s = r->closed_s = r->ratio = r->synth_s = NAN;
+	r->bound_s = r->closed_s = r->ratio = r->synth_s = r->time_with_synth_s = NAN;
 	snprintf(r->status, sizeof r->status, "ok");
 	snprintf(r->options, sizeof r->options, "-");
 }
@@ -115,6 +119,9 @@ size_t sweep_row_format(const struct sweep_row *r, char *buf, size_t len)
 	if (n >= len)
 		return 0;
 	n += (size_t)snprintf(buf + n, len - n, ",%s", r->ident);
+	if (n >= len)
+		return 0;
+	n += put_num(buf + n, len - n, r->time_with_synth_s);
 	if (n + 1 >= len)
 		return 0;
 	buf[n++] = '\n';
@@ -219,10 +226,17 @@ static void respell_options(struct sweep_row *r)
 	snprintf(r->options, sizeof r->options, "%s", name);
 }
 
-/* Parse a line of min_cols..SWEEP_NCOLS columns whose times are in units
- * of `second` seconds (1e-6: versions 1 and 2 wrote microseconds). */
-static int parse_cols(const char *line, uint32_t min_cols, double second, struct sweep_row *r,
-		      bool *had_ident)
+/* Columns of a row of each version: 1 without ident, 2 and 3 with it, 4
+ * also with time_with_synthesis_s. */
+#define NCOLS_V1 (SWEEP_NCOLS - 2)
+#define NCOLS_V3 (SWEEP_NCOLS - 1)
+
+/* Parse a line of min_cols..max_cols columns whose times are in units of
+ * `second` seconds (1e-6: versions 1 and 2 wrote microseconds).  A row
+ * without time_with_synthesis_s (versions 1 to 3) gets time_s +
+ * synthesis_s, what the column is. */
+static int parse_cols(const char *line, uint32_t min_cols, uint32_t max_cols, double second,
+		      struct sweep_row *r, bool *had_ident)
 {
 	char buf[2048];
 	char *f[SWEEP_NCOLS + 1];
@@ -241,17 +255,17 @@ static int parse_cols(const char *line, uint32_t min_cols, double second, struct
 	for (p = buf; *p; p++)
 		if (*p == ',') {
 			*p = '\0';
-			if (k == SWEEP_NCOLS)
+			if (k == max_cols)
 				return -1;
 			f[k++] = p + 1;
 		}
-	if (k < min_cols || k > SWEEP_NCOLS)
+	if (k < min_cols || k > max_cols)
 		return -1;
 	sweep_row_init(r);
-	if (k == SWEEP_NCOLS && get_ident(f[SWEEP_NCOLS - 1], r->ident) < 0)
+	if (k > NCOLS_V1 && get_ident(f[NCOLS_V1], r->ident) < 0)
 		return -1;
 	if (had_ident)
-		*had_ident = k == SWEEP_NCOLS;
+		*had_ident = k > NCOLS_V1;
 	if (get_u64(f[0], &r->case_id) || get_str(f[1], r->key, sizeof r->key) ||
 	    get_str(f[2], r->topo, sizeof r->topo) || get_u32(f[3], &r->servers) ||
 	    get_u32(f[4], &r->gpus) || get_u32(f[5], &r->ngpus) || get_num(f[6], 1, &r->up_GBps) ||
@@ -265,6 +279,10 @@ static int parse_cols(const char *line, uint32_t min_cols, double second, struct
 	    get_num(f[21], 1, &r->ratio) || get_u32(f[22], &r->rail_stages) ||
 	    get_u32(f[23], &r->steps) || get_num(f[24], second, &r->synth_s))
 		return -1;
+	if (k < SWEEP_NCOLS)
+		r->time_with_synth_s = r->time_s + r->synth_s; /* NaN when either is */
+	else if (get_num(f[SWEEP_NCOLS - 1], 1, &r->time_with_synth_s) < 0)
+		return -1;
 	if (!r->key[0])
 		return -1;
 	respell_options(r);
@@ -273,12 +291,12 @@ static int parse_cols(const char *line, uint32_t min_cols, double second, struct
 
 int sweep_row_parse(const char *line, struct sweep_row *r)
 {
-	return parse_cols(line, SWEEP_NCOLS, 1, r, NULL);
+	return parse_cols(line, SWEEP_NCOLS, SWEEP_NCOLS, 1, r, NULL);
 }
 
 int sweep_row_parse_v1(const char *line, struct sweep_row *r, bool *had_ident)
 {
-	return parse_cols(line, SWEEP_NCOLS - 1, 1e-6, r, had_ident);
+	return parse_cols(line, NCOLS_V1, NCOLS_V3, 1e-6, r, had_ident);
 }
 
 int sweep_row_parse_version(const char *line, int version, struct sweep_row *r, bool *had_ident)
@@ -287,15 +305,18 @@ int sweep_row_parse_version(const char *line, int version, struct sweep_row *r, 
 		return sweep_row_parse_v1(line, r, had_ident);
 	if (had_ident)
 		*had_ident = true;
-	return parse_cols(line, SWEEP_NCOLS, version == 2 ? 1e-6 : 1, r, NULL);
+	if (version == 4)
+		return sweep_row_parse(line, r);
+	return parse_cols(line, NCOLS_V3, NCOLS_V3, version == 2 ? 1e-6 : 1, r, NULL);
 }
 
 /* --- identity ---------------------------------------------------------------- */
 
-void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const uint64_t *D,
+void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const struct fast_matrix *M,
 		     const struct fast_algo_opts *ao, const struct sweep_eval *e)
 {
 	uint64_t ng = fast_topo_ngpus(t), h = FAST_HASH_INIT;
+	const uint64_t *D = M->bytes;
 
 	h = fast_hash_str(h, "fast results ident 2");
 	h = fast_hash_u64(h, fast_topo_hash(t));
@@ -315,6 +336,20 @@ void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const uint6
 	}
 	h = fast_hash_u64(h, e->sim.congestion);
 	h = fast_hash_double(h, e->sim.epsilon);
+	if (M->kind != FAST_TRAFFIC_BYTES) {
+		/* token traffic: the groups behind the bytes, and whether the
+		 * schedule dedups (byte rows hash as they always did) */
+		h = fast_hash_u64(h, (uint64_t)M->kind);
+		h = fast_hash_u64(h, M->token_bytes);
+		for (uint32_t g = 0; g < M->ngroups; g++) {
+			h = fast_hash_u64(h, M->groups[g].src);
+			h = fast_hash_u64(h, M->groups[g].ndst);
+			h = fast_hash_u64(h, M->groups[g].tokens);
+			for (uint32_t i = 0; i < M->groups[g].ndst; i++)
+				h = fast_hash_u64(h, M->dsts[M->groups[g].dst0 + i]);
+		}
+		h = fast_hash_u64(h, ao ? (uint64_t)ao->dedup : UINT64_MAX);
+	}
 	snprintf(r->ident, sizeof r->ident, "%016llx", (unsigned long long)h);
 }
 
@@ -327,8 +362,8 @@ static void set_error(struct sweep_row *r, const char *what, const struct fast_e
 	sweep_sanitize(r->status);
 }
 
-int sweep_case_bound(const struct fast_topo *t, const uint64_t *D, const struct sweep_eval *e,
-		     struct sweep_row *r)
+int sweep_case_bound(const struct fast_topo *t, const struct fast_matrix *M,
+		     const struct sweep_eval *e, struct sweep_row *r)
 {
 	struct fast_bound b;
 	struct fast_err err;
@@ -336,22 +371,19 @@ int sweep_case_bound(const struct fast_topo *t, const uint64_t *D, const struct 
 
 	if (e->bound == SWEEP_BOUND_NONE)
 		return 0;
-	if (e->bound == SWEEP_BOUND_CLOSED) {
-		fast_bound_closed(t, D, &b);
-		r->closed_s = b.closed_s;
-		return 0;
-	}
-	rc = fast_bound_compute(t, D, &b, &err);
+	rc = e->bound == SWEEP_BOUND_CLOSED ? fast_bound_matrix_closed(t, M, &b, &err)
+					     : fast_bound_matrix(t, M, &b, &err);
 	if (rc < 0) {
 		set_error(r, "bound", &err);
 		return rc;
 	}
-	r->bound_s = b.lp_s;
+	if (e->bound != SWEEP_BOUND_CLOSED)
+		r->bound_s = b.lp_s;
 	r->closed_s = b.closed_s;
 	return 0;
 }
 
-int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *algo,
+int sweep_case_run(const struct fast_topo *t, const struct fast_matrix *M, const char *algo,
 		   const struct fast_algo_opts *ao, const struct fast_plan_view *given,
 		   const struct sweep_eval *e, struct sweep_row *r)
 {
@@ -362,10 +394,13 @@ int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *alg
 	int rc = 0;
 
 	if (!given) {
-		double t0 = fast_now();
-		rc = fast_compile(algo, t, D, ao, &plan, &err);
-		r->synth_s = fast_now() - t0;
-		if (rc < 0) {
+		/* this compile is the measurement's warm-up */
+		if ((rc = fast_compile_matrix(algo, t, M, ao, &plan, &err)) < 0) {
+			set_error(r, "plan", &err);
+			return rc;
+		}
+		if ((rc = synth_measure(algo, t, M, ao, NAN, &r->synth_s, NULL, &err)) < 0) {
+			fast_plan_free(&plan);
 			set_error(r, "plan", &err);
 			return rc;
 		}
@@ -378,15 +413,18 @@ int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *alg
 			r->rail_stages++;
 	if (e->simulate) {
 		struct fast_sim_opts so = e->sim;
-		so.traffic = D; /* the bandwidths' size (sim.h) */
+		so.traffic = M->bytes; /* the bandwidths' size (sim.h) */
+		/* a token plan expands over the groups of its matrix */
 		rc = given ? fast_sim_run_view(t, given, &so, &res, &err)
-			   : fast_sim_run(t, p, &so, &res, &err);
+			   : fast_sim_run_m(t, p, p->kind != FAST_TRAFFIC_BYTES ? M : NULL, &so,
+					    &res, &err);
 		if (rc < 0) {
 			set_error(r, "sim", &err);
 		} else {
 			r->time_s = res.time_s;
 			r->algbw_GBps = res.algbw_GBps;
 			r->busbw_GBps = res.busbw_GBps;
+			r->time_with_synth_s = r->time_s + r->synth_s; /* NaN for a given plan */
 			fast_sim_result_free(&res);
 			if (!isnan(r->bound_s) && r->bound_s > 0)
 				r->ratio = r->time_s / r->bound_s;

@@ -26,20 +26,28 @@
  *   closed_s     closed-form bound
  *   ratio        time / bound (LP when computed, else closed form)
  *   rail_stages steps   plan shape
- *   synthesis_s  measured plan synthesis time (the only column that is
- *                not reproducible run to run)
+ *   synthesis_s  measured plan synthesis time (cmd/synthesis.h: the
+ *                median thread-CPU time of 15 compiles after a warm-up;
+ *                auto: its decision's median plus the chosen schedule's;
+ *                empty for a given plan)
  *   ident        16 hex digits naming what the row measured, whatever the
  *                file names: a hash of the topology's parameters, the
  *                matrix bytes, its index and label, the algorithm with
  *                every option (or "a given plan") and the simulator
  *                options (sweep_row_ident); empty when unknown.  `fast
  *                gate --baseline` matches rows by it and nothing else.
+ *   time_with_synthesis_s   time_s + synthesis_s
  *
  * Numbers print with %.9g (empty when absent), so serial, forked and MPI
- * runs write identical rows apart from synthesis_s.  Lines end in "\n"; a
+ * runs write identical rows apart from the two measured columns,
+ * synthesis_s and time_with_synthesis_s (columns 25 and 27: the new column
+ * went last so that the reproducible ones keep their places).  Lines end in "\n"; a
  * reader also takes "\r\n" (a CSV written by Python or a spreadsheet).
  *
- * Versions: the header line is the version.  Version 3 (this one) names
+ * Versions: the header line is the version.  Version 4 (this one) adds
+ * time_with_synthesis_s and measures synthesis_s as above (before: one
+ * compile's wall time); a row of an older version reads with
+ * time_with_synthesis_s = time_s + synthesis_s.  Version 3 named
  * the columns by the outputs' convention (times in seconds, `_s`; gpus ->
  * gpus_per_server, ngpus -> gpus_total, synth_us -> synthesis_s); version
  * 2 had the same columns with times in microseconds (time_us, bound_us,
@@ -57,14 +65,16 @@
 #include "sim/sim.h"
 
 #define SWEEP_KEY_MAX 600
-#define SWEEP_NCOLS 26
+#define SWEEP_CSV_VERSION 4 /* the version sweep_csv_header is */
+#define SWEEP_NCOLS 27
 #define SWEEP_IDENT_LEN 16
 
 extern const char sweep_csv_header[]; /* with the trailing newline */
 
-/* The version of the results CSV whose text starts at text[0..len): 3
- * (sweep_csv_header), 2 (microseconds), 1 (microseconds, without ident) or
- * 0 (not a results file).  *body receives the offset of the first row (after the
+/* The version of the results CSV whose text starts at text[0..len): 4
+ * (sweep_csv_header), 3 (without time_with_synthesis_s), 2 (also in
+ * microseconds), 1 (microseconds, without ident) or 0 (not a results
+ * file).  *body receives the offset of the first row (after the
  * header's "\n" or "\r\n"). */
 int sweep_csv_version(const char *text, size_t len, size_t *body);
 
@@ -82,7 +92,7 @@ struct sweep_row {
 	char status[160];
 	double time_s, algbw_GBps, busbw_GBps, bound_s, closed_s, ratio; /* NaN: absent */
 	uint32_t rail_stages, steps;
-	double synth_s;
+	double synth_s, time_with_synth_s;
 	char ident[SWEEP_IDENT_LEN + 1]; /* "" when unknown */
 };
 
@@ -98,7 +108,7 @@ int sweep_row_parse(const char *line, struct sweep_row *r);
  * version 2 (a version-2 sweep appended them): ident is left empty for a
  * version-1 row; *had_ident tells which it was.  Times in microseconds. */
 int sweep_row_parse_v1(const char *line, struct sweep_row *r, bool *had_ident);
-/* A line of a file of that version (1, 2 or 3: sweep_csv_version), its
+/* A line of a file of that version (1 to 4: sweep_csv_version), its
  * times converted to seconds; *had_ident (may be NULL) as above. */
 int sweep_row_parse_version(const char *line, int version, struct sweep_row *r, bool *had_ident);
 /* Replace characters that the CSV cannot carry (',', '"', newlines,
@@ -114,16 +124,17 @@ struct sweep_eval {
 };
 void sweep_eval_default(struct sweep_eval *e);
 
-/* Fill r->bound_s / closed_s for matrix D (per the mode).  A solver failure
- * leaves bound_s absent and returns the error (r->status is set). */
-int sweep_case_bound(const struct fast_topo *t, const uint64_t *D, const struct sweep_eval *e,
-		     struct sweep_row *r);
-/* Compile D with algo (or use `given`, the view of a plan for D, when
- * non-NULL),
- * simulate, and fill the measured fields of r (time, bandwidths, stages,
+/* Fill r->bound_s / closed_s for matrix M (per the mode; token traffic
+ * gets its token bound, lib/bound.h).  A solver failure leaves bound_s
+ * absent and returns the error (r->status is set). */
+int sweep_case_bound(const struct fast_topo *t, const struct fast_matrix *M,
+		     const struct sweep_eval *e, struct sweep_row *r);
+/* Compile matrix M with algo (fast_compile_matrix: token traffic gets the
+ * token schedules) or use `given`, the view of a plan for M, when
+ * non-NULL; simulate, and fill the measured fields of r (time, bandwidths, stages,
  * steps, synth time, ratio from the bound fields already in r, status).
  * Returns 0, or the negative error also recorded in r->status. */
-int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *algo,
+int sweep_case_run(const struct fast_topo *t, const struct fast_matrix *M, const char *algo,
 		   const struct fast_algo_opts *ao, const struct fast_plan_view *given,
 		   const struct sweep_eval *e, struct sweep_row *r);
 
@@ -134,7 +145,7 @@ int sweep_case_run(const struct fast_topo *t, const uint64_t *D, const char *alg
  * "options" string also records choices the compiler made, such as the
  * stage count, so a changed plan would never meet its baseline).  Call
  * it with the identity columns filled. */
-void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const uint64_t *D,
+void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const struct fast_matrix *M,
 		     const struct fast_algo_opts *ao, const struct sweep_eval *e);
 
 #endif

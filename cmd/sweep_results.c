@@ -131,7 +131,7 @@ int sweep_results_open(const char *path, const struct sweep_keymap *km, uint64_t
 	uint64_t lineno = 1;
 
 	*resumed = 0;
-	*version = 3;
+	*version = SWEEP_CSV_VERSION;
 	if ((rc = results_lock(path, &fd)) != 0)
 		return rc;
 	if (fstat(fd, &st) != 0) {
@@ -165,7 +165,7 @@ int sweep_results_open(const char *path, const struct sweep_keymap *km, uint64_t
 		close(fd);
 		return cli_fail(FAST_EINPUT, "%s:1: not a results file with the columns of this version (header differs)", path);
 	} else {
-		if (*version < 3)
+		if (*version < SWEEP_CSV_VERSION)
 			cli_warn("%s: a results file of version %d: its rows are kept, in this version's columns%s",
 				 path, *version, *version == 1 ? " and with the ident column" : "");
 		for (char *p = text + body; *p;) {
@@ -210,13 +210,13 @@ int sweep_append_line(int fd, const char *line, size_t len)
 /* --- identity of a case ----------------------------------------------- */
 
 /* Fill the label and ident of row r (identity columns filled by
- * sweep_spec_case) of algorithm variant a in group g, whose matrix is D. */
-void sweep_case_measures(const struct sweep_spec *s, uint32_t g, uint32_t a, const uint64_t *D,
+ * sweep_spec_case) of algorithm variant a in group g, whose matrix is M. */
+void sweep_case_measures(const struct sweep_spec *s, uint32_t g, uint32_t a, const struct fast_matrix *M,
 			 const char *label, struct sweep_row *r)
 {
 	snprintf(r->label, sizeof r->label, "%s", label);
 	sweep_sanitize(r->label);
-	sweep_row_ident(r, &s->topos[s->groups[g].topo].topo, D, &s->algos[a].opts, &s->eval);
+	sweep_row_ident(r, &s->topos[s->groups[g].topo].topo, M, &s->algos[a].opts, &s->eval);
 }
 
 /* The traffic of the last group asked for (rows come in case order). */
@@ -233,7 +233,7 @@ static void upgrade_ident(const struct sweep_spec *s, uint64_t id, struct gen_ca
 {
 	uint32_t lo = 0, hi = s->ngroups, m, a;
 	struct sweep_row r;
-	const uint64_t *D;
+	const struct fast_matrix *M;
 	const char *label = NULL;
 	struct fast_err err;
 
@@ -251,9 +251,9 @@ static void upgrade_ident(const struct sweep_spec *s, uint64_t id, struct gen_ca
 	}
 	ident[0] = '\0';
 	sweep_spec_case(s, lo, id, &r, &m, &a);
-	if (!gc->ok || !(D = sweep_spec_matrix(s, lo, &gc->t, m, &label)))
+	if (!gc->ok || !(M = sweep_spec_matrix(s, lo, &gc->t, m, &label)))
 		return;
-	sweep_case_measures(s, lo, a, D, label, &r);
+	sweep_case_measures(s, lo, a, M, label, &r);
 	snprintf(ident, len, "%s", r.ident);
 }
 

@@ -19,6 +19,7 @@ void sweep_run_case(const struct sweep_spec *s, uint32_t g, uint64_t id, uint32_
 		    struct sweep_row *bound, bool *bounded, struct sweep_row *r)
 {
 	const struct fast_topo *t = &s->topos[s->groups[g].topo].topo;
+	const struct fast_matrix *M = NULL;
 	const uint64_t *D = NULL;
 	const char *label = NULL;
 
@@ -27,16 +28,17 @@ void sweep_run_case(const struct sweep_spec *s, uint32_t g, uint64_t id, uint32_
 		snprintf(r->status, sizeof r->status, "error:traffic: %.120s", gen_err->msg);
 		sweep_sanitize(r->status);
 	} else {
-		D = sweep_spec_matrix(s, g, gen, m, &label);
+		M = sweep_spec_matrix(s, g, gen, m, &label);
+		D = M ? M->bytes : NULL;
 		if (!D) {
 			snprintf(r->status, sizeof r->status, "error:traffic: matrix %u not generated", m);
 		} else {
 			if (!*bounded) {
 				sweep_row_init(bound);
-				sweep_case_bound(t, D, &s->eval, bound);
+				sweep_case_bound(t, M, &s->eval, bound);
 				*bounded = true;
 			}
-			sweep_case_measures(s, g, a, D, label, r);
+			sweep_case_measures(s, g, a, M, label, r);
 			r->bound_s = bound->bound_s;
 			r->closed_s = bound->closed_s;
 			if (strcmp(bound->status, "ok") != 0)
@@ -44,7 +46,7 @@ void sweep_run_case(const struct sweep_spec *s, uint32_t g, uint64_t id, uint32_
 			{
 				char keep[sizeof r->status];
 				snprintf(keep, sizeof keep, "%s", r->status);
-				sweep_case_run(t, D, s->algos[a].algo, &s->algos[a].opts, NULL,
+				sweep_case_run(t, M, s->algos[a].algo, &s->algos[a].opts, NULL,
 					       &s->eval, r);
 				if (strcmp(keep, "ok") != 0)
 					snprintf(r->status, sizeof r->status, "%s", keep);
@@ -55,9 +57,10 @@ void sweep_run_case(const struct sweep_spec *s, uint32_t g, uint64_t id, uint32_
 
 void sweep_row_trace_identity(struct sweep_row *r, const struct fast_topo *t, const char *topo_name,
 			      const char *traffic_path, uint32_t matrix, const char *label,
-			      const uint64_t *D, const char *algo, const char *options,
+			      const struct fast_matrix *M, const char *algo, const char *options,
 			      const struct fast_algo_opts *ao, const struct sweep_eval *ev)
 {
+	const uint64_t *D = M->bytes;
 	uint32_t ng = fast_topo_ngpus(t);
 	uint64_t total = 0;
 
@@ -91,19 +94,20 @@ void sweep_row_trace_identity(struct sweep_row *r, const struct fast_topo *t, co
 		 r->topo, t->servers, t->gpus, t->up.bw_GBps, t->out.bw_GBps, r->traffic, matrix,
 		 r->algo, r->options);
 	sweep_sanitize(r->key);
-	sweep_row_ident(r, t, D, ao, ev);
+	sweep_row_ident(r, t, M, ao, ev);
 }
 
 void gate_case_eval(const struct fast_topo *t, const char *topo_name, const char *traffic_path,
-		    uint32_t mi, const char *label, const uint64_t *D, const char *algo,
+		    uint32_t mi, const struct fast_matrix *M, const char *algo,
 		    const struct fast_algo_opts *ao, const char *options, const struct fast_plan *given,
 		    struct fast_plan_view *gv, const struct sweep_eval *ev, double max_ratio,
 		    struct gate_verdict *x)
 {
 	struct sweep_row *r = &x->row;
+	const uint64_t *D = M->bytes;
 
 	sweep_row_init(r);
-	sweep_row_trace_identity(r, t, topo_name, traffic_path, mi, label, D,
+	sweep_row_trace_identity(r, t, topo_name, traffic_path, mi, M->label, M,
 				 given ? given->algo : algo, given ? "plan" : options,
 				 given ? NULL : ao, ev);
 	x->base_s = NAN;
@@ -115,8 +119,8 @@ void gate_case_eval(const struct fast_topo *t, const char *topo_name, const char
 			snprintf(x->why, sizeof x->why, "plan check: %.180s", err.msg);
 		}
 	}
-	sweep_case_bound(t, D, ev, r);
-	sweep_case_run(t, D, algo, ao, given ? gv : NULL, ev, r);
+	sweep_case_bound(t, M, ev, r);
+	sweep_case_run(t, M, algo, ao, given ? gv : NULL, ev, r);
 	if (given)
 		fast_plan_view_close(gv);
 	if (strcmp(r->status, "ok") != 0) {

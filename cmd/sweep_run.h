@@ -30,7 +30,7 @@ void sweep_run_case(const struct sweep_spec *s, uint32_t g, uint64_t id, uint32_
  * the same case in a sweep over this trace. */
 void sweep_row_trace_identity(struct sweep_row *r, const struct fast_topo *t, const char *topo_name,
 			      const char *traffic_path, uint32_t matrix, const char *label,
-			      const uint64_t *D, const char *algo, const char *options,
+			      const struct fast_matrix *M, const char *algo, const char *options,
 			      const struct fast_algo_opts *ao, const struct sweep_eval *ev);
 
 /* A matrix of `fast gate`: its row and what fails it. */
@@ -41,13 +41,13 @@ struct gate_verdict {
 	char why[200];
 };
 
-/* Evaluate matrix mi (label, bytes D) of a gate into x (zeroed by the
+/* Evaluate matrix mi (M) of a gate into x (zeroed by the
  * caller): its row's identity, the check of the given plan (given non-NULL,
  * gv its open view, closed here) or a compile with algo and ao (options:
  * their name), the bound and the simulation; sets x->failed, incorrect or
  * over_ratio (time / bound > max_ratio) with x->why, and x->base_s NaN. */
 void gate_case_eval(const struct fast_topo *t, const char *topo_name, const char *traffic_path,
-		    uint32_t mi, const char *label, const uint64_t *D, const char *algo,
+		    uint32_t mi, const struct fast_matrix *M, const char *algo,
 		    const struct fast_algo_opts *ao, const char *options, const struct fast_plan *given,
 		    struct fast_plan_view *gv, const struct sweep_eval *ev, double max_ratio,
 		    struct gate_verdict *x);

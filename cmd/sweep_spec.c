@@ -845,8 +845,9 @@ int sweep_spec_traffic(const struct sweep_spec *s, uint32_t gi, struct fast_traf
 	return fast_gen_traffic(&o, &s->lim, out, err);
 }
 
-const uint64_t *sweep_spec_matrix(const struct sweep_spec *s, uint32_t gi,
-				  const struct fast_traffic *gen, uint32_t mat, const char **label)
+const struct fast_matrix *sweep_spec_matrix(const struct sweep_spec *s, uint32_t gi,
+					    const struct fast_traffic *gen, uint32_t mat,
+					    const char **label)
 {
 	const struct sweep_group *g = &s->groups[gi];
 	const struct sweep_traffic *tr = &s->traffics[g->traffic];
@@ -860,5 +861,5 @@ const uint64_t *sweep_spec_matrix(const struct sweep_spec *s, uint32_t gi,
 		return NULL;
 	if (label)
 		*label = M->label;
-	return M->bytes;
+	return M;
 }

@@ -111,9 +111,10 @@ void sweep_spec_case(const struct sweep_spec *s, uint32_t g, uint64_t id, struct
  * out with fast_traffic_free(). */
 int sweep_spec_traffic(const struct sweep_spec *s, uint32_t g, struct fast_traffic *out,
 		       struct fast_err *err);
-/* Matrix `mat` of group g (gen: what sweep_spec_traffic made) and its label. */
-const uint64_t *sweep_spec_matrix(const struct sweep_spec *s, uint32_t g,
-				  const struct fast_traffic *gen, uint32_t mat,
-				  const char **label);
+/* Matrix `mat` of group g (gen: what sweep_spec_traffic made) and its
+ * label; NULL when gen has no such matrix. */
+const struct fast_matrix *sweep_spec_matrix(const struct sweep_spec *s, uint32_t g,
+					    const struct fast_traffic *gen, uint32_t mat,
+					    const char **label);
 
 #endif

@@ -121,7 +121,8 @@ int cmd_trace(int argc, char **argv)
 	for (cli_begin(&s, argc, argv, "trace"); cli_more(&s);) {
 		if (cli_value(&s, "-o", &in.out_path) || cli_value(&s, "--output", &in.out_path) ||
 		    cli_u32(&s, "--max-gpus", 1, 1u << 30, &in.lim.max_gpus) ||
-		    cli_size(&s, "--max-traffic-bytes", &in.lim.max_traffic_bytes))
+		    cli_size(&s, "--max-traffic-bytes", &in.lim.max_traffic_bytes) ||
+		    cli_u64(&s, "--max-groups", &in.lim.max_groups))
 			continue;
 		if (cli_value(&s, "--source", &o.source) || cli_value(&s, "--data", &o.data_dir) ||
 		    cli_value(&s, "--layers", &layers) || cli_value(&s, "--domain", &o.domain) ||
@@ -134,6 +135,10 @@ int cmd_trace(int argc, char **argv)
 			continue;
 		if (cli_flag(&s, "--no-dedup")) {
 			o.no_dedup = true;
+			continue;
+		}
+		if (cli_flag(&s, "--tokens")) {
+			o.tokens = true;
 			continue;
 		}
 		if (cli_flag(&s, "--no-combine")) {
@@ -214,7 +219,7 @@ const char cmd_trace_usage[] =
 	"fast trace import --source NAME [--data DIR] [--layers L1,L2|all]\n"
 	"                  [--domain D] [--selection topk|top1] [--ep N]\n"
 	"                  [--gpus-per-server G] [--placement P] [--tokens-at P]\n"
-	"                  [--token-bytes B] [--no-dedup] [--no-combine]\n"
+	"                  [--token-bytes B] [--tokens | --no-dedup] [--no-combine]\n"
 	"                  [-o FILE] [--sparse]\n"
 	"\n"
 	"Build per-layer MoE dispatch matrices (and their transposes, the combine\n"
@@ -253,6 +258,14 @@ const char cmd_trace_usage[] =
 	"  --tokens-at P       tokens (data order) on source GPUs: contiguous\n"
 	"                      blocks (default) | round-robin\n"
 	"  --token-bytes B     bytes per token copy (default per source, above)\n"
+	"  --tokens            token traffic (per-token routing only: deepseek-v2-lite,\n"
+	"                      --domain intent): per layer, groups [src, [GPUs],\n"
+	"                      tokens] of the tokens of one source GPU whose experts\n"
+	"                      are on the same GPUs, by source then first appearance\n"
+	"                      in the data (file version 3).  Its byte view is the\n"
+	"                      import without --tokens, byte for byte; `fast traffic\n"
+	"                      show` gives the bytes crossing servers once per server\n"
+	"  --max-groups N      refuse more than N token groups (default 16777216)\n"
 	"  --no-combine        only dispatch matrices\n"
 	"  --sparse            write [src, dst, bytes] entries instead of dense rows\n"
 	"  -o FILE             output (default - = stdout)\n"

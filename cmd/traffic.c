@@ -25,12 +25,19 @@ const char cmd_traffic_usage[] =
 	"         off-diagonal pair sizes, hottest sender and receiver, largest\n"
 	"         cross-server egress and ingress of a server.  The split needs the\n"
 	"         GPUs per server: from --topo/--preset, else 8 when 8 divides the\n"
-	"         GPU count and one server otherwise (with a note).\n"
+	"         GPU count and one server otherwise (with a note).  Token matrices\n"
+	"         (MoE dispatch / combine groups) also give the bytes crossing servers\n"
+	"         once per destination GPU (their byte matrix, what every statistic\n"
+	"         above is of) and once per destination server (a token crosses to a\n"
+	"         server once and is copied there; combine: summed there first), and\n"
+	"         the factor between the two.\n"
 	"convert  json: dense rows; sparse: [src, dst, bytes] triples of the non-zero\n"
 	"         entries; nccl: one matrix (choose it with --matrix when the file has\n"
 	"         several) as N lines of N numbers, each rounded up to a multiple of\n"
 	"         16 bytes as nccl-tests' alltoallv expects (a warning counts the\n"
-	"         changed entries).\n"
+	"         changed entries).  Token matrices: json and sparse keep their\n"
+	"         groups; nccl writes their per-GPU byte matrix (the groups are lost,\n"
+	"         with a warning).\n"
 	"\n"
 	"FILE is the tool's traffic JSON or an nccl-tests matrix file (by content).\n"
 	"Options:\n"
@@ -39,6 +46,7 @@ const char cmd_traffic_usage[] =
 	"  --json             machine-readable summary (show)\n"
 	"  --max-gpus N       refuse more than N GPUs (default 16384)\n"
 	"  --max-traffic-bytes B  refuse traffic whose dense matrices need more (default 4G)\n"
+	"  --max-groups N     refuse traffic of more than N token groups (default 16777216)\n"
 	"  -o OUT             output file (convert; - = stdout, the default)\n";
 
 #define DEFAULT_G 8u
@@ -98,13 +106,26 @@ static int parse_args(int argc, char **argv, bool convert, struct args *a)
 	return 0;
 }
 
+/* Token matrices: bytes crossing servers with per-GPU and per-server
+ * deduplication (lib fast_matrix_dedup_bytes) and the token count. */
+struct dedup {
+	uint64_t per_gpu, per_server, tokens;
+};
+
+/* per_gpu / per_server; 1 when nothing crosses (nothing to save). */
+static double dedup_factor(const struct dedup *d)
+{
+	return d->per_server ? (double)d->per_gpu / (double)d->per_server : 1.0;
+}
+
 static double pct(uint64_t part, uint64_t total)
 {
 	return total ? 100.0 * (double)part / (double)total : 0.0;
 }
 
 static void show_human(const struct args *a, const struct fast_traffic *t, uint32_t G,
-		       uint32_t first, const struct fast_traffic_stats *sts, uint64_t grand)
+		       uint32_t first, const struct fast_traffic_stats *sts,
+		       const struct dedup *dd, uint64_t grand)
 {
 	char b1[32];
 
@@ -123,6 +144,20 @@ static void show_human(const struct args *a, const struct fast_traffic *t, uint3
 		struct fast_traffic_stats st = sts[k];
 
 		printf("\nmatrix %u \"%s\"\n", first + k, t->m[k].label);
+		if (t->m[k].kind != FAST_TRAFFIC_BYTES) {
+			char b2[32];
+			printf("  tokens            %s: %llu tokens of %llu B in %u groups\n",
+			       fast_traffic_kind_name(t->m[k].kind),
+			       (unsigned long long)dd[k].tokens,
+			       (unsigned long long)t->m[k].token_bytes, t->m[k].ngroups);
+			printf("  cross-server      %llu B (%s) once per GPU, %llu B (%s) once per "
+			       "server: %.3fx\n",
+			       (unsigned long long)dd[k].per_gpu,
+			       fast_size_format(dd[k].per_gpu, b1, sizeof b1),
+			       (unsigned long long)dd[k].per_server,
+			       fast_size_format(dd[k].per_server, b2, sizeof b2),
+			       dedup_factor(&dd[k]));
+		}
 		printf("  total             %llu B (%s)\n", (unsigned long long)st.total,
 		       fast_size_format(st.total, b1, sizeof b1));
 		printf("  local (diagonal)  %llu B (%.1f%%)\n", (unsigned long long)st.local,
@@ -158,7 +193,7 @@ static void put_num(const char *key, double v, bool last)
 
 static void show_json(const struct args *a, const struct fast_traffic *t, uint32_t G,
 		      bool assumed, uint32_t first, const struct fast_traffic_stats *sts,
-		      uint64_t grand)
+		      const struct dedup *dd, uint64_t grand)
 {
 	fputs("{\n  \"file\": ", stdout);
 	fast_json_put_string(stdout, a->in.traffic_path);
@@ -184,9 +219,20 @@ static void show_json(const struct args *a, const struct fast_traffic *t, uint32
 		put_num("col_skew", st.col_skew, false);
 		put_num("gini", st.gini, false);
 		printf("\"hot_sender\": %u, \"hot_receiver\": %u, \"max_server_egress\": %llu, "
-		       "\"max_server_ingress\": %llu}",
+		       "\"max_server_ingress\": %llu",
 		       st.hot_sender, st.hot_receiver, (unsigned long long)st.max_server_egress,
 		       (unsigned long long)st.max_server_ingress);
+		if (t->m[k].kind != FAST_TRAFFIC_BYTES) {
+			printf(", \"kind\": \"%s\", \"token_bytes\": %llu, \"groups\": %u, "
+			       "\"tokens\": %llu, \"bytes_out_per_gpu\": %llu, "
+			       "\"bytes_out_per_server\": %llu, ",
+			       fast_traffic_kind_name(t->m[k].kind),
+			       (unsigned long long)t->m[k].token_bytes, t->m[k].ngroups,
+			       (unsigned long long)dd[k].tokens, (unsigned long long)dd[k].per_gpu,
+			       (unsigned long long)dd[k].per_server);
+			put_num("dedup_factor", dedup_factor(&dd[k]), true);
+		}
+		fputc('}', stdout);
 	}
 	fputs("\n  ]\n}\n", stdout);
 }
@@ -196,6 +242,8 @@ static int traffic_show(int argc, char **argv)
 	struct args a;
 	struct fast_traffic t;
 	struct fast_traffic_stats *sts;
+	struct dedup *dd;
+	struct fast_err err;
 	uint64_t grand = 0;
 	uint32_t G, first;
 	bool assumed = false;
@@ -218,20 +266,34 @@ static int traffic_show(int argc, char **argv)
 			G);
 	}
 	sts = fast_calloc(t.count, sizeof *sts);
-	if (!sts) {
+	dd = fast_calloc(t.count, sizeof *dd);
+	if (!sts || !dd) {
+		free(sts);
+		free(dd);
 		fast_traffic_free(&t);
 		return cli_fail(FAST_ENOMEM, "out of memory");
 	}
 	for (uint32_t k = 0; k < t.count; k++) {
 		fast_traffic_stats(t.m[k].bytes, t.ng, G, &sts[k]);
 		fast_add_u64(grand, sts[k].total, &grand); /* cannot overflow: checked at load */
+		/* cannot fail either: at most the byte matrix's total */
+		if (fast_matrix_dedup_bytes(&t.m[k], t.ng, G, &dd[k].per_gpu, &dd[k].per_server,
+					    &err) < 0) {
+			free(sts);
+			free(dd);
+			fast_traffic_free(&t);
+			return cli_report(&err);
+		}
+		for (uint32_t g = 0; g < t.m[k].ngroups; g++)
+			dd[k].tokens += t.m[k].groups[g].tokens; /* <= bytes: no overflow */
 	}
 	first = a.in.matrix >= 0 ? (uint32_t)a.in.matrix : 0;
 	if (a.in.json)
-		show_json(&a, &t, G, assumed, first, sts, grand);
+		show_json(&a, &t, G, assumed, first, sts, dd, grand);
 	else
-		show_human(&a, &t, G, first, sts, grand);
+		show_human(&a, &t, G, first, sts, dd, grand);
 	free(sts);
+	free(dd);
 	fast_traffic_free(&t);
 	return 0;
 }
@@ -272,6 +334,10 @@ static int traffic_convert(int argc, char **argv)
 		return cli_out_fail(&o, &err);
 	}
 	rc = cli_out_commit(&o);
+	if (rc == 0 && nccl && t.m[0].kind != FAST_TRAFFIC_BYTES)
+		cli_warn("\"%s\" is token traffic (%s, %u groups): the nccl-tests matrix is its "
+			 "per-GPU byte view (one copy per destination GPU); the groups are not kept",
+			 t.m[0].label, fast_traffic_kind_name(t.m[0].kind), t.m[0].ngroups);
 	if (rc == 0 && changed)
 		cli_warn("rounded %llu of %llu entries up to a multiple of 16 bytes "
 			 "(nccl-tests alltoallv sizes)",

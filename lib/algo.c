@@ -14,21 +14,24 @@
 #include "auto.h"
 
 const struct fast_algo fast_algos[] = {
-	{ "fast", fast_compile_fast, FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE, 0,
-	  "FAST: balance within servers, one rail stage per Birkhoff term" },
-	{ "fanout", fast_compile_fanout, 0, 0, "every message at once: one out step, one up step (RCCL)" },
+	{ "fast", fast_compile_fast,
+	  FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE | FAST_OPT_DEDUP, 0,
+	  "FAST: balance within servers, one rail stage per Birkhoff term",
+	  fast_compile_fast_tokens },
+	{ "fanout", fast_compile_fanout, 0, 0,
+	  "every message at once: one out step, one up step (RCCL)", NULL },
 	{ "nccl", fast_compile_nccl, FAST_OPT_PEERS, 0,
-	  "NCCL's grouped send/recv: n - 1 rounds, peers in flight" },
+	  "NCCL's grouped send/recv: n - 1 rounds, peers in flight", NULL },
 	{ "pxn", fast_compile_pxn, FAST_OPT_PEERS | FAST_OPT_CHUNK, UINT64_C(128) << 10,
-	  "nccl with PXN: off-rail messages relayed over scale-up" },
+	  "nccl with PXN: off-rail messages relayed over scale-up", NULL },
 	{ "spreadout", fast_compile_spreadout, 0, 0,
-	  "n - 1 globally synchronised rounds: GPU i sends to i + d" },
-	{ "hier", fast_compile_hier, FAST_OPT_CHUNK, UINT64_C(512) << 10,
-	  "DeepEP-style: rail-aligned, then forwarded over scale-up" },
+	  "n - 1 globally synchronised rounds: GPU i sends to i + d", NULL },
+	{ "hier", fast_compile_hier, FAST_OPT_CHUNK | FAST_OPT_DEDUP, UINT64_C(512) << 10,
+	  "DeepEP-style: rail-aligned, then forwarded over scale-up", fast_compile_hier_tokens },
 	{ "auto", fast_compile_auto,
 	  FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE | FAST_OPT_PEERS | FAST_OPT_CHUNK, 0,
-	  "the schedule above of least predicted time with synthesis (lib/auto.c)" },
-	{ NULL, NULL, 0, 0, NULL },
+	  "the schedule above of least predicted time with synthesis (lib/auto.c)", NULL },
+	{ NULL, NULL, 0, 0, NULL, NULL },
 };
 
 static const char *const stages_values[] = { "auto", "exact", NULL };
@@ -38,17 +41,20 @@ static const char *const order_values[] = { "decomposition", "largest-first", "s
 static const char *const order_aliases[] = { "largest", "largest-first", "smallest",
 					     "smallest-first", NULL };
 static const char *const balance_values[] = { "upfront", "jit", NULL };
+static const char *const dedup_values[] = { "server", "gpu", NULL };
 
 static uint64_t get_stages(const struct fast_algo_opts *o) { return (uint64_t)o->stages; }
 static uint64_t get_order(const struct fast_algo_opts *o) { return (uint64_t)o->order; }
 static uint64_t get_balance(const struct fast_algo_opts *o) { return (uint64_t)o->balance; }
 static uint64_t get_peers(const struct fast_algo_opts *o) { return o->peers; }
 static uint64_t get_chunk(const struct fast_algo_opts *o) { return o->chunk_bytes; }
+static uint64_t get_dedup(const struct fast_algo_opts *o) { return (uint64_t)o->dedup; }
 static void set_stages(struct fast_algo_opts *o, uint64_t v) { o->stages = (enum fast_stages_mode)v; }
 static void set_order(struct fast_algo_opts *o, uint64_t v) { o->order = (enum fast_stage_order)v; }
 static void set_balance(struct fast_algo_opts *o, uint64_t v) { o->balance = (enum fast_balance_mode)v; }
 static void set_peers(struct fast_algo_opts *o, uint64_t v) { o->peers = (uint32_t)v; }
 static void set_chunk(struct fast_algo_opts *o, uint64_t v) { o->chunk_bytes = v; }
+static void set_dedup(struct fast_algo_opts *o, uint64_t v) { o->dedup = (enum fast_dedup_mode)v; }
 
 const struct fast_algo_option fast_algo_options[] = {
 	{ "stages", FAST_OPT_STAGES, stages_values, NULL, 0, 0, "auto|exact",
@@ -73,6 +79,11 @@ const struct fast_algo_option fast_algo_options[] = {
 	  "pxn/hier: forwarding chunk (e.g. 512K; default: the\n"
 	  "algorithm's own, listed with it above)",
 	  get_chunk, set_chunk },
+	{ "dedup", FAST_OPT_DEDUP, dedup_values, NULL, 0, 0, "server|gpu",
+	  "fast/hier on token traffic: server (default: a token\n"
+	  "crosses to a server once, then scale-up copies; combine\n"
+	  "reduces before crossing) or gpu (the per-GPU byte matrix)",
+	  get_dedup, set_dedup },
 	{ NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL },
 };
 
@@ -84,6 +95,7 @@ void fast_algo_opts_default(struct fast_algo_opts *o)
 	o->balance = FAST_BALANCE_JIT; /* balancing overlaps the earlier stages */
 	o->peers = 8;       /* NCCL's batch of peers in flight */
 	o->chunk_bytes = 0; /* each algorithm's own default */
+	o->dedup = FAST_DEDUP_SERVER; /* what production MoE dispatchers do */
 }
 
 const struct fast_algo *fast_algo_find(const char *name)
@@ -228,4 +240,34 @@ int fast_compile(const char *algo, const struct fast_topo *topo, const uint64_t 
 		return a->compile(topo, D, opts, out, err);
 	return fast_err_set(err, FAST_EUSAGE, "unknown algorithm '%.40s' (known: %s)",
 			    algo ? algo : "(null)", fast_algo_list(known, sizeof known));
+}
+
+int fast_compile_matrix(const char *algo, const struct fast_topo *topo,
+			const struct fast_matrix *m, const struct fast_algo_opts *opts,
+			struct fast_plan *out, struct fast_err *err)
+{
+	const struct fast_algo *a = fast_algo_find(algo);
+	struct fast_algo_opts defaults;
+	bool tokens = m->kind != FAST_TRAFFIC_BYTES;
+	struct fast_plan p;
+	size_t len;
+	int rc;
+
+	if (!opts) {
+		fast_algo_opts_default(&defaults);
+		opts = &defaults;
+	}
+	if (tokens && a && a->compile_tokens && opts->dedup == FAST_DEDUP_SERVER)
+		rc = a->compile_tokens(topo, m, opts, &p, err);
+	else
+		rc = fast_compile(algo, topo, m->bytes, opts, &p, err);
+	if (rc < 0)
+		return rc;
+	/* the plan's record of the traffic it serves */
+	len = strlen(p.options);
+	if (tokens && len < sizeof p.options)
+		snprintf(p.options + len, sizeof p.options - len, "%sdedup=%s", len ? " " : "",
+			 p.kind == FAST_TRAFFIC_BYTES ? "gpu" : "server");
+	*out = p;
+	return 0;
 }

@@ -30,12 +30,20 @@ enum fast_balance_mode {
 	FAST_BALANCE_JIT = 1,     /* each lane balanced just before its first stage */
 };
 
+/* What a token-aware schedule (fast, hier) does with token traffic
+ * (traffic.h, kind DISPATCH or COMBINE); byte traffic ignores it. */
+enum fast_dedup_mode {
+	FAST_DEDUP_SERVER = 0, /* a token crosses to a server once (a token plan) */
+	FAST_DEDUP_GPU = 1,    /* the per-GPU byte matrix, a copy per GPU (a BYTES plan) */
+};
+
 struct fast_algo_opts {
 	enum fast_stages_mode stages;
 	enum fast_stage_order order;
 	enum fast_balance_mode balance;
 	uint32_t peers;       /* nccl/pxn: peers in flight per round (default 8) */
 	uint64_t chunk_bytes; /* pxn/hier: forwarding chunk (0 = algorithm default) */
+	enum fast_dedup_mode dedup; /* fast/hier on token traffic */
 };
 void fast_algo_opts_default(struct fast_algo_opts *o);
 
@@ -54,6 +62,7 @@ enum fast_algo_opt_bit {
 	FAST_OPT_BALANCE = 1u << 2,
 	FAST_OPT_PEERS = 1u << 3,
 	FAST_OPT_CHUNK = 1u << 4,
+	FAST_OPT_DEDUP = 1u << 5,
 };
 
 struct fast_algo_option {
@@ -71,6 +80,11 @@ struct fast_algo_option {
 typedef int (*fast_compile_fn)(const struct fast_topo *topo, const uint64_t *D,
 			       const struct fast_algo_opts *opts, struct fast_plan *out,
 			       struct fast_err *err);
+/* A token-aware compiler: a plan of m's kind over m's groups (plan.h,
+ * "Token plans"); m->kind is DISPATCH or COMBINE. */
+typedef int (*fast_compile_tokens_fn)(const struct fast_topo *topo, const struct fast_matrix *m,
+				      const struct fast_algo_opts *opts, struct fast_plan *out,
+				      struct fast_err *err);
 
 struct fast_algo {
 	const char *name;             /* --algo NAME, the plan's "algo" */
@@ -78,6 +92,7 @@ struct fast_algo {
 	unsigned options;             /* FAST_OPT_* that apply to it */
 	uint64_t default_chunk_bytes; /* forwarding chunk without --chunk (0: none) */
 	const char *summary;          /* one line */
+	fast_compile_tokens_fn compile_tokens; /* NULL: token traffic runs on its bytes */
 };
 
 /* The tables, terminated by an entry whose name is NULL. */
@@ -115,10 +130,30 @@ int fast_compile(const char *algo, const struct fast_topo *topo, const uint64_t 
 		 const struct fast_algo_opts *opts, struct fast_plan *out,
 		 struct fast_err *err);
 
+/* Compile a plan for matrix m of a traffic on topo.  Byte traffic, and
+ * token traffic for an algorithm without a token compiler or with
+ * dedup=gpu: compile m->bytes (the per-GPU byte matrix: one copy per
+ * destination GPU), a plan of kind BYTES whose options end in
+ * "dedup=gpu" when m is token traffic, so that the plan says which
+ * traffic it serves.  Token traffic with dedup=server and an algorithm
+ * that has one: its token compiler, a plan of m's kind whose options end
+ * in "dedup=server".  Label and matrix index are the caller's to set.
+ * Errors as fast_compile. */
+int fast_compile_matrix(const char *algo, const struct fast_topo *topo,
+			const struct fast_matrix *m, const struct fast_algo_opts *opts,
+			struct fast_plan *out, struct fast_err *err);
+
 /* FAST itself (lib/compile_fast.c). */
 int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_plan *out,
 		      struct fast_err *err);
+
+/* FAST on token traffic (lib/compile_tokens.c): per-server dedup, FAST's
+ * balancing and stages on the deduplicated server traffic, replication
+ * (dispatch) or reduction before crossing (combine) over scale-up. */
+int fast_compile_fast_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
+			     const struct fast_algo_opts *opts, struct fast_plan *out,
+			     struct fast_err *err);
 
 /* Baselines (lib/baselines.c). */
 int fast_compile_fanout(const struct fast_topo *topo, const uint64_t *D,
@@ -136,5 +171,11 @@ int fast_compile_spreadout(const struct fast_topo *topo, const uint64_t *D,
 int fast_compile_hier(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_plan *out,
 		      struct fast_err *err);
+/* hier on token traffic: DeepEP's normal kernels with their dedup (a token
+ * crosses rail-aligned once per server, then NVLink copies; combine
+ * reduces inside the expert server before crossing). */
+int fast_compile_hier_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
+			     const struct fast_algo_opts *opts, struct fast_plan *out,
+			     struct fast_err *err);
 
 #endif

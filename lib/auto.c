@@ -2,10 +2,13 @@
  * auto.c - `--algo auto` (auto.h): a closed-form predictor of each
  * schedule's simulated time, a synthesis-cost model, and the choice.
  *
- * The predictor reads the matrix once (O(n^2), n = N * G) and gathers per
- * GPU the bytes it sends and receives across servers and within its
- * server, the rail loads PXN and hier put on each NIC, the server matrix's
- * largest row or column, and spreadout's per-round maxima.  Then, with
+ * The predictor reads the matrix once (O(n^2), n = N * G; gather()) and
+ * gathers per GPU the bytes it sends and receives across servers and
+ * within its server, the rail loads PXN and hier put on each NIC, the
+ * server matrix's largest row or column; spreadout's per-round maxima and
+ * the largest cross message come from a second pass (second_pass()),
+ * made only when floors under spreadout's and hier's predictions do not
+ * already rule them out (decide()).  Then, with
  * a = alpha + per-step overhead of a tier and B its effective rate
  * (bw x efficiency), per algorithm (the simulator's model, sim/sim.h):
  *
@@ -62,8 +65,11 @@
  * and N = 16 (S32 = the 4 x 8 median, P = log4 of the 16 x 8 / 4 x 8
  * ratio), this machine, 2026-12-01, under load (19 runnable on 2 cores):
  * thread-CPU time, so the load inflates it only through cache misses. */
+enum kind { K_FAST, K_FANOUT, K_NCCL, K_PXN, K_SPREADOUT, K_HIER };
+
 struct model {
-	const char *algo;
+	const char *algo; /* the table's name: models[k] is fast_algos[k] (test_auto) */
+	enum kind kind;
 	double k_lat, k_vol;
 	double s32, p; /* synthesis: S32 seconds at 32 GPUs, exponent */
 };
@@ -76,12 +82,12 @@ static const struct model models[] = {
 	 * 16 x 8 medians on dense Zipf 4 GiB: fanout 5.45 us /
 	 * 277 us, nccl 29.3 us / 1.634 ms, pxn 35.9 us / 1.297 ms, spreadout
 	 * 7.99 us / 296 us, hier 11.2 us / 527 us */
-	{ "fast", 0.955, 1.0, 10.0e-6, 1.70 },
-	{ "fanout", 1.0, 1.0, 5.45e-6, 2.83 },
-	{ "nccl", 0.83, 1.0, 29.3e-6, 2.90 },
-	{ "pxn", 0.57, 1.0, 35.9e-6, 2.59 },
-	{ "spreadout", 1.0, 1.0, 7.99e-6, 2.61 },
-	{ "hier", 0.785, 1.08, 11.2e-6, 2.78 },
+	{ "fast", K_FAST, 0.955, 1.0, 10.0e-6, 1.70 },
+	{ "fanout", K_FANOUT, 1.0, 1.0, 5.45e-6, 2.83 },
+	{ "nccl", K_NCCL, 0.83, 1.0, 29.3e-6, 2.90 },
+	{ "pxn", K_PXN, 0.57, 1.0, 35.9e-6, 2.59 },
+	{ "spreadout", K_SPREADOUT, 1.0, 1.0, 7.99e-6, 2.61 },
+	{ "hier", K_HIER, 0.785, 1.08, 11.2e-6, 2.78 },
 };
 #define NMODELS (sizeof models / sizeof models[0])
 
@@ -93,20 +99,25 @@ static const struct model *model_of(const char *algo)
 	return NULL;
 }
 
-double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t nnz)
+/* S of model m with ln(n / 32) = log_n32 (computed once per decision) */
+static double synth_of(const struct model *m, double n, double G, double log_n32, uint64_t nnz)
 {
-	const struct model *m = model_of(algo);
-	double n = (double)N * G, full = n * (n - G), S;
+	double full = n * (n - G), S = m->s32 * exp(m->p * log_n32);
 
-	if (!m)
-		return 0;
-	S = m->s32 * pow(n / 32.0, m->p);
 	/* a baseline writes one transfer per message: it scales with the
 	 * cross-server messages (the fit was on dense matrices); 0.1 of it is
 	 * per-GPU setup.  FAST's cost follows its decomposition, not nnz. */
-	if (strcmp(algo, "fast") != 0 && full > 0 && nnz < full)
+	if (m->kind != K_FAST && full > 0 && (double)nnz < full)
 		S *= 0.1 + 0.9 * (double)nnz / full;
 	return S;
+}
+
+double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t nnz)
+{
+	const struct model *m = model_of(algo);
+	double n = (double)N * G;
+
+	return m ? synth_of(m, n, G, log(n / 32.0), nnz) : 0;
 }
 
 /* The simulator's incast factor (sim/sim.h, struct fast_congestion). */
@@ -137,91 +148,188 @@ struct feat {
 	uint64_t hier_nic, srv;            /* hier NIC ingress; server row/col */
 	uint64_t hier_link, intra_msg;     /* mesh: hier's forwarding per link; largest local message */
 	uint32_t k_in;                     /* most cross senders of one GPU */
-	uint64_t largest_cross, total; /* total: 0 for an empty matrix */
+	uint64_t block_max, total;     /* most bytes one GPU sends one other server; 0 for an empty matrix */
 	uint64_t nnz;                  /* non-zero cross-server messages */
-	double spread_s;                   /* spreadout's predicted time */
 };
 
 static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+/* fmax and fmin without their NaN rules (no NaN here): inline compares */
+static double dmax(double a, double b) { return a > b ? a : b; }
+static double dmin(double a, double b) { return a < b ? a : b; }
 
-/* m[d] = max(m[d], row[d]) for d in [lo, hi) (m is offset by the caller
- * so that m[d] is round d - src's slot). */
-static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
+/* Up to this many GPUs the work arrays live on the stack (20 KiB at 256
+ * GPUs): the decision at 4 x 8 must cost under a microsecond, and malloc
+ * is a good part of that. */
+#define STACK_GPUS 256
+#define GATHER_WORDS 9 /* per-GPU arrays of gather */
+
+/* gather(): returns -1 on allocation failure.  Per source server A, its
+ * G rows, four at a time: per row and destination block, the block's sum
+ * in a register (sends, hier's NIC loads, the rail); per column, the
+ * strip's sum in acc, folded into the receive sums and PXN's NIC loads
+ * once per strip, and the non-zero count into the senders -- two stores
+ * per four messages.  The largest cross message and spreadout's round maxima
+ * would be a compare and a store more per message: second_pass() makes
+ * them when they decide (decide()). */
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+/* R rows (R = 4 or 1, a constant where inlined) of a strip against the
+ * cross block at blk (stride: the matrix's row): each row's block sum into
+ * sum[], the strip's column sums and non-zero counts.  R rows a column:
+ * one store of each sum and count for R messages.  The four rows are
+ * written out: GCC at -O2 keeps sum[] in memory otherwise. */
+static ALWAYS_INLINE void cross_block(const uint64_t *blk, size_t stride, const uint32_t R,
+				      const uint32_t G, uint64_t *ab, uint64_t *cb, uint64_t *sum)
 {
-	for (uint32_t d = lo; d < hi; d++)
-		m[d] = max64(m[d], row[d]);
+
+	if (R == 4) {
+		const uint64_t *b1 = blk + stride, *b2 = b1 + stride, *b3 = b2 + stride;
+		uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+		for (uint32_t j = 0; j < G; j++) {
+			uint64_t v0 = blk[j], v1 = b1[j], v2 = b2[j], v3 = b3[j];
+			s0 += v0, s1 += v1, s2 += v2, s3 += v3;
+			ab[j] += (v0 + v1) + (v2 + v3);
+			cb[j] += (uint64_t)(v0 != 0) + (v1 != 0) + (v2 != 0) + (v3 != 0);
+		}
+		sum[0] += s0, sum[1] += s1, sum[2] += s2, sum[3] += s3;
+	} else {
+		for (uint32_t k = 0; k < R; k++)
+			for (uint32_t j = 0; j < G; j++) {
+				uint64_t v = blk[k * stride + j];
+				sum[k] += v, ab[j] += v, cb[j] += v != 0;
+			}
+	}
 }
 
-/* Up to this many GPUs the work arrays live on the stack (22 KiB at 256 GPUs): the
- * decision at 4 x 8 must cost about a microsecond, and malloc is a good
- * part of that. */
-#define STACK_GPUS 256
-
-/* Returns -1 on allocation failure.  Per row s (GPU A_i), block by server
- * B: sums stay in registers and the per-column updates run over
- * contiguous j without branches; server sums, the largest messages and
- * PXN's relays follow from the per-GPU sums afterwards. */
-static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
+/* The same for the strip's own block (rows i..i+R-1 of it): the rows'
+ * sums, the column sums, the largest message off the diagonal into *big.
+ * The four rows take the largest of all and check it against their
+ * diagonal entries (a GPU's bytes to itself, usually 0): only where one of
+ * those could be it are they left out one by one. */
+static ALWAYS_INLINE void local_block(const uint64_t *blk, size_t stride, const uint32_t R,
+				      const uint32_t G, uint32_t i, uint64_t *ab, uint64_t *sum,
+				      uint64_t *big)
 {
-	uint32_t N = t->servers, G = t->gpus, ng = N * G;
-	size_t words = (size_t)ng * 11;
-	uint64_t stack[STACK_GPUS * 11];
+	uint64_t m = 0;
+
+	if (R == 4) {
+		const uint64_t *b1 = blk + stride, *b2 = b1 + stride, *b3 = b2 + stride;
+		uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, diag;
+		for (uint32_t j = 0; j < G; j++) {
+			uint64_t v0 = blk[j], v1 = b1[j], v2 = b2[j], v3 = b3[j];
+			s0 += v0, s1 += v1, s2 += v2, s3 += v3;
+			ab[j] += (v0 + v1) + (v2 + v3);
+			m = max64(m, max64(max64(v0, v1), max64(v2, v3)));
+		}
+		sum[0] += s0, sum[1] += s1, sum[2] += s2, sum[3] += s3;
+		diag = max64(max64(blk[i], b1[i + 1]), max64(b2[i + 2], b3[i + 3]));
+		if (m > diag || m == 0) {
+			*big = max64(*big, m);
+			return;
+		}
+		m = 0;
+		for (uint32_t k = 0; k < R; k++)
+			for (uint32_t j = 0; j < G; j++)
+				m = max64(m, j == i + k ? 0 : blk[k * stride + j]);
+	} else {
+		for (uint32_t k = 0; k < R; k++)
+			for (uint32_t j = 0; j < G; j++) {
+				uint64_t v = blk[k * stride + j];
+				sum[k] += v, ab[j] += v;
+				m = max64(m, j == i + k ? 0 : v);
+			}
+	}
+	*big = max64(*big, m);
+}
+
+/* gather's arrays, per GPU (acc: per strip) */
+struct garrays {
+	uint64_t *sx, *rx, *si, *ri, *po, *rl, *hi, *kin, *acc;
+};
+
+/* Rows i..i+R-1 of strip A (R = 4 or 1) into g and f. */
+static ALWAYS_INLINE void strip_rows(const uint64_t *strip, uint32_t N, const uint32_t G, uint32_t A,
+				     uint32_t i, const uint32_t R, const struct garrays *g,
+				     struct feat *f)
+{
+	uint32_t ng = N * G, s = A * G + i;
+	uint64_t cross[4] = { 0 }, rail[4] = { 0 };
+	const uint64_t *row = strip + (size_t)i * ng;
+
+	for (uint32_t B = 0; B < N; B++) {
+		const uint64_t *blk = row + (size_t)B * G;
+		uint64_t sum[4] = { 0 };
+		if (B == A) {
+			local_block(blk, ng, R, G, i, g->acc + B * G, sum, &f->intra_msg);
+			for (uint32_t k = 0; k < R; k++)
+				g->si[s + k] = sum[k] - blk[(size_t)k * ng + i + k]; /* less the diagonal */
+			continue;
+		}
+		cross_block(blk, ng, R, G, g->acc + B * G, g->kin + B * G, sum);
+		for (uint32_t k = 0; k < R; k++) {
+			f->block_max = max64(f->block_max, sum[k]);
+			cross[k] += sum[k], rail[k] += blk[(size_t)k * ng + i + k];
+			g->hi[B * G + i + k] += sum[k]; /* hier: A_i -> B_i, then forwarded */
+		}
+	}
+	for (uint32_t k = 0; k < R; k++) {
+		g->sx[s + k] = cross[k];
+		g->rl[s + k] = rail[k];
+		f->total += cross[k] + g->si[s + k];
+	}
+}
+
+static ALWAYS_INLINE int gather_g(const struct fast_topo *t, const uint64_t *D, struct feat *f,
+				  const uint32_t G)
+{
+	uint32_t N = t->servers, ng = N * G;
+	size_t words = (size_t)ng * GATHER_WORDS;
+	uint64_t stack[STACK_GPUS * GATHER_WORDS];
 	uint64_t *buf = words <= sizeof stack / sizeof stack[0] ? stack : malloc(words * sizeof *buf);
-	uint64_t *sx, *rx, *si, *ri, *po, *rl, *hi, *mo, *mu, *kin, *rel;
-	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
+	uint64_t *sx, *rx, *si, *ri, *po, *rl, *hi, *kin, *acc;
+	struct garrays ga;
 
 	if (!buf)
 		return -1;
-	memset(buf, 0, words * sizeof *buf);
-	sx = buf, rx = sx + ng, si = rx + ng, ri = si + ng, po = ri + ng, rl = po + ng;
-	hi = rl + ng, mo = hi + ng, mu = mo + ng, kin = mu + ng, rel = kin + ng;
+	/* the sums first, zeroed; sx, si, rl, po are written whole; acc per strip */
+	rx = buf, ri = rx + ng, hi = ri + ng, kin = hi + ng;
+	sx = kin + ng, si = sx + ng, rl = si + ng, po = rl + ng, acc = po + ng;
+	ga = (struct garrays){ sx, rx, si, ri, po, rl, hi, kin, acc };
+	memset(buf, 0, (size_t)ng * 4 * sizeof *buf);
 	memset(f, 0, sizeof *f);
-	for (uint32_t s = 0; s < ng; s++) {
-		const uint64_t *row = D + (size_t)s * ng;
-		uint32_t A = s / G, i = s % G;
-		uint64_t cross = 0, rail = 0;
-		for (uint32_t B = 0; B < N; B++) {
-			const uint64_t *blk = row + (size_t)B * G;
-			uint64_t sum = 0;
-			if (B == A) {
-				uint64_t *rib = ri + B * G;
-				for (uint32_t j = 0; j < G; j++)
-					rib[j] += blk[j], sum += blk[j];
-				rib[i] -= blk[i], sum -= blk[i]; /* the diagonal */
-				si[s] = sum;
-				continue;
+	for (uint32_t A = 0; A < N; A++) {
+		const uint64_t *strip = D + (size_t)A * G * ng;
+		uint32_t i = 0;
+		memset(acc, 0, (size_t)ng * sizeof *acc);
+		for (; i + 4 <= G; i += 4)
+			strip_rows(strip, N, G, A, i, 4, &ga, f);
+		for (; i < G; i++)
+			strip_rows(strip, N, G, A, i, 1, &ga, f);
+		for (uint32_t j = 0; j < G; j++) {
+			uint32_t c = A * G + j;
+			uint64_t rail = 0; /* PXN: rail j of server A carries its column j */
+			ri[c] += acc[c] - strip[(size_t)j * ng + c]; /* less the diagonal */
+			for (uint32_t B = 0; B < N; B++) {
+				c = B * G + j;
+				if (B == A)
+					continue;
+				rx[c] += acc[c], rail += acc[c];
 			}
-			/* round d - s of spreadout: contiguous within a block off the diagonal */
-			uint64_t *rxb = rx + B * G, *kb = kin + B * G, *pob = po + A * G;
-			uint64_t *mob = mo + (B * G + (B < A ? ng : 0) - s);
-			for (uint32_t j = 0; j < G; j++) {
-				uint64_t v = blk[j];
-				sum += v, rxb[j] += v, kb[j] += v != 0, pob[j] += v;
-				mob[j] = max64(mob[j], v);
-			}
-			cross += sum, rail += blk[i];
-			hi[B * G + i] += sum; /* hier: A_i -> B_i, then forwarded */
+			po[A * G + j] = rail;
 		}
-		sx[s] = cross;
-		rl[s] = rail;
-		rel[s] = cross - rail; /* PXN: off-rail cross bytes, relayed over scale-up */
-		rounds(row, s + 1, (A + 1) * G, mu - s);
-		rounds(row, A * G, s, mu + ng - s);
-	}
-	for (uint32_t d = 1; d < ng; d++) {
-		f->largest_cross = max64(f->largest_cross, mo[d]);
-		f->total += mo[d] | mu[d];
-		double o = mo[d] ? ao + (double)mo[d] / Bo : 0, u = mu[d] ? au + (double)mu[d] / Bu : 0;
-		f->spread_s += o > u ? o : u;
-		f->intra_msg = max64(f->intra_msg, mu[d]);
 	}
 	for (uint32_t B = 0; B < N; B++) {
 		uint64_t srow = 0, scol = 0;
 		for (uint32_t j = 0; j < G; j++) {
 			uint32_t g = B * G + j;
-			/* PXN's scale-up: local traffic, relays sent, relays received
-			 * (what rail j of this server carries for others, less its own) */
-			uint64_t up = si[g] + ri[g] + rel[g] + (po[g] - rl[g]);
+			/* PXN's scale-up: local traffic, relays sent (off-rail cross
+			 * bytes), relays received (what rail j of this server carries
+			 * for others, less its own) */
+			uint64_t up = si[g] + ri[g] + (sx[g] - rl[g]) + (po[g] - rl[g]);
 			srow += sx[g], scol += rx[g];
 			f->send_x = max64(f->send_x, sx[g]);
 			f->recv_x = max64(f->recv_x, rx[g]);
@@ -244,9 +352,79 @@ static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 	return 0;
 }
 
-/* Predicted T_sim of the table's algorithm a (lat, vol as above). */
+/* gather_g with the constant G = 8 of every preset: the block loops
+ * unrolled (measured 13% less at 4 x 8), any other G as it comes. */
+static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
+{
+	return t->gpus == 8 ? gather_g(t, D, f, 8) : gather_g(t, D, f, t->gpus);
+}
+
+/* m[d] = max(m[d], row[d]) for d in [lo, hi) (m is offset by the caller
+ * so that m[d] is round d - src's slot). */
+static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
+{
+	for (uint32_t d = lo; d < hi; d++)
+		m[d] = max64(m[d], row[d]);
+}
+
+/* The second pass: spreadout's predicted time before its factor, over
+ * the n - 1 synchronised rounds d (GPU s sends to s + d), the sum of
+ *     max(a_out + largest cross message / B_out, a_up + largest local / B_up),
+ * and the largest cross message (hier's piece).  Returns -1 on
+ * allocation failure. */
+static int second_pass(const struct fast_topo *t, const uint64_t *D, double *spread_s,
+		       uint64_t *largest_cross)
+{
+	uint32_t N = t->servers, G = t->gpus, ng = N * G;
+	uint64_t stack[STACK_GPUS * 2];
+	uint64_t *mo = (size_t)ng * 2 <= sizeof stack / sizeof stack[0] ? stack : malloc((size_t)ng * 2 * sizeof *mo);
+	uint64_t *mu, big = 0;
+	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out), sum = 0;
+
+	if (!mo)
+		return -1;
+	mu = mo + ng;
+	memset(mo, 0, (size_t)ng * 2 * sizeof *mo);
+	for (uint32_t s = 0; s < ng; s++) {
+		const uint64_t *row = D + (size_t)s * ng;
+		uint32_t A = s / G;
+		/* round d - s: contiguous within each range */
+		rounds(row, (A + 1) * G, ng, mo - s);
+		rounds(row, 0, A * G, mo + ng - s);
+		rounds(row, s + 1, (A + 1) * G, mu - s);
+		rounds(row, A * G, s, mu + ng - s);
+	}
+	for (uint32_t d = 1; d < ng; d++) {
+		double o = mo[d] ? ao + (double)mo[d] / Bo : 0, u = mu[d] ? au + (double)mu[d] / Bu : 0;
+		sum += o > u ? o : u;
+		big = max64(big, mo[d]);
+	}
+	if (mo != stack)
+		free(mo);
+	*spread_s = sum;
+	*largest_cross = big;
+	return 0;
+}
+
+/* A floor under second_pass()'s spread_s from gather's features alone: the rounds that
+ * carry cross traffic number at least k_in (a GPU's senders sit in
+ * distinct rounds) and their largest messages add up to at least any
+ * GPU's cross sends or receives; the local ones likewise. */
+static double spread_floor(const struct fast_topo *t, const struct feat *f)
+{
+	double o = (double)f->k_in * step_s(&t->out) +
+		   (double)(f->send_x > f->recv_x ? f->send_x : f->recv_x) / rate(&t->out);
+	double u = (double)f->intra / rate(&t->up);
+
+	return o > u ? o : u;
+}
+
+/* Predicted T_sim of model m (lat, vol as above), spreadout's from
+ * spread_s, hier's with the largest cross message `largest` (a floor under
+ * either gives a floor under the prediction: it grows with both). */
 static double predict(const struct fast_topo *t, const struct feat *f, const struct model *m,
-		      const struct fast_algo *a, const struct fast_algo_opts *o)
+		      const struct fast_algo *a, const struct fast_algo_opts *o, double spread_s,
+		      uint64_t largest)
 {
 	uint32_t N = t->servers, G = t->gpus, ng = N * G;
 	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
@@ -258,33 +436,52 @@ static double predict(const struct fast_topo *t, const struct feat *f, const str
 
 	if (!f->total)
 		return 0;
-	if (strcmp(m->algo, "spreadout") == 0)
-		return m->k_vol * f->spread_s;
-	if (strcmp(m->algo, "fanout") == 0) {
+	switch (m->kind) {
+	case K_SPREADOUT:
+		return m->k_vol * spread_s;
+	case K_FANOUT:
 		lat = ao > au ? ao : au;
-		vol = fmax(fmax((double)f->send_x / Bo, (double)f->recv_x / (Bo * incast(&t->congestion, kin))), up);
-	} else if (strcmp(m->algo, "nccl") == 0) {
+		vol = dmax(dmax((double)f->send_x / Bo, (double)f->recv_x / (Bo * incast(&t->congestion, kin))), up);
+		break;
+	case K_NCCL:
 		lat = R * ao;
-		vol = fmax(fmax((double)f->send_x / Bo,
-				(double)f->recv_x / (Bo * incast(&t->congestion, fmin(P, kin)))), up);
-	} else if (strcmp(m->algo, "pxn") == 0) {
+		vol = dmax(dmax((double)f->send_x / Bo,
+				(double)f->recv_x / (Bo * incast(&t->congestion, dmin(P, kin)))), up);
+		break;
+	case K_PXN:
 		lat = R * (ao + au);
-		vol = fmax((double)f->pxn_nic / (Bo * incast(&t->congestion, fmin(P, kin))),
+		vol = dmax((double)f->pxn_nic / (Bo * incast(&t->congestion, dmin(P, kin))),
 			   (double)f->pxn_up / Bu);
-	} else if (strcmp(m->algo, "hier") == 0) {
-		double piece = (double)(chunk < f->largest_cross ? chunk : f->largest_cross);
+		break;
+	case K_HIER: {
+		double piece = (double)(chunk < largest ? chunk : largest);
 		double fwd = piece * (mesh ? 1 : G) / Bu;
 		lat = ao + au;
 		/* one transfer per message: (N - 1) G flows into a NIC */
-		vol = fmax((double)f->hier_nic / (Bo * incast(&t->congestion, (N > 1 ? N - 1 : 1) * G)) + fwd, up);
+		vol = dmax((double)f->hier_nic / (Bo * incast(&t->congestion, (N > 1 ? N - 1 : 1) * G)) + fwd, up);
 		if (mesh) /* forwarding B_i -> B_j on one link each */
-			vol = fmax(vol, (double)f->hier_link / Bu);
-	} else { /* fast */
+			vol = dmax(vol, (double)f->hier_link / Bu);
+		break;
+	}
+	case K_FAST: {
 		double rail = (double)f->srv / ((double)G * Bo);
 		lat = 2 * au + (N > 1 ? N - 1 : 1) * ao;
-		vol = fmax(rail + rail / (N > 1 ? N - 1 : 1) * Bo / Bu, up);
+		vol = dmax(rail + rail / (N > 1 ? N - 1 : 1) * Bo / Bu, up);
+		break;
+	}
 	}
 	return m->k_lat * lat + m->k_vol * vol;
+}
+
+/* A floor under the largest cross message: a GPU's G messages to one
+ * server carry block_max bytes.  *exact when it settles hier's piece,
+ * min(chunk, largest). */
+static uint64_t largest_floor(uint64_t block_max, uint32_t G, uint64_t chunk, bool *exact)
+{
+	uint64_t lo = block_max / G + (block_max % G != 0);
+
+	*exact = block_max == 0 || lo >= chunk;
+	return lo;
 }
 
 /* The predictor's error band (results/auto_check.py: most candidates
@@ -292,32 +489,62 @@ static double predict(const struct fast_topo *t, const struct feat *f, const str
 #define TIE_REL 0.03
 #define TIE_ABS_S 0.5e-6
 
-void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
-		      const struct fast_algo_opts *opts, struct fast_auto_choice *out)
+/* fast_auto_choose (every = false) and fast_auto_predict (every = true).
+ * First every candidate from gather's features, spreadout and hier (when
+ * the floor under the largest message leaves its piece open) from floors; the second pass is made when
+ * one of those floors (less a rounding margin) comes within the tie band
+ * of the best exact prediction -- else neither can be chosen, nor move the
+ * best, and the choice is the full prediction's. */
+static void decide(const struct fast_topo *topo, const uint64_t *D, const struct fast_algo_opts *opts,
+		   bool every, struct fast_auto_choice *out)
 {
 	struct fast_algo_opts def;
 	struct feat f;
-	bool have = gather(topo, D, &f) == 0;
-	double best = INFINITY, T[FAST_AUTO_MAX];
+	bool have = gather(topo, D, &f) == 0, lazy[FAST_AUTO_MAX], need = false;
+	double n = (double)topo->servers * topo->gpus, ln = log(n / 32.0);
+	double best = INFINITY, T[FAST_AUTO_MAX], floor_s;
 
 	if (!opts) {
 		fast_algo_opts_default(&def);
 		opts = &def;
 	}
 	memset(out, 0, sizeof *out);
-	for (const struct fast_algo *a = fast_algos; a->name && out->n < FAST_AUTO_MAX; a++) {
-		const struct model *m = model_of(a->name);
-		uint32_t k = out->n;
-		if (!m)
-			continue; /* auto itself */
+	floor_s = have ? spread_floor(topo, &f) : 0;
+	/* models[k] is the table's entry k (test_auto checks it) */
+	for (uint32_t k = 0; k < NMODELS && k < FAST_AUTO_MAX; k++) {
+		const struct model *m = &models[k];
+		const struct fast_algo *a = &fast_algos[k];
+		uint64_t chunk = opts->chunk_bytes ? opts->chunk_bytes : a->default_chunk_bytes, lo;
+		bool exact = true;
 		out->algo[k] = a->name;
-		/* out of memory: FAST, the default, predicted 0 so that it is chosen */
-		out->sim_s[k] = have ? predict(topo, &f, m, a, opts) : 0;
-		out->synth_s[k] = have ? fast_auto_synth_model(a->name, topo->servers, topo->gpus, f.nnz) : 0;
-		T[k] = out->sim_s[k] + out->synth_s[k];
-		best = fmin(best, T[k]);
 		out->n++;
+		lazy[k] = false;
+		T[k] = 0;
+		if (!have) /* out of memory: FAST, the default, predicted 0 so that it is chosen */
+			continue;
+		lo = largest_floor(f.block_max, topo->gpus, chunk, &exact);
+		lazy[k] = f.total && (m->kind == K_SPREADOUT || (m->kind == K_HIER && !exact));
+		out->synth_s[k] = synth_of(m, n, topo->gpus, ln, f.nnz);
+		out->sim_s[k] = predict(topo, &f, m, a, opts, floor_s, lo);
+		T[k] = out->sim_s[k] + out->synth_s[k];
+		if (!lazy[k])
+			best = dmin(best, T[k]);
 	}
+	for (uint32_t k = 0; k < out->n; k++)
+		need = need || (lazy[k] && (every || out->sim_s[k] * (1 - 1e-9) + out->synth_s[k] <=
+							 best * (1 + TIE_REL) + TIE_ABS_S));
+	if (need) {
+		double spread_s;
+		uint64_t largest;
+		bool ok = second_pass(topo, D, &spread_s, &largest) == 0;
+		for (uint32_t k = 0; ok && k < out->n; k++)
+			if (lazy[k]) {
+				out->sim_s[k] = predict(topo, &f, &models[k], &fast_algos[k], opts, spread_s, largest);
+				T[k] = out->sim_s[k] + out->synth_s[k];
+			}
+	}
+	for (uint32_t k = 0; k < out->n; k++)
+		best = dmin(best, T[k]);
 	/* near a tie the predictor's error decides, not the schedules: take the
 	 * first in the table (fast, the default, first) of those within
 	 * TIE_REL + TIE_ABS_S of the least prediction */
@@ -326,6 +553,18 @@ void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
 			out->best = k;
 			break;
 		}
+}
+
+void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_auto_choice *out)
+{
+	decide(topo, D, opts, false, out);
+}
+
+void fast_auto_predict(const struct fast_topo *topo, const uint64_t *D,
+		       const struct fast_algo_opts *opts, struct fast_auto_choice *out)
+{
+	decide(topo, D, opts, true, out);
 }
 
 int fast_compile_auto(const struct fast_topo *topo, const uint64_t *D,

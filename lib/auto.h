@@ -11,7 +11,8 @@
  * comes from a closed-form cost model of the simulator (per-step latency
  * and overhead on the critical path, plus the bytes over the bottleneck
  * port at its effective rate, lib/auto.c) computed in one pass over the
- * matrix, and S(a) from a synthesis-cost model with constants fitted on
+ * matrix (two when spreadout or hier may win), and S(a) from a
+ * synthesis-cost model with constants fitted on
  * this machine (stated in lib/auto.c with the command that fitted them).
  * Both are pure functions of (topology, matrix, options): every rank
  * chooses the same schedule, and the plan holds no measured time.
@@ -33,10 +34,16 @@ struct fast_auto_choice {
 };
 
 /* Choose for matrix D (ng x ng, ng = N * G of topo) with options opts
- * (NULL: defaults).  Fills *out; never fails.  Near-ties (within 3% + 0.5 us of the least predicted T) go to
- * the candidate first in the table, so the result is deterministic. */
+ * (NULL: defaults).  Fills *out; never fails.  Near-ties (within 3% + 0.5
+ * us of the least predicted T) go to the candidate first in the table, so
+ * the result is deterministic.  The decision itself: spreadout's sim_s may
+ * be only a floor under its prediction, where that floor already rules it
+ * out (its rounds cost a second pass over the matrix). */
 void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_auto_choice *out);
+/* The same choice with every candidate's full prediction (for reports). */
+void fast_auto_predict(const struct fast_topo *topo, const uint64_t *D,
+		       const struct fast_algo_opts *opts, struct fast_auto_choice *out);
 
 /* Predicted synthesis time (s) of algo on an N x G topology whose matrix
  * has nnz non-zero cross-server messages (the model of lib/auto.c); 0 for

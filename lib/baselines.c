@@ -34,6 +34,17 @@
  *             over scale-up to the final GPU (an `up` step with a pipelined
  *             dependency on it); intra-server messages go directly over
  *             scale-up in a concurrent `up` step.
+ *             On token traffic (fast_compile_hier_tokens) with their
+ *             dedup: GPU A_i sends a token needing server B once, to B_i,
+ *             which copies it to its destination GPUs on B; in combine the
+ *             contributions on B are summed on B_i (gathered, then a
+ *             REDUCE) before B_i sends the result back to A_i.  The
+ *             streams (tokens_internal.h) go in rounds of `chunk` bytes
+ *             (DeepEP's chunked RDMA sends): round r of every stream
+ *             crosses in one `out` step, its forwards (gather and reduce
+ *             in combine) in `up` steps that wait for that round's out
+ *             step (before it in combine), so that round r + 1 crosses
+ *             while round r is forwarded.
  *
  * Chunks (plan.h): a forwarding hop and the hop that feeds it carry the
  * same chunk count k, and every relayed message is its own transfer in
@@ -56,6 +67,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "tokens_internal.h"
 
 #define DEFAULT_PEERS 8u
 #define MAX_CHUNKS UINT64_C(1024)
@@ -488,5 +500,101 @@ int fast_compile_hier(const struct fast_topo *topo, const uint64_t *D,
 			if (len && s != d && s / G == d / G)
 				rc = sb_move(&sb[2], s, d, s, d, len, err);
 		}
+	return finish(&p, out, rc);
+}
+
+/* The items of round r of hier on token traffic: stream bytes
+ * [r * chunk, (r + 1) * chunk) of every stream (s, B), from s to B_i. */
+static int hier_round(const struct tok_streams *ts, uint64_t r, uint64_t chunk,
+		      struct tok_build *tb, bool *any)
+{
+	uint32_t G = ts->G, N = ts->N;
+	int rc = 0;
+
+	tb->nitems = 0;
+	*any = false;
+	for (uint32_t s = 0; s < ts->ng && rc == 0; s++)
+		for (uint32_t b = 0; b < N && rc == 0; b++) {
+			uint32_t c = tok_out_col(ts, s, b);
+			uint64_t len = ts->D[(size_t)s * ts->ng + c], off = r * chunk;
+			if (b == s / G || off >= len)
+				continue;
+			*any = true;
+			rc = tok_streams_cut(ts, s, c, off, len - off < chunk ? len - off : chunk, c, tb);
+		}
+	return rc;
+}
+
+int fast_compile_hier_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
+			     const struct fast_algo_opts *opts, struct fast_plan *out,
+			     struct fast_err *err)
+{
+	uint64_t chunk = chunk_of(opts, "hier");
+	bool combine = m->kind == FAST_TRAFFIC_COMBINE, any = true;
+	int local, prev_out = -1, prev_up = -1, rc;
+	struct tok_streams ts;
+	struct tok_build tb;
+	struct fast_plan p;
+
+	if ((rc = begin(topo, m->bytes, "hier", &p, err)) < 0)
+		return rc;
+	if ((rc = tok_streams_build(&ts, topo, m, err)) < 0) {
+		fast_plan_free(&p);
+		return rc;
+	}
+	if (chunk == 0)
+		chunk = 1;
+	p.kind = m->kind;
+	snprintf(p.options, sizeof(p.options), "chunk=%llu", (unsigned long long)chunk);
+	tok_build_init(&tb, &p, m, topo->servers, topo->gpus, err);
+	rc = tok_local_step(&tb, -1, &local);
+	for (uint64_t r = 0; rc == 0 && any; r++) {
+		int gid, rid, oid, fid, deps[3];
+		if ((rc = hier_round(&ts, r, chunk, &tb, &any)) < 0 || !any)
+			break;
+		if (combine && (rc = tok_gather_reduce(&tb, prev_up, &gid, &rid)) < 0)
+			break;
+		for (size_t t = 0; t < tb.nitems && rc == 0; t++) {
+			const struct tok_item *it = &tb.items[t];
+			int k = 0;
+			if (combine &&
+			    (k = tok_mask(&tb, tok_server_mask(m, it->g, it->to / topo->gpus,
+							       topo->gpus))) < 0)
+				rc = k;
+			else
+				rc = combine ? tok_push(&tb, it->to, it->from, 0, it->g, (uint32_t)k,
+							it->off, it->len)
+					     : tok_push(&tb, it->from, it->to, 0, it->g, 0, it->off,
+							it->len);
+		}
+		deps[0] = prev_out;
+		deps[1] = combine ? gid : -1;
+		deps[2] = combine ? rid : -1;
+		if (rc < 0 ||
+		    (rc = tok_emit(&tb, FAST_STEP_EXPLICIT, FAST_TIER_OUT, deps, 3, &oid)) < 0)
+			break;
+		prev_out = oid;
+		if (combine) {
+			prev_up = gid >= 0 ? gid : prev_up;
+			continue;
+		}
+		/* dispatch: B_i copies the round to the other destinations on B */
+		for (size_t t = 0; t < tb.nitems && rc == 0; t++) {
+			const struct tok_item *it = &tb.items[t];
+			const struct fast_group *gr = &m->groups[it->g];
+			for (uint32_t i = 0; i < gr->ndst && rc == 0; i++) {
+				uint32_t d = m->dsts[gr->dst0 + i];
+				if (d / topo->gpus == it->to / topo->gpus && d != it->to)
+					rc = tok_push(&tb, it->to, d, 0, it->g, 0, it->off, it->len);
+			}
+		}
+		deps[0] = oid;
+		deps[1] = prev_up;
+		if (rc < 0 || (rc = tok_emit(&tb, FAST_STEP_EXPLICIT, FAST_TIER_UP, deps, 2, &fid)) < 0)
+			break;
+		prev_up = fid >= 0 ? fid : prev_up;
+	}
+	tok_build_free(&tb);
+	tok_streams_free(&ts);
 	return finish(&p, out, rc);
 }

@@ -61,9 +61,10 @@ static uint64_t rec_end_by_chunk(const struct rec *r, const struct fast_hold *h,
 /* --- final deliveries ----------------------------------------------------- */
 
 struct final {
-	uint64_t msg;  /* src * ng + dst */
+	uint64_t msg;  /* src * ng + dst; a combine plan's: the group */
 	uint64_t lo, hi;
 	uint32_t step, xfer, piece;
+	uint32_t tag;  /* combine: index of its mask in checker.vmask */
 };
 
 static int cmp_final(const void *a, const void *b)
@@ -87,7 +88,11 @@ static int cmp_final(const void *a, const void *b)
 struct checker {
 	const struct fast_plan *e; /* explicit form */
 	const struct fast_plan *p; /* as given (for lanes and rail steps) */
-	const uint64_t *D;
+	const uint64_t *D;         /* byte plans */
+	enum fast_traffic_kind kind;
+	const struct fast_matrix *m; /* token plans: the groups */
+	uint64_t *vmask;           /* combine: masks of values, the plan's then the sums' */
+	size_t nvmask, cap_vmask;
 	uint32_t ng, G;
 	bool pipelined; /* any pipelined dep: keep the second bitset */
 	size_t words;   /* per bitset */
@@ -129,15 +134,91 @@ static bool bit(const uint64_t *b, uint32_t i)
 	return (b[i / 64] >> (i % 64)) & 1;
 }
 
+/* --- what a piece is, per kind of plan ------------------------------------- */
+
+/* Bytes of the message a piece is part of: D[src][dst], or its group's. */
+static uint64_t msg_size(const struct checker *c, const struct fast_piece *pc)
+{
+	if (c->kind == FAST_TRAFFIC_BYTES)
+		return c->D[(uint64_t)pc->src * c->ng + pc->dst];
+	return fast_group_bytes(c->m, pc->src);
+}
+
+/* Position of GPU d in Dest(g) (its bit in a mask), or -1. */
+static int dest_pos(const struct fast_matrix *m, uint32_t g, uint32_t d)
+{
+	const struct fast_group *gr = &m->groups[g];
+	for (uint32_t i = 0; i < gr->ndst; i++)
+		if (m->dsts[gr->dst0 + i] == d)
+			return (int)i;
+	return -1;
+}
+
+/* Does GPU x hold the piece's bytes from the start?  Its own message;
+ * its own group (dispatch); its own contribution, alone (combine). */
+static bool own(const struct checker *c, uint32_t x, const struct fast_piece *pc)
+{
+	int i;
+
+	switch (c->kind) {
+	case FAST_TRAFFIC_DISPATCH:
+		return c->m->groups[pc->src].src == x;
+	case FAST_TRAFFIC_COMBINE:
+		i = dest_pos(c->m, pc->src, x);
+		return i >= 0 && c->vmask[pc->dst] == UINT64_C(1) << i;
+	default:
+		return pc->src == x;
+	}
+}
+
+/* Holdings key of GPU g for the piece's message. */
+static uint64_t hold_key(const struct checker *c, uint32_t g, const struct fast_piece *pc)
+{
+	if (c->kind == FAST_TRAFFIC_BYTES)
+		return ((uint64_t)g * c->ng + pc->src) * c->ng + pc->dst;
+	return (uint64_t)g * c->m->ngroups + pc->src;
+}
+
+/* "D[s][d] is N bytes" / "group g is N bytes": the size of a piece's
+ * message, for "outside the message". */
+static void size_name(char *buf, size_t len, const struct checker *c, const struct fast_piece *pc)
+{
+	unsigned long long size = msg_size(c, pc);
+
+	if (c->kind == FAST_TRAFFIC_BYTES)
+		snprintf(buf, len, "D[%u][%u] is %llu bytes", pc->src, pc->dst, size);
+	else
+		snprintf(buf, len, "group %u is %llu bytes", pc->src, size);
+}
+
+/* The piece as a message names it: "D[s][d] bytes a..b", "group g bytes
+ * a..b" or, combine, "group g bytes a..b of 0xMASK". */
+static void piece_name(char *buf, size_t len, const struct checker *c, const struct fast_piece *pc)
+{
+	unsigned long long lo = pc->off, hi = pc->off + pc->len;
+
+	if (c->kind == FAST_TRAFFIC_BYTES)
+		snprintf(buf, len, "D[%u][%u] bytes %llu..%llu", pc->src, pc->dst, lo, hi);
+	else if (c->kind == FAST_TRAFFIC_DISPATCH)
+		snprintf(buf, len, "group %u bytes %llu..%llu", pc->src, lo, hi);
+	else
+		snprintf(buf, len, "group %u bytes %llu..%llu of 0x%llx", pc->src, lo, hi,
+			 (unsigned long long)c->vmask[pc->dst]);
+}
+
 static void where(char *buf, size_t len, const struct checker *c, uint32_t t, uint32_t j,
 		  uint32_t k)
 {
 	const struct fast_step *s = &c->e->steps[t];
 	const struct fast_xfer *x = &c->e->xfers[s->xfer0 + j];
-	const struct fast_piece *pc = &c->e->pieces[x->piece0 + k];
-	snprintf(buf, len, "step %u transfer %u (GPU %u -> GPU %u) piece %u (D[%u][%u] bytes %llu..%llu)",
-		 t, j, x->from, x->to, k, pc->src, pc->dst, (unsigned long long)pc->off,
-		 (unsigned long long)(pc->off + pc->len));
+	char pn[96];
+
+	piece_name(pn, sizeof pn, c, &c->e->pieces[x->piece0 + k]);
+	if (s->kind == FAST_STEP_REDUCE)
+		snprintf(buf, len, "step %u sum %u (at GPU %u) input %u (%s)", t, j, x->to, k, pn);
+	else
+		snprintf(buf, len, "step %u transfer %u (GPU %u -> GPU %u) piece %u (%s)", t, j,
+			 x->from, x->to, k, pn);
 }
 
 /* --- 1. local properties -------------------------------------------------- */
@@ -167,16 +248,15 @@ static int check_lanes(struct checker *c)
 		const struct fast_lane *ln = &p->lanes[l];
 		for (uint32_t k = 0; k < ln->npieces; k++) {
 			const struct fast_piece *pc = &p->pieces[ln->piece0 + k];
-			uint64_t size = c->D[(uint64_t)pc->src * c->ng + pc->dst];
-			if (pc->off + pc->len > size)
+			char pn[96], sz[96];
+			if (pc->off + pc->len > msg_size(c, pc)) {
+				piece_name(pn, sizeof pn, c, pc);
+				size_name(sz, sizeof sz, c, pc);
 				return fast_err_set(c->err, FAST_ECHECK,
 						    "lane (server %u -> server %u, rail %u) piece %u "
-						    "(D[%u][%u] bytes %llu..%llu): outside the message "
-						    "(D[%u][%u] is %llu bytes)", ln->src_server,
-						    ln->dst_server, ln->rail, k, pc->src, pc->dst,
-						    (unsigned long long)pc->off,
-						    (unsigned long long)(pc->off + pc->len), pc->src,
-						    pc->dst, (unsigned long long)size);
+						    "(%s): outside the message (%s)", ln->src_server,
+						    ln->dst_server, ln->rail, k, pn, sz);
+			}
 		}
 	}
 	/* bytes the rail stages let each server pair carry per rail */
@@ -227,8 +307,33 @@ static int check_lanes(struct checker *c)
 	return rc;
 }
 
-/* Pieces inside messages, byte sums, tiers, local copies, and for FAST
- * plans one-to-one tier-out steps. */
+/* What a local copy (from == to) may carry: the diagonal D[x][x] (byte
+ * plans), a group of x's own (dispatch); nothing in a combine plan (a sum
+ * is a reduce step; a contribution of src(g) is counted there anyway). */
+static int local_copy(struct checker *c, const struct fast_xfer *x, const struct fast_piece *pc,
+		      uint32_t t, uint32_t j, uint32_t k)
+{
+	char loc[256];
+
+	if (c->kind == FAST_TRAFFIC_BYTES ? pc->src == x->from && pc->dst == x->from
+	    : c->kind == FAST_TRAFFIC_DISPATCH && c->m->groups[pc->src].src == x->from)
+		return 0;
+	where(loc, sizeof loc, c, t, j, k);
+	if (c->kind == FAST_TRAFFIC_BYTES)
+		return fast_err_set(c->err, FAST_ECHECK,
+				    "%s: a local copy (GPU %u -> GPU %u) may carry only the diagonal "
+				    "D[%u][%u]", loc, x->from, x->to, x->from, x->from);
+	if (c->kind == FAST_TRAFFIC_DISPATCH)
+		return fast_err_set(c->err, FAST_ECHECK,
+				    "%s: a local copy (GPU %u -> GPU %u) may carry only groups of "
+				    "GPU %u", loc, x->from, x->to, x->from);
+	return fast_err_set(c->err, FAST_ECHECK,
+			    "%s: a combine plan has no local copies (GPU %u -> GPU %u): a sum is "
+			    "a reduce step", loc, x->from, x->to);
+}
+
+/* Pieces inside messages, byte sums, tiers, local copies, reduces not at
+ * a group's source, and for FAST plans one-to-one tier-out steps. */
 static int check_transfers(struct checker *c)
 {
 	const struct fast_plan *e = c->e;
@@ -254,23 +359,25 @@ static int check_transfers(struct checker *c)
 			uint64_t sum = 0;
 			for (uint32_t k = 0; k < x->npieces; k++) {
 				const struct fast_piece *pc = &e->pieces[x->piece0 + k];
-				uint64_t size = c->D[(uint64_t)pc->src * c->ng + pc->dst];
-				if (pc->off + pc->len > size) {
+				if (pc->off + pc->len > msg_size(c, pc)) {
+					char sz[96];
 					where(loc, sizeof loc, c, t, j, k);
+					size_name(sz, sizeof sz, c, pc);
 					rc = fast_err_set(c->err, FAST_ECHECK,
-							  "%s: outside the message (D[%u][%u] is %llu "
-							  "bytes)", loc, pc->src, pc->dst,
-							  (unsigned long long)size);
+							  "%s: outside the message (%s)", loc, sz);
 					break;
 				}
-				if (x->from == x->to && (pc->src != x->from || pc->dst != x->from)) {
+				if (s->kind == FAST_STEP_REDUCE && c->m->groups[pc->src].src == x->to) {
 					where(loc, sizeof loc, c, t, j, k);
 					rc = fast_err_set(c->err, FAST_ECHECK,
-							  "%s: a local copy (GPU %u -> GPU %u) may carry "
-							  "only the diagonal D[%u][%u]", loc, x->from,
-							  x->to, x->from, x->from);
+							  "%s: GPU %u is the source of group %u, where the "
+							  "sum is implicit (a reduce there is refused)",
+							  loc, x->to, pc->src);
 					break;
 				}
+				if (s->kind != FAST_STEP_REDUCE && x->from == x->to &&
+				    (rc = local_copy(c, x, pc, t, j, k)) < 0)
+					break;
 				if (!fast_add_u64(sum, pc->len, &sum))
 					sum = UINT64_MAX; /* cannot equal x->bytes */
 			}
@@ -326,7 +433,17 @@ out:
 
 /* Why bytes [lo, ...) of message (src, dst) are not usable by GPU g in
  * chunk ch of step t: find a transfer that brings them to g. */
-static void explain(const struct checker *c, uint32_t g, uint32_t src, uint32_t dst,
+static bool same_msg(const struct checker *c, const struct fast_piece *a,
+		     const struct fast_piece *b)
+{
+	if (a->src != b->src)
+		return false;
+	if (c->kind == FAST_TRAFFIC_COMBINE)
+		return c->vmask[a->dst] == c->vmask[b->dst];
+	return a->dst == b->dst;
+}
+
+static void explain(const struct checker *c, uint32_t g, const struct fast_piece *want,
 		    uint64_t lo, uint32_t t, uint32_t ch, char *buf, size_t len)
 {
 	const struct fast_plan *e = c->e;
@@ -337,10 +454,23 @@ static void explain(const struct checker *c, uint32_t g, uint32_t src, uint32_t 
 			uint64_t pos = 0;
 			if (x->to != g)
 				continue;
+			if (s->kind == FAST_STEP_REDUCE) { /* a sum: its value is the union */
+				const struct fast_piece *pc = &e->pieces[x->piece0];
+				uint64_t un = 0;
+				for (uint32_t k = 0; k < x->npieces; k++)
+					un |= c->vmask[e->pieces[x->piece0 + k].dst];
+				if (pc->src == want->src && un == c->vmask[want->dst] && pc->off <= lo &&
+				    lo < pc->off + pc->len) {
+					snprintf(buf, len, u == t ? " (they are summed in this same step)"
+							 : " (they are summed in step %u, which step %u "
+							   "does not depend on)", u, t);
+					return;
+				}
+				continue;
+			}
 			for (uint32_t k = 0; k < x->npieces; k++) {
 				const struct fast_piece *pc = &e->pieces[x->piece0 + k];
-				if (pc->src == src && pc->dst == dst && pc->off <= lo &&
-				    lo < pc->off + pc->len) {
+				if (same_msg(c, pc, want) && pc->off <= lo && lo < pc->off + pc->len) {
 					uint64_t at = pos + (lo - pc->off);
 					uint32_t uc = fast_plan_chunk_of(x->bytes, s->chunks, at);
 					if (u == t)
@@ -370,6 +500,7 @@ struct usable {
 	const struct checker *c;
 	const uint64_t *any, *full;
 	uint32_t ch;
+	uint64_t mask; /* combine: only values of this mask count */
 };
 
 static uint64_t usable_end(void *ctx, uint32_t id, const struct fast_hold *h)
@@ -379,6 +510,8 @@ static uint64_t usable_end(void *ctx, uint32_t id, const struct fast_hold *h)
 
 	if (!bit(u->any, r->step))
 		return h->lo;
+	if (u->c->kind == FAST_TRAFFIC_COMBINE && u->c->vmask[h->tag] != u->mask)
+		return h->lo;
 	return bit(u->full, r->step) ? h->hi : rec_end_by_chunk(r, h, u->ch);
 }
 
@@ -387,8 +520,9 @@ static uint64_t usable_end(void *ctx, uint32_t id, const struct fast_hold *h)
 static int held(struct checker *c, uint32_t g, const struct fast_piece *pc, uint64_t lo,
 		uint64_t hi, uint32_t t, uint32_t ch, uint32_t j, uint32_t k)
 {
-	uint64_t key = ((uint64_t)g * c->ng + pc->src) * c->ng + pc->dst;
-	struct usable u = { c, c->any[t], c->pipelined ? c->full[t] : c->any[t], ch };
+	uint64_t key = hold_key(c, g, pc);
+	struct usable u = { c, c->any[t], c->pipelined ? c->full[t] : c->any[t], ch,
+			    c->kind == FAST_TRAFFIC_COMBINE ? c->vmask[pc->dst] : 0 };
 	uint32_t r = fast_holds_first(&c->arr, key);
 	uint64_t cur, gap_end;
 	char loc[256], why[160];
@@ -404,7 +538,7 @@ static int held(struct checker *c, uint32_t g, const struct fast_piece *pc, uint
 	if (rc == 0)
 		return 0;
 	where(loc, sizeof loc, c, t, j, k);
-	explain(c, g, pc->src, pc->dst, cur, t, ch, why, sizeof why);
+	explain(c, g, pc, cur, t, ch, why, sizeof why);
 	if (c->e->steps[t].chunks > 1)
 		return fast_err_set(c->err, FAST_ECHECK,
 				    "%s, chunk %u: GPU %u does not hold bytes %llu..%llu at this point%s",
@@ -416,19 +550,59 @@ static int held(struct checker *c, uint32_t g, const struct fast_piece *pc, uint
 }
 
 static int add_final(struct checker *c, const struct fast_piece *pc, uint32_t t, uint32_t j,
-		     uint32_t k)
+		     uint32_t k, uint32_t tag)
 {
 	if (c->nfinals == c->cap_finals &&
 	    fast_grow((void **)&c->finals, &c->cap_finals, c->nfinals + 1, sizeof *c->finals,
 		      4096) < 0)
 		return oom(c);
 	struct final *f = &c->finals[c->nfinals++];
-	f->msg = (uint64_t)pc->src * c->ng + pc->dst;
+	f->msg = c->kind == FAST_TRAFFIC_BYTES ? (uint64_t)pc->src * c->ng + pc->dst : pc->src;
 	f->lo = pc->off;
 	f->hi = pc->off + pc->len;
 	f->step = t;
 	f->xfer = j;
 	f->piece = k;
+	f->tag = tag;
+	return 0;
+}
+
+/* Record one arrival of [lo, hi) under key with tag, as step t's at
+ * stream position r.pos. */
+static int add_rec(struct checker *c, uint64_t key, uint64_t lo, uint64_t hi, uint32_t tag,
+		   struct rec r)
+{
+	uint32_t id;
+
+	if (fast_holds_add_tagged(&c->arr, key, lo, hi, tag, &id) < 0 ||
+	    ((size_t)id >= c->cap_recs &&
+	     fast_grow((void **)&c->recs, &c->cap_recs, (size_t)id + 1, sizeof *c->recs, 4096) < 0))
+		return oom(c);
+	c->recs[id] = r;
+	return 0;
+}
+
+/* A reduce step's sums: GPU x then holds (g, range, union of the inputs'
+ * masks), a new value whose mask is appended to c->vmask. */
+static int arrive_sums(struct checker *c, uint32_t t)
+{
+	const struct fast_step *s = &c->e->steps[t];
+	int rc;
+
+	for (uint32_t j = 0; j < s->nxfers; j++) {
+		const struct fast_xfer *x = &c->e->xfers[s->xfer0 + j];
+		const struct fast_piece *pc = &c->e->pieces[x->piece0];
+		uint64_t u = 0;
+		for (uint32_t k = 0; k < x->npieces; k++)
+			u |= c->vmask[c->e->pieces[x->piece0 + k].dst];
+		if (c->nvmask >= UINT32_MAX || FAST_GROW(c->vmask, c->cap_vmask, c->nvmask + 1) < 0)
+			return oom(c);
+		c->vmask[c->nvmask] = u;
+		if ((rc = add_rec(c, hold_key(c, x->to, pc), pc->off, pc->off + pc->len,
+				  (uint32_t)c->nvmask, (struct rec){ 0, pc->len, t, 1 })) < 0)
+			return rc;
+		c->nvmask++;
+	}
 	return 0;
 }
 
@@ -442,25 +616,35 @@ static int arrive(struct checker *c, uint32_t t)
 	uint32_t chunks = s->chunks > 1 && c->pipe_out[t] ? s->chunks : 1;
 	int rc;
 
+	if (s->kind == FAST_STEP_REDUCE)
+		return arrive_sums(c, t);
 	for (uint32_t j = 0; j < s->nxfers; j++) {
 		const struct fast_xfer *x = &c->e->xfers[s->xfer0 + j];
 		uint64_t pos = 0;
 		for (uint32_t k = 0; k < x->npieces; k++) {
 			const struct fast_piece *pc = &c->e->pieces[x->piece0 + k];
 			struct rec r = { pos, x->bytes, t, chunks };
-			uint32_t id;
+			uint32_t origin = pc->src, tag = 0;
 			pos += pc->len;
-			if (x->to == pc->dst && (rc = add_final(c, pc, t, j, k)) < 0)
-				return rc;
-			if (x->to == pc->src)
+			if (c->kind == FAST_TRAFFIC_BYTES) {
+				if (x->to == pc->dst && (rc = add_final(c, pc, t, j, k, 0)) < 0)
+					return rc;
+			} else {
+				/* dispatch: finals are the holdings at Dest(g) (deliveries);
+				 * combine: what src(g) receives is its final sum's input */
+				origin = c->m->groups[pc->src].src;
+				tag = c->kind == FAST_TRAFFIC_COMBINE ? pc->dst : 0;
+				if (c->kind == FAST_TRAFFIC_COMBINE && x->to == origin &&
+				    (rc = add_final(c, pc, t, j, k, tag)) < 0)
+					return rc;
+				if (c->kind == FAST_TRAFFIC_COMBINE)
+					origin = UINT32_MAX; /* a contribution is held anywhere */
+			}
+			if (x->to == origin)
 				continue;
-			if (fast_holds_add(&c->arr, ((uint64_t)x->to * c->ng + pc->src) * c->ng + pc->dst,
-					   pc->off, pc->off + pc->len, &id) < 0 ||
-			    ((size_t)id >= c->cap_recs &&
-			     fast_grow((void **)&c->recs, &c->cap_recs, (size_t)id + 1, sizeof *c->recs,
-				       4096) < 0))
-				return oom(c);
-			c->recs[id] = r;
+			if ((rc = add_rec(c, hold_key(c, x->to, pc), pc->off, pc->off + pc->len, tag,
+					  r)) < 0)
+				return rc;
 		}
 	}
 	return 0;
@@ -482,8 +666,8 @@ static int walk_step(struct checker *c, uint32_t t)
 		for (uint32_t k = 0; k < x->npieces; k++) {
 			const struct fast_piece *pc = &c->e->pieces[x->piece0 + k];
 			uint64_t end = pos + pc->len;
-			if (pc->src == x->from) {
-				pos = end; /* its own message: held from the start */
+			if (own(c, x->from, pc)) {
+				pos = end; /* held from the start */
 				continue;
 			}
 			while (pos < end) {
@@ -644,8 +828,158 @@ static int deliveries(struct checker *c)
 	return 0;
 }
 
-int fast_plan_check_view(const struct fast_plan_view *v, const struct fast_topo *topo,
-			 const uint64_t *D, struct fast_err *err)
+/* Dispatch: every d in Dest(g) but src(g) ends holding every byte of g
+ * (its arrivals in any step; replication may deliver a byte more than
+ * once). */
+static int dispatch_deliveries(struct checker *c)
+{
+	const struct fast_matrix *m = c->m;
+
+	for (uint32_t g = 0; g < m->ngroups; g++) {
+		const struct fast_group *gr = &m->groups[g];
+		uint64_t size = fast_group_bytes(m, g), lo, hi;
+		for (uint32_t i = 0; i < gr->ndst; i++) {
+			uint32_t d = m->dsts[gr->dst0 + i];
+			int rc;
+			if (d == gr->src)
+				continue; /* a local copy, held from the start */
+			rc = fast_holds_cover(&c->arr, (uint64_t)d * m->ngroups + g, 0, size, NULL, NULL,
+					      &lo, &hi);
+			if (rc < 0)
+				return oom(c);
+			if (rc)
+				return fast_err_set(c->err, FAST_ECHECK,
+						    "group %u (GPU %u, %llu tokens) bytes %llu..%llu never "
+						    "reach GPU %u", g, gr->src,
+						    (unsigned long long)gr->tokens, (unsigned long long)lo,
+						    (unsigned long long)hi, d);
+		}
+	}
+	return 0;
+}
+
+struct event {
+	uint64_t pos;
+	uint32_t fin;  /* index in c->finals */
+	int delta;     /* +1 the value starts counting at pos, -1 it stops */
+};
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct event *x = a, *y = b;
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	if (x->delta != y->delta)
+		return x->delta < y->delta ? -1 : 1; /* ends before starts */
+	return x->fin < y->fin ? -1 : x->fin > y->fin;
+}
+
+/* Why contribution i of group g is not counted once in [a, b): name the
+ * values src(g) receives that hold it there (two of them), or none. */
+static int partition_fail(struct checker *c, uint32_t g, uint32_t i, uint32_t count, uint64_t a,
+			  uint64_t b, size_t f0, size_t f1)
+{
+	const struct fast_group *gr = &c->m->groups[g];
+	uint32_t d = c->m->dsts[gr->dst0 + i];
+	const struct final *hit[2] = { NULL, NULL };
+	int n = 0;
+
+	if (count == 0)
+		return fast_err_set(c->err, FAST_ECHECK,
+				    "group %u (GPU %u, %llu tokens) bytes %llu..%llu: the contribution "
+				    "of GPU %u never reaches GPU %u", g, gr->src,
+				    (unsigned long long)gr->tokens, (unsigned long long)a,
+				    (unsigned long long)b, d, gr->src);
+	for (size_t f = f0; f < f1 && n < 2; f++)
+		if (c->finals[f].lo <= a && a < c->finals[f].hi &&
+		    (c->vmask[c->finals[f].tag] >> i & 1))
+			hit[n++] = &c->finals[f];
+	if (n == 1) /* the other count is src(g)'s own contribution */
+		return fast_err_set(c->err, FAST_ECHECK,
+				    "group %u (GPU %u, %llu tokens) bytes %llu..%llu: the contribution "
+				    "of GPU %u is counted twice at GPU %u: it is its own, and step %u "
+				    "transfer %u piece %u brings it again", g, gr->src,
+				    (unsigned long long)gr->tokens, (unsigned long long)a,
+				    (unsigned long long)b, d, gr->src, hit[0]->step, hit[0]->xfer,
+				    hit[0]->piece);
+	return fast_err_set(c->err, FAST_ECHECK,
+			    "group %u (GPU %u, %llu tokens) bytes %llu..%llu: the contribution of "
+			    "GPU %u is counted twice at GPU %u: by step %u transfer %u piece %u and "
+			    "by step %u transfer %u piece %u", g, gr->src,
+			    (unsigned long long)gr->tokens, (unsigned long long)a,
+			    (unsigned long long)b, d, gr->src, hit[0]->step, hit[0]->xfer,
+			    hit[0]->piece, hit[1] ? hit[1]->step : 0, hit[1] ? hit[1]->xfer : 0,
+			    hit[1] ? hit[1]->piece : 0);
+}
+
+/* Combine: for every byte of g, the masks of the values src(g) receives,
+ * with its own contribution when src(g) is in Dest(g), partition Dest(g).
+ * A sweep over the start and end of every received value, counting each
+ * contribution, per group. */
+static int combine_deliveries(struct checker *c)
+{
+	const struct fast_matrix *m = c->m;
+	struct event *ev = NULL;
+	size_t i = 0, cap = 0;
+	int rc = 0;
+
+	if (c->nfinals > 1)
+		qsort(c->finals, c->nfinals, sizeof *c->finals, cmp_final);
+	for (uint32_t g = 0; g < m->ngroups && rc == 0; g++) {
+		const struct fast_group *gr = &m->groups[g];
+		uint64_t size = fast_group_bytes(m, g), at = 0;
+		uint32_t cnt[FAST_GROUP_MAX_DESTS] = { 0 }, bad = gr->ndst;
+		size_t f0 = i, n = 0, e = 0;
+		int self = dest_pos(m, g, gr->src);
+
+		for (; i < c->nfinals && c->finals[i].msg == g; i++)
+			n++;
+		if (self >= 0) {
+			cnt[self] = 1;
+			bad--;
+		}
+		if (2 * n > cap) {
+			free(ev);
+			cap = 2 * n;
+			if (!(ev = fast_calloc(cap, sizeof *ev)))
+				return oom(c);
+		}
+		for (size_t f = f0; f < i; f++) {
+			ev[e++] = (struct event){ c->finals[f].lo, (uint32_t)f, +1 };
+			ev[e++] = (struct event){ c->finals[f].hi, (uint32_t)f, -1 };
+		}
+		if (e > 1)
+			qsort(ev, e, sizeof *ev, cmp_event);
+		for (size_t k = 0; k <= e && rc == 0; k++) {
+			uint64_t next = k < e ? ev[k].pos : size;
+			if (next > at && bad) {
+				for (uint32_t b = 0; b < gr->ndst; b++)
+					if (cnt[b] != 1) {
+						rc = partition_fail(c, g, b, cnt[b], at, next, f0, i);
+						break;
+					}
+				break;
+			}
+			at = next;
+			if (k == e)
+				break;
+			uint64_t mk = c->vmask[c->finals[ev[k].fin].tag];
+			for (uint32_t b = 0; b < gr->ndst; b++) {
+				if (!(mk >> b & 1))
+					continue;
+				bool was = cnt[b] == 1;
+				cnt[b] = ev[k].delta > 0 ? cnt[b] + 1 : cnt[b] - 1;
+				bad += was ? 1 : cnt[b] == 1 ? (uint32_t)-1 : 0;
+			}
+		}
+	}
+	free(ev);
+	return rc;
+}
+
+/* The checker over a view of a plan of any kind. */
+static int check_kind(const struct fast_plan_view *v, const struct fast_topo *topo,
+		      const uint64_t *D, struct fast_err *err)
 {
 	const struct fast_plan *p = v->given;
 	struct checker c;
@@ -656,21 +990,44 @@ int fast_plan_check_view(const struct fast_plan_view *v, const struct fast_topo 
 	memset(&c, 0, sizeof c);
 	c.p = p;
 	c.e = v->x;
-	c.D = D;
+	c.kind = p->kind;
+	c.m = v->m;
+	c.D = D ? D : v->m ? v->m->bytes : NULL;
 	c.ng = p->servers * p->gpus;
 	c.G = p->gpus;
 	c.err = err;
+	if (c.kind != FAST_TRAFFIC_BYTES && !c.m)
+		return fast_err_set(err, FAST_EINPUT, "check: a %s plan is checked against its "
+				    "traffic's groups (open the view with the matrix)",
+				    fast_traffic_kind_name(c.kind));
+	if (c.kind == FAST_TRAFFIC_BYTES && !c.D)
+		return fast_err_set(err, FAST_EINPUT, "check: no matrix to check the plan against");
+	if (c.kind == FAST_TRAFFIC_COMBINE && p->nmasks) {
+		if (FAST_GROW(c.vmask, c.cap_vmask, p->nmasks) < 0)
+			return oom(&c);
+		memcpy(c.vmask, p->masks, p->nmasks * sizeof *c.vmask);
+		c.nvmask = p->nmasks;
+	}
 	rc = check_lanes(&c);
 	if (rc == 0)
 		rc = check_transfers(&c);
 	if (rc == 0)
 		rc = walk(&c);
 	if (rc == 0)
-		rc = deliveries(&c);
+		rc = c.kind == FAST_TRAFFIC_BYTES ? deliveries(&c)
+		     : c.kind == FAST_TRAFFIC_DISPATCH ? dispatch_deliveries(&c)
+						      : combine_deliveries(&c);
 	fast_holds_free(&c.arr);
 	free(c.recs);
 	free(c.finals);
+	free(c.vmask);
 	return rc;
+}
+
+int fast_plan_check_view(const struct fast_plan_view *v, const struct fast_topo *topo,
+			 const uint64_t *D, struct fast_err *err)
+{
+	return check_kind(v, topo, D, err);
 }
 
 int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo, const uint64_t *D,
@@ -682,6 +1039,19 @@ int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo, con
 	if ((rc = fast_plan_view_open(&v, p, err)) < 0)
 		return rc;
 	rc = fast_plan_check_view(&v, topo, D, err);
+	fast_plan_view_close(&v);
+	return rc;
+}
+
+int fast_plan_check_matrix(const struct fast_plan *p, const struct fast_topo *topo,
+			   const struct fast_matrix *m, uint32_t ng, struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc;
+
+	if ((rc = fast_plan_view_open_m(&v, p, m, ng, err)) < 0)
+		return rc;
+	rc = fast_plan_check_view(&v, topo, m->bytes, err);
 	fast_plan_view_close(&v);
 	return rc;
 }

@@ -88,11 +88,14 @@ struct fast_limits {
 	uint32_t max_matrices; /* per traffic or plan file */
 	uint64_t max_file_bytes;
 	uint64_t max_traffic_bytes; /* dense matrices of one traffic: count x N^2 x 8 */
+	uint64_t max_groups;   /* token groups of one traffic, all matrices */
 };
 #define FAST_DEFAULT_MAX_GPUS 16384u
 #define FAST_DEFAULT_MAX_MATRICES 65536u
 #define FAST_DEFAULT_MAX_FILE_BYTES (UINT64_C(4) << 30)
 #define FAST_DEFAULT_MAX_TRAFFIC_BYTES (UINT64_C(4) << 30)
+/* 2^24 groups: 384 MiB of groups plus at most 4 GiB of destination ids */
+#define FAST_DEFAULT_MAX_GROUPS (UINT64_C(1) << 24)
 void fast_limits_default(struct fast_limits *lim);
 
 /* Largest byte count a JSON number carries exactly (2^53). */

@@ -352,12 +352,24 @@ static void moe_pick(struct moe_state *st, struct fast_rng *rng, uint64_t stamp)
 	}
 }
 
-static int gen_moe(const struct fast_gen_opts *o, struct fast_rng *rng, struct fast_traffic *t,
-		   struct fast_err *err)
+/* Ascending insertion sort of a token's few destination GPUs. */
+static void sort_small(uint32_t *v, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++)
+		for (uint32_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			uint32_t x = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+}
+
+static int gen_moe(const struct fast_gen_opts *o, uint64_t max_groups, struct fast_rng *rng,
+		   struct fast_traffic *t, struct fast_err *err)
 {
 	const struct fast_gen_moe *p = &o->moe;
-	uint32_t ng = o->ng, E = p->experts, K = p->topk;
+	uint32_t ng = o->ng, E = p->experts, K = p->topk, *dl;
 	struct moe_state st = { 0 };
+	struct fast_groups gb;
 	uint64_t stamp = 0, copies = 0, B = p->token_bytes;
 	int rc = 0;
 
@@ -379,9 +391,11 @@ static int gen_moe(const struct fast_gen_opts *o, struct fast_rng *rng, struct f
 	st.estamp = fast_calloc(E, sizeof *st.estamp);
 	st.gstamp = fast_calloc(ng, sizeof *st.gstamp);
 	st.chosen = fast_calloc(K, sizeof *st.chosen);
+	dl = fast_calloc(K, sizeof *dl);
 	if (!st.order || !st.rank_tk || !st.tk || !st.cum || !st.estamp || !st.gstamp ||
-	    !st.chosen) {
+	    !st.chosen || !dl) {
 		moe_free(&st);
+		free(dl);
 		return fast_err_set(err, FAST_ENOMEM, "out of memory");
 	}
 	for (uint32_t e = 0; e < E; e++) {
@@ -397,7 +411,7 @@ static int gen_moe(const struct fast_gen_opts *o, struct fast_rng *rng, struct f
 		st.order[i - 1] = st.order[j];
 		st.order[j] = x;
 	}
-	for (uint32_t step = 0; step < p->steps; step++) {
+	for (uint32_t step = 0; step < p->steps && rc == 0; step++) {
 		uint64_t *c = t->m[2 * step].bytes;
 
 		if (step > 0 && p->drift > 0.0) {
@@ -410,8 +424,10 @@ static int gen_moe(const struct fast_gen_opts *o, struct fast_rng *rng, struct f
 				}
 		}
 		moe_step_weights(&st);
-		for (uint32_t s = 0; s < ng; s++)
-			for (uint32_t tok = 0; tok < p->tokens; tok++, stamp++) {
+		fast_groups_init(&gb, ng, max_groups);
+		for (uint32_t s = 0; s < ng && rc == 0; s++)
+			for (uint32_t tok = 0; tok < p->tokens && rc == 0; tok++, stamp++) {
+				uint32_t nd = 0;
 				moe_pick(&st, rng, stamp);
 				for (uint32_t j = 0; j < K; j++) {
 					uint32_t d = fast_moe_expert_gpu(&st.layout, st.chosen[j], s);
@@ -419,11 +435,26 @@ static int gen_moe(const struct fast_gen_opts *o, struct fast_rng *rng, struct f
 						st.gstamp[d] = stamp;
 						c[(size_t)s * ng + d]++;
 						copies++;
+						dl[nd++] = d;
 					}
 				}
+				if (p->groups) {
+					sort_small(dl, nd);
+					rc = fast_groups_add(&gb, s, dl, nd, 1, err);
+				}
 			}
+		/* bytes per token are known after the last step: 1 for now, as
+		 * the counts in c (which the byte view then is) */
+		if (rc == 0 && p->groups) {
+			max_groups -= gb.n;
+			rc = fast_groups_finish(&gb, FAST_TRAFFIC_DISPATCH, 1, &t->m[2 * step], err);
+		}
+		fast_groups_free(&gb);
 	}
+	free(dl);
 	moe_free(&st);
+	if (rc < 0)
+		return rc;
 	if (o->mean_bytes) {
 		/* bytes per token so that the mean per-GPU dispatch is M */
 		u128 num = (u128)o->mean_bytes * ng * p->steps;
@@ -443,8 +474,14 @@ static int gen_moe(const struct fast_gen_opts *o, struct fast_rng *rng, struct f
 					    step, (unsigned long long)sum, (unsigned long long)B);
 		for (size_t i = 0; i < (size_t)ng * ng; i++)
 			c[i] *= B;
-		memcpy(t->m[2 * step + 1].bytes, c, (size_t)ng * ng * sizeof *c);
-		rc = fast_matrix_transpose(t->m[2 * step + 1].bytes, ng, err);
+		if (p->groups) {
+			t->m[2 * step].token_bytes = B;
+			rc = fast_matrix_copy_groups(&t->m[2 * step + 1], &t->m[2 * step],
+						     FAST_TRAFFIC_COMBINE, ng, err);
+		} else {
+			memcpy(t->m[2 * step + 1].bytes, c, (size_t)ng * ng * sizeof *c);
+			rc = fast_matrix_transpose(t->m[2 * step + 1].bytes, ng, err);
+		}
 		if (rc < 0)
 			return rc;
 		snprintf(t->m[2 * step].label, sizeof t->m[0].label, "step%u/dispatch", step);
@@ -452,10 +489,11 @@ static int gen_moe(const struct fast_gen_opts *o, struct fast_rng *rng, struct f
 	}
 	snprintf(t->source, sizeof t->source,
 		 "generated: moe tokens=%u topk=%u experts=%u alpha=%g placement=%s "
-		 "token_bytes=%llu%s steps=%u drift=%g seed=%llu (fast gen)",
+		 "token_bytes=%llu%s steps=%u drift=%g seed=%llu%s (fast gen)",
 		 p->tokens, K, E, p->alpha, fast_placement_name(p->placement),
 		 (unsigned long long)B, o->mean_bytes ? " (scaled to --mean-bytes)" : "",
-		 p->steps, p->drift, (unsigned long long)o->seed);
+		 p->steps, p->drift, (unsigned long long)o->seed,
+		 p->groups ? " token groups" : "");
 	return 0;
 }
 
@@ -487,6 +525,11 @@ static int check_opts(const struct fast_gen_opts *o, struct fast_err *err)
 					    p->drift);
 		if (p->token_bytes == 0 && o->mean_bytes == 0)
 			return fast_err_set(err, FAST_EUSAGE, "--token-bytes must be >= 1");
+		if (p->groups && p->topk > FAST_GROUP_MAX_DESTS && o->ng > FAST_GROUP_MAX_DESTS)
+			return fast_err_set(err, FAST_EUSAGE,
+					    "--token-groups: a token of --topk %u can reach more than "
+					    "the %u destination GPUs of a token group",
+					    p->topk, FAST_GROUP_MAX_DESTS);
 		return 0;
 	}
 	if (o->matrices == 0)
@@ -600,7 +643,7 @@ int fast_gen_traffic(const struct fast_gen_opts *o, const struct fast_limits *li
 		return rc;
 	fast_rng_seed(&rng, o->seed);
 	if (o->pattern == FAST_GEN_MOE)
-		rc = gen_moe(o, &rng, &t, err);
+		rc = gen_moe(o, lim ? lim->max_groups : FAST_DEFAULT_MAX_GROUPS, &rng, &t, err);
 	else
 		rc = gen_matrices(o, &rng, &t, err);
 	if (rc < 0) {

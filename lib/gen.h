@@ -34,7 +34,11 @@
  *            bytes per token are replaced by round(NG * steps * M / total
  *            token copies of all dispatch matrices) (at least 1), so the
  *            mean per-GPU dispatch send (diagonal included) over the steps
- *            is M up to that rounding.
+ *            is M up to that rounding.  With `groups`, the matrices are
+ *            token traffic (traffic.h): each token is one token of its
+ *            GPU going to the distinct GPUs of its experts, grouped by
+ *            source then first appearance (fast_groups); the random draws
+ *            are the same, so their byte view is the byte output exactly.
  * Non-MoE patterns give `matrices` matrices "m0", "m1", ... from one
  * random stream.
  *
@@ -79,6 +83,8 @@ struct fast_gen_moe {
 	uint64_t token_bytes; /* bytes per token copy */
 	uint32_t steps;
 	double drift;         /* in [0, 1]: per-expert rank swap probability */
+	bool groups;          /* token traffic: DISPATCH / COMBINE matrices of token
+			       * groups (traffic.h) whose byte view is the byte output */
 };
 
 struct fast_gen_opts {

@@ -73,6 +73,12 @@ static size_t slot_of(const struct fast_holds *h, uint64_t key)
 
 int fast_holds_add(struct fast_holds *h, uint64_t key, uint64_t lo, uint64_t hi, uint32_t *id)
 {
+	return fast_holds_add_tagged(h, key, lo, hi, 0, id);
+}
+
+int fast_holds_add_tagged(struct fast_holds *h, uint64_t key, uint64_t lo, uint64_t hi,
+			  uint32_t tag, uint32_t *id)
+{
 	size_t j;
 
 	if (h->nrecs >= FAST_HOLDS_END ||
@@ -90,7 +96,7 @@ int fast_holds_add(struct fast_holds *h, uint64_t key, uint64_t lo, uint64_t hi,
 		h->head[j] = FAST_HOLDS_END;
 		h->used++;
 	}
-	h->recs[h->nrecs] = (struct fast_hold){ lo, hi, h->head[j] };
+	h->recs[h->nrecs] = (struct fast_hold){ lo, hi, h->head[j], tag };
 	h->head[j] = (uint32_t)h->nrecs;
 	if (id)
 		*id = (uint32_t)h->nrecs;

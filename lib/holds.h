@@ -5,9 +5,12 @@
  * dependency order.
  *
  * A record is a range [lo, hi) under a 64-bit key that the caller packs
- * (the checker and the exporter: (GPU, src, dst); the builder, which
- * serves one rank: (src, dst)), in whatever unit it counts (bytes, MSCCL
- * chunks).  Records are appended, never removed; the records of one key
+ * (the checker and the exporter: (GPU, src, dst), or (GPU, group) for a
+ * token plan; the builder, which serves one rank: (src, dst)), in whatever
+ * unit it counts (bytes, MSCCL chunks), with a 32-bit tag: the mask
+ * dimension of combine plans, whose values are (group, range, mask) (the
+ * checker tags a record with the index of its mask and filters on it in
+ * its clip function; 0 where there is no mask).  Records are appended, never removed; the records of one key
  * form a list, newest first.  What else a caller knows of a record (the
  * step it arrived in, where it lives) it keeps in its own arrays indexed
  * by the record's id, which is its position in append order.
@@ -30,6 +33,7 @@
 struct fast_hold {
 	uint64_t lo, hi; /* the range [lo, hi), lo < hi */
 	uint32_t next;   /* the key's previous record, FAST_HOLDS_END ends */
+	uint32_t tag;    /* the caller's, e.g. which sum of contributions the bytes are */
 };
 
 struct fast_holds {
@@ -48,6 +52,9 @@ void fast_holds_free(struct fast_holds *h);
  * id.  0, or FAST_ENOMEM (also beyond 2^32 - 1 records) with the store
  * unchanged. */
 int fast_holds_add(struct fast_holds *h, uint64_t key, uint64_t lo, uint64_t hi, uint32_t *id);
+/* The same with a tag (fast_holds_add tags 0). */
+int fast_holds_add_tagged(struct fast_holds *h, uint64_t key, uint64_t lo, uint64_t hi,
+			  uint32_t tag, uint32_t *id);
 
 /* The newest record of key, FAST_HOLDS_END when none; walk on with
  * h->recs[id].next. */

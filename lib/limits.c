@@ -9,4 +9,5 @@ void fast_limits_default(struct fast_limits *lim)
 	lim->max_matrices = FAST_DEFAULT_MAX_MATRICES;
 	lim->max_file_bytes = FAST_DEFAULT_MAX_FILE_BYTES;
 	lim->max_traffic_bytes = FAST_DEFAULT_MAX_TRAFFIC_BYTES;
+	lim->max_groups = FAST_DEFAULT_MAX_GROUPS;
 }

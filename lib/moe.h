@@ -92,6 +92,15 @@ void fast_moe_tokens_free(struct fast_moe_tokens *t);
 int fast_moe_count_tokens(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
 			  bool dedup, uint64_t *counts, struct fast_err *err);
 
+/* Add every token of t to b as one token of its source GPU going to the
+ * distinct GPUs of its experts (traffic.h token groups; a token is on
+ * GPU fast_moe_token_src, its j-th expert on fast_moe_expert_gpu), so that
+ * the byte view of the groups is fast_moe_count_tokens with dedup.
+ * FAST_EINPUT for an expert id out of range or a token on more than
+ * FAST_GROUP_MAX_DESTS GPUs; the builder's errors (FAST_ELIMIT). */
+int fast_moe_group_tokens(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
+			  struct fast_groups *b, struct fast_err *err);
+
 /* Per-expert counts of consecutive groups of tokens (sequences, or one
  * group for pooled counts): group g holds tokens[g] tokens, the next ones
  * in data order, and counts[g * experts + e] selections of expert e. */
@@ -161,6 +170,8 @@ struct fast_moe_import {
 	enum fast_placement experts_at, tokens_at;
 	uint64_t token_bytes;      /* 0 = the model's default (hidden * 2) */
 	bool no_dedup;             /* per-token data: one copy per (token, expert) */
+	bool tokens;               /* token groups (DISPATCH / COMBINE matrices, traffic.h)
+				    * instead of byte matrices; per-token data only */
 	bool no_combine;           /* only dispatch matrices */
 	/* NULL, or called after each layer with the layers built and their
 	 * number (the command's progress line; lib/ does not print) */

@@ -188,6 +188,33 @@ struct imp {
 	bool per_token; /* DeepSeek raw intent */
 };
 
+/* The per-token routing of one layer (raw_intent/expert_weights_L.txt). */
+static int layer_tokens(struct imp *im, uint32_t layer, struct fast_moe_tokens *t,
+			struct fast_err *err)
+{
+	const struct model_def *md = im->md;
+	char file[64], *text;
+	size_t len;
+	int rc;
+
+	snprintf(file, sizeof file, "expert_weights_%u.txt", layer);
+	rc = path_join(im->path, sizeof im->path, im->opt->data_dir, md->folder, "raw_intent", err);
+	if (rc == 0) {
+		size_t n = strlen(im->path);
+		if (n + 1 + strlen(file) >= sizeof im->path)
+			return fast_err_set(err, FAST_EUSAGE, "data path too long");
+		snprintf(im->path + n, sizeof im->path - n, "/%s", file);
+	}
+	if (rc < 0)
+		return rc;
+	rc = fast_read_file(im->path, im->lim->max_file_bytes, &text, &len, err);
+	if (rc < 0)
+		return rc;
+	rc = fast_moe_parse_deepseek_raw(text, len, im->path, md->pub.experts, md->pub.topk, t, err);
+	free(text);
+	return rc;
+}
+
 static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, struct fast_err *err)
 {
 	const struct model_def *md = im->md;
@@ -196,27 +223,8 @@ static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, struct
 
 	if (im->per_token) {
 		struct fast_moe_tokens t;
-		char file[64], *text;
-		size_t len;
 
-		snprintf(file, sizeof file, "expert_weights_%u.txt", layer);
-		rc = path_join(im->path, sizeof im->path, im->opt->data_dir, md->folder,
-			       "raw_intent", err);
-		if (rc == 0) {
-			size_t n = strlen(im->path);
-			if (n + 1 + strlen(file) >= sizeof im->path)
-				return fast_err_set(err, FAST_EUSAGE, "data path too long");
-			snprintf(im->path + n, sizeof im->path - n, "/%s", file);
-		}
-		if (rc < 0)
-			return rc;
-		rc = fast_read_file(im->path, im->lim->max_file_bytes, &text, &len, err);
-		if (rc < 0)
-			return rc;
-		rc = fast_moe_parse_deepseek_raw(text, len, im->path, md->pub.experts, md->pub.topk,
-						 &t, err);
-		free(text);
-		if (rc < 0)
+		if ((rc = layer_tokens(im, layer, &t, err)) < 0)
 			return rc;
 		rc = fast_moe_count_tokens(&im->layout, &t, !im->opt->no_dedup, counts, err);
 		fast_moe_tokens_free(&t);
@@ -234,6 +242,52 @@ static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, struct
 	if (rc == 0)
 		rc = fast_moe_count_groups(&im->layout, &g, counts, err);
 	fast_moe_groups_free(&g);
+	return rc;
+}
+
+/* A layer's token copies times the bytes per token must fit 2^53. */
+static int check_total(uint32_t layer, uint64_t copies, uint64_t B, struct fast_err *err)
+{
+	uint64_t tot;
+
+	if (!fast_mul_u64(copies, B, &tot) || tot > FAST_JSON_MAX_BYTES)
+		return fast_err_set(err, FAST_ELIMIT,
+				    "layer %u: %llu token copies x %llu bytes exceeds 2^53 bytes", layer,
+				    (unsigned long long)copies, (unsigned long long)B);
+	return 0;
+}
+
+/* The token groups of one layer's dispatch into m (bytes per token B),
+ * out of *left groups still allowed (decreased). */
+static int layer_groups(struct imp *im, uint32_t layer, uint64_t B, uint64_t *left,
+			struct fast_matrix *m, struct fast_err *err)
+{
+	struct fast_moe_tokens t;
+	struct fast_groups b;
+	uint64_t copies = 0;
+	int rc;
+
+	if ((rc = layer_tokens(im, layer, &t, err)) < 0)
+		return rc;
+	fast_groups_init(&b, im->layout.ng, *left);
+	rc = fast_moe_group_tokens(&im->layout, &t, &b, err);
+	fast_moe_tokens_free(&t);
+	if (rc == FAST_ELIMIT) /* the builder knows only what was left */
+		rc = fast_err_set(err, FAST_ELIMIT,
+				  "layer %u: more than %llu token groups in all (raise it with "
+				  "--max-groups)",
+				  layer, (unsigned long long)im->lim->max_groups);
+	else if (rc < 0)
+		fast_err_prefix(err, "layer %u", layer);
+	for (uint32_t g = 0; rc == 0 && g < b.n; g++)
+		copies += b.groups[g].tokens * b.groups[g].ndst; /* <= 64 x tokens */
+	if (rc == 0)
+		rc = check_total(layer, copies, B, err);
+	if (rc == 0) {
+		*left -= b.n;
+		rc = fast_groups_finish(&b, FAST_TRAFFIC_DISPATCH, B, m, err);
+	}
+	fast_groups_free(&b);
 	return rc;
 }
 
@@ -257,7 +311,10 @@ static void describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
 			 o->gpus_per_server);
 	else
 		snprintf(ep, sizeof ep, "EP%u", o->ng);
-	if (im->per_token)
+	if (o->tokens)
+		method = "per-token routing, token groups (source GPU, destination GPUs, tokens; "
+			 "in the byte view a token is sent once per GPU)";
+	else if (im->per_token)
 		method = o->no_dedup ? "per-token routing, one copy per (token, expert)"
 				     : "per-token routing, exact dispatch (a token sent once per GPU)";
 	else if (md->kind == KIND_DEEPSEEK)
@@ -285,7 +342,7 @@ int fast_moe_import(const struct fast_moe_import *opt, const struct fast_limits 
 	struct fast_limits dl;
 	uint32_t *present = NULL, npresent = 0, nl, per;
 	const uint32_t *layers;
-	uint64_t B;
+	uint64_t B, groups_left;
 	int rc;
 
 	if (!lim) {
@@ -327,6 +384,23 @@ int fast_moe_import(const struct fast_moe_import *opt, const struct fast_limits 
 	if (im.md->kind == KIND_SWITCH && strcmp(im.domain, "pooled") != 0)
 		return fast_err_set(err, FAST_EUSAGE, "switch128 has no domains (its counts are pooled)");
 	im.per_token = im.md->kind == KIND_DEEPSEEK && strcmp(im.domain, "intent") == 0;
+	if (opt->tokens && !im.per_token)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "%s %s %s: --tokens needs per-token routing, and this data has "
+				    "only %s expert counts (which experts each token chose "
+				    "together is unknown, so tokens cannot be grouped by their "
+				    "destination GPUs); only deepseek-v2-lite --domain intent has it",
+				    im.md->pub.name, im.md->kind == KIND_DEEPSEEK ? "task" : "domain",
+				    im.domain,
+				    im.md->kind == KIND_DEEPSEEK  ? "per-sequence"
+				    : im.md->kind == KIND_SWITCH ? "pooled"
+								 : "per-layer");
+	if (opt->tokens && opt->no_dedup)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "--no-dedup does not apply to --tokens: a token group names each "
+				    "destination GPU once, and its byte view is the deduplicated "
+				    "dispatch");
+	groups_left = lim->max_groups;
 
 	/* the data file, and the layers it has */
 	if (im.per_token) {
@@ -377,18 +451,20 @@ int fast_moe_import(const struct fast_moe_import *opt, const struct fast_limits 
 	if (rc == 0)
 		rc = fast_traffic_alloc(&t, opt->ng, nl * per, lim, err);
 	for (uint32_t i = 0; rc == 0 && i < nl; i++) {
-		uint64_t *m = t.m[i * per].bytes, sum = 0, tot;
+		uint64_t *m = t.m[i * per].bytes, sum = 0;
 		size_t nn = (size_t)opt->ng * opt->ng;
 
-		rc = layer_counts(&im, layers[i], m, err);
-		for (size_t k = 0; rc == 0 && k < nn; k++)
-			sum += m[k];
-		if (rc == 0 && (!fast_mul_u64(sum, B, &tot) || tot > FAST_JSON_MAX_BYTES))
-			rc = fast_err_set(err, FAST_ELIMIT,
-					  "layer %u: %llu token copies x %llu bytes exceeds 2^53 bytes",
-					  layers[i], (unsigned long long)sum, (unsigned long long)B);
-		for (size_t k = 0; rc == 0 && k < nn; k++)
-			m[k] *= B;
+		if (opt->tokens) {
+			rc = layer_groups(&im, layers[i], B, &groups_left, &t.m[i * per], err);
+		} else {
+			rc = layer_counts(&im, layers[i], m, err);
+			for (size_t k = 0; rc == 0 && k < nn; k++)
+				sum += m[k];
+			if (rc == 0)
+				rc = check_total(layers[i], sum, B, err);
+			for (size_t k = 0; rc == 0 && k < nn; k++)
+				m[k] *= B;
+		}
 		if (rc == 0) {
 			char prefix[32];
 			if (im.md->kind == KIND_SWITCH)
@@ -396,7 +472,12 @@ int fast_moe_import(const struct fast_moe_import *opt, const struct fast_limits 
 			else
 				snprintf(prefix, sizeof prefix, "layer%u", layers[i]);
 			snprintf(t.m[i * per].label, sizeof t.m[0].label, "%s/dispatch", prefix);
-			if (per == 2) {
+			if (per == 2 && opt->tokens) {
+				rc = fast_matrix_copy_groups(&t.m[i * per + 1], &t.m[i * per],
+							     FAST_TRAFFIC_COMBINE, opt->ng, err);
+				snprintf(t.m[i * per + 1].label, sizeof t.m[0].label, "%s/combine",
+					 prefix);
+			} else if (per == 2) {
 				memcpy(t.m[i * per + 1].bytes, m, nn * sizeof *m);
 				rc = fast_matrix_transpose(t.m[i * per + 1].bytes, opt->ng, err);
 				snprintf(t.m[i * per + 1].label, sizeof t.m[0].label, "%s/combine",

@@ -86,33 +86,87 @@ void fast_moe_groups_free(struct fast_moe_groups *g)
 
 /* --- counting ----------------------------------------------------------- */
 
-int fast_moe_count_tokens(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
-			  bool dedup, uint64_t *counts, struct fast_err *err)
+/* Expert ids of t in range (FAST_EINPUT naming the first that is not). */
+static int check_ids(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
+		     struct fast_err *err)
 {
-	uint32_t ng = l->ng, K = t->topk;
-	uint64_t *stamp;
+	uint32_t K = t->topk;
 
 	for (uint64_t i = 0; i < t->ntokens * K; i++)
 		if (t->ids[i] >= l->experts)
 			return fast_err_set(err, FAST_EINPUT, "token %llu: expert %u out of range (%u experts)",
 					    (unsigned long long)(i / K), t->ids[i], l->experts);
-	stamp = fast_calloc(ng, sizeof *stamp);
-	if (!stamp)
+	return 0;
+}
+
+/* The distinct GPUs of token tok's experts, ascending, into out (room for
+ * topk); returns how many. */
+static uint32_t token_gpus(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
+			   uint64_t tok, uint32_t src, uint32_t *out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t j = 0; j < t->topk; j++) {
+		uint32_t d = fast_moe_expert_gpu(l, t->ids[tok * t->topk + j], src), i = n;
+		while (i > 0 && out[i - 1] > d)
+			i--;
+		if (i > 0 && out[i - 1] == d)
+			continue;
+		memmove(out + i + 1, out + i, (n - i) * sizeof *out);
+		out[i] = d;
+		n++;
+	}
+	return n;
+}
+
+int fast_moe_count_tokens(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
+			  bool dedup, uint64_t *counts, struct fast_err *err)
+{
+	uint32_t ng = l->ng, K = t->topk, *d;
+	int rc = check_ids(l, t, err);
+
+	if (rc < 0)
+		return rc;
+	if (!(d = fast_calloc(K ? K : 1, sizeof *d)))
 		return fast_err_set(err, FAST_ENOMEM, "out of memory");
-	for (uint32_t g = 0; g < ng; g++)
-		stamp[g] = UINT64_MAX;
 	for (uint64_t tok = 0; tok < t->ntokens; tok++) {
 		uint32_t s = fast_moe_token_src(l, tok, t->ntokens);
-		for (uint32_t j = 0; j < K; j++) {
-			uint32_t d = fast_moe_expert_gpu(l, t->ids[tok * K + j], s);
-			if (dedup && stamp[d] == tok)
-				continue;
-			stamp[d] = tok;
-			counts[(size_t)s * ng + d]++;
+		if (dedup) {
+			uint32_t n = token_gpus(l, t, tok, s, d);
+			for (uint32_t i = 0; i < n; i++)
+				counts[(size_t)s * ng + d[i]]++;
+			continue;
 		}
+		for (uint32_t j = 0; j < K; j++)
+			counts[(size_t)s * ng + fast_moe_expert_gpu(l, t->ids[tok * K + j], s)]++;
 	}
-	free(stamp);
+	free(d);
 	return 0;
+}
+
+int fast_moe_group_tokens(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
+			  struct fast_groups *b, struct fast_err *err)
+{
+	uint32_t *d;
+	int rc = check_ids(l, t, err);
+
+	if (rc < 0)
+		return rc;
+	if (!(d = fast_calloc(t->topk ? t->topk : 1, sizeof *d)))
+		return fast_err_set(err, FAST_ENOMEM, "out of memory");
+	for (uint64_t tok = 0; tok < t->ntokens && rc == 0; tok++) {
+		uint32_t s = fast_moe_token_src(l, tok, t->ntokens);
+		uint32_t n = token_gpus(l, t, tok, s, d);
+		if (n > FAST_GROUP_MAX_DESTS)
+			rc = fast_err_set(err, FAST_EINPUT,
+					  "token %llu: its experts are on %u GPUs, over the %u of a "
+					  "token group",
+					  (unsigned long long)tok, n, FAST_GROUP_MAX_DESTS);
+		else
+			rc = fast_groups_add(b, s, d, n, 1, err);
+	}
+	free(d);
+	return rc;
 }
 
 int fast_moe_count_groups(const struct fast_moe_layout *l, const struct fast_moe_groups *g,

@@ -143,10 +143,10 @@ int fast_plan_add_xfer(struct fast_plan *p, uint32_t from, uint32_t to, struct f
 	struct fast_step *s = last_step(p, "a transfer", err);
 	if (!s)
 		return FAST_EINPUT;
-	if (s->kind != FAST_STEP_EXPLICIT)
+	if (s->kind != FAST_STEP_EXPLICIT && s->kind != FAST_STEP_REDUCE)
 		return fast_err_set(err, FAST_EINPUT,
-				    "plan builder: transfer added to step %zu, which is not EXPLICIT",
-				    p->nsteps - 1);
+				    "plan builder: transfer added to step %zu, which is not EXPLICIT "
+				    "or REDUCE", p->nsteps - 1);
 	if (s->nxfers == 0)
 		s->xfer0 = (uint32_t)p->nxfers;
 	else if (s->xfer0 + s->nxfers != p->nxfers)
@@ -312,10 +312,10 @@ int fast_plan_commit_xfers(struct fast_plan *p, size_t k, struct fast_err *err)
 
 	if (!s)
 		return FAST_EINPUT;
-	if (s->kind != FAST_STEP_EXPLICIT)
+	if (s->kind != FAST_STEP_EXPLICIT && s->kind != FAST_STEP_REDUCE)
 		return fast_err_set(err, FAST_EINPUT,
-				    "plan builder: transfer added to step %zu, which is not EXPLICIT",
-				    p->nsteps - 1);
+				    "plan builder: transfer added to step %zu, which is not EXPLICIT "
+				    "or REDUCE", p->nsteps - 1);
 	if (k == 0)
 		return 0;
 	if (k > p->cap_xfers - p->nxfers)
@@ -702,11 +702,38 @@ out:
 	return rc;
 }
 
+/* The items of one token piece received by GPU `to` in a rail stage:
+ * where the redistribution forwards it (plan.h): a dispatch piece of g to
+ * every GPU of Dest(g) on to's server but to; a combine piece of g to
+ * src(g) unless that is `to` (a byte piece goes to its dst unless that is
+ * `to`: expand_redist, inline).  Appends to items[*n] (room for gpus
+ * entries). */
+static void redist_targets(const struct fast_plan *sp, const struct fast_matrix *m, uint32_t to,
+			   const struct fast_piece *pc, uint32_t piece, uint32_t *seq,
+			   struct redist_item *items, size_t *n)
+{
+	const struct fast_group *g = &m->groups[pc->src];
+	if (sp->kind == FAST_TRAFFIC_COMBINE) {
+		if (g->src != to) {
+			items[*n] = (struct redist_item){ to, g->src, (*seq)++, piece };
+			(*n)++;
+		}
+		return;
+	}
+	for (uint32_t i = 0; i < g->ndst; i++) {
+		uint32_t d = m->dsts[g->dst0 + i];
+		if (d / sp->gpus != to / sp->gpus || d == to)
+			continue;
+		items[*n] = (struct redist_item){ to, d, (*seq)++, piece };
+		(*n)++;
+	}
+}
+
 /* The implied redistribution of a rail stage: each receiving GPU forwards
- * every piece whose orig dst is another GPU, one transfer per (receiver,
+ * every piece to its targets (redist_targets), one transfer per (receiver,
  * dst) pair ordered by receiver then dst, pieces in arrival order. */
-static int expand_redist(const struct fast_plan *scratch, uint32_t sstep, struct fast_plan *out,
-			 struct fast_err *err)
+static int expand_redist(const struct fast_plan *scratch, const struct fast_matrix *m,
+			 uint32_t sstep, struct fast_plan *out, struct fast_err *err)
 {
 	const struct fast_step *s = &scratch->steps[sstep];
 	size_t n = 0, cap = 0;
@@ -716,6 +743,8 @@ static int expand_redist(const struct fast_plan *scratch, uint32_t sstep, struct
 
 	for (uint32_t j = 0; j < s->nxfers; j++)
 		cap += scratch->xfers[s->xfer0 + j].npieces;
+	if (scratch->kind == FAST_TRAFFIC_DISPATCH) /* up to gpus - 1 copies of a piece */
+		cap *= scratch->gpus;
 	items = fast_calloc(cap ? cap : 1, sizeof *items);
 	if (!items)
 		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (redistribution)");
@@ -723,6 +752,10 @@ static int expand_redist(const struct fast_plan *scratch, uint32_t sstep, struct
 		const struct fast_xfer *x = &scratch->xfers[s->xfer0 + j];
 		for (uint32_t k = 0; k < x->npieces; k++) {
 			const struct fast_piece *pc = &scratch->pieces[x->piece0 + k];
+			if (scratch->kind != FAST_TRAFFIC_BYTES) {
+				redist_targets(scratch, m, x->to, pc, x->piece0 + k, &seq, items, &n);
+				continue;
+			}
 			if (pc->dst == x->to)
 				continue; /* final at the receiver */
 			items[n].to = x->to;
@@ -761,16 +794,40 @@ static int copy_xfers(const struct fast_plan *src, const struct fast_step *s,
 	return 0;
 }
 
+/* A token plan's REDIST step needs the matrix: FAST_EINPUT naming the
+ * first one when m is NULL. */
+static int redist_needs_matrix(const struct fast_plan *p, const struct fast_matrix *m,
+			       struct fast_err *err)
+{
+	if (p->kind == FAST_TRAFFIC_BYTES || m)
+		return 0;
+	for (size_t t = 0; t < p->nsteps; t++)
+		if (p->steps[t].kind == FAST_STEP_REDIST)
+			return fast_err_set(err, FAST_EINPUT,
+					    "step %zu: the redistribution of a %s plan needs the "
+					    "traffic it serves (its groups)", t,
+					    fast_traffic_kind_name(p->kind));
+	return 0;
+}
+
 int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out, struct fast_err *err)
+{
+	return fast_plan_expand_m(p, NULL, 0, out, err);
+}
+
+int fast_plan_expand_m(const struct fast_plan *p, const struct fast_matrix *m, uint32_t ng,
+		       struct fast_plan *out, struct fast_err *err)
 {
 	struct fast_plan scratch, e;
 	uint32_t *railx = NULL;
 	int rc;
 
-	rc = fast_plan_validate(p, err);
-	if (rc < 0)
+	if ((rc = fast_plan_validate(p, err)) < 0 ||
+	    (m && (rc = fast_plan_fits_matrix(p, m, ng, err)) < 0) ||
+	    (rc = redist_needs_matrix(p, m, err)) < 0)
 		return rc;
 	fast_plan_init(&scratch, p->servers, p->gpus, p->algo);
+	scratch.kind = p->kind;
 	fast_plan_init(&e, p->servers, p->gpus, p->algo);
 	memcpy(e.label, p->label, sizeof e.label);
 	memcpy(e.options, p->options, sizeof e.options);
@@ -815,7 +872,7 @@ int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out, struct fa
 			rc = copy_xfers(&scratch, &scratch.steps[railx[t]], &e, err);
 			break;
 		case FAST_STEP_REDIST:
-			rc = expand_redist(&scratch, railx[s->stage], &e, err);
+			rc = expand_redist(&scratch, m, railx[s->stage], &e, err);
 			break;
 		}
 		if (rc < 0)

@@ -66,13 +66,22 @@
  *    from == to == the GPU x, and its pieces, the inputs, are one group,
  *    one byte range and pairwise-disjoint masks, all held by x; x then
  *    holds (g, range, union of the masks).  A REDUCE at src(g) is refused
- *    (the final sum is implicit).  The plan is correct iff for every byte
+ *    (the final sum is implicit).  A REDUCE step has one chunk, and each
+ *    of its transfers (a sum) >= 1 inputs; its bytes are the sum of its
+ *    inputs' lengths (what the GPU reads).  Values are not consumed by
+ *    sending or summing.  An EXPLICIT transfer with from == to is refused
+ *    in a combine plan (a sum is a REDUCE step) and in a dispatch plan may
+ *    carry only groups of that GPU.  The plan is correct iff for every byte
  *    of g the masks of the pieces src(g) receives (plus its own
  *    contribution when src is in Dest(g)) partition Dest(g): every
  *    contribution counted exactly once.  REDIST forwards a received piece
  *    of g to src(g) unless the receiver is src(g).
  * A plan of kind BYTES may serve a token matrix: it is a plan over its
- * per-GPU byte matrix (traffic.h), checked against it.
+ * per-GPU byte matrix (traffic.h), checked against it.  What needs the
+ * groups (agreement, REDIST, summaries, the check) takes the matrix:
+ * fast_plan_fits_matrix, fast_plan_expand_m, fast_plan_view_open_m.  The
+ * file format (version 3) is in README.md, "Token plans: plan file format
+ * version 3".
  *
  * Storage is flat arrays indexed by (first, count) ranges so that a plan is
  * a handful of allocations.  Ownership: a struct fast_plan owns all its
@@ -88,7 +97,12 @@
 #include "topo.h"
 #include "traffic.h"
 
-#define FAST_PLAN_VERSION 2 /* 1 named gpus_per_server "gpus"; both are read */
+/* Plan file versions: 1 named gpus_per_server "gpus"; 2 is the byte plan
+ * format (what a set of byte plans is still written as, byte for byte); 3
+ * adds token plans ("kind", "masks", token pieces, "reduce" steps) and is
+ * written when a set holds one.  All three are read. */
+#define FAST_PLAN_VERSION 3
+#define FAST_PLAN_VERSION_BYTES 2
 /* Most chunks a step may have (validation and the reader refuse more):
  * bounds the checker's work per piece. */
 #define FAST_PLAN_MAX_CHUNKS 65536u
@@ -281,6 +295,13 @@ static inline uint32_t fast_plan_chunk_of(uint64_t L, uint32_t k, uint64_t pos)
  * only on success; free it with fast_plan_free. */
 int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out,
 		     struct fast_err *err);
+/* The same with the matrix the plan serves, which a token plan's REDIST
+ * steps need (Dest(g) and src(g), "Token plans" above): m may be NULL for a
+ * byte plan or a token plan without REDIST steps (FAST_EINPUT naming the
+ * step otherwise).  When m is given the plan must fit it
+ * (fast_plan_fits_matrix with ng GPUs). */
+int fast_plan_expand_m(const struct fast_plan *p, const struct fast_matrix *m, uint32_t ng,
+		       struct fast_plan *out, struct fast_err *err);
 
 /* --- the view every consumer takes ------------------------------------ */
 
@@ -302,17 +323,25 @@ int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out,
 struct fast_plan_view {
 	const struct fast_plan *given;
 	const struct fast_plan *x;
+	const struct fast_matrix *m; /* the matrix served (token plans), or NULL */
 	struct fast_plan own;
 	bool owned;
 };
 
-/* Does p have compact parts (lanes, RAIL or REDIST steps)? */
+/* Does p have compact parts (lanes, RAIL or REDIST steps; REDUCE steps
+ * are explicit)? */
 bool fast_plan_is_compact(const struct fast_plan *p);
 
 /* Validate p and expand it when compact.  0, or FAST_EINPUT (malformed,
  * naming the step) / FAST_ENOMEM; *v is written only on success. */
 int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
 			struct fast_err *err);
+/* The same with the matrix the plan serves (and the traffic's GPU count
+ * ng), checked with fast_plan_fits_matrix and kept in v->m (it must
+ * outlive the view): what a token plan needs for its REDIST steps, its
+ * summary and its check.  m may be NULL (then as fast_plan_view_open). */
+int fast_plan_view_open_m(struct fast_plan_view *v, const struct fast_plan *p,
+			  const struct fast_matrix *m, uint32_t ng, struct fast_err *err);
 void fast_plan_view_close(struct fast_plan_view *v);
 
 /* The agreement checks of a plan with its inputs, one wording each, for
@@ -323,9 +352,25 @@ int fast_plan_fits_topo(const struct fast_plan *p, const struct fast_topo *topo,
 int fast_plan_fits_traffic(const struct fast_plan *p, uint32_t traffic_ng,
 			   struct fast_err *err);
 
+/* Agreement of a plan with the matrix it serves on ng GPUs: the GPU count
+ * (as fast_plan_fits_traffic); the kind (a token plan serves a matrix of
+ * its kind; a BYTES plan any matrix, through its per-GPU bytes); and for
+ * token plans every piece (transfers and lanes) names a group of m
+ * (< ngroups), lies within its tokens * token_bytes bytes, and in a
+ * combine plan carries a mask below bit ndst of its group.  FAST_EINPUT
+ * naming the step, transfer and piece (or lane). */
+int fast_plan_fits_matrix(const struct fast_plan *p, const struct fast_matrix *m, uint32_t ng,
+			  struct fast_err *err);
+
 /* Structural validation: ids, dep ranges, tiers, GPU and server ranges,
  * permutations are permutations, chunk counts of pipelined deps match,
- * piece lengths > 0, no cycle.  FAST_EINPUT naming the step. */
+ * piece lengths > 0, no cycle.  Token plans (what needs no traffic): a
+ * dispatch plan's pieces have dst 0 and it has no masks; a combine plan's
+ * pieces index plan->masks, every mask non-zero; a byte plan has no masks;
+ * REDUCE steps only in combine plans, tier up, one chunk, and every
+ * transfer a sum at one GPU (from == to) of >= 1 pieces of one group and
+ * one byte range with pairwise-disjoint masks.  FAST_EINPUT naming the
+ * step. */
 int fast_plan_validate(const struct fast_plan *p, struct fast_err *err);
 
 /* A topological order of the steps (ids), into order[nsteps] (caller
@@ -382,7 +427,19 @@ struct fast_plan_summary {
  * figure is a property of the plan and the order, not of a timed run: a
  * GPU that in reality still holds relay bytes of one step while a
  * concurrent step (ordered after the one that sends them on) delivers more
- * can hold more than reported.  Local copies (from == to) stage nothing. */
+ * can hold more than reported.  Local copies (from == to) stage nothing.
+ *
+ * Token plans (summarised on a view opened with their matrix,
+ * fast_plan_view_open_m; FAST_EINPUT without it): a piece's "orig src" is
+ * its origin (src(g) in dispatch; in combine the GPU whose own
+ * contribution, alone, the value is) and its "orig dst" its final place
+ * (every GPU of Dest(g) in dispatch, src(g) in combine).  bytes_relayed
+ * counts pieces sent by a GPU that is not their origin.  A REDUCE step at
+ * x replaces the inputs x staged by one value of the sum's length (which
+ * x then stages until it sends it on).  bytes_out, as for every plan, is
+ * the bytes of tier-out steps (local copies excluded): the bytes crossing
+ * servers when every tier-out transfer joins two servers, as the
+ * compilers' do (the checker does not require it). */
 int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
 			struct fast_err *err);
 /* Peak staging bytes of every GPU (peak[servers * gpus], caller

@@ -22,6 +22,12 @@
  *   transfers [from, to, [[src, dst, off, len], ...]]
  *   rail      {"perm": [servers entries], "bytes": w}
  *   redist    id of the rail step redistributed
+ * Token plans (version 3; a set of byte plans is written as version 2,
+ * byte for byte as before): "kind" "dispatch" | "combine" after
+ * gpus_per_server, "masks" (combine) a list of canonical lower-case hex
+ * strings ("0x3f": no leading zeros, non-zero), pieces [g, off, len]
+ * (dispatch) or [g, off, len, k] (combine, k indexes masks), and a
+ * step kind "reduce": [[gpu, [pieces]], ...], one sum per element.
  */
 
 static void put_pieces(FILE *f, const struct fast_plan *p, uint32_t p0, uint32_t n)
@@ -29,8 +35,16 @@ static void put_pieces(FILE *f, const struct fast_plan *p, uint32_t p0, uint32_t
 	fputc('[', f);
 	for (uint32_t k = 0; k < n; k++) {
 		const struct fast_piece *pc = &p->pieces[p0 + k];
-		fprintf(f, "%s[%u,%u,%llu,%llu]", k ? "," : "", pc->src, pc->dst,
-			(unsigned long long)pc->off, (unsigned long long)pc->len);
+		const char *sep = k ? "," : "";
+		if (p->kind == FAST_TRAFFIC_DISPATCH)
+			fprintf(f, "%s[%u,%llu,%llu]", sep, pc->src, (unsigned long long)pc->off,
+				(unsigned long long)pc->len);
+		else if (p->kind == FAST_TRAFFIC_COMBINE)
+			fprintf(f, "%s[%u,%llu,%llu,%u]", sep, pc->src, (unsigned long long)pc->off,
+				(unsigned long long)pc->len, pc->dst);
+		else
+			fprintf(f, "%s[%u,%u,%llu,%llu]", sep, pc->src, pc->dst,
+				(unsigned long long)pc->off, (unsigned long long)pc->len);
 	}
 	fputc(']', f);
 }
@@ -53,11 +67,20 @@ static void write_step(FILE *f, const struct fast_plan *p, size_t t)
 	fputc(']', f);
 	switch (s->kind) {
 	case FAST_STEP_EXPLICIT:
-	case FAST_STEP_REDUCE: /* written as its transfers (the reader is the token-plan work's) */
 		fputs(",\"transfers\":[", f);
 		for (uint32_t j = 0; j < s->nxfers; j++) {
 			const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
 			fprintf(f, "%s\n[%u,%u,", j ? "," : "", x->from, x->to);
+			put_pieces(f, p, x->piece0, x->npieces);
+			fputc(']', f);
+		}
+		fputs("]}", f);
+		break;
+	case FAST_STEP_REDUCE: /* one sum per transfer, from == to */
+		fputs(",\"reduce\":[", f);
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
+			fprintf(f, "%s\n[%u,", j ? "," : "", x->to);
 			put_pieces(f, p, x->piece0, x->npieces);
 			fputc(']', f);
 		}
@@ -84,6 +107,14 @@ static void write_plan(FILE *f, const struct fast_plan *p)
 	fputs(",\"options\":", f);
 	fast_json_put_string(f, p->options);
 	fprintf(f, ",\"servers\":%u,\"gpus_per_server\":%u,", p->servers, p->gpus);
+	if (p->kind != FAST_TRAFFIC_BYTES)
+		fprintf(f, "\"kind\":\"%s\",", fast_traffic_kind_name(p->kind));
+	if (p->kind == FAST_TRAFFIC_COMBINE) {
+		fputs("\"masks\":[", f);
+		for (size_t k = 0; k < p->nmasks; k++)
+			fprintf(f, "%s\"0x%llx\"", k ? "," : "", (unsigned long long)p->masks[k]);
+		fputs("],", f);
+	}
 	if (p->nlanes) {
 		fputs("\"lanes\":[", f);
 		for (size_t l = 0; l < p->nlanes; l++) {
@@ -105,7 +136,12 @@ static void write_plan(FILE *f, const struct fast_plan *p)
 
 int fast_planset_write(const struct fast_planset *ps, FILE *f, struct fast_err *err)
 {
-	fprintf(f, "{\"version\":%d,\"kind\":\"fast-plan\",\"plans\":[", FAST_PLAN_VERSION);
+	int version = FAST_PLAN_VERSION_BYTES;
+
+	for (uint32_t i = 0; i < ps->count; i++)
+		if (ps->plans[i].kind != FAST_TRAFFIC_BYTES)
+			version = FAST_PLAN_VERSION;
+	fprintf(f, "{\"version\":%d,\"kind\":\"fast-plan\",\"plans\":[", version);
 	for (uint32_t i = 0; i < ps->count; i++) {
 		fputs(i ? ",\n" : "\n", f);
 		write_plan(f, &ps->plans[i]);
@@ -175,20 +211,37 @@ static int read_pieces(struct fast_jctx *c, const struct fast_jv *v, struct fast
 		return FAST_EINPUT;
 	for (const struct fast_jv *e = fast_jv_first(v); e; e = fast_jv_next(e), idx++) {
 		const struct fast_jv *el[4];
-		uint32_t src, dst;
+		uint32_t src, dst = 0;
 		uint64_t off, len;
+		size_t li = 3; /* index of the length */
 		size_t old = fast_jctx_push_index(c, idx);
-		rc = tuple(c, e, 4, "a piece [src, dst, offset, length]", el);
+		if (p->kind == FAST_TRAFFIC_BYTES) {
+			rc = tuple(c, e, 4, "a piece [src, dst, offset, length]", el);
+			if (rc == 0)
+				rc = u32_at(c, el[0], 0, ng, "GPU", &src);
+			if (rc == 0)
+				rc = u32_at(c, el[1], 1, ng, "GPU", &dst);
+			if (rc == 0)
+				rc = u64_at(c, el[2], 2, FAST_JSON_MAX_BYTES, &off);
+		} else {
+			bool comb = p->kind == FAST_TRAFFIC_COMBINE;
+			li = 2;
+			rc = comb ? tuple(c, e, 4, "a combine piece [group, offset, length, mask]", el)
+				  : tuple(c, e, 3, "a dispatch piece [group, offset, length]", el);
+			if (rc == 0)
+				rc = u32_at(c, el[0], 0, UINT32_MAX, "group", &src);
+			if (rc == 0)
+				rc = u64_at(c, el[1], 1, FAST_JSON_MAX_BYTES, &off);
+			if (rc == 0 && comb)
+				rc = p->nmasks ? u32_at(c, el[3], 3, (uint32_t)p->nmasks, "mask", &dst)
+					       : fast_jctx_fail(c, FAST_EINPUT,
+								"a combine piece needs a mask, and "
+								"the plan has no \"masks\"");
+		}
 		if (rc == 0)
-			rc = u32_at(c, el[0], 0, ng, "GPU", &src);
-		if (rc == 0)
-			rc = u32_at(c, el[1], 1, ng, "GPU", &dst);
-		if (rc == 0)
-			rc = u64_at(c, el[2], 2, FAST_JSON_MAX_BYTES, &off);
-		if (rc == 0)
-			rc = u64_at(c, el[3], 3, FAST_JSON_MAX_BYTES, &len);
+			rc = u64_at(c, el[li], li, FAST_JSON_MAX_BYTES, &len);
 		if (rc == 0 && len == 0) {
-			size_t o2 = fast_jctx_push_index(c, 3);
+			size_t o2 = fast_jctx_push_index(c, li);
 			rc = fast_jctx_fail(c, FAST_EINPUT, "piece length must be > 0");
 			fast_jctx_pop(c, o2);
 		}
@@ -316,6 +369,42 @@ static int read_transfers(struct fast_jctx *c, const struct fast_jv *v, struct f
 	return rc;
 }
 
+/* A reduce step: [[gpu, pieces], ...], each a sum at gpu (a transfer
+ * gpu -> gpu); what a sum must be is checked by fast_plan_validate. */
+static int read_reduce(struct fast_jctx *c, const struct fast_jv *v, struct fast_plan *p,
+		       struct fast_err *err)
+{
+	uint32_t ng = p->servers * p->gpus;
+	size_t idx = 0;
+	int rc = 0;
+
+	if (fast_jv_expect_array(c, v) < 0)
+		return FAST_EINPUT;
+	for (const struct fast_jv *e = fast_jv_first(v); e && rc == 0; e = fast_jv_next(e), idx++) {
+		const struct fast_jv *el[2];
+		uint32_t gpu;
+		size_t old = fast_jctx_push_index(c, idx);
+		rc = tuple(c, e, 2, "a sum [gpu, pieces]", el);
+		if (rc == 0)
+			rc = u32_at(c, el[0], 0, ng, "GPU", &gpu);
+		if (rc == 0) {
+			rc = fast_plan_add_xfer(p, gpu, gpu, err);
+			if (rc < 0)
+				rc = fast_jctx_fail(c, rc, "%s", err ? err->msg : "out of memory");
+		}
+		if (rc == 0) {
+			size_t o2 = fast_jctx_push_index(c, 1);
+			if (fast_jv_type(el[1]) == FAST_JARRAY && fast_jv_size(el[1]) == 0)
+				rc = fast_jctx_fail(c, FAST_EINPUT, "a sum has >= 1 inputs");
+			else
+				rc = read_pieces(c, el[1], p, false, err);
+			fast_jctx_pop(c, o2);
+		}
+		fast_jctx_pop(c, old);
+	}
+	return rc;
+}
+
 static int read_rail(struct fast_jctx *c, const struct fast_jv *v, struct fast_plan *p,
 		     struct fast_err *err)
 {
@@ -380,8 +469,8 @@ static int read_step(struct fast_jctx *c, const struct fast_jv *v, struct fast_p
 		     size_t t, size_t nsteps, struct fast_err *err)
 {
 	static const char *const step_keys[] = { "id", "tier", "chunks", "deps", "transfers",
-						 "rail", "redist", NULL };
-	const struct fast_jv *xv, *rv, *dv, *deps;
+						 "rail", "redist", "reduce", NULL };
+	const struct fast_jv *xv, *rv, *dv, *uv, *deps;
 	char tier[16];
 	uint64_t id;
 	uint32_t chunks = 1;
@@ -419,10 +508,25 @@ static int read_step(struct fast_jctx *c, const struct fast_jv *v, struct fast_p
 	xv = fast_jv_get(v, "transfers");
 	rv = fast_jv_get(v, "rail");
 	dv = fast_jv_get(v, "redist");
-	if ((xv != NULL) + (rv != NULL) + (dv != NULL) != 1)
+	uv = fast_jv_get(v, "reduce");
+	if ((xv != NULL) + (rv != NULL) + (dv != NULL) + (uv != NULL) != 1)
 		return fast_jctx_fail(c, FAST_EINPUT, "a step has exactly one of \"transfers\", "
-				      "\"rail\" or \"redist\"");
-	kind = xv ? FAST_STEP_EXPLICIT : rv ? FAST_STEP_RAIL : FAST_STEP_REDIST;
+				      "\"rail\", \"redist\" or \"reduce\"");
+	if (uv && p->kind != FAST_TRAFFIC_COMBINE) {
+		old = fast_jctx_push_key(c, "reduce");
+		rc = fast_jctx_fail(c, FAST_EINPUT, "a reduce step belongs to a combine plan (this is "
+				    "a %s plan)", fast_traffic_kind_name(p->kind));
+		fast_jctx_pop(c, old);
+		return rc;
+	}
+	if (uv && tid != FAST_TIER_UP) {
+		old = fast_jctx_push_key(c, "tier");
+		rc = fast_jctx_fail(c, FAST_EINPUT, "a reduce step must be tier \"up\"");
+		fast_jctx_pop(c, old);
+		return rc;
+	}
+	kind = xv ? FAST_STEP_EXPLICIT : rv ? FAST_STEP_RAIL : dv ? FAST_STEP_REDIST
+						       : FAST_STEP_REDUCE;
 	rc = fast_plan_add_step(p, kind, tid, err);
 	if (rc < 0)
 		return fast_jctx_fail(c, rc, "%s", err ? err->msg : "out of memory");
@@ -438,6 +542,10 @@ static int read_step(struct fast_jctx *c, const struct fast_jv *v, struct fast_p
 	if (xv) {
 		old = fast_jctx_push_key(c, "transfers");
 		rc = read_transfers(c, xv, p, err);
+		fast_jctx_pop(c, old);
+	} else if (uv) {
+		old = fast_jctx_push_key(c, "reduce");
+		rc = read_reduce(c, uv, p, err);
 		fast_jctx_pop(c, old);
 	} else if (rv) {
 		old = fast_jctx_push_key(c, "rail");
@@ -495,15 +603,92 @@ static int check_cross_steps(struct fast_jctx *c, const struct fast_plan *p)
 	return 0;
 }
 
+/* "masks": canonical hex strings ("0x" and 1..16 lower-case digits, no
+ * leading zero, non-zero), appended to p->masks in order. */
+static int read_masks(struct fast_jctx *c, const struct fast_jv *v, struct fast_plan *p,
+		      struct fast_err *err)
+{
+	size_t idx = 0;
+	int rc = 0;
+
+	if (fast_jv_expect_array(c, v) < 0)
+		return FAST_EINPUT;
+	if (fast_jv_size(v) > 0 &&
+	    FAST_GROW(p->masks, p->cap_masks, fast_jv_size(v)) < 0)
+		return fast_jctx_fail(c, FAST_ENOMEM, "out of memory");
+	for (const struct fast_jv *e = fast_jv_first(v); e && rc == 0; e = fast_jv_next(e), idx++) {
+		size_t old = fast_jctx_push_index(c, idx);
+		const char *str = fast_jv_type(e) == FAST_JSTRING ? fast_jv_string(e) : NULL;
+		size_t n = str ? strlen(str) : 0;
+		uint64_t mask = 0;
+		bool ok = str && n >= 3 && n <= 18 && str[0] == '0' && str[1] == 'x' && str[2] != '0';
+		for (size_t i = 2; ok && i < n; i++) {
+			char ch = str[i];
+			if (ch >= '0' && ch <= '9')
+				mask = mask << 4 | (uint64_t)(ch - '0');
+			else if (ch >= 'a' && ch <= 'f')
+				mask = mask << 4 | (uint64_t)(ch - 'a' + 10);
+			else
+				ok = false;
+		}
+		if (!ok)
+			rc = fast_jctx_fail(c, FAST_EINPUT,
+					    "a mask is a non-zero hex string like \"0x3f\" (lower case, "
+					    "no leading zeros)");
+		else
+			p->masks[p->nmasks++] = mask;
+		fast_jctx_pop(c, old);
+	}
+	(void)err;
+	return rc;
+}
+
+/* "kind" (version 3): absent or "bytes" for a byte plan. */
+static int read_kind(struct fast_jctx *c, const struct fast_jv *v, uint64_t version,
+		     struct fast_plan *p)
+{
+	char kind[16];
+	size_t old;
+	int rc;
+
+	if (!fast_jv_get(v, "kind"))
+		return 0;
+	old = fast_jctx_push_key(c, "kind");
+	if (version < 3)
+		rc = fast_jctx_fail(c, FAST_EINPUT, "a plan's kind needs plan version 3 (the file "
+				    "says %llu)", (unsigned long long)version);
+	else
+		rc = 0;
+	fast_jctx_pop(c, old);
+	if (rc == 0)
+		rc = fast_jv_get_string(c, v, "kind", true, kind, sizeof kind);
+	if (rc < 0)
+		return rc;
+	if (strcmp(kind, "bytes") == 0)
+		p->kind = FAST_TRAFFIC_BYTES;
+	else if (strcmp(kind, "dispatch") == 0)
+		p->kind = FAST_TRAFFIC_DISPATCH;
+	else if (strcmp(kind, "combine") == 0)
+		p->kind = FAST_TRAFFIC_COMBINE;
+	else {
+		old = fast_jctx_push_key(c, "kind");
+		rc = fast_jctx_fail(c, FAST_EINPUT, "kind must be \"bytes\", \"dispatch\" or "
+				    "\"combine\" (got \"%s\")", kind);
+		fast_jctx_pop(c, old);
+	}
+	return rc;
+}
+
 static int read_plan(struct fast_jctx *c, const struct fast_jv *v, const struct fast_limits *lim,
-		     struct fast_plan *p, struct fast_err *err)
+		     uint64_t version, struct fast_plan *p, struct fast_err *err)
 {
 	static const char *const plan_keys[] = { "label", "matrix", "algo", "options", "servers",
-						 "gpus_per_server", "gpus", "lanes", "steps", NULL };
+						 "gpus_per_server", "gpus", "kind", "masks", "lanes",
+						 "steps", NULL };
 	uint32_t servers = 0, gpus = 0, matrix = 0;
 	const char *gk = NULL;
 	char algo[32];
-	const struct fast_jv *sv, *lv;
+	const struct fast_jv *sv, *lv, *mv;
 	size_t old, nsteps, idx = 0;
 	int rc;
 
@@ -532,6 +717,18 @@ static int read_plan(struct fast_jctx *c, const struct fast_jv *v, const struct 
 	rc = fast_jv_get_string(c, v, "label", false, p->label, sizeof p->label);
 	if (rc == 0)
 		rc = fast_jv_get_string(c, v, "options", false, p->options, sizeof p->options);
+	if (rc == 0)
+		rc = read_kind(c, v, version, p);
+	mv = fast_jv_get(v, "masks");
+	if (rc == 0 && mv) {
+		old = fast_jctx_push_key(c, "masks");
+		if (p->kind != FAST_TRAFFIC_COMBINE)
+			rc = fast_jctx_fail(c, FAST_EINPUT, "only a combine plan has masks (this is a "
+					    "%s plan)", fast_traffic_kind_name(p->kind));
+		else
+			rc = read_masks(c, mv, p, err);
+		fast_jctx_pop(c, old);
+	}
 	lv = fast_jv_get(v, "lanes");
 	if (rc == 0 && lv) {
 		old = fast_jctx_push_key(c, "lanes");
@@ -635,7 +832,7 @@ int fast_planset_parse(const char *text, size_t len, const char *name,
 		for (const struct fast_jv *e = fast_jv_first(pv); e && rc == 0;
 		     e = fast_jv_next(e), idx++) {
 			size_t o2 = fast_jctx_push_index(&c, idx);
-			rc = read_plan(&c, e, lim, &ps.plans[idx], err);
+			rc = read_plan(&c, e, lim, version, &ps.plans[idx], err);
 			fast_jctx_pop(&c, o2);
 			if (rc == 0)
 				ps.count++;

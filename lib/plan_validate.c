@@ -1,6 +1,8 @@
 /*
  * plan_validate.c - structural validation of a plan (plan.h:
- * fast_plan_validate: ranges, pieces, deps, lanes) and its topological order
+ * fast_plan_validate: ranges, pieces, deps, lanes, and for token plans
+ * masks and reduce steps), the agreement of a token plan with the matrix
+ * it serves (fast_plan_fits_matrix) and its topological order
  * (fast_plan_topo_order, smallest ready step id first).  Every pass is linear
  * or n log n in the plan size.
  */
@@ -16,28 +18,80 @@ static bool range_ok(uint64_t first, uint64_t count, size_t n)
 	return first <= n && count <= n - first;
 }
 
-static int check_piece(const struct fast_piece *pc, uint32_t ng, struct fast_err *err,
-		       const char *where, uint64_t where_a, uint64_t where_b, uint64_t k)
+/* A piece of a byte plan names D[src][dst] (two GPUs); of a token plan
+ * (src = group, dst = mask index) its group is checked against the
+ * traffic (fast_plan_fits_matrix), its dst here: 0 in a dispatch plan, an
+ * index of plan->masks in a combine plan. */
+static int check_piece(const struct fast_plan *p, const struct fast_piece *pc, uint32_t ng,
+		       struct fast_err *err, const char *where, uint64_t where_a, uint64_t where_b,
+		       uint64_t k)
 {
+	const char *inner = where[0] == 's' ? "transfer" : "rail";
 	uint64_t end;
-	if (pc->src >= ng || pc->dst >= ng)
+	if (p->kind == FAST_TRAFFIC_BYTES && (pc->src >= ng || pc->dst >= ng))
 		return fast_err_set(err, FAST_EINPUT,
 				    "%s %llu %s %llu piece %llu: D[%u][%u] names a GPU out of range "
 				    "(plan has %u GPUs)", where, (unsigned long long)where_a,
-				    where[0] == 's' ? "transfer" : "rail", (unsigned long long)where_b,
+				    inner, (unsigned long long)where_b,
 				    (unsigned long long)k, pc->src, pc->dst, ng);
+	if (p->kind == FAST_TRAFFIC_DISPATCH && pc->dst != 0)
+		return fast_err_set(err, FAST_EINPUT,
+				    "%s %llu %s %llu piece %llu: a dispatch piece has no mask (got "
+				    "%u, not 0)", where, (unsigned long long)where_a, inner,
+				    (unsigned long long)where_b, (unsigned long long)k, pc->dst);
+	if (p->kind == FAST_TRAFFIC_COMBINE && pc->dst >= p->nmasks)
+		return fast_err_set(err, FAST_EINPUT,
+				    "%s %llu %s %llu piece %llu: mask %u out of range (plan has %zu "
+				    "masks)", where, (unsigned long long)where_a, inner,
+				    (unsigned long long)where_b, (unsigned long long)k, pc->dst,
+				    p->nmasks);
 	if (pc->len == 0)
 		return fast_err_set(err, FAST_EINPUT,
 				    "%s %llu %s %llu piece %llu: length must be > 0", where,
-				    (unsigned long long)where_a,
-				    where[0] == 's' ? "transfer" : "rail", (unsigned long long)where_b,
+				    (unsigned long long)where_a, inner, (unsigned long long)where_b,
 				    (unsigned long long)k);
 	if (!fast_add_u64(pc->off, pc->len, &end))
 		return fast_err_set(err, FAST_EINPUT,
 				    "%s %llu %s %llu piece %llu: offset + length overflows", where,
-				    (unsigned long long)where_a,
-				    where[0] == 's' ? "transfer" : "rail", (unsigned long long)where_b,
+				    (unsigned long long)where_a, inner, (unsigned long long)where_b,
 				    (unsigned long long)k);
+	return 0;
+}
+
+/* A REDUCE step's transfer j: a sum at one GPU of pieces of one group and
+ * one byte range whose masks are pairwise disjoint (pieces already
+ * checked one by one). */
+static int check_reduce(const struct fast_plan *p, size_t t, uint32_t j,
+			const struct fast_xfer *x, struct fast_err *err)
+{
+	const struct fast_piece *first = &p->pieces[x->piece0];
+	uint64_t seen = 0;
+
+	if (x->from != x->to)
+		return fast_err_set(err, FAST_EINPUT,
+				    "step %zu sum %u: a reduce sums at one GPU (got GPU %u -> GPU %u)",
+				    t, j, x->from, x->to);
+	if (x->npieces == 0)
+		return fast_err_set(err, FAST_EINPUT, "step %zu sum %u: a sum has >= 1 inputs", t, j);
+	for (uint32_t k = 0; k < x->npieces; k++) {
+		const struct fast_piece *pc = &p->pieces[x->piece0 + k];
+		uint64_t mask = p->masks[pc->dst];
+		if (pc->src != first->src || pc->off != first->off || pc->len != first->len)
+			return fast_err_set(err, FAST_EINPUT,
+					    "step %zu sum %u piece %u: the inputs of a sum are one group "
+					    "and one byte range (group %u bytes %llu..%llu, not group "
+					    "%u bytes %llu..%llu as piece 0)", t, j, k, pc->src,
+					    (unsigned long long)pc->off,
+					    (unsigned long long)(pc->off + pc->len), first->src,
+					    (unsigned long long)first->off,
+					    (unsigned long long)(first->off + first->len));
+		if (seen & mask)
+			return fast_err_set(err, FAST_EINPUT,
+					    "step %zu sum %u piece %u: contributions 0x%llx are already "
+					    "in an earlier input (the inputs of a sum are disjoint)", t,
+					    j, k, (unsigned long long)(seen & mask));
+		seen |= mask;
+	}
 	return 0;
 }
 
@@ -52,8 +106,21 @@ static int validate_step(const struct fast_plan *p, size_t t, uint32_t ng, bool 
 {
 	const struct fast_step *s = &p->steps[t];
 
-	if ((unsigned)s->kind > FAST_STEP_REDIST)
+	if ((unsigned)s->kind > FAST_STEP_REDUCE)
 		return fast_err_set(err, FAST_EINPUT, "step %zu: unknown kind %d", t, (int)s->kind);
+	if (s->kind == FAST_STEP_REDUCE) {
+		if (p->kind != FAST_TRAFFIC_COMBINE)
+			return fast_err_set(err, FAST_EINPUT,
+					    "step %zu: a reduce step belongs to a combine plan (this "
+					    "is a %s plan)", t, fast_traffic_kind_name(p->kind));
+		if (s->tier != FAST_TIER_UP)
+			return fast_err_set(err, FAST_EINPUT, "step %zu: a reduce step must be tier up",
+					    t);
+		if (s->chunks != 1)
+			return fast_err_set(err, FAST_EINPUT,
+					    "step %zu: a reduce step has one chunk (got %u)", t,
+					    s->chunks);
+	}
 	if ((unsigned)s->tier > FAST_TIER_OUT)
 		return fast_err_set(err, FAST_EINPUT, "step %zu: unknown tier %d", t, (int)s->tier);
 	if (s->chunks == 0 || s->chunks > FAST_PLAN_MAX_CHUNKS)
@@ -75,7 +142,7 @@ static int validate_step(const struct fast_plan *p, size_t t, uint32_t ng, bool 
 					    "counts (%u here, %u there)", t, d->step, s->chunks,
 					    p->steps[d->step].chunks);
 	}
-	if (s->kind != FAST_STEP_EXPLICIT && s->nxfers != 0)
+	if ((s->kind == FAST_STEP_RAIL || s->kind == FAST_STEP_REDIST) && s->nxfers != 0)
 		return fast_err_set(err, FAST_EINPUT, "step %zu: a %s step has no explicit transfers",
 				    t, s->kind == FAST_STEP_RAIL ? "rail" : "redistribution");
 	if (!range_ok(s->xfer0, s->nxfers, p->nxfers))
@@ -90,8 +157,10 @@ static int validate_step(const struct fast_plan *p, size_t t, uint32_t ng, bool 
 			return fast_err_set(err, FAST_EINPUT,
 					    "step %zu transfer %u: piece range out of bounds", t, j);
 		for (uint32_t k = 0; k < x->npieces; k++)
-			if (check_piece(&p->pieces[x->piece0 + k], ng, err, "step", t, j, k) < 0)
+			if (check_piece(p, &p->pieces[x->piece0 + k], ng, err, "step", t, j, k) < 0)
 				return FAST_EINPUT;
+		if (s->kind == FAST_STEP_REDUCE && check_reduce(p, t, j, x, err) < 0)
+			return FAST_EINPUT;
 	}
 	if (s->kind == FAST_STEP_RAIL) {
 		if (s->tier != FAST_TIER_OUT)
@@ -159,7 +228,7 @@ static int validate_lanes(const struct fast_plan *p, uint32_t ng, struct fast_er
 			break;
 		}
 		for (uint32_t k = 0; k < ln->npieces && rc == 0; k++)
-			rc = check_piece(&p->pieces[ln->piece0 + k], ng, err, "lane", l, ln->rail, k);
+			rc = check_piece(p, &p->pieces[ln->piece0 + k], ng, err, "lane", l, ln->rail, k);
 		keys[l] = ((uint64_t)ln->src_server * p->servers + ln->dst_server) * p->gpus +
 			  ln->rail;
 	}
@@ -195,6 +264,16 @@ int fast_plan_validate(const struct fast_plan *p, struct fast_err *err)
 				    p->servers, p->gpus);
 	if (p->nsteps > INT32_MAX)
 		return fast_err_set(err, FAST_EINPUT, "plan: too many steps");
+	if ((unsigned)p->kind > FAST_TRAFFIC_COMBINE)
+		return fast_err_set(err, FAST_EINPUT, "plan: unknown kind %d", (int)p->kind);
+	if (p->kind != FAST_TRAFFIC_COMBINE && p->nmasks)
+		return fast_err_set(err, FAST_EINPUT, "plan: a %s plan has no masks (got %zu)",
+				    fast_traffic_kind_name(p->kind), p->nmasks);
+	for (size_t k = 0; k < p->nmasks; k++)
+		if (p->masks[k] == 0)
+			return fast_err_set(err, FAST_EINPUT,
+					    "plan: mask %zu is empty (a value carries >= 1 contributions)",
+					    k);
 	seen = fast_calloc(p->servers, sizeof *seen);
 	if (!seen)
 		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory");

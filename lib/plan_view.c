@@ -16,32 +16,41 @@ bool fast_plan_is_compact(const struct fast_plan *p)
 	if (p->nlanes > 0)
 		return true;
 	for (size_t t = 0; t < p->nsteps; t++)
-		if (p->steps[t].kind != FAST_STEP_EXPLICIT)
+		if (p->steps[t].kind == FAST_STEP_RAIL || p->steps[t].kind == FAST_STEP_REDIST)
 			return true;
 	return false;
 }
 
-int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
-			struct fast_err *err)
+int fast_plan_view_open_m(struct fast_plan_view *v, const struct fast_plan *p,
+			  const struct fast_matrix *m, uint32_t ng, struct fast_err *err)
 {
 	int rc;
 
 	if (!fast_plan_is_compact(p)) {
-		if ((rc = fast_plan_validate(p, err)) < 0)
+		if ((rc = fast_plan_validate(p, err)) < 0 ||
+		    (m && (rc = fast_plan_fits_matrix(p, m, ng, err)) < 0))
 			return rc;
 		v->given = v->x = p;
+		v->m = m;
 		v->owned = false;
 		memset(&v->own, 0, sizeof v->own);
 		return 0;
 	}
 	/* expansion validates the compact form first, and yields a valid
 	 * explicit plan: nothing is validated twice */
-	if ((rc = fast_plan_expand(p, &v->own, err)) < 0)
+	if ((rc = fast_plan_expand_m(p, m, ng, &v->own, err)) < 0)
 		return rc;
 	v->given = p;
 	v->x = &v->own;
+	v->m = m;
 	v->owned = true;
 	return 0;
+}
+
+int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
+			struct fast_err *err)
+{
+	return fast_plan_view_open_m(v, p, NULL, 0, err);
 }
 
 void fast_plan_view_close(struct fast_plan_view *v)
@@ -72,12 +81,110 @@ int fast_plan_fits_traffic(const struct fast_plan *p, uint32_t traffic_ng, struc
 	return 0;
 }
 
-/* --- files ---------------------------------------------------------------- */
+/* A token piece of p (src = group, dst = mask index) against m; where
+ * names it for the message. */
+static int fits_piece(const struct fast_plan *p, const struct fast_matrix *m,
+		      const struct fast_piece *pc, const char *where, struct fast_err *err)
+{
+	const struct fast_group *g;
+	uint64_t size;
+
+	if (pc->src >= m->ngroups)
+		return fast_err_set(err, FAST_EINPUT, "%s: group %u out of range (the matrix has %u "
+				    "groups)", where, pc->src, m->ngroups);
+	g = &m->groups[pc->src];
+	size = fast_group_bytes(m, pc->src);
+	if (pc->off > size || pc->len > size - pc->off)
+		return fast_err_set(err, FAST_EINPUT,
+				    "%s: group %u bytes %llu..%llu outside its %llu bytes", where,
+				    pc->src, (unsigned long long)pc->off,
+				    (unsigned long long)(pc->off + pc->len), (unsigned long long)size);
+	if (p->kind == FAST_TRAFFIC_COMBINE && g->ndst < 64 && (p->masks[pc->dst] >> g->ndst))
+		return fast_err_set(err, FAST_EINPUT,
+				    "%s: mask 0x%llx names a contribution beyond the %u destinations "
+				    "of group %u", where, (unsigned long long)p->masks[pc->dst],
+				    g->ndst, pc->src);
+	return 0;
+}
+
+int fast_plan_fits_matrix(const struct fast_plan *p, const struct fast_matrix *m, uint32_t ng,
+			  struct fast_err *err)
+{
+	char where[96];
+	int rc;
+
+	if ((rc = fast_plan_fits_traffic(p, ng, err)) < 0)
+		return rc;
+	if (p->kind == FAST_TRAFFIC_BYTES)
+		return 0; /* served through the per-GPU byte matrix */
+	if (m->kind != p->kind)
+		return fast_err_set(err, FAST_EINPUT, "a %s plan cannot serve a %s matrix",
+				    fast_traffic_kind_name(p->kind), fast_traffic_kind_name(m->kind));
+	for (size_t t = 0; t < p->nsteps; t++) {
+		const struct fast_step *s = &p->steps[t];
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
+			for (uint32_t k = 0; k < x->npieces; k++) {
+				snprintf(where, sizeof where, "step %zu transfer %u piece %u", t, j, k);
+				if ((rc = fits_piece(p, m, &p->pieces[x->piece0 + k], where, err)) < 0)
+					return rc;
+			}
+		}
+	}
+	for (size_t l = 0; l < p->nlanes; l++) {
+		const struct fast_lane *ln = &p->lanes[l];
+		for (uint32_t k = 0; k < ln->npieces; k++) {
+			snprintf(where, sizeof where, "lane (server %u -> server %u, rail %u) piece %u",
+				 ln->src_server, ln->dst_server, ln->rail, k);
+			if ((rc = fits_piece(p, m, &p->pieces[ln->piece0 + k], where, err)) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 
 /* --- summaries ------------------------------------------------------------ */
 
+/* Is GPU x the origin of the piece's bytes (they start there: a byte
+ * plan's src, a dispatch group's src, a combine GPU's own contribution
+ * alone) or their final place (a byte plan's dst, Dest(g) in dispatch,
+ * src(g) in combine)?  m: the groups of a token plan. */
+static bool is_origin(const struct fast_plan *e, const struct fast_matrix *m, uint32_t x,
+		      const struct fast_piece *pc)
+{
+	const struct fast_group *g;
+
+	if (e->kind == FAST_TRAFFIC_BYTES)
+		return pc->src == x;
+	g = &m->groups[pc->src];
+	if (e->kind == FAST_TRAFFIC_DISPATCH)
+		return g->src == x;
+	for (uint32_t i = 0; i < g->ndst; i++)
+		if (m->dsts[g->dst0 + i] == x)
+			return e->masks[pc->dst] == UINT64_C(1) << i;
+	return false;
+}
+
+static bool is_final(const struct fast_plan *e, const struct fast_matrix *m, uint32_t x,
+		     const struct fast_piece *pc)
+{
+	const struct fast_group *g;
+
+	if (e->kind == FAST_TRAFFIC_BYTES)
+		return pc->dst == x;
+	g = &m->groups[pc->src];
+	if (e->kind == FAST_TRAFFIC_COMBINE)
+		return g->src == x;
+	for (uint32_t i = 0; i < g->ndst; i++)
+		if (m->dsts[g->dst0 + i] == x)
+			return true;
+	return false;
+}
+
 /* Staging on an explicit, valid plan (see plan.h for the definition). */
-static int staging(const struct fast_plan *e, uint64_t *peak, struct fast_err *err)
+static int staging(const struct fast_plan *e, const struct fast_matrix *m, uint64_t *peak,
+		   struct fast_err *err)
 {
 	uint32_t ng = e->servers * e->gpus;
 	uint64_t *held = fast_calloc(ng, sizeof *held);
@@ -94,11 +201,27 @@ static int staging(const struct fast_plan *e, uint64_t *peak, struct fast_err *e
 		goto out;
 	for (size_t i = 0; i < e->nsteps; i++) {
 		const struct fast_step *s = &e->steps[order[i]];
+		if (s->kind == FAST_STEP_REDUCE) {
+			/* a sum at x replaces the inputs x held for others by one
+			 * value it holds for others */
+			for (uint32_t j = 0; j < s->nxfers; j++) {
+				const struct fast_xfer *x = &e->xfers[s->xfer0 + j];
+				uint64_t len = e->pieces[x->piece0].len;
+				for (uint32_t k = 0; k < x->npieces; k++)
+					if (!is_origin(e, m, x->to, &e->pieces[x->piece0 + k]))
+						held[x->to] -= len < held[x->to] ? len : held[x->to];
+				held[x->to] += len;
+				if (held[x->to] > peak[x->to])
+					peak[x->to] = held[x->to];
+			}
+			continue;
+		}
 		for (uint32_t j = 0; j < s->nxfers; j++) {
 			const struct fast_xfer *x = &e->xfers[s->xfer0 + j];
 			for (uint32_t k = 0; k < x->npieces; k++) {
 				const struct fast_piece *pc = &e->pieces[x->piece0 + k];
-				if (x->to != pc->src && x->to != pc->dst && x->to != x->from)
+				if (x->to != x->from && !is_origin(e, m, x->to, pc) &&
+				    !is_final(e, m, x->to, pc))
 					held[x->to] += pc->len;
 			}
 			if (held[x->to] > peak[x->to])
@@ -110,7 +233,7 @@ static int staging(const struct fast_plan *e, uint64_t *peak, struct fast_err *e
 				continue;
 			for (uint32_t k = 0; k < x->npieces; k++) {
 				const struct fast_piece *pc = &e->pieces[x->piece0 + k];
-				if (x->from != pc->src && x->from != pc->dst)
+				if (!is_origin(e, m, x->from, pc) && !is_final(e, m, x->from, pc))
 					held[x->from] -= pc->len < held[x->from] ? pc->len
 										 : held[x->from];
 			}
@@ -130,6 +253,9 @@ int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_su
 	uint64_t *own = NULL;
 	int rc;
 
+	if (e->kind != FAST_TRAFFIC_BYTES && !v->m)
+		return fast_err_set(err, FAST_EINPUT, "the summary of a %s plan needs the traffic it "
+				    "serves (its groups)", fast_traffic_kind_name(e->kind));
 	memset(&sm, 0, sizeof sm);
 	for (size_t t = 0; t < p->nsteps; t++) {
 		const struct fast_step *s = &p->steps[t];
@@ -151,7 +277,7 @@ int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_su
 				continue; /* a local copy moves nothing over a link */
 			step_bytes += x->bytes;
 			for (uint32_t k = 0; k < x->npieces; k++)
-				if (e->pieces[x->piece0 + k].src != x->from)
+				if (!is_origin(e, v->m, x->from, &e->pieces[x->piece0 + k]))
 					sm.bytes_relayed += e->pieces[x->piece0 + k].len;
 		}
 		if (s->tier == FAST_TIER_UP)
@@ -168,7 +294,7 @@ int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_su
 		if (!peak)
 			return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (summary)");
 	}
-	rc = staging(e, peak, err);
+	rc = staging(e, v->m, peak, err);
 	if (rc == 0) {
 		for (uint32_t g = 0; g < e->servers * e->gpus; g++)
 			if (peak[g] > sm.peak_staging) {

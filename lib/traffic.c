@@ -248,7 +248,8 @@ static int check_all_sums(const struct fast_traffic *t, const char *name, bool j
 
 static const char *const root_keys[] = { "version", "gpus_total", "gpus", "source", "matrices",
 					  NULL };
-static const char *const matrix_keys[] = { "label", "rows", "entries", NULL };
+static const char *const matrix_keys[] = { "label", "kind", "token_bytes", "groups", "rows",
+					    "entries", NULL };
 
 /* One byte count at the current path. */
 static int as_bytes(struct fast_jctx *c, const struct fast_jv *v, uint64_t *out)
@@ -377,8 +378,180 @@ static int load_sparse(struct fast_jctx *c, const struct fast_jv *entries, uint3
 	return 0;
 }
 
-static int load_matrix(struct fast_jctx *c, const struct fast_jv *m, uint32_t ng,
-		       struct fast_matrix *out, unsigned char **seen)
+/* --- token matrices ------------------------------------------------------ */
+
+/* Running totals of one file's token groups against lim->max_groups. */
+struct group_budget {
+	uint64_t groups, max;
+};
+
+/* Destination ids the groups array will need: the sizes of its members'
+ * destination lists, counted before anything is allocated (members of the
+ * wrong shape count 0 here and are reported by load_group). */
+static size_t count_dests(const struct fast_jv *groups)
+{
+	size_t n = 0;
+
+	for (const struct fast_jv *g = fast_jv_first(groups); g; g = fast_jv_next(g)) {
+		const struct fast_jv *d;
+		if (fast_jv_type(g) != FAST_JARRAY || fast_jv_size(g) != 3)
+			continue;
+		d = fast_jv_next(fast_jv_first(g));
+		if (fast_jv_type(d) == FAST_JARRAY && fast_jv_size(d) <= FAST_GROUP_MAX_DESTS)
+			n += fast_jv_size(d);
+	}
+	return n;
+}
+
+/* Group [src, [d0, d1, ...], tokens] at the current path into out->groups[g],
+ * its destinations appended at out->dsts[out->ndsts ...]. */
+static int load_group(struct fast_jctx *c, const struct fast_jv *v, uint32_t ng,
+		      struct fast_matrix *out, uint32_t g)
+{
+	struct fast_group *gr = &out->groups[g];
+	const struct fast_jv *x, *dl;
+	size_t o2, i = 0;
+	uint64_t tokens, bytes;
+	int rc;
+
+	if ((rc = fast_jv_expect_array(c, v)) < 0)
+		return rc;
+	if (fast_jv_size(v) != 3)
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "a group is [src, [destination GPUs], tokens]: expected 3 "
+				      "members, got %zu",
+				      fast_jv_size(v));
+	x = fast_jv_first(v);
+	o2 = fast_jctx_push_index(c, 0);
+	if ((rc = as_gpu(c, x, "src", ng, &gr->src)) < 0)
+		return rc;
+	fast_jctx_pop(c, o2);
+	dl = fast_jv_next(x);
+	o2 = fast_jctx_push_index(c, 1);
+	if ((rc = fast_jv_expect_array(c, dl)) < 0)
+		return rc;
+	if (fast_jv_size(dl) == 0 || fast_jv_size(dl) > FAST_GROUP_MAX_DESTS)
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "needs 1 to %u destination GPUs (got %zu)",
+				      FAST_GROUP_MAX_DESTS, fast_jv_size(dl));
+	gr->dst0 = out->ndsts;
+	gr->ndst = (uint32_t)fast_jv_size(dl);
+	for (const struct fast_jv *d = fast_jv_first(dl); d; d = fast_jv_next(d), i++) {
+		size_t o3 = fast_jctx_push_index(c, i);
+		uint32_t id;
+		if ((rc = as_gpu(c, d, "destination", ng, &id)) < 0)
+			return rc;
+		if (i > 0 && id <= out->dsts[out->ndsts - 1])
+			return fast_jctx_fail(c, FAST_EINPUT,
+					      "destination %u after %u: destinations must be "
+					      "ascending and distinct",
+					      id, out->dsts[out->ndsts - 1]);
+		out->dsts[out->ndsts++] = id;
+		fast_jctx_pop(c, o3);
+	}
+	fast_jctx_pop(c, o2);
+	o2 = fast_jctx_push_index(c, 2);
+	x = fast_jv_next(dl);
+	if ((rc = fast_jv_as_u64(c, x, FAST_JSON_MAX_BYTES, &tokens)) < 0)
+		return rc;
+	if (tokens == 0)
+		return fast_jctx_fail(c, FAST_EINPUT, "tokens must be >= 1 (got 0)");
+	if (!fast_mul_u64(tokens, out->token_bytes, &bytes) || bytes > FAST_JSON_MAX_BYTES)
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "%llu tokens of %llu bytes are above 2^53 bytes",
+				      (unsigned long long)tokens, (unsigned long long)out->token_bytes);
+	gr->tokens = tokens;
+	fast_jctx_pop(c, o2);
+	return 0;
+}
+
+/* A token matrix at the current path: "kind", "token_bytes" and "groups"
+ * of m into out (out->bytes allocated, filled here from the groups). */
+static int load_tokens(struct fast_jctx *c, const struct fast_jv *m, uint64_t version,
+		       uint32_t ng, struct group_budget *budget, struct fast_matrix *out)
+{
+	const struct fast_jv *kind = fast_jv_get(m, "kind"), *groups;
+	struct fast_err e2;
+	size_t old, n, nd;
+	uint32_t g = 0;
+	int rc;
+
+	old = fast_jctx_push_key(c, "kind");
+	if (fast_jv_type(kind) != FAST_JSTRING)
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "must be \"dispatch\" or \"combine\" (got %s)",
+				      fast_jtype_name(fast_jv_type(kind)));
+	if (strcmp(fast_jv_string(kind), "dispatch") == 0)
+		out->kind = FAST_TRAFFIC_DISPATCH;
+	else if (strcmp(fast_jv_string(kind), "combine") == 0)
+		out->kind = FAST_TRAFFIC_COMBINE;
+	else
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "must be \"dispatch\" or \"combine\" (got \"%.40s\"; a byte "
+				      "matrix has no kind)",
+				      fast_jv_string(kind));
+	if (version < 3)
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "token matrices need version 3 (the file says %llu)",
+				      (unsigned long long)version);
+	fast_jctx_pop(c, old);
+	if (fast_jv_get(m, "rows") || fast_jv_get(m, "entries"))
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "a token matrix has \"groups\", not \"%s\" (its byte matrix "
+				      "is derived from the groups)",
+				      fast_jv_get(m, "rows") ? "rows" : "entries");
+	if ((rc = fast_jv_get_u64(c, m, "token_bytes", true, FAST_JSON_MAX_BYTES,
+				  &out->token_bytes)) < 0)
+		return rc;
+	if (out->token_bytes == 0) {
+		fast_jctx_push_key(c, "token_bytes");
+		return fast_jctx_fail(c, FAST_EINPUT, "must be >= 1 (got 0)");
+	}
+	if (!(groups = fast_jv_get(m, "groups")))
+		return fast_jctx_fail(c, FAST_EINPUT, "missing required key \"groups\"");
+	old = fast_jctx_push_key(c, "groups");
+	if ((rc = fast_jv_expect_array(c, groups)) < 0)
+		return rc;
+	n = fast_jv_size(groups);
+	if (n > budget->max - budget->groups)
+		return fast_jctx_fail(c, FAST_ELIMIT,
+				      "%zu groups make %llu in the file, over the limit of %llu "
+				      "(raise it with --max-groups)",
+				      n, (unsigned long long)(budget->groups + n),
+				      (unsigned long long)budget->max);
+	budget->groups += n;
+	nd = count_dests(groups);
+	if (nd > UINT32_MAX) /* only with --max-groups far above its default */
+		return fast_jctx_fail(c, FAST_ELIMIT,
+				      "%zu destination ids in one matrix, over 2^32", nd);
+	out->groups = fast_calloc(n ? n : 1, sizeof *out->groups);
+	out->dsts = fast_calloc(nd ? nd : 1, sizeof *out->dsts);
+	if (!out->groups || !out->dsts)
+		return fast_jctx_fail(c, FAST_ENOMEM, "out of memory for %zu groups", n);
+	for (const struct fast_jv *v = fast_jv_first(groups); v; v = fast_jv_next(v), g++) {
+		size_t o2 = fast_jctx_push_index(c, g);
+		if ((rc = load_group(c, v, ng, out, g)) < 0)
+			return rc;
+		out->ngroups = g + 1;
+		fast_jctx_pop(c, o2);
+	}
+	if ((rc = fast_matrix_bytes_from_groups(out, ng, &e2)) < 0)
+		return fast_jctx_fail(c, rc, "%s", e2.msg);
+	/* the byte view's messages are what plans cut into pieces whose
+	 * offsets a JSON number must carry exactly, as in a byte matrix */
+	for (size_t i = 0; i < (size_t)ng * ng; i++)
+		if (out->bytes[i] > FAST_JSON_MAX_BYTES)
+			return fast_jctx_fail(c, FAST_EINPUT,
+					      "GPU %zu sends GPU %zu %llu bytes in all, above 2^53 "
+					      "(the byte matrix of the groups)",
+					      i / ng, i % ng, (unsigned long long)out->bytes[i]);
+	fast_jctx_pop(c, old);
+	return 0;
+}
+
+static int load_matrix(struct fast_jctx *c, const struct fast_jv *m, uint64_t version,
+		       uint32_t ng, struct group_budget *budget, struct fast_matrix *out,
+		       unsigned char **seen)
 {
 	const struct fast_jv *rows, *entries;
 	int rc;
@@ -387,6 +560,12 @@ static int load_matrix(struct fast_jctx *c, const struct fast_jv *m, uint32_t ng
 		return rc;
 	if ((rc = fast_jv_get_string(c, m, "label", false, out->label, sizeof out->label)) < 0)
 		return rc;
+	if (fast_jv_get(m, "kind"))
+		return load_tokens(c, m, version, ng, budget, out);
+	if (fast_jv_get(m, "groups") || fast_jv_get(m, "token_bytes"))
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "\"%s\" needs \"kind\": \"dispatch\" or \"combine\"",
+				      fast_jv_get(m, "groups") ? "groups" : "token_bytes");
 	rows = fast_jv_get(m, "rows");
 	entries = fast_jv_get(m, "entries");
 	if (rows && entries)
@@ -394,7 +573,8 @@ static int load_matrix(struct fast_jctx *c, const struct fast_jv *m, uint32_t ng
 				      "has both \"rows\" and \"entries\" (give one)");
 	if (!rows && !entries)
 		return fast_jctx_fail(c, FAST_EINPUT,
-				      "needs \"rows\" (dense) or \"entries\" (sparse)");
+				      "needs \"rows\" (dense), \"entries\" (sparse) or \"groups\" "
+				      "(tokens)");
 	if (rows) {
 		size_t old = fast_jctx_push_key(c, "rows");
 		if ((rc = load_dense(c, rows, ng, out->bytes)) < 0)
@@ -426,6 +606,7 @@ static int load_json(const char *text, size_t len, const char *name,
 	const struct fast_jv *root, *mats;
 	struct fast_traffic t;
 	struct fast_jctx c;
+	struct group_budget budget = { 0, lim->max_groups };
 	unsigned char *seen = NULL;
 	uint64_t version = 0, ng = 0;
 	const char *gk;
@@ -488,7 +669,7 @@ static int load_json(const char *text, size_t len, const char *name,
 	t.source[0] = '\0';
 	for (const struct fast_jv *m = fast_jv_first(mats); m; m = fast_jv_next(m), k++) {
 		size_t old = fast_jctx_push_index(&c, k);
-		if ((rc = load_matrix(&c, m, t.ng, &t.m[k], &seen)) < 0)
+		if ((rc = load_matrix(&c, m, version, t.ng, &budget, &t.m[k], &seen)) < 0)
 			goto out;
 		fast_jctx_pop(&c, old);
 	}
@@ -732,13 +913,37 @@ int fast_traffic_check_topo(const struct fast_traffic *t, const struct fast_topo
 
 /* --- writers ------------------------------------------------------------- */
 
+bool fast_traffic_has_tokens(const struct fast_traffic *t)
+{
+	for (uint32_t k = 0; k < t->count; k++)
+		if (t->m[k].kind != FAST_TRAFFIC_BYTES)
+			return true;
+	return false;
+}
+
+/* "kind", "token_bytes" and one group per line. */
+static void write_groups(const struct fast_matrix *m, FILE *f)
+{
+	fprintf(f, ",\n      \"kind\": \"%s\",\n      \"token_bytes\": %llu,\n      \"groups\": [",
+		fast_traffic_kind_name(m->kind), (unsigned long long)m->token_bytes);
+	for (uint32_t g = 0; g < m->ngroups && !ferror(f); g++) {
+		const struct fast_group *gr = &m->groups[g];
+		fprintf(f, "%s\n        [%u, [", g ? "," : "", gr->src);
+		for (uint32_t i = 0; i < gr->ndst; i++)
+			fprintf(f, i ? ", %u" : "%u", m->dsts[gr->dst0 + i]);
+		fprintf(f, "], %llu]", (unsigned long long)gr->tokens);
+	}
+	fputs(m->ngroups ? "\n      ]\n    }" : "]\n    }", f);
+}
+
 int fast_traffic_write(const struct fast_traffic *t, bool sparse, FILE *f,
 		       struct fast_err *err)
 {
 	uint32_t ng = t->ng;
 
 	fprintf(f, "{\n  \"version\": %d,\n  \"gpus_total\": %u,\n  \"source\": ",
-		FAST_TRAFFIC_VERSION, ng);
+		fast_traffic_has_tokens(t) ? FAST_TRAFFIC_VERSION : FAST_TRAFFIC_VERSION_BYTES,
+		ng);
 	fast_json_put_string(f, t->source);
 	fputs(",\n  \"matrices\": [", f);
 	for (uint32_t k = 0; k < t->count && !ferror(f); k++) {
@@ -747,6 +952,10 @@ int fast_traffic_write(const struct fast_traffic *t, bool sparse, FILE *f,
 
 		fputs(k ? ",\n    {\n      \"label\": " : "\n    {\n      \"label\": ", f);
 		fast_json_put_string(f, t->m[k].label);
+		if (t->m[k].kind != FAST_TRAFFIC_BYTES) {
+			write_groups(&t->m[k], f);
+			continue;
+		}
 		fputs(sparse ? ",\n      \"entries\": [" : ",\n      \"rows\": [", f);
 		for (uint32_t s = 0; s < ng && !ferror(f); s++) {
 			if (sparse) {
@@ -928,4 +1137,13 @@ int fast_matrix_transpose(uint64_t *bytes, uint32_t ng, struct fast_err *err)
 			bytes[(size_t)d * ng + s] = tmp;
 		}
 	return 0;
+}
+
+void fast_matrix_other_phase(struct fast_matrix *m, uint32_t ng)
+{
+	fast_matrix_transpose(m->bytes, ng, NULL);
+	if (m->kind == FAST_TRAFFIC_DISPATCH)
+		m->kind = FAST_TRAFFIC_COMBINE;
+	else if (m->kind == FAST_TRAFFIC_COMBINE)
+		m->kind = FAST_TRAFFIC_DISPATCH;
 }

@@ -3,9 +3,10 @@
  * matrices.  D[s][d] (bytes[s * ng + d]) is what GPU s sends to GPU d; the
  * diagonal is a local copy that never crosses a link.
  *
- * Files: the tool's JSON (schemas/traffic.schema.json, dense rows or sparse
- * [src, dst, bytes] triples) or the whitespace N x N matrix of nccl-tests'
- * alltoallv_perf, detected by content.  Byte counts are exact integers up to
+ * Files: the tool's JSON (schemas/traffic.schema.json, dense rows, sparse
+ * [src, dst, bytes] triples, or token groups [src, [dsts], tokens] of a
+ * dispatch or combine, below) or the whitespace N x N matrix of
+ * nccl-tests' alltoallv_perf, detected by content.  Byte counts are exact integers up to
  * 2^53 (JSON numbers are doubles); every row, column and total sum is
  * checked for 64-bit overflow.
  *
@@ -20,7 +21,12 @@
 #include "common.h"
 #include "topo.h"
 
-#define FAST_TRAFFIC_VERSION 2 /* 1 named gpus_total "gpus"; both are read */
+/* Versions read: 1 to FAST_TRAFFIC_VERSION.  Written: 3 when the traffic
+ * has a token matrix ("kind", "groups"), which older readers cannot read;
+ * 2 otherwise, so that byte traffic stays readable by them.  1 named
+ * gpus_total "gpus"; both names are read. */
+#define FAST_TRAFFIC_VERSION 3
+#define FAST_TRAFFIC_VERSION_BYTES 2
 
 /*
  * Token traffic (MoE dispatch and combine).  A matrix of kind DISPATCH or
@@ -89,12 +95,71 @@ static inline uint64_t fast_group_bytes(const struct fast_matrix *m, uint32_t g)
  * not ascending and distinct, or a sum over 64 bits. */
 int fast_matrix_bytes_from_groups(struct fast_matrix *m, uint32_t ng, struct fast_err *err);
 
+/*
+ * Bytes of matrix m that cross servers (GPU x is on server x / G, G =
+ * gpus_per_server >= 1; a last partial server is allowed):
+ *   *per_gpu     one copy per destination GPU (the byte matrix: what a
+ *                dispatcher that deduplicates per GPU sends), sum over
+ *                groups of tokens * token_bytes * |{d in Dest(g) : server(d)
+ *                != server(src)}|;
+ *   *per_server  one copy per destination server (each token crosses to a
+ *                server once, then is copied over scale-up; combine: summed
+ *                on the expert server first), sum over groups of tokens *
+ *                token_bytes * |servers(Dest(g)) \ {server(src)}|.
+ * The same for DISPATCH and COMBINE (combine crosses the other way).  A
+ * BYTES matrix has no token identity: both are its off-server bytes.
+ * Either pointer may be NULL.  FAST_EINPUT if a sum exceeds 64 bits (never
+ * on a loaded traffic, whose byte matrix sums are checked).
+ */
+int fast_matrix_dedup_bytes(const struct fast_matrix *m, uint32_t ng, uint32_t gpus_per_server,
+			    uint64_t *per_gpu, uint64_t *per_server, struct fast_err *err);
+
+/*
+ * Building token groups from tokens one at a time (trace import, the MoE
+ * generator): tokens with the same source and destination set join one
+ * group.  Group order, the one every producer of token traffic uses:
+ * ascending source GPU, and within a source the order in which each
+ * destination set first appeared.  Destinations are stored per group in
+ * group order.  Refuses (FAST_ELIMIT) more than max_groups groups before
+ * growing past them.  Ownership: the builder owns its arrays until
+ * fast_groups_finish moves them into a matrix; fast_groups_free releases
+ * what is left (NULL-safe, idempotent).
+ */
+struct fast_groups {
+	uint32_t ng;
+	uint64_t max_groups;
+	struct fast_group *groups; /* n of cap, in order of first appearance */
+	uint32_t n, cap;
+	uint32_t *dsts;            /* nd of dcap */
+	uint64_t nd, dcap;
+	uint32_t *slot;            /* open-addressing table of group index + 1 */
+	uint32_t nslot;            /* a power of two, > 2 n */
+};
+void fast_groups_init(struct fast_groups *b, uint32_t ng, uint64_t max_groups);
+/* Add `tokens` tokens of GPU src going to dsts[0 .. ndst) (ascending and
+ * distinct, 1..FAST_GROUP_MAX_DESTS, each < ng: FAST_EINPUT otherwise). */
+int fast_groups_add(struct fast_groups *b, uint32_t src, const uint32_t *dsts, uint32_t ndst,
+		    uint64_t tokens, struct fast_err *err);
+/* Move the groups into m (kind, token_bytes set; m->bytes, ng x ng
+ * allocated, filled by fast_matrix_bytes_from_groups) in the order above;
+ * the builder is left empty.  FAST_ENOMEM, or bytes_from_groups' errors. */
+int fast_groups_finish(struct fast_groups *b, enum fast_traffic_kind kind, uint64_t token_bytes,
+		       struct fast_matrix *m, struct fast_err *err);
+void fast_groups_free(struct fast_groups *b);
+/* Copy src's groups and destinations into dst (which has none), with kind
+ * `kind`, and fill dst->bytes from them.  FAST_ENOMEM. */
+int fast_matrix_copy_groups(struct fast_matrix *dst, const struct fast_matrix *src,
+			    enum fast_traffic_kind kind, uint32_t ng, struct fast_err *err);
+
 struct fast_traffic {
 	uint32_t ng;               /* GPUs */
 	uint32_t count;            /* matrices */
 	struct fast_matrix *m;     /* count entries, owned */
 	char source[FAST_SOURCE_MAX]; /* provenance ("generated: zipf s=0.8 seed=1") */
 };
+
+/* Does any matrix of t carry token groups (kind != BYTES)? */
+bool fast_traffic_has_tokens(const struct fast_traffic *t);
 
 /* Allocate count zeroed ng x ng matrices (kind BYTES, no groups) labelled "m0", "m1", ...  Refuses
  * (FAST_ELIMIT) dimensions beyond lim before allocating: more than
@@ -143,5 +208,9 @@ void fast_traffic_stats(const uint64_t *bytes, uint32_t ng, uint32_t gpus_per_se
 
 /* Replace matrix bytes by its transpose (MoE combine = dispatch^T). */
 int fast_matrix_transpose(uint64_t *bytes, uint32_t ng, struct fast_err *err);
+/* The other phase of m: its byte matrix transposed and, for token traffic,
+ * DISPATCH and COMBINE swapped (the same groups), so that the byte matrix
+ * stays the one of the groups.  Cannot fail. */
+void fast_matrix_other_phase(struct fast_matrix *m, uint32_t ng);
 
 #endif

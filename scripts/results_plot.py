@@ -4,8 +4,9 @@
     results_plot.py RESULTS_DIR          the bundled studies (scripts/results.sh)
     results_plot.py CSV... [-o DIR]      any sweep's CSV(s)
 
-Any sweep: the rows of the CSVs (columns: cmd/sweep_case.h; version 3,
-version 2 with `ident` or version 1 without it; times in `_us` or `_s`
+Any sweep: the rows of the CSVs (columns: cmd/sweep_case.h; version 4,
+version 3 without `time_with_synthesis_s`, version 2 with `ident` or
+version 1 without it; times in `_us` or `_s`
 columns, GPU counts as gpus_per_server/gpus_total or gpus/ngpus) are
 plotted against each parameter that varies among them (topology, servers,
 GPUs per server, line rates, traffic pattern and each of its parameters,

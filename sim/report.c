@@ -34,6 +34,9 @@ const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_si
 	case FAST_RES_CORE:
 		snprintf(buf, len, "core");
 		break;
+	case FAST_RES_GPU_REDUCE:
+		snprintf(buf, len, "s%u gpu%u reduce", s, i);
+		break;
 	}
 	return buf;
 }
@@ -54,7 +57,9 @@ void fast_sim_result_free(struct fast_sim_result *r)
 
 /* S of the algbw definition (sim.h) without the traffic: per-GPU bytes
  * delivered (a piece counts where it reaches its orig dst; explicit local
- * copies included) */
+ * copies included).  A token plan's pieces name groups, not GPUs: there S
+ * is the most bytes a GPU sends or receives in transfers between two GPUs
+ * (sums excluded). */
 uint64_t sim_gpu_bytes(const struct fast_plan *x, uint32_t ng)
 {
 	uint64_t *snd = fast_calloc(2 * (size_t)ng, sizeof *snd), best = 0;
@@ -63,6 +68,13 @@ uint64_t sim_gpu_bytes(const struct fast_plan *x, uint32_t ng)
 		return 0;
 	for (size_t i = 0; i < x->nxfers; i++) {
 		const struct fast_xfer *t = &x->xfers[i];
+		if (x->kind != FAST_TRAFFIC_BYTES) {
+			if (t->from != t->to && t->from < ng && t->to < ng) {
+				snd[t->from] += t->bytes;
+				snd[ng + t->to] += t->bytes;
+			}
+			continue;
+		}
 		for (uint32_t k = 0; k < t->npieces; k++) {
 			const struct fast_piece *p = &x->pieces[t->piece0 + k];
 			if (p->dst != t->to || p->src >= ng || p->dst >= ng)

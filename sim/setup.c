@@ -12,8 +12,9 @@
 
 /* Resource numbering: the scale-up tier first (each server's G x G mesh
  * links, or every GPU's uplink egress, then every ingress), from
- * nic_base() the NIC egresses then ingresses, last the core when it is
- * oversubscribed. */
+ * nic_base() the NIC egresses then ingresses, then the core when it is
+ * oversubscribed, last, only in a plan with REDUCE steps, one reduction
+ * resource per GPU (mem_base()). */
 static uint32_t res_up_egress(uint32_t g) { return g; }
 static uint32_t res_up_ingress(const struct sim_engine *e, uint32_t g) { return e->ng + g; }
 static uint32_t res_mesh(const struct sim_engine *e, uint32_t from, uint32_t to)
@@ -26,13 +27,34 @@ static uint32_t nic_base(const struct sim_engine *e)
 	return e->topo->up_kind == FAST_UP_MESH ? e->N * e->G * e->G : 2 * e->ng;
 }
 
+static bool has_reduce(const struct fast_plan *x)
+{
+	for (size_t si = 0; si < x->nsteps; si++)
+		if (x->steps[si].kind == FAST_STEP_REDUCE)
+			return true;
+	return false;
+}
+
+static uint32_t mem_base(const struct sim_engine *e)
+{
+	bool core = e->topo->core_oversub > 1.0 && e->topo->servers > 1;
+	return nic_base(e) + 2 * e->ng + (core ? 1 : 0);
+}
+
+/* A GPU's reduction rate (sim.h): its scale-up bandwidth, the port on a
+ * switch, its G - 1 links together on a mesh. */
+static double reduce_Bps(const struct fast_topo *t)
+{
+	uint32_t links = t->up_kind == FAST_UP_MESH && t->gpus > 1 ? t->gpus - 1 : 1;
+	return (double)links * fast_tier_Bps(&t->up);
+}
+
 int sim_build_resources(struct sim_engine *e, struct fast_err *err)
 {
 	const struct fast_topo *t = e->topo;
-	uint32_t nb = nic_base(e);
-	bool core = t->core_oversub > 1.0 && t->servers > 1;
+	uint32_t nb = nic_base(e), mb = mem_base(e);
 
-	e->nr = nb + 2 * e->ng + (core ? 1 : 0);
+	e->nr = mb + (has_reduce(e->x) ? e->ng : 0);
 	e->rs = fast_calloc(e->nr, sizeof *e->rs);
 	e->rinfo = fast_calloc(e->nr, sizeof *e->rinfo);
 	if (!e->rs || !e->rinfo)
@@ -57,9 +79,13 @@ int sim_build_resources(struct sim_engine *e, struct fast_err *err)
 			ri_->gpu = ri_->peer = k % e->ng;
 			r->base = fast_tier_Bps(&t->out);
 			r->ingress_nic = k >= e->ng;
-		} else {
+		} else if (ri < mb) {
 			ri_->kind = FAST_RES_CORE;
 			r->base = (double)e->ng * fast_tier_Bps(&t->out) / t->core_oversub;
+		} else {
+			ri_->kind = FAST_RES_GPU_REDUCE;
+			ri_->gpu = ri_->peer = ri - mb;
+			r->base = reduce_Bps(t);
 		}
 		ri_->cap_Bps = r->base;
 		r->cap = r->base;
@@ -109,9 +135,19 @@ int sim_build_transfers(struct sim_engine *e, struct fast_err *err)
 						    "plan: step %u transfer %u: GPU out of range (%u -> %u, %u GPUs)",
 						    si, j, t->from, t->to, e->ng);
 			}
-			if (t->from == t->to || t->bytes == 0)
+			if (s->kind == FAST_STEP_REDUCE && t->bytes > 0) {
+				/* n inputs of len bytes read, one sum of len written */
+				uint64_t len = x->pieces[t->piece0].len;
+				if (!fast_add_u64(t->bytes, len, &e->xs[xi].bytes)) {
+					free(cnt);
+					return fast_err_set(err, FAST_ELIMIT,
+							    "plan: step %u sum %u: bytes exceed 64 bits",
+							    si, j);
+				}
+				f->res[f->nres++] = mem_base(e) + t->from;
+			} else if (t->from == t->to || t->bytes == 0) {
 				continue;
-			if (s->tier == FAST_TIER_UP) {
+			} else if (s->tier == FAST_TIER_UP) {
 				if (t->from / e->G != t->to / e->G) {
 					free(cnt);
 					return fast_err_set(err, FAST_EINPUT,
@@ -132,7 +168,7 @@ int sim_build_transfers(struct sim_engine *e, struct fast_err *err)
 			}
 			for (uint32_t k = 0; k < f->nres; k++)
 				cnt[f->res[k]]++;
-			e->st[si].bytes += t->bytes;
+			e->st[si].bytes += e->xs[xi].bytes;
 			total += f->nres;
 		}
 	}

@@ -18,11 +18,20 @@
  *  - scale-out: NIC egress and NIC ingress per GPU (NIC i on rail i; any
  *    NIC reaches any NIC);
  *  - with core_oversub > 1: one core of capacity N*G*B_nic/oversub shared
- *    by every cross-server flow.
+ *    by every cross-server flow;
+ *  - in a plan with REDUCE steps (token combine plans, plan.h), one
+ *    reduction resource per GPU at its scale-up bandwidth (the switch
+ *    port's, or its G-1 mesh links' together).  A sum of n inputs of len
+ *    bytes is one flow of (n + 1) * len bytes on it: the inputs read and
+ *    the result written, over memory as fast as the GPU's scale-up
+ *    (an assumption: HBM is faster, so this is conservative); the
+ *    arithmetic is free (it hides behind the memory traffic), and the
+ *    step pays its tier's (up) overhead and latency like any other.
+ *    Reductions share only this resource, not the ports or NICs.
  * A tier-up transfer between GPUs of one server uses (egress port of src,
  * ingress port of dst) or the mesh link src->dst; a tier-out transfer uses
  * (NIC egress of src, NIC ingress of dst [, core]).  A transfer from a GPU
- * to itself uses nothing and takes no time.  A tier-up transfer between
+ * to itself uses nothing and takes no time, except a REDUCE step's sums.  A tier-up transfer between
  * servers is bad input.
  *
  * Sharing: concurrent flows share every resource max-min fairly
@@ -91,6 +100,7 @@ enum fast_sim_res_kind {
 	FAST_RES_NIC_EGRESS,
 	FAST_RES_NIC_INGRESS,
 	FAST_RES_CORE,
+	FAST_RES_GPU_REDUCE,    /* a GPU's reductions (plans with REDUCE steps) */
 };
 
 struct fast_sim_res {
@@ -152,6 +162,12 @@ struct fast_sim_result {
 int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
 		 const struct fast_sim_opts *opts, struct fast_sim_result *out,
 		 struct fast_err *err);
+/* The same with the matrix p serves (m may be NULL): a token plan's REDIST
+ * steps expand over its groups (fast_plan_view_open_m); FAST_EINPUT too
+ * when p does not fit m. */
+int fast_sim_run_m(const struct fast_topo *topo, const struct fast_plan *p,
+		   const struct fast_matrix *m, const struct fast_sim_opts *opts,
+		   struct fast_sim_result *out, struct fast_err *err);
 /* The same on an open view of the plan (plan.h), which is neither
  * validated nor expanded again: for commands that also check it. */
 int fast_sim_run_view(const struct fast_topo *topo, const struct fast_plan_view *v,

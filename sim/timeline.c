@@ -49,6 +49,8 @@ static uint32_t res_tid(const struct fast_topo *topo, const struct fast_sim_res 
 		return 40001 + i * topo->gpus + j;
 	case FAST_RES_CORE:
 		return 1;
+	case FAST_RES_GPU_REDUCE:
+		return 50001 + i;
 	}
 	return 0;
 }
@@ -76,6 +78,9 @@ static const char *res_label(const struct fast_topo *topo, const struct fast_sim
 		break;
 	case FAST_RES_CORE:
 		snprintf(buf, len, "core");
+		break;
+	case FAST_RES_GPU_REDUCE:
+		snprintf(buf, len, "GPU %u reductions", i);
 		break;
 	}
 	return buf;

@@ -83,6 +83,15 @@ json schemas/bound.schema.json "bound --json" "$FAST" bound $SH --traffic "$TMP/
 json schemas/bound.schema.json "bound --json --closed-only" "$FAST" bound --preset mi300x-100g --servers 2 --traffic $TR --json --closed-only
 json schemas/gate.schema.json "gate --json" "$FAST" gate $SH --traffic "$TMP/z.json" --max-ratio 2 --json --write-baseline "$TMP/base.csv"
 json schemas/gate.schema.json "gate --json --baseline" "$FAST" gate $SH --traffic "$TMP/z.json" --max-ratio 2 --json --baseline "$TMP/base.csv"
+json schemas/traffic-show.schema.json "traffic show --json" "$FAST" traffic show "$TMP/z.json" $SH --json
+# token traffic: the file trace import writes, and its summary
+if "$FAST" trace import --source deepseek-v2-lite --data tests/data/moe --ep 4 --gpus-per-server 2 --tokens \
+	-o "$TMP/tok.json" > /dev/null; then
+	check schemas/traffic.schema.json "$TMP/tok.json" "trace import --tokens"
+	json schemas/traffic-show.schema.json "traffic show --json (tokens)" "$FAST" traffic show "$TMP/tok.json" --preset h200 --servers 2 --gpus 2 --json
+else
+	echo "FAIL fast trace import --tokens"; fail=$((fail + 1))
+fi
 json schemas/inspect.schema.json "inspect --json" "$FAST" inspect --plan "$TMP/p-fast.json" --json
 json schemas/bench.schema.json "bench all --quick --json" "$FAST" bench all --quick --json
 if command -v mpirun > /dev/null; then
@@ -130,11 +139,16 @@ done
 for c in traffic_json_syntax traffic_wrong_type_rows traffic_wrong_type_gpus traffic_unknown_key \
 	traffic_duplicate_key traffic_case_different_key traffic_negative_bytes \
 	traffic_fractional_bytes traffic_bytes_over_2p53 traffic_zero_gpus traffic_bad_version \
-	traffic_missing_version traffic_rows_and_entries traffic_no_matrices traffic_both_gpus_names; do
+	traffic_missing_version traffic_rows_and_entries traffic_no_matrices traffic_both_gpus_names \
+	traffic_tokens_zero_tokens traffic_tokens_no_dests traffic_tokens_need_version_3 \
+	traffic_tokens_unknown_kind traffic_tokens_with_rows traffic_tokens_groups_without_kind \
+	traffic_tokens_group_not_a_triple traffic_tokens_missing_token_bytes \
+	traffic_tokens_zero_token_bytes; do
 	reject schemas/traffic.schema.json tests/bad/$c/t.json
 done
 
-for c in plan_bad_version plan_both_gpus_names; do
+for c in plan_bad_version plan_both_gpus_names plan_token_kind_needs_v3 plan_token_mask_leading_zero \
+	plan_token_reduce_in_dispatch plan_token_dispatch_piece_arity; do
 	reject schemas/plan.schema.json tests/bad/$c/plan.json
 done
 

@@ -74,7 +74,7 @@ static void test_auto__predictor_tracks_simulation(void)
 		struct fast_traffic tr;
 		struct fast_auto_choice c;
 		setup(&samples[k], &t, &tr);
-		fast_auto_choose(&t, tr.m[0].bytes, NULL, &c);
+		fast_auto_predict(&t, tr.m[0].bytes, NULL, &c);
 		CU_ASSERT_EQUAL(c.n, 6);
 		for (uint32_t a = 0; a < c.n; a++) {
 			double sim = simulate(c.algo[a], &t, tr.m[0].bytes), r = c.sim_s[a] / sim;
@@ -155,7 +155,120 @@ static void test_auto__empty_matrix_chooses_fast(void)
 	CU_ASSERT_EQUAL(fast_auto_synth_model("ring", 4, 8, 0), 0);
 }
 
+/* The decision (fast_auto_choose, which may stop at floors under
+ * spreadout's and hier's predictions) chooses what the full prediction
+ * chooses, with the same predictions but those floors, on seeded matrices
+ * of both presets, dense and sparse, 4 KiB to 1 GiB per pair; the floors
+ * are taken on some and the second pass on others */
+static void test_auto__decision_is_the_full_predictions_choice(void)
+{
+	static const char *presets[] = { "h200", "mi300x-100g" };
+	static const enum fast_gen_pattern pats[] = { FAST_GEN_UNIFORM, FAST_GEN_ZIPF, FAST_GEN_HOTSPOT };
+	unsigned floors = 0, full = 0;
+	uint64_t seed = 1;
+
+	for (int pr = 0; pr < 2; pr++)
+		for (uint32_t N = 1; N <= 8; N *= 2)
+			for (int pt = 0; pt < 3; pt++)
+				for (int z = 12; z <= 30; z += 6)
+					for (int sparse = 0; sparse < 2; sparse++) {
+						struct fast_limits lim;
+						struct fast_topo t;
+						struct fast_traffic tr;
+						struct fast_gen_opts g;
+						struct fast_err err;
+						struct fast_auto_choice c, p;
+						uint32_t ng = N * 8;
+						fast_limits_default(&lim);
+						CU_ASSERT_EQUAL_FATAL(fast_topo_preset(presets[pr], N, 8, &lim, &t, &err), 0);
+						fast_gen_defaults(&g);
+						g.pattern = pats[pt];
+						g.ng = ng;
+						g.seed = seed++;
+						g.mean_bytes = UINT64_C(1) << z;
+						CU_ASSERT_EQUAL_FATAL(fast_gen_traffic(&g, &lim, &tr, &err), 0);
+						for (uint64_t i = 0; sparse && i < (uint64_t)ng * ng; i++)
+							if ((i * 2654435761u >> 7) % 3)
+								tr.m[0].bytes[i] = 0;
+						fast_auto_choose(&t, tr.m[0].bytes, NULL, &c);
+						fast_auto_predict(&t, tr.m[0].bytes, NULL, &p);
+						CU_ASSERT_EQUAL(c.best, p.best);
+						CU_ASSERT_EQUAL(c.n, p.n);
+						for (uint32_t a = 0; a < c.n; a++) {
+							CU_ASSERT_EQUAL(c.synth_s[a], p.synth_s[a]);
+							if (strcmp(c.algo[a], "spreadout") != 0 &&
+							    strcmp(c.algo[a], "hier") != 0) {
+								CU_ASSERT_EQUAL(c.sim_s[a], p.sim_s[a]);
+							} else {
+								CU_ASSERT(c.sim_s[a] <= p.sim_s[a]);
+								floors += c.sim_s[a] < p.sim_s[a];
+								full += c.sim_s[a] == p.sim_s[a];
+							}
+						}
+						fast_traffic_free(&tr);
+					}
+	CU_ASSERT(floors > 0);
+	CU_ASSERT(full > 0);
+}
+
+/* A GPU's bytes to itself are no traffic: a diagonal larger than every
+ * message (the largest of its block, on a mesh where the largest local
+ * message sets fanout's time) changes no prediction */
+static void test_auto__the_diagonal_is_no_traffic(void)
+{
+	struct fast_limits lim;
+	struct fast_topo t;
+	struct fast_err err;
+	struct fast_auto_choice a, b;
+	uint32_t ng = 16;
+	uint64_t D[16 * 16], Z[16 * 16];
+
+	fast_limits_default(&lim);
+	CU_ASSERT_EQUAL_FATAL(fast_topo_preset("mi300x-100g", 2, 8, &lim, &t, &err), 0);
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++) {
+			Z[s * ng + d] = s == d ? 0 : (UINT64_C(1) << 20) + 4096 * ((s * 7 + d * 3) % 11);
+			D[s * ng + d] = s == d ? UINT64_C(1) << 34 : Z[s * ng + d];
+		}
+	fast_auto_predict(&t, D, NULL, &a);
+	fast_auto_predict(&t, Z, NULL, &b);
+	CU_ASSERT_EQUAL(a.best, b.best);
+	for (uint32_t k = 0; k < a.n; k++) {
+		CU_ASSERT_EQUAL(a.sim_s[k], b.sim_s[k]);
+		CU_ASSERT_EQUAL(a.synth_s[k], b.synth_s[k]);
+	}
+	fast_auto_choose(&t, D, NULL, &a);
+	fast_auto_choose(&t, Z, NULL, &b);
+	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof a), 0);
+}
+
+/* The decision takes each candidate's constants by its place in the
+ * algorithm table: on a dense matrix its S is the model's for the name */
+static void test_auto__candidates_are_the_table_in_order(void)
+{
+	struct fast_topo t;
+	struct fast_traffic tr;
+	struct fast_auto_choice c;
+	uint32_t k = 0;
+
+	setup(&samples[0], &t, &tr); /* uniform: every message non-zero */
+	fast_auto_choose(&t, tr.m[0].bytes, NULL, &c);
+	for (const struct fast_algo *a = fast_algos; a->name; a++) {
+		if (strcmp(a->name, "auto") == 0)
+			continue;
+		CU_ASSERT_FATAL(k < c.n);
+		CU_ASSERT_STRING_EQUAL(c.algo[k], a->name);
+		CU_ASSERT_EQUAL(c.synth_s[k], fast_auto_synth_model(a->name, 4, 8, 32 * 24));
+		k++;
+	}
+	CU_ASSERT_EQUAL(k, c.n);
+	fast_traffic_free(&tr);
+}
+
 UNIT_MAIN("auto", UNIT_TEST(test_auto__predictor_tracks_simulation),
 	  UNIT_TEST(test_auto__choice_near_the_best),
 	  UNIT_TEST(test_auto__deterministic_plan_of_the_choice),
-	  UNIT_TEST(test_auto__empty_matrix_chooses_fast))
+	  UNIT_TEST(test_auto__empty_matrix_chooses_fast),
+	  UNIT_TEST(test_auto__decision_is_the_full_predictions_choice),
+	  UNIT_TEST(test_auto__candidates_are_the_table_in_order),
+	  UNIT_TEST(test_auto__the_diagonal_is_no_traffic))

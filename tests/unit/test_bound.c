@@ -3,7 +3,9 @@
  * a scale-up bottleneck where the LP is strictly above the closed form,
  * mesh relaying over a third GPU, and properties on seeded random matrices
  * (LP >= closed form; LP == closed form when scale-up is free; the result
- * does not depend on the order in which the warm-started LPs are solved).
+ * does not depend on the order in which the warm-started LPs are solved);
+ * the token bound by hand, its mirror symmetry, its relation to the byte
+ * LP, and byte plans of token traffic simulated against it.
  */
 #include <CUnit/Basic.h>
 
@@ -14,7 +16,9 @@
 
 #include "lib/algo.h"
 #include "lib/bound.h"
+#include "lib/check.h"
 #include "sim/sim.h"
+#include "tok.h"
 
 static struct fast_topo mk_topo(uint32_t N, uint32_t G, enum fast_up_kind kind,
 				double up_GBps, double out_GBps)
@@ -436,6 +440,232 @@ static void test_bound__below_simulated_plans(void)
 	CU_ASSERT_EQUAL(below, runs);
 }
 
+/* --- token traffic --------------------------------------------------- */
+
+/* One token of GPU 0 for GPUs 2 and 3 (server 1), 4 GB: it enters server 1
+ * once, 4 GB over its 2 NICs = 2 s; scale-up is fast, so the copy to the
+ * second GPU is free.  The per-GPU byte matrix counts it twice (4 s). */
+static void test_bound__tokens_cross_once_per_server(void)
+{
+	struct fast_topo t = mk_topo(2, 2, FAST_UP_SWITCH, 100, 1);
+	struct fast_traffic tr;
+	struct fast_bound b, bytes;
+	struct fast_err err;
+
+	tok_init(&tr, 4, FAST_TRAFFIC_DISPATCH, GB);
+	tok_group(&tr, 0, 4, 2, (uint32_t[]){ 2, 3 });
+	tok_done(&tr);
+	CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
+	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 2.0, 1e-12);
+	CU_ASSERT_EQUAL(b.closed_server, 0);
+	CU_ASSERT_EQUAL(b.closed_is_ingress, 0);
+	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 2.0, 1e-9);
+	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, tr.m[0].bytes, &bytes, &err), 0);
+	CU_ASSERT_DOUBLE_EQUAL(bytes.lp_s, 4.0, 1e-9);
+	{
+		struct fast_bound c;
+		CU_ASSERT_EQUAL_FATAL(fast_bound_matrix_closed(&t, &tr.m[0], &c, &err), 0);
+		CU_ASSERT_DOUBLE_EQUAL(c.closed_s, 2.0, 1e-12);
+	}
+	fast_traffic_free(&tr);
+}
+
+/* Scale-up as slow as a NIC (1 GB/s), 2 x 4 GPUs.  One 8 GB group of
+ * GPU 0 for GPU 4: it leaves GPU 0 over its NIC or its port (2 tau >= 8)
+ * and arrives at GPU 4 over its NIC or its port: 4 s, twice the closed
+ * form (8 GB over 4 NICs).  Then every GPU of server 0 sends a 4 GB group
+ * to all of server 1 with scale-up at 0.5 GB/s: server 1 takes 16 GB in
+ * (4 s over 4 NICs) but every GPU there needs all 16 GB, over its NIC or
+ * its port, 1.5 GB/s together: 32/3 s.  A plan that dedups cannot beat
+ * that (replicating 16 GB to 3 more GPUs over 0.5 GB/s ports takes 24 s);
+ * one that sends each GPU its copy over its own NIC takes 16 s. */
+static void test_bound__tokens_each_gpu_over_nic_or_scaleup(void)
+{
+	struct fast_topo t = mk_topo(2, 4, FAST_UP_SWITCH, 1, 1);
+	struct fast_traffic tr;
+	struct fast_bound b;
+	struct fast_err err;
+
+	tok_init(&tr, 8, FAST_TRAFFIC_DISPATCH, GB);
+	tok_group(&tr, 0, 8, 1, (uint32_t[]){ 4 });
+	tok_done(&tr);
+	CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
+	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 2.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 4.0, 1e-9);
+	fast_traffic_free(&tr);
+
+	t = mk_topo(2, 4, FAST_UP_SWITCH, 0.5, 1);
+	tok_init(&tr, 8, FAST_TRAFFIC_DISPATCH, GB);
+	for (uint32_t i = 0; i < 4; i++)
+		tok_group(&tr, i, 4, 4, (uint32_t[]){ 4, 5, 6, 7 });
+	tok_done(&tr);
+	CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
+	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 4.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 32.0 / 3.0, 1e-9);
+	CU_ASSERT_EQUAL(b.lp_server, 1);
+	fast_traffic_free(&tr);
+}
+
+/* Combine is the mirror of dispatch: the same groups give the same bound,
+ * with egress and ingress exchanged. */
+static void test_bound__tokens_combine_mirrors_dispatch(void)
+{
+	struct fast_rng rng;
+
+	fast_rng_seed(&rng, 15);
+	for (int kind = 0; kind < 2; kind++)
+		for (uint32_t N = 2; N <= 4; N++) {
+			uint32_t G = 4, ng = N * G;
+			struct fast_topo t = mk_topo(N, G, kind ? FAST_UP_MESH : FAST_UP_SWITCH,
+						     kind ? 2 : 3, 1);
+			struct fast_traffic d, c;
+			struct fast_bound bd, bc;
+			struct fast_err err;
+
+			tok_init(&d, ng, FAST_TRAFFIC_DISPATCH, 4096);
+			tok_init(&c, ng, FAST_TRAFFIC_COMBINE, 4096);
+			for (uint32_t g = 0; g < 3 * ng; g++) {
+				uint32_t src = (uint32_t)fast_rng_below(&rng, ng), dst[8], n = 0;
+				uint64_t tokens = 1 + fast_rng_below(&rng, 64);
+				for (uint32_t x = 0; x < ng && n < 8; x++)
+					if (fast_rng_below(&rng, 4) == 0)
+						dst[n++] = x;
+				if (!n)
+					dst[n++] = (src + G) % ng;
+				tok_group(&d, src, tokens, n, dst);
+				tok_group(&c, src, tokens, n, dst);
+			}
+			tok_done(&d);
+			tok_done(&c);
+			CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &d.m[0], &bd, &err), 0);
+			CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &c.m[0], &bc, &err), 0);
+			CU_ASSERT(close_rel(bd.lp_s, bc.lp_s, 1e-9));
+			CU_ASSERT(close_rel(bd.closed_s, bc.closed_s, 1e-12));
+			CU_ASSERT(bd.lp_s >= bd.closed_s);
+			fast_traffic_free(&d);
+			fast_traffic_free(&c);
+		}
+}
+
+/* Groups of one destination are a byte matrix: the token LP is then a
+ * relaxation of the byte LP (bound.c), so at most it, and its closed form
+ * is the byte closed form. */
+static void test_bound__tokens_single_destination_relaxes_bytes(void)
+{
+	struct fast_rng rng;
+	int strict = 0;
+
+	fast_rng_seed(&rng, 5);
+	for (int kind = 0; kind < 2; kind++)
+		for (uint32_t N = 1; N <= 4; N++)
+			for (uint32_t G = 1; G <= 8; G *= 2) {
+				uint32_t ng = N * G;
+				struct fast_topo t = mk_topo(N, G, kind ? FAST_UP_MESH : FAST_UP_SWITCH,
+							     0.5 + (double)fast_rng_below(&rng, 8), 1);
+				struct fast_traffic tr;
+				struct fast_bound bt, bb;
+				struct fast_err err;
+
+				tok_init(&tr, ng, FAST_TRAFFIC_DISPATCH, 1000);
+				for (uint32_t i = 0; i < ng; i++)
+					for (uint32_t j = 0; j < ng; j++)
+						if (fast_rng_below(&rng, 3))
+							tok_group(&tr, i, 1 + fast_rng_below(&rng, 1000) *
+									 (j == 0 ? 8 : 1), 1, &j);
+				tok_done(&tr);
+				CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &bt, &err), 0);
+				CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, tr.m[0].bytes, &bb, &err), 0);
+				CU_ASSERT(bt.lp_s <= bb.lp_s * (1 + 1e-7) + 1e-15);
+				CU_ASSERT(bt.lp_s >= bt.closed_s);
+				CU_ASSERT(close_rel(bt.closed_s, bb.closed_s, 1e-12));
+				if (bt.lp_s > bt.closed_s * 1.001)
+					strict++;
+				fast_traffic_free(&tr);
+			}
+	CU_ASSERT(strict >= 3); /* slow scale-up makes the per-GPU rows count */
+}
+
+/* A plan over the per-GPU byte matrix is a plan for the token traffic, so
+ * every baseline's simulated time is at least the token bound (seeded
+ * random multi-destination dispatch and combine, switch and mesh). */
+static void test_bound__tokens_below_byte_plans(void)
+{
+	static const char *const names[] = { "fanout", "fast", "hier" };
+	struct fast_rng rng;
+	int runs = 0, below = 0;
+
+	fast_rng_seed(&rng, 2026);
+	for (int kind = 0; kind < 2; kind++)
+		for (int combine = 0; combine < 2; combine++)
+			for (uint32_t N = 2; N <= 3; N++) {
+				uint32_t G = 4, ng = N * G;
+				struct fast_topo t = mk_topo(N, G, kind ? FAST_UP_MESH : FAST_UP_SWITCH,
+							     kind ? 3 : 6, 1);
+				struct fast_traffic tr;
+				struct fast_bound b;
+				struct fast_err err;
+				struct fast_sim_opts so;
+
+				fast_sim_opts_default(&so);
+				tok_init(&tr, ng, combine ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH,
+					7168);
+				for (uint32_t g = 0; g < 4 * ng; g++) {
+					uint32_t src = (uint32_t)fast_rng_below(&rng, ng), dst[6], n = 0;
+					for (uint32_t x = 0; x < ng && n < 6; x++)
+						if (fast_rng_below(&rng, 3) == 0)
+							dst[n++] = x;
+					if (!n)
+						dst[n++] = (src + G) % ng;
+					tok_group(&tr, src, 1 + fast_rng_below(&rng, 200), n, dst);
+				}
+				tok_done(&tr);
+				CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
+				CU_ASSERT(b.lp_s > 0);
+				for (size_t a = 0; a < sizeof names / sizeof *names; a++) {
+					struct fast_plan p;
+					struct fast_sim_result r;
+					struct fast_algo_opts o;
+					fast_algo_opts_default(&o);
+					if (fast_compile(names[a], &t, tr.m[0].bytes, &o, &p, &err) < 0) {
+						CU_FAIL("compile failed");
+						continue;
+					}
+					CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &tr.m[0], ng, &err), 0);
+					if (fast_sim_run(&t, &p, &so, &r, &err) == 0) {
+						runs++;
+						if (r.time_s >= b.lp_s * (1 - 1e-9))
+							below++;
+						else
+							fprintf(stderr, "\n%s: simulated %.9g s < token bound %.9g s\n",
+								names[a], r.time_s, b.lp_s);
+						fast_sim_result_free(&r);
+					} else {
+						CU_FAIL("simulation failed");
+					}
+					fast_plan_free(&p);
+				}
+				fast_traffic_free(&tr);
+			}
+	CU_ASSERT_EQUAL(runs, 2 * 2 * 2 * 3);
+	CU_ASSERT_EQUAL(below, runs);
+}
+
+/* A group naming a GPU beyond the topology is refused, not read. */
+static void test_bound__tokens_out_of_range_refused(void)
+{
+	struct fast_topo t = mk_topo(1, 2, FAST_UP_SWITCH, 1, 1);
+	struct fast_traffic tr;
+	struct fast_bound b;
+	struct fast_err err;
+
+	tok_init(&tr, 4, FAST_TRAFFIC_DISPATCH, 8);
+	tok_group(&tr, 0, 1, 1, (uint32_t[]){ 3 });
+	tok_done(&tr);
+	CU_ASSERT_EQUAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(fast_bound_matrix_closed(&t, &tr.m[0], &b, &err), FAST_EINPUT);
+	fast_traffic_free(&tr);
+}
+
 UNIT_MAIN("bound",
 	  UNIT_TEST(test_bound__closed_form_exact_2x2),
 	  UNIT_TEST(test_bound__scaleup_bottleneck_lp_above_closed),
@@ -448,4 +678,10 @@ UNIT_MAIN("bound",
 	  UNIT_TEST(test_bound__pruning_keeps_the_maximum),
 	  UNIT_TEST(test_bound__pruning_matches_per_server_reference),
 	  UNIT_TEST(test_bound__below_simulated_plans),
-	  UNIT_TEST(test_bound__independent_of_server_order))
+	  UNIT_TEST(test_bound__independent_of_server_order),
+	  UNIT_TEST(test_bound__tokens_cross_once_per_server),
+	  UNIT_TEST(test_bound__tokens_each_gpu_over_nic_or_scaleup),
+	  UNIT_TEST(test_bound__tokens_combine_mirrors_dispatch),
+	  UNIT_TEST(test_bound__tokens_single_destination_relaxes_bytes),
+	  UNIT_TEST(test_bound__tokens_below_byte_plans),
+	  UNIT_TEST(test_bound__tokens_out_of_range_refused))

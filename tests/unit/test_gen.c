@@ -330,6 +330,63 @@ static void test_gen__moe_combine_is_transpose(void)
 	fast_traffic_free(&t);
 }
 
+/* --token-groups: the same draws as groups; the byte view is the byte
+ * output exactly, with drift, replicas, --mean-bytes and both placements */
+static void test_gen__moe_token_groups_byte_view_is_the_byte_output(void)
+{
+	for (int c = 0; c < 4; c++) {
+		struct fast_gen_opts o = opts(FAST_GEN_MOE, c == 2 ? 16 : 12, 40 + c);
+		struct fast_traffic b, t;
+		o.moe.tokens = 300;
+		o.moe.experts = c == 2 ? 8 : 48; /* 8 on 16 GPUs: replicas */
+		o.moe.topk = c == 2 ? 2 : 6;
+		o.moe.alpha = 1.2;
+		o.moe.steps = 3;
+		o.moe.drift = 0.3;
+		o.moe.placement = c == 1 ? FAST_PLACE_ROUND_ROBIN : FAST_PLACE_CONTIGUOUS;
+		o.mean_bytes = c == 3 ? 1000000 : 0;
+		CU_ASSERT_EQUAL_FATAL(gen(&o, &b), 0);
+		o.moe.groups = true;
+		CU_ASSERT_EQUAL_FATAL(gen(&o, &t), 0);
+		CU_ASSERT_EQUAL_FATAL(t.count, 6);
+		for (uint32_t k = 0; k < 6; k++) {
+			uint64_t tokens = 0;
+			CU_ASSERT_EQUAL(t.m[k].kind, k % 2 ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH);
+			CU_ASSERT_STRING_EQUAL(t.m[k].label, b.m[k].label);
+			CU_ASSERT(memcmp(t.m[k].bytes, b.m[k].bytes,
+					 (size_t)o.ng * o.ng * sizeof *b.m[k].bytes) == 0);
+			for (uint32_t g = 0; g < t.m[k].ngroups; g++) {
+				tokens += t.m[k].groups[g].tokens;
+				CU_ASSERT(g == 0 || t.m[k].groups[g].src >= t.m[k].groups[g - 1].src);
+			}
+			CU_ASSERT_EQUAL(tokens, (uint64_t)o.ng * 300);
+			CU_ASSERT_EQUAL(t.m[k].token_bytes, t.m[0].token_bytes);
+		}
+		CU_ASSERT_PTR_NOT_NULL(strstr(t.source, "token groups"));
+		fast_traffic_free(&b);
+		fast_traffic_free(&t);
+	}
+	{
+		/* the group limit, over all steps */
+		struct fast_gen_opts o = opts(FAST_GEN_MOE, 4, 1);
+		struct fast_limits lim;
+		struct fast_traffic t;
+		struct fast_err err = { 0 };
+		fast_limits_default(&lim);
+		lim.max_groups = 10;
+		o.moe.tokens = 100;
+		o.moe.groups = true;
+		CU_ASSERT_EQUAL(fast_gen_traffic(&o, &lim, &t, &err), FAST_ELIMIT);
+		CU_ASSERT_STRING_EQUAL(err.msg, "more than 10 token groups (raise it with --max-groups)");
+		/* a token of top-80 on 128 GPUs can need more than 64 */
+		o = opts(FAST_GEN_MOE, 128, 1);
+		o.moe.topk = 80;
+		o.moe.groups = true;
+		CU_ASSERT_EQUAL(fast_gen_traffic(&o, NULL, &t, &err), FAST_EUSAGE);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--token-groups: a token of --topk 80"));
+	}
+}
+
 static void test_gen__moe_alpha_skews_receivers(void)
 {
 	double prev = 0;
@@ -500,6 +557,7 @@ UNIT_MAIN("gen",
 	  UNIT_TEST(test_gen__hotspot_fraction),
 	  UNIT_TEST(test_gen__moe_token_counted_once_per_gpu),
 	  UNIT_TEST(test_gen__moe_combine_is_transpose),
+	  UNIT_TEST(test_gen__moe_token_groups_byte_view_is_the_byte_output),
 	  UNIT_TEST(test_gen__moe_alpha_skews_receivers),
 	  UNIT_TEST(test_gen__moe_drift_moves_the_hot_expert),
 	  UNIT_TEST(test_gen__moe_mean_bytes_overrides_token_bytes),

@@ -3,7 +3,9 @@
  * placement (with replicas), per-token counting with and without per-GPU
  * deduplication, the proportional method for counts, the parsers' errors
  * ("file:line: ..."), and whole imports of the miniature data set in
- * tests/data/moe whose every count is known by hand.
+ * tests/data/moe whose every count is known by hand; token groups
+ * (--tokens) on the fixture and, against the byte import, on the real
+ * DeepSeek-V2-Lite routing in data/moe (EP16/32/64).
  */
 #include <CUnit/Basic.h>
 
@@ -375,6 +377,127 @@ static void test_moe__import_errors(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "tests/data/nonexistent/olmoe_allenai/expert_counts.csv"));
 }
 
+static void test_moe__import_tokens_fixture_groups(void)
+{
+	struct fast_moe_import o = imp("deepseek-v2-lite", 2);
+	struct fast_traffic t, b;
+	struct fast_err err = { 0 };
+	/* layer 1 at EP2, by hand from the fixture: tokens 0-2 on GPU 0 go to
+	 * {0}, {0,1}, {1}; tokens 3-4 on GPU 1 to {0}, {0,1} */
+	const uint32_t src[] = { 0, 0, 0, 1, 1 }, nd[] = { 1, 2, 1, 1, 2 };
+	const uint32_t dsts[] = { 0, 0, 1, 1, 0, 0, 1 };
+
+	CU_ASSERT_EQUAL_FATAL(fast_moe_import(&o, NULL, &b, &err), 0);
+	o.tokens = true;
+	CU_ASSERT_EQUAL_FATAL(fast_moe_import(&o, NULL, &t, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(t.count, 4);
+	CU_ASSERT_EQUAL(t.m[0].kind, FAST_TRAFFIC_DISPATCH);
+	CU_ASSERT_EQUAL(t.m[1].kind, FAST_TRAFFIC_COMBINE);
+	CU_ASSERT_EQUAL(t.m[0].token_bytes, 4096);
+	CU_ASSERT_EQUAL_FATAL(t.m[0].ngroups, 5);
+	for (uint32_t g = 0; g < 5; g++) {
+		CU_ASSERT_EQUAL(t.m[0].groups[g].src, src[g]);
+		CU_ASSERT_EQUAL(t.m[0].groups[g].ndst, nd[g]);
+		CU_ASSERT_EQUAL(t.m[0].groups[g].tokens, 1);
+	}
+	CU_ASSERT(memcmp(t.m[0].dsts, dsts, sizeof dsts) == 0);
+	CU_ASSERT_EQUAL(t.m[2].ngroups, 2); /* layer 2: [0,[0],3] [1,[0],2] */
+	CU_ASSERT_EQUAL(t.m[2].groups[0].tokens, 3);
+	for (uint32_t k = 0; k < 4; k++) {
+		CU_ASSERT_STRING_EQUAL(t.m[k].label, b.m[k].label);
+		CU_ASSERT(memcmp(t.m[k].bytes, b.m[k].bytes, 4 * sizeof *b.m[k].bytes) == 0);
+	}
+	CU_ASSERT_PTR_NOT_NULL(strstr(t.source, "token groups"));
+	fast_traffic_free(&t);
+	fast_traffic_free(&b);
+}
+
+/* The acceptance test of issue 15: on the real DeepSeek-V2-Lite routing
+ * the byte view of --tokens is the byte import, byte for byte. */
+static void test_moe__tokens_byte_view_is_the_byte_import(void)
+{
+	static const uint32_t eps[] = { 16, 32, 64 }, layers[] = { 1, 5, 13, 26 };
+
+	for (int i = 0; i < 3 + 2; i++) {
+		struct fast_moe_import o;
+		struct fast_traffic t, b;
+		struct fast_err err = { 0 };
+		uint32_t ng = eps[i < 3 ? i : 0];
+
+		memset(&o, 0, sizeof o);
+		o.source = "deepseek-v2-lite";
+		o.data_dir = "data/moe";
+		o.ng = ng;
+		o.gpus_per_server = 8;
+		o.layers = layers;
+		o.nlayers = 4;
+		if (i == 3) /* the other placements too */
+			o.experts_at = FAST_PLACE_ROUND_ROBIN;
+		if (i == 4)
+			o.tokens_at = FAST_PLACE_ROUND_ROBIN;
+		CU_ASSERT_EQUAL_FATAL(fast_moe_import(&o, NULL, &b, &err), 0);
+		o.tokens = true;
+		CU_ASSERT_EQUAL_FATAL(fast_moe_import(&o, NULL, &t, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(t.count, 8);
+		for (uint32_t k = 0; k < 8; k++) {
+			uint64_t tokens = 0;
+			CU_ASSERT_STRING_EQUAL(t.m[k].label, b.m[k].label);
+			CU_ASSERT(memcmp(t.m[k].bytes, b.m[k].bytes,
+					 (size_t)ng * ng * sizeof *b.m[k].bytes) == 0);
+			for (uint32_t g = 0; g < t.m[k].ngroups; g++)
+				tokens += t.m[k].groups[g].tokens;
+			CU_ASSERT_EQUAL(tokens, 8222); /* every token, once */
+			if (k % 2) /* the combine has the dispatch's groups */
+				CU_ASSERT(t.m[k].ngroups == t.m[k - 1].ngroups &&
+					  memcmp(t.m[k].dsts, t.m[k - 1].dsts,
+						 t.m[k].ndsts * sizeof *t.m[k].dsts) == 0);
+		}
+		fast_traffic_free(&t);
+		fast_traffic_free(&b);
+	}
+}
+
+static void test_moe__tokens_refused_without_per_token_routing(void)
+{
+	static const char *const counts_only[] = { "olmoe", "mixtral", "switch128" };
+	struct fast_moe_import o;
+	struct fast_traffic t;
+	struct fast_err err = { 0 };
+
+	for (int i = 0; i < 3; i++) {
+		o = imp(counts_only[i], 8);
+		o.tokens = true;
+		CU_ASSERT_EQUAL(fast_moe_import(&o, NULL, &t, &err), FAST_EUSAGE);
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--tokens needs per-token routing"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, i == 2 ? "only pooled expert counts"
+							       : "only per-layer expert counts"));
+	}
+	o = imp("deepseek-v2-lite", 2);
+	o.domain = "law";
+	o.tokens = true;
+	CU_ASSERT_EQUAL(fast_moe_import(&o, NULL, &t, &err), FAST_EUSAGE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "deepseek-v2-lite task law: --tokens needs "
+					       "per-token routing, and this data has only "
+					       "per-sequence expert counts"));
+	o = imp("deepseek-v2-lite", 2);
+	o.tokens = true;
+	o.no_dedup = true;
+	CU_ASSERT_EQUAL(fast_moe_import(&o, NULL, &t, &err), FAST_EUSAGE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--no-dedup does not apply to --tokens"));
+	{
+		/* the group limit: layer 1 has 5 groups, layer 2 two more */
+		struct fast_limits lim;
+		fast_limits_default(&lim);
+		lim.max_groups = 6;
+		o.no_dedup = false;
+		CU_ASSERT_EQUAL(fast_moe_import(&o, &lim, &t, &err), FAST_ELIMIT);
+		CU_ASSERT_STRING_EQUAL(err.msg, "layer 2: more than 6 token groups in all (raise it with --max-groups)");
+		lim.max_groups = 7;
+		CU_ASSERT_EQUAL(fast_moe_import(&o, &lim, &t, &err), 0);
+		fast_traffic_free(&t);
+	}
+}
+
 UNIT_MAIN("moe",
 	  UNIT_TEST(test_moe__expert_placement),
 	  UNIT_TEST(test_moe__token_sources),
@@ -384,4 +507,7 @@ UNIT_MAIN("moe",
 	  UNIT_TEST(test_moe__csv_parser_errors_name_the_line),
 	  UNIT_TEST(test_moe__import_deepseek_per_token),
 	  UNIT_TEST(test_moe__import_counts_sources),
-	  UNIT_TEST(test_moe__import_errors))
+	  UNIT_TEST(test_moe__import_errors),
+	  UNIT_TEST(test_moe__import_tokens_fixture_groups),
+	  UNIT_TEST(test_moe__tokens_byte_view_is_the_byte_import),
+	  UNIT_TEST(test_moe__tokens_refused_without_per_token_routing))

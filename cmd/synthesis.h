@@ -1,0 +1,45 @@
+/*
+ * synthesis.h - a schedule's measured synthesis time, as every report of
+ * it means it (`fast compare`, the synthesis_s column of `fast sweep` and
+ * `fast gate`): the median thread-CPU time of SYNTH_REPEATS compiles after
+ * one warm-up in the same process.  For auto: its decision's median (timed
+ * the same way, lib/auto.h) plus the chosen schedule's synthesis.
+ *
+ * Measured times appear only in reports, never in plans.  Thread-CPU time
+ * (bench_cpu_now), since wall time on a shared machine measures the
+ * neighbours too; a sample below 20 us is the mean of a batch of runs, so
+ * that the clock's own cost stays out of it (cmd/synthesis.c).
+ */
+#ifndef FAST_CMD_SYNTHESIS_H
+#define FAST_CMD_SYNTHESIS_H
+
+#include "lib/auto.h"
+
+#define SYNTH_REPEATS 15
+
+/* The median of SYNTH_REPEATS samples of compiles of algo (auto included:
+ * its whole compile) into *med, after a warm-up compile of its own (the
+ * caller's compile of the same case warmed the caches before it), each
+ * compile fast_compile_matrix's (token traffic: the token schedules).
+ * Returns 0 or a negative FAST_E* code with err set.  Not reentrant. */
+int synth_median(const char *algo, const struct fast_topo *t, const struct fast_matrix *mx,
+		 const struct fast_algo_opts *ao, double *med, struct fast_err *err);
+
+struct bench_stats;
+/* auto's decision (fast_auto_choose) once as its warm-up, then its median
+ * over SYNTH_REPEATS samples into *decision_s; *ch: the choice; st (may
+ * be NULL): the samples' statistics. */
+void synth_decision_median(const struct fast_topo *t, const uint64_t *D,
+			   const struct fast_algo_opts *ao, struct fast_auto_choice *ch,
+			   double *decision_s, struct bench_stats *st);
+
+/* The synthesis of algo's row into *synth_s: synth_median, or for auto its
+ * decision's median (*decision_s, may be NULL; 0 for another algorithm)
+ * plus the chosen schedule's: chosen_s when the caller measured it already
+ * (from the same samples, e.g. that schedule's own row), else measured
+ * here (NaN: unknown).  Returns 0 or a negative FAST_E* code with err set. */
+int synth_measure(const char *algo, const struct fast_topo *t, const struct fast_matrix *mx,
+		  const struct fast_algo_opts *ao, double chosen_s, double *synth_s,
+		  double *decision_s, struct fast_err *err);
+
+#endif
