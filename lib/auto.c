@@ -352,8 +352,9 @@ static ALWAYS_INLINE int gather_g(const struct fast_topo *t, const uint64_t *D, 
 	return 0;
 }
 
-/* gather_g with the constant G = 8 of every preset: the block loops
- * unrolled (measured 13% less at 4 x 8), any other G as it comes. */
+/* gather_g with the constant G = 8 of every preset, whose block loops the
+ * compiler can unroll (the decision's cost: README, "Benchmarks"); any
+ * other G as it comes. */
 static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 {
 	return t->gpus == 8 ? gather_g(t, D, f, 8) : gather_g(t, D, f, t->gpus);

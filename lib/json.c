@@ -411,15 +411,23 @@ void fast_jctx_init(struct fast_jctx *c, const char *file, struct fast_err *err)
 	c->err = err;
 }
 
-/* Append to the path, truncating with "..." when it would not fit. */
-static size_t push(struct fast_jctx *c, const char *comp)
+/* Append "/" and the n bytes of comp to the path, cut where the path is
+ * full.  Every array element and object member read pushes one: written
+ * by hand, not with snprintf (which made path keeping the larger part of
+ * reading a plan file). */
+static size_t push(struct fast_jctx *c, const char *comp, size_t n)
 {
-	size_t old = c->len;
-	int n = snprintf(c->path + c->len, sizeof c->path - c->len, "/%s", comp);
-	if (n < 0 || (size_t)n >= sizeof c->path - c->len)
-		c->len = sizeof c->path - 1;
-	else
-		c->len += (size_t)n;
+	size_t old = c->len, room = sizeof c->path - 1 - c->len;
+
+	if (room > 0) {
+		c->path[c->len++] = '/';
+		room--;
+		if (n > room)
+			n = room;
+		memcpy(c->path + c->len, comp, n);
+		c->len += n;
+	}
+	c->path[c->len] = '\0';
 	return old;
 }
 
@@ -439,15 +447,19 @@ size_t fast_jctx_push_key(struct fast_jctx *c, const char *key)
 			buf[j++] = *p;
 		}
 	}
-	buf[j] = '\0';
-	return push(c, buf);
+	return push(c, buf, j);
 }
 
 size_t fast_jctx_push_index(struct fast_jctx *c, size_t index)
 {
 	char buf[24];
-	snprintf(buf, sizeof buf, "%zu", index);
-	return push(c, buf);
+	size_t at = sizeof buf;
+
+	do {
+		buf[--at] = (char)('0' + index % 10);
+		index /= 10;
+	} while (index);
+	return push(c, buf + at, sizeof buf - at);
 }
 
 void fast_jctx_pop(struct fast_jctx *c, size_t old_len)

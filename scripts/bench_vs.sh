@@ -18,9 +18,13 @@
 # old / new of the medians (> 1: NEW is faster), the median wall time, and
 # whether both printed the same stdout; `uptime` before and after.
 #
-# --expansions counts instead how often each command expands a plan: calls
-# of fast_plan_expand under gdb (a breakpoint with a large ignore count, so
-# the run never stops; needs gdb and the -g build both binaries have).
+# --expansions counts instead how often each command expands and validates
+# a plan: calls of fast_plan_expand and fast_plan_validate under gdb
+# (breakpoints with a large ignore count, so the run never stops; a hit
+# whose caller is the function itself is not counted: GCC may split a
+# function into an inlined head and an out-of-line body, two locations for
+# one call).  Needs gdb with Python ($_caller_is) and the -g build both
+# binaries have.
 # --instructions counts the instructions each command executes, and those
 # inside fast_plan_expand, under callgrind (valgrind): a figure the load of
 # a shared machine does not move, for differences too small for its CPU
@@ -56,16 +60,20 @@ root=$(git rev-parse --show-toplevel)
 sha=$(git rev-parse --short "$rev^{commit}")
 [ -x "$new" ] || { echo "bench_vs.sh: $new: no such binary (make all first)" >&2; exit 2; }
 
-wt="$root/build/bench-vs-$sha"
+wt="$root/build/bench-vs-$sha-$$" # this run's own: two runs may overlap
+made_wt=0
 tmp=$(mktemp -d)
 cleanup() {
 	rm -rf "$tmp"
-	git -C "$root" worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
-	git -C "$root" worktree prune
+	if [ "$made_wt" = 1 ]; then
+		git -C "$root" worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
+		git -C "$root" worktree prune
+	fi
 }
 trap cleanup EXIT
 mkdir -p "$root/build"
 git -C "$root" worktree add --detach -q "$wt" "$sha"
+made_wt=1
 echo "building $rev ($sha) in $wt ..." >&2
 make -C "$wt" -j2 build/bin/fast >"$tmp/build.log" 2>&1 ||
 	{ tail -20 "$tmp/build.log" >&2; echo "bench_vs.sh: building $sha failed" >&2; exit 4; }
@@ -95,19 +103,22 @@ args=(
 )
 
 if [ "$expansions" = 1 ]; then
-	echo "fast_plan_expand calls per command (gdb), h200 $servers x $gpus zipf, fast plan"
-	printf '%-8s %8s %8s\n' command "$sha" new
+	echo "calls per command (gdb): fast_plan_expand / fast_plan_validate; h200 $servers x $gpus zipf, fast plan"
+	printf '%-8s %10s %10s\n' command "$sha" new
 	for i in "${!names[@]}"; do
 		row=()
 		for bin in "$old" "$new"; do
-			# shellcheck disable=SC2086 # the command's words
-			n=$(gdb -batch -nx -ex 'set breakpoint pending on' -ex 'break fast_plan_expand' \
-				-ex 'ignore 1 100000000' -ex run -ex 'info breakpoints' \
+			# shellcheck disable=SC2016,SC2086 # gdb's $_caller_is; the command's words
+			n=$(gdb -batch -nx -ex 'set breakpoint pending on' \
+				-ex 'break fast_plan_expand if !$_caller_is("fast_plan_expand")' \
+				-ex 'break fast_plan_validate if !$_caller_is("fast_plan_validate")' \
+				-ex 'ignore 1 100000000' -ex 'ignore 2 100000000' -ex run -ex 'info breakpoints' \
 				--args "$bin" ${args[$i]} 2>/dev/null |
-				awk '/already hit/ { print $4; f = 1 } END { if (!f) print 0 }')
+				awk '/^[0-9]+ +breakpoint/ { b = $1 } /already hit/ { h[b] = $4 }
+				     END { printf "%d / %d", h[1], h[2] }')
 			row+=("$n")
 		done
-		printf '%-8s %8s %8s\n' "${names[$i]}" "${row[0]}" "${row[1]}"
+		printf '%-8s %10s %10s\n' "${names[$i]}" "${row[0]}" "${row[1]}"
 	done
 	exit 0
 fi
@@ -124,7 +135,9 @@ if [ "$instructions" = 1 ]; then
 			row+=("$(callgrind_annotate --inclusive=yes "$tmp/cg" 2>/dev/null | awk '
 				{ gsub(",", "", $1) }
 				/PROGRAM TOTALS/ { all = $1 }
-				/[:]fast_plan_expand[ ]/ { ex += $1 }
+				# the function, or the body GCC split off (its head may be
+				# inlined): the largest inclusive count holds every call
+				/[:]fast_plan_expand(\.part\.[0-9]+)? / { if ($1 + 0 > ex + 0) ex = $1 + 0 }
 				END { printf "%.1f / %.1f", all / 1e6, ex / 1e6 }')")
 		done
 		ratio=$(awk -v a="${row[0]%% *}" -v b="${row[1]%% *}" 'BEGIN { printf "%.2fx", a / b }')

@@ -241,6 +241,53 @@ static void test_json__renamed_key(void)
 	fast_json_free(doc);
 }
 
+/* The path kept by push_key/push_index/pop against a naive reference
+ * (snprintf of "/%s" and "/%zu", cut at FAST_JPATH_MAX - 1 bytes): seeded
+ * random pushes and pops, deep enough to fill and cut the path, with
+ * indices of every width and keys that need escaping or run long. */
+static void test_json__path_matches_naive_reference(void)
+{
+	static const char *const keys[] = { "plans", "a/b", "x~y", "", "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789" };
+	static const char *const shown[] = { "plans", "a~1b", "x~0y", "", "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz01234" }; /* cut at 77 */
+	struct fast_err err;
+	struct fast_jctx c;
+	char ref[FAST_JPATH_MAX];
+	size_t olds[64], rlens[64], depth = 0, rlen = 0;
+	uint64_t x = 12345;
+	int bad = 0, cut = 0;
+
+	fast_jctx_init(&c, "t.json", &err);
+	ref[0] = '\0';
+	for (int step = 0; step < 20000; step++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if (depth > 0 && ((x >> 33) % 3 == 0 || depth == 64)) {
+			depth--;
+			fast_jctx_pop(&c, olds[depth]);
+			rlen = rlens[depth];
+			ref[rlen] = '\0';
+		} else {
+			char comp[96];
+			size_t k = (size_t)((x >> 40) % 6);
+			int n;
+			if (k < 5) {
+				olds[depth] = fast_jctx_push_key(&c, keys[k]);
+				snprintf(comp, sizeof comp, "%s", shown[k]);
+			} else {
+				size_t index = (size_t)(x >> 20) >> ((x >> 8) % 40);
+				olds[depth] = fast_jctx_push_index(&c, index);
+				snprintf(comp, sizeof comp, "%zu", index);
+			}
+			rlens[depth++] = rlen;
+			n = snprintf(ref + rlen, sizeof ref - rlen, "/%s", comp);
+			rlen = n < 0 || (size_t)n >= sizeof ref - rlen ? sizeof ref - 1 : rlen + (size_t)n;
+		}
+		bad += c.len != rlen || strcmp(c.path, ref) != 0;
+		cut += rlen == sizeof ref - 1;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(cut > 0); /* the full path was reached, and cut */
+}
+
 UNIT_MAIN("json",
 	  UNIT_TEST(test_json__syntax_error_has_line_and_column),
 	  UNIT_TEST(test_json__unknown_duplicate_and_case),
@@ -250,4 +297,5 @@ UNIT_MAIN("json",
 	  UNIT_TEST(test_json__invalid_utf8_is_refused_with_its_path),
 	  UNIT_TEST(test_json__put_string_escapes),
 	  UNIT_TEST(test_json__put_double_is_shortest_exact),
-	  UNIT_TEST(test_json__renamed_key))
+	  UNIT_TEST(test_json__renamed_key),
+	  UNIT_TEST(test_json__path_matches_naive_reference))
