@@ -27,7 +27,8 @@ const char cmd_compare_usage[] =
 	"FAST).  Every algorithm's synthesis time is measured (the median thread-CPU\n"
 	"time of 15 compiles after one warm-up) and reported with its time including\n"
 	"it; auto's is its decision's median plus the chosen schedule's synthesis.\n"
-	"Several matrices: a totals table (sums).\n"
+	"Several matrices: a totals table (sums); traffic of several kinds (token\n"
+	"dispatch and combine) first a totals table per kind.\n"
 	"\n"
 	"  --algos LIST       comma-separated algorithms (default: all, listed below);\n"
 	"                     NAME:OPT=VALUE[:OPT=VALUE] runs NAME with those compiler\n"
@@ -290,6 +291,7 @@ static int compare_one(const struct opts *o, const struct fast_topo *t,
 	return 0;
 }
 
+/* matrix < 0: a total row, label "total" or the kind it sums */
 static void print_csv_rows(const struct opts *o, int64_t matrix, const char *label,
 			   const struct cell *c, double bound_s)
 {
@@ -299,7 +301,7 @@ static void print_csv_rows(const struct opts *o, int64_t matrix, const char *lab
 		if (matrix >= 0)
 			printf("%lld,%s,", (long long)matrix, label);
 		else
-			printf("total,total,");
+			printf("total,%s,", label);
 		printf("%s,%.9g,%.6g,%.9g,%.6g,", o->algos[k], c[k].time_s, c[k].algbw, bound_s,
 		       bound_s > 0 ? c[k].time_s / bound_s : 0.0);
 		if (f && f->time_s > 0)
@@ -326,6 +328,8 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 	printf("%s  {", first ? "" : ",\n");
 	if (matrix >= 0)
 		printf("\"matrix\": %lld, \"label\": \"%s\", ", (long long)matrix, label);
+	else if (strcmp(label, "total") != 0)
+		printf("\"matrix\": \"total\", \"kind\": \"%s\", ", label);
 	else
 		printf("\"matrix\": \"total\", ");
 	printf("\"bound_s\": ");
@@ -376,7 +380,10 @@ int cmd_compare(int argc, char **argv)
 	struct fast_traffic tr = { 0 };
 	const char *algos = NULL; /* every algorithm of the table */
 	struct cell *cells = NULL, total[MAX_ALGOS];
-	double total_bound = 0;
+	/* the sums per matrix kind (enum fast_traffic_kind) */
+	struct cell kind_total[3][MAX_ALGOS];
+	double total_bound = 0, kind_bound[3] = { 0 };
+	uint32_t kind_count[3] = { 0 }, nkinds = 0;
 	unsigned given = 0;
 	struct cli_progress pr;
 	uint64_t done = 0;
@@ -433,6 +440,7 @@ int cmd_compare(int argc, char **argv)
 		return cli_fail(FAST_ENOMEM, "out of memory");
 	}
 	memset(total, 0, sizeof total);
+	memset(kind_total, 0, sizeof kind_total);
 	if (o.csv) {
 		printf("matrix,label,algo,time_s,algbw_GBps,bound_s,ratio,fast_speedup,bytes_out%s\n",
 		       o.timing ? ",synthesis_s,time_with_synthesis_s" : "");
@@ -453,10 +461,16 @@ int cmd_compare(int argc, char **argv)
 		if (rc != 0)
 			goto out;
 		total_bound += b.lp_s;
+		kind_bound[tr.m[m].kind] += b.lp_s;
+		nkinds += kind_count[tr.m[m].kind]++ == 0;
 		for (uint32_t k = 0; k < o.nalgos; k++) {
+			struct cell *kt = &kind_total[tr.m[m].kind][k];
 			total[k].time_s += c[k].time_s;
 			total[k].synth_s += c[k].synth_s;
 			total[k].bytes_out += c[k].bytes_out;
+			kt->time_s += c[k].time_s;
+			kt->synth_s += c[k].synth_s;
+			kt->bytes_out += c[k].bytes_out;
 		}
 		if (o.csv) {
 			print_csv_rows(&o, mi, tr.m[m].label, c, b.lp_s);
@@ -470,10 +484,24 @@ int cmd_compare(int argc, char **argv)
 			print_table(&o, title, c, b.lp_s, true);
 		}
 	}
+	/* totals: algbw over the whole trace is not defined; report 0 (the
+	 * cells' algbw is 0 from the memsets) */
+	for (uint32_t kind = 0; nkinds > 1 && kind < 3; kind++) {
+		const char *name = fast_traffic_kind_name((enum fast_traffic_kind)kind);
+		if (!kind_count[kind])
+			continue;
+		if (o.csv) {
+			print_csv_rows(&o, -1, name, kind_total[kind], kind_bound[kind]);
+		} else if (o.in.json) {
+			print_json_block(&o, -1, name, kind_total[kind], NULL, kind_bound[kind], false);
+		} else {
+			char title[128];
+			snprintf(title, sizeof title, "\ntotal over the %s matrices (%u; sum of times; algbw "
+				 "not applicable)", name, kind_count[kind]);
+			print_table(&o, title, kind_total[kind], kind_bound[kind], true);
+		}
+	}
 	if (tr.count > 1) {
-		/* totals: algbw over the whole trace is not defined; report 0 */
-		for (uint32_t k = 0; k < o.nalgos; k++)
-			total[k].algbw = 0;
 		if (o.csv)
 			print_csv_rows(&o, -1, "total", total, total_bound);
 		else if (o.in.json)

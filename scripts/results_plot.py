@@ -755,11 +755,11 @@ TOKEN_ALGOS = ["fanout", "nccl", "pxn", "hier", "fast:dedup=gpu", "fast"]
 
 def fig_tokens(p, rows):
     """scripts/token_study.sh's tokens.csv: per preset, the total time / token
-    LP bound of each schedule over the 26 layers of each (EP, phase), the
-    total rows `fast compare` wrote."""
+    LP bound of each schedule over the 26 layers of each (EP, phase): the
+    per-kind total rows `fast compare` wrote."""
     for preset in sorted({r["preset"] for r in rows}):
-        tot = {(int(r["ep"]), r["phase"], r["algo"]): float(r["ratio"]) for r in rows
-               if r["preset"] == preset and r["matrix"] == "total"}
+        tot = {(int(r["ep"]), r["label"], r["algo"]): float(r["ratio"]) for r in rows
+               if r["preset"] == preset and r["matrix"] == "total" and r["label"] != "total"}
         cells = sorted({(ep, ph) for ep, ph, _ in tot}, key=lambda c: (c[0], c[1] != "dispatch"))
         algos = [a for a in TOKEN_ALGOS if any(k[2] == a for k in tot)]
         ys = [{i + 1: tot.get(c + (a,), float("nan")) for i, c in enumerate(cells)} for a in algos]
