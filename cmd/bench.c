@@ -6,8 +6,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 
 #include "bench.h"
 #include "builtin.h"
@@ -43,43 +41,6 @@ const char cmd_bench_usage[] =
 	"  --quick    small sizes and few repeats (CI)\n"
 	"  --json     one JSON object keyed by section on stdout\n"
 	"  --strict   exit 1 when a stated performance target is missed\n";
-
-void bench_stats_of(double *x, size_t n, struct bench_stats *st)
-{
-	/* insertion sort: n is a handful of repeats */
-	for (size_t i = 1; i < n; i++) {
-		double v = x[i];
-		size_t j = i;
-		while (j > 0 && x[j - 1] > v) {
-			x[j] = x[j - 1];
-			j--;
-		}
-		x[j] = v;
-	}
-	st->min = x[0];
-	st->max = x[n - 1];
-	st->median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
-	st->q1 = x[(n - 1) / 4];
-	st->q3 = x[(3 * (n - 1) + 3) / 4 < n ? (3 * (n - 1) + 3) / 4 : n - 1];
-}
-
-unsigned long long bench_peak_rss(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru) != 0)
-		return 0;
-	return (unsigned long long)ru.ru_maxrss * 1024ull; /* Linux: KiB */
-}
-
-double bench_cpu_now(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return fast_now();
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int bench_random_plan(const char *algo, uint32_t servers, uint32_t gpus, struct fast_topo *t,
 		      struct fast_traffic *tr, struct fast_plan *p, struct fast_err *err)

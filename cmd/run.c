@@ -64,6 +64,16 @@ const char cmd_run_usage[] =
 	"  --device D         GPU backends: device ordinal (default local rank mod count)\n"
 	"  --json             machine-readable results\n"
 	"\n"
+	"Token traffic (dispatch and combine matrices of token groups) runs as tokens\n"
+	"with a token plan (replayed, or compiled on the fly by fast and hier, which\n"
+	"deduplicate per server from the groups gathered from every rank's own: a\n"
+	"rank knows its tokens' destinations): buffers per group, dispatch rows carry\n"
+	"their token's identity (group, token, byte) to every destination GPU, combine\n"
+	"contributions of (group, destination, byte) are summed at the source with\n"
+	"byte-wise wrapping adds (host backend only), and #wrong counts bad bytes of\n"
+	"the rows or sums; size is that of the per-GPU byte matrix.  With a byte plan\n"
+	"or another algorithm it runs that byte matrix.  Not with -b/-e/-f.\n"
+	"\n"
 	"Columns (nccl-tests' definitions): size = largest per-GPU max(send, receive)\n"
 	"bytes, a GPU's chunk to itself included (as fast sim counts it), count =\n"
 	"elements (bytes), time = mean over iterations of the slowest rank (us),\n"
@@ -402,10 +412,27 @@ int cmd_run(int argc, char **argv)
 		st = 3;
 		goto out;
 	}
-	/* a plan for every matrix, found before anything runs */
+	/* a plan for every matrix, of its kind (a token plan serves a matrix
+	 * of its kind, a byte plan any), found before anything runs */
 	for (uint32_t m = 0; in.have_ps && m < in.t.count; m++) {
-		if (!cli_plan_for(&in.ps, &in.o.in, m, in.t.count, &err)) {
+		const struct fast_plan *p = cli_plan_for(&in.ps, &in.o.in, m, in.t.count, &err);
+		if (p && fast_plan_fits_matrix(p, &in.t.m[m], in.t.ng, &err) < 0) {
+			fast_err_prefix(&err, "%s: /plans/%u", in.o.in.plan_path, (uint32_t)(p - in.ps.plans));
+			p = NULL;
+		}
+		if (!p) {
 			st = run_report_agreed(&c, 3, &err);
+			goto out;
+		}
+	}
+	/* token traffic run as tokens has a size of its own: its groups */
+	for (uint32_t m = 0; in.o.sweep && m < in.t.count; m++) {
+		const struct fast_plan *p = in.have_ps ? cli_plan_for(&in.ps, &in.o.in, m, in.t.count, NULL) : NULL;
+		if (run_as_tokens(&c, &in.t.m[m], p)) {
+			if (c.rank == 0)
+				cli_usage_error("run", "-b/-e/-f scale byte matrices, and matrix %u ('%s') runs as token groups: run it without -b/-e/-f",
+						m, in.t.m[m].label);
+			st = 2;
 			goto out;
 		}
 	}

@@ -47,6 +47,7 @@ struct run_row {
 	uint64_t *staging_rank; /* per rank (rank 0 only; owned by the row) */
 	uint32_t passes, waves;
 	uint64_t hits, lookups;
+	enum fast_traffic_kind moves; /* bytes, or the token groups of a dispatch / combine */
 };
 
 /* A failure said once: every rank learns the worst (largest) exit status
@@ -54,11 +55,19 @@ struct run_row {
  * Returns that status. */
 int run_report_agreed(const struct run_ctx *c, int st, const struct fast_err *err);
 /* Measure one row: matrix D (ng x ng, every rank's copy alike) compiled or
- * replayed (c->plan), run -w + -n times and checked (-c).  out is written
+ * replayed (c->plan), run -w + -n times and checked (-c); with m (token
+ * traffic whose byte matrix is D, run_as_tokens) its groups instead.  out is written
  * (its staging_rank owned by the caller, freed even on failure); returns
  * the agreed exit status. */
 int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uint64_t *D,
-		struct run_row *out);
+		const struct fast_matrix *m, struct run_row *out);
+/* Does matrix m run as tokens, m passed to run_measure (a token program
+ * over its groups, buffers per group), rather than over its per-GPU byte
+ * matrix?  When m is token traffic and not run by MPI_Alltoallv: with
+ * plan (replayed, may be NULL) a token plan, on the fly an algorithm that
+ * compiles token plans (fast, hier: deduplicated per server). */
+bool run_as_tokens(const struct run_ctx *c, const struct fast_matrix *m,
+		   const struct fast_plan *plan);
 /* Bytes of memory this host has available ($FAST_MEM_AVAILABLE, else
  * /proc/meminfo's MemAvailable, else the free pages); 0 when unknown, *from
  * says which. */

@@ -53,38 +53,197 @@ int run_report_agreed(const struct run_ctx *c, int st, const struct fast_err *er
 	return out[0];
 }
 
-/* Prepare the program (on-the-fly: from the gathered rows) and run once. */
-static int prepare(struct run_ctx *c, const uint64_t *row_counts, const uint64_t *col_counts,
-		   uint64_t *Dg, struct fast_prog **prog, struct fast_err *err)
+/* What one row moves: a byte matrix (buffers per peer, the byte pattern
+ * of (source, destination, offset)) or, run by a token program, a token
+ * matrix (buffers per group, prog.h's token patterns).  Either way every
+ * rank starts from what it knows alone: its row of send counts, or the
+ * groups whose tokens it owns (its routing), gathered each call. */
+struct work {
+	const uint64_t *D;            /* bytes */
+	const struct fast_matrix *m;  /* tokens (the groups the program serves); NULL: bytes */
+	struct fast_matrix sorted;    /* tokens on the fly from a file not in src order: m's
+				       * groups stably sorted by src (owned), what the
+				       * gather gives */
+	bool gather;                  /* tokens: served as gathered from every rank's own */
+	struct fast_matrix mine;      /* tokens: this rank's groups (a view into m) */
+	struct fast_matrix gathered;  /* tokens: every rank's, as gathered */
+	uint64_t *row, *col, *Dg;     /* bytes: own counts, the gathered matrix */
+	uint32_t nmsg;                /* displacements: peers or groups */
+	uint64_t *sd, *rd, stot, rtot;
+};
+
+static void gathered_free(struct work *w)
+{
+	free(w->gathered.bytes);
+	free(w->gathered.groups);
+	free(w->gathered.dsts);
+	memset(&w->gathered, 0, sizeof w->gathered);
+}
+
+static void work_free(struct work *w)
+{
+	gathered_free(w);
+	free(w->sorted.groups);
+	free(w->row);
+	free(w->col);
+	free(w->Dg);
+	free(w->sd);
+	free(w->rd);
+}
+
+/* The buffers' layout on this rank (its counts, displacements, totals). */
+static int work_init(struct run_ctx *c, struct work *w, const uint64_t *D,
+		     const struct fast_matrix *m, struct fast_err *err)
+{
+	uint32_t ng = (uint32_t)c->size, r = (uint32_t)c->rank;
+
+	memset(w, 0, sizeof *w);
+	w->D = D;
+	w->m = m;
+	if (m) {
+		/* Gathered, the groups come in rank order, each rank's in its
+		 * order: the file's order when it is by src (as tools write
+		 * it).  Otherwise a replayed plan, which names the file's
+		 * groups, serves the file's matrix as every rank loaded it, and
+		 * on the fly the program serves the groups sorted by src. */
+		bool by_src = true;
+		for (uint32_t k = 1; k < m->ngroups && by_src; k++)
+			by_src = m->groups[k - 1].src <= m->groups[k].src;
+		w->gather = by_src || !c->plan;
+		if (!by_src && !c->plan) {
+			uint64_t *at = fast_calloc((size_t)ng + 1, sizeof *at);
+			w->sorted = *m;
+			w->sorted.groups = fast_calloc(m->ngroups, sizeof *w->sorted.groups);
+			if (!at || !w->sorted.groups) {
+				free(at);
+				return fast_err_set(err, FAST_ENOMEM, "run: out of memory");
+			}
+			/* counting sort: stable */
+			for (uint32_t k = 0; k < m->ngroups; k++)
+				at[m->groups[k].src + 1]++;
+			for (uint32_t s = 0; s < ng; s++)
+				at[s + 1] += at[s];
+			for (uint32_t k = 0; k < m->ngroups; k++)
+				w->sorted.groups[at[m->groups[k].src]++] = m->groups[k];
+			free(at);
+			w->m = m = &w->sorted;
+		}
+	}
+	w->nmsg = m ? m->ngroups : ng;
+	w->sd = fast_calloc(w->nmsg + 1, sizeof *w->sd);
+	w->rd = fast_calloc(w->nmsg + 1, sizeof *w->rd);
+	if (!m) {
+		w->row = fast_calloc(ng, sizeof *w->row);
+		w->col = fast_calloc(ng, sizeof *w->col);
+		w->Dg = fast_calloc((size_t)ng * ng, sizeof *w->Dg);
+	}
+	if (!w->sd || !w->rd || (!m && (!w->row || !w->col || !w->Dg)))
+		return fast_err_set(err, FAST_ENOMEM, "run: out of memory");
+	for (uint32_t i = 0; i < w->nmsg; i++) {
+		uint64_t s, v;
+		if (m) {
+			bool snd, rcv;
+			fast_token_role(m, i, r, &snd, &rcv);
+			s = snd ? fast_group_bytes(m, i) : 0;
+			v = rcv ? fast_group_bytes(m, i) : 0;
+		} else {
+			s = w->row[i] = D[(size_t)r * ng + i];
+			v = w->col[i] = D[(size_t)i * ng + r];
+		}
+		w->sd[i] = w->stot;
+		w->rd[i] = w->rtot;
+		w->stot += s;
+		w->rtot += v;
+	}
+	if (m) {
+		/* groups are in ascending src now: this rank's are a run */
+		uint32_t k = 0;
+		while (k < m->ngroups && m->groups[k].src < r)
+			k++;
+		w->mine = *m;
+		w->mine.groups = m->groups + k;
+		for (w->mine.ngroups = 0; k + w->mine.ngroups < m->ngroups &&
+					  m->groups[k + w->mine.ngroups].src == r;)
+			w->mine.ngroups++;
+	}
+	return 0;
+}
+
+static void work_fill(const struct run_ctx *c, const struct work *w, uint8_t *hs)
+{
+	uint32_t r = (uint32_t)c->rank;
+
+	for (uint32_t i = 0; i < w->nmsg; i++) {
+		if (w->m) {
+			bool snd, rcv;
+			int bit = fast_token_role(w->m, i, r, &snd, &rcv);
+			for (uint64_t k = 0; snd && k < fast_group_bytes(w->m, i); k++)
+				hs[w->sd[i] + k] = fast_token_send_byte(w->m, i, bit, k);
+		} else {
+			for (uint64_t k = 0; k < w->row[i]; k++)
+				hs[w->sd[i] + k] = pattern(r, i, k);
+		}
+	}
+}
+
+static uint64_t work_wrong(const struct run_ctx *c, const struct work *w, const uint8_t *hr)
+{
+	uint32_t r = (uint32_t)c->rank;
+	uint64_t wrong = 0;
+
+	for (uint32_t i = 0; i < w->nmsg; i++) {
+		if (w->m) {
+			bool snd, rcv;
+			fast_token_role(w->m, i, r, &snd, &rcv);
+			for (uint64_t k = 0; rcv && k < fast_group_bytes(w->m, i); k++)
+				wrong += hr[w->rd[i] + k] != fast_token_expect_byte(w->m, i, k);
+		} else {
+			for (uint64_t k = 0; k < w->col[i]; k++)
+				wrong += hr[w->rd[i] + k] != pattern(i, r, k);
+		}
+	}
+	return wrong;
+}
+
+/* Prepare the program from what every rank knows alone, gathered: its send
+ * counts (the matrix), or its groups (the token matrix). */
+static int prepare(struct run_ctx *c, struct work *w, struct fast_prog **prog,
+		   struct fast_err *err)
 {
 	int rc;
 
+	if (w->m && !w->gather)
+		return fast_exec_prepare_tokens(c->x, c->plan, w->m, prog, err);
+	if (w->m) {
+		gathered_free(w);
+		if ((rc = fast_exec_gather_groups(c->x, &w->mine, &w->gathered, err)) < 0)
+			return rc;
+		return fast_exec_prepare_tokens(c->x, c->plan, &w->gathered, prog, err);
+	}
 	/* the real MoE case: every rank knows only its own send counts */
-	if ((rc = fast_exec_gather_matrix(c->x, row_counts, col_counts, Dg, err)) < 0)
+	if ((rc = fast_exec_gather_matrix(c->x, w->row, w->col, w->Dg, err)) < 0)
 		return rc;
-	if (!c->mpi && (rc = fast_exec_prepare(c->x, c->plan, Dg, prog, err)) < 0)
+	if (!c->mpi && (rc = fast_exec_prepare(c->x, c->plan, w->Dg, prog, err)) < 0)
 		return rc;
 	return 0;
 }
 
 /* One collective, timed; prepared: prepare() was just called for it (the
  * first call of a row, prepared before the buffers were allocated). */
-static int one_op(struct run_ctx *c, bool prepared, const uint64_t *row_counts,
-		  const uint64_t *col_counts, uint64_t *Dg, const void *sb, const uint64_t *sd,
-		  void *rb, const uint64_t *rd, struct fast_prog **prog, double *elapsed,
-		  struct fast_err *err)
+static int one_op(struct run_ctx *c, bool prepared, struct work *w, const void *sb, void *rb,
+		  struct fast_prog **prog, double *elapsed, struct fast_err *err)
 {
 	int rc;
 	double t0;
 
-	if (!prepared && (rc = prepare(c, row_counts, col_counts, Dg, prog, err)) < 0)
+	if (!prepared && (rc = prepare(c, w, prog, err)) < 0)
 		return rc;
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = MPI_Wtime();
-	if (c->mpi)
-		rc = fast_exec_run_mpi(c->x, Dg, sb, sd, rb, rd, err);
+	if (c->mpi && !w->m)
+		rc = fast_exec_run_mpi(c->x, w->Dg, sb, w->sd, rb, w->rd, err);
 	else
-		rc = fast_exec_run(c->x, *prog, sb, sd, rb, rd, err);
+		rc = fast_exec_run(c->x, *prog, sb, w->sd, rb, w->rd, err);
 	*elapsed = MPI_Wtime() - t0;
 	return rc;
 }
@@ -182,70 +341,57 @@ static int memory_agree(const struct run_ctx *c, uint64_t size, uint64_t stot, u
 
 /* One row: every rank's status, agreed and said once (run_report_agreed). */
 int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uint64_t *D,
-		   struct run_row *out)
+		const struct fast_matrix *m, struct run_row *out)
 {
 	struct run_opts *o = c->o;
-	uint32_t ng = (uint32_t)c->size, r = (uint32_t)c->rank;
-	uint64_t *row = NULL, *col = NULL, *sd = NULL, *rd = NULL, *Dg = NULL;
-	uint64_t stot = 0, rtot = 0, size = 0, wrong = 0, all_wrong = 0;
+	uint32_t ng = (uint32_t)c->size;
+	uint64_t size = 0, wrong = 0, all_wrong = 0;
 	uint8_t *hs = NULL, *hr = NULL;
 	void *sb = NULL, *rb = NULL;
 	double *times = NULL, synth = 0, sum = 0;
 	struct fast_prog *prog = NULL;
 	struct fast_exec_stats st0, st1;
 	struct fast_err err = { 0, "" };
+	struct work w;
 	int rc = 0, st = 0;
 
 	memset(out, 0, sizeof *out);
-	row = fast_calloc(ng, sizeof *row);
-	col = fast_calloc(ng, sizeof *col);
-	sd = fast_calloc(ng, sizeof *sd);
-	rd = fast_calloc(ng, sizeof *rd);
-	Dg = fast_calloc((size_t)ng * ng, sizeof *Dg);
 	times = fast_calloc(o->iters, sizeof *times);
-	if (!row || !col || !sd || !rd || !Dg || !times) {
+	if ((rc = work_init(c, &w, D, m, &err)) < 0)
+		goto done;
+	if (!times) {
 		rc = fast_err_set(&err, FAST_ENOMEM, "run: out of memory");
 		goto done;
-	}
-	for (uint32_t i = 0; i < ng; i++) {
-		row[i] = D[(size_t)r * ng + i];
-		col[i] = D[(size_t)i * ng + r];
-		sd[i] = stot;
-		rd[i] = rtot;
-		stot += row[i];
-		rtot += col[i];
 	}
 	size = fast_a2a_size(D, ng);
 	/* compiled before anything large is allocated: the staging arena is
 	 * known then, and a row that will not fit is refused up front */
 	fast_exec_get_stats(c->x, &st0);
 	st1 = st0;
-	if ((rc = prepare(c, row, col, Dg, &prog, &err)) < 0)
+	if ((rc = prepare(c, &w, &prog, &err)) < 0)
 		goto done;
-	if ((rc = memory_agree(c, size, stot, rtot, prog, &err)) < 0)
+	if ((rc = memory_agree(c, size, w.stot, w.rtot, prog, &err)) < 0)
 		goto done;
-	if ((rc = fast_exec_alloc(c->x, stot, &sb, &err)) < 0 ||
-	    (rc = fast_exec_alloc(c->x, rtot, &rb, &err)) < 0)
+	if ((rc = fast_exec_alloc(c->x, w.stot, &sb, &err)) < 0 ||
+	    (rc = fast_exec_alloc(c->x, w.rtot, &rb, &err)) < 0)
 		goto done;
-	hs = malloc(stot ? stot : 1);
-	hr = malloc(rtot ? rtot : 1);
+	hs = malloc(w.stot ? w.stot : 1);
+	hr = malloc(w.rtot ? w.rtot : 1);
 	if (!hs || !hr) {
 		rc = fast_err_set(&err, FAST_ENOMEM, "run: out of memory for %llu + %llu bytes",
-				  (unsigned long long)stot, (unsigned long long)rtot);
+				  (unsigned long long)w.stot, (unsigned long long)w.rtot);
 		goto done;
 	}
-	for (uint32_t d = 0; d < ng; d++)
-		for (uint64_t k = 0; k < row[d]; k++)
-			hs[sd[d] + k] = pattern(r, d, k);
-	if ((rc = fast_exec_upload(c->x, sb, hs, stot, &err)) < 0)
+	work_fill(c, &w, hs);
+	if ((rc = fast_exec_upload(c->x, sb, hs, w.stot, &err)) < 0)
 		goto done;
 	/* first call: compiled above (timed as synthesis), and verifies when -c 1 */
-	memset(hr, 0xff, rtot ? rtot : 1);
-	if ((rc = fast_exec_upload(c->x, rb, hr, rtot, &err)) < 0)
+	memset(hr, 0xff, w.rtot ? w.rtot : 1);
+	if ((rc = fast_exec_upload(c->x, rb, hr, w.rtot, &err)) < 0)
 		goto done;
 	{
 		double el;
-		rc = one_op(c, true, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err);
+		rc = one_op(c, true, &w, sb, rb, &prog, &el, &err);
 		if (rc < 0)
 			goto done;
 		{
@@ -255,20 +401,25 @@ int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uin
 		}
 	}
 	if (o->check) {
-		if ((rc = fast_exec_download(c->x, hr, rb, rtot, &err)) < 0)
+		if ((rc = fast_exec_download(c->x, hr, rb, w.rtot, &err)) < 0)
 			goto done;
-		for (uint32_t s = 0; s < ng; s++)
-			for (uint64_t k = 0; k < col[s]; k++)
-				wrong += hr[rd[s] + k] != pattern(s, r, k);
+		/* Fault injection for the test suite: FAST_TEST_CORRUPT_RANK=r
+		 * flips a bit of rank r's first received byte before the check,
+		 * so that tests can prove a wrong byte is counted and fails the
+		 * run. */
+		const char *corrupt = getenv("FAST_TEST_CORRUPT_RANK");
+		if (corrupt && *corrupt && atoi(corrupt) == c->rank && w.rtot)
+			hr[0] ^= 1;
+		wrong = work_wrong(c, &w, hr);
 	}
 	for (uint32_t i = 0; i < o->warmup; i++) {
 		double el;
-		if ((rc = one_op(c, false, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err)) < 0)
+		if ((rc = one_op(c, false, &w, sb, rb, &prog, &el, &err)) < 0)
 			goto done;
 	}
 	for (uint32_t i = 0; i < o->iters; i++) {
 		double el, worst = 0;
-		if ((rc = one_op(c, false, row, col, Dg, sb, sd, rb, rd, &prog, &el, &err)) < 0)
+		if ((rc = one_op(c, false, &w, sb, rb, &prog, &el, &err)) < 0)
 			goto done;
 		MPI_Allreduce(&el, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 		times[i] = worst;
@@ -280,7 +431,7 @@ int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uin
 		uint64_t stg = 0, stg_max = 0;
 		double syn_max = 0;
 		fast_exec_get_stats(c->x, &st2);
-		if (!c->mpi) {
+		if (!c->mpi || m) {
 			struct fast_prog_info info;
 			fast_prog_info(prog, &info);
 			stg = info.staging_bytes;
@@ -301,7 +452,7 @@ int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uin
 	out->matrix = matrix;
 	snprintf(out->label, sizeof out->label, "%s", label);
 	out->size = size;
-	out->total = stot;
+	out->total = w.stot;
 	out->time_us = sum / o->iters * 1e6;
 	out->median_us = (o->iters % 2 ? times[o->iters / 2]
 				       : (times[o->iters / 2 - 1] + times[o->iters / 2]) / 2) * 1e6;
@@ -312,17 +463,14 @@ int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uin
 		out->busbw = bw.busbw_GBps;
 	}
 	out->wrong = all_wrong;
+	out->moves = m ? m->kind : FAST_TRAFFIC_BYTES;
 done:
 	st = run_report_agreed(c, rc < 0 ? fast_err_exit_status(rc) : 0, &err);
 	fast_exec_free(c->x, sb);
 	fast_exec_free(c->x, rb);
 	free(hs);
 	free(hr);
-	free(row);
-	free(col);
-	free(sd);
-	free(rd);
-	free(Dg);
+	work_free(&w);
 	free(times);
 	return st;
 }

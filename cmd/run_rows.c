@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include "lib/json.h"
+#include "lib/algo.h"
 #include "run.h"
 
 /* --- output -------------------------------------------------------------------------- */
@@ -92,9 +93,10 @@ static void print_json(const struct run_ctx *c, const struct run_row *rows, size
 		fast_json_put_double(stdout, w->busbw);
 		printf(", \"wrong\": %llu, \"synthesis_s\": ", (unsigned long long)w->wrong);
 		fast_json_put_double(stdout, w->synth_us / 1e6);
-		printf(", \"staging_bytes\": %llu, \"passes\": %u, \"waves\": %u, \"cache_hits\": %llu, "
-		       "\"cache_lookups\": %llu",
-		       (unsigned long long)w->staging, w->passes, w->waves, (unsigned long long)w->hits,
+		printf(", \"staging_bytes\": %llu, \"passes\": %u, \"waves\": %u, \"moves\": \"%s\", "
+		       "\"cache_hits\": %llu, \"cache_lookups\": %llu",
+		       (unsigned long long)w->staging, w->passes, w->waves,
+		       fast_traffic_kind_name(w->moves), (unsigned long long)w->hits,
 		       (unsigned long long)w->lookups);
 		if (w->staging_rank) {
 			printf(", \"staging_bytes_per_rank\": [");
@@ -199,6 +201,19 @@ static uint64_t sweep_steps(const struct run_opts *o)
 	return n;
 }
 
+bool run_as_tokens(const struct run_ctx *c, const struct fast_matrix *m,
+		   const struct fast_plan *plan)
+{
+	const struct fast_algo *a;
+
+	if (m->kind == FAST_TRAFFIC_BYTES || c->mpi)
+		return false;
+	if (plan)
+		return plan->kind != FAST_TRAFFIC_BYTES;
+	a = fast_algo_find(c->o->algo);
+	return a && a->compile_tokens; /* fast_exec_opts' dedup: server */
+}
+
 int run_rows(struct run_ctx *c, const struct fast_traffic *t, const struct fast_planset *ps)
 {
 	struct run_opts *o = c->o;
@@ -233,7 +248,8 @@ int run_rows(struct run_ctx *c, const struct fast_traffic *t, const struct fast_
 				scale(t->m[m].bytes, ng, base, size, Ds);
 				D = Ds;
 			}
-			st = run_measure(c, orig, t->m[m].label, D, &w);
+			st = run_measure(c, orig, t->m[m].label, D,
+					 run_as_tokens(c, &t->m[m], c->plan) ? &t->m[m] : NULL, &w);
 			if (st) {
 				free(w.staging_rank);
 				break;

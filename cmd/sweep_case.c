@@ -312,10 +312,11 @@ int sweep_row_parse_version(const char *line, int version, struct sweep_row *r, 
 
 /* --- identity ---------------------------------------------------------------- */
 
-void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const uint64_t *D,
+void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const struct fast_matrix *M,
 		     const struct fast_algo_opts *ao, const struct sweep_eval *e)
 {
 	uint64_t ng = fast_topo_ngpus(t), h = FAST_HASH_INIT;
+	const uint64_t *D = M->bytes;
 
 	h = fast_hash_str(h, "fast results ident 2");
 	h = fast_hash_u64(h, fast_topo_hash(t));
@@ -335,6 +336,20 @@ void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const uint6
 	}
 	h = fast_hash_u64(h, e->sim.congestion);
 	h = fast_hash_double(h, e->sim.epsilon);
+	if (M->kind != FAST_TRAFFIC_BYTES) {
+		/* token traffic: the groups behind the bytes, and whether the
+		 * schedule dedups (byte rows hash as they always did) */
+		h = fast_hash_u64(h, (uint64_t)M->kind);
+		h = fast_hash_u64(h, M->token_bytes);
+		for (uint32_t g = 0; g < M->ngroups; g++) {
+			h = fast_hash_u64(h, M->groups[g].src);
+			h = fast_hash_u64(h, M->groups[g].ndst);
+			h = fast_hash_u64(h, M->groups[g].tokens);
+			for (uint32_t i = 0; i < M->groups[g].ndst; i++)
+				h = fast_hash_u64(h, M->dsts[M->groups[g].dst0 + i]);
+		}
+		h = fast_hash_u64(h, ao ? (uint64_t)ao->dedup : UINT64_MAX);
+	}
 	snprintf(r->ident, sizeof r->ident, "%016llx", (unsigned long long)h);
 }
 

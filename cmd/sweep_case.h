@@ -145,7 +145,7 @@ int sweep_case_run(const struct fast_topo *t, const struct fast_matrix *M, const
  * "options" string also records choices the compiler made, such as the
  * stage count, so a changed plan would never meet its baseline).  Call
  * it with the identity columns filled. */
-void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const uint64_t *D,
+void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const struct fast_matrix *M,
 		     const struct fast_algo_opts *ao, const struct sweep_eval *e);
 
 #endif

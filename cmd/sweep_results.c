@@ -210,13 +210,13 @@ int sweep_append_line(int fd, const char *line, size_t len)
 /* --- identity of a case ----------------------------------------------- */
 
 /* Fill the label and ident of row r (identity columns filled by
- * sweep_spec_case) of algorithm variant a in group g, whose matrix is D. */
-void sweep_case_measures(const struct sweep_spec *s, uint32_t g, uint32_t a, const uint64_t *D,
+ * sweep_spec_case) of algorithm variant a in group g, whose matrix is M. */
+void sweep_case_measures(const struct sweep_spec *s, uint32_t g, uint32_t a, const struct fast_matrix *M,
 			 const char *label, struct sweep_row *r)
 {
 	snprintf(r->label, sizeof r->label, "%s", label);
 	sweep_sanitize(r->label);
-	sweep_row_ident(r, &s->topos[s->groups[g].topo].topo, D, &s->algos[a].opts, &s->eval);
+	sweep_row_ident(r, &s->topos[s->groups[g].topo].topo, M, &s->algos[a].opts, &s->eval);
 }
 
 /* The traffic of the last group asked for (rows come in case order). */
@@ -234,7 +234,6 @@ static void upgrade_ident(const struct sweep_spec *s, uint64_t id, struct gen_ca
 	uint32_t lo = 0, hi = s->ngroups, m, a;
 	struct sweep_row r;
 	const struct fast_matrix *M;
-	const uint64_t *D;
 	const char *label = NULL;
 	struct fast_err err;
 
@@ -254,8 +253,7 @@ static void upgrade_ident(const struct sweep_spec *s, uint64_t id, struct gen_ca
 	sweep_spec_case(s, lo, id, &r, &m, &a);
 	if (!gc->ok || !(M = sweep_spec_matrix(s, lo, &gc->t, m, &label)))
 		return;
-	D = M->bytes;
-	sweep_case_measures(s, lo, a, D, label, &r);
+	sweep_case_measures(s, lo, a, M, label, &r);
 	snprintf(ident, len, "%s", r.ident);
 }
 

@@ -44,7 +44,7 @@ int sweep_results_open(const char *path, const struct sweep_keymap *km, uint64_t
 int sweep_append_line(int fd, const char *line, size_t len);
 /* Fill the label and ident of row r (identity columns filled by
  * sweep_spec_case) of algorithm variant a in group g, whose matrix is D. */
-void sweep_case_measures(const struct sweep_spec *s, uint32_t g, uint32_t a, const uint64_t *D,
+void sweep_case_measures(const struct sweep_spec *s, uint32_t g, uint32_t a, const struct fast_matrix *M,
 			 const char *label, struct sweep_row *r);
 /* Rewrite the results file of an older version (fd: its descriptor,
  * locked) in this version's columns before rows are appended to it. */

@@ -38,7 +38,7 @@ void sweep_run_case(const struct sweep_spec *s, uint32_t g, uint64_t id, uint32_
 				sweep_case_bound(t, M, &s->eval, bound);
 				*bounded = true;
 			}
-			sweep_case_measures(s, g, a, D, label, r);
+			sweep_case_measures(s, g, a, M, label, r);
 			r->bound_s = bound->bound_s;
 			r->closed_s = bound->closed_s;
 			if (strcmp(bound->status, "ok") != 0)
@@ -57,9 +57,10 @@ void sweep_run_case(const struct sweep_spec *s, uint32_t g, uint64_t id, uint32_
 
 void sweep_row_trace_identity(struct sweep_row *r, const struct fast_topo *t, const char *topo_name,
 			      const char *traffic_path, uint32_t matrix, const char *label,
-			      const uint64_t *D, const char *algo, const char *options,
+			      const struct fast_matrix *M, const char *algo, const char *options,
 			      const struct fast_algo_opts *ao, const struct sweep_eval *ev)
 {
+	const uint64_t *D = M->bytes;
 	uint32_t ng = fast_topo_ngpus(t);
 	uint64_t total = 0;
 
@@ -93,7 +94,7 @@ void sweep_row_trace_identity(struct sweep_row *r, const struct fast_topo *t, co
 		 r->topo, t->servers, t->gpus, t->up.bw_GBps, t->out.bw_GBps, r->traffic, matrix,
 		 r->algo, r->options);
 	sweep_sanitize(r->key);
-	sweep_row_ident(r, t, D, ao, ev);
+	sweep_row_ident(r, t, M, ao, ev);
 }
 
 void gate_case_eval(const struct fast_topo *t, const char *topo_name, const char *traffic_path,
@@ -106,7 +107,7 @@ void gate_case_eval(const struct fast_topo *t, const char *topo_name, const char
 	const uint64_t *D = M->bytes;
 
 	sweep_row_init(r);
-	sweep_row_trace_identity(r, t, topo_name, traffic_path, mi, M->label, D,
+	sweep_row_trace_identity(r, t, topo_name, traffic_path, mi, M->label, M,
 				 given ? given->algo : algo, given ? "plan" : options,
 				 given ? NULL : ao, ev);
 	x->base_s = NAN;

@@ -30,7 +30,7 @@ void sweep_run_case(const struct sweep_spec *s, uint32_t g, uint64_t id, uint32_
  * the same case in a sweep over this trace. */
 void sweep_row_trace_identity(struct sweep_row *r, const struct fast_topo *t, const char *topo_name,
 			      const char *traffic_path, uint32_t matrix, const char *label,
-			      const uint64_t *D, const char *algo, const char *options,
+			      const struct fast_matrix *M, const char *algo, const char *options,
 			      const struct fast_algo_opts *ao, const struct sweep_eval *ev);
 
 /* A matrix of `fast gate`: its row and what fails it. */

@@ -5,6 +5,7 @@
  * routing decides the counts each iteration, so the plan is compiled on
  * the fly and a repeated matrix costs only a cache lookup.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,122 @@ int fast_exec_gather_matrix(struct fast_exec *x, const uint64_t *sendcounts,
 		return fast_err_set(err, FAST_EINPUT,
 				    "send/receive counts disagree (rank %d reports which)", worst);
 	return 0;
+}
+
+/* Allgather of variable counts: every rank's n items of `size` bytes
+ * (type t) into all, counts[] and the displacements from them. */
+static int gatherv(MPI_Comm comm, const void *mine, int n, MPI_Datatype t, void *all,
+		   const int *counts, int size, struct fast_err *err)
+{
+	int *displs = fast_calloc((size_t)size, sizeof *displs), mrc;
+
+	if (!displs)
+		return fast_err_set(err, FAST_ENOMEM, "executor: out of memory");
+	for (int i = 1; i < size; i++)
+		displs[i] = displs[i - 1] + counts[i - 1];
+	mrc = MPI_Allgatherv(mine, n, t, all, counts, displs, t, comm);
+	free(displs);
+	return mrc == MPI_SUCCESS ? 0 : fast_err_set(err, FAST_ERUNTIME, "MPI_Allgatherv failed");
+}
+
+int fast_exec_gather_groups(struct fast_exec *x, const struct fast_matrix *mine,
+			    struct fast_matrix *out, struct fast_err *err)
+{
+	MPI_Comm comm = fast_exec_comm(x);
+	int n = 0, r = fast_exec_rank(x), bad = 0, any = 0, *cg = NULL, *cd = NULL, rc = 0;
+	uint64_t my[2] = { mine->ngroups, 0 }, *counts = NULL, (*gs)[2] = NULL, (*all)[2] = NULL;
+	uint64_t total_g = 0, total_d = 0;
+	uint32_t *ds = NULL;
+	struct fast_matrix m;
+
+	memset(&m, 0, sizeof m);
+	MPI_Comm_size(comm, &n);
+	for (uint32_t k = 0; k < mine->ngroups; k++) {
+		my[1] += mine->groups[k].ndst;
+		bad |= mine->groups[k].src != (uint32_t)r;
+	}
+	counts = fast_calloc(2 * (size_t)n, sizeof *counts);
+	cg = fast_calloc((size_t)n, sizeof *cg);
+	cd = fast_calloc((size_t)n, sizeof *cd);
+	gs = fast_calloc(mine->ngroups + 1, sizeof *gs);
+	ds = fast_calloc(my[1] + 1, sizeof *ds);
+	if (!counts || !cg || !cd || !gs || !ds)
+		bad = 2;
+	if (MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) {
+		rc = fast_err_set(err, FAST_ERUNTIME, "MPI_Allreduce failed");
+		goto out;
+	}
+	if (any) {
+		rc = bad == 2 ? fast_err_set(err, FAST_ENOMEM, "executor: out of memory")
+		     : bad ? fast_err_set(err, FAST_EINPUT, "rank %d gives groups of another source GPU", r)
+			   : fast_err_set(err, FAST_EINPUT, "a rank gave groups it is not the source of");
+		goto out;
+	}
+	for (uint32_t k = 0, d = 0; k < mine->ngroups; k++) {
+		const struct fast_group *g = &mine->groups[k];
+		gs[k][0] = g->ndst;
+		gs[k][1] = g->tokens;
+		memcpy(ds + d, mine->dsts + g->dst0, g->ndst * sizeof *ds);
+		d += g->ndst;
+	}
+	if (MPI_Allgather(my, 2, MPI_UINT64_T, counts, 2, MPI_UINT64_T, comm) != MPI_SUCCESS) {
+		rc = fast_err_set(err, FAST_ERUNTIME, "MPI_Allgather of group counts failed");
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		total_g += counts[2 * i];
+		total_d += counts[2 * i + 1];
+	}
+	/* MPI counts are int; alike on every rank */
+	if (total_g * 2 > INT_MAX || total_d > INT_MAX) {
+		rc = fast_err_set(err, FAST_ELIMIT, "executor: %llu groups are too many to gather",
+				  (unsigned long long)total_g);
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		cg[i] = (int)counts[2 * i] * 2;
+		cd[i] = (int)counts[2 * i + 1];
+	}
+	m.kind = mine->kind;
+	m.token_bytes = mine->token_bytes;
+	memcpy(m.label, mine->label, sizeof m.label);
+	m.ngroups = (uint32_t)total_g;
+	m.ndsts = (uint32_t)total_d;
+	all = fast_calloc(total_g + 1, sizeof *all);
+	m.groups = fast_calloc(total_g + 1, sizeof *m.groups);
+	m.dsts = fast_calloc(total_d + 1, sizeof *m.dsts);
+	m.bytes = fast_calloc((size_t)n * n, sizeof *m.bytes);
+	bad = !all || !m.groups || !m.dsts || !m.bytes;
+	if (MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || any) {
+		rc = bad ? fast_err_set(err, FAST_ENOMEM, "executor: out of memory for %llu groups",
+					(unsigned long long)total_g)
+			 : fast_err_set(err, FAST_ENOMEM, "another rank lacks memory for %llu groups",
+					(unsigned long long)total_g);
+		goto out; /* decided together: no rank waits in the gather */
+	}
+	if ((rc = gatherv(comm, gs, (int)mine->ngroups * 2, MPI_UINT64_T, all, cg, n, err)) < 0 ||
+	    (rc = gatherv(comm, ds, (int)my[1], MPI_UINT32_T, m.dsts, cd, n, err)) < 0)
+		goto out;
+	for (uint32_t i = 0, k = 0, d = 0; i < (uint32_t)n; i++)
+		for (uint64_t j = 0; j < counts[2 * i]; j++, k++) {
+			m.groups[k] = (struct fast_group){ i, d, (uint32_t)all[k][0], all[k][1] };
+			d += (uint32_t)all[k][0];
+		}
+	if ((rc = fast_matrix_bytes_from_groups(&m, (uint32_t)n, err)) < 0)
+		goto out;
+	*out = m;
+	memset(&m, 0, sizeof m);
+out:
+	free(m.groups);
+	free(m.dsts);
+	free(m.bytes);
+	free(counts);
+	free(cg);
+	free(cd);
+	free(gs);
+	free(all);
+	free(ds);
+	return rc;
 }
 
 int fast_alltoallv(const void *sendbuf, const uint64_t *sendcounts, const uint64_t *sdispls,

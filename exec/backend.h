@@ -60,6 +60,12 @@ struct fast_backend {
 			struct fast_err *err);
 	int (*copy)(struct fast_bctx *b, void *dst, const void *src, uint64_t n,
 		    struct fast_err *err);
+	/* combine sums (prog.h FAST_POP_ADD, FAST_POP_ZERO): dst += src byte-wise
+	 * with wrap, dst = 0.  NULL where the backend has no kernel for them:
+	 * programs with sums are then refused when prepared. */
+	int (*add)(struct fast_bctx *b, void *dst, const void *src, uint64_t n,
+		   struct fast_err *err);
+	int (*zero)(struct fast_bctx *b, void *dst, uint64_t n, struct fast_err *err);
 	int (*wave_begin)(struct fast_bctx *b, struct fast_err *err);
 	/* scale-up: peer on the same server */
 	int (*send_up)(struct fast_bctx *b, int peer, const void *buf, uint64_t n,

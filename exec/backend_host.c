@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "exec/backend.h"
+#include "exec/prog.h"
 
 static int reserve(struct fast_mpi_reqs *q, size_t more, struct fast_err *err)
 {
@@ -142,6 +143,23 @@ static int host_copy(struct fast_bctx *b, void *dst, const void *src, uint64_t n
 	return 0;
 }
 
+static int host_add(struct fast_bctx *b, void *dst, const void *src, uint64_t n,
+		    struct fast_err *err)
+{
+	(void)b;
+	(void)err;
+	fast_prog_add_bytes(dst, src, n);
+	return 0;
+}
+
+static int host_zero(struct fast_bctx *b, void *dst, uint64_t n, struct fast_err *err)
+{
+	(void)b;
+	(void)err;
+	memset(dst, 0, (size_t)n);
+	return 0;
+}
+
 static int host_nop(struct fast_bctx *b, struct fast_err *err)
 {
 	(void)b;
@@ -174,6 +192,8 @@ const struct fast_backend fast_backend_host = {
 	.upload = host_copy,
 	.download = host_copy,
 	.copy = host_copy,
+	.add = host_add,
+	.zero = host_zero,
 	.wave_begin = host_nop,
 	.send_up = host_send,
 	.recv_up = host_recv,

@@ -76,3 +76,20 @@ uint64_t fast_matrix_hash(uint64_t h, const uint64_t *D, uint32_t ng)
 	h = fast_hash_bytes(h, &ng, sizeof ng);
 	return fast_hash_bytes(h, D, (size_t)ng * ng * sizeof *D);
 }
+
+uint64_t fast_groups_hash(uint64_t h, const struct fast_matrix *m)
+{
+	uint32_t kind = (uint32_t)m->kind;
+
+	h = fast_hash_bytes(h, &kind, sizeof kind);
+	h = fast_hash_bytes(h, &m->token_bytes, sizeof m->token_bytes);
+	h = fast_hash_bytes(h, &m->ngroups, sizeof m->ngroups);
+	for (uint32_t g = 0; g < m->ngroups; g++) {
+		const struct fast_group *gr = &m->groups[g];
+		h = fast_hash_bytes(h, &gr->src, sizeof gr->src);
+		h = fast_hash_bytes(h, &gr->ndst, sizeof gr->ndst);
+		h = fast_hash_bytes(h, &gr->tokens, sizeof gr->tokens);
+		h = fast_hash_bytes(h, m->dsts + gr->dst0, gr->ndst * sizeof *m->dsts);
+	}
+	return h;
+}

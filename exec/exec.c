@@ -324,7 +324,15 @@ int fast_exec_download(struct fast_exec *x, void *host, const void *src, uint64_
 
 /* --- prepare ------------------------------------------------------------------ */
 
-static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D)
+/* What a prepared program serves: a byte matrix, or a token matrix's
+ * groups (m, kind DISPATCH or COMBINE). */
+struct serves {
+	const uint64_t *D;
+	const struct fast_matrix *m;
+};
+
+static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan,
+		       const struct serves *sv)
 {
 	uint32_t ng = x->topo.servers * x->topo.gpus;
 	uint64_t h = FAST_HASH_INIT;
@@ -336,7 +344,8 @@ static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan, 
 		h = fast_hash_bytes(h, &ph, sizeof ph);
 	} else {
 		const struct fast_algo_opts *o = &x->opts.algo_opts;
-		uint32_t fields[3] = { (uint32_t)o->stages, (uint32_t)o->order, (uint32_t)o->balance };
+		uint32_t fields[4] = { (uint32_t)o->stages, (uint32_t)o->order, (uint32_t)o->balance,
+				       (uint32_t)o->dedup };
 		h = fast_hash_bytes(h, x->algo, strlen(x->algo));
 		h = fast_hash_bytes(h, fields, sizeof fields);
 		h = fast_hash_bytes(h, &o->peers, sizeof o->peers);
@@ -344,7 +353,7 @@ static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan, 
 		h = fast_hash_bytes(h, &o->chunk_bytes, sizeof o->chunk_bytes);
 		h = fast_hash_bytes(h, &th, sizeof th);
 	}
-	return fast_matrix_hash(h, D, ng);
+	return sv->m ? fast_groups_hash(h, sv->m) : fast_matrix_hash(h, sv->D, ng);
 }
 
 /* The plan one prepare runs: compiled here (when none is given) or given,
@@ -365,16 +374,25 @@ static void prepared_close(struct prepared *pp)
 }
 
 /* Compile (when plan is NULL) or take plan, open its view, and prove a
- * given plan correct for this matrix (check.h): a wrong plan fails here,
- * on every rank, with the checker's message. */
-static int prepared_open(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
-			 struct prepared *pp, struct fast_err *err)
+ * given plan correct for what it serves (check.h): a wrong plan fails
+ * here, on every rank, with the checker's message. */
+static int prepared_open(struct fast_exec *x, const struct fast_plan *plan,
+			 const struct serves *sv, struct prepared *pp, struct fast_err *err)
 {
 	int rc;
 
 	memset(pp, 0, sizeof *pp);
 	if (!plan) {
-		rc = fast_compile(x->algo, &x->topo, D, &x->opts.algo_opts, &pp->compiled, err);
+		const struct fast_algo *a = fast_algo_find(x->algo);
+		if (sv->m && (!a || !a->compile_tokens || x->opts.algo_opts.dedup != FAST_DEDUP_SERVER))
+			rc = fast_err_set(err, FAST_EUSAGE,
+					  "algorithm '%s' compiles no token plans (with this dedup): run the token traffic's byte matrix",
+					  x->algo);
+		else
+			rc = sv->m ? fast_compile_matrix(x->algo, &x->topo, sv->m, &x->opts.algo_opts,
+							 &pp->compiled, err)
+				   : fast_compile(x->algo, &x->topo, sv->D, &x->opts.algo_opts,
+						  &pp->compiled, err);
 		if (rc < 0)
 			return rc;
 		pp->have_compiled = true;
@@ -382,22 +400,26 @@ static int prepared_open(struct fast_exec *x, const struct fast_plan *plan, cons
 	} else if ((rc = fast_plan_fits_topo(plan, &x->topo, err)) < 0) {
 		return rc;
 	}
-	if ((rc = fast_plan_view_open(&pp->v, plan, err)) < 0) {
+	/* token plans: their REDIST steps expand over the groups */
+	rc = sv->m ? fast_plan_view_open_m(&pp->v, plan, sv->m, x->topo.servers * x->topo.gpus, err)
+		   : fast_plan_view_open(&pp->v, plan, err);
+	if (rc < 0) {
 		prepared_close(pp);
 		return rc;
 	}
 	pp->open = true;
-	if (!pp->have_compiled && (rc = fast_plan_check_view(&pp->v, &x->topo, D, err)) < 0) {
+	if (!pp->have_compiled &&
+	    (rc = fast_plan_check_view(&pp->v, &x->topo, sv->D, err)) < 0) {
 		prepared_close(pp);
 		return rc;
 	}
 	return 0;
 }
 
-int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
-		      struct fast_prog **prog, struct fast_err *err)
+static int prepare(struct fast_exec *x, const struct fast_plan *plan, const struct serves *sv,
+		   struct fast_prog **prog, struct fast_err *err)
 {
-	uint64_t key = key_of(x, plan, D);
+	uint64_t key = key_of(x, plan, sv);
 	struct fast_prog *g = fast_cache_get(&x->cache, key);
 	struct prepared pp;
 	int hit = g != NULL, all_hit = 0, rc = 0;
@@ -417,7 +439,7 @@ int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const u
 		x->cache.misses++;
 	}
 	t0 = fast_now();
-	rc = prepared_open(x, plan, D, &pp, err);
+	rc = prepared_open(x, plan, sv, &pp, err);
 	rc = agree(x, rc, err);
 	if (rc < 0) {
 		prepared_close(&pp);
@@ -442,7 +464,12 @@ int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const u
 	for (;;) {
 		uint64_t staging = 0, worst = 0;
 		g = NULL;
-		rc = fast_prog_build(&pp.v, D, (uint32_t)x->rank, passes, &g, err);
+		rc = sv->m ? fast_prog_build_tokens(&pp.v, sv->m, (uint32_t)x->rank, passes, &g, err)
+			   : fast_prog_build(&pp.v, sv->D, (uint32_t)x->rank, passes, &g, err);
+		if (rc == 0 && g->sums && (!x->be->add || !x->be->zero))
+			rc = fast_err_set(err, FAST_EUSAGE,
+					  "the %s backend cannot sum combine contributions: run combine plans on the host backend",
+					  x->be->name);
 		rc = agree(x, rc, err);
 		if (rc < 0)
 			break;
@@ -482,6 +509,26 @@ int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const u
 	return 0;
 }
 
+int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
+		      struct fast_prog **prog, struct fast_err *err)
+{
+	struct serves sv = { D, NULL };
+
+	return prepare(x, plan, &sv, prog, err);
+}
+
+int fast_exec_prepare_tokens(struct fast_exec *x, const struct fast_plan *plan,
+			     const struct fast_matrix *m, struct fast_prog **prog,
+			     struct fast_err *err)
+{
+	struct serves sv = { NULL, m };
+
+	if (m->kind == FAST_TRAFFIC_BYTES)
+		return fast_err_set(err, FAST_EINPUT, "executor: matrix '%s' has no token groups",
+				    m->label);
+	return prepare(x, plan, &sv, prog, err);
+}
+
 /* --- run ------------------------------------------------------------------------ */
 
 static inline void *where(struct fast_exec *x, const struct fast_loc *l, const void *sendbuf,
@@ -494,6 +541,22 @@ static inline void *where(struct fast_exec *x, const struct fast_loc *l, const v
 		return (char *)recvbuf + rd[l->msg] + l->off;
 	default:
 		return (char *)x->arena + l->off;
+	}
+}
+
+static int run_copy(struct fast_exec *x, const struct fast_pcopy *c, const void *sendbuf,
+		    const uint64_t *sd, void *recvbuf, const uint64_t *rd, struct fast_err *err)
+{
+	void *dst = where(x, &c->dst, sendbuf, sd, recvbuf, rd);
+	const void *src = where(x, &c->src, sendbuf, sd, recvbuf, rd);
+
+	switch (c->op) {
+	case FAST_POP_ADD:
+		return x->be->add(x->bctx, dst, src, c->len, err);
+	case FAST_POP_ZERO:
+		return x->be->zero(x->bctx, dst, c->len, err);
+	default:
+		return x->be->copy(x->bctx, dst, src, c->len, err);
 	}
 }
 
@@ -520,11 +583,8 @@ int fast_exec_run(struct fast_exec *x, const struct fast_prog *g, const void *se
 	x->stats.plan_hash = g->plan_hash;
 	for (size_t w = 0; w < g->nwaves && rc == 0; w++) {
 		const struct fast_pwave *wv = &g->waves[w];
-		for (uint32_t i = 0; i < wv->npre && rc == 0; i++) {
-			const struct fast_pcopy *c = &g->copies[wv->pre0 + i];
-			rc = be->copy(b, where(x, &c->dst, sendbuf, sd, recvbuf, rd),
-				      where(x, &c->src, sendbuf, sd, recvbuf, rd), c->len, err);
-		}
+		for (uint32_t i = 0; i < wv->npre && rc == 0; i++)
+			rc = run_copy(x, &g->copies[wv->pre0 + i], sendbuf, sd, recvbuf, rd, err);
 		if (rc == 0 && (wv->nsend || wv->nrecv)) {
 			rc = be->wave_begin(b, err);
 			for (uint32_t i = 0; i < wv->nrecv && rc == 0; i++) {
@@ -542,11 +602,8 @@ int fast_exec_run(struct fast_exec *x, const struct fast_prog *g, const void *se
 			if (rc == 0)
 				rc = be->wave_end(b, err);
 		}
-		for (uint32_t i = 0; i < wv->npost && rc == 0; i++) {
-			const struct fast_pcopy *c = &g->copies[wv->post0 + i];
-			rc = be->copy(b, where(x, &c->dst, sendbuf, sd, recvbuf, rd),
-				      where(x, &c->src, sendbuf, sd, recvbuf, rd), c->len, err);
-		}
+		for (uint32_t i = 0; i < wv->npost && rc == 0; i++)
+			rc = run_copy(x, &g->copies[wv->post0 + i], sendbuf, sd, recvbuf, rd, err);
 	}
 	if (rc == 0)
 		rc = be->sync(b, err);

@@ -103,9 +103,21 @@ int fast_exec_download(struct fast_exec *x, void *host, const void *src, uint64_
 int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
 		      struct fast_prog **prog, struct fast_err *err);
 
+/* The same for token traffic m (kind DISPATCH or COMBINE, the same on
+ * every rank): plan is a token plan of m's kind (checked against m's
+ * groups), or NULL to compile one with opts->algo.  The program's buffers
+ * are per group (prog.h, fast_prog_build_tokens).  A program that sums
+ * (combine) needs a backend with add and zero (the host backend):
+ * FAST_EUSAGE elsewhere. */
+int fast_exec_prepare_tokens(struct fast_exec *x, const struct fast_plan *plan,
+			     const struct fast_matrix *m, struct fast_prog **prog,
+			     struct fast_err *err);
+
 /* Run a prepared program (collective).  sdispls[d] / rdispls[s] are byte
- * offsets into sendbuf / recvbuf (ng entries each).  FAST_ERUNTIME on an
- * MPI or device failure. */
+ * offsets into sendbuf / recvbuf (ng entries each; a token program's
+ * sdispls[g] / rdispls[g] are per group, prog->nmsgs entries, read only
+ * for the groups the rank sends / receives).  FAST_ERUNTIME on an MPI or
+ * device failure. */
 int fast_exec_run(struct fast_exec *x, const struct fast_prog *prog,
 		  const void *sendbuf, const uint64_t *sdispls,
 		  void *recvbuf, const uint64_t *rdispls, struct fast_err *err);
@@ -164,6 +176,18 @@ int fast_exec_agree(MPI_Comm comm, const struct fast_agree *f, size_t n, struct 
  * allocated) and check recvcounts (may be NULL: no check) collectively. */
 int fast_exec_gather_matrix(struct fast_exec *x, const uint64_t *sendcounts,
 			    const uint64_t *recvcounts, uint64_t *D, struct fast_err *err);
+
+/* Token traffic from every rank's own routing (the real MoE case: a rank
+ * knows its tokens' experts, that is the groups whose src it is): mine
+ * holds this rank's groups (src == its rank, dst0 indexing mine->dsts;
+ * kind and token_bytes alike on every rank), *out receives every rank's,
+ * in rank order and each rank's in its own order (ascending src: the
+ * group order of traffic.h), with its per-GPU byte matrix.  Collective;
+ * FAST_EINPUT on every rank when one gives a group of another src.  *out
+ * is written only on success; the caller frees its bytes, groups and
+ * dsts. */
+int fast_exec_gather_groups(struct fast_exec *x, const struct fast_matrix *mine,
+			    struct fast_matrix *out, struct fast_err *err);
 
 #if defined(FAST_WITH_CUDA)
 /* Stream-ordered device versions (GPU builds only).  Buffers are device

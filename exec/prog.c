@@ -32,6 +32,17 @@
  * locations are rewritten to arena offsets.  The arena is the high-water
  * mark.
  *
+ * Token plans (prog.h, fast_prog_build_tokens).  A value is (src, dst):
+ * message D[src][dst] of a byte plan, group src of a dispatch plan (dst
+ * 0), group src with the contributions of value id dst of a combine plan
+ * (the plan's distinct masks, sorted, then the sums no piece names).  What
+ * a value is to this rank decides everything else: own() (held from the
+ * start in the send buffer) and land() (where arriving bytes go: final
+ * into the receive buffer, held there for forwarding when a dispatch
+ * destination relays them; summed into the result at a combine src; else
+ * staging).  A REDUCE transfer is a new staging block: its first input
+ * copied, the others added.
+ *
  * Passes.  With passes = k > 1 the plan runs k times, pass j on the slice
  * [floor(j*M/k), floor((j+1)*M/k)) of every message of M bytes, chunks
  * merged (a chunk boundary inside a slice has no meaning), one pass after
@@ -121,33 +132,52 @@ struct block {
 	uint64_t born, last; /* waves (over all passes): filled, last read */
 };
 
+#define NO_BLOCK UINT32_MAX
+
+/* What happens to bytes that arrived, at the end of their wave. */
+enum { POST_NONE = 0, POST_COPY = 1, POST_ADD = 2 };
+
+/* Bytes arriving in a wave.  (src, dst) name the value: message D[src][dst]
+ * (byte plans), group src (dispatch, dst 0), group src with the
+ * contributions of value id dst (combine, builder.vals). */
 struct hold {
 	uint32_t src, dst;
 	uint64_t off, len;   /* message range */
 	uint64_t soff;       /* where it starts in its block */
-	uint32_t block;
-	uint32_t final;      /* 1: final bytes, copied out of staging at the wave's end */
+	uint32_t block;      /* NO_BLOCK: received straight into the receive buffer */
+	uint32_t post;       /* POST_*: copied out of staging into / summed into rmsg */
+	uint32_t keep;       /* 1: becomes a holding (readable by later sends) */
+	uint32_t rmsg;       /* receive-buffer message of post and of a holding there */
+	uint32_t at_recv;    /* the holding is the receive buffer's copy */
 };
 
-/* Where a holding (a record of the store, by id) lives: its block, and
- * where its first byte is in it. */
+/* Where a holding (a record of the store, by id) lives: its block and
+ * where its first byte is in it, or (block NO_BLOCK) the receive buffer's
+ * message rmsg at offset soff. */
 struct held_at {
 	uint64_t soff;
-	uint32_t block;
+	uint32_t block, rmsg;
 };
 
 struct builder {
 	const struct fast_plan *p;
-	const uint64_t *D;
+	const uint64_t *D;            /* byte plans */
+	const struct fast_matrix *m;  /* token plans */
+	enum fast_traffic_kind kind;
 	uint32_t rank, ng, gpus;
 	struct fast_prog *prog;
 	struct alloc arena;
 	struct block *blocks; size_t nblocks, cap_blocks;
-	struct fast_holds held;  /* message ranges in staging, keyed src * ng + dst */
+	struct fast_holds held;  /* value ranges held, keyed by hkey() */
 	struct held_at *at; size_t cap_at;
 	struct hold *pending; size_t npending, cap_pending;
 	uint64_t wave;         /* the wave being walked, counted over passes */
-	uint64_t *final_bytes; /* per src: bytes that reached this rank as final */
+	uint64_t *final_bytes; /* byte plans, per src: bytes that reached this rank as final */
+	/* token plans */
+	int32_t *dest_bit;     /* per group: this rank's index in Dest(g), -1 if none */
+	uint64_t *summed;      /* combine, per group at its src: bytes x contributions arrived */
+	uint32_t *vid;         /* combine: plan mask index -> value id */
+	uint64_t *vals; size_t nvals, nsorted, cap_vals; /* combine: distinct masks, sorted prefix */
 	/* scratch */
 	struct fast_piece *frags; size_t nfrags, cap_frags;
 	struct fast_piece *big; size_t nbig, cap_big;
@@ -157,15 +187,28 @@ struct builder {
 	struct fast_err *err;
 };
 
+static bool tokens(const struct builder *b)
+{
+	return b->kind != FAST_TRAFFIC_BYTES;
+}
+
+/* The store's key of value (src, dst) (struct hold). */
+static uint64_t hkey(const struct builder *b, uint32_t src, uint32_t dst)
+{
+	if (b->kind == FAST_TRAFFIC_BYTES)
+		return (uint64_t)src * b->ng + dst;
+	return (uint64_t)src << 32 | dst;
+}
+
 static int add_hold(struct builder *b, const struct hold *h)
 {
 	uint32_t id;
 
-	if (fast_holds_add(&b->held, (uint64_t)h->src * b->ng + h->dst, h->off, h->off + h->len,
-			   &id) < 0 ||
+	if (fast_holds_add(&b->held, hkey(b, h->src, h->dst), h->off, h->off + h->len, &id) < 0 ||
 	    FAST_GROW(b->at, b->cap_at, (size_t)id + 1) < 0)
 		return FAST_ENOMEM;
-	b->at[id] = (struct held_at){ h->soff, h->block };
+	b->at[id] = h->at_recv ? (struct held_at){ h->off, NO_BLOCK, h->rmsg }
+			       : (struct held_at){ h->soff, h->block, 0 };
 	return 0;
 }
 
@@ -185,20 +228,144 @@ static struct fast_loc stage_loc(uint32_t block, uint64_t off)
 	return (struct fast_loc){ LOC_STAGE, block, off };
 }
 
+/* --- values of combine plans ------------------------------------------------- */
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, c = *(const uint64_t *)y;
+
+	return (a > c) - (a < c);
+}
+
+/* The id of a set of contributions: its position among the plan's distinct
+ * masks (sorted), or after them for a sum no piece names (appended). */
+static int val_id(struct builder *b, uint64_t mask, uint32_t *id)
+{
+	size_t lo = 0, hi = b->nsorted;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (b->vals[mid] < mask)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < b->nsorted && b->vals[lo] == mask) {
+		*id = (uint32_t)lo;
+		return 0;
+	}
+	for (size_t i = b->nsorted; i < b->nvals; i++)
+		if (b->vals[i] == mask) {
+			*id = (uint32_t)i;
+			return 0;
+		}
+	if (PUSH(b->vals, b->nvals, b->cap_vals, mask))
+		return FAST_ENOMEM;
+	*id = (uint32_t)b->nvals - 1;
+	return 0;
+}
+
+static int values_init(struct builder *b)
+{
+	const struct fast_plan *p = b->p;
+
+	b->vid = fast_calloc(p->nmasks ? p->nmasks : 1, sizeof *b->vid);
+	b->vals = fast_calloc(p->nmasks ? p->nmasks : 1, sizeof *b->vals);
+	if (!b->vid || !b->vals)
+		return FAST_ENOMEM;
+	b->cap_vals = p->nmasks ? p->nmasks : 1;
+	memcpy(b->vals, p->masks, p->nmasks * sizeof *b->vals);
+	qsort(b->vals, p->nmasks, sizeof *b->vals, cmp_u64);
+	for (size_t i = 0; i < p->nmasks; i++)
+		if (b->nvals == 0 || b->vals[b->nvals - 1] != b->vals[i])
+			b->vals[b->nvals++] = b->vals[i];
+	b->nsorted = b->nvals;
+	for (size_t k = 0; k < p->nmasks; k++)
+		if (val_id(b, p->masks[k], &b->vid[k]) < 0)
+			return FAST_ENOMEM;
+	return 0;
+}
+
+/* --- what a value is to this rank ------------------------------------------ */
+
+/* Does this rank hold value (src, dst) from the start, in its send buffer
+ * (message *msg there)?  Byte plans: its own messages; dispatch: the
+ * groups it is the src of; combine: its own contribution. */
+static bool own(const struct builder *b, uint32_t src, uint32_t dst, uint32_t *msg)
+{
+	switch (b->kind) {
+	case FAST_TRAFFIC_BYTES:
+		*msg = dst;
+		return src == b->rank;
+	case FAST_TRAFFIC_DISPATCH:
+		*msg = src;
+		return b->m->groups[src].src == b->rank;
+	default:
+		*msg = src;
+		return b->dest_bit[src] >= 0 && b->vals[dst] == UINT64_C(1) << b->dest_bit[src];
+	}
+}
+
+/* What becomes of bytes of value (src, dst) that arrive at this rank. */
+enum { LAND_STAGE = 0, LAND_FINAL = 1, LAND_SUM = 2 };
+static int land(const struct builder *b, uint32_t src, uint32_t dst, uint32_t *rmsg)
+{
+	switch (b->kind) {
+	case FAST_TRAFFIC_BYTES:
+		*rmsg = src;
+		return dst == b->rank ? LAND_FINAL : LAND_STAGE;
+	case FAST_TRAFFIC_DISPATCH:
+		*rmsg = src;
+		return b->dest_bit[src] >= 0 && b->m->groups[src].src != b->rank ? LAND_FINAL
+										 : LAND_STAGE;
+	default:
+		*rmsg = src;
+		return b->m->groups[src].src == b->rank ? LAND_SUM : LAND_STAGE;
+	}
+}
+
+/* Fragment f arrives at this rank, in staging block blk at soff, or (blk
+ * NO_BLOCK, only for LAND_FINAL) straight into the receive buffer: what
+ * happens at the end of the wave is queued, final bytes are counted. */
+static int arrive(struct builder *b, const struct fast_piece *f, uint32_t blk, uint64_t soff)
+{
+	uint32_t rmsg;
+	int l = land(b, f->src, f->dst, &rmsg);
+	struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, POST_NONE, 1, rmsg, 0 };
+
+	if (l == LAND_FINAL) {
+		h.post = blk == NO_BLOCK ? POST_NONE : POST_COPY;
+		if (b->kind == FAST_TRAFFIC_BYTES) {
+			b->final_bytes[f->src] += f->len;
+			h.keep = 0; /* read from the receive buffer by source_segs */
+		} else {
+			h.at_recv = 1; /* forwarded on from the receive buffer */
+		}
+	} else if (l == LAND_SUM) {
+		h.post = POST_ADD;
+		b->summed[f->src] += f->len * (uint64_t)__builtin_popcountll(b->vals[f->dst]);
+	}
+	if (h.post == POST_NONE && !h.keep)
+		return 0;
+	return PUSH(b->pending, b->npending, b->cap_pending, h);
+}
+
 /* --- program output -------------------------------------------------------- */
 
 /* Copy c starts where l ends, on both sides. */
 static bool continues(const struct fast_pcopy *l, const struct fast_pcopy *c)
 {
-	return l->dst.kind == c->dst.kind && l->dst.msg == c->dst.msg &&
+	return l->op == c->op && l->dst.kind == c->dst.kind && l->dst.msg == c->dst.msg &&
 	       l->src.kind == c->src.kind && l->src.msg == c->src.msg &&
 	       l->dst.off + l->len == c->dst.off && l->src.off + l->len == c->src.off;
 }
 
-static int emit_copy(struct builder *b, struct fast_loc dst, struct fast_loc src, uint64_t len)
+static int emit_op(struct builder *b, uint32_t op, struct fast_loc dst, struct fast_loc src,
+		   uint64_t len)
 {
-	struct fast_pcopy c = { dst, src, len };
+	struct fast_pcopy c = { dst, src, len, op };
 	struct fast_prog *p = b->prog;
+
 
 	/* extend the previous copy of the same phase when both sides continue it */
 	if (p->ncopies > b->copy_floor && continues(&p->copies[p->ncopies - 1], &c)) {
@@ -208,6 +375,11 @@ static int emit_copy(struct builder *b, struct fast_loc dst, struct fast_loc src
 	return PUSH(p->copies, p->ncopies, p->cap_copies, c);
 }
 
+static int emit_copy(struct builder *b, struct fast_loc dst, struct fast_loc src, uint64_t len)
+{
+	return emit_op(b, FAST_POP_COPY, dst, src, len);
+}
+
 /* --- fragments of a transfer chunk --------------------------------------- */
 
 static uint64_t cut(uint64_t L, uint64_t c, uint64_t k)
@@ -215,30 +387,66 @@ static uint64_t cut(uint64_t L, uint64_t c, uint64_t k)
 	return (uint64_t)(((unsigned __int128)L * c) / k);
 }
 
-/* Fill b->frags with the message ranges of stream bytes [lo, hi) of
+/* The length of the message piece pc is a range of, in *M, and the value
+ * it names, in *f (its src and dst: a combine piece's mask index becomes
+ * a value id).  FAST_EINPUT for a piece outside the traffic. */
+static int piece_value(struct builder *b, const struct fast_piece *pc, uint64_t *M,
+		       struct fast_piece *f)
+{
+	*f = *pc;
+	if (b->kind == FAST_TRAFFIC_BYTES) {
+		if (pc->src >= b->ng || pc->dst >= b->ng)
+			return fast_err_set(b->err, FAST_EINPUT, "plan: piece of message %u->%u out of range",
+					    pc->src, pc->dst);
+		*M = b->D[(size_t)pc->src * b->ng + pc->dst];
+	} else {
+		if (pc->src >= b->m->ngroups)
+			return fast_err_set(b->err, FAST_EINPUT,
+					    "plan: piece of group %u, the traffic has %u groups", pc->src,
+					    b->m->ngroups);
+		if (b->kind == FAST_TRAFFIC_DISPATCH && pc->dst != 0)
+			return fast_err_set(b->err, FAST_EINPUT,
+					    "plan: dispatch piece of group %u with contributions %u (must be 0)",
+					    pc->src, pc->dst);
+		if (b->kind == FAST_TRAFFIC_COMBINE) {
+			uint32_t nd = b->m->groups[pc->src].ndst;
+			uint64_t mask = pc->dst < b->p->nmasks ? b->p->masks[pc->dst] : 0;
+			if (mask == 0 || (nd < 64 && mask >> nd))
+				return fast_err_set(b->err, FAST_EINPUT,
+						    "plan: combine piece of group %u: mask %u is not a non-empty set of its %u destinations",
+						    pc->src, pc->dst, nd);
+			f->dst = b->vid[pc->dst];
+		}
+		*M = fast_group_bytes(b->m, pc->src);
+	}
+	if (pc->off + pc->len < pc->off || pc->off + pc->len > *M)
+		return fast_err_set(b->err, FAST_EINPUT,
+				    "plan does not match the traffic: piece [%llu, +%llu) of %s %u->%u, which has %llu bytes",
+				    (unsigned long long)pc->off, (unsigned long long)pc->len,
+				    tokens(b) ? "group" : "message", pc->src, pc->dst,
+				    (unsigned long long)*M);
+	return 0;
+}
+
+/* Fill b->frags with the value ranges of stream bytes [lo, hi) of
  * transfer x, clipped to pass j of `passes`.  Returns the bytes. */
 static int fragments(struct builder *b, const struct fast_xfer *x, uint64_t lo, uint64_t hi,
 		     uint32_t j, uint32_t passes, uint64_t *total)
 {
 	const struct fast_plan *p = b->p;
 	uint64_t pos = 0, sum = 0;
+	int rc;
 
 	b->nfrags = 0;
 	for (uint32_t i = 0; i < x->npieces && pos < hi; i++) {
 		const struct fast_piece *pc = &p->pieces[x->piece0 + i];
 		uint64_t a = pos > lo ? pos : lo, e = pos + pc->len < hi ? pos + pc->len : hi;
 		uint64_t M, s0, s1, o0, o1;
+		struct fast_piece f;
 
 		if (a < e) {
-			if (pc->src >= b->ng || pc->dst >= b->ng)
-				return fast_err_set(b->err, FAST_EINPUT, "plan: piece of message %u->%u out of range",
-						    pc->src, pc->dst);
-			M = b->D[(size_t)pc->src * b->ng + pc->dst];
-			if (pc->off + pc->len < pc->off || pc->off + pc->len > M)
-				return fast_err_set(b->err, FAST_EINPUT,
-						    "plan does not match the traffic: piece [%llu, +%llu) of message %u->%u, which has %llu bytes",
-						    (unsigned long long)pc->off, (unsigned long long)pc->len,
-						    pc->src, pc->dst, (unsigned long long)M);
+			if ((rc = piece_value(b, pc, &M, &f)) < 0)
+				return rc;
 			o0 = pc->off + (a - pos);
 			o1 = pc->off + (e - pos);
 			s0 = cut(M, j, passes);
@@ -248,7 +456,8 @@ static int fragments(struct builder *b, const struct fast_xfer *x, uint64_t lo, 
 			if (o1 > s1)
 				o1 = s1;
 			if (o0 < o1) {
-				struct fast_piece f = { pc->src, pc->dst, o0, o1 - o0 };
+				f.off = o0;
+				f.len = o1 - o0;
 				if (PUSH(b->frags, b->nfrags, b->cap_frags, f))
 					return FAST_ENOMEM;
 				sum += o1 - o0;
@@ -284,32 +493,46 @@ static int add_seg(struct builder *b, struct fast_loc at, uint64_t len, uint32_t
 	return 0;
 }
 
-#define NO_BLOCK UINT32_MAX
-
 static int source_segs(struct builder *b, const struct fast_piece *f, uint32_t step)
 {
-	uint32_t r = b->rank;
+	uint32_t r = b->rank, msg;
 
-	if (f->src == r)
-		return add_seg(b, (struct fast_loc){ LOC_SEND, f->dst, f->off }, f->len, NO_BLOCK);
-	if (f->dst == r)
+	if (own(b, f->src, f->dst, &msg))
+		return add_seg(b, (struct fast_loc){ LOC_SEND, msg, f->off }, f->len, NO_BLOCK);
+	if (b->kind == FAST_TRAFFIC_BYTES && f->dst == r)
 		return add_seg(b, (struct fast_loc){ LOC_RECV, f->src, f->off }, f->len, NO_BLOCK);
 	/* the newest holding of each byte: every holding stays readable, its
 	 * block lives until its last reader */
 	for (uint64_t pos = f->off; pos < f->off + f->len;) {
-		uint32_t id = fast_holds_find(&b->held, (uint64_t)f->src * b->ng + f->dst, pos);
+		uint32_t id = fast_holds_find(&b->held, hkey(b, f->src, f->dst), pos);
 		const struct fast_hold *h;
 		const struct held_at *at;
 		uint64_t end, n;
-		if (id == FAST_HOLDS_END)
+		int rc;
+		if (id == FAST_HOLDS_END) {
+			if (b->kind == FAST_TRAFFIC_COMBINE)
+				return fast_err_set(b->err, FAST_ECHECK,
+						    "plan: step %u: GPU %u sends byte %llu of group %u with contributions %#llx, which it does not hold then",
+						    step, r, (unsigned long long)pos, f->src,
+						    (unsigned long long)b->vals[f->dst]);
+			if (tokens(b))
+				return fast_err_set(b->err, FAST_ECHECK,
+						    "plan: step %u: GPU %u sends byte %llu of group %u, which it does not hold then",
+						    step, r, (unsigned long long)pos, f->src);
 			return fast_err_set(b->err, FAST_ECHECK,
 					    "plan: step %u: GPU %u sends byte %llu of message %u->%u, which it does not hold then",
 					    step, r, (unsigned long long)pos, f->src, f->dst);
+		}
 		h = &b->held.recs[id];
 		at = &b->at[id];
 		end = h->hi < f->off + f->len ? h->hi : f->off + f->len;
 		n = end - pos;
-		if (add_seg(b, stage_loc(at->block, at->soff + (pos - h->lo)), n, at->block))
+		if (at->block == NO_BLOCK)
+			rc = add_seg(b, (struct fast_loc){ LOC_RECV, at->rmsg, at->soff + (pos - h->lo) }, n,
+				     NO_BLOCK);
+		else
+			rc = add_seg(b, stage_loc(at->block, at->soff + (pos - h->lo)), n, at->block);
+		if (rc < 0)
 			return FAST_ENOMEM;
 		pos = end;
 	}
@@ -403,22 +626,19 @@ static int do_send(struct builder *b, uint32_t step, const struct fast_xfer *x, 
 			struct fast_piece f = b->frags[i];
 			struct fast_loc dst;
 			uint64_t done = 0;
-			uint32_t blk = NO_BLOCK;
+			uint32_t blk = NO_BLOCK, rmsg;
 			b->nsegs = 0;
 			if ((rc = source_segs(b, &f, step)) < 0)
 				return rc;
-			if (f.dst == b->rank) {
-				dst = (struct fast_loc){ LOC_RECV, f.src, f.off };
-				b->final_bytes[f.src] += f.len;
+			if (land(b, f.src, f.dst, &rmsg) == LAND_FINAL) {
+				dst = (struct fast_loc){ LOC_RECV, rmsg, f.off };
 			} else {
-				struct hold h = { f.src, f.dst, f.off, f.len, 0, 0, 0 };
 				if (new_block(b, f.len, &blk))
 					return FAST_ENOMEM;
-				h.block = blk;
 				dst = stage_loc(blk, 0);
-				if (PUSH(b->pending, b->npending, b->cap_pending, h))
-					return FAST_ENOMEM;
 			}
+			if (arrive(b, &f, blk, 0))
+				return FAST_ENOMEM;
 			for (size_t s = 0; s < b->nsegs; s++) {
 				struct fast_loc d = dst;
 				d.off += done;
@@ -454,24 +674,26 @@ static int recv_small(struct builder *b, const struct fast_xfer *x, uint64_t tot
 {
 	uint64_t pos = 0;
 	bool direct = true;
-	uint32_t blk;
+	uint32_t blk, rmsg = 0, prev = 0;
 	struct fast_pmsg m;
 
-	for (size_t i = 0; i < b->nfrags; i++) {
+	for (size_t i = 0; i < b->nfrags && direct; i++) {
 		const struct fast_piece *f = &b->frags[i];
-		if (f->dst != b->rank)
+		if (land(b, f->src, f->dst, &rmsg) != LAND_FINAL)
 			direct = false;
-		else if (i > 0 && (f->src != b->frags[i - 1].src ||
-				   f->off != b->frags[i - 1].off + b->frags[i - 1].len))
+		else if (i > 0 && (rmsg != prev || f->off != b->frags[i - 1].off + b->frags[i - 1].len))
 			direct = false;
+		prev = rmsg;
 	}
 	m.peer = x->from;
 	m.out = server_of(b, x->from) != server_of(b, b->rank);
 	m.len = total;
 	if (direct) {
-		m.at = (struct fast_loc){ LOC_RECV, b->frags[0].src, b->frags[0].off };
+		land(b, b->frags[0].src, b->frags[0].dst, &rmsg);
+		m.at = (struct fast_loc){ LOC_RECV, rmsg, b->frags[0].off };
 		for (size_t i = 0; i < b->nfrags; i++)
-			b->final_bytes[b->frags[i].src] += b->frags[i].len;
+			if (arrive(b, &b->frags[i], NO_BLOCK, 0))
+				return FAST_ENOMEM;
 		return PUSH(b->prog->recvs, b->prog->nrecvs, b->prog->cap_recvs, m);
 	}
 	if (new_block(b, total, &blk))
@@ -479,21 +701,11 @@ static int recv_small(struct builder *b, const struct fast_xfer *x, uint64_t tot
 	m.at = stage_loc(blk, 0);
 	if (PUSH(b->prog->recvs, b->prog->nrecvs, b->prog->cap_recvs, m))
 		return FAST_ENOMEM;
+	/* post-copies are emitted after every receive of the wave */
 	for (size_t i = 0; i < b->nfrags; i++) {
-		const struct fast_piece *f = &b->frags[i];
-		uint64_t soff = pos;
-		if (f->dst == b->rank) {
-			/* post-copies are emitted after every receive of the wave */
-			struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, 1 };
-			if (PUSH(b->pending, b->npending, b->cap_pending, h))
-				return FAST_ENOMEM;
-			b->final_bytes[f->src] += f->len;
-		} else {
-			struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, 0 };
-			if (PUSH(b->pending, b->npending, b->cap_pending, h))
-				return FAST_ENOMEM;
-		}
-		pos += f->len;
+		if (arrive(b, &b->frags[i], blk, pos))
+			return FAST_ENOMEM;
+		pos += b->frags[i].len;
 	}
 	return 0;
 }
@@ -511,21 +723,81 @@ static int do_recv(struct builder *b, const struct fast_xfer *x, uint64_t lo, ui
 		return rc;
 	for (size_t i = 0; i < b->nbig; i++) {
 		const struct fast_piece *f = &b->big[i];
+		uint32_t blk = NO_BLOCK, rmsg;
 		struct fast_pmsg m = { x->from, server_of(b, x->from) != server_of(b, b->rank),
-				       { LOC_RECV, f->src, f->off }, f->len };
-		if (f->dst == b->rank) {
-			b->final_bytes[f->src] += f->len;
+				       { LOC_RECV, 0, f->off }, f->len };
+		if (land(b, f->src, f->dst, &rmsg) == LAND_FINAL) {
+			m.at.msg = rmsg;
 		} else {
-			uint32_t blk;
-			struct hold h = { f->src, f->dst, f->off, f->len, 0, 0, 0 };
 			if (new_block(b, f->len, &blk))
 				return FAST_ENOMEM;
-			h.block = blk;
 			m.at = stage_loc(blk, 0);
-			if (PUSH(b->pending, b->npending, b->cap_pending, h))
-				return FAST_ENOMEM;
 		}
-		if (PUSH(b->prog->recvs, b->prog->nrecvs, b->prog->cap_recvs, m))
+		if (arrive(b, f, blk, 0) ||
+		    PUSH(b->prog->recvs, b->prog->nrecvs, b->prog->cap_recvs, m))
+			return FAST_ENOMEM;
+	}
+	return 0;
+}
+
+/* The sum of REDUCE transfer x's inputs (all held here, one group, one
+ * range, disjoint contributions), chunk c of k, clipped to pass j: a new
+ * staging block, the first input copied into it and the others added,
+ * held with the union of the contributions from the end of the wave. */
+static int do_reduce(struct builder *b, uint32_t step, const struct fast_xfer *x, uint32_t c,
+		     uint32_t k, uint32_t j, uint32_t passes)
+{
+	const struct fast_plan *p = b->p;
+	struct fast_piece first, f;
+	uint64_t M, lo, hi, mask = 0;
+	uint32_t blk;
+	int rc;
+
+	if (b->kind != FAST_TRAFFIC_COMBINE)
+		return fast_err_set(b->err, FAST_EINPUT, "plan: step %u: a reduction outside a combine plan",
+				    step);
+	if (x->from != x->to || x->npieces == 0)
+		return fast_err_set(b->err, FAST_EINPUT,
+				    "plan: step %u: a reduction must sum on one GPU (transfer %u -> %u)",
+				    step, x->from, x->to);
+	if ((rc = piece_value(b, &p->pieces[x->piece0], &M, &first)) < 0)
+		return rc;
+	lo = first.off + cut(first.len, c, k);
+	hi = first.off + cut(first.len, c + 1, k);
+	if (lo < cut(M, j, passes))
+		lo = cut(M, j, passes);
+	if (hi > cut(M, j + 1, passes))
+		hi = cut(M, j + 1, passes);
+	if (lo >= hi)
+		return 0;
+	if (new_block(b, hi - lo, &blk))
+		return FAST_ENOMEM;
+	for (uint32_t i = 0; i < x->npieces; i++) {
+		uint64_t done = 0;
+		if ((rc = piece_value(b, &p->pieces[x->piece0 + i], &M, &f)) < 0)
+			return rc;
+		if (f.src != first.src || f.off != first.off || f.len != first.len ||
+		    (mask & b->vals[f.dst]))
+			return fast_err_set(b->err, FAST_EINPUT,
+					    "plan: step %u: reduction on GPU %u: input %u is not the same range of group %u with other contributions",
+					    step, x->from, i, first.src);
+		mask |= b->vals[f.dst];
+		f.off = lo;
+		f.len = hi - lo;
+		b->nsegs = 0;
+		if ((rc = source_segs(b, &f, step)) < 0)
+			return rc;
+		for (size_t s = 0; s < b->nsegs; s++) {
+			if (emit_op(b, i ? FAST_POP_ADD : FAST_POP_COPY, stage_loc(blk, done), b->segs[s],
+				    b->seglen[s]))
+				return FAST_ENOMEM;
+			done += b->seglen[s];
+		}
+		mark_read(b);
+	}
+	{
+		struct hold h = { first.src, 0, lo, hi - lo, 0, blk, POST_NONE, 1, 0, 0 };
+		if (val_id(b, mask, &h.dst) || PUSH(b->pending, b->npending, b->cap_pending, h))
 			return FAST_ENOMEM;
 	}
 	return 0;
@@ -554,6 +826,12 @@ static int run_wave(struct builder *b, const struct node *nodes, size_t n, uint3
 				const struct fast_xfer *x = &p->xfers[st->xfer0 + t];
 				uint64_t lo = cut(x->bytes, nodes[i].chunk, k);
 				uint64_t hi = cut(x->bytes, nodes[i].chunk + 1, k);
+				if (st->kind == FAST_STEP_REDUCE) {
+					if (phase == 0 && x->from == b->rank &&
+					    (rc = do_reduce(b, nodes[i].step, x, nodes[i].chunk, k, j, passes)) < 0)
+						return rc;
+					continue;
+				}
 				if (lo == hi)
 					continue;
 				if (phase == 0 && x->from == b->rank)
@@ -572,16 +850,17 @@ static int run_wave(struct builder *b, const struct node *nodes, size_t n, uint3
 	g->waves[g->nwaves - 1].nrecv = (uint32_t)(g->nrecvs - w.recv0);
 	g->waves[g->nwaves - 1].post0 = (uint32_t)g->ncopies;
 	b->copy_floor = g->ncopies;
-	/* post-copies of final bytes received into staging; new holdings */
+	/* post-copies of final bytes received into staging, sums into the
+	 * result; new holdings */
 	for (size_t i = 0; i < b->npending; i++) {
 		struct hold *h = &b->pending[i];
-		if (h->final) {
-			if (emit_copy(b, (struct fast_loc){ LOC_RECV, h->src, h->off },
-				      stage_loc(h->block, h->soff), h->len))
-				return FAST_ENOMEM;
-		} else if (add_hold(b, h)) {
+		if (h->post != POST_NONE &&
+		    emit_op(b, h->post == POST_ADD ? FAST_POP_ADD : FAST_POP_COPY,
+			    (struct fast_loc){ LOC_RECV, h->rmsg, h->off }, stage_loc(h->block, h->soff),
+			    h->len))
 			return FAST_ENOMEM;
-		}
+		if (h->keep && add_hold(b, h))
+			return FAST_ENOMEM;
 	}
 	g->waves[g->nwaves - 1].npost = (uint32_t)(g->ncopies - g->waves[g->nwaves - 1].post0);
 	/* drop a wave in which this rank does nothing */
@@ -778,6 +1057,10 @@ static void builder_free(struct builder *b)
 	free(b->at);
 	free(b->pending);
 	free(b->final_bytes);
+	free(b->dest_bit);
+	free(b->summed);
+	free(b->vid);
+	free(b->vals);
 	free(b->frags);
 	free(b->big);
 	free(b->segs);
@@ -785,8 +1068,138 @@ static void builder_free(struct builder *b)
 	free(b->seg_block);
 }
 
-int fast_prog_build(const struct fast_plan_view *v, const uint64_t *D, uint32_t rank,
-		    uint32_t passes, struct fast_prog **out, struct fast_err *err)
+/* Put n copies before everything else the program does (the first wave's
+ * pre-copies, a wave made for them when there is none). */
+static int prepend_copies(struct fast_prog *g, const struct fast_pcopy *c, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (g->nwaves == 0) {
+		struct fast_pwave w = { 0 };
+		if (PUSH(g->waves, g->nwaves, g->cap_waves, w))
+			return FAST_ENOMEM;
+	}
+	if (FAST_GROW(g->copies, g->cap_copies, g->ncopies + n))
+		return FAST_ENOMEM;
+	memmove(g->copies + n, g->copies, g->ncopies * sizeof *g->copies);
+	memcpy(g->copies, c, n * sizeof *c);
+	g->ncopies += n;
+	g->waves[0].npre += (uint32_t)n;
+	g->waves[0].post0 += (uint32_t)n;
+	for (size_t i = 1; i < g->nwaves; i++) {
+		g->waves[i].pre0 += (uint32_t)n;
+		g->waves[i].post0 += (uint32_t)n;
+	}
+	return 0;
+}
+
+/* What a rank does before the plan's first wave: the diagonal of a byte
+ * plan (a local copy, unless the plan moves it itself); a dispatch
+ * group's copy to its own src when that is one of its destinations; a
+ * combine result starting as its src's own contribution, or zero. */
+static int start_copies(struct builder *b)
+{
+	struct fast_prog *g = b->prog;
+	struct fast_pcopy *c = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	if (b->kind == FAST_TRAFFIC_BYTES) {
+		uint64_t diag = b->D[(size_t)b->rank * b->ng + b->rank];
+		if (diag > 0 && b->final_bytes[b->rank] == 0) {
+			struct fast_pcopy d = { { LOC_RECV, b->rank, 0 }, { LOC_SEND, b->rank, 0 }, diag,
+						FAST_POP_COPY };
+			b->final_bytes[b->rank] = diag;
+			return prepend_copies(g, &d, 1);
+		}
+		return 0;
+	}
+	for (uint32_t k = 0; k < b->m->ngroups && rc == 0; k++) {
+		const struct fast_group *gr = &b->m->groups[k];
+		struct fast_loc to = { LOC_RECV, k, 0 };
+		struct fast_pcopy d = { to, { LOC_SEND, k, 0 }, fast_group_bytes(b->m, k), FAST_POP_COPY };
+		if (gr->src != b->rank || d.len == 0)
+			continue;
+		if (b->dest_bit[k] < 0) {
+			if (b->kind == FAST_TRAFFIC_DISPATCH)
+				continue;
+			d.op = FAST_POP_ZERO;
+			d.src = to;
+		}
+		rc = PUSH(c, n, cap, d);
+	}
+	if (rc == 0)
+		rc = prepend_copies(g, c, n);
+	free(c);
+	return rc;
+}
+
+/* Does this rank end with exactly what it must receive? */
+static int check_received(struct builder *b)
+{
+	uint32_t r = b->rank;
+
+	if (b->kind == FAST_TRAFFIC_BYTES) {
+		for (uint32_t s = 0; s < b->ng; s++) {
+			uint64_t want = b->D[(size_t)s * b->ng + r];
+			if (b->final_bytes[s] != want)
+				return fast_err_set(b->err, FAST_ECHECK,
+						    "plan: GPU %u receives %llu bytes of message %u->%u, which has %llu",
+						    r, (unsigned long long)b->final_bytes[s], s, r,
+						    (unsigned long long)want);
+		}
+		return 0;
+	}
+	for (uint32_t k = 0; k < b->m->ngroups; k++) {
+		const struct fast_group *gr = &b->m->groups[k];
+		uint64_t M = fast_group_bytes(b->m, k), lo = 0, hi = 0;
+		int rc;
+		if (b->kind == FAST_TRAFFIC_DISPATCH && b->dest_bit[k] >= 0 && gr->src != r && M > 0) {
+			rc = fast_holds_cover(&b->held, hkey(b, k, 0), 0, M, NULL, NULL, &lo, &hi);
+			if (rc < 0)
+				return FAST_ENOMEM;
+			if (rc > 0)
+				return fast_err_set(b->err, FAST_ECHECK,
+						    "plan: GPU %u never receives bytes [%llu, %llu) of group %u (from GPU %u)",
+						    r, (unsigned long long)lo, (unsigned long long)hi, k,
+						    gr->src);
+		}
+		if (b->kind == FAST_TRAFFIC_COMBINE && gr->src == r) {
+			uint64_t want = M * gr->ndst, got = b->summed[k] + (b->dest_bit[k] >= 0 ? M : 0);
+			if (got != want)
+				return fast_err_set(b->err, FAST_ECHECK,
+						    "plan: GPU %u sums %llu bytes x contributions of group %u, which needs %llu (%u contributions of %llu bytes)",
+						    r, (unsigned long long)got, k, (unsigned long long)want,
+						    gr->ndst, (unsigned long long)M);
+		}
+	}
+	return 0;
+}
+
+/* The token-plan state: this rank's place in every group, the values. */
+static int tokens_init(struct builder *b)
+{
+	const struct fast_matrix *m = b->m;
+
+	b->dest_bit = fast_calloc(m->ngroups ? m->ngroups : 1, sizeof *b->dest_bit);
+	b->summed = fast_calloc(m->ngroups ? m->ngroups : 1, sizeof *b->summed);
+	if (!b->dest_bit || !b->summed)
+		return FAST_ENOMEM;
+	for (uint32_t k = 0; k < m->ngroups; k++) {
+		const struct fast_group *gr = &m->groups[k];
+		b->dest_bit[k] = -1;
+		if (gr->src >= b->ng || gr->ndst > FAST_GROUP_MAX_DESTS ||
+		    (uint64_t)gr->dst0 + gr->ndst > m->ndsts)
+			return fast_err_set(b->err, FAST_EINPUT, "traffic: group %u out of range", k);
+		for (uint32_t i = 0; i < gr->ndst; i++)
+			if (m->dsts[gr->dst0 + i] == b->rank)
+				b->dest_bit[k] = (int32_t)i;
+	}
+	return b->kind == FAST_TRAFFIC_COMBINE ? values_init(b) : 0;
+}
+
+static int build(const struct fast_plan_view *v, const uint64_t *D, const struct fast_matrix *m,
+		 uint32_t rank, uint32_t passes, struct fast_prog **out, struct fast_err *err)
 {
 	const struct fast_plan *p = v->x;
 	struct builder b;
@@ -808,6 +1221,8 @@ int fast_prog_build(const struct fast_plan_view *v, const uint64_t *D, uint32_t 
 		err->msg[0] = '\0';
 	b.p = p;
 	b.D = D;
+	b.m = m;
+	b.kind = m ? m->kind : FAST_TRAFFIC_BYTES;
 	b.rank = rank;
 	b.ng = p->servers * p->gpus;
 	b.gpus = p->gpus;
@@ -823,7 +1238,11 @@ int fast_prog_build(const struct fast_plan_view *v, const uint64_t *D, uint32_t 
 	g->ng = b.ng;
 	g->passes = passes;
 	g->plan_hash = fast_plan_hash(p);
+	g->kind = b.kind;
+	g->nmsgs = m ? m->ngroups : b.ng;
 	b.prog = g;
+	if (m && (rc = tokens_init(&b)) < 0)
+		goto fail;
 	if ((rc = order_nodes(p, passes, &nodes, &nnodes, &wave0, &levels, err)) < 0)
 		goto fail;
 	g->plan_waves = levels;
@@ -835,44 +1254,12 @@ int fast_prog_build(const struct fast_plan_view *v, const uint64_t *D, uint32_t 
 				goto fail;
 		}
 	}
-	if (place_blocks(&b) < 0)
+	if (place_blocks(&b) < 0 || start_copies(&b) < 0)
 		goto nomem;
-	/* the diagonal: a local copy, unless the plan moves it itself */
-	{
-		uint64_t diag = D[(size_t)rank * b.ng + rank];
-		if (diag > 0 && b.final_bytes[rank] == 0) {
-			struct fast_pwave w = { 0 };
-			struct fast_pcopy c = { { LOC_RECV, rank, 0 }, { LOC_SEND, rank, 0 }, diag };
-			if (g->nwaves == 0) {
-				rc = PUSH(g->waves, g->nwaves, g->cap_waves, w);
-				if (rc < 0)
-					goto nomem;
-			}
-			/* prepend to the first wave's pre-copies */
-			if (FAST_GROW(g->copies, g->cap_copies, g->ncopies + 1))
-				goto nomem;
-			memmove(g->copies + 1, g->copies, g->ncopies * sizeof *g->copies);
-			g->copies[0] = c;
-			g->ncopies++;
-			g->waves[0].npre++;
-			g->waves[0].post0++;
-			for (size_t i = 1; i < g->nwaves; i++) {
-				g->waves[i].pre0++;
-				g->waves[i].post0++;
-			}
-			b.final_bytes[rank] = diag;
-		}
-	}
-	for (uint32_t s = 0; s < b.ng; s++) {
-		uint64_t want = D[(size_t)s * b.ng + rank];
-		if (b.final_bytes[s] != want) {
-			rc = fast_err_set(err, FAST_ECHECK,
-					  "plan: GPU %u receives %llu bytes of message %u->%u, which has %llu",
-					  rank, (unsigned long long)b.final_bytes[s], s, rank,
-					  (unsigned long long)want);
-			goto fail;
-		}
-	}
+	if ((rc = check_received(&b)) < 0)
+		goto fail;
+	for (size_t i = 0; i < g->ncopies; i++)
+		g->sums += g->copies[i].op != FAST_POP_COPY;
 	g->staging = b.arena.high;
 	free(nodes);
 	free(wave0);
@@ -891,6 +1278,78 @@ fail:
 	return rc;
 }
 
+int fast_prog_build(const struct fast_plan_view *v, const uint64_t *D, uint32_t rank,
+		    uint32_t passes, struct fast_prog **out, struct fast_err *err)
+{
+	if (v->x->kind != FAST_TRAFFIC_BYTES)
+		return fast_err_set(err, FAST_EINPUT,
+				    "plan: a %s plan needs the token groups it serves, not a byte matrix",
+				    fast_traffic_kind_name(v->x->kind));
+	return build(v, D, NULL, rank, passes, out, err);
+}
+
+int fast_prog_build_tokens(const struct fast_plan_view *v, const struct fast_matrix *m,
+			   uint32_t rank, uint32_t passes, struct fast_prog **out,
+			   struct fast_err *err)
+{
+	if (m->kind == FAST_TRAFFIC_BYTES || v->x->kind != m->kind)
+		return fast_err_set(err, FAST_EINPUT, "plan: a %s plan for %s traffic",
+				    fast_traffic_kind_name(v->x->kind), fast_traffic_kind_name(m->kind));
+	return build(v, NULL, m, rank, passes, out, err);
+}
+
+int fast_token_role(const struct fast_matrix *m, uint32_t g, uint32_t r, bool *sends,
+		    bool *recvs)
+{
+	const struct fast_group *gr = &m->groups[g];
+	int bit = -1;
+
+	for (uint32_t i = 0; i < gr->ndst; i++)
+		if (m->dsts[gr->dst0 + i] == r)
+			bit = (int)i;
+	*sends = m->kind == FAST_TRAFFIC_DISPATCH ? gr->src == r : bit >= 0;
+	*recvs = m->kind == FAST_TRAFFIC_DISPATCH ? bit >= 0 : gr->src == r;
+	return bit;
+}
+
+uint8_t fast_token_send_byte(const struct fast_matrix *m, uint32_t g, int i, uint64_t o)
+{
+	if (m->kind == FAST_TRAFFIC_DISPATCH)
+		return fast_token_row_byte(g, o / m->token_bytes, o % m->token_bytes);
+	return fast_token_contrib_byte(g, (uint32_t)i, o);
+}
+
+uint8_t fast_token_expect_byte(const struct fast_matrix *m, uint32_t g, uint64_t o)
+{
+	uint8_t sum = 0;
+
+	if (m->kind == FAST_TRAFFIC_DISPATCH)
+		return fast_token_row_byte(g, o / m->token_bytes, o % m->token_bytes);
+	for (uint32_t i = 0; i < m->groups[g].ndst; i++)
+		sum = (uint8_t)(sum + fast_token_contrib_byte(g, i, o));
+	return sum;
+}
+
+void fast_prog_add_bytes(void *dst, const void *src, uint64_t n)
+{
+	const uint64_t hi = UINT64_C(0x8080808080808080);
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+	uint64_t i = 0;
+
+	/* eight bytes at a time: the low seven bits of each byte add without
+	 * reaching the next byte, the top bit is their carry xor both tops */
+	for (; i + 8 <= n; i += 8) {
+		uint64_t a, b, r;
+		memcpy(&a, d + i, 8);
+		memcpy(&b, s + i, 8);
+		r = ((a & ~hi) + (b & ~hi)) ^ ((a ^ b) & hi);
+		memcpy(d + i, &r, 8);
+	}
+	for (; i < n; i++)
+		d[i] = (unsigned char)(d[i] + s[i]);
+}
+
 void fast_prog_info(const struct fast_prog *g, struct fast_prog_info *o)
 {
 	memset(o, 0, sizeof *o);
@@ -900,6 +1359,7 @@ void fast_prog_info(const struct fast_prog *g, struct fast_prog_info *o)
 	o->sends = g->nsends;
 	o->recvs = g->nrecvs;
 	o->copies = g->ncopies;
+	o->sums = g->sums;
 	o->plan_hash = g->plan_hash;
 	for (size_t i = 0; i < g->nsends; i++)
 		o->bytes_sent += g->sends[i].len;

@@ -27,6 +27,16 @@
  *  - every lane must be emptied by its rail stages (leftover bytes are
  *    reported per lane).
  *
+ * Token plans (plan.h, "Token plans"): the same walk over group bytes.
+ * Dispatch: held from the start at src(g); sends of held bytes as often as
+ * the plan says; correct iff every d in Dest(g) ends holding every byte of
+ * g (a byte may arrive twice).  Combine: values (g, range, mask), each
+ * d_i holding (g, all, {i}) from the start; a send or a sum's input must
+ * be held with exactly its mask; a sum at src(g) and an explicit local
+ * copy are refused; correct iff, per byte, the masks src(g) receives plus
+ * its own contribution partition Dest(g).  Messages name the group and
+ * byte range (and mask) instead of D[src][dst].
+ *
  * Structural defects (cycle, unknown step, GPU out of range) are bad input
  * (FAST_EINPUT); a well-formed plan that violates (1)-(4) fails with
  * FAST_ECHECK and a message naming the step, transfer and piece.

@@ -619,6 +619,11 @@ static int export_args_ok(const struct fast_plan *p, const struct fast_msccl_opt
 				    ng, EXPORT_MAX_GPUS);
 	if (o->max_cnt == 0 || o->max_chunks == 0)
 		return fast_err_set(err, FAST_EUSAGE, "msccl export: max_cnt and max_chunks must be > 0");
+	if (p->kind != FAST_TRAFFIC_BYTES)
+		return fast_err_set(err, FAST_EINPUT,
+				    "msccl export: a %s plan moves token groups, which an MSCCL "
+				    "program has no notion of (export a byte plan of the same "
+				    "traffic)", fast_traffic_kind_name(p->kind));
 	return 0;
 }
 

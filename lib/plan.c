@@ -702,22 +702,16 @@ out:
 	return rc;
 }
 
-/* The items of one piece received by GPU `to` in a rail stage: where the
- * redistribution forwards it (plan.h): a byte piece to its dst unless that
- * is `to`; a dispatch piece of g to every GPU of Dest(g) on to's server but
- * to; a combine piece of g to src(g) unless that is `to`.  Appends to
- * items[*n] (room for gpus entries). */
+/* The items of one token piece received by GPU `to` in a rail stage:
+ * where the redistribution forwards it (plan.h): a dispatch piece of g to
+ * every GPU of Dest(g) on to's server but to; a combine piece of g to
+ * src(g) unless that is `to` (a byte piece goes to its dst unless that is
+ * `to`: expand_redist, inline).  Appends to items[*n] (room for gpus
+ * entries). */
 static void redist_targets(const struct fast_plan *sp, const struct fast_matrix *m, uint32_t to,
 			   const struct fast_piece *pc, uint32_t piece, uint32_t *seq,
 			   struct redist_item *items, size_t *n)
 {
-	if (sp->kind == FAST_TRAFFIC_BYTES) {
-		if (pc->dst == to)
-			return; /* final at the receiver */
-		items[*n] = (struct redist_item){ to, pc->dst, (*seq)++, piece };
-		(*n)++;
-		return;
-	}
 	const struct fast_group *g = &m->groups[pc->src];
 	if (sp->kind == FAST_TRAFFIC_COMBINE) {
 		if (g->src != to) {
@@ -756,9 +750,20 @@ static int expand_redist(const struct fast_plan *scratch, const struct fast_matr
 		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (redistribution)");
 	for (uint32_t j = 0; j < s->nxfers; j++) {
 		const struct fast_xfer *x = &scratch->xfers[s->xfer0 + j];
-		for (uint32_t k = 0; k < x->npieces; k++)
-			redist_targets(scratch, m, x->to, &scratch->pieces[x->piece0 + k],
-				       x->piece0 + k, &seq, items, &n);
+		for (uint32_t k = 0; k < x->npieces; k++) {
+			const struct fast_piece *pc = &scratch->pieces[x->piece0 + k];
+			if (scratch->kind != FAST_TRAFFIC_BYTES) {
+				redist_targets(scratch, m, x->to, pc, x->piece0 + k, &seq, items, &n);
+				continue;
+			}
+			if (pc->dst == x->to)
+				continue; /* final at the receiver */
+			items[n].to = x->to;
+			items[n].dst = pc->dst;
+			items[n].seq = seq++;
+			items[n].piece = x->piece0 + k;
+			n++;
+		}
 	}
 	if (n > 1 && sort_redist(items, n, scratch->servers * scratch->gpus) < 0)
 		qsort(items, n, sizeof *items, cmp_redist); /* (no memory: in place) */

@@ -66,13 +66,22 @@
  *    from == to == the GPU x, and its pieces, the inputs, are one group,
  *    one byte range and pairwise-disjoint masks, all held by x; x then
  *    holds (g, range, union of the masks).  A REDUCE at src(g) is refused
- *    (the final sum is implicit).  The plan is correct iff for every byte
+ *    (the final sum is implicit).  A REDUCE step has one chunk, and each
+ *    of its transfers (a sum) >= 1 inputs; its bytes are the sum of its
+ *    inputs' lengths (what the GPU reads).  Values are not consumed by
+ *    sending or summing.  An EXPLICIT transfer with from == to is refused
+ *    in a combine plan (a sum is a REDUCE step) and in a dispatch plan may
+ *    carry only groups of that GPU.  The plan is correct iff for every byte
  *    of g the masks of the pieces src(g) receives (plus its own
  *    contribution when src is in Dest(g)) partition Dest(g): every
  *    contribution counted exactly once.  REDIST forwards a received piece
  *    of g to src(g) unless the receiver is src(g).
  * A plan of kind BYTES may serve a token matrix: it is a plan over its
- * per-GPU byte matrix (traffic.h), checked against it.
+ * per-GPU byte matrix (traffic.h), checked against it.  What needs the
+ * groups (agreement, REDIST, summaries, the check) takes the matrix:
+ * fast_plan_fits_matrix, fast_plan_expand_m, fast_plan_view_open_m.  The
+ * file format (version 3) is in README.md, "Token plans: plan file format
+ * version 3".
  *
  * Storage is flat arrays indexed by (first, count) ranges so that a plan is
  * a handful of allocations.  Ownership: a struct fast_plan owns all its

@@ -9,7 +9,8 @@
  * hash like itself, the plan set must survive a write/parse round trip with
  * the same hashes, and fast_plan_check must run (against the messages the
  * plan's own pieces imply, on a preset topology of the plan's shape) when
- * the expansion is small.
+ * the expansion is small.  A token plan is expanded, checked and
+ * summarised against the token groups its own pieces imply.
  */
 #define _GNU_SOURCE
 #include "fuzz_common.h"
@@ -53,6 +54,79 @@ static void check_against_own_messages(const struct fast_plan *p, const struct f
 	if (rc < 0)
 		FUZZ_CHECK_ERR(rc, err);
 	free(D);
+}
+
+/* A token plan against the smallest matrix of its kind its pieces fit:
+ * group g of GPU g % ng, Dest(g) the first GPUs (as many as its masks
+ * name, at least min(ng, 4)), one byte a token, as many tokens as its
+ * pieces reach.  Expansion, the checker and the summary must run. */
+static void check_token_plan(const struct fast_plan *p, const struct fast_limits *lim)
+{
+	uint32_t ng = p->servers * p->gpus, ngroups = 0;
+	struct fast_traffic t;
+	struct fast_topo topo;
+	struct fast_plan_view v;
+	struct fast_plan_summary sum;
+	struct fast_err err;
+	int rc;
+
+	if (p->npieces > CHECK_MAX_PIECES)
+		return;
+	for (size_t i = 0; i < p->npieces; i++)
+		if (p->pieces[i].src >= ngroups)
+			ngroups = p->pieces[i].src + 1;
+	if (ngroups > 4096 || fast_topo_preset("h200", p->servers, p->gpus, lim, &topo, &err) < 0 ||
+	    fast_traffic_alloc(&t, ng, 1, lim, &err) < 0)
+		return;
+	t.m[0].kind = p->kind;
+	t.m[0].token_bytes = 1;
+	t.m[0].ngroups = ngroups;
+	t.m[0].groups = calloc(ngroups ? ngroups : 1, sizeof *t.m[0].groups);
+	t.m[0].dsts = calloc((size_t)(ngroups ? ngroups : 1) * 64, sizeof *t.m[0].dsts);
+	FUZZ_CHECK(t.m[0].groups && t.m[0].dsts);
+	for (uint32_t g = 0; g < ngroups; g++)
+		t.m[0].groups[g] = (struct fast_group){ g % ng, g * 64, ng < 4 ? ng : 4, 1 };
+	for (size_t i = 0; i < p->npieces; i++) {
+		const struct fast_piece *q = &p->pieces[i];
+		struct fast_group *gr = &t.m[0].groups[q->src];
+		uint64_t end;
+		if (fast_add_u64(q->off, q->len, &end) && end > gr->tokens)
+			gr->tokens = end;
+		if (p->kind == FAST_TRAFFIC_COMBINE && q->dst < p->nmasks) {
+			uint32_t bits = 64 - (uint32_t)__builtin_clzll(p->masks[q->dst] | 1);
+			if (bits > gr->ndst)
+				gr->ndst = bits;
+		}
+	}
+	for (uint32_t g = 0; g < ngroups; g++) {
+		struct fast_group *gr = &t.m[0].groups[g];
+		if (gr->ndst > ng)
+			gr->ndst = ng; /* a mask beyond: bad input, reported */
+		for (uint32_t i = 0; i < gr->ndst; i++)
+			t.m[0].dsts[gr->dst0 + i] = i;
+	}
+	t.m[0].ndsts = ngroups * 64;
+	if (fast_matrix_bytes_from_groups(&t.m[0], ng, &err) == 0) {
+		memset(&err, 0x55, sizeof err);
+		rc = fast_plan_view_open_m(&v, p, &t.m[0], ng, &err);
+		if (rc < 0) {
+			FUZZ_CHECK_ERR(rc, err);
+		} else {
+			FUZZ_CHECK(v.x->nlanes == 0 && v.x->nsteps == p->nsteps);
+			memset(&err, 0x55, sizeof err);
+			rc = fast_plan_summarize_view(&v, &sum, NULL, &err);
+			if (rc < 0)
+				FUZZ_CHECK_ERR(rc, err);
+			if (v.x->npieces <= CHECK_MAX_PIECES) {
+				memset(&err, 0x55, sizeof err);
+				rc = fast_plan_check_view(&v, &topo, NULL, &err);
+				if (rc < 0)
+					FUZZ_CHECK_ERR(rc, err);
+			}
+			fast_plan_view_close(&v);
+		}
+	}
+	fast_traffic_free(&t);
 }
 
 static void round_trip(const struct fast_planset *ps, const struct fast_limits *lim)
@@ -129,6 +203,8 @@ static void one_plan(const struct fast_plan *p, const struct fast_limits *lim)
 	if (rc < 0)
 		FUZZ_CHECK_ERR(rc, err);
 	free(peak);
+	if (p->kind != FAST_TRAFFIC_BYTES)
+		check_token_plan(p, lim);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

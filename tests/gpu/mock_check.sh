@@ -56,6 +56,34 @@ else
 	echo "not ok - mock cuda, np 8: 4 MiB per GPU, staging capped"
 	tail -15 "$B/mock/out" | sed 's/^/    /'
 fi
+# token traffic: a dispatch token program (replication from device
+# buffers, relays) runs on the cuda backend; a combine one needs sums the
+# GPU backends lack: refused on every rank (exit 2), said once
+"$B/mock/fast" gen --preset h200 --servers 2 --gpus 4 --pattern moe --token-groups --tokens 48 \
+	--token-bytes 192 -o "$B/mock/t8.json" >/dev/null
+for algo in fast hier; do
+	if $MPIRUN -np 8 "$B/mock/fast" run --preset h200 --servers 2 --gpus 4 --backend cuda \
+		--traffic "$B/mock/t8.json" --matrix 0 --algo $algo -n 2 -w 1 -c 1 --json >"$B/mock/out" 2>&1 &&
+		grep -q '"wrong": 0, .*"moves": "dispatch"' "$B/mock/out"; then
+		pass=$((pass + 1))
+		echo "ok - mock cuda, np 8: token dispatch, $algo"
+	else
+		fail=$((fail + 1))
+		echo "not ok - mock cuda, np 8: token dispatch, $algo"
+		tail -15 "$B/mock/out" | sed 's/^/    /'
+	fi
+done
+$MPIRUN -np 8 "$B/mock/fast" run --preset h200 --servers 2 --gpus 4 --backend cuda \
+	--traffic "$B/mock/t8.json" --matrix 1 --algo fast -n 1 -w 0 -c 1 >"$B/mock/out" 2>&1
+got=$?
+if [ "$got" = 2 ] && [ "$(grep -c 'the cuda backend cannot sum combine contributions' "$B/mock/out")" = 1 ]; then
+	pass=$((pass + 1))
+	echo "ok - mock cuda, np 8: token combine refused (exit 2, said once)"
+else
+	fail=$((fail + 1))
+	echo "not ok - mock cuda, np 8: token combine refused (exit $got, expected 2, said once)"
+	tail -15 "$B/mock/out" | sed 's/^/    /'
+fi
 ls /dev/shm/fastmock.* >/dev/null 2>&1 && echo "note: shared-memory objects left in /dev/shm"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

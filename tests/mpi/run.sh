@@ -13,7 +13,9 @@
 # wrong bytes.  Then: an unmodified MPI program under LD_PRELOAD of the
 # interposer, send/receive counts that disagree between ranks (a clean
 # error, never a hang), a rank count that does not fit the topology, a
-# staging cap, a size sweep.  Prints "N passed, N failed"; exit 1 on failure.
+# staging cap, a size sweep; token traffic run as tokens (dispatch and
+# combine, on the fly and replayed, a wrong token plan refused, a corrupted
+# byte counted).  Prints "N passed, N failed"; exit 1 on failure.
 set -u
 FAST=${1:?usage: tests/mpi/run.sh FAST_BINARY [INTERPOSER_SO]}
 FAST=$(cd "$(dirname "$FAST")" && pwd)/$(basename "$FAST")
@@ -94,7 +96,120 @@ for cfg in "8 2 4" "16 4 4"; do
 	done
 done
 
+# token traffic (dispatch and combine of token groups) run as tokens: fast
+# and hier compile token plans on the fly (deduplicated per server, from the
+# groups gathered from every rank's own) and replay them from `fast plan`
+# files; every row must move its token groups ("moves") with 0 wrong bytes
+# (dispatch rows carry their token's identity, combine sums are checked
+# byte by byte).  On 16 ranks also DeepSeek-V2-Lite's routing of layer 1
+# (EP16, 64-byte tokens to keep it small).
+# tokrows NAME FILE: 2 rows, one dispatch and one combine, 0 wrong each
+tokrows() {
+	if [ "$(grep -c '"wrong": 0, .*"moves": "dispatch"' "$TMP/out")" != 1 ] ||
+		[ "$(grep -c '"wrong": 0, .*"moves": "combine"' "$TMP/out")" != 1 ]; then
+		bad "$1: not one dispatch and one combine row of token groups with 0 wrong bytes"
+	fi
+}
+for cfg in "8 2 4" "16 4 4"; do
+	set -- $cfg
+	NG=$1 N=$2 G=$3
+	TOPO="--preset h200 --servers $N --gpus $G"
+	toks="$TMP/tok$NG.json"
+	"$FAST" gen $TOPO --pattern moe --token-groups --tokens 48 --token-bytes 192 -o "$toks" >"$TMP/out" 2>&1 ||
+		bad "np $NG: fast gen --token-groups"
+	if [ "$NG" = 16 ] && "$FAST" trace import --source deepseek-v2-lite --data "$ROOT/data/moe" \
+		--ep 16 --gpus-per-server 4 --layers 1 --domain intent --tokens --token-bytes 64 \
+		-o "$TMP/ds16.json" >"$TMP/out" 2>&1; then
+		toks="$toks $TMP/ds16.json"
+	fi
+	for tf in $toks; do
+		for algo in fast hier; do
+			run "np $NG tokens on the fly: $algo on $(basename "$tf")" 0 \
+				$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$tf" --algo $algo $QUICK --json &&
+				tokrows "np $NG tokens on the fly: $algo"
+			if "$FAST" plan $TOPO --traffic "$tf" --algo $algo -o "$TMP/tplan.json" >"$TMP/out" 2>&1; then
+				run "np $NG tokens replayed: $algo plan file of $(basename "$tf")" 0 \
+					$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$tf" --plan "$TMP/tplan.json" $QUICK --json &&
+					tokrows "np $NG tokens replayed: $algo"
+			else
+				bad "np $NG fast plan --algo $algo on $(basename "$tf")"
+			fi
+		done
+	done
+done
+TOK8=$TMP/tok8.json
 TOPO8="--preset h200 --servers 2 --gpus 4"
+# a wrong token plan: the hier dispatch plan with one piece dropped from a
+# transfer of its last steps, so that a destination misses a token; the
+# checker refuses it before anything runs (exit 1, said once)
+"$FAST" plan $TOPO8 --traffic "$TOK8" --algo hier -o "$TMP/tplan.json" >/dev/null 2>&1
+if python3 - "$TMP/tplan.json" "$TMP/tbad.json" <<'PY'
+import json, sys
+ps = json.load(open(sys.argv[1]))
+for st in reversed(ps["plans"][0]["steps"]):
+    xs = [x for x in st.get("transfers", []) if len(x[2]) >= 2]
+    if xs:
+        xs[-1][2].pop()
+        break
+else:
+    sys.exit(1)
+json.dump(ps, open(sys.argv[2], "w"))
+PY
+then
+	run "tokens: a dispatch plan missing a token is refused (exit 1)" 1 \
+		$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TOK8" --plan "$TMP/tbad.json" -n 1 -w 0 &&
+		{ [ "$(grep -c 'check failed: group [0-9]* (GPU [0-9], [0-9]* tokens) bytes [0-9.]* never reach GPU' "$TMP/out")" = 1 ] ||
+			bad "tokens: the refusal names the group and GPU, once"; }
+else
+	bad "tokens: could not mutate the hier plan"
+fi
+# groups in any order (the loader takes any): the same traffic with its
+# groups reversed, on the fly (served sorted by src, as gathered) and
+# replayed (the file's own order, as the plan names the groups)
+python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+for m in t["matrices"]:
+    m["groups"].reverse()
+json.dump(t, open(sys.argv[2], "w"))' "$TOK8" "$TMP/tokrev.json"
+run "tokens: groups not in src order, on the fly" 0 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TMP/tokrev.json" --algo fast $QUICK --json &&
+	tokrows "tokens: groups not in src order, on the fly"
+if "$FAST" plan $TOPO8 --traffic "$TMP/tokrev.json" --algo hier -o "$TMP/trev.json" >"$TMP/out" 2>&1; then
+	run "tokens: groups not in src order, replayed" 0 \
+		$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TMP/tokrev.json" --plan "$TMP/trev.json" $QUICK --json &&
+		tokrows "tokens: groups not in src order, replayed"
+else
+	bad "tokens: fast plan on reversed groups"
+fi
+# a token plan serves token traffic of its kind: against the byte matrix
+# of the same router it is bad input (exit 3), said once
+"$FAST" gen $TOPO8 --pattern moe --tokens 48 --token-bytes 192 -o "$TMP/b8.json" >/dev/null 2>&1
+run "tokens: a token plan for a byte matrix is refused (exit 3)" 3 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TMP/b8.json" --plan "$TMP/tplan.json" -n 1 -w 0 &&
+	{ [ "$(grep -c 'plans/0: a dispatch plan cannot serve a bytes matrix' "$TMP/out")" = 1 ] ||
+		bad "tokens: the kind refusal not said once"; }
+# the check counts what is wrong: one flipped byte received by rank 3 in
+# each of the two rows (FAST_TEST_CORRUPT_RANK), exit 1
+run "tokens: a corrupted receive buffer counts as wrong (exit 1)" 1 \
+	env FAST_TEST_CORRUPT_RANK=3 $MPIRUN -x FAST_TEST_CORRUPT_RANK -np 8 "$FAST" run $TOPO8 \
+	--traffic "$TOK8" --algo fast -n 1 -w 0 &&
+	{ grep -q "Out of bounds values : 2 FAILED" "$TMP/out" || bad "tokens: 2 wrong bytes not reported"; }
+# a byte algorithm runs token traffic through its per-GPU byte matrix
+run "tokens: fanout runs the per-GPU bytes" 0 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TOK8" --algo fanout $QUICK --json &&
+	{ [ "$(grep -c '"wrong": 0, .*"moves": "bytes"' "$TMP/out")" = 2 ] || bad "tokens: fanout rows do not move bytes"; }
+# a staging cap on token programs (57 KiB / 74 KiB uncapped): every group
+# sliced into passes, no rank's arena over 8 KiB
+run "tokens: --max-staging 8K runs in passes" 0 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TOK8" --algo fast --max-staging 8K $QUICK --json &&
+	tokrows "tokens: --max-staging" &&
+	{ [ "$(grep -c '"staging_bytes": \([0-9]\{1,3\}\|[0-7][0-9]\{3\}\|8[01][0-9][0-9]\|819[0-2]\), "passes": \([2-9]\|[1-9][0-9]\)' "$TMP/out")" = 2 ] ||
+		bad "tokens: --max-staging: rows not within 8 KiB in several passes"; }
+run "tokens: a size sweep of token rows is refused (exit 2)" 2 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TOK8" --algo fast -b 1K -e 4K $QUICK &&
+	{ [ "$(grep -c 'matrix 0 (.step0/dispatch.) runs as token groups' "$TMP/out")" = 1 ] || bad "tokens: sweep refusal not said once"; }
+
 # ranks that disagree (MPMD: ranks 4-7 get something else): options and
 # input contents are agreed at start, a clear error said once, never a hang
 # (the 30 s timeout would make it exit 124)

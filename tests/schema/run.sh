@@ -147,7 +147,8 @@ for c in traffic_json_syntax traffic_wrong_type_rows traffic_wrong_type_gpus tra
 	reject schemas/traffic.schema.json tests/bad/$c/t.json
 done
 
-for c in plan_bad_version plan_both_gpus_names; do
+for c in plan_bad_version plan_both_gpus_names plan_token_kind_needs_v3 plan_token_mask_leading_zero \
+	plan_token_reduce_in_dispatch plan_token_dispatch_piece_arity; do
 	reject schemas/plan.schema.json tests/bad/$c/plan.json
 done
 

@@ -9,7 +9,9 @@
 # from a `fast plan` file, each on three matrices in one traffic file:
 # random, Zipf, and a bundled real trace (traces/olmoe-c4-ep16.json layer 0
 # dispatch) scaled so its largest per-GPU total is 4 MiB; -c 1: zero wrong
-# bytes, and the executor sees 4 hosts.  Then: a rank killed mid-run (its
+# bytes, and the executor sees 4 hosts.  Token traffic (DeepSeek-V2-Lite
+# layer 1 dispatch and combine) run as tokens by fast and hier, on the fly
+# and replayed: zero wrong bytes.  Then: a rank killed mid-run (its
 # pid from `ip netns pids`) ends the job with a nonzero exit and mpirun's
 # error within a bound; a second `up` over a live instance is refused and
 # leaves it alone; an `up` whose calibration fails leaves nothing; a stale
@@ -164,6 +166,44 @@ for algo in fast fanout nccl pxn spreadout hier; do
 		bad "fast plan --algo $algo"
 	fi
 done
+
+# --- token traffic: DeepSeek-V2-Lite layer 1 at EP16 as token groups --------
+# (512-byte tokens: about 2 MiB at most per GPU), run as tokens by fast and
+# hier (per-server dedup), on the fly and replayed: a dispatch and a combine
+# row, 0 wrong bytes, over the 4 hosts
+check_tokens() {
+	local name=$1
+	shift
+	"$TB" mpirun -np 16 "$FAST" run "${TOPO[@]}" --traffic "$TMP/tok.json" -n 2 -w 1 -c 1 --json "$@" >"$TMP/out" 2>&1
+	local got=$? res
+	if [ $got != 0 ] || grep -q "emulated on 1 host" "$TMP/out"; then
+		echo "    (exit $got)" >>"$TMP/out"
+		bad "$name"
+		return
+	fi
+	res=$(python3 -c '
+import json, sys
+text = open(sys.argv[1]).read()
+rows = json.loads(text[text.index("{"):text.rindex("}") + 1])["rows"]
+print("%s, %d wrong, median %s ms" % ("/".join(r["moves"] for r in rows), sum(r["wrong"] for r in rows),
+                                    "/".join("%.0f" % (r["median_s"] * 1e3) for r in rows)))
+sys.exit(0 if [r["moves"] for r in rows] == ["dispatch", "combine"] and
+         all(r["wrong"] == 0 for r in rows) else 1)' "$TMP/out") || { bad "$name: $res"; return; }
+	ok "$name: $res"
+}
+if "$FAST" trace import --source deepseek-v2-lite --data "$ROOT/data/moe" --ep 16 --gpus-per-server 4 \
+	--layers 1 --domain intent --tokens --token-bytes 512 -o "$TMP/tok.json" >"$TMP/out" 2>&1; then
+	for algo in fast hier; do
+		check_tokens "tokens on the fly: $algo (DeepSeek-V2-Lite layer 1, EP16)" --algo $algo
+		if "$FAST" plan "${TOPO[@]}" --traffic "$TMP/tok.json" --algo $algo -o "$TMP/tplan.json" >"$TMP/out" 2>&1; then
+			check_tokens "tokens replayed: $algo plan file" --plan "$TMP/tplan.json"
+		else
+			bad "fast plan --algo $algo on token traffic"
+		fi
+	done
+else
+	bad "trace import --tokens"
+fi
 
 # --- a rank killed mid-run ---------------------------------------------------
 t0=$(date +%s)

@@ -913,6 +913,12 @@ static void test_check__token_dispatch(void)
 	p.xfers[p.steps[2].xfer0].to = 2;
 	expect_tok(&p, &t, FAST_ECHECK, "a tier up transfer crosses servers", __LINE__);
 	p.xfers[p.steps[2].xfer0].to = 1;
+	/* a lane's bytes must all be sent by its rail stages */
+	p.perm[p.steps[0].perm0] = 1;
+	p.steps[0].budget = 10;
+	expect_tok(&p, &t, FAST_ECHECK, "lane (server 0 -> server 1, rail 0): 2 of its 12 bytes are "
+					"never sent", __LINE__);
+	p.steps[0].budget = 100;
 	/* agreement with the traffic is bad input */
 	tok_combine_example(&tc, &(struct fast_plan){ 0 });
 	expect_tok(&p, &tc, FAST_EINPUT, "a dispatch plan cannot serve a combine matrix", __LINE__);
@@ -1047,6 +1053,34 @@ static void test_check__token_combine(void)
 		   "depend on)", __LINE__);
 	fast_plan_free(&q);
 	fast_traffic_free(&t);
+
+	/* a combine redistribution forwards what crossed to src(g) */
+	uint32_t perm[2] = { 1, 0 };
+	tok_init(&t, NG, FAST_TRAFFIC_COMBINE, 4);
+	tok_group(&t, 0, 1, 2, (const uint32_t[]){ 2, 3 });
+	tok_group(&t, 1, 1, 1, (const uint32_t[]){ 3 });
+	tok_done(&t);
+	fast_plan_init(&q, 2, 2, "test");
+	q.kind = FAST_TRAFFIC_COMBINE;
+	m1 = (uint32_t)fast_plan_add_mask(&q, 0x1, &err);
+	m2 = (uint32_t)fast_plan_add_mask(&q, 0x2, &err);
+	OK(fast_plan_add_lane(&q, 1, 0, 1, &err)); /* GPU 3 -> GPU 1 */
+	OK(fast_plan_add_lane_piece(&q, 0, m2, 0, 4, &err)); /* on to GPU 0 */
+	OK(fast_plan_add_lane_piece(&q, 1, m1, 0, 4, &err)); /* final at GPU 1 */
+	OK(fast_plan_add_lane(&q, 1, 0, 0, &err)); /* GPU 2 -> GPU 0 */
+	OK(fast_plan_add_lane_piece(&q, 0, m1, 0, 4, &err));
+	OK(fast_plan_add_step(&q, FAST_STEP_RAIL, FAST_TIER_OUT, &err));
+	OK(fast_plan_set_perm(&q, perm, 8, &err));
+	OK(fast_plan_add_step(&q, FAST_STEP_REDIST, FAST_TIER_UP, &err));
+	OK(fast_plan_add_dep(&q, 1, 0, false, &err));
+	OK(fast_plan_set_redist(&q, 0, &err));
+	expect_tok(&q, &t, 0, NULL, __LINE__);
+	q.steps[1].kind = FAST_STEP_EXPLICIT; /* no redistribution */
+	expect_tok(&q, &t, FAST_ECHECK,
+		   "group 0 (GPU 0, 1 tokens) bytes 0..4: the contribution of GPU 3 never reaches "
+		   "GPU 0", __LINE__);
+	fast_plan_free(&q);
+	fast_traffic_free(&t);
 }
 
 /* A byte plan over a token matrix is checked against its per-GPU bytes:
@@ -1084,6 +1118,405 @@ static void test_check__byte_plan_on_token_matrix(void)
 	}
 }
 
+
+/* --- token plans against a naive reference ------------------------------------ */
+
+#define RT 9  /* steps of a random token plan */
+#define RG 3  /* groups */
+#define RS 32 /* sends (or sums) per step */
+
+/* a send (from -> to) or, in a reduce step, one input of the sum at `to`
+ * (from == to; the inputs of one sum share `sum`) */
+struct tsend {
+	uint32_t from, to, g, sum;
+	uint64_t off, len, mask;
+};
+
+struct tgen {
+	struct fast_rng *rng;
+	bool combine;
+	struct tsend x[RT][RS];
+	int n[RT], nsums[RT];
+	bool dep[RT][RT], pipe[RT][RT];
+	uint32_t chunks[RT];
+};
+
+static bool treduce(const struct tgen *G, int k)
+{
+	return G->combine && k % 3 == 2;
+}
+
+/* a random step after `after` of the kind wanted, -1 when there is none */
+static int tnext(struct tgen *G, int after, bool reduce)
+{
+	int cand[RT], n = 0;
+	for (int k = after + 1; k < RT; k++)
+		if (treduce(G, k) == reduce && G->n[k] < RS - 4)
+			cand[n++] = k;
+	return n ? cand[fast_rng_below(G->rng, (uint64_t)n)] : -1;
+}
+
+static int tsend(struct tgen *G, int after, uint32_t from, uint32_t to, uint32_t g, uint64_t off,
+		 uint64_t len, uint64_t mask)
+{
+	int k = tnext(G, after, false);
+	if (k < 0)
+		return -1;
+	G->x[k][G->n[k]++] = (struct tsend){ from, to, g, 0, off, len, mask };
+	if (after >= 0)
+		G->dep[k][after] = true;
+	return k;
+}
+
+/* dispatch of group g's bytes [off, off+len): a random forwarding tree
+ * from src(g) to every destination, some hops through a relay, some
+ * destinations served twice */
+static void tgen_dispatch(struct tgen *G, const struct fast_matrix *m, uint32_t g, uint64_t off,
+			  uint64_t len)
+{
+	const struct fast_group *gr = &m->groups[g];
+	uint32_t hg[2 * NG + 2];
+	int hs[2 * NG + 2], nh = 1;
+
+	hg[0] = gr->src;
+	hs[0] = -1;
+	for (uint32_t i = 0; i < gr->ndst; i++) {
+		uint32_t d = m->dsts[gr->dst0 + i];
+		int h = (int)fast_rng_below(G->rng, (uint64_t)nh), k;
+		if (d == gr->src)
+			continue;
+		if (hg[h] == d)
+			h = 0;
+		if (fast_rng_below(G->rng, 3) == 0) {
+			uint32_t r = (uint32_t)fast_rng_below(G->rng, NG);
+			if (r == hg[h] || r == d || (k = tsend(G, hs[h], hg[h], r, g, off, len, 0)) < 0)
+				continue;
+			hg[nh] = r;
+			hs[nh++] = k;
+			h = nh - 1;
+		}
+		if ((k = tsend(G, hs[h], hg[h], d, g, off, len, 0)) < 0)
+			continue;
+		hg[nh] = d;
+		hs[nh++] = k;
+		if (fast_rng_below(G->rng, 8) == 0) /* replication: once more */
+			tsend(G, hs[h], hg[h], d, g, off, len, 0);
+	}
+}
+
+/* combine of group g's bytes [off, off+len): contributions merged in
+ * random partial sums (a value moved to another's GPU, then summed there
+ * by a reduce step), the results sent to src(g), some through a relay */
+static void tgen_combine(struct tgen *G, const struct fast_matrix *m, uint32_t g, uint64_t off,
+			 uint64_t len)
+{
+	const struct fast_group *gr = &m->groups[g];
+	uint32_t vg[NG];
+	int vs[NG], nv = 0, k;
+	uint64_t vm[NG];
+
+	for (uint32_t i = 0; i < gr->ndst; i++)
+		if (m->dsts[gr->dst0 + i] != gr->src) {
+			vg[nv] = m->dsts[gr->dst0 + i];
+			vs[nv] = -1;
+			vm[nv++] = UINT64_C(1) << i;
+		}
+	while (nv > 1 && fast_rng_below(G->rng, 3) != 0) {
+		int a = (int)fast_rng_below(G->rng, (uint64_t)nv), b = (a + 1) % nv;
+		if (vg[a] == gr->src)
+			break;
+		if (vg[b] != vg[a]) {
+			if ((k = tsend(G, vs[b], vg[b], vg[a], g, off, len, vm[b])) < 0)
+				break;
+			vs[b] = k;
+		}
+		int r = tnext(G, vs[a] > vs[b] ? vs[a] : vs[b], true);
+		if (r < 0)
+			break;
+		uint32_t id = (uint32_t)G->nsums[r]++;
+		G->x[r][G->n[r]++] = (struct tsend){ vg[a], vg[a], g, id, off, len, vm[a] };
+		G->x[r][G->n[r]++] = (struct tsend){ vg[a], vg[a], g, id, off, len, vm[b] };
+		if (vs[a] >= 0)
+			G->dep[r][vs[a]] = true;
+		if (vs[b] >= 0)
+			G->dep[r][vs[b]] = true;
+		vs[a] = r;
+		vm[a] |= vm[b];
+		vg[b] = vg[nv - 1];
+		vs[b] = vs[nv - 1];
+		vm[b] = vm[nv - 1];
+		nv--;
+	}
+	for (int v = 0; v < nv; v++) {
+		uint32_t at = vg[v];
+		int s = vs[v];
+		if (fast_rng_below(G->rng, 3) == 0) {
+			uint32_t r = (uint32_t)fast_rng_below(G->rng, NG);
+			if (r != at && r != gr->src && (k = tsend(G, s, at, r, g, off, len, vm[v])) >= 0) {
+				at = r;
+				s = k;
+			}
+		}
+		tsend(G, s, at, gr->src, g, off, len, vm[v]);
+	}
+}
+
+/* the plan of G: explicit steps tier out (sends of one (from, to) pair in
+ * one transfer), reduce steps tier up (a transfer per sum) */
+static void tgen_plan(const struct tgen *G, struct fast_plan *p)
+{
+	struct fast_err err;
+
+	fast_plan_init(p, 2, 2, "test");
+	p->kind = G->combine ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH;
+	for (int k = 0; k < RT; k++) {
+		bool red = treduce(G, k);
+		OK(fast_plan_add_step(p, red ? FAST_STEP_REDUCE : FAST_STEP_EXPLICIT,
+				      red ? FAST_TIER_UP : FAST_TIER_OUT, &err));
+		OK(fast_plan_set_chunks(p, G->chunks[k], &err));
+		for (int y = 0; y < k; y++)
+			if (G->dep[k][y])
+				OK(fast_plan_add_dep(p, (uint32_t)k, (uint32_t)y,
+						     G->pipe[k][y] && G->chunks[k] == G->chunks[y], &err));
+		bool done[RS] = { false };
+		for (int i = 0; i < G->n[k]; i++) {
+			if (done[i])
+				continue;
+			OK(fast_plan_add_xfer(p, G->x[k][i].from, G->x[k][i].to, &err));
+			for (int h = i; h < G->n[k]; h++) {
+				const struct tsend *a = &G->x[k][i], *b = &G->x[k][h];
+				if (done[h] || a->from != b->from || a->to != b->to ||
+				    (red && a->sum != b->sum))
+					continue;
+				uint32_t mk = 0;
+				if (G->combine) {
+					int r = fast_plan_add_mask(p, b->mask, &err);
+					OK(r);
+					mk = (uint32_t)r;
+				}
+				OK(fast_plan_add_piece(p, b->g, mk, b->off, b->len, &err));
+				done[h] = true;
+			}
+		}
+	}
+}
+
+/* The naive reference, per byte, from the plan alone and the groups:
+ * 0 correct, 1 a send (or a sum's input) not held, 2 a wrong final
+ * holding (dispatch: a destination lacks a byte; combine: a contribution
+ * not counted exactly once at the source). */
+static int tnaive(const struct fast_plan *p, const struct fast_matrix *m)
+{
+	/* lv[t][u]: 2 when t reaches u through a path with a whole-step
+	 * dependency, 1 through pipelined ones only, 0 not at all (steps
+	 * depend on lower ids only: one pass in id order) */
+	int lv[RT][RT] = { { 0 } };
+	int n = (int)p->nsteps;
+
+	for (int t = 0; t < n; t++)
+		for (uint32_t j = 0; j < p->steps[t].ndeps; j++) {
+			const struct fast_dep *d = &p->deps[p->steps[t].dep0 + j];
+			int u = (int)d->step, e = d->pipelined ? 1 : 2;
+			if (e > lv[t][u])
+				lv[t][u] = e;
+			for (int w = 0; w < n; w++) {
+				int via = lv[u][w] == 0 ? 0 : (e == 2 || lv[u][w] == 2) ? 2 : 1;
+				if (via > lv[t][w])
+					lv[t][w] = via;
+			}
+		}
+	/* every piece sent (or summed) must be held by its sender */
+	for (int t = 0; t < n; t++) {
+		const struct fast_step *s = &p->steps[t];
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
+			uint64_t pos = 0;
+			for (uint32_t k = 0; k < x->npieces; k++) {
+				const struct fast_piece *pc = &p->pieces[x->piece0 + k];
+				const struct fast_group *gr = &m->groups[pc->src];
+				uint64_t want = p->kind == FAST_TRAFFIC_COMBINE ? p->masks[pc->dst] : 0;
+				for (uint64_t b = pc->off; b < pc->off + pc->len; b++, pos++) {
+					uint32_t ch = naive_chunk(x->bytes, s->chunks, pos);
+					bool held = false;
+					if (p->kind == FAST_TRAFFIC_DISPATCH)
+						held = gr->src == x->from;
+					else
+						for (uint32_t i = 0; i < gr->ndst; i++)
+							if (m->dsts[gr->dst0 + i] == x->from &&
+							    want == UINT64_C(1) << i)
+								held = true;
+					for (int u = 0; u < n && !held; u++) {
+						const struct fast_step *su = &p->steps[u];
+						if (!lv[t][u])
+							continue;
+						for (uint32_t j2 = 0; j2 < su->nxfers && !held; j2++) {
+							const struct fast_xfer *y = &p->xfers[su->xfer0 + j2];
+							uint64_t un = 0, pos2 = 0;
+							bool in = false;
+							if (y->to != x->from)
+								continue;
+							for (uint32_t k2 = 0; k2 < y->npieces; k2++) {
+								const struct fast_piece *q = &p->pieces[y->piece0 + k2];
+								bool here = q->src == pc->src && q->off <= b &&
+									    b < q->off + q->len;
+								/* in chunk <= ch, or a whole-step ancestor */
+								bool early = lv[t][u] == 2 ||
+									     (here && naive_chunk(y->bytes, su->chunks,
+												  pos2 + b - q->off) <= ch);
+								pos2 += q->len;
+								if (su->kind == FAST_STEP_REDUCE) {
+									un |= p->masks[q->dst];
+									in = in || here;
+								} else if (here && early &&
+									   (p->kind == FAST_TRAFFIC_DISPATCH ||
+									    p->masks[q->dst] == want)) {
+									held = true;
+								}
+							}
+							if (su->kind == FAST_STEP_REDUCE && in && un == want)
+								held = true;
+						}
+					}
+					if (!held)
+						return 1;
+				}
+			}
+		}
+	}
+	/* final holdings */
+	for (uint32_t g = 0; g < m->ngroups; g++) {
+		const struct fast_group *gr = &m->groups[g];
+		for (uint64_t b = 0; b < fast_group_bytes(m, g); b++)
+			for (uint32_t i = 0; i < gr->ndst; i++) {
+				uint32_t d = m->dsts[gr->dst0 + i];
+				int count = p->kind == FAST_TRAFFIC_COMBINE && d == gr->src;
+				bool got = d == gr->src;
+				for (size_t xi = 0; xi < p->nxfers; xi++) {
+					const struct fast_xfer *x = &p->xfers[xi];
+					if (x->from == x->to)
+						continue; /* a sum, or a local copy: nothing arrives */
+					for (uint32_t k = 0; k < x->npieces; k++) {
+						const struct fast_piece *q = &p->pieces[x->piece0 + k];
+						if (q->src != g || b < q->off || b >= q->off + q->len)
+							continue;
+						if (p->kind == FAST_TRAFFIC_DISPATCH && x->to == d)
+							got = true;
+						if (p->kind == FAST_TRAFFIC_COMBINE && x->to == gr->src &&
+						    (p->masks[q->dst] >> i & 1))
+							count++;
+					}
+				}
+				if (p->kind == FAST_TRAFFIC_DISPATCH ? !got : count != 1)
+					return 2;
+			}
+	}
+	return 0;
+}
+
+/* Random small token plans, dispatch (forwarding trees with relays and
+ * replication) and combine (partial sums, relays), explicit steps in 1..3
+ * chunks with pipelined dependencies where the chunk counts agree, then
+ * deps dropped or added, sends dropped or repeated and masks changed at
+ * random: the checker and the naive reference must agree on every
+ * verdict, and each verdict must occur. */
+static void test_check__tokens_agree_with_naive_reference(void)
+{
+	struct fast_rng rng;
+	struct fast_topo tp = topo2x2();
+	int verdicts[2][3] = { { 0 } };
+
+	fast_rng_seed(&rng, 15);
+	for (int iter = 0; iter < 1200; iter++) {
+		struct fast_traffic t;
+		struct fast_plan p;
+		struct fast_err err;
+		static struct tgen G;
+		bool combine = iter % 2;
+
+		memset(&G, 0, sizeof G);
+		G.rng = &rng;
+		G.combine = combine;
+		for (int k = 0; k < RT; k++)
+			G.chunks[k] = treduce(&G, k) ? 1 : 1 + (uint32_t)fast_rng_below(&rng, 3);
+		for (int x = 0; x < RT; x++)
+			for (int y = 0; y < x; y++)
+				G.pipe[x][y] = fast_rng_below(&rng, 2);
+		tok_init(&t, NG, combine ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH, 2);
+		for (int g = 0; g < RG; g++) {
+			uint32_t d[NG], nd = 0;
+			uint32_t src = (uint32_t)fast_rng_below(&rng, NG);
+			uint64_t pick = 1 + fast_rng_below(&rng, (1u << NG) - 1);
+			for (uint32_t i = 0; i < NG; i++)
+				if (pick >> i & 1)
+					d[nd++] = i;
+			tok_group(&t, src, 1 + fast_rng_below(&rng, 3), nd, d);
+		}
+		tok_done(&t);
+		for (uint32_t g = 0; g < RG; g++) {
+			uint64_t size = fast_group_bytes(&t.m[0], g);
+			uint64_t cut = fast_rng_below(&rng, 2) ? 1 + fast_rng_below(&rng, size - 1) : size;
+			for (uint64_t off = 0; off < size; off = cut, cut = size) {
+				if (combine)
+					tgen_combine(&G, &t.m[0], g, off, cut - off);
+				else
+					tgen_dispatch(&G, &t.m[0], g, off, cut - off);
+			}
+		}
+		/* perturb: deps (only towards lower ids: acyclic), explicit sends */
+		for (int x = 0; x < RT; x++)
+			for (int y = 0; y < x; y++) {
+				uint64_t r = fast_rng_below(&rng, 30);
+				if (r == 0)
+					G.dep[x][y] = false;
+				else if (r == 1)
+					G.dep[x][y] = true;
+			}
+		int last = RT - 1;
+		while (treduce(&G, last))
+			last--;
+		for (int k = 0; k < RT; k++) {
+			if (treduce(&G, k) || !G.n[k])
+				continue;
+			uint64_t r = fast_rng_below(&rng, 24);
+			int i = (int)fast_rng_below(&rng, (uint64_t)G.n[k]);
+			if (r == 0)
+				G.x[k][i] = G.x[k][--G.n[k]]; /* dropped */
+			else if (r == 1 && k < last && G.n[last] < RS)
+				G.x[last][G.n[last]++] = G.x[k][i]; /* repeated last */
+			else if (r == 2 && combine) { /* another set of contributions */
+				const struct fast_group *gr = &t.m[0].groups[G.x[k][i].g];
+				uint64_t mk = G.x[k][i].mask ^
+					      UINT64_C(1) << fast_rng_below(&rng, gr->ndst);
+				if (mk)
+					G.x[k][i].mask = mk;
+			}
+		}
+		tgen_plan(&G, &p);
+		int want = tnaive(&p, &t.m[0]);
+		memset(&err, 0, sizeof err);
+		int rc = fast_plan_check_matrix(&p, &tp, &t.m[0], t.ng, &err);
+		int got = rc == 0 ? 0 : strstr(err.msg, "does not hold") ? 1 : 2;
+		CU_ASSERT(rc == 0 || rc == FAST_ECHECK);
+		CU_ASSERT_EQUAL(got, want);
+		if (got != want || (rc != 0 && rc != FAST_ECHECK))
+			fprintf(stderr, "\n  iter %d (%s): naive %d, checker %d (%d): %s\n", iter,
+				combine ? "combine" : "dispatch", want, got, rc, err.msg);
+		verdicts[combine][want]++;
+		fast_plan_free(&p);
+		fast_traffic_free(&t);
+	}
+	if (getenv("FAST_TEST_VERBOSE"))
+		fprintf(stderr, "\n  verdicts dispatch %d %d %d, combine %d %d %d\n", verdicts[0][0],
+			verdicts[0][1], verdicts[0][2], verdicts[1][0], verdicts[1][1], verdicts[1][2]);
+	for (int c = 0; c < 2; c++)
+		for (int v = 0; v < 3; v++) {
+			CU_ASSERT(verdicts[c][v] > 30);
+			if (verdicts[c][v] <= 30)
+				fprintf(stderr, "\n  %s verdict %d seen only %d times\n",
+					c ? "combine" : "dispatch", v, verdicts[c][v]);
+		}
+}
+
 UNIT_MAIN("check",
 	  UNIT_TEST(test_check__fast_plan_passes),
 	  UNIT_TEST(test_check__direct_plan_passes_and_diagonal_is_implicit),
@@ -1105,4 +1538,5 @@ UNIT_MAIN("check",
 	  UNIT_TEST(test_check__every_compiler_passes),
 	  UNIT_TEST(test_check__token_dispatch),
 	  UNIT_TEST(test_check__token_combine),
-	  UNIT_TEST(test_check__byte_plan_on_token_matrix))
+	  UNIT_TEST(test_check__byte_plan_on_token_matrix),
+	  UNIT_TEST(test_check__tokens_agree_with_naive_reference))

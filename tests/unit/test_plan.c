@@ -610,7 +610,17 @@ static void test_plan__token_validation(void)
 	p.pieces[0].dst = 0;
 	OK(fast_plan_add_mask(&p, 1, &err));
 	expect_invalid(&p, "plan: a dispatch plan has no masks (got 1)");
+	p.kind = FAST_TRAFFIC_BYTES;
+	p.pieces[0].dst = 2; /* (a valid byte piece D[0][2]) */
+	p.pieces[1].dst = 0;
+	p.pieces[p.npieces - 1].dst = 1;
+	expect_invalid(&p, "plan: a bytes plan has no masks (got 1)");
+	p.kind = FAST_TRAFFIC_DISPATCH;
+	p.pieces[0].dst = p.pieces[1].dst = p.pieces[p.npieces - 1].dst = 0;
 	p.nmasks = 0;
+	p.kind = (enum fast_traffic_kind)7;
+	expect_invalid(&p, "plan: unknown kind 7");
+	p.kind = FAST_TRAFFIC_DISPATCH;
 	p.steps[2].kind = FAST_STEP_REDUCE;
 	expect_invalid(&p, "step 2: a reduce step belongs to a combine plan (this is a dispatch plan)");
 	p.kind = FAST_TRAFFIC_BYTES;
