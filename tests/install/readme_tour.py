@@ -9,7 +9,8 @@ scripts/readme_tour.py refreshes) is run with PREFIX/bin first on the PATH,
 in a fresh directory that holds only:
   - traces -> PREFIX/share/fast/traces (the installed traces),
   - copies of the few repository files the tour uses as a user's own inputs
-    (a broken plan of the golden tests, nccl-tests outputs for calibrate,
+    (a broken plan of the golden tests and a broken token plan, the token
+    bound's topology and traffic, nccl-tests outputs for calibrate,
     a gate baseline), at the same relative paths.
 Paths under /tmp/ in a command are moved into that directory.  The output
 must equal the README's block line for line, with every number equal,
@@ -34,7 +35,8 @@ text = open(readme).read()
 blocks = re.findall(r"<!-- run: (.*?) -->\n```console\n(.*?)```", text, re.S)
 
 # repository files the tour reads as the user's own inputs
-FIXTURES = ["tests/golden/check_fail_missing_dependency", "tests/data/calib", "results/gate"]
+FIXTURES = ["tests/golden/check_fail_missing_dependency", "tests/golden/check_token_fail",
+            "tests/golden/bound_tokens", "tests/data/calib", "results/gate"]
 # lines whose numbers are measurements, not results
 MEASURED = re.compile(r"synthesis|solve|took|elapsed|\bin [0-9.]+ ?(s|ms|us)\b|wall|cpu", re.I)
 NUM = re.compile(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?")
