@@ -27,11 +27,16 @@ const char cmd_compare_usage[] =
 	"FAST).  Every algorithm's synthesis time is measured (the median thread-CPU\n"
 	"time of 15 compiles after one warm-up) and reported with its time including\n"
 	"it; auto's is its decision's median plus the chosen schedule's synthesis.\n"
-	"Several matrices: a totals table (sums).\n"
+	"Several matrices: a totals table (sums); traffic of several kinds (token\n"
+	"dispatch and combine) first a totals table per kind.\n"
 	"\n"
-	"  --algos LIST       comma-separated algorithms (default: all, listed below)\n"
+	"  --algos LIST       comma-separated algorithms (default: all, listed below);\n"
+	"                     NAME:OPT=VALUE[:OPT=VALUE] runs NAME with those compiler\n"
+	"                     options on top of the command line's, in a row of that\n"
+	"                     name (fast,fast:dedup=gpu: FAST with and without dedup)\n"
 	"  --matrix I         only matrix I\n"
-	"  --csv              one CSV row per (matrix, algorithm)\n"
+	"  --csv              one CSV row per (matrix, algorithm); bytes_out is the\n"
+	"                     bytes the plan's scale-out steps move\n"
 	"  --json             machine-readable output\n"
 	"  --svg FILE         Gantt chart of FAST's plan (first matrix)\n"
 	"  --no-timing        leave out the measured synthesis times (stable output)\n"
@@ -39,10 +44,12 @@ const char cmd_compare_usage[] =
 	"\n"
 	"Exit: 0 ok, 2 usage, 3 bad input, 4 runtime.\n";
 
-#define MAX_ALGOS 8
+#define MAX_ALGOS 12
+#define ROW_NAME_MAX 96
 
 struct cell {
 	double time_s, algbw, synth_s;
+	uint64_t bytes_out; /* bytes of the plan's tier-out steps (self copies excluded) */
 	/* the auto row: its choice, the predictions, the decision's median */
 	const char *chosen;
 	double pred_sim_s, pred_synth_s, decision_s;
@@ -53,39 +60,105 @@ struct opts {
 	struct cli_inputs in;
 	struct fast_algo_opts ao;
 	struct fast_sim_opts so;
-	const char *algos[MAX_ALGOS];
+	const char *algos[MAX_ALGOS]; /* the rows' names: "fast", "fast:dedup=gpu" */
+	const char *base[MAX_ALGOS];  /* each row's algorithm ("fast") */
+	struct fast_algo_opts row_ao[MAX_ALGOS]; /* each row's options */
+	char names[MAX_ALGOS][ROW_NAME_MAX];
 	uint32_t nalgos;
-	int fast_idx; /* index of "fast" in algos, -1 if absent */
+	int name_width; /* of the table's first column */
+	int fast_idx; /* the row "fast", else the first row of fast; -1 if none */
 	const char *svg;
 	bool csv, timing;
 };
 
+/* One --algos entry, NAME[:OPT=VALUE...], into row k: its algorithm, its
+ * options (the command line's, then the entry's) and its name, NAME and
+ * the entry's options in table order as every output spells them. */
+static int parse_entry(struct opts *o, uint32_t k, char *tok)
+{
+	char *save = NULL, *name = strtok_r(tok, ":", &save), *kv;
+	const struct fast_algo *a;
+	unsigned given = 0;
+	size_t len;
+	int rc;
+
+	if (!name)
+		return cli_usage_error("compare", "--algos: empty entry");
+	if ((rc = cli_algo_known("compare", "--algos", name, NULL, 0)) != 0)
+		return rc;
+	a = fast_algo_find(name);
+	o->base[k] = a->name;
+	o->row_ao[k] = o->ao;
+	while ((kv = strtok_r(NULL, ":", &save)) != NULL) {
+		char *eq = strchr(kv, '=');
+		const struct fast_algo_option *opt;
+		struct fast_err err;
+		if (eq)
+			*eq = '\0';
+		if (!eq || !(opt = fast_algo_option_find(kv)))
+			return cli_usage_error("compare", "--algos: %s: '%.40s' is not OPTION=VALUE of a "
+					       "compiler option (--help lists them)", name, kv);
+		if (!(a->options & opt->bit))
+			return cli_usage_error("compare", "--algos: %s: %s does not apply to %s", name,
+					       opt->name, name);
+		if (fast_algo_option_parse(opt, eq + 1, &o->row_ao[k], &err) < 0)
+			return cli_usage_error("compare", "--algos: %s: %s: %s", name, opt->name, err.msg);
+		given |= opt->bit;
+	}
+	len = (size_t)snprintf(o->names[k], ROW_NAME_MAX, "%s", a->name);
+	for (const struct fast_algo_option *opt = fast_algo_options; opt->name; opt++) {
+		char v[40];
+		if (given & opt->bit && len < ROW_NAME_MAX)
+			len += (size_t)snprintf(o->names[k] + len, ROW_NAME_MAX - len, ":%s=%s", opt->name,
+						fast_algo_option_print(opt, &o->row_ao[k], v, sizeof v));
+	}
+	o->algos[k] = o->names[k];
+	return 0;
+}
+
+/* The rows: every algorithm of the table but auto, or the --algos list.
+ * Two rows of one algorithm with the same options are refused. */
 static int parse_algos(struct opts *o, const char *list)
 {
 	static char buf[256];
 	char *save = NULL, *tok;
+	int rc;
 
+	o->nalgos = 0;
 	if (!list) {
-		o->nalgos = 0;
 		for (const struct fast_algo *a = fast_algos; a->name && o->nalgos < MAX_ALGOS; a++)
-			if (strcmp(a->name, "auto") != 0) /* auto is asked for */
-				o->algos[o->nalgos++] = a->name;
+			if (strcmp(a->name, "auto") != 0) { /* auto is asked for */
+				o->base[o->nalgos] = o->algos[o->nalgos] = a->name;
+				o->row_ao[o->nalgos++] = o->ao;
+			}
 		return 0;
 	}
 	if (strlen(list) >= sizeof buf)
 		return cli_usage_error("compare", "--algos: list too long");
 	strcpy(buf, list);
-	o->nalgos = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int rc = cli_algo_known("compare", "--algos", tok, NULL, 0);
-		if (rc != 0)
-			return rc;
-		for (uint32_t i = 0; i < o->nalgos; i++)
-			if (strcmp(o->algos[i], tok) == 0)
-				return cli_usage_error("compare", "--algos: '%.40s' given twice", tok);
-		if (o->nalgos == MAX_ALGOS)
+		uint32_t k = o->nalgos;
+		char mine[160];
+		if (k == MAX_ALGOS)
 			return cli_usage_error("compare", "--algos: at most %d algorithms", MAX_ALGOS);
-		o->algos[o->nalgos++] = tok;
+		if ((rc = parse_entry(o, k, tok)) != 0)
+			return rc;
+		fast_algo_opts_name(&o->row_ao[k], fast_algo_find(o->base[k])->options, "/", mine,
+				    sizeof mine);
+		for (uint32_t i = 0; i < k; i++) {
+			char theirs[160];
+			if (strcmp(o->base[i], o->base[k]) != 0)
+				continue;
+			fast_algo_opts_name(&o->row_ao[i], fast_algo_find(o->base[i])->options, "/",
+					    theirs, sizeof theirs);
+			if (strcmp(mine, theirs) != 0)
+				continue;
+			if (strcmp(o->algos[i], o->algos[k]) == 0)
+				return cli_usage_error("compare", "--algos: '%.40s' given twice", o->algos[k]);
+			return cli_usage_error("compare", "--algos: '%.40s' is the same schedule as '%.40s'",
+					       o->algos[k], o->algos[i]);
+		}
+		o->nalgos++;
 	}
 	if (o->nalgos == 0)
 		return cli_usage_error("compare", "--algos: empty list");
@@ -104,7 +177,7 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 	const struct cell *f = o->fast_idx >= 0 ? &c[o->fast_idx] : NULL;
 
 	printf("%s\n", title);
-	printf("  %-10s %14s %12s %10s %13s", "algorithm", "time", "algbw GB/s", "/ bound",
+	printf("  %-*s %14s %12s %10s %13s", o->name_width, "algorithm", "time", "algbw GB/s", "/ bound",
 	       f ? "FAST speedup" : "");
 	if (o->timing)
 		printf(" %12s %14s", "synthesis", "with synthesis");
@@ -115,7 +188,8 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 			snprintf(ratio, sizeof ratio, "%.3f", c[k].time_s / bound_s);
 		if (f && f->time_s > 0)
 			snprintf(sp, sizeof sp, "%.2fx", c[k].time_s / f->time_s);
-		printf("  %-10s %14s %12.2f %10s %13s", o->algos[k], human_time(c[k].time_s, a, sizeof a),
+		printf("  %-*s %14s %12.2f %10s %13s", o->name_width, o->algos[k],
+		       human_time(c[k].time_s, a, sizeof a),
 		       c[k].algbw, ratio, sp);
 		if (o->timing)
 			printf(" %12s %14s", human_time(c[k].synth_s, a, sizeof a),
@@ -125,7 +199,7 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 		printf("\n");
 	}
 	if (have_bound)
-		printf("  %-10s %14s\n", "LP bound", human_time(bound_s, a, sizeof a));
+		printf("  %-*s %14s\n", o->name_width, "LP bound", human_time(bound_s, a, sizeof a));
 }
 
 /* Compile row k's plan, time its synthesis and simulate it into c[k]. */
@@ -138,17 +212,18 @@ static int compare_row(const struct opts *o, const struct fast_topo *t,
 	struct fast_plan p;
 	struct fast_sim_result r;
 	struct fast_sim_opts so = o->so;
-	bool is_auto = strcmp(o->algos[k], "auto") == 0;
+	const struct fast_algo_opts *ao = &o->row_ao[k];
+	bool is_auto = strcmp(o->base[k], "auto") == 0;
 	int rc;
 
-	if (fast_compile_matrix(o->algos[k], t, mx, &o->ao, &p, &err) < 0)
+	if (fast_compile_matrix(o->base[k], t, mx, ao, &p, &err) < 0)
 		return cli_report(&err);
 	if (is_auto) {
 		struct fast_auto_choice ch;
 		double known = NAN;
 		/* the choice is deterministic: known before it is timed; every
 		 * candidate's full prediction for the report */
-		fast_auto_predict(t, D, &o->ao, &ch);
+		fast_auto_predict(t, D, ao, &ch);
 		c[k].chosen = ch.algo[ch.best];
 		c[k].pred_sim_s = ch.sim_s[ch.best];
 		c[k].pred_synth_s = ch.synth_s[ch.best];
@@ -157,10 +232,10 @@ static int compare_row(const struct opts *o, const struct fast_topo *t,
 		for (uint32_t j = 0; j < o->nalgos; j++)
 			if (strcmp(o->algos[j], c[k].chosen) == 0)
 				known = c[j].synth_s;
-		if (o->timing && synth_measure("auto", t, mx, &o->ao, known, &c[k].synth_s,
+		if (o->timing && synth_measure("auto", t, mx, ao, known, &c[k].synth_s,
 					       &c[k].decision_s, &err) < 0)
 			goto fail;
-	} else if (o->timing && synth_median(o->algos[k], t, mx, &o->ao, &c[k].synth_s, &err) < 0) {
+	} else if (o->timing && synth_median(o->base[k], t, mx, ao, &c[k].synth_s, &err) < 0) {
 		goto fail;
 	}
 	so.timeline = svg_of && (int)k == o->fast_idx;
@@ -174,6 +249,10 @@ static int compare_row(const struct opts *o, const struct fast_topo *t,
 	}
 	c[k].time_s = r.time_s;
 	c[k].algbw = r.algbw_GBps;
+	c[k].bytes_out = 0;
+	for (uint32_t i = 0; i < r.nsteps; i++)
+		if (r.steps[i].tier == FAST_TIER_OUT)
+			c[k].bytes_out += r.steps[i].bytes;
 	if (so.timeline) {
 		char title[200];
 		snprintf(title, sizeof title, "fast on %s (%u x %u), matrix %lld (%s)", t->name, t->servers,
@@ -203,7 +282,7 @@ static int compare_one(const struct opts *o, const struct fast_topo *t,
 	/* auto last: its synthesis takes the chosen schedule's samples */
 	for (int pass = 0; pass < 2; pass++)
 		for (uint32_t k = 0; k < o->nalgos; k++) {
-			if ((strcmp(o->algos[k], "auto") == 0) != (pass == 1))
+			if ((strcmp(o->base[k], "auto") == 0) != (pass == 1))
 				continue;
 			if ((rc = compare_row(o, t, mx, k, c, svg_of)) != 0)
 				return rc;
@@ -212,6 +291,7 @@ static int compare_one(const struct opts *o, const struct fast_topo *t,
 	return 0;
 }
 
+/* matrix < 0: a total row, label "total" or the kind it sums */
 static void print_csv_rows(const struct opts *o, int64_t matrix, const char *label,
 			   const struct cell *c, double bound_s)
 {
@@ -221,11 +301,12 @@ static void print_csv_rows(const struct opts *o, int64_t matrix, const char *lab
 		if (matrix >= 0)
 			printf("%lld,%s,", (long long)matrix, label);
 		else
-			printf("total,total,");
+			printf("total,%s,", label);
 		printf("%s,%.9g,%.6g,%.9g,%.6g,", o->algos[k], c[k].time_s, c[k].algbw, bound_s,
 		       bound_s > 0 ? c[k].time_s / bound_s : 0.0);
 		if (f && f->time_s > 0)
 			printf("%.6g", c[k].time_s / f->time_s);
+		printf(",%llu", (unsigned long long)c[k].bytes_out);
 		if (o->timing)
 			printf(",%.6g,%.9g", c[k].synth_s, c[k].time_s + c[k].synth_s);
 		printf("\n");
@@ -247,6 +328,8 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 	printf("%s  {", first ? "" : ",\n");
 	if (matrix >= 0)
 		printf("\"matrix\": %lld, \"label\": \"%s\", ", (long long)matrix, label);
+	else if (strcmp(label, "total") != 0)
+		printf("\"matrix\": \"total\", \"kind\": \"%s\", ", label);
 	else
 		printf("\"matrix\": \"total\", ");
 	printf("\"bound_s\": ");
@@ -261,6 +344,7 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 		put_field("ratio", bound_s > 0 ? c[k].time_s / bound_s : 0.0);
 		if (f && f->time_s > 0)
 			put_field("fast_speedup", c[k].time_s / f->time_s);
+		printf(", \"bytes_out\": %llu", (unsigned long long)c[k].bytes_out);
 		if (o->timing) {
 			put_field("synthesis_s", c[k].synth_s);
 			put_field("time_with_synthesis_s", c[k].time_s + c[k].synth_s);
@@ -296,7 +380,10 @@ int cmd_compare(int argc, char **argv)
 	struct fast_traffic tr = { 0 };
 	const char *algos = NULL; /* every algorithm of the table */
 	struct cell *cells = NULL, total[MAX_ALGOS];
-	double total_bound = 0;
+	/* the sums per matrix kind (enum fast_traffic_kind) */
+	struct cell kind_total[3][MAX_ALGOS];
+	double total_bound = 0, kind_bound[3] = { 0 };
+	uint32_t kind_count[3] = { 0 }, nkinds = 0;
 	unsigned given = 0;
 	struct cli_progress pr;
 	uint64_t done = 0;
@@ -330,12 +417,17 @@ int cmd_compare(int argc, char **argv)
 	if (!o.in.traffic_path)
 		return cli_usage_error("compare", "--traffic FILE is required");
 	if ((rc = parse_algos(&o, algos)) != 0 ||
-	    (rc = cli_algo_applies("compare", o.algos, o.nalgos, given)) != 0)
+	    (rc = cli_algo_applies("compare", o.base, o.nalgos, given)) != 0)
 		return rc;
 	o.fast_idx = -1;
-	for (uint32_t k = 0; k < o.nalgos; k++)
-		if (strcmp(o.algos[k], "fast") == 0)
+	o.name_width = 10;
+	for (uint32_t k = 0; k < o.nalgos; k++) {
+		if (strcmp(o.base[k], "fast") == 0 &&
+		    (o.fast_idx < 0 || strcmp(o.algos[k], "fast") == 0))
 			o.fast_idx = (int)k;
+		if ((int)strlen(o.algos[k]) > o.name_width)
+			o.name_width = (int)strlen(o.algos[k]);
+	}
 	if (o.svg && o.fast_idx < 0)
 		return cli_usage_error("compare", "--svg draws FAST's plan: include fast in --algos");
 	if ((rc = cli_load_topo(&o.in, &t)) != 0)
@@ -348,8 +440,9 @@ int cmd_compare(int argc, char **argv)
 		return cli_fail(FAST_ENOMEM, "out of memory");
 	}
 	memset(total, 0, sizeof total);
+	memset(kind_total, 0, sizeof kind_total);
 	if (o.csv) {
-		printf("matrix,label,algo,time_s,algbw_GBps,bound_s,ratio,fast_speedup%s\n",
+		printf("matrix,label,algo,time_s,algbw_GBps,bound_s,ratio,fast_speedup,bytes_out%s\n",
 		       o.timing ? ",synthesis_s,time_with_synthesis_s" : "");
 	} else if (o.in.json) {
 		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, "
@@ -369,9 +462,16 @@ int cmd_compare(int argc, char **argv)
 		if (rc != 0)
 			goto out;
 		total_bound += b.lp_s;
+		kind_bound[tr.m[m].kind] += b.lp_s;
+		nkinds += kind_count[tr.m[m].kind]++ == 0;
 		for (uint32_t k = 0; k < o.nalgos; k++) {
+			struct cell *kt = &kind_total[tr.m[m].kind][k];
 			total[k].time_s += c[k].time_s;
 			total[k].synth_s += c[k].synth_s;
+			total[k].bytes_out += c[k].bytes_out;
+			kt->time_s += c[k].time_s;
+			kt->synth_s += c[k].synth_s;
+			kt->bytes_out += c[k].bytes_out;
 		}
 		if (o.csv) {
 			print_csv_rows(&o, mi, tr.m[m].label, c, b.lp_s);
@@ -386,10 +486,24 @@ int cmd_compare(int argc, char **argv)
 			print_table(&o, title, c, b.lp_s, true);
 		}
 	}
+	/* totals: algbw over the whole trace is not defined; report 0 (the
+	 * cells' algbw is 0 from the memsets) */
+	for (uint32_t kind = 0; nkinds > 1 && kind < 3; kind++) {
+		const char *name = fast_traffic_kind_name((enum fast_traffic_kind)kind);
+		if (!kind_count[kind])
+			continue;
+		if (o.csv) {
+			print_csv_rows(&o, -1, name, kind_total[kind], kind_bound[kind]);
+		} else if (o.in.json) {
+			print_json_block(&o, -1, name, kind_total[kind], NULL, kind_bound[kind], false);
+		} else {
+			char title[128];
+			snprintf(title, sizeof title, "\ntotal over the %s matrices (%u; sum of times; algbw "
+				 "not applicable)", name, kind_count[kind]);
+			print_table(&o, title, kind_total[kind], kind_bound[kind], true);
+		}
+	}
 	if (tr.count > 1) {
-		/* totals: algbw over the whole trace is not defined; report 0 */
-		for (uint32_t k = 0; k < o.nalgos; k++)
-			total[k].algbw = 0;
 		if (o.csv)
 			print_csv_rows(&o, -1, "total", total, total_bound);
 		else if (o.in.json)

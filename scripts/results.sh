@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate the what-if study results: one resumable `fast sweep` per spec
-# in results/specs/ (CSV in results/<spec>.csv), then the figures
+# in results/specs/ (CSV in results/<spec>.csv), the token-traffic study
+# (scripts/token_study.sh: results/tokens.csv, named "tokens" below), then
+# the figures
 # (results/figures/*.png and *.svg, data in results/data/) with gnuplot.
 #
 #   scripts/results.sh [--full] [--jobs K] [--fast PATH] [--plots-only] [SPEC...]
@@ -11,7 +13,7 @@
 #                 do not compete for cores
 #   --fast PATH   the fast binary (default build/bin/fast, or $FAST)
 #   --plots-only  redraw the figures from the CSVs already there
-#   SPEC...       only these specs (names without .json)
+#   SPEC...       only these specs (names without .json; tokens: the token study)
 #
 # Figures for a sweep of your own: scripts/results_plot.py my.csv -o DIR.
 # An interrupted run resumes where it stopped (sweeps skip finished rows).
@@ -30,19 +32,26 @@ while [ $# -gt 0 ]; do
 	--jobs) jobs=$2; shift ;;
 	--fast) fast=$2; shift ;;
 	--plots-only) plots_only=1 ;;
-	-h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,21p' "$0"; exit 0 ;;
 	-*) echo "results.sh: unknown option $1" >&2; exit 2 ;;
 	*) specs+=("$1") ;;
 	esac
 	shift
 done
 if [ ${#specs[@]} = 0 ]; then
-	specs=(skew size scale synth moe)
+	specs=(skew size scale synth moe tokens)
 	[ $full = 1 ] && specs+=(scale_full)
 fi
 if [ $plots_only = 0 ]; then
 	[ -x "$fast" ] || { echo "results.sh: $fast not found; run make first" >&2; exit 2; }
 	for s in "${specs[@]}"; do
+		if [ "$s" = tokens ]; then
+			echo "== tokens"
+			t0=$(date +%s)
+			bash scripts/token_study.sh --fast "$fast" results
+			echo "   $(( $(date +%s) - t0 )) s"
+			continue
+		fi
 		spec=results/specs/$s.json
 		[ -f "$spec" ] || { echo "results.sh: no spec $spec" >&2; exit 2; }
 		j=${jobs:+--jobs $jobs}

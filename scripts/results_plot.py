@@ -22,7 +22,7 @@ their numbers and gnuplot scripts to DIR/data/ (DIR defaults to
 <first CSV without .csv>-plots).
 
 The bundled studies: RESULTS_DIR/{skew,size,scale,scale_full,synth,moe}.csv
-give the figures that README.md shows (a missing CSV skips its figures),
+and tokens.csv (scripts/token_study.sh: figures tokens_<preset>) give the figures that README.md shows (a missing CSV skips its figures),
 in RESULTS_DIR/figures and RESULTS_DIR/data, with the same titles, axes
 and styles.
 
@@ -750,6 +750,35 @@ def fig_moe(p, rows):
                   ", ".join(plots)))
 
 
+TOKEN_ALGOS = ["fanout", "nccl", "pxn", "hier", "fast:dedup=gpu", "fast"]
+
+
+def fig_tokens(p, rows):
+    """scripts/token_study.sh's tokens.csv: per preset, the total time / token
+    LP bound of each schedule over the 26 layers of each (EP, phase): the
+    per-kind total rows `fast compare` wrote."""
+    for preset in sorted({r["preset"] for r in rows}):
+        tot = {(int(r["ep"]), r["label"], r["algo"]): float(r["ratio"]) for r in rows
+               if r["preset"] == preset and r["matrix"] == "total" and r["label"] != "total"}
+        cells = sorted({(ep, ph) for ep, ph, _ in tot}, key=lambda c: (c[0], c[1] != "dispatch"))
+        algos = [a for a in TOKEN_ALGOS if any(k[2] == a for k in tot)]
+        ys = [{i + 1: tot.get(c + (a,), float("nan")) for i, c in enumerate(cells)} for a in algos]
+        write_dat(os.path.join(p.data, "tokens_%s.dat" % preset), ["cell"] + algos + ["name"],
+                  [[i + 1] + [y[i + 1] for y in ys] + ["EP%d_%s" % c] for i, c in enumerate(cells)])
+        # the algorithms' own styles; fast:dedup=gpu takes an extra one
+        plots = series_plots("tokens_%s.dat" % preset, algos, range(2, 2 + len(algos)), ys, True,
+                             "points")
+        tics = ", ".join('"EP%d\\n%s" %d' % (c[0], c[1], i + 1) for i, c in enumerate(cells))
+        p.plot("tokens_%s" % preset,
+               "Token traffic (DeepSeek-V2-Lite, 26 layers): total time / token LP bound\n"
+               "%s, 8 GPUs per server; fast, hier: per-server dedup; the others per-GPU bytes"
+               % preset,
+               "set bmargin 4\nset ylabel 'time / token LP bound'\n"
+               "set xtics (%s)\nset xrange [0.5:%g]\n%splot %s, %s"
+               % (tics, len(cells) + 0.5, yaxis_cmds([v for y in ys for v in y.values()], True),
+                  ", ".join(plots), parity_clause("bound")))
+
+
 def bundled(out):
     p = Plotter(out)
     csvs = {n: load_opt(os.path.join(out, n + ".csv"))
@@ -765,6 +794,10 @@ def bundled(out):
         fig_synth(p, csvs["synth"])
     if csvs["moe"]:
         fig_moe(p, csvs["moe"])
+    tokens = os.path.join(out, "tokens.csv")
+    if os.path.exists(tokens):
+        with open(tokens, newline="") as f:
+            fig_tokens(p, list(csv.DictReader(f)))
     return p
 
 

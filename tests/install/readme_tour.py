@@ -9,7 +9,8 @@ scripts/readme_tour.py refreshes) is run with PREFIX/bin first on the PATH,
 in a fresh directory that holds only:
   - traces -> PREFIX/share/fast/traces (the installed traces),
   - copies of the few repository files the tour uses as a user's own inputs
-    (a broken plan of the golden tests, nccl-tests outputs for calibrate,
+    (a broken plan of the golden tests and a broken token plan, the token
+    bound's topology and traffic, nccl-tests outputs for calibrate,
     a gate baseline), at the same relative paths.
 Paths under /tmp/ in a command are moved into that directory.  The output
 must equal the README's block line for line, with every number equal,

@@ -82,7 +82,7 @@ fi
 mkdir -p demo && ln -s "$T" demo/traces
 check "demo outputs equal the committed results/demo" \
 	bash -c "cd demo && bash '$ROOT/scripts/demo.sh' '$F' >/dev/null &&
-		diff -r results/demo '$ROOT/results/demo'"
+		diff -r -x tokens-ep32.json results/demo '$ROOT/results/demo'"
 
 # --- man page, completion ---------------------------------------------------
 man1=$PREFIX/share/man/man1/fast.1

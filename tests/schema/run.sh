@@ -91,6 +91,9 @@ if "$FAST" trace import --source deepseek-v2-lite --data tests/data/moe --ep 4 -
 	-o "$TMP/tok.json" > /dev/null; then
 	check schemas/traffic.schema.json "$TMP/tok.json" "trace import --tokens"
 	json schemas/traffic-show.schema.json "traffic show --json (tokens)" "$FAST" traffic show "$TMP/tok.json" --preset h200 --servers 2 --gpus 2 --json
+	# one algorithm with two option sets, and the totals per kind
+	json schemas/compare.schema.json "compare --json (tokens, per-kind totals)" "$FAST" compare --preset h200 \
+		--servers 2 --gpus 2 --traffic "$TMP/tok.json" --algos fast,fast:dedup=gpu,hier --json --no-timing
 else
 	echo "FAIL fast trace import --tokens"; fail=$((fail + 1))
 fi
