@@ -861,7 +861,7 @@ static uint32_t tok_send(struct fast_plan *p, uint32_t from, uint32_t to, uint32
 static void test_check__token_dispatch(void)
 {
 	struct fast_traffic t, tc;
-	struct fast_plan p;
+	struct fast_plan p, pc;
 	struct fast_plan_view v;
 	struct fast_topo tp = topo2x2();
 	struct fast_err err;
@@ -920,7 +920,8 @@ static void test_check__token_dispatch(void)
 					"never sent", __LINE__);
 	p.steps[0].budget = 100;
 	/* agreement with the traffic is bad input */
-	tok_combine_example(&tc, &(struct fast_plan){ 0 });
+	tok_combine_example(&tc, &pc);
+	fast_plan_free(&pc); /* only its traffic is wanted */
 	expect_tok(&p, &tc, FAST_EINPUT, "a dispatch plan cannot serve a combine matrix", __LINE__);
 	p.pieces[p.xfers[p.steps[2].xfer0].piece0].off = 1;
 	expect_tok(&p, &t, FAST_EINPUT, "step 2 transfer 0 piece 0: group 0 bytes 1..13 outside "
