@@ -88,31 +88,11 @@ static int reserve(struct builder *bd, uint64_t pieces, uint64_t lanes)
 	return fast_plan_reserve(bd->p, 0, 0, 0, pieces, lanes, bd->err);
 }
 
-/* The server matrix (fast_bvn_server_matrix: FAST_EINPUT on overflow),
- * then the loads r_i of every tile, which are parts of its sums. */
+/* The server matrix (FAST_EINPUT on overflow) and the loads r_i of every
+ * tile, which are parts of its sums, in one pass over D. */
 static int loads(struct builder *bd)
 {
-	uint32_t N = bd->N, G = bd->G;
-	int rc = fast_bvn_server_matrix(bd->D, N, G, bd->S, bd->err);
-
-	if (rc < 0)
-		return rc;
-	for (uint32_t a = 0; a < N; a++)
-		for (uint32_t b = 0; b < N; b++) {
-			uint64_t *r = &bd->load[((size_t)a * N + b) * G];
-			if (a == b)
-				continue;
-			for (uint32_t i = 0; i < G; i++) {
-				uint64_t s = 0;
-				for (uint32_t j = 0; j < G; j++) {
-					uint64_t v = msg(bd, a, i, b, j);
-					s += v; /* <= the tile's sum, which did not overflow */
-					bd->nnz += v != 0;
-				}
-				r[i] = s;
-			}
-		}
-	return 0;
+	return fast_bvn_server_loads(bd->D, bd->N, bd->G, bd->S, bd->load, &bd->nnz, bd->err);
 }
 
 /* Donor cursor of one tile: current donor rail d, positioned at stream
