@@ -3,7 +3,9 @@
  * core.  For N in {4, 8, 16, 40, 64, 128, 512} servers x 8 GPUs, random and
  * Zipf(0.8) traffic generated in-process with the project RNG (256 MiB per
  * GPU), exact and alpha-aware stages: (a) the decomposition alone, (b) the
- * whole synthesis matrix -> compact plan in memory, (c) expansion to
+ * whole synthesis matrix -> compact plan in memory (repeated compiles into
+ * the last plan's arrays with one scratch, fast_compile_fast_into, as a
+ * caller compiling matrix after matrix does), (c) expansion to
  * explicit pieces in ns per piece, with the stage count and plan size.
  * Then the alpha-aware report at 1024 GPUs (h200, 64 MiB .. 4 GiB per GPU):
  * modelled scale-out time of exact and alpha-aware stages against the floor

@@ -40,10 +40,11 @@ struct search {
  * pair that minimises (largest of k) + (largest of l), and over all pairs
  * it groups large entries with large ones.  O(pairs * n); the pairs per
  * term are capped so that a pass stays near 2 * 10^4 pairs. */
+#define DONE UINT32_MAX
 
 static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 {
-	uint32_t n = b->n, K = b->nterms, *seen = scratch, *cyc = scratch + n, len, stamp = 0;
+	uint32_t n = b->n, K = b->nterms, *sg = scratch, *cyc = scratch + n, len;
 	uint32_t window = K > 1 ? 20000 / K : 0;
 	uint32_t *inv;
 	uint64_t *v;
@@ -68,7 +69,6 @@ static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 		}
 	if (window < 1)
 		window = 1;
-	memset(seen, 0, n * sizeof *seen);
 	for (uint32_t k = 0; k + 1 < K; k++) {
 		uint32_t *pk = b->perm + (size_t)k * n, *ik = inv + (size_t)k * n;
 		uint64_t *vk = v + (size_t)k * n;
@@ -78,25 +78,30 @@ static void exchange(struct fast_bvn *b, const uint64_t *S, uint32_t *scratch)
 			uint64_t *vl = v + (size_t)l * n;
 			if (b->weight[l] != b->weight[k])
 				continue;
-			/* a cycle swaps only when its largest l entry beats its
-			 * largest k entry, so it holds a row with vl > vk: walk
-			 * only the cycles of such rows (fixed rows have vl ==
-			 * vk), through the current maps (a swap changes no other
-			 * cycle's map), marking rows with this pair's stamp */
-			stamp++;
+			/* sg = the cycle map, one load a step; a row is marked
+			 * DONE as its cycle is walked (a swap keeps every other
+			 * cycle's rows, columns and so map) */
+			for (uint32_t a = 0; a < n; a++)
+				sg[a] = il[pk[a]];
 			for (uint32_t a = 0; a < n; a++) {
-				uint64_t mk = 0, ml = 0;
-				uint32_t c = a;
-				if (vl[a] <= vk[a] || seen[a] == stamp)
-					continue;
+				uint64_t mk, ml;
+				uint32_t c;
+				if (sg[a] == a || sg[a] == DONE)
+					continue; /* a fixed row, or a cycle seen */
+				mk = vk[a];
+				ml = vl[a];
 				len = 0;
-				do {
-					seen[c] = stamp;
+				cyc[len++] = a;
+				c = sg[a];
+				sg[a] = DONE;
+				while (c != a) {
+					uint32_t next = sg[c];
+					sg[c] = DONE;
 					cyc[len++] = c;
 					mk = vk[c] > mk ? vk[c] : mk;
 					ml = vl[c] > ml ? vl[c] : ml;
-					c = il[pk[c]];
-				} while (c != a);
+					c = next;
+				}
 				if (ml <= mk)
 					continue;
 				/* swap the cycle's targets: its rows' targets are
