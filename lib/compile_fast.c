@@ -63,6 +63,7 @@ struct builder {
 	struct move *moves;
 	size_t nmoves;
 	struct fast_scratch *sc; /* owns load, S, first, moves and sort_moves' arrays */
+	bool keep;               /* sc is the caller's, kept for the next compile */
 	bool jit;
 	struct fast_plan *p;
 	struct fast_err *err;
@@ -277,6 +278,13 @@ static int sort_moves(struct builder *bd)
 	bd->sc->cap[SC_TMP] = bd->sc->cap[SC_MOVES];
 	bd->sc->cap[SC_MOVES] = cap;
 	bd->moves = tmp;
+	if (!bd->keep) { /* a one-off compile: no peak memory for reuse */
+		for (unsigned slot = SC_TMP; slot <= SC_CNT; slot++) {
+			free(bd->sc->buf[slot]);
+			bd->sc->buf[slot] = NULL;
+			bd->sc->cap[slot] = 0;
+		}
+	}
 	return 0;
 }
 
@@ -595,6 +603,7 @@ int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
 	bd.err = err;
 	bd.p = &p;
 	bd.sc = scratch ? scratch : &own;
+	bd.keep = scratch != NULL;
 	bd.load = fast_scratch_room(bd.sc, SC_LOAD, (size_t)bd.N * bd.N * bd.G, sizeof *bd.load);
 	bd.S = fast_scratch_room(bd.sc, SC_S, (size_t)bd.N * bd.N, sizeof *bd.S);
 	bd.first = fast_scratch_room(bd.sc, SC_FIRST, (size_t)bd.N * bd.N, sizeof *bd.first);
