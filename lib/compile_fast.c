@@ -611,8 +611,7 @@ int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
 		rc = oom(&bd, "server matrix");
 		goto out;
 	}
-	memset(bd.load, 0, (size_t)bd.N * bd.N * bd.G * sizeof *bd.load);
-	memset(bd.S, 0, (size_t)bd.N * bd.N * sizeof *bd.S);
+	/* loads() writes S and every load but the unread diagonal tiles' */
 	memset(bd.first, 0, (size_t)bd.N * bd.N * sizeof *bd.first);
 	tiles = (uint64_t)bd.N * (bd.N - 1);
 	if ((rc = loads(&bd)) < 0 ||
