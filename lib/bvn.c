@@ -36,11 +36,11 @@ void fast_bvn_free(struct fast_bvn *b)
 	b->nterms = 0;
 }
 
-int fast_bvn_server_matrix(const uint64_t *D, uint32_t servers, uint32_t gpus, uint64_t *S,
-			   struct fast_err *err)
+int fast_bvn_server_loads(const uint64_t *D, uint32_t servers, uint32_t gpus, uint64_t *S,
+			  uint64_t *load, uint64_t *nnz, struct fast_err *err)
 {
 	size_t ng = (size_t)servers * gpus;
-	uint64_t *tmp = fast_calloc((size_t)servers * servers + 1, sizeof *tmp);
+	uint64_t *tmp = fast_calloc((size_t)servers * servers + 1, sizeof *tmp), cnt = 0;
 
 	if (!tmp)
 		return fast_err_set(err, FAST_ENOMEM, "server matrix: out of memory");
@@ -51,19 +51,33 @@ int fast_bvn_server_matrix(const uint64_t *D, uint32_t servers, uint32_t gpus, u
 				continue;
 			for (uint32_t i = 0; i < gpus; i++) {
 				const uint64_t *row = D + ((size_t)a * gpus + i) * ng + (size_t)b * gpus;
-				for (uint32_t j = 0; j < gpus; j++)
+				uint64_t r = 0; /* <= R: no overflow while R has none */
+				for (uint32_t j = 0; j < gpus; j++) {
 					if (!fast_add_u64(R, row[j], &R)) {
 						free(tmp);
 						return fast_err_set(err, FAST_EINPUT,
 								    "traffic: bytes from server %u to server %u overflow 64 bits",
 								    a, b);
 					}
+					r += row[j];
+					cnt += row[j] != 0;
+				}
+				if (load)
+					load[((size_t)a * servers + b) * gpus + i] = r;
 			}
 			tmp[(size_t)a * servers + b] = R / gpus + (R % gpus != 0);
 		}
 	memcpy(S, tmp, (size_t)servers * servers * sizeof *S);
 	free(tmp);
+	if (nnz)
+		*nnz = cnt;
 	return 0;
+}
+
+int fast_bvn_server_matrix(const uint64_t *D, uint32_t servers, uint32_t gpus, uint64_t *S,
+			   struct fast_err *err)
+{
+	return fast_bvn_server_loads(D, servers, gpus, S, NULL, NULL, err);
 }
 
 uint64_t fast_bvn_max_terms(uint32_t n)

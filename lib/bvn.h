@@ -39,6 +39,12 @@ void fast_bvn_free(struct fast_bvn *b);
  * overflows 64 bits. */
 int fast_bvn_server_matrix(const uint64_t *D, uint32_t servers, uint32_t gpus, uint64_t *S,
 			   struct fast_err *err);
+/* The same in the one pass over D that also gives the balancing inputs:
+ * load[(A * servers + B) * gpus + i] = r_i for every A != B (the A == B
+ * entries untouched; load written even on failure) and *nnz = the number
+ * of non-zero entries of D between different servers. */
+int fast_bvn_server_loads(const uint64_t *D, uint32_t servers, uint32_t gpus, uint64_t *S,
+			  uint64_t *load, uint64_t *nnz, struct fast_err *err);
 
 /* Largest bound on the number of terms: n^2 - 2n + 2 (1 for n <= 1). */
 uint64_t fast_bvn_max_terms(uint32_t n);

@@ -6,10 +6,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -418,6 +420,29 @@ int fast_grow(void **arr, size_t *cap, size_t need, size_t size, size_t min_cap)
 	*arr = p;
 	*cap = nc;
 	return 0;
+}
+
+void *fast_scratch_room(struct fast_scratch *s, unsigned slot, size_t n, size_t size)
+{
+	size_t need;
+
+	assert(slot < FAST_SCRATCH_SLOTS);
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	need = n * size;
+	if ((need > s->cap[slot] || !s->buf[slot]) &&
+	    fast_grow(&s->buf[slot], &s->cap[slot], need > 64 ? need : 64, 1, 64) < 0)
+		return NULL;
+	return s->buf[slot];
+}
+
+void fast_scratch_free(struct fast_scratch *s)
+{
+	if (!s)
+		return;
+	for (unsigned k = 0; k < FAST_SCRATCH_SLOTS; k++)
+		free(s->buf[k]);
+	memset(s, 0, sizeof *s);
 }
 
 /* --- apportionment (gen.c's scaling, moe.c's shares) ---------------------- */

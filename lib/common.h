@@ -193,4 +193,22 @@ int fast_grow(void **arr, size_t *cap, size_t need, size_t size, size_t min_cap)
 	((size_t)(need) <= (cap) ? 0 : fast_grow((void **)&(arr), &(cap), (need),   \
 						  sizeof *(arr), 64))
 
+/* Scratch arrays kept between calls by their owner, so that repeated calls
+ * of a library function that takes one reuse memory instead of allocating
+ * (and, above the allocator's mapping threshold, faulting in) fresh arrays
+ * each time.  Explicit, not a hidden cache: the caller owns it, one per
+ * thread.  Zero it before first use; fast_scratch_free frees it.  The user
+ * numbers the slots; a slot's contents are its user's between calls. */
+#define FAST_SCRATCH_SLOTS 8
+struct fast_scratch {
+	void *buf[FAST_SCRATCH_SLOTS];
+	size_t cap[FAST_SCRATCH_SLOTS]; /* bytes */
+};
+
+/* Slot `slot`'s array with room for n elements of size bytes, its
+ * contents kept (the capacity doubles, so growing it n times costs O(n));
+ * NULL on exhaustion, the slot unchanged. */
+void *fast_scratch_room(struct fast_scratch *s, unsigned slot, size_t n, size_t size);
+void fast_scratch_free(struct fast_scratch *s); /* NULL: nothing; zeroed after */
+
 #endif

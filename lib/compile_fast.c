@@ -50,6 +50,9 @@ struct move {
 	uint32_t piece; /* the handed piece, as it stands in its lane (plan->pieces) */
 };
 
+/* The builder's scratch slots (struct fast_scratch). */
+enum { SC_LOAD, SC_S, SC_FIRST, SC_MOVES, SC_TMP, SC_CNT };
+
 struct builder {
 	uint32_t N, G, ng;
 	const uint64_t *D;
@@ -58,7 +61,9 @@ struct builder {
 	uint32_t *first; /* N * N: balancing group of the first (ordered) stage with perm[A] == B */
 	uint64_t nnz;    /* non-zero cross-server entries of D */
 	struct move *moves;
-	size_t nmoves, cap_moves;
+	size_t nmoves;
+	struct fast_scratch *sc; /* owns load, S, first, moves and sort_moves' arrays */
+	bool keep;               /* sc is the caller's, kept for the next compile */
 	bool jit;
 	struct fast_plan *p;
 	struct fast_err *err;
@@ -84,31 +89,11 @@ static int reserve(struct builder *bd, uint64_t pieces, uint64_t lanes)
 	return fast_plan_reserve(bd->p, 0, 0, 0, pieces, lanes, bd->err);
 }
 
-/* The server matrix (fast_bvn_server_matrix: FAST_EINPUT on overflow),
- * then the loads r_i of every tile, which are parts of its sums. */
+/* The server matrix (FAST_EINPUT on overflow) and the loads r_i of every
+ * tile, which are parts of its sums, in one pass over D. */
 static int loads(struct builder *bd)
 {
-	uint32_t N = bd->N, G = bd->G;
-	int rc = fast_bvn_server_matrix(bd->D, N, G, bd->S, bd->err);
-
-	if (rc < 0)
-		return rc;
-	for (uint32_t a = 0; a < N; a++)
-		for (uint32_t b = 0; b < N; b++) {
-			uint64_t *r = &bd->load[((size_t)a * N + b) * G];
-			if (a == b)
-				continue;
-			for (uint32_t i = 0; i < G; i++) {
-				uint64_t s = 0;
-				for (uint32_t j = 0; j < G; j++) {
-					uint64_t v = msg(bd, a, i, b, j);
-					s += v; /* <= the tile's sum, which did not overflow */
-					bd->nnz += v != 0;
-				}
-				r[i] = s;
-			}
-		}
-	return 0;
+	return fast_bvn_server_loads(bd->D, bd->N, bd->G, bd->S, bd->load, &bd->nnz, bd->err);
 }
 
 /* Donor cursor of one tile: current donor rail d, positioned at stream
@@ -142,9 +127,11 @@ static void donor_next(const struct builder *bd, uint32_t a, uint32_t b, const u
  * per piece cost a third of a compile). */
 static int room(struct builder *bd, uint64_t moves)
 {
-	if (fast_grow((void **)&bd->moves, &bd->cap_moves, bd->nmoves + moves, sizeof *bd->moves,
-		      64) < 0)
+	struct move *m = fast_scratch_room(bd->sc, SC_MOVES, bd->nmoves + moves, sizeof *m);
+
+	if (!m)
 		return oom(bd, "balancing");
+	bd->moves = m;
 	return 0;
 }
 
@@ -268,28 +255,36 @@ static uint32_t group_start(uint32_t k)
 static int sort_moves(struct builder *bd)
 {
 	size_t n = bd->nmoves, nk = (size_t)bd->N * bd->G * bd->G;
-	size_t nb = nk * (bd->jit ? 2 : 1), *cnt;
+	size_t nb = nk * (bd->jit ? 2 : 1), *cnt, cap;
 	struct move *tmp;
 
 	if (n == 0)
 		return 0;
-	cnt = fast_calloc(nb + 1, sizeof *cnt);
-	tmp = fast_calloc(n, sizeof *tmp);
-	if (!cnt || !tmp) {
-		free(cnt);
-		free(tmp);
+	cnt = fast_scratch_room(bd->sc, SC_CNT, nb + 1, sizeof *cnt);
+	tmp = fast_scratch_room(bd->sc, SC_TMP, n, sizeof *tmp);
+	if (!cnt || !tmp)
 		return oom(bd, "balancing");
-	}
+	memset(cnt, 0, (nb + 1) * sizeof *cnt);
 	for (size_t k = 0; k < n; k++)
 		cnt[bd->moves[k].group * nk + bd->moves[k].key + 1]++;
 	for (size_t k = 1; k <= nb; k++)
 		cnt[k] += cnt[k - 1];
 	for (size_t k = 0; k < n; k++)
 		tmp[cnt[bd->moves[k].group * nk + bd->moves[k].key]++] = bd->moves[k];
-	free(cnt);
-	free(bd->moves);
-	bd->moves = tmp; /* sorted; no spare capacity is needed any more */
-	bd->cap_moves = n;
+	/* the sorted array becomes the moves (their slots swap) */
+	bd->sc->buf[SC_TMP] = bd->sc->buf[SC_MOVES];
+	bd->sc->buf[SC_MOVES] = tmp;
+	cap = bd->sc->cap[SC_TMP];
+	bd->sc->cap[SC_TMP] = bd->sc->cap[SC_MOVES];
+	bd->sc->cap[SC_MOVES] = cap;
+	bd->moves = tmp;
+	if (!bd->keep) { /* a one-off compile: no peak memory for reuse */
+		for (unsigned slot = SC_TMP; slot <= SC_CNT; slot++) {
+			free(bd->sc->buf[slot]);
+			bd->sc->buf[slot] = NULL;
+			bd->sc->cap[slot] = 0;
+		}
+	}
 	return 0;
 }
 
@@ -576,10 +571,11 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 	return 0;
 }
 
-int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
-		      const struct fast_algo_opts *opts, struct fast_plan *out,
-		      struct fast_err *err)
+int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
+			   const struct fast_algo_opts *opts, struct fast_plan *plan,
+			   struct fast_scratch *scratch, struct fast_err *err)
 {
+	struct fast_scratch own = { { 0 }, { 0 } };
 	struct builder bd;
 	struct fast_plan p;
 	struct fast_bvn bv = { 0 };
@@ -591,6 +587,9 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 		fast_algo_opts_default(&defaults);
 		opts = &defaults;
 	}
+	p = *plan; /* built locally, handed back at the end either way */
+	fast_plan_reset(&p, topo->servers, topo->gpus, "fast");
+	*plan = p;
 	if (topo->servers == 0 || topo->gpus == 0 ||
 	    (uint64_t)topo->servers * topo->gpus > INT32_MAX)
 		return fast_err_set(err, FAST_EINPUT, "fast: bad topology size %u x %u",
@@ -603,14 +602,17 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 	bd.jit = opts->balance == FAST_BALANCE_JIT;
 	bd.err = err;
 	bd.p = &p;
-	fast_plan_init(&p, bd.N, bd.G, "fast");
-	bd.load = fast_calloc((size_t)bd.N * bd.N * bd.G, sizeof *bd.load);
-	bd.S = fast_calloc((size_t)bd.N * bd.N, sizeof *bd.S);
-	bd.first = fast_calloc((size_t)bd.N * bd.N, sizeof *bd.first);
+	bd.sc = scratch ? scratch : &own;
+	bd.keep = scratch != NULL;
+	bd.load = fast_scratch_room(bd.sc, SC_LOAD, (size_t)bd.N * bd.N * bd.G, sizeof *bd.load);
+	bd.S = fast_scratch_room(bd.sc, SC_S, (size_t)bd.N * bd.N, sizeof *bd.S);
+	bd.first = fast_scratch_room(bd.sc, SC_FIRST, (size_t)bd.N * bd.N, sizeof *bd.first);
 	if (!bd.load || !bd.S || !bd.first) {
 		rc = oom(&bd, "server matrix");
 		goto out;
 	}
+	/* loads() writes S and every load but the unread diagonal tiles' */
+	memset(bd.first, 0, (size_t)bd.N * bd.N * sizeof *bd.first);
 	tiles = (uint64_t)bd.N * (bd.N - 1);
 	if ((rc = loads(&bd)) < 0 ||
 	    (rc = reserve(&bd, 2 * (bd.nnz + 2 * tiles * bd.G) + (uint64_t)bd.N * bd.G * bd.G,
@@ -638,17 +640,30 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 		snprintf(p.options, sizeof p.options, "stages=%s order=%s balance=%s", stages, order,
 			 balance);
 	}
+out:
+	if (rc < 0)
+		fast_plan_reset(&p, bd.N, bd.G, "fast");
+	*plan = p;
+	fast_bvn_free(&bv);
+	fast_scratch_free(&own);
+	return rc;
+}
+
+int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err)
+{
+	struct fast_plan p;
+	int rc;
+
+	memset(&p, 0, sizeof p);
+	if ((rc = fast_compile_fast_into(topo, D, opts, &p, NULL, err)) < 0) {
+		fast_plan_free(&p);
+		return rc;
+	}
 	/* give back a large unused reserve (mapped memory: shrinking is a
 	 * remap); small ones stay, the allocator reuses them best as they are */
 	fast_plan_trim(&p, 16u << 20);
 	*out = p;
-	memset(&p, 0, sizeof p); /* moved */
-out:
-	fast_plan_free(&p);
-	fast_bvn_free(&bv);
-	free(bd.load);
-	free(bd.S);
-	free(bd.first);
-	free(bd.moves);
-	return rc;
+	return 0;
 }

@@ -29,6 +29,27 @@ void fast_plan_init(struct fast_plan *p, uint32_t servers, uint32_t gpus, const 
 		snprintf(p->algo, sizeof p->algo, "%s", algo);
 }
 
+void fast_plan_reset(struct fast_plan *p, uint32_t servers, uint32_t gpus, const char *algo)
+{
+	struct fast_plan keep = *p;
+
+	fast_plan_init(p, servers, gpus, algo);
+	p->steps = keep.steps;
+	p->cap_steps = keep.cap_steps;
+	p->deps = keep.deps;
+	p->cap_deps = keep.cap_deps;
+	p->xfers = keep.xfers;
+	p->cap_xfers = keep.cap_xfers;
+	p->pieces = keep.pieces;
+	p->cap_pieces = keep.cap_pieces;
+	p->lanes = keep.lanes;
+	p->cap_lanes = keep.cap_lanes;
+	p->perm = keep.perm;
+	p->cap_perm = keep.cap_perm;
+	p->masks = keep.masks;
+	p->cap_masks = keep.cap_masks;
+}
+
 void fast_plan_free(struct fast_plan *p)
 {
 	if (!p)

@@ -188,6 +188,9 @@ struct fast_planset {
 
 void fast_plan_init(struct fast_plan *p, uint32_t servers, uint32_t gpus, const char *algo);
 void fast_plan_free(struct fast_plan *p);
+/* Empty p as fast_plan_init does, but keep its arrays and capacities for
+ * the next build (p: a plan, or zeroed memory); free with fast_plan_free. */
+void fast_plan_reset(struct fast_plan *p, uint32_t servers, uint32_t gpus, const char *algo);
 void fast_planset_free(struct fast_planset *ps);
 
 /* Append a step; returns its id (>= 0) or FAST_ENOMEM.  The step's ranges
