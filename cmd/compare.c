@@ -183,14 +183,15 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 		printf(" %12s %14s", "synthesis", "with synthesis");
 	printf("\n");
 	for (uint32_t k = 0; k < o->nalgos; k++) {
-		char ratio[16] = "-", sp[16] = "";
+		char ratio[16] = "-", sp[16] = "", bw[16] = "-";
+		if (c[k].algbw > 0) /* totals have none */
+			snprintf(bw, sizeof bw, "%.2f", c[k].algbw);
 		if (have_bound && bound_s > 0)
 			snprintf(ratio, sizeof ratio, "%.3f", c[k].time_s / bound_s);
 		if (f && f->time_s > 0)
 			snprintf(sp, sizeof sp, "%.2fx", c[k].time_s / f->time_s);
-		printf("  %-*s %14s %12.2f %10s %13s", o->name_width, o->algos[k],
-		       human_time(c[k].time_s, a, sizeof a),
-		       c[k].algbw, ratio, sp);
+		printf("  %-*s %14s %12s %10s %13s", o->name_width, o->algos[k],
+		       human_time(c[k].time_s, a, sizeof a), bw, ratio, sp);
 		if (o->timing)
 			printf(" %12s %14s", human_time(c[k].synth_s, a, sizeof a),
 			       human_time(c[k].time_s + c[k].synth_s, b, sizeof b));
