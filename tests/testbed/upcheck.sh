@@ -61,6 +61,7 @@ EOF
 	done
 	l2=$(cut -d' ' -f1 /proc/loadavg)
 	for r in "${rows[@]}"; do
+		# shellcheck disable=SC2086 # the row: words without blanks
 		set -- $r
 		python3 - "$OUT/run-$k-$1-$2.json" "$k" "$l1" "$l2" "$@" <<'EOF'
 import json, statistics, sys
