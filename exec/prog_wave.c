@@ -27,7 +27,8 @@ static int add_hold(struct builder *b, const struct hold *h)
 {
 	uint32_t id;
 
-	if (fast_holds_add(&b->held, fast_prog_hkey(b, h->src, h->dst), h->off, h->off + h->len, &id) < 0 ||
+	if (fast_holds_add(&b->held, fast_prog_hkey(b, h->src, h->dst), h->off, h->off + h->len,
+			   &id) < 0 ||
 	    FAST_GROW(b->at, b->cap_at, (size_t)id + 1) < 0)
 		return FAST_ENOMEM;
 	b->at[id] = h->at_recv ? (struct held_at){ h->off, NO_BLOCK, h->rmsg }
