@@ -6,8 +6,9 @@
  * through fast_plan_add_piece / fast_plan_add_xfer, which the compiler
  * inlines only within one file (in a file of its own, every piece costs
  * one more call).  Validation and topological order are in
- * plan_validate.c, the JSON file format in plan_json.c, the plan view and
- * summaries in plan_view.c; plan.h is the one header of all five.
+ * plan_validate.c, the JSON file format in plan_json.c (and its reader
+ * plan_json_read.c), the plan view and summaries in plan_view.c; plan.h
+ * is the one header of them all.
  *
  * Builder and expansion are one idea that reads better whole (for the
  * reason above), so this file runs past ~800 lines; hashing, the plan's
