@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "exec/prog.c"
+#include "exec/prog_wave.c"
 #include "exec/cache.c"
 #include "lib/algo.h"
 #include "lib/topo.h"
