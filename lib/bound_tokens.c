@@ -119,31 +119,14 @@ static void tok_row(struct tok_lp *L, int row)
 	L->len = 0;
 }
 
-/* x_k. (k relays away) and x_.k (relayed into k), with sign v; the same
- * for y. */
-static void tok_x_out(struct tok_lp *L, uint32_t k, double v)
+/* The row terms of relay family cols (L->c_x or L->c_y, [i*G+k]) with
+ * sign v: out, the G-1 relays away from k (cols[k*G+m]); otherwise those
+ * into k (cols[m*G+k]). */
+static void tok_relays(struct tok_lp *L, const int *cols, uint32_t k, bool out, double v)
 {
 	for (uint32_t m = 0; m < L->G; m++)
 		if (m != k)
-			tok_term(L, L->c_x[k * L->G + m], v);
-}
-static void tok_x_in(struct tok_lp *L, uint32_t k, double v)
-{
-	for (uint32_t i = 0; i < L->G; i++)
-		if (i != k)
-			tok_term(L, L->c_x[i * L->G + k], v);
-}
-static void tok_y_out(struct tok_lp *L, uint32_t k, double v)
-{
-	for (uint32_t j = 0; j < L->G; j++)
-		if (j != k)
-			tok_term(L, L->c_y[k * L->G + j], v);
-}
-static void tok_y_in(struct tok_lp *L, uint32_t k, double v)
-{
-	for (uint32_t m = 0; m < L->G; m++)
-		if (m != k)
-			tok_term(L, L->c_y[m * L->G + k], v);
+			tok_term(L, cols[out ? k * L->G + m : m * L->G + k], v);
 }
 
 static int tok_lp_build(struct tok_lp *L, uint32_t G, double cap_up, struct fast_err *err)
@@ -198,37 +181,37 @@ static int tok_lp_build(struct tok_lp *L, uint32_t G, double cap_up, struct fast
 		int ik = (int)k;
 		/* ne_k + x_k. - x_.k >= E_k */
 		tok_term(L, L->c_ne + ik, 1.0);
-		tok_x_out(L, k, 1.0);
-		tok_x_in(L, k, -1.0);
+		tok_relays(L, L->c_x, k, true, 1.0);
+		tok_relays(L, L->c_x, k, false, -1.0);
 		tok_row(L, L->r_nic_out + ik);
 		/* ni_k + y_.k - y_k. >= I_k */
 		tok_term(L, L->c_ni + ik, 1.0);
-		tok_y_in(L, k, 1.0);
-		tok_y_out(L, k, -1.0);
+		tok_relays(L, L->c_y, k, false, 1.0);
+		tok_relays(L, L->c_y, k, true, -1.0);
 		tok_row(L, L->r_nic_in + ik);
-		tok_x_out(L, k, 1.0); /* <= E_k */
+		tok_relays(L, L->c_x, k, true, 1.0); /* <= E_k */
 		tok_row(L, L->r_dir_out + ik);
-		tok_y_in(L, k, 1.0);  /* <= I_k */
+		tok_relays(L, L->c_y, k, false, 1.0);  /* <= I_k */
 		tok_row(L, L->r_dir_in + ik);
 		/* ne_k + ue_k - x_.k >= S_k */
 		tok_term(L, L->c_ne + ik, 1.0);
 		tok_term(L, L->c_ue + ik, 1.0);
-		tok_x_in(L, k, -1.0);
+		tok_relays(L, L->c_x, k, false, -1.0);
 		tok_row(L, L->r_send + ik);
 		/* ni_k + ui_k - y_k. >= R_k */
 		tok_term(L, L->c_ni + ik, 1.0);
 		tok_term(L, L->c_ui + ik, 1.0);
-		tok_y_out(L, k, -1.0);
+		tok_relays(L, L->c_y, k, true, -1.0);
 		tok_row(L, L->r_recv + ik);
 		/* ue_k - x_k. - y_k. >= 0 ; ui_k - x_.k - y_.k >= 0 */
 		tok_term(L, L->c_ue + ik, 1.0);
-		tok_x_out(L, k, -1.0);
-		tok_y_out(L, k, -1.0);
+		tok_relays(L, L->c_x, k, true, -1.0);
+		tok_relays(L, L->c_y, k, true, -1.0);
 		tok_row(L, L->r_rel_out + ik);
 		glp_set_row_bnds(L->lp, L->r_rel_out + ik, GLP_LO, 0.0, 0.0);
 		tok_term(L, L->c_ui + ik, 1.0);
-		tok_x_in(L, k, -1.0);
-		tok_y_in(L, k, -1.0);
+		tok_relays(L, L->c_x, k, false, -1.0);
+		tok_relays(L, L->c_y, k, false, -1.0);
 		tok_row(L, L->r_rel_in + ik);
 		glp_set_row_bnds(L->lp, L->r_rel_in + ik, GLP_LO, 0.0, 0.0);
 		/* capacities: load - c tau <= 0 */

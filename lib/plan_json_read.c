@@ -196,11 +196,15 @@ static int read_deps(struct fast_jctx *c, const struct fast_jv *v, struct fast_p
 	return rc;
 }
 
+/* The transfers of an explicit step, [[from, to, pieces], ...], or with
+ * sum set those of a reduce step, [[gpu, pieces], ...]: each sum is a
+ * transfer gpu -> gpu with >= 1 inputs (what a sum must be otherwise is
+ * checked by fast_plan_validate). */
 static int read_transfers(struct fast_jctx *c, const struct fast_jv *v, struct fast_plan *p,
-			  struct fast_err *err)
+			  bool sum, struct fast_err *err)
 {
 	uint32_t ng = p->servers * p->gpus;
-	size_t idx = 0;
+	size_t idx = 0, npos = sum ? 1 : 2; /* where the pieces are */
 	int rc = 0;
 
 	if (fast_jv_expect_array(c, v) < 0)
@@ -209,10 +213,12 @@ static int read_transfers(struct fast_jctx *c, const struct fast_jv *v, struct f
 		const struct fast_jv *el[3];
 		uint32_t from, to;
 		size_t old = fast_jctx_push_index(c, idx);
-		rc = tuple(c, e, 3, "a transfer [from, to, pieces]", el);
+		rc = tuple(c, e, npos + 1, sum ? "a sum [gpu, pieces]" : "a transfer [from, to, pieces]",
+			   el);
 		if (rc == 0)
 			rc = u32_at(c, el[0], 0, ng, "GPU", &from);
-		if (rc == 0)
+		to = from;
+		if (rc == 0 && !sum)
 			rc = u32_at(c, el[1], 1, ng, "GPU", &to);
 		if (rc == 0) {
 			rc = fast_plan_add_xfer(p, from, to, err);
@@ -220,44 +226,11 @@ static int read_transfers(struct fast_jctx *c, const struct fast_jv *v, struct f
 				rc = fast_jctx_fail(c, rc, "%s", err ? err->msg : "out of memory");
 		}
 		if (rc == 0) {
-			size_t o2 = fast_jctx_push_index(c, 2);
-			rc = read_pieces(c, el[2], p, false, err);
-			fast_jctx_pop(c, o2);
-		}
-		fast_jctx_pop(c, old);
-	}
-	return rc;
-}
-
-/* A reduce step: [[gpu, pieces], ...], each a sum at gpu (a transfer
- * gpu -> gpu); what a sum must be is checked by fast_plan_validate. */
-static int read_reduce(struct fast_jctx *c, const struct fast_jv *v, struct fast_plan *p,
-		       struct fast_err *err)
-{
-	uint32_t ng = p->servers * p->gpus;
-	size_t idx = 0;
-	int rc = 0;
-
-	if (fast_jv_expect_array(c, v) < 0)
-		return FAST_EINPUT;
-	for (const struct fast_jv *e = fast_jv_first(v); e && rc == 0; e = fast_jv_next(e), idx++) {
-		const struct fast_jv *el[2];
-		uint32_t gpu;
-		size_t old = fast_jctx_push_index(c, idx);
-		rc = tuple(c, e, 2, "a sum [gpu, pieces]", el);
-		if (rc == 0)
-			rc = u32_at(c, el[0], 0, ng, "GPU", &gpu);
-		if (rc == 0) {
-			rc = fast_plan_add_xfer(p, gpu, gpu, err);
-			if (rc < 0)
-				rc = fast_jctx_fail(c, rc, "%s", err ? err->msg : "out of memory");
-		}
-		if (rc == 0) {
-			size_t o2 = fast_jctx_push_index(c, 1);
-			if (fast_jv_type(el[1]) == FAST_JARRAY && fast_jv_size(el[1]) == 0)
+			size_t o2 = fast_jctx_push_index(c, npos);
+			if (sum && fast_jv_type(el[npos]) == FAST_JARRAY && fast_jv_size(el[npos]) == 0)
 				rc = fast_jctx_fail(c, FAST_EINPUT, "a sum has >= 1 inputs");
 			else
-				rc = read_pieces(c, el[1], p, false, err);
+				rc = read_pieces(c, el[npos], p, false, err);
 			fast_jctx_pop(c, o2);
 		}
 		fast_jctx_pop(c, old);
@@ -401,11 +374,11 @@ static int read_step(struct fast_jctx *c, const struct fast_jv *v, struct fast_p
 	}
 	if (xv) {
 		old = fast_jctx_push_key(c, "transfers");
-		rc = read_transfers(c, xv, p, err);
+		rc = read_transfers(c, xv, p, false, err);
 		fast_jctx_pop(c, old);
 	} else if (uv) {
 		old = fast_jctx_push_key(c, "reduce");
-		rc = read_reduce(c, uv, p, err);
+		rc = read_transfers(c, uv, p, true, err);
 		fast_jctx_pop(c, old);
 	} else if (rv) {
 		old = fast_jctx_push_key(c, "rail");
