@@ -81,28 +81,29 @@ int fast_plan_fits_traffic(const struct fast_plan *p, uint32_t traffic_ng, struc
 	return 0;
 }
 
-/* A token piece of p (src = group, dst = mask index) against m; where
- * names it for the message. */
+/* A token piece of p (src = group, dst = mask index) against m.  The
+ * error, when there is one, is the caller's to prefix with where the
+ * piece is (formatted only then: this runs for every piece). */
 static int fits_piece(const struct fast_plan *p, const struct fast_matrix *m,
-		      const struct fast_piece *pc, const char *where, struct fast_err *err)
+		      const struct fast_piece *pc, struct fast_err *err)
 {
 	const struct fast_group *g;
 	uint64_t size;
 
 	if (pc->src >= m->ngroups)
-		return fast_err_set(err, FAST_EINPUT, "%s: group %u out of range (the matrix has %u "
-				    "groups)", where, pc->src, m->ngroups);
+		return fast_err_set(err, FAST_EINPUT, "group %u out of range (the matrix has %u "
+				    "groups)", pc->src, m->ngroups);
 	g = &m->groups[pc->src];
 	size = fast_group_bytes(m, pc->src);
 	if (pc->off > size || pc->len > size - pc->off)
 		return fast_err_set(err, FAST_EINPUT,
-				    "%s: group %u bytes %llu..%llu outside its %llu bytes", where,
+				    "group %u bytes %llu..%llu outside its %llu bytes",
 				    pc->src, (unsigned long long)pc->off,
 				    (unsigned long long)(pc->off + pc->len), (unsigned long long)size);
 	if (p->kind == FAST_TRAFFIC_COMBINE && g->ndst < 64 && (p->masks[pc->dst] >> g->ndst))
 		return fast_err_set(err, FAST_EINPUT,
-				    "%s: mask 0x%llx names a contribution beyond the %u destinations "
-				    "of group %u", where, (unsigned long long)p->masks[pc->dst],
+				    "mask 0x%llx names a contribution beyond the %u destinations "
+				    "of group %u", (unsigned long long)p->masks[pc->dst],
 				    g->ndst, pc->src);
 	return 0;
 }
@@ -110,7 +111,6 @@ static int fits_piece(const struct fast_plan *p, const struct fast_matrix *m,
 int fast_plan_fits_matrix(const struct fast_plan *p, const struct fast_matrix *m, uint32_t ng,
 			  struct fast_err *err)
 {
-	char where[96];
 	int rc;
 
 	if ((rc = fast_plan_fits_traffic(p, ng, err)) < 0)
@@ -125,19 +125,21 @@ int fast_plan_fits_matrix(const struct fast_plan *p, const struct fast_matrix *m
 		for (uint32_t j = 0; j < s->nxfers; j++) {
 			const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
 			for (uint32_t k = 0; k < x->npieces; k++) {
-				snprintf(where, sizeof where, "step %zu transfer %u piece %u", t, j, k);
-				if ((rc = fits_piece(p, m, &p->pieces[x->piece0 + k], where, err)) < 0)
+				if ((rc = fits_piece(p, m, &p->pieces[x->piece0 + k], err)) < 0) {
+					fast_err_prefix(err, "step %zu transfer %u piece %u", t, j, k);
 					return rc;
+				}
 			}
 		}
 	}
 	for (size_t l = 0; l < p->nlanes; l++) {
 		const struct fast_lane *ln = &p->lanes[l];
 		for (uint32_t k = 0; k < ln->npieces; k++) {
-			snprintf(where, sizeof where, "lane (server %u -> server %u, rail %u) piece %u",
-				 ln->src_server, ln->dst_server, ln->rail, k);
-			if ((rc = fits_piece(p, m, &p->pieces[ln->piece0 + k], where, err)) < 0)
+			if ((rc = fits_piece(p, m, &p->pieces[ln->piece0 + k], err)) < 0) {
+				fast_err_prefix(err, "lane (server %u -> server %u, rail %u) piece %u",
+						ln->src_server, ln->dst_server, ln->rail, k);
 				return rc;
+			}
 		}
 	}
 	return 0;
