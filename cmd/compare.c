@@ -242,7 +242,7 @@ static int compare_row(const struct opts *o, const struct fast_topo *t,
 	so.timeline = svg_of && (int)k == o->fast_idx;
 	so.traffic = D;
 	/* a token plan expands over the groups of its matrix */
-	rc = fast_sim_run_m(t, &p, p.kind != FAST_TRAFFIC_BYTES ? mx : NULL, &so, &r, &err);
+	rc = fast_sim_run_m(t, &p, mx, &so, &r, &err);
 	fast_plan_free(&p);
 	if (rc < 0) {
 		fast_err_prefix(&err, "%s", o->algos[k]);

@@ -267,7 +267,7 @@ static int simulate_each(const struct opts *o, const struct fast_topo *t, struct
 		so.traffic = M ? M->bytes : NULL; /* the bandwidths' size: nccl-tests' (sim.h) */
 		/* a token plan expands over the groups of its matrix */
 		if ((i == kept_i ? fast_sim_run_view(t, kept, &so, &r, &err)
-				 : fast_sim_run_m(t, p, M && p->kind != FAST_TRAFFIC_BYTES ? M : NULL,
+				 : fast_sim_run_m(t, p, M,
 						  &so, &r, &err)) < 0) {
 			if (o->in.plan_path)
 				fast_err_prefix(&err, "%s: plan %u (%s)", o->in.plan_path, p->matrix,

@@ -418,7 +418,7 @@ int sweep_case_run(const struct fast_topo *t, const struct fast_matrix *M, const
 		so.traffic = M->bytes; /* the bandwidths' size (sim.h) */
 		/* a token plan expands over the groups of its matrix */
 		rc = given ? fast_sim_run_view(t, given, &so, &res, &err)
-			   : fast_sim_run_m(t, p, p->kind != FAST_TRAFFIC_BYTES ? M : NULL, &so,
+			   : fast_sim_run_m(t, p, M, &so,
 					    &res, &err);
 		if (rc < 0) {
 			set_error(r, "sim", &err);
