@@ -23,18 +23,8 @@
 static struct fast_topo mk_topo(uint32_t N, uint32_t G, enum fast_up_kind kind,
 				double up_GBps, double out_GBps)
 {
-	struct fast_topo t;
-	memset(&t, 0, sizeof(t));
-	snprintf(t.name, sizeof(t.name), "test");
-	t.servers = N;
-	t.gpus = G;
-	t.up_kind = kind;
-	t.up.bw_GBps = up_GBps;
-	t.up.efficiency = 1.0;
-	t.out.bw_GBps = out_GBps;
-	t.out.efficiency = 1.0;
-	t.core_oversub = 1.0;
-	return t;
+	return unit_topo(N, G, kind, (struct fast_tier){ up_GBps, 0, 1.0, 0 },
+			 (struct fast_tier){ out_GBps, 0, 1.0, 0 });
 }
 
 static bool close_rel(double a, double b, double rel)

@@ -27,16 +27,9 @@
  * 10 GB/s, efficiency 1, alpha 1 us / 2 us, overhead 3 us / 5 us. */
 static struct fast_topo topo_small(uint32_t N, uint32_t G, enum fast_up_kind kind)
 {
-	struct fast_topo t;
+	struct fast_topo t = unit_topo(N, G, kind, (struct fast_tier){ 100.0, 1.0, 1.0, 3.0 },
+				       (struct fast_tier){ 10.0, 2.0, 1.0, 5.0 });
 
-	memset(&t, 0, sizeof t);
-	snprintf(t.name, sizeof t.name, "test");
-	t.servers = N;
-	t.gpus = G;
-	t.up_kind = kind;
-	t.up = (struct fast_tier){ 100.0, 1.0, 1.0, 3.0 };
-	t.out = (struct fast_tier){ 10.0, 2.0, 1.0, 5.0 };
-	t.core_oversub = 1.0;
 	t.congestion = (struct fast_congestion){ 1.0, 0.0, 1.0 };
 	return t;
 }
