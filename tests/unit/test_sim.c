@@ -1299,15 +1299,7 @@ static void test_sim__random_token_plans_above_bound(void)
 		t.out.latency_us = t.out.step_overhead_us = 0;
 		t.up.bw_GBps = (double[]){ 100.0, 10.0, 4.0, 1.0 }[(trial / 4) % 4];
 		tok_init(&tr, ng, combine ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH, 1000);
-		for (uint32_t k = 0; k < 2 * ng; k++) {
-			uint32_t src = (uint32_t)fast_rng_below(&rng, ng), dst[8], n = 0;
-			for (uint32_t x = 0; x < ng && n < 8; x++)
-				if (fast_rng_below(&rng, 3) == 0)
-					dst[n++] = x;
-			if (!n)
-				dst[n++] = (src + G) % ng;
-			tok_group(&tr, src, 1 + fast_rng_below(&rng, 5000), n, dst);
-		}
+		tok_random_groups(&tr, &rng, 2 * ng, 8, G, 5000);
 		tok_done(&tr);
 		for (int dedup = 0; dedup < 2; dedup++) {
 			if (dedup)
@@ -1353,15 +1345,7 @@ static void test_sim__token_schedules_above_bound(void)
 			CU_ASSERT_FATAL(fast_topo_preset(presets[pi], 3, G, &lim, &t, &err) == 0);
 			ng = fast_topo_ngpus(&t);
 			tok_init(&tr, ng, combine ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH, 4096);
-			for (uint32_t k = 0; k < 6 * ng; k++) {
-				uint32_t src = (uint32_t)fast_rng_below(&rng, ng), dst[6], n = 0;
-				for (uint32_t x = 0; x < ng && n < 6; x++)
-					if (fast_rng_below(&rng, 3) == 0)
-						dst[n++] = x;
-				if (!n)
-					dst[n++] = (src + G) % ng;
-				tok_group(&tr, src, 1 + fast_rng_below(&rng, 400), n, dst);
-			}
+			tok_random_groups(&tr, &rng, 6 * ng, 6, G, 400);
 			tok_done(&tr);
 			for (const struct fast_algo *al = fast_algos; al->name; al++)
 				for (int dedup = 0; dedup < (al->compile_tokens ? 2 : 1); dedup++) {
