@@ -215,6 +215,21 @@ static void test_sim__one_to_one_stage(void)
 	fast_plan_free(&p);
 }
 
+/* A chain on 2 x 2: 10 MB GPU 0 -> 2 out, then 2 -> 3 up, then 3 -> 1 out,
+ * each step after the one before. */
+static void chain_plan(struct fast_plan *p)
+{
+	fast_plan_init(p, 2, 2, "test");
+	step(p, FAST_TIER_OUT);
+	add_xfer(p, 0, 2, 10 * MB);
+	step(p, FAST_TIER_UP);
+	CU_ASSERT_FATAL(fast_plan_add_dep(p, 1, 0, false, NULL) == 0);
+	add_xfer(p, 2, 3, 10 * MB);
+	step(p, FAST_TIER_OUT);
+	CU_ASSERT_FATAL(fast_plan_add_dep(p, 2, 1, false, NULL) == 0);
+	add_xfer(p, 3, 1, 10 * MB);
+}
+
 static void test_sim__dag_chain_adds(void)
 {
 	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
@@ -222,15 +237,7 @@ static void test_sim__dag_chain_adds(void)
 	struct fast_sim_result r;
 	double hop1 = OUT_O + OUT_A + 10e6 / OUT_BW, hop2 = UP_O + UP_A + 10e6 / UP_BW;
 
-	fast_plan_init(&p, 2, 2, "test");
-	step(&p, FAST_TIER_OUT);
-	add_xfer(&p, 0, 2, 10 * MB);
-	step(&p, FAST_TIER_UP);
-	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
-	add_xfer(&p, 2, 3, 10 * MB);
-	step(&p, FAST_TIER_OUT);
-	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 2, 1, false, NULL) == 0);
-	add_xfer(&p, 3, 1, 10 * MB);
+	chain_plan(&p);
 	NEAR(sim_time(&t, &p, NULL, &r), 2 * hop1 + hop2);
 	NEAR(r.steps[1].ready_s, hop1);
 	NEAR(r.steps[1].end_s, hop1 + hop2);
@@ -307,15 +314,7 @@ static void test_sim__rank_sync_no_barrier(void)
 	fast_plan_free(&p);
 
 	/* test_sim__dag_chain_adds's chain */
-	fast_plan_init(&p, 2, 2, "test");
-	step(&p, FAST_TIER_OUT);
-	add_xfer(&p, 0, 2, 10 * MB);
-	step(&p, FAST_TIER_UP);
-	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
-	add_xfer(&p, 2, 3, 10 * MB);
-	step(&p, FAST_TIER_OUT);
-	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 2, 1, false, NULL) == 0);
-	add_xfer(&p, 3, 1, 10 * MB);
+	chain_plan(&p);
 	NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_RANK, &r),
 	     2 * (OUT_O + OUT_A + 10e6 / OUT_BW) + UP_O + UP_A + 10e6 / UP_BW);
 	fast_sim_result_free(&r);
