@@ -607,14 +607,9 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 		info->exact_computed = exact_done;
 		info->exact_time_s = exact_t;
 	}
-	free(sr.rem);
-	free(sr.scratch);
-	free(sr.line);
-	free(sr.nz);
-	fast_bvn_work_free(&wk);
-	fast_bvn_free(&sr.best_raw);
 	*out = sr.best;
-	return 0;
+	memset(&sr.best, 0, sizeof sr.best);
+	rc = 0;
 fail:
 	free(sr.rem);
 	free(sr.scratch);

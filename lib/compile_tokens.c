@@ -156,12 +156,9 @@ void tok_build_free(struct tok_build *tb)
 		return;
 	free(tb->items);
 	free(tb->mv);
-	free(tb->mkey);
-	free(tb->mval);
+	fast_holds_free(&tb->masks);
 	tb->items = NULL;
 	tb->mv = NULL;
-	tb->mkey = NULL;
-	tb->mval = NULL;
 }
 
 static int oom(struct tok_build *tb, const char *what)
@@ -206,43 +203,16 @@ int tok_streams_cut(const struct tok_streams *ts, uint32_t s, uint32_t c, uint64
 
 int tok_mask(struct tok_build *tb, uint64_t mask)
 {
-	size_t h;
+	uint32_t r = fast_holds_first(&tb->masks, mask);
 	int k;
 
-	if (2 * (tb->mn + 1) > tb->mcap) { /* rehash into twice the room */
-		size_t cap = tb->mcap ? 2 * tb->mcap : 64;
-		uint64_t *key = fast_calloc(cap, sizeof *key);
-		uint32_t *val = fast_calloc(cap, sizeof *val);
-		if (!key || !val) {
-			free(key);
-			free(val);
-			return oom(tb, "masks");
-		}
-		for (size_t i = 0; i < tb->mcap; i++)
-			if (tb->mkey[i]) {
-				for (h = (tb->mkey[i] * UINT64_C(0x9E3779B97F4A7C15)) & (cap - 1); key[h];
-				     h = (h + 1) & (cap - 1))
-					;
-				key[h] = tb->mkey[i];
-				val[h] = tb->mval[i];
-			}
-		free(tb->mkey);
-		free(tb->mval);
-		tb->mkey = key;
-		tb->mval = val;
-		tb->mcap = cap;
-	}
-	/* masks are non-zero, so 0 marks an empty slot */
-	for (h = (mask * UINT64_C(0x9E3779B97F4A7C15)) & (tb->mcap - 1); tb->mkey[h];
-	     h = (h + 1) & (tb->mcap - 1))
-		if (tb->mkey[h] == mask)
-			return (int)tb->mval[h];
+	if (r != FAST_HOLDS_END)
+		return (int)tb->masks.recs[r].tag;
 	/* a new mask is never equal to the last one added, so this appends */
 	if ((k = fast_plan_add_mask(tb->p, mask, tb->err)) < 0)
 		return k;
-	tb->mkey[h] = mask;
-	tb->mval[h] = (uint32_t)k;
-	tb->mn++;
+	if (fast_holds_add_tagged(&tb->masks, mask, 0, 1, (uint32_t)k, NULL) < 0)
+		return oom(tb, "masks");
 	return k;
 }
 

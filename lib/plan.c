@@ -275,6 +275,17 @@ static struct fast_piece *piece_space(struct fast_plan *p, size_t n, struct fast
 	return p->pieces + p->npieces;
 }
 
+/* Room for add more elements after the n of *arr (capacity *cap, size
+ * bytes each), n + add kept below UINT32_MAX (ids are 32-bit); else
+ * FAST_ENOMEM, "plan: out of memory (N what)". */
+static int array_space(void **arr, size_t *cap, size_t n, size_t add, size_t size,
+		       const char *what, struct fast_err *err)
+{
+	if (add > UINT32_MAX - 1 - n || (n + add > *cap && fast_grow(arr, cap, n + add, size, 16) < 0))
+		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu %s)", n + add, what);
+	return 0;
+}
+
 int fast_plan_lane_space(struct fast_plan *p, size_t nl, size_t np, struct fast_lane **lanes,
 			 struct fast_piece **pieces, struct fast_err *err)
 {
@@ -282,11 +293,9 @@ int fast_plan_lane_space(struct fast_plan *p, size_t nl, size_t np, struct fast_
 
 	if (!at)
 		return FAST_ENOMEM;
-	if (nl > UINT32_MAX - 1 - p->nlanes ||
-	    (p->nlanes + nl > p->cap_lanes &&
-	     fast_grow((void **)&p->lanes, &p->cap_lanes, p->nlanes + nl, sizeof *p->lanes, 16) < 0))
-		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu lanes)",
-				    p->nlanes + nl);
+	if (array_space((void **)&p->lanes, &p->cap_lanes, p->nlanes, nl, sizeof *p->lanes, "lanes",
+			err) < 0)
+		return FAST_ENOMEM;
 	*lanes = p->lanes + p->nlanes;
 	*pieces = at;
 	return 0;
@@ -321,11 +330,9 @@ int fast_plan_xfer_space(struct fast_plan *p, size_t nx, size_t np, struct fast_
 
 	if (!at)
 		return FAST_ENOMEM;
-	if (nx > UINT32_MAX - 1 - p->nxfers ||
-	    (p->nxfers + nx > p->cap_xfers &&
-	     fast_grow((void **)&p->xfers, &p->cap_xfers, p->nxfers + nx, sizeof *p->xfers, 16) < 0))
-		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (%zu transfers)",
-				    p->nxfers + nx);
+	if (array_space((void **)&p->xfers, &p->cap_xfers, p->nxfers, nx, sizeof *p->xfers,
+			"transfers", err) < 0)
+		return FAST_ENOMEM;
 	*xfers = p->xfers + p->nxfers;
 	*pieces = at;
 	return 0;

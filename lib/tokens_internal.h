@@ -29,6 +29,7 @@
 #ifndef FAST_TOKENS_INTERNAL_H
 #define FAST_TOKENS_INTERNAL_H
 
+#include "holds.h"
 #include "plan.h"
 #include "topo.h"
 #include "traffic.h"
@@ -78,7 +79,7 @@ struct tok_build {
 	uint32_t N, G;
 	struct tok_item *items; size_t nitems, cap_items;
 	struct tok_move *mv;    size_t nmv, cap_mv;
-	uint64_t *mkey; uint32_t *mval; size_t mcap, mn; /* mask -> index in p->masks */
+	struct fast_holds masks; /* mask -> one record [0, 1) tagged with its index in p->masks */
 	struct fast_err *err;
 };
 

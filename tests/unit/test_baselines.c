@@ -34,18 +34,8 @@ static const struct {
 
 static struct fast_topo mk_topo(uint32_t N, uint32_t G)
 {
-	struct fast_topo t;
-	memset(&t, 0, sizeof(t));
-	snprintf(t.name, sizeof(t.name), "test");
-	t.servers = N;
-	t.gpus = G;
-	t.up_kind = FAST_UP_SWITCH;
-	t.up.bw_GBps = 450;
-	t.up.efficiency = 1.0;
-	t.out.bw_GBps = 50;
-	t.out.efficiency = 1.0;
-	t.core_oversub = 1.0;
-	return t;
+	return unit_topo(N, G, FAST_UP_SWITCH, (struct fast_tier){ 450, 0, 1.0, 0 },
+			 (struct fast_tier){ 50, 0, 1.0, 0 });
 }
 
 /* Random matrix: sizes from 1 byte to ~2 MiB, ~20% zeros, one zero row,

@@ -23,18 +23,8 @@
 static struct fast_topo mk_topo(uint32_t N, uint32_t G, enum fast_up_kind kind,
 				double up_GBps, double out_GBps)
 {
-	struct fast_topo t;
-	memset(&t, 0, sizeof(t));
-	snprintf(t.name, sizeof(t.name), "test");
-	t.servers = N;
-	t.gpus = G;
-	t.up_kind = kind;
-	t.up.bw_GBps = up_GBps;
-	t.up.efficiency = 1.0;
-	t.out.bw_GBps = out_GBps;
-	t.out.efficiency = 1.0;
-	t.core_oversub = 1.0;
-	return t;
+	return unit_topo(N, G, kind, (struct fast_tier){ up_GBps, 0, 1.0, 0 },
+			 (struct fast_tier){ out_GBps, 0, 1.0, 0 });
 }
 
 static bool close_rel(double a, double b, double rel)
@@ -609,15 +599,7 @@ static void test_bound__tokens_below_byte_plans(void)
 				fast_sim_opts_default(&so);
 				tok_init(&tr, ng, combine ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH,
 					7168);
-				for (uint32_t g = 0; g < 4 * ng; g++) {
-					uint32_t src = (uint32_t)fast_rng_below(&rng, ng), dst[6], n = 0;
-					for (uint32_t x = 0; x < ng && n < 6; x++)
-						if (fast_rng_below(&rng, 3) == 0)
-							dst[n++] = x;
-					if (!n)
-						dst[n++] = (src + G) % ng;
-					tok_group(&tr, src, 1 + fast_rng_below(&rng, 200), n, dst);
-				}
+				tok_random_groups(&tr, &rng, 4 * ng, 6, G, 200);
 				tok_done(&tr);
 				CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
 				CU_ASSERT(b.lp_s > 0);

@@ -22,15 +22,9 @@
 
 static struct fast_topo topo_of(uint32_t N, uint32_t G)
 {
-	struct fast_topo t;
-	memset(&t, 0, sizeof t);
-	snprintf(t.name, sizeof t.name, "test");
-	t.servers = N;
-	t.gpus = G;
-	t.up_kind = FAST_UP_SWITCH;
-	t.up = (struct fast_tier){ 450, 0.1, 0.85, 2 };
-	t.out = (struct fast_tier){ 50, 1.7, 0.977, 5 };
-	t.core_oversub = 1;
+	struct fast_topo t = unit_topo(N, G, FAST_UP_SWITCH, (struct fast_tier){ 450, 0.1, 0.85, 2 },
+				       (struct fast_tier){ 50, 1.7, 0.977, 5 });
+
 	t.congestion = (struct fast_congestion){ 1, 0.01, 0.5 };
 	return t;
 }

@@ -27,16 +27,9 @@
  * 10 GB/s, efficiency 1, alpha 1 us / 2 us, overhead 3 us / 5 us. */
 static struct fast_topo topo_small(uint32_t N, uint32_t G, enum fast_up_kind kind)
 {
-	struct fast_topo t;
+	struct fast_topo t = unit_topo(N, G, kind, (struct fast_tier){ 100.0, 1.0, 1.0, 3.0 },
+				       (struct fast_tier){ 10.0, 2.0, 1.0, 5.0 });
 
-	memset(&t, 0, sizeof t);
-	snprintf(t.name, sizeof t.name, "test");
-	t.servers = N;
-	t.gpus = G;
-	t.up_kind = kind;
-	t.up = (struct fast_tier){ 100.0, 1.0, 1.0, 3.0 };
-	t.out = (struct fast_tier){ 10.0, 2.0, 1.0, 5.0 };
-	t.core_oversub = 1.0;
 	t.congestion = (struct fast_congestion){ 1.0, 0.0, 1.0 };
 	return t;
 }
@@ -222,6 +215,21 @@ static void test_sim__one_to_one_stage(void)
 	fast_plan_free(&p);
 }
 
+/* A chain on 2 x 2: 10 MB GPU 0 -> 2 out, then 2 -> 3 up, then 3 -> 1 out,
+ * each step after the one before. */
+static void chain_plan(struct fast_plan *p)
+{
+	fast_plan_init(p, 2, 2, "test");
+	step(p, FAST_TIER_OUT);
+	add_xfer(p, 0, 2, 10 * MB);
+	step(p, FAST_TIER_UP);
+	CU_ASSERT_FATAL(fast_plan_add_dep(p, 1, 0, false, NULL) == 0);
+	add_xfer(p, 2, 3, 10 * MB);
+	step(p, FAST_TIER_OUT);
+	CU_ASSERT_FATAL(fast_plan_add_dep(p, 2, 1, false, NULL) == 0);
+	add_xfer(p, 3, 1, 10 * MB);
+}
+
 static void test_sim__dag_chain_adds(void)
 {
 	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
@@ -229,15 +237,7 @@ static void test_sim__dag_chain_adds(void)
 	struct fast_sim_result r;
 	double hop1 = OUT_O + OUT_A + 10e6 / OUT_BW, hop2 = UP_O + UP_A + 10e6 / UP_BW;
 
-	fast_plan_init(&p, 2, 2, "test");
-	step(&p, FAST_TIER_OUT);
-	add_xfer(&p, 0, 2, 10 * MB);
-	step(&p, FAST_TIER_UP);
-	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
-	add_xfer(&p, 2, 3, 10 * MB);
-	step(&p, FAST_TIER_OUT);
-	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 2, 1, false, NULL) == 0);
-	add_xfer(&p, 3, 1, 10 * MB);
+	chain_plan(&p);
 	NEAR(sim_time(&t, &p, NULL, &r), 2 * hop1 + hop2);
 	NEAR(r.steps[1].ready_s, hop1);
 	NEAR(r.steps[1].end_s, hop1 + hop2);
@@ -314,15 +314,7 @@ static void test_sim__rank_sync_no_barrier(void)
 	fast_plan_free(&p);
 
 	/* test_sim__dag_chain_adds's chain */
-	fast_plan_init(&p, 2, 2, "test");
-	step(&p, FAST_TIER_OUT);
-	add_xfer(&p, 0, 2, 10 * MB);
-	step(&p, FAST_TIER_UP);
-	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
-	add_xfer(&p, 2, 3, 10 * MB);
-	step(&p, FAST_TIER_OUT);
-	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 2, 1, false, NULL) == 0);
-	add_xfer(&p, 3, 1, 10 * MB);
+	chain_plan(&p);
 	NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_RANK, &r),
 	     2 * (OUT_O + OUT_A + 10e6 / OUT_BW) + UP_O + UP_A + 10e6 / UP_BW);
 	fast_sim_result_free(&r);
@@ -1306,15 +1298,7 @@ static void test_sim__random_token_plans_above_bound(void)
 		t.out.latency_us = t.out.step_overhead_us = 0;
 		t.up.bw_GBps = (double[]){ 100.0, 10.0, 4.0, 1.0 }[(trial / 4) % 4];
 		tok_init(&tr, ng, combine ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH, 1000);
-		for (uint32_t k = 0; k < 2 * ng; k++) {
-			uint32_t src = (uint32_t)fast_rng_below(&rng, ng), dst[8], n = 0;
-			for (uint32_t x = 0; x < ng && n < 8; x++)
-				if (fast_rng_below(&rng, 3) == 0)
-					dst[n++] = x;
-			if (!n)
-				dst[n++] = (src + G) % ng;
-			tok_group(&tr, src, 1 + fast_rng_below(&rng, 5000), n, dst);
-		}
+		tok_random_groups(&tr, &rng, 2 * ng, 8, G, 5000);
 		tok_done(&tr);
 		for (int dedup = 0; dedup < 2; dedup++) {
 			if (dedup)
@@ -1360,15 +1344,7 @@ static void test_sim__token_schedules_above_bound(void)
 			CU_ASSERT_FATAL(fast_topo_preset(presets[pi], 3, G, &lim, &t, &err) == 0);
 			ng = fast_topo_ngpus(&t);
 			tok_init(&tr, ng, combine ? FAST_TRAFFIC_COMBINE : FAST_TRAFFIC_DISPATCH, 4096);
-			for (uint32_t k = 0; k < 6 * ng; k++) {
-				uint32_t src = (uint32_t)fast_rng_below(&rng, ng), dst[6], n = 0;
-				for (uint32_t x = 0; x < ng && n < 6; x++)
-					if (fast_rng_below(&rng, 3) == 0)
-						dst[n++] = x;
-				if (!n)
-					dst[n++] = (src + G) % ng;
-				tok_group(&tr, src, 1 + fast_rng_below(&rng, 400), n, dst);
-			}
+			tok_random_groups(&tr, &rng, 6 * ng, 6, G, 400);
 			tok_done(&tr);
 			for (const struct fast_algo *al = fast_algos; al->name; al++)
 				for (int dedup = 0; dedup < (al->compile_tokens ? 2 : 1); dedup++) {

@@ -20,23 +20,12 @@
 #include "lib/check.h"
 #include "lib/plan.h"
 #include "lib/traffic.h"
+#include "tok.h"
 
 static struct fast_topo mk_topo(uint32_t N, uint32_t G)
 {
-	struct fast_topo t;
-	memset(&t, 0, sizeof(t));
-	snprintf(t.name, sizeof(t.name), "test");
-	t.servers = N;
-	t.gpus = G;
-	t.up_kind = FAST_UP_SWITCH;
-	t.up.bw_GBps = 450;
-	t.up.efficiency = 1.0;
-	t.up.latency_us = 1;
-	t.out.bw_GBps = 50;
-	t.out.efficiency = 1.0;
-	t.out.latency_us = 3;
-	t.core_oversub = 1.0;
-	return t;
+	return unit_topo(N, G, FAST_UP_SWITCH, (struct fast_tier){ 450, 1, 1.0, 0 },
+			 (struct fast_tier){ 50, 3, 1.0, 0 });
 }
 
 static void free_matrix(struct fast_matrix *m)
@@ -47,27 +36,24 @@ static void free_matrix(struct fast_matrix *m)
 	memset(m, 0, sizeof *m);
 }
 
-/* A token matrix of kind k from (src, ndst, dsts..., tokens) records. */
+/* A token matrix of kind k from (src, ndst, dsts..., tokens) records,
+ * built group by group with tok.h's builder. */
 static void mk_matrix(struct fast_matrix *m, enum fast_traffic_kind k, uint32_t ng,
 		      uint64_t token_bytes, const uint32_t *rec, uint32_t ngroups)
 {
+	struct fast_traffic t;
 	uint32_t at = 0;
 
-	memset(m, 0, sizeof *m);
-	snprintf(m->label, sizeof m->label, "t");
-	m->kind = k;
-	m->token_bytes = token_bytes;
-	m->bytes = calloc((size_t)ng * ng, sizeof *m->bytes);
-	m->groups = calloc(ngroups, sizeof *m->groups);
-	m->dsts = calloc((size_t)ngroups * FAST_GROUP_MAX_DESTS, sizeof *m->dsts);
+	tok_init(&t, ng, k, token_bytes);
 	for (uint32_t g = 0; g < ngroups; g++) {
 		uint32_t n = rec[at + 1];
-		m->groups[g] = (struct fast_group){ rec[at], m->ndsts, n, rec[at + 2 + n] };
-		memcpy(m->dsts + m->ndsts, rec + at + 2, n * sizeof *rec);
-		m->ndsts += n;
+		tok_group(&t, rec[at], rec[at + 2 + n], n, rec + at + 2);
 		at += 3 + n;
 	}
-	m->ngroups = ngroups;
+	*m = t.m[0];
+	memset(&t.m[0], 0, sizeof t.m[0]);
+	fast_traffic_free(&t);
+	snprintf(m->label, sizeof m->label, "t");
 	CU_ASSERT_EQUAL_FATAL(fast_matrix_bytes_from_groups(m, ng, NULL), 0);
 }
 

@@ -71,6 +71,29 @@ static inline void tok_done(struct fast_traffic *t)
 		tok_die(err.msg);
 }
 
+/*
+ * Append n random groups on t's ng GPUs: a source anywhere, each GPU a
+ * destination with chance 1/3 up to maxdst of them (none drawn: the GPU G
+ * further on), 1..maxtok tokens.  G is the GPUs per server.
+ */
+static inline void tok_random_groups(struct fast_traffic *t, struct fast_rng *rng, uint32_t n,
+				     uint32_t maxdst, uint32_t G, uint64_t maxtok)
+{
+	uint32_t ng = t->ng, dst[FAST_GROUP_MAX_DESTS];
+
+	if (maxdst > FAST_GROUP_MAX_DESTS)
+		tok_die("tok_random_groups: maxdst over FAST_GROUP_MAX_DESTS");
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t src = (uint32_t)fast_rng_below(rng, ng), nd = 0;
+		for (uint32_t x = 0; x < ng && nd < maxdst; x++)
+			if (fast_rng_below(rng, 3) == 0)
+				dst[nd++] = x;
+		if (!nd)
+			dst[nd++] = (src + G) % ng;
+		tok_group(t, src, 1 + fast_rng_below(rng, maxtok), nd, dst);
+	}
+}
+
 /* A builder call that must succeed. */
 #define TOK_OK(x)                    \
 	do {                         \

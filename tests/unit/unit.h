@@ -7,12 +7,36 @@
  * runs them verbosely and exits non-zero when any assertion failed (CUnit's
  * run call itself returns success even then) or the registry could not be
  * set up (exit 2).
+ *
+ * unit_topo(N, G, kind, up, out) is the test topology the suites build by
+ * hand: N servers x G GPUs named "test", the two tiers as given, no core
+ * oversubscription and the congestion model left zero.
  */
 #ifndef FAST_TEST_UNIT_H
 #define FAST_TEST_UNIT_H
 
 #include <CUnit/Basic.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/topo.h"
+
+static inline struct fast_topo unit_topo(uint32_t N, uint32_t G, enum fast_up_kind kind,
+					 struct fast_tier up, struct fast_tier out)
+{
+	struct fast_topo t;
+
+	memset(&t, 0, sizeof t);
+	snprintf(t.name, sizeof t.name, "test");
+	t.servers = N;
+	t.gpus = G;
+	t.up_kind = kind;
+	t.up = up;
+	t.out = out;
+	t.core_oversub = 1.0;
+	return t;
+}
 
 struct unit_test {
 	const char *name;
