@@ -310,12 +310,16 @@ static uint64_t hash_str(uint64_t h, const char *s)
 	return fast_hash_bytes(h, s, strlen(s) + 1);
 }
 
+/* Each matrix's label, byte view and, for token matrices, kind and groups:
+ * two token files of one byte view but other groups must disagree too. */
 static uint64_t traffic_hash(const struct fast_traffic *t)
 {
 	uint64_t h = fast_hash_bytes(FAST_HASH_INIT, &t->count, sizeof t->count);
 
-	for (uint32_t m = 0; m < t->count; m++)
+	for (uint32_t m = 0; m < t->count; m++) {
 		h = fast_matrix_hash(hash_str(h, t->m[m].label), t->m[m].bytes, t->ng);
+		h = fast_groups_hash(h, &t->m[m]);
+	}
 	return h;
 }
 

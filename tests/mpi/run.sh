@@ -231,6 +231,14 @@ mpmd "--algo" 2 "ranks disagree on --algo: rank 0 has 'fast', rank 4 has 'pxn'" 
 # ranks 4-7 read a file whose row 0 differs (their counts would disagree)
 mpmd "--traffic contents" 3 "ranks disagree on --traffic: rank 4 loaded other contents than rank 0" \
 	--traffic "$HERE/data/mix8_bad.json"
+# token files of one byte view but other groups (tok8_regrouped.json: GPU
+# 0's tokens [2, 5] and [2, 7] regrouped as [2, 5, 7] and [2]): their
+# programs differ, so the contents must disagree, not run wrong bytes
+run "ranks disagree: token groups of one byte view (exit 3, said once)" 3 \
+	$MPMD -np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/tok8.json" --algo fast -n 1 -w 0 : \
+	-np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/tok8_regrouped.json" --algo fast -n 1 -w 0 &&
+	{ [ "$(grep -c -- "ranks disagree on --traffic: rank 4 loaded other contents than rank 0" "$TMP/out")" = 1 ] ||
+		bad "token groups: expected the --traffic disagreement once"; }
 run "a bad input on some ranks only: said once, exit 3 everywhere" 3 \
 	$MPMD -np 6 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" $QUICK : \
 	-np 2 "$FAST" run $TOPO8 --traffic "$HERE/data/missing.json" $QUICK &&
