@@ -189,6 +189,12 @@ run "tokens: a token plan for a byte matrix is refused (exit 3)" 3 \
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TMP/b8.json" --plan "$TMP/tplan.json" -n 1 -w 0 &&
 	{ [ "$(grep -c 'plans/0: a dispatch plan cannot serve a bytes matrix' "$TMP/out")" = 1 ] ||
 		bad "tokens: the kind refusal not said once"; }
+# a plan for another topology of the same GPU count (2 x 4 on 4 x 2): refused
+# up front, naming the file and plan, before any header or row
+run "tokens: a plan for another topology is refused up front (exit 3)" 3 \
+	$MPIRUN -np 8 "$FAST" run --preset h200 --servers 4 --gpus 2 --traffic "$TOK8" --plan "$TMP/tplan.json" -n 1 -w 0 &&
+	{ [ "$(grep -c "tplan.json: /plans/0: the plan is for 2 servers x 4 GPUs, the topology has 4 x 2" "$TMP/out")" = 1 ] &&
+		! grep -q '^# matrix' "$TMP/out" || bad "tokens: the topology refusal not said once, up front"; }
 # the check counts what is wrong: one flipped byte received by rank 3 in
 # each of the two rows (FAST_TEST_CORRUPT_RANK), exit 1
 run "tokens: a corrupted receive buffer counts as wrong (exit 1)" 1 \
