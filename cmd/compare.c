@@ -76,12 +76,17 @@ struct opts {
  * the entry's options in table order as every output spells them. */
 static int parse_entry(struct opts *o, uint32_t k, char *tok)
 {
-	char *save = NULL, *name = strtok_r(tok, ":", &save), *kv;
+	size_t len = strlen(tok);
+	char *save = NULL, *name, *kv;
 	const struct fast_algo *a;
 	unsigned given = 0;
-	size_t len;
 	int rc;
 
+	/* strtok_r would skip what is empty: say so instead */
+	if (tok[0] == ':' || (len && tok[len - 1] == ':') || strstr(tok, "::"))
+		return cli_usage_error("compare", "--algos: '%.40s': an empty name or option "
+						  "(NAME[:OPT=VALUE...])", tok);
+	name = strtok_r(tok, ":", &save);
 	if (!name)
 		return cli_usage_error("compare", "--algos: empty entry");
 	if ((rc = cli_algo_known("compare", "--algos", name, NULL, 0)) != 0)
@@ -101,6 +106,9 @@ static int parse_entry(struct opts *o, uint32_t k, char *tok)
 		if (!(a->options & opt->bit))
 			return cli_usage_error("compare", "--algos: %s: %s does not apply to %s", name,
 					       opt->name, name);
+		if (given & opt->bit) /* the last would win, unseen in the row's name */
+			return cli_usage_error("compare", "--algos: %s: %s given twice", name,
+					       opt->name);
 		if (fast_algo_option_parse(opt, eq + 1, &o->row_ao[k], &err) < 0)
 			return cli_usage_error("compare", "--algos: %s: %s: %s", name, opt->name, err.msg);
 		given |= opt->bit;

@@ -310,7 +310,7 @@ int cmd_gate(int argc, char **argv)
 			}
 			struct fast_err err;
 			if (fast_plan_fits_topo(given, &topo, &err) < 0 ||
-			    fast_plan_view_open(&gv, given, &err) < 0) {
+			    fast_plan_view_open_m(&gv, given, &tr.m[i], tr.ng, &err) < 0) {
 				fast_err_prefix(&err, "%s: plan for matrix %u", in.plan_path, mi);
 				rc = cli_report(&err);
 				goto out;

@@ -310,12 +310,16 @@ static uint64_t hash_str(uint64_t h, const char *s)
 	return fast_hash_bytes(h, s, strlen(s) + 1);
 }
 
+/* Each matrix's label, byte view and, for token matrices, kind and groups:
+ * two token files of one byte view but other groups must disagree too. */
 static uint64_t traffic_hash(const struct fast_traffic *t)
 {
 	uint64_t h = fast_hash_bytes(FAST_HASH_INIT, &t->count, sizeof t->count);
 
-	for (uint32_t m = 0; m < t->count; m++)
+	for (uint32_t m = 0; m < t->count; m++) {
 		h = fast_matrix_hash(hash_str(h, t->m[m].label), t->m[m].bytes, t->ng);
+		h = fast_groups_hash(h, &t->m[m]);
+	}
 	return h;
 }
 
@@ -412,11 +416,13 @@ int cmd_run(int argc, char **argv)
 		st = 3;
 		goto out;
 	}
-	/* a plan for every matrix, of its kind (a token plan serves a matrix
-	 * of its kind, a byte plan any), found before anything runs */
+	/* a plan for every matrix, of the topology and of its kind (a token
+	 * plan serves a matrix of its kind, a byte plan any), found before
+	 * anything runs */
 	for (uint32_t m = 0; in.have_ps && m < in.t.count; m++) {
 		const struct fast_plan *p = cli_plan_for(&in.ps, &in.o.in, m, in.t.count, &err);
-		if (p && fast_plan_fits_matrix(p, &in.t.m[m], in.t.ng, &err) < 0) {
+		if (p && (fast_plan_fits_topo(p, &c.topo, &err) < 0 ||
+			  fast_plan_fits_matrix(p, &in.t.m[m], in.t.ng, &err) < 0)) {
 			fast_err_prefix(&err, "%s: /plans/%u", in.o.in.plan_path, (uint32_t)(p - in.ps.plans));
 			p = NULL;
 		}

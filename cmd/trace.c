@@ -112,7 +112,7 @@ int cmd_trace(int argc, char **argv)
 	const char *layers = NULL, *placement = NULL, *tokens_at = NULL;
 	uint32_t lv[MAX_LAYERS], ep = 8, gps = 0;
 	char found[PATH_MAX], tried[3 * PATH_MAX + 8];
-	bool sparse = false;
+	bool sparse = false, token_bytes_given = false;
 	struct cli_progress pr;
 	int rc;
 
@@ -130,9 +130,12 @@ int cmd_trace(int argc, char **argv)
 		    cli_u32(&s, "--ep", 1, 1u << 20, &ep) ||
 		    cli_u32(&s, "--gpus-per-server", 1, 1u << 16, &gps) ||
 		    cli_value(&s, "--placement", &placement) ||
-		    cli_value(&s, "--tokens-at", &tokens_at) ||
-		    cli_size(&s, "--token-bytes", &o.token_bytes))
+		    cli_value(&s, "--tokens-at", &tokens_at))
 			continue;
+		if (cli_size(&s, "--token-bytes", &o.token_bytes)) {
+			token_bytes_given = true;
+			continue;
+		}
 		if (cli_flag(&s, "--no-dedup")) {
 			o.no_dedup = true;
 			continue;
@@ -164,6 +167,9 @@ int cmd_trace(int argc, char **argv)
 	if (layers && parse_layers(layers, lv, &o.nlayers) < 0)
 		return cli_usage_error("trace", "--layers: '%.40s' is not 'all' or a list like 1,5,9",
 				       layers);
+	/* 0 is the library's "the model's default": not a size a user gives */
+	if (token_bytes_given && o.token_bytes == 0)
+		return cli_usage_error("trace", "--token-bytes must be >= 1");
 	o.layers = o.nlayers ? lv : NULL;
 	if (placement && fast_placement_parse(placement, &o.experts_at, &err) < 0)
 		return cli_usage_error("trace", "--placement: %s", err.msg);

@@ -189,6 +189,12 @@ run "tokens: a token plan for a byte matrix is refused (exit 3)" 3 \
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$TMP/b8.json" --plan "$TMP/tplan.json" -n 1 -w 0 &&
 	{ [ "$(grep -c 'plans/0: a dispatch plan cannot serve a bytes matrix' "$TMP/out")" = 1 ] ||
 		bad "tokens: the kind refusal not said once"; }
+# a plan for another topology of the same GPU count (2 x 4 on 4 x 2): refused
+# up front, naming the file and plan, before any header or row
+run "tokens: a plan for another topology is refused up front (exit 3)" 3 \
+	$MPIRUN -np 8 "$FAST" run --preset h200 --servers 4 --gpus 2 --traffic "$TOK8" --plan "$TMP/tplan.json" -n 1 -w 0 &&
+	{ [ "$(grep -c "tplan.json: /plans/0: the plan is for 2 servers x 4 GPUs, the topology has 4 x 2" "$TMP/out")" = 1 ] &&
+		! grep -q '^# matrix' "$TMP/out" || bad "tokens: the topology refusal not said once, up front"; }
 # the check counts what is wrong: one flipped byte received by rank 3 in
 # each of the two rows (FAST_TEST_CORRUPT_RANK), exit 1
 run "tokens: a corrupted receive buffer counts as wrong (exit 1)" 1 \
@@ -231,6 +237,14 @@ mpmd "--algo" 2 "ranks disagree on --algo: rank 0 has 'fast', rank 4 has 'pxn'" 
 # ranks 4-7 read a file whose row 0 differs (their counts would disagree)
 mpmd "--traffic contents" 3 "ranks disagree on --traffic: rank 4 loaded other contents than rank 0" \
 	--traffic "$HERE/data/mix8_bad.json"
+# token files of one byte view but other groups (tok8_regrouped.json: GPU
+# 0's tokens [2, 5] and [2, 7] regrouped as [2, 5, 7] and [2]): their
+# programs differ, so the contents must disagree, not run wrong bytes
+run "ranks disagree: token groups of one byte view (exit 3, said once)" 3 \
+	$MPMD -np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/tok8.json" --algo fast -n 1 -w 0 : \
+	-np 4 "$FAST" run $TOPO8 --traffic "$HERE/data/tok8_regrouped.json" --algo fast -n 1 -w 0 &&
+	{ [ "$(grep -c -- "ranks disagree on --traffic: rank 4 loaded other contents than rank 0" "$TMP/out")" = 1 ] ||
+		bad "token groups: expected the --traffic disagreement once"; }
 run "a bad input on some ranks only: said once, exit 3 everywhere" 3 \
 	$MPMD -np 6 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" $QUICK : \
 	-np 2 "$FAST" run $TOPO8 --traffic "$HERE/data/missing.json" $QUICK &&
