@@ -6,21 +6,30 @@
 # for auto, the schedule it chose.  Then results/figures/auto_size_*.svg.
 #
 #   bash results/auto_study.sh [FAST] [OUT.csv] [SERVERS...]
-# Defaults: build/bin/fast, results/auto_study.csv, servers 4.
+# Defaults: build/bin/fast, results/auto_study.csv, servers 4.  The real
+# trace is the first matrix of DeepSeek-V2-Lite EP32 at 4 x 8 and of
+# switch-base-128 EP128 at 16 x 8 (the bundled traces of those sizes),
+# scaled to the size; other server counts have no trace case.
 set -euo pipefail
 FAST=${1:-build/bin/fast}
 OUT=${2:-results/auto_study.csv}
 shift 2 2>/dev/null || true
 SERVERS=${*:-4}
 SIZES=${SIZES:-"4K 16K 64K 256K 1M 4M 16M 64M 256M 1G 4G"}
-TRACE=traces/deepseek-v2-lite-intent-ep32.json # 32 GPUs: the 4 x 8 cases only
+trace_of() { # servers -> the bundled trace of N x 8 GPUs, or nothing
+	case $1 in
+	4) echo traces/deepseek-v2-lite-intent-ep32.json ;;
+	16) echo traces/switch128-pooled-ep128.json ;;
+	esac
+}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 echo "preset,servers,gpus,traffic,size_bytes,algo,time_s,synthesis_s,time_with_synthesis_s,bound_s,chosen,predicted_sim_s" >"$OUT.tmp"
 for preset in h200 mi300x-100g; do
 	for N in $SERVERS; do
 		for traffic in uniform zipf trace; do
-			[ "$traffic" = trace ] && [ "$N" != 4 ] && continue
+			TRACE=$(trace_of "$N")
+			[ "$traffic" = trace ] && [ -z "$TRACE" ] && continue
 			for size in $SIZES; do
 				t=$TMP/t.json
 				if [ "$traffic" = trace ]; then
@@ -30,7 +39,7 @@ units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 src, size, out = sys.argv[1], sys.argv[2], sys.argv[3]
 want = int(size[:-1]) * units[size[-1]]
 d = json.load(open(src))
-m = d["matrices"][0]  # layer1/dispatch
+m = d["matrices"][0]  # the first layer's dispatch
 n = len(m["rows"])
 tot = sum(m["rows"][i][j] for i in range(n) for j in range(n) if i != j)
 f = want * n / tot

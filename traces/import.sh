@@ -39,3 +39,5 @@ for d in arxiv book c4 github wikipedia; do
 done
 # switch-base-128, pooled over layers (weakest source: small, self-collected)
 imp switch128-pooled-ep16 --source switch128 --ep 16 --gpus-per-server 8
+# one expert per GPU: the only bundled routing data that fills 16 x 8 GPUs
+imp switch128-pooled-ep128 --source switch128 --ep 128 --gpus-per-server 8
