@@ -22,6 +22,8 @@ struct search {
 	struct fast_bvn_model m;
 	uint64_t *rem, *line; /* the tracker's: n x n, 2n */
 	uint32_t *nz;         /* 2n, the tracker's */
+	uint64_t *line0;      /* 2n: the tracker's start on S (fast_bvn_tracker_lines) */
+	uint32_t *nz0;        /* 2n, the same */
 	uint32_t *scratch; /* 3n words for exchange() */
 	struct work *wk;   /* the candidates' scratch */
 	struct fast_bvn best;     /* trimmed */
@@ -158,12 +160,12 @@ static int try_quantum(struct search *sr, uint64_t q, bool polish, bool *complet
 	tr.nz = sr->nz;
 	tr.m = sr->m;
 	tr.limit = sr->best_t < 0 ? 1e300 : sr->best_t;
-	tr.t = 0;
-	fast_bvn_tracker_start(&tr, sr->n);
+	fast_bvn_tracker_start(&tr, sr->n, sr->line0, sr->nz0);
 	sr->tried++;
 	*completed = false;
 	*t = tr.limit;
-	rc = fast_bvn_quantized_with(sr->wk, sr->S, sr->n, q, &tr, &b, err);
+	/* S is the caller's checked matrix or what a prefix leaves of it */
+	rc = fast_bvn_quantized_with(sr->wk, sr->S, sr->n, q, true, &tr, &b, err);
 	if (rc < 0)
 		return rc;
 	if (rc == ABORTED)
@@ -378,7 +380,8 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 	uint32_t n = sr->n;
 	size_t nn = (size_t)n * n;
 	uint64_t *R = NULL, *rem = NULL, *snap = NULL, *row = NULL, *col = NULL;
-	uint32_t *rc_nz = NULL, *cc_nz = NULL, d;
+	uint32_t *rc_nz = NULL, *cc_nz = NULL, *nz0 = NULL, d;
+	uint64_t *line0 = NULL;
 	uint64_t M, left, r = 0, L = 0, max_terms = fast_bvn_max_terms(n), qlast = UINT64_MAX;
 	double tp = 0, level;
 	struct matcher m;
@@ -395,7 +398,9 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 	col = fast_calloc(n + 1, sizeof *col);
 	rc_nz = fast_calloc(n + 1, sizeof *rc_nz);
 	cc_nz = fast_calloc(n + 1, sizeof *cc_nz);
-	if (!R || !rem || !snap || !row || !col || !rc_nz || !cc_nz || !pend.h) {
+	line0 = fast_calloc(2 * (size_t)n, sizeof *line0);
+	nz0 = fast_calloc(2 * (size_t)n, sizeof *nz0);
+	if (!R || !rem || !snap || !row || !col || !rc_nz || !cc_nz || !pend.h || !line0 || !nz0) {
 		rc = fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
 		goto out;
 	}
@@ -501,6 +506,9 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 			for (size_t k = 0; k < nn; k++)
 				big = snap[k] > big ? snap[k] : big;
 			sub.S = snap;
+			sub.line0 = line0;
+			sub.nz0 = nz0;
+			fast_bvn_tracker_lines(snap, n, line0, nz0);
 			memset(&sub.best, 0, sizeof sub.best);
 			memset(&sub.best_raw, 0, sizeof sub.best_raw);
 			sub.best_t = sr->best_t < 0 ? -1 : sr->best_t - tp;
@@ -533,6 +541,8 @@ out:
 	free(col);
 	free(rc_nz);
 	free(cc_nz);
+	free(line0);
+	free(nz0);
 	free(pend.h);
 	return rc;
 }
@@ -560,11 +570,16 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	sr.scratch = fast_calloc(3 * (size_t)n + 1, sizeof *sr.scratch);
 	sr.line = fast_calloc(2 * (size_t)n + 1, sizeof *sr.line);
 	sr.nz = fast_calloc(2 * (size_t)n + 1, sizeof *sr.nz);
-	if (!sr.rem || !sr.scratch || !sr.line || !sr.nz || !fast_bvn_work_init(&wk, n)) {
+	sr.line0 = fast_calloc(2 * (size_t)n + 1, sizeof *sr.line0);
+	sr.nz0 = fast_calloc(2 * (size_t)n + 1, sizeof *sr.nz0);
+	if (!sr.rem || !sr.scratch || !sr.line || !sr.nz || !sr.line0 || !sr.nz0 ||
+	    !fast_bvn_work_init(&wk, n)) {
 		free(sr.rem);
 		free(sr.scratch);
 		free(sr.line);
 		free(sr.nz);
+		free(sr.line0);
+		free(sr.nz0);
 		return fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
 	}
 	sr.wk = &wk;
@@ -576,6 +591,7 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	}
 	for (size_t k = 0; k < (size_t)n * n; k++)
 		big = S[k] > big ? S[k] : big;
+	fast_bvn_tracker_lines(S, n, sr.line0, sr.nz0);
 
 	if ((rc = quanta(&sr, big, big, 3, err)) < 0)
 		goto fail;
@@ -615,6 +631,8 @@ fail:
 	free(sr.scratch);
 	free(sr.line);
 	free(sr.nz);
+	free(sr.line0);
+	free(sr.nz0);
 	fast_bvn_work_free(&wk);
 	fast_bvn_free(&sr.best_raw);
 	fast_bvn_free(&sr.best);

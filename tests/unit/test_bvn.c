@@ -480,6 +480,31 @@ static void test_bvn__auto_decompositions_pinned(void)
 	CU_ASSERT_EQUAL(h, AUTO_FINGERPRINT);
 }
 
+/* The quantised matrix is ceil(S / q) exactly, at every entry size (the
+ * quotient is taken through a double reciprocal below 2^52): a 1 x 1
+ * matrix [x] decomposes into one term of weight ceil(x / q) * q. */
+static void test_bvn__quantized_rounds_up_exactly(void)
+{
+	struct fast_rng rng;
+	fast_rng_seed(&rng, 52);
+	for (int it = 0; it < 20000; it++) {
+		uint64_t q = 2 + fast_rng_below(&rng, it % 3 == 0 ? 1000 : UINT64_C(1) << 40);
+		uint64_t k = fast_rng_below(&rng, (UINT64_C(1) << 53) / q);
+		uint64_t x = k * q + (uint64_t)(it % 5) - 2; /* around a multiple of q */
+		struct fast_bvn b;
+		if (it % 7 == 0)
+			x = (UINT64_C(1) << 52) - 3 + fast_rng_below(&rng, 6);
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_quantized(&x, 1, q, &b, NULL), 0);
+		if (x == 0) {
+			CU_ASSERT_EQUAL(b.nterms, 0);
+		} else {
+			CU_ASSERT_EQUAL(b.nterms, 1);
+			CU_ASSERT_EQUAL(b.weight[0], (x / q + (x % q != 0)) * q);
+		}
+		fast_bvn_free(&b);
+	}
+}
+
 /* A matrix whose line sums overflow is bad input for the search too (and
  * one just under is fine). */
 static void test_bvn__auto_overflow_rejected(void)
@@ -507,6 +532,7 @@ UNIT_MAIN("bvn",
 	  UNIT_TEST(test_bvn__overflow_rejected),
 	  UNIT_TEST(test_bvn__zero_and_huge),
 	  UNIT_TEST(test_bvn__quantized_and_trimmed_cover),
+	  UNIT_TEST(test_bvn__quantized_rounds_up_exactly),
 	  UNIT_TEST(test_bvn__auto_never_worse_than_exact),
 	  UNIT_TEST(test_bvn__auto_wins_when_stages_are_costly),
 	  UNIT_TEST(test_bvn__hybrid_beats_plain_quanta),
