@@ -36,6 +36,29 @@ void fast_bvn_free(struct fast_bvn *b)
 	b->nterms = 0;
 }
 
+/* *R += the gpus entries of row, *r = their sum, *cnt += the non-zero
+ * ones; false when *R overflows.  Plain adds (which vectorise) while every
+ * entry is under 2^48 and there are at most 2^16: the sum then fits, and
+ * the running *R overflows iff *R + sum does; else entry by entry. */
+static bool add_row(const uint64_t *row, uint32_t gpus, uint64_t *R, uint64_t *r, uint64_t *cnt)
+{
+	uint64_t sum = 0, any = 0, c = 0;
+
+	for (uint32_t j = 0; j < gpus; j++) {
+		sum += row[j];
+		any |= row[j];
+		c += row[j] != 0;
+	}
+	*cnt += c;
+	*r = sum;
+	if (!(any >> 48) && gpus <= UINT32_C(1) << 16)
+		return fast_add_u64(*R, sum, R);
+	for (uint32_t j = 0; j < gpus; j++) /* sum <= *R: no overflow while *R has none */
+		if (!fast_add_u64(*R, row[j], R))
+			return false;
+	return true;
+}
+
 int fast_bvn_server_loads(const uint64_t *D, uint32_t servers, uint32_t gpus, uint64_t *S,
 			  uint64_t *load, uint64_t *nnz, struct fast_err *err)
 {
@@ -51,16 +74,12 @@ int fast_bvn_server_loads(const uint64_t *D, uint32_t servers, uint32_t gpus, ui
 				continue;
 			for (uint32_t i = 0; i < gpus; i++) {
 				const uint64_t *row = D + ((size_t)a * gpus + i) * ng + (size_t)b * gpus;
-				uint64_t r = 0; /* <= R: no overflow while R has none */
-				for (uint32_t j = 0; j < gpus; j++) {
-					if (!fast_add_u64(R, row[j], &R)) {
-						free(tmp);
-						return fast_err_set(err, FAST_EINPUT,
-								    "traffic: bytes from server %u to server %u overflow 64 bits",
-								    a, b);
-					}
-					r += row[j];
-					cnt += row[j] != 0;
+				uint64_t r;
+				if (!add_row(row, gpus, &R, &r, &cnt)) {
+					free(tmp);
+					return fast_err_set(err, FAST_EINPUT,
+							    "traffic: bytes from server %u to server %u overflow 64 bits",
+							    a, b);
 				}
 				if (load)
 					load[((size_t)a * servers + b) * gpus + i] = r;

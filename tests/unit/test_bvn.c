@@ -228,6 +228,55 @@ static void test_bvn__overflow_rejected(void)
 	CU_ASSERT_EQUAL(M, 99);
 }
 
+/* The server matrix and loads are the exact sums whatever the entry
+ * sizes (plain adds below 2^48, checked ones above), and a pair whose
+ * bytes overflow 64 bits is named. */
+static void test_bvn__server_loads_exact_and_overflow(void)
+{
+	enum { SV = 3, G = 4, NG = SV * G };
+	static uint64_t D[NG * NG];
+	uint64_t S[SV * SV], load[SV * SV * G], nnz = 0, want_nnz = 0;
+	struct fast_rng rng;
+	struct fast_err err = { 0 };
+	fast_rng_seed(&rng, 48);
+	for (int it = 0; it < 200; it++) {
+		want_nnz = 0;
+		for (size_t k = 0; k < NG * NG; k++) {
+			uint32_t s = (uint32_t)(k / NG) / G, d = (uint32_t)(k % NG) / G;
+			/* some matrices with entries over 2^48, sums still under 2^64 */
+			uint64_t big = it % 2 ? UINT64_C(1) << 58 : UINT64_C(1) << 20;
+			D[k] = fast_rng_below(&rng, 3) ? fast_rng_below(&rng, big) : 0;
+			want_nnz += s != d && D[k];
+		}
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_server_loads(D, SV, G, S, load, &nnz, &err), 0);
+		CU_ASSERT_EQUAL(nnz, want_nnz);
+		for (uint32_t a = 0; a < SV; a++)
+			for (uint32_t b = 0; b < SV; b++) {
+				uint64_t R = 0;
+				if (a == b) {
+					CU_ASSERT_EQUAL(S[a * SV + b], 0);
+					continue;
+				}
+				for (uint32_t i = 0; i < G; i++) {
+					uint64_t r = 0;
+					for (uint32_t j = 0; j < G; j++)
+						r += D[(a * G + i) * NG + b * G + j];
+					CU_ASSERT_EQUAL(load[(a * SV + b) * G + i], r);
+					R += r;
+				}
+				CU_ASSERT_EQUAL(S[a * SV + b], R / G + (R % G != 0));
+			}
+	}
+	memset(D, 0, sizeof D);
+	D[(1 * G + 0) * NG + 2 * G + 1] = UINT64_MAX / 2 + 1; /* server 1 -> 2: 2^64 */
+	D[(1 * G + 3) * NG + 2 * G + 0] = UINT64_MAX / 2 + 1;
+	CU_ASSERT_EQUAL(fast_bvn_server_loads(D, SV, G, S, load, &nnz, &err), FAST_EINPUT);
+	CU_ASSERT(strstr(err.msg, "server 1 to server 2 overflow 64 bits") != NULL);
+	D[(1 * G + 3) * NG + 2 * G + 0] = UINT64_MAX / 2; /* just fits */
+	CU_ASSERT_EQUAL(fast_bvn_server_loads(D, SV, G, S, load, &nnz, &err), 0);
+	CU_ASSERT_EQUAL(S[1 * SV + 2], UINT64_MAX / G + 1);
+}
+
 static void test_bvn__zero_and_huge(void)
 {
 	uint64_t Z[9] = { 0 }, M, H[4];
@@ -530,6 +579,7 @@ UNIT_MAIN("bvn",
 	  UNIT_TEST(test_bvn__matches_naive_reference),
 	  UNIT_TEST(test_bvn__unequal_lines_rejected),
 	  UNIT_TEST(test_bvn__overflow_rejected),
+	  UNIT_TEST(test_bvn__server_loads_exact_and_overflow),
 	  UNIT_TEST(test_bvn__zero_and_huge),
 	  UNIT_TEST(test_bvn__quantized_and_trimmed_cover),
 	  UNIT_TEST(test_bvn__quantized_rounds_up_exactly),
