@@ -273,8 +273,6 @@ static void match(struct matcher *m, uint32_t u, uint32_t v)
 	m->freec[v / 64] &= ~(UINT64_C(1) << (v % 64));
 }
 
-#define HK_INF INT32_MAX
-
 /* Hopcroft-Karp layering: BFS from all free rows; true if some free
  * column is reachable.  A matched row is reached only through its own
  * column, so "column seen" stands for "row labelled": the columns of a row

@@ -322,16 +322,22 @@ static void pending_init(struct pending *p, struct matcher *m, uint64_t r)
 		pending_sift_down(p, k);
 }
 
-/* Move every waiting entry >= lo into the support. */
-static void pending_pop_to(struct pending *p, struct matcher *m, uint64_t lo)
+/* Move every waiting entry >= lo into the support; true when one of them
+ * lies in a row the last failed matching search reached (only then can a
+ * new search augment: fast_bvn_row_reached). */
+static bool pending_pop_to(struct pending *p, struct matcher *m, uint64_t lo)
 {
+	bool reached = false;
+
 	while (pending_above(p, lo)) {
 		uint32_t x = p->h[0].x, i = x / m->n, j = x % m->n;
 		m->sup[(size_t)i * m->W + j / 64] |= UINT64_C(1) << (j % 64);
+		reached |= fast_bvn_row_reached(m, i);
 		p->h[0] = p->h[--p->len];
 		if (p->len)
 			pending_sift_down(p, 0);
 	}
+	return reached;
 }
 
 /* Candidate: the first nprefix terms of t (raw weights), then cover
@@ -430,7 +436,9 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 		uint64_t w = UINT64_MAX, need = 0;
 
 		while (!fast_bvn_hopcroft_karp(&m)) {
-			/* lower r by 1/32 steps until some entry joins */
+			/* lower r by 1/32 steps until some entry joins a row the
+			 * failed search reached (entries elsewhere join too, but
+			 * alone they leave that search's answer as it was) */
 			do {
 				if (r <= 1) {
 					rc = fast_err_set(err, FAST_ERUNTIME,
@@ -438,8 +446,7 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 					goto out;
 				}
 				r = r - r / 32 - 1;
-			} while (!pending_above(&pend, r));
-			pending_pop_to(&pend, &m, r);
+			} while (!pending_above(&pend, r) || !pending_pop_to(&pend, &m, r));
 		}
 		for (uint32_t i = 0; i < n; i++) {
 			uint64_t v = R[(size_t)i * n + (uint32_t)m.rm[i]];
@@ -508,7 +515,16 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 			sub.S = snap;
 			sub.line0 = line0;
 			sub.nz0 = nz0;
-			fast_bvn_tracker_lines(snap, n, line0, nz0);
+			/* the tracker's start on snap, from the line sums and
+			 * counts kept above (those off the diagonal; the
+			 * diagonal of S is never subtracted) */
+			for (uint32_t i = 0; i < n; i++) {
+				uint64_t dg = snap[(size_t)i * n + i];
+				line0[i] = row[i] - dg;
+				line0[n + i] = col[i] - dg;
+				nz0[i] = rc_nz[i];
+				nz0[n + i] = cc_nz[i];
+			}
 			memset(&sub.best, 0, sizeof sub.best);
 			memset(&sub.best_raw, 0, sizeof sub.best_raw);
 			sub.best_t = sr->best_t < 0 ? -1 : sr->best_t - tp;

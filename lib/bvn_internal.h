@@ -89,8 +89,18 @@ static inline void fast_bvn_unmatch_row(struct matcher *m, uint32_t u)
 	m->rm[u] = -1;
 	m->freec[v / 64] |= UINT64_C(1) << (v % 64);
 }
+#define HK_INF INT32_MAX /* dist of a row no search reached */
+
 /* Maximum matching on the support; true when it is perfect. */
 bool fast_bvn_hopcroft_karp(struct matcher *m);
+/* After fast_bvn_hopcroft_karp returned false: whether row u lies on an
+ * alternating path from a free row.  Its last search found no augmenting
+ * path, so until the support gains an entry in such a row another call
+ * would find none either (and change nothing). */
+static inline bool fast_bvn_row_reached(const struct matcher *m, uint32_t u)
+{
+	return m->dist[u] != HK_INF;
+}
 
 bool fast_bvn_terms_push(struct terms *t, const int32_t *rm, uint64_t w, uint64_t max_terms);
 
