@@ -340,11 +340,35 @@ static bool hk_dfs(struct matcher *m, uint32_t u)
 	return false;
 }
 
+/* Hopcroft-Karp's first phase from an empty matching: every row is free
+ * at layer 0 and every column free, so the phase matches each row in turn
+ * to its first column still free (a search of depth one); the same
+ * without the layering pass. */
+static void hk_first_phase(struct matcher *m)
+{
+	uint32_t n = m->n, W = m->W;
+
+	for (uint32_t u = 0; u < n; u++) {
+		const uint64_t *row = m->sup + (size_t)u * W;
+		for (uint32_t x = 0; x < W; x++) {
+			uint64_t hit = row[x] & m->freec[x];
+			if (hit) {
+				match(m, u, x * 64 + (uint32_t)__builtin_ctzll(hit));
+				break;
+			}
+		}
+	}
+}
+
 /* Maximum matching on the support; true when it is perfect. */
 bool fast_bvn_hopcroft_karp(struct matcher *m)
 {
-	uint32_t n = m->n;
+	uint32_t n = m->n, first_matched = 0;
 
+	while (first_matched < n && m->rm[first_matched] < 0)
+		first_matched++;
+	if (first_matched == n)
+		hk_first_phase(m);
 	while (hk_bfs(m)) {
 		for (uint32_t u = 0; u < n; u++)
 			m->it[u] = 0;
