@@ -17,6 +17,9 @@
 /* test_bvn__auto_decompositions_pinned: the fingerprint of the search's
  * answers before its speed-ups (issue #16, point 4) */
 #define AUTO_FINGERPRINT UINT64_C(0xd0fe072d3cc92f2e)
+/* test_bvn__auto_server_matrices_pinned: the same on server matrices of
+ * generated traffic, taken before the second round of speed-ups */
+#define AUTO_SERVER_FINGERPRINT UINT64_C(0x51074702b32578d8)
 
 static uint64_t *random_matrix(struct fast_rng *rng, uint32_t n, int kind)
 {
@@ -554,6 +557,50 @@ static void test_bvn__quantized_rounds_up_exactly(void)
 	}
 }
 
+/* The same pin on what the search meets in use: the server matrices
+ * (4 GPUs a server) of random, skewed (Zipf-like) and sparse traffic on
+ * 2..64 servers at 64 KiB, 4 MiB and 256 MiB per GPU, with h200's stage
+ * cost and NIC and a slower, costlier-stage network (hybrids win about a
+ * quarter of the 54). */
+static void test_bvn__auto_server_matrices_pinned(void)
+{
+	static const uint64_t per_gpu[3] = { UINT64_C(64) << 10, UINT64_C(4) << 20,
+					     UINT64_C(256) << 20 };
+	static const struct fast_bvn_model models[2] = { { 6.7e-6, 4.885e10 },
+							 { 12e-6, 1.2e10 } };
+	struct fast_rng rng;
+	uint64_t h = UINT64_C(14695981039346656037);
+	int it = 0;
+	fast_rng_seed(&rng, 64);
+	for (uint32_t n = 2; n <= 64; n += n < 12 ? 1 : 7)
+		for (int pat = 0; pat < 3; pat++, it++) {
+			uint32_t ng = 4 * n;
+			uint64_t *D = calloc((size_t)ng * ng, sizeof *D), *S = calloc((size_t)n * n, 8);
+			uint64_t sum = 0, unit;
+			struct fast_bvn a;
+			struct fast_bvn_auto_info info;
+			for (size_t k = 0; k < (size_t)ng * ng; k++) {
+				double u = fast_rng_double(&rng);
+				uint64_t v = pat == 0   ? fast_rng_below(&rng, 1024)
+					     : pat == 1 ? (uint64_t)(1024 * u * u * u * u * u)
+							: (fast_rng_below(&rng, 100) < 85 ? 0 : fast_rng_below(&rng, 1024));
+				D[k] = k / ng == k % ng ? 0 : v;
+				sum += D[k];
+			}
+			unit = sum ? per_gpu[it % 3] * ng / sum : 1;
+			for (size_t k = 0; k < (size_t)ng * ng; k++)
+				D[k] *= unit ? unit : 1;
+			CU_ASSERT_EQUAL_FATAL(fast_bvn_server_matrix(D, n, 4, S, NULL), 0);
+			CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, n, &models[it % 2], &a, &info, NULL), 0);
+			check_covers(S, n, &a, true);
+			h = fingerprint(h, &a, &info);
+			fast_bvn_free(&a);
+			free(D);
+			free(S);
+		}
+	CU_ASSERT_EQUAL(h, AUTO_SERVER_FINGERPRINT);
+}
+
 /* A matrix whose line sums overflow is bad input for the search too (and
  * one just under is fine). */
 static void test_bvn__auto_overflow_rejected(void)
@@ -587,5 +634,6 @@ UNIT_MAIN("bvn",
 	  UNIT_TEST(test_bvn__auto_wins_when_stages_are_costly),
 	  UNIT_TEST(test_bvn__hybrid_beats_plain_quanta),
 	  UNIT_TEST(test_bvn__auto_decompositions_pinned),
+	  UNIT_TEST(test_bvn__auto_server_matrices_pinned),
 	  UNIT_TEST(test_bvn__auto_overflow_rejected),
 	  UNIT_TEST(test_bvn__sort_is_stable))
