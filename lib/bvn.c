@@ -36,6 +36,29 @@ void fast_bvn_free(struct fast_bvn *b)
 	b->nterms = 0;
 }
 
+/* *R += the gpus entries of row, *r = their sum, *cnt += the non-zero
+ * ones; false when *R overflows.  Plain adds (which vectorise) while every
+ * entry is under 2^48 and there are at most 2^16: the sum then fits, and
+ * the running *R overflows iff *R + sum does; else entry by entry. */
+static bool add_row(const uint64_t *row, uint32_t gpus, uint64_t *R, uint64_t *r, uint64_t *cnt)
+{
+	uint64_t sum = 0, any = 0, c = 0;
+
+	for (uint32_t j = 0; j < gpus; j++) {
+		sum += row[j];
+		any |= row[j];
+		c += row[j] != 0;
+	}
+	*cnt += c;
+	*r = sum;
+	if (!(any >> 48) && gpus <= UINT32_C(1) << 16)
+		return fast_add_u64(*R, sum, R);
+	for (uint32_t j = 0; j < gpus; j++) /* sum <= *R: no overflow while *R has none */
+		if (!fast_add_u64(*R, row[j], R))
+			return false;
+	return true;
+}
+
 int fast_bvn_server_loads(const uint64_t *D, uint32_t servers, uint32_t gpus, uint64_t *S,
 			  uint64_t *load, uint64_t *nnz, struct fast_err *err)
 {
@@ -51,16 +74,12 @@ int fast_bvn_server_loads(const uint64_t *D, uint32_t servers, uint32_t gpus, ui
 				continue;
 			for (uint32_t i = 0; i < gpus; i++) {
 				const uint64_t *row = D + ((size_t)a * gpus + i) * ng + (size_t)b * gpus;
-				uint64_t r = 0; /* <= R: no overflow while R has none */
-				for (uint32_t j = 0; j < gpus; j++) {
-					if (!fast_add_u64(R, row[j], &R)) {
-						free(tmp);
-						return fast_err_set(err, FAST_EINPUT,
-								    "traffic: bytes from server %u to server %u overflow 64 bits",
-								    a, b);
-					}
-					r += row[j];
-					cnt += row[j] != 0;
+				uint64_t r;
+				if (!add_row(row, gpus, &R, &r, &cnt)) {
+					free(tmp);
+					return fast_err_set(err, FAST_EINPUT,
+							    "traffic: bytes from server %u to server %u overflow 64 bits",
+							    a, b);
 				}
 				if (load)
 					load[((size_t)a * servers + b) * gpus + i] = r;
@@ -101,14 +120,33 @@ bool fast_bvn_line_sums(const uint64_t *S, uint32_t n, uint64_t *row, uint64_t *
 	return true;
 }
 
-/* fast_bvn_pad with the caller's scratch: row and col hold n entries. */
-static int pad_with(uint64_t *S, uint32_t n, uint64_t *row, uint64_t *col, uint64_t *M_out,
-		    struct fast_err *err)
+/* Row and column sums known not to overflow: plain adds, which the
+ * compiler can vectorise. */
+static void line_sums_fit(const uint64_t *S, uint32_t n, uint64_t *row, uint64_t *col)
+{
+	memset(col, 0, n * sizeof *col);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint64_t *r = S + (size_t)i * n;
+		uint64_t sum = 0;
+		for (uint32_t j = 0; j < n; j++) {
+			sum += r[j];
+			col[j] += r[j];
+		}
+		row[i] = sum;
+	}
+}
+
+/* fast_bvn_pad with the caller's scratch: row and col hold n entries;
+ * sums_fit: the line sums are known not to overflow. */
+static int pad_with(uint64_t *S, uint32_t n, uint64_t *row, uint64_t *col, bool sums_fit,
+		    uint64_t *M_out, struct fast_err *err)
 {
 	uint64_t M = 0;
 	uint32_t i = 0, j = 0;
 
-	if (!fast_bvn_line_sums(S, n, row, col))
+	if (sums_fit)
+		line_sums_fit(S, n, row, col);
+	else if (!fast_bvn_line_sums(S, n, row, col))
 		return fast_err_set(err, FAST_EINPUT, "server matrix: a line sum overflows 64 bits");
 	for (uint32_t k = 0; k < n; k++) {
 		if (row[k] > M)
@@ -158,7 +196,7 @@ int fast_bvn_pad(uint64_t *S, uint32_t n, uint64_t *M_out, struct fast_err *err)
 		free(col);
 		return fast_err_set(err, FAST_ENOMEM, "padding a %ux%u matrix: out of memory", n, n);
 	}
-	rc = pad_with(S, n, row, col, M_out, err);
+	rc = pad_with(S, n, row, col, false, M_out, err);
 	free(row);
 	free(col);
 	return rc;
@@ -235,8 +273,6 @@ static void match(struct matcher *m, uint32_t u, uint32_t v)
 	m->freec[v / 64] &= ~(UINT64_C(1) << (v % 64));
 }
 
-#define HK_INF INT32_MAX
-
 /* Hopcroft-Karp layering: BFS from all free rows; true if some free
  * column is reachable.  A matched row is reached only through its own
  * column, so "column seen" stands for "row labelled": the columns of a row
@@ -304,11 +340,35 @@ static bool hk_dfs(struct matcher *m, uint32_t u)
 	return false;
 }
 
+/* Hopcroft-Karp's first phase from an empty matching: every row is free
+ * at layer 0 and every column free, so the phase matches each row in turn
+ * to its first column still free (a search of depth one); the same
+ * without the layering pass. */
+static void hk_first_phase(struct matcher *m)
+{
+	uint32_t n = m->n, W = m->W;
+
+	for (uint32_t u = 0; u < n; u++) {
+		const uint64_t *row = m->sup + (size_t)u * W;
+		for (uint32_t x = 0; x < W; x++) {
+			uint64_t hit = row[x] & m->freec[x];
+			if (hit) {
+				match(m, u, x * 64 + (uint32_t)__builtin_ctzll(hit));
+				break;
+			}
+		}
+	}
+}
+
 /* Maximum matching on the support; true when it is perfect. */
 bool fast_bvn_hopcroft_karp(struct matcher *m)
 {
-	uint32_t n = m->n;
+	uint32_t n = m->n, first_matched = 0;
 
+	while (first_matched < n && m->rm[first_matched] < 0)
+		first_matched++;
+	if (first_matched == n)
+		hk_first_phase(m);
 	while (hk_bfs(m)) {
 		for (uint32_t u = 0; u < n; u++)
 			m->it[u] = 0;
@@ -400,22 +460,35 @@ bool fast_bvn_terms_push(struct terms *t, const int32_t *rm, uint64_t w, uint64_
 
 #define BOUND_MARGIN 1e-9 /* relative: far above the rounding of a few thousand sums */
 
-/* rem = S, and its line sums and counts off the diagonal */
-void fast_bvn_tracker_start(struct tracker *tr, uint32_t n)
+void fast_bvn_tracker_lines(const uint64_t *S, uint32_t n, uint64_t *line, uint32_t *nz)
 {
-	memcpy(tr->rem, tr->S, (size_t)n * n * sizeof *tr->rem);
-	memset(tr->line, 0, 2 * (size_t)n * sizeof *tr->line);
-	memset(tr->nz, 0, 2 * (size_t)n * sizeof *tr->nz);
+	memset(line, 0, 2 * (size_t)n * sizeof *line);
+	memset(nz, 0, 2 * (size_t)n * sizeof *nz);
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t j = 0; j < n; j++) {
-			uint64_t v = tr->S[(size_t)i * n + j];
+			uint64_t v = S[(size_t)i * n + j];
 			if (i == j || !v)
 				continue;
-			tr->line[i] += v; /* no overflow: fast_bvn_auto checked */
-			tr->line[n + j] += v;
-			tr->nz[i]++;
-			tr->nz[n + j]++;
+			line[i] += v; /* no overflow: the caller checked */
+			line[n + j] += v;
+			nz[i]++;
+			nz[n + j]++;
 		}
+}
+
+void fast_bvn_tracker_start(struct tracker *tr, uint32_t n, const uint64_t *line0,
+			    const uint32_t *nz0)
+{
+	memcpy(tr->rem, tr->S, (size_t)n * n * sizeof *tr->rem);
+	memcpy(tr->line, line0, 2 * (size_t)n * sizeof *tr->line);
+	memcpy(tr->nz, nz0, 2 * (size_t)n * sizeof *tr->nz);
+	tr->t = 0;
+	tr->L_ub = 0;
+	tr->d_ub = 0;
+	for (uint32_t k = 0; k < 2 * n; k++) {
+		tr->L_ub = line0[k] > tr->L_ub ? line0[k] : tr->L_ub;
+		tr->d_ub = nz0[k] > tr->d_ub ? nz0[k] : tr->d_ub;
+	}
 }
 
 static bool track(struct tracker *tr, uint32_t n, const int32_t *rm, uint64_t w)
@@ -446,10 +519,17 @@ static bool track(struct tracker *tr, uint32_t n, const int32_t *rm, uint64_t w)
 	tr->t += tr->m.stage_s + (double)need / tr->m.Bps;
 	if (tr->t > tr->limit)
 		return true;
+	/* the bound from the stale maxima is at least the exact one (the
+	 * rounded operations are monotone): under the limit, so is this */
+	if (!(tr->t + tr->d_ub * tr->m.stage_s + (double)tr->L_ub / tr->m.Bps >
+	      tr->limit * (1 + BOUND_MARGIN)))
+		return false;
 	for (uint32_t k = 0; k < 2 * n; k++) {
 		L = tr->line[k] > L ? tr->line[k] : L;
 		d = tr->nz[k] > d ? tr->nz[k] : d;
 	}
+	tr->L_ub = L;
+	tr->d_ub = d;
 	return tr->t + d * tr->m.stage_s + (double)L / tr->m.Bps >
 	       tr->limit * (1 + BOUND_MARGIN);
 }
@@ -594,19 +674,40 @@ out:
 	return rc;
 }
 
+/* ceil(x / q) for q >= 2: below 2^52 through the double reciprocal,
+ * corrected to the exact quotient (the estimate is off by at most one,
+ * x and the quotient being exact in a double); a 64-bit division costs
+ * several times as much, and a candidate quantises all n^2 entries. */
+static inline uint64_t ceil_div(uint64_t x, uint64_t q, double rq)
+{
+	uint64_t f;
+
+	if (x >> 52)
+		return x / q + (x % q != 0);
+	f = (uint64_t)((double)x * rq);
+	if (f * q > x)
+		f--;
+	else if (x - f * q >= q)
+		f++;
+	return f + (f * q != x);
+}
+
 /* ceil(S / q) entrywise into wk->R, padded, decomposed. */
 int fast_bvn_quantized_with(struct work *wk, const uint64_t *S, uint32_t n, uint64_t q,
-			    struct tracker *tr, struct fast_bvn *out, struct fast_err *err)
+			    bool sums_fit, struct tracker *tr, struct fast_bvn *out,
+			    struct fast_err *err)
 {
 	uint64_t *R = wk->R, M;
 	int rc;
 
-	if (q == 1)
+	if (q == 1) {
 		memcpy(R, S, (size_t)n * n * sizeof *R);
-	else
+	} else {
+		double rq = 1.0 / (double)q;
 		for (size_t k = 0; k < (size_t)n * n; k++)
-			R[k] = S[k] / q + (S[k] % q != 0);
-	if ((rc = pad_with(R, n, wk->row, wk->col, &M, err)) < 0)
+			R[k] = ceil_div(S[k], q, rq);
+	}
+	if ((rc = pad_with(R, n, wk->row, wk->col, sums_fit, &M, err)) < 0)
 		return rc;
 	return decompose_core(wk, n, M, q, tr, out, err);
 }
@@ -626,7 +727,7 @@ int fast_bvn_quantized(const uint64_t *S, uint32_t n, uint64_t q, struct fast_bv
 	}
 	if (!fast_bvn_work_init(&wk, n))
 		return fast_err_set(err, FAST_ENOMEM, "decomposition of %ux%u: out of memory", n, n);
-	rc = fast_bvn_quantized_with(&wk, S, n, q, NULL, out, err);
+	rc = fast_bvn_quantized_with(&wk, S, n, q, false, NULL, out, err);
 	fast_bvn_work_free(&wk);
 	return rc;
 }

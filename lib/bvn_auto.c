@@ -22,6 +22,8 @@ struct search {
 	struct fast_bvn_model m;
 	uint64_t *rem, *line; /* the tracker's: n x n, 2n */
 	uint32_t *nz;         /* 2n, the tracker's */
+	uint64_t *line0;      /* 2n: the tracker's start on S (fast_bvn_tracker_lines) */
+	uint32_t *nz0;        /* 2n, the same */
 	uint32_t *scratch; /* 3n words for exchange() */
 	struct work *wk;   /* the candidates' scratch */
 	struct fast_bvn best;     /* trimmed */
@@ -158,12 +160,12 @@ static int try_quantum(struct search *sr, uint64_t q, bool polish, bool *complet
 	tr.nz = sr->nz;
 	tr.m = sr->m;
 	tr.limit = sr->best_t < 0 ? 1e300 : sr->best_t;
-	tr.t = 0;
-	fast_bvn_tracker_start(&tr, sr->n);
+	fast_bvn_tracker_start(&tr, sr->n, sr->line0, sr->nz0);
 	sr->tried++;
 	*completed = false;
 	*t = tr.limit;
-	rc = fast_bvn_quantized_with(sr->wk, sr->S, sr->n, q, &tr, &b, err);
+	/* S is the caller's checked matrix or what a prefix leaves of it */
+	rc = fast_bvn_quantized_with(sr->wk, sr->S, sr->n, q, true, &tr, &b, err);
 	if (rc < 0)
 		return rc;
 	if (rc == ABORTED)
@@ -320,16 +322,22 @@ static void pending_init(struct pending *p, struct matcher *m, uint64_t r)
 		pending_sift_down(p, k);
 }
 
-/* Move every waiting entry >= lo into the support. */
-static void pending_pop_to(struct pending *p, struct matcher *m, uint64_t lo)
+/* Move every waiting entry >= lo into the support; true when one of them
+ * lies in a row the last failed matching search reached (only then can a
+ * new search augment: fast_bvn_row_reached). */
+static bool pending_pop_to(struct pending *p, struct matcher *m, uint64_t lo)
 {
+	bool reached = false;
+
 	while (pending_above(p, lo)) {
 		uint32_t x = p->h[0].x, i = x / m->n, j = x % m->n;
 		m->sup[(size_t)i * m->W + j / 64] |= UINT64_C(1) << (j % 64);
+		reached |= fast_bvn_row_reached(m, i);
 		p->h[0] = p->h[--p->len];
 		if (p->len)
 			pending_sift_down(p, 0);
 	}
+	return reached;
 }
 
 /* Candidate: the first nprefix terms of t (raw weights), then cover
@@ -378,7 +386,8 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 	uint32_t n = sr->n;
 	size_t nn = (size_t)n * n;
 	uint64_t *R = NULL, *rem = NULL, *snap = NULL, *row = NULL, *col = NULL;
-	uint32_t *rc_nz = NULL, *cc_nz = NULL, d;
+	uint32_t *rc_nz = NULL, *cc_nz = NULL, *nz0 = NULL, d;
+	uint64_t *line0 = NULL;
 	uint64_t M, left, r = 0, L = 0, max_terms = fast_bvn_max_terms(n), qlast = UINT64_MAX;
 	double tp = 0, level;
 	struct matcher m;
@@ -395,7 +404,9 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 	col = fast_calloc(n + 1, sizeof *col);
 	rc_nz = fast_calloc(n + 1, sizeof *rc_nz);
 	cc_nz = fast_calloc(n + 1, sizeof *cc_nz);
-	if (!R || !rem || !snap || !row || !col || !rc_nz || !cc_nz || !pend.h) {
+	line0 = fast_calloc(2 * (size_t)n, sizeof *line0);
+	nz0 = fast_calloc(2 * (size_t)n, sizeof *nz0);
+	if (!R || !rem || !snap || !row || !col || !rc_nz || !cc_nz || !pend.h || !line0 || !nz0) {
 		rc = fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
 		goto out;
 	}
@@ -425,7 +436,9 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 		uint64_t w = UINT64_MAX, need = 0;
 
 		while (!fast_bvn_hopcroft_karp(&m)) {
-			/* lower r by 1/32 steps until some entry joins */
+			/* lower r by 1/32 steps until some entry joins a row the
+			 * failed search reached (entries elsewhere join too, but
+			 * alone they leave that search's answer as it was) */
 			do {
 				if (r <= 1) {
 					rc = fast_err_set(err, FAST_ERUNTIME,
@@ -433,8 +446,7 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 					goto out;
 				}
 				r = r - r / 32 - 1;
-			} while (!pending_above(&pend, r));
-			pending_pop_to(&pend, &m, r);
+			} while (!pending_above(&pend, r) || !pending_pop_to(&pend, &m, r));
 		}
 		for (uint32_t i = 0; i < n; i++) {
 			uint64_t v = R[(size_t)i * n + (uint32_t)m.rm[i]];
@@ -501,6 +513,18 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 			for (size_t k = 0; k < nn; k++)
 				big = snap[k] > big ? snap[k] : big;
 			sub.S = snap;
+			sub.line0 = line0;
+			sub.nz0 = nz0;
+			/* the tracker's start on snap, from the line sums and
+			 * counts kept above (those off the diagonal; the
+			 * diagonal of S is never subtracted) */
+			for (uint32_t i = 0; i < n; i++) {
+				uint64_t dg = snap[(size_t)i * n + i];
+				line0[i] = row[i] - dg;
+				line0[n + i] = col[i] - dg;
+				nz0[i] = rc_nz[i];
+				nz0[n + i] = cc_nz[i];
+			}
 			memset(&sub.best, 0, sizeof sub.best);
 			memset(&sub.best_raw, 0, sizeof sub.best_raw);
 			sub.best_t = sr->best_t < 0 ? -1 : sr->best_t - tp;
@@ -533,6 +557,8 @@ out:
 	free(col);
 	free(rc_nz);
 	free(cc_nz);
+	free(line0);
+	free(nz0);
 	free(pend.h);
 	return rc;
 }
@@ -560,11 +586,16 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	sr.scratch = fast_calloc(3 * (size_t)n + 1, sizeof *sr.scratch);
 	sr.line = fast_calloc(2 * (size_t)n + 1, sizeof *sr.line);
 	sr.nz = fast_calloc(2 * (size_t)n + 1, sizeof *sr.nz);
-	if (!sr.rem || !sr.scratch || !sr.line || !sr.nz || !fast_bvn_work_init(&wk, n)) {
+	sr.line0 = fast_calloc(2 * (size_t)n + 1, sizeof *sr.line0);
+	sr.nz0 = fast_calloc(2 * (size_t)n + 1, sizeof *sr.nz0);
+	if (!sr.rem || !sr.scratch || !sr.line || !sr.nz || !sr.line0 || !sr.nz0 ||
+	    !fast_bvn_work_init(&wk, n)) {
 		free(sr.rem);
 		free(sr.scratch);
 		free(sr.line);
 		free(sr.nz);
+		free(sr.line0);
+		free(sr.nz0);
 		return fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
 	}
 	sr.wk = &wk;
@@ -576,6 +607,7 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 	}
 	for (size_t k = 0; k < (size_t)n * n; k++)
 		big = S[k] > big ? S[k] : big;
+	fast_bvn_tracker_lines(S, n, sr.line0, sr.nz0);
 
 	if ((rc = quanta(&sr, big, big, 3, err)) < 0)
 		goto fail;
@@ -615,6 +647,8 @@ fail:
 	free(sr.scratch);
 	free(sr.line);
 	free(sr.nz);
+	free(sr.line0);
+	free(sr.nz0);
 	fast_bvn_work_free(&wk);
 	fast_bvn_free(&sr.best_raw);
 	fast_bvn_free(&sr.best);

@@ -51,6 +51,11 @@ struct tracker {
 	uint32_t *nz;   /* 2n: their non-zero entries */
 	struct fast_bvn_model m;
 	double limit, t;
+	/* upper bounds of the largest line and count, exact as of the last
+	 * scan: both only fall, so while t plus the bound they give stays
+	 * under the limit no term needs the 2n scan */
+	uint64_t L_ub;
+	uint32_t d_ub;
 };
 
 #define ABORTED 1
@@ -84,22 +89,41 @@ static inline void fast_bvn_unmatch_row(struct matcher *m, uint32_t u)
 	m->rm[u] = -1;
 	m->freec[v / 64] |= UINT64_C(1) << (v % 64);
 }
+#define HK_INF INT32_MAX /* dist of a row no search reached */
+
 /* Maximum matching on the support; true when it is perfect. */
 bool fast_bvn_hopcroft_karp(struct matcher *m);
+/* After fast_bvn_hopcroft_karp returned false: whether row u lies on an
+ * alternating path from a free row.  Its last search found no augmenting
+ * path, so until the support gains an entry in such a row another call
+ * would find none either (and change nothing). */
+static inline bool fast_bvn_row_reached(const struct matcher *m, uint32_t u)
+{
+	return m->dist[u] != HK_INF;
+}
 
 bool fast_bvn_terms_push(struct terms *t, const int32_t *rm, uint64_t w, uint64_t max_terms);
 
-/* rem = S, and its line sums and counts off the diagonal */
-void fast_bvn_tracker_start(struct tracker *tr, uint32_t n);
+/* The tracker's starting lines of S: line (2n) = off-diagonal row sums
+ * (0..n-1) and column sums (n..), nz (2n) = their non-zero entries.  The
+ * sums must not overflow (the caller checked the line sums of S). */
+void fast_bvn_tracker_lines(const uint64_t *S, uint32_t n, uint64_t *line, uint32_t *nz);
+/* rem = tr->S, line and nz = the starting lines line0 and nz0 of it
+ * (fast_bvn_tracker_lines, computed once per matrix), t = 0 */
+void fast_bvn_tracker_start(struct tracker *tr, uint32_t n, const uint64_t *line0,
+			    const uint32_t *nz0);
 
 void fast_bvn_work_free(struct work *w);
 /* false (nothing to free) when out of memory */
 bool fast_bvn_work_init(struct work *w, uint32_t n);
 
 /* ceil(S / q) entrywise into wk->R, padded, decomposed (with a tracker:
- * ABORTED once the running modelled time passes tr->limit). */
+ * ABORTED once the running modelled time passes tr->limit).  sums_fit:
+ * the caller checked that no line sum of S overflows 64 bits (those of
+ * ceil(S / q) <= S then cannot either, and are summed unchecked). */
 int fast_bvn_quantized_with(struct work *wk, const uint64_t *S, uint32_t n, uint64_t q,
-			    struct tracker *tr, struct fast_bvn *out, struct fast_err *err);
+			    bool sums_fit, struct tracker *tr, struct fast_bvn *out,
+			    struct fast_err *err);
 
 /* fast_bvn_trim with the caller's n x n scratch. */
 void fast_bvn_trim_with(struct fast_bvn *b, const uint64_t *S, uint64_t *rem);

@@ -17,6 +17,9 @@
 /* test_bvn__auto_decompositions_pinned: the fingerprint of the search's
  * answers before its speed-ups (issue #16, point 4) */
 #define AUTO_FINGERPRINT UINT64_C(0xd0fe072d3cc92f2e)
+/* test_bvn__auto_server_matrices_pinned: the same on server matrices of
+ * generated traffic, taken before the second round of speed-ups */
+#define AUTO_SERVER_FINGERPRINT UINT64_C(0x51074702b32578d8)
 
 static uint64_t *random_matrix(struct fast_rng *rng, uint32_t n, int kind)
 {
@@ -226,6 +229,55 @@ static void test_bvn__overflow_rejected(void)
 	CU_ASSERT_EQUAL(fast_bvn_pad(S, 2, &M, &err), FAST_EINPUT);
 	CU_ASSERT(memcmp(copy, S, sizeof S) == 0);
 	CU_ASSERT_EQUAL(M, 99);
+}
+
+/* The server matrix and loads are the exact sums whatever the entry
+ * sizes (plain adds below 2^48, checked ones above), and a pair whose
+ * bytes overflow 64 bits is named. */
+static void test_bvn__server_loads_exact_and_overflow(void)
+{
+	enum { SV = 3, G = 4, NG = SV * G };
+	static uint64_t D[NG * NG];
+	uint64_t S[SV * SV], load[SV * SV * G], nnz = 0, want_nnz = 0;
+	struct fast_rng rng;
+	struct fast_err err = { 0 };
+	fast_rng_seed(&rng, 48);
+	for (int it = 0; it < 200; it++) {
+		want_nnz = 0;
+		for (size_t k = 0; k < NG * NG; k++) {
+			uint32_t s = (uint32_t)(k / NG) / G, d = (uint32_t)(k % NG) / G;
+			/* some matrices with entries over 2^48, sums still under 2^64 */
+			uint64_t big = it % 2 ? UINT64_C(1) << 58 : UINT64_C(1) << 20;
+			D[k] = fast_rng_below(&rng, 3) ? fast_rng_below(&rng, big) : 0;
+			want_nnz += s != d && D[k];
+		}
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_server_loads(D, SV, G, S, load, &nnz, &err), 0);
+		CU_ASSERT_EQUAL(nnz, want_nnz);
+		for (uint32_t a = 0; a < SV; a++)
+			for (uint32_t b = 0; b < SV; b++) {
+				uint64_t R = 0;
+				if (a == b) {
+					CU_ASSERT_EQUAL(S[a * SV + b], 0);
+					continue;
+				}
+				for (uint32_t i = 0; i < G; i++) {
+					uint64_t r = 0;
+					for (uint32_t j = 0; j < G; j++)
+						r += D[(a * G + i) * NG + b * G + j];
+					CU_ASSERT_EQUAL(load[(a * SV + b) * G + i], r);
+					R += r;
+				}
+				CU_ASSERT_EQUAL(S[a * SV + b], R / G + (R % G != 0));
+			}
+	}
+	memset(D, 0, sizeof D);
+	D[(1 * G + 0) * NG + 2 * G + 1] = UINT64_MAX / 2 + 1; /* server 1 -> 2: 2^64 */
+	D[(1 * G + 3) * NG + 2 * G + 0] = UINT64_MAX / 2 + 1;
+	CU_ASSERT_EQUAL(fast_bvn_server_loads(D, SV, G, S, load, &nnz, &err), FAST_EINPUT);
+	CU_ASSERT(strstr(err.msg, "server 1 to server 2 overflow 64 bits") != NULL);
+	D[(1 * G + 3) * NG + 2 * G + 0] = UINT64_MAX / 2; /* just fits */
+	CU_ASSERT_EQUAL(fast_bvn_server_loads(D, SV, G, S, load, &nnz, &err), 0);
+	CU_ASSERT_EQUAL(S[1 * SV + 2], UINT64_MAX / G + 1);
 }
 
 static void test_bvn__zero_and_huge(void)
@@ -480,6 +532,75 @@ static void test_bvn__auto_decompositions_pinned(void)
 	CU_ASSERT_EQUAL(h, AUTO_FINGERPRINT);
 }
 
+/* The quantised matrix is ceil(S / q) exactly, at every entry size (the
+ * quotient is taken through a double reciprocal below 2^52): a 1 x 1
+ * matrix [x] decomposes into one term of weight ceil(x / q) * q. */
+static void test_bvn__quantized_rounds_up_exactly(void)
+{
+	struct fast_rng rng;
+	fast_rng_seed(&rng, 52);
+	for (int it = 0; it < 20000; it++) {
+		uint64_t q = 2 + fast_rng_below(&rng, it % 3 == 0 ? 1000 : UINT64_C(1) << 40);
+		uint64_t k = fast_rng_below(&rng, (UINT64_C(1) << 53) / q);
+		uint64_t x = k * q + (uint64_t)(it % 5) - 2; /* around a multiple of q */
+		struct fast_bvn b;
+		if (it % 7 == 0)
+			x = (UINT64_C(1) << 52) - 3 + fast_rng_below(&rng, 6);
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_quantized(&x, 1, q, &b, NULL), 0);
+		if (x == 0) {
+			CU_ASSERT_EQUAL(b.nterms, 0);
+		} else {
+			CU_ASSERT_EQUAL(b.nterms, 1);
+			CU_ASSERT_EQUAL(b.weight[0], (x / q + (x % q != 0)) * q);
+		}
+		fast_bvn_free(&b);
+	}
+}
+
+/* The same pin on what the search meets in use: the server matrices
+ * (4 GPUs a server) of random, skewed (Zipf-like) and sparse traffic on
+ * 2..64 servers at 64 KiB, 4 MiB and 256 MiB per GPU, with h200's stage
+ * cost and NIC and a slower, costlier-stage network (hybrids win about a
+ * quarter of the 54). */
+static void test_bvn__auto_server_matrices_pinned(void)
+{
+	static const uint64_t per_gpu[3] = { UINT64_C(64) << 10, UINT64_C(4) << 20,
+					     UINT64_C(256) << 20 };
+	static const struct fast_bvn_model models[2] = { { 6.7e-6, 4.885e10 },
+							 { 12e-6, 1.2e10 } };
+	struct fast_rng rng;
+	uint64_t h = UINT64_C(14695981039346656037);
+	int it = 0;
+	fast_rng_seed(&rng, 64);
+	for (uint32_t n = 2; n <= 64; n += n < 12 ? 1 : 7)
+		for (int pat = 0; pat < 3; pat++, it++) {
+			uint32_t ng = 4 * n;
+			uint64_t *D = calloc((size_t)ng * ng, sizeof *D), *S = calloc((size_t)n * n, 8);
+			uint64_t sum = 0, unit;
+			struct fast_bvn a;
+			struct fast_bvn_auto_info info;
+			for (size_t k = 0; k < (size_t)ng * ng; k++) {
+				double u = fast_rng_double(&rng);
+				uint64_t v = pat == 0   ? fast_rng_below(&rng, 1024)
+					     : pat == 1 ? (uint64_t)(1024 * u * u * u * u * u)
+							: (fast_rng_below(&rng, 100) < 85 ? 0 : fast_rng_below(&rng, 1024));
+				D[k] = k / ng == k % ng ? 0 : v;
+				sum += D[k];
+			}
+			unit = sum ? per_gpu[it % 3] * ng / sum : 1;
+			for (size_t k = 0; k < (size_t)ng * ng; k++)
+				D[k] *= unit ? unit : 1;
+			CU_ASSERT_EQUAL_FATAL(fast_bvn_server_matrix(D, n, 4, S, NULL), 0);
+			CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, n, &models[it % 2], &a, &info, NULL), 0);
+			check_covers(S, n, &a, true);
+			h = fingerprint(h, &a, &info);
+			fast_bvn_free(&a);
+			free(D);
+			free(S);
+		}
+	CU_ASSERT_EQUAL(h, AUTO_SERVER_FINGERPRINT);
+}
+
 /* A matrix whose line sums overflow is bad input for the search too (and
  * one just under is fine). */
 static void test_bvn__auto_overflow_rejected(void)
@@ -505,11 +626,14 @@ UNIT_MAIN("bvn",
 	  UNIT_TEST(test_bvn__matches_naive_reference),
 	  UNIT_TEST(test_bvn__unequal_lines_rejected),
 	  UNIT_TEST(test_bvn__overflow_rejected),
+	  UNIT_TEST(test_bvn__server_loads_exact_and_overflow),
 	  UNIT_TEST(test_bvn__zero_and_huge),
 	  UNIT_TEST(test_bvn__quantized_and_trimmed_cover),
+	  UNIT_TEST(test_bvn__quantized_rounds_up_exactly),
 	  UNIT_TEST(test_bvn__auto_never_worse_than_exact),
 	  UNIT_TEST(test_bvn__auto_wins_when_stages_are_costly),
 	  UNIT_TEST(test_bvn__hybrid_beats_plain_quanta),
 	  UNIT_TEST(test_bvn__auto_decompositions_pinned),
+	  UNIT_TEST(test_bvn__auto_server_matrices_pinned),
 	  UNIT_TEST(test_bvn__auto_overflow_rejected),
 	  UNIT_TEST(test_bvn__sort_is_stable))
