@@ -410,6 +410,16 @@ static AVX512 ALWAYS_INLINE __m512i diag8(const __m512i *v)
 	return d;
 }
 
+/* the sum of v's lanes, mod 2^64 (GCC's _mm512_reduce_add_epi64 adds
+ * them as signed long long: undefined where the sums wrap) */
+static AVX512 ALWAYS_INLINE uint64_t hsum8(__m512i v)
+{
+	__m256i a = _mm256_add_epi64(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+	__m128i b = _mm_add_epi64(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+
+	return (uint64_t)_mm_cvtsi128_si64(_mm_add_epi64(b, _mm_unpackhi_epi64(b, b)));
+}
+
 /* gather8_avx512's running maxima and sums over the strips (lanes: a
  * server's GPUs) */
 struct acc8 {
@@ -467,7 +477,7 @@ static AVX512 ALWAYS_INLINE void strip8(const uint64_t *strip, size_t ng, uint32
 	a->up = _mm512_max_epu64(a->up, up);
 	a->po = _mm512_max_epu64(a->po, po);
 	a->tot = _mm512_add_epi64(a->tot, _mm512_add_epi64(sx, si));
-	a->srv = max64(a->srv, (uint64_t)_mm512_reduce_add_epi64(sx));
+	a->srv = max64(a->srv, hsum8(sx));
 }
 
 /* gather for G = 8 (the same features as gather_g); -1 on allocation
@@ -561,7 +571,7 @@ static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
 		hi = _mm512_max_epu64(hi, rowsums8(c));
 		kin = _mm512_max_epu64(kin, k);
 		nnz = _mm512_add_epi64(nnz, k);
-		a.srv = max64(a.srv, (uint64_t)_mm512_reduce_add_epi64(r));
+		a.srv = max64(a.srv, hsum8(r));
 	}
 	if (C != stack)
 		free(C);
@@ -577,8 +587,8 @@ static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
 	f->intra_msg = _mm512_reduce_max_epu64(a.im);
 	f->k_in = (uint32_t)_mm512_reduce_max_epu64(kin);
 	f->largest = _mm512_reduce_max_epu64(a.big);
-	f->total = (uint64_t)_mm512_reduce_add_epi64(a.tot);
-	f->nnz = (uint64_t)_mm512_reduce_add_epi64(nnz);
+	f->total = hsum8(a.tot);
+	f->nnz = hsum8(nnz);
 	return 0;
 }
 
