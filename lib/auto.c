@@ -5,10 +5,10 @@
  * The predictor reads the matrix once (O(n^2), n = N * G; gather()) and
  * gathers per GPU the bytes it sends and receives across servers and
  * within its server, the rail loads PXN and hier put on each NIC, the
- * server matrix's largest row or column; spreadout's per-round maxima and
- * the largest cross message come from a second pass (second_pass()),
- * made only when floors under spreadout's and hier's predictions do not
- * already rule them out (decide()).  Then, with
+ * server matrix's largest row or column, the largest cross message;
+ * spreadout's per-round maxima come from a second pass (second_pass()),
+ * made only when the floor under spreadout's prediction does not already
+ * rule it out (decide()).  Then, with
  * a = alpha + per-step overhead of a tier and B its effective rate
  * (bw x efficiency), per algorithm (the simulator's model, sim/sim.h):
  *
@@ -37,8 +37,13 @@
  * in the GPU count through the medians at 4 x 8 and 16 x 8, times
  * 0.1 + 0.9 x (cross-server messages / n (n - G)) for a baseline.
  *
- * Cost of the decision: linear in the n^2 entries read (measured: README,
- * "Choosing the schedule").
+ * Cost of the decision: linear in the n^2 entries read.  With G = 8 on a
+ * CPU with AVX-512 (gather8_avx512), `fast bench auto` (thread-CPU
+ * medians, 2026-12-01, uptime load 1.9-2.6 on 2 cores) measured 0.47-0.68
+ * us at 4 x 8 and 2.9-3.5 us at 16 x 8, against 0.98-1.84 and 11.8-21.0
+ * us for the previous scalar pass (README, "Choosing the schedule");
+ * gather_g, which now also finds the largest message, runs 9-15% more
+ * instructions than that one (callgrind).
  */
 #include <math.h>
 #include <stdio.h>
@@ -166,14 +171,14 @@ static double dmin(double a, double b) { return a < b ? a : b; }
 #define STACK_GPUS 256
 #define GATHER_WORDS 9 /* per-GPU arrays of gather */
 
-/* gather(): returns -1 on allocation failure.  Per source server A, its
- * G rows, four at a time: per row and destination block, the block's sum
- * in a register (sends, hier's NIC loads, the rail); per column, the
- * strip's sum in acc, folded into the receive sums and PXN's NIC loads
- * once per strip, and the non-zero count into the senders -- two stores
- * per four messages.  The largest cross message and spreadout's round maxima
- * would be a compare and a store more per message: second_pass() makes
- * them when they decide (decide()). */
+/* gather_g(), the scalar pass for any G: returns -1 on allocation
+ * failure.  Per source server A, its G rows, four at a time: per row and
+ * destination block, the block's sum in a register (sends, hier's NIC
+ * loads, the rail), the largest message; per column, the strip's sum in
+ * acc, folded into the receive sums and PXN's NIC loads once per strip,
+ * and the non-zero count into the senders -- two stores per four
+ * messages.  Spreadout's round maxima would be a compare and a store more
+ * per message: second_pass() makes them when they decide (decide()). */
 #if defined(__GNUC__)
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #else
@@ -369,8 +374,11 @@ static ALWAYS_INLINE int gather_g(const struct fast_topo *t, const uint64_t *D, 
  * registers: row sums = sends, diagonal = rail, column sums = PXN's NIC
  * loads), and per destination server B, C_B = the sum of the blocks it
  * receives (8 vectors in memory: row sums = hier's NIC loads, column sums
- * = receives), plus the zeros per column and the largest message: five
- * vector operations per 8 messages, the horizontal sums once per server.
+ * = receives), plus the zeros per column and the largest message: about
+ * 4.5 vector operations per 8 messages (two strips share C_B's loads and
+ * stores and one count of zeros), the horizontal sums once per server.
+ * Rows that start off a 64-byte line (malloc's 16 mod 64) split every
+ * load: measured 2.9 us against 2.4 us for an aligned copy at 16 x 8.
  * Sums wrap as the scalar code's do (mod 2^64, in any order the same),
  * so both give the same features on any matrix, and ranks on different
  * CPUs choose alike. */

@@ -11,7 +11,7 @@
  * comes from a closed-form cost model of the simulator (per-step latency
  * and overhead on the critical path, plus the bytes over the bottleneck
  * port at its effective rate, lib/auto.c) computed in one pass over the
- * matrix (two when spreadout or hier may win), and S(a) from a
+ * matrix (two when spreadout may win), and S(a) from a
  * synthesis-cost model with constants fitted on
  * this machine (stated in lib/auto.c with the command that fitted them).
  * Both are pure functions of (topology, matrix, options): every rank
