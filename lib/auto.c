@@ -39,9 +39,10 @@
  *
  * Cost of the decision: linear in the n^2 entries read.  With G = 8 on a
  * CPU with AVX-512 (gather8_avx512), `fast bench auto` (thread-CPU
- * medians, 2026-12-01, uptime load 1.9-2.6 on 2 cores) measured 0.47-0.68
- * us at 4 x 8 and 2.9-3.5 us at 16 x 8, against 0.98-1.84 and 11.8-21.0
- * us for the previous scalar pass (README, "Choosing the schedule");
+ * medians, 2026-12-01, uptime load 3.3 on 2 cores, three rounds
+ * alternating with the previous binary) measured 0.47-0.67 us at 4 x 8
+ * and 2.90-4.03 us at 16 x 8, against 0.99-1.83 and 11.7-21.7 us for the
+ * previous scalar pass (README, "Choosing the schedule");
  * gather_g, which now also finds the largest message, runs 9-15% more
  * instructions than that one (callgrind).
  */
