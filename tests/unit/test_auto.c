@@ -544,8 +544,6 @@ static void test_auto__feature_pass_matches_reference(void)
 	/* the cases reach several choices, not one */
 	CU_ASSERT(matrices >= 1500);
 	CU_ASSERT(choices >= 2500);
-	for (uint32_t k = 0; k < NMODELS; k++)
-		fprintf(stderr, "%s%s %u", k ? ", " : "\n  chosen: ", models[k].algo, picked[k]);
 	CU_ASSERT(picked[K_FAST] > 0 && picked[K_FANOUT] > 0 && picked[K_HIER] + picked[K_PXN] + picked[K_NCCL] > 0);
 }
 
