@@ -296,6 +296,37 @@ static ALWAYS_INLINE void strip_rows(const uint64_t *strip, uint32_t N, const ui
 	}
 }
 
+/* The per-GPU sums of g (sx, rx, si, ri, po, rl, hi, kin: ng = N * G
+ * each) into f's maxima, f->nnz and f->srv. */
+static ALWAYS_INLINE void finish_g(uint32_t N, const uint32_t G, const struct garrays *g, struct feat *f)
+{
+	for (uint32_t B = 0; B < N; B++) {
+		uint64_t srow = 0, scol = 0;
+		for (uint32_t j = 0; j < G; j++) {
+			uint32_t x = B * G + j;
+			/* PXN's scale-up: local traffic, relays sent (off-rail cross
+			 * bytes), relays received (what rail j of this server carries
+			 * for others, less its own) */
+			uint64_t up = g->si[x] + g->ri[x] + (g->sx[x] - g->rl[x]) + (g->po[x] - g->rl[x]);
+			srow += g->sx[x], scol += g->rx[x];
+			f->send_x = max64(f->send_x, g->sx[x]);
+			f->recv_x = max64(f->recv_x, g->rx[x]);
+			f->intra = max64(f->intra, max64(g->si[x], g->ri[x]));
+			f->pxn_nic = max64(f->pxn_nic, max64(g->po[x], g->rx[x]));
+			f->pxn_up = max64(f->pxn_up, up);
+			f->hier_nic = max64(f->hier_nic, max64(g->sx[x], g->hi[x]));
+			/* hier on a mesh: B_j forwards what it got on rail j over its
+			 * G - 1 links (evenly: the per-link split would cost the
+			 * decision as much again) */
+			f->hier_link = max64(f->hier_link, G > 1 ? g->hi[x] / (G - 1) : 0);
+			if (g->kin[x] > f->k_in)
+				f->k_in = (uint32_t)g->kin[x];
+			f->nnz += g->kin[x];
+		}
+		f->srv = max64(f->srv, max64(srow, scol));
+	}
+}
+
 static ALWAYS_INLINE int gather_g(const struct fast_topo *t, const uint64_t *D, struct feat *f,
 				  const uint32_t G)
 {
@@ -335,31 +366,7 @@ static ALWAYS_INLINE int gather_g(const struct fast_topo *t, const uint64_t *D, 
 			po[A * G + j] = rail;
 		}
 	}
-	for (uint32_t B = 0; B < N; B++) {
-		uint64_t srow = 0, scol = 0;
-		for (uint32_t j = 0; j < G; j++) {
-			uint32_t g = B * G + j;
-			/* PXN's scale-up: local traffic, relays sent (off-rail cross
-			 * bytes), relays received (what rail j of this server carries
-			 * for others, less its own) */
-			uint64_t up = si[g] + ri[g] + (sx[g] - rl[g]) + (po[g] - rl[g]);
-			srow += sx[g], scol += rx[g];
-			f->send_x = max64(f->send_x, sx[g]);
-			f->recv_x = max64(f->recv_x, rx[g]);
-			f->intra = max64(f->intra, max64(si[g], ri[g]));
-			f->pxn_nic = max64(f->pxn_nic, max64(po[g], rx[g]));
-			f->pxn_up = max64(f->pxn_up, up);
-			f->hier_nic = max64(f->hier_nic, max64(sx[g], hi[g]));
-			/* hier on a mesh: B_j forwards what it got on rail j over its
-			 * G - 1 links (evenly: the per-link split would cost the
-			 * decision as much again) */
-			f->hier_link = max64(f->hier_link, G > 1 ? hi[g] / (G - 1) : 0);
-			if (kin[g] > f->k_in)
-				f->k_in = (uint32_t)kin[g];
-			f->nnz += kin[g];
-		}
-		f->srv = max64(f->srv, max64(srow, scol));
-	}
+	finish_g(N, G, &ga, f);
 	if (buf != stack)
 		free(buf);
 	return 0;
@@ -601,9 +608,90 @@ static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
 	return 0;
 }
 
+/* G = 8 with AVX2 (no AVX-512): each GPU's row at a time, a block row
+ * two 256-bit vectors; the row's cross sum in registers (sends, rail,
+ * PXN's loads), C_B's row, the zeros per column and the largest message
+ * (unsigned: compared with the sign bit flipped) in vectors, the local
+ * block and the per-GPU maxima as gather_g's (finish_g).  Work: 17 words
+ * per GPU (on the stack up to 9 STACK_GPUS / 17 = 135 GPUs). */
+#define AVX2 __attribute__((target("avx2")))
+
+static AVX2 int gather8_avx2(const uint64_t *D, uint32_t N, struct feat *f)
+{
+	const size_t ng = (size_t)N * 8, words = ng * 17;
+	const __m256i zero = _mm256_setzero_si256(), sign = _mm256_set1_epi64x(INT64_MIN);
+	uint64_t stack[STACK_GPUS * GATHER_WORDS];
+	uint64_t *C = words <= sizeof stack / sizeof stack[0] ? stack : malloc(words * sizeof *C);
+	uint64_t *Z, big[4];
+	__m256i mb = sign; /* the largest message, sign bit flipped */
+	struct garrays g;
+
+	if (!C)
+		return -1;
+	/* C_B's rows (8 words per GPU), then the zeros, the receives, hier's
+	 * loads and the non-zero counts (summed at the end), then the rest */
+	Z = C + 8 * ng;
+	g.rx = Z + ng, g.hi = g.rx + ng, g.kin = g.hi + ng, g.ri = g.kin + ng;
+	g.sx = g.ri + ng, g.si = g.sx + ng, g.rl = g.si + ng, g.po = g.rl + ng, g.acc = NULL;
+	memset(C, 0, words * sizeof *C);
+	memset(f, 0, sizeof *f);
+	for (uint32_t s = 0; s < ng; s++) {
+		const uint64_t *row = D + s * ng;
+		uint32_t A = s / 8, i = s % 8;
+		__m256i t0 = zero, t1 = zero;
+		uint64_t t[8], loc = 0;
+		for (uint32_t B = 0; B < N; B++) {
+			const uint64_t *p = row + (size_t)B * 8;
+			__m256i x0, x1, *c, *z;
+			if (B == A)
+				continue;
+			x0 = _mm256_loadu_si256((const __m256i *)p);
+			x1 = _mm256_loadu_si256((const __m256i *)(p + 4));
+			c = (__m256i *)(C + ((size_t)B * 8 + i) * 8);
+			z = (__m256i *)(Z + (size_t)B * 8);
+			t0 = _mm256_add_epi64(t0, x0), t1 = _mm256_add_epi64(t1, x1);
+			_mm256_storeu_si256(c, _mm256_add_epi64(_mm256_loadu_si256(c), x0));
+			_mm256_storeu_si256(c + 1, _mm256_add_epi64(_mm256_loadu_si256(c + 1), x1));
+			_mm256_storeu_si256(z, _mm256_sub_epi64(_mm256_loadu_si256(z), _mm256_cmpeq_epi64(x0, zero)));
+			_mm256_storeu_si256(z + 1, _mm256_sub_epi64(_mm256_loadu_si256(z + 1), _mm256_cmpeq_epi64(x1, zero)));
+			x0 = _mm256_xor_si256(x0, sign), x1 = _mm256_xor_si256(x1, sign);
+			mb = _mm256_blendv_epi8(mb, x0, _mm256_cmpgt_epi64(x0, mb));
+			mb = _mm256_blendv_epi8(mb, x1, _mm256_cmpgt_epi64(x1, mb));
+		}
+		_mm256_storeu_si256((__m256i *)t, t0);
+		_mm256_storeu_si256((__m256i *)(t + 4), t1);
+		for (uint32_t j = 0; j < 8; j++) {
+			uint64_t v = row[A * 8 + j];
+			g.sx[s] += t[j];
+			g.po[A * 8 + j] += t[j]; /* PXN: rail j of server A carries column j */
+			if (j == i)
+				continue;
+			loc += v, g.ri[A * 8 + j] += v;
+			f->intra_msg = max64(f->intra_msg, v);
+		}
+		g.rl[s] = t[i], g.si[s] = loc;
+		f->total += g.sx[s] + loc;
+	}
+	for (size_t c = 0; c < ng; c++) { /* c = B * 8 + i: C_B's row i */
+		for (uint32_t j = 0; j < 8; j++) {
+			g.hi[c] += C[c * 8 + j];
+			g.rx[c / 8 * 8 + j] += C[c * 8 + j];
+		}
+		g.kin[c] = (uint64_t)(N - 1) * 8 - Z[c];
+	}
+	finish_g(N, 8, &g, f);
+	_mm256_storeu_si256((__m256i *)big, _mm256_xor_si256(mb, sign));
+	f->largest = max64(max64(big[0], big[1]), max64(big[2], big[3]));
+	if (C != stack)
+		free(C);
+	return 0;
+}
+
 static int gather8(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 {
-	return __builtin_cpu_supports("avx512f") ? gather8_avx512(D, t->servers, f) : gather_g(t, D, f, 8);
+	if (__builtin_cpu_supports("avx512f"))
+		return gather8_avx512(D, t->servers, f);
+	return __builtin_cpu_supports("avx2") ? gather8_avx2(D, t->servers, f) : gather_g(t, D, f, 8);
 }
 #else
 static int gather8(const struct fast_topo *t, const uint64_t *D, struct feat *f)

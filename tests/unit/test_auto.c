@@ -458,9 +458,10 @@ static void ref_matrix(enum ref_pattern p, uint32_t ng, uint64_t pair, uint64_t 
 		D[mix64(&x) % ((size_t)ng * ng)] = pair;
 }
 
-/* gather's features, by whichever path this CPU takes (the vector one for
- * G = 8 where the CPU has it), and the scalar path's, both equal the
- * reference's; the second pass's rounds too.  The previous decision's
+/* gather's features, by whichever path this CPU takes (a vector one for
+ * G = 8 where the CPU has it), the scalar path's and, where the CPU has
+ * AVX2, the AVX2 path's, all equal the reference's; the second pass's
+ * rounds too.  The previous decision's
  * choice and, for fast_auto_predict, its every prediction are the
  * current code's: on 3 presets, 1..64 servers of 8 GPUs and 1..5 or 6
  * servers of 1..16 GPUs, every pattern, 4 KiB..4 GiB per pair, two chunk
@@ -489,7 +490,7 @@ static void test_auto__feature_pass_matches_reference(void)
 					struct fast_err err;
 					struct fast_algo_opts o;
 					struct ref_feat r;
-					struct feat f, fg;
+					struct feat f, fg, f2;
 					double spread;
 					/* the large shapes: fewer sizes */
 					if (ng >= 256 && z % 2)
@@ -500,9 +501,14 @@ static void test_auto__feature_pass_matches_reference(void)
 					ref_gather(&t, D, &r);
 					CU_ASSERT_EQUAL_FATAL(gather(&t, D, &f), 0);
 					CU_ASSERT_EQUAL_FATAL(gather_g(&t, D, &fg, G), 0);
+					f2 = fg;
+#if defined(__x86_64__) && defined(__GNUC__)
+					if (G == 8 && __builtin_cpu_supports("avx2"))
+						CU_ASSERT_EQUAL_FATAL(gather8_avx2(D, N, &f2), 0);
+#endif
 					matrices++;
-					for (int path = 0; path < 2; path++) {
-						const struct feat *q = path ? &fg : &f;
+					for (int path = 0; path < 3; path++) {
+						const struct feat *q = path == 2 ? &f2 : path ? &fg : &f;
 						bool same = q->send_x == r.send_x && q->recv_x == r.recv_x &&
 							    q->intra == r.intra && q->pxn_nic == r.pxn_nic &&
 							    q->pxn_up == r.pxn_up && q->hier_nic == r.hier_nic &&
@@ -514,7 +520,7 @@ static void test_auto__feature_pass_matches_reference(void)
 						if (!same)
 							fprintf(stderr, "\n%s %ux%u pattern %d pair %llu: %s path differs\n",
 								presets[pr], N, G, p, (unsigned long long)pairs[z],
-								path ? "scalar" : "taken");
+								path == 2 ? "AVX2" : path ? "scalar" : "taken");
 					}
 					CU_ASSERT_EQUAL(second_pass(&t, D, &spread), 0);
 					CU_ASSERT_EQUAL(spread, ref_spread(&t, D));
