@@ -39,10 +39,12 @@
  *
  * Cost of the decision: linear in the n^2 entries read.  With G = 8 on a
  * CPU with AVX-512 (gather8_avx512), `fast bench auto` (thread-CPU
- * medians, 2026-12-01, uptime load 3.3 on 2 cores, three rounds
- * alternating with the previous binary) measured 0.47-0.67 us at 4 x 8
- * and 2.90-4.03 us at 16 x 8, against 0.99-1.83 and 11.7-21.7 us for the
- * previous scalar pass (README, "Choosing the schedule").  With AVX2
+ * medians, 2026-12-01, uptime load 2.2-3.3 on 2 cores, six rounds
+ * alternating with the previous binary) measured 0.43-0.44 us at 4 x 8
+ * and 2.62-2.67 us at 16 x 8 in the quietest round (0.43-0.65 and
+ * 2.56-3.59 over all), against 0.98-1.00 and 11.8-12.1 us (0.98-1.82 and
+ * 11.6-21.4) for the previous scalar pass (README, "Choosing the
+ * schedule").  With AVX2
  * only (gather8_avx2, forced here) 0.86 and 5.4-5.7 us; gather_g, which
  * now also finds the largest message, runs 9-15% more instructions than
  * the previous scalar pass (callgrind).
@@ -387,7 +389,8 @@ static ALWAYS_INLINE int gather_g(const struct fast_topo *t, const uint64_t *D, 
  * 4.5 vector operations per 8 messages (two strips share C_B's loads and
  * stores and one count of zeros), the horizontal sums once per server.
  * Rows that start off a 64-byte line (malloc's 16 mod 64) split every
- * load: measured 2.9 us against 2.4 us for an aligned copy at 16 x 8.
+ * load: 2.90-3.04 us against 2.61-2.83 us at 16 x 8, which is why
+ * fast_traffic_alloc aligns its matrices (lib/traffic.c).
  * Sums wrap as the scalar code's do (mod 2^64, in any order the same),
  * so both give the same features on any matrix, and ranks on different
  * CPUs choose alike. */
