@@ -38,7 +38,8 @@ struct fast_auto_choice {
  * us of the least predicted T) go to the candidate first in the table, so
  * the result is deterministic.  The decision itself: spreadout's sim_s may
  * be only a floor under its prediction, where that floor already rules it
- * out (its rounds cost a second pass over the matrix). */
+ * out (its rounds cost a second pass over the matrix).  D on a 64-byte
+ * line (as fast_traffic_alloc gives) is read faster; any D is correct. */
 void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_auto_choice *out);
 /* The same choice with every candidate's full prediction (for reports). */

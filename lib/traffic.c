@@ -26,8 +26,9 @@ const struct fast_limits *fast_traffic_limits(const struct fast_limits *lim,
  * 64-byte line (as malloc's large blocks, 16 bytes past one, do not), so
  * that the rows of a multiple of 8 GPUs do too and --algo auto's
  * decision reads them with whole-line vector loads (lib/auto.c,
- * gather8_avx512: measured 2.4 against 2.9 us at 16 x 8); above, calloc's
- * untouched zero pages are worth more than the alignment. */
+ * gather8_avx512; `fast bench auto` at 16 x 8: 2.61-2.83 us against
+ * 2.90-3.04 us from calloc's blocks); above, calloc's untouched zero
+ * pages are worth more than the alignment. */
 static uint64_t *matrix_alloc(size_t cells)
 {
 	size_t size = cells * sizeof(uint64_t), line = 64;
