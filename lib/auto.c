@@ -5,10 +5,10 @@
  * The predictor reads the matrix once (O(n^2), n = N * G; gather()) and
  * gathers per GPU the bytes it sends and receives across servers and
  * within its server, the rail loads PXN and hier put on each NIC, the
- * server matrix's largest row or column; spreadout's per-round maxima and
- * the largest cross message come from a second pass (second_pass()),
- * made only when floors under spreadout's and hier's predictions do not
- * already rule them out (decide()).  Then, with
+ * server matrix's largest row or column, the largest cross message;
+ * spreadout's per-round maxima come from a second pass (second_pass()),
+ * made only when the floor under spreadout's prediction does not already
+ * rule it out (decide()).  Then, with
  * a = alpha + per-step overhead of a tier and B its effective rate
  * (bw x efficiency), per algorithm (the simulator's model, sim/sim.h):
  *
@@ -37,8 +37,17 @@
  * in the GPU count through the medians at 4 x 8 and 16 x 8, times
  * 0.1 + 0.9 x (cross-server messages / n (n - G)) for a baseline.
  *
- * Cost of the decision: linear in the n^2 entries read (measured: README,
- * "Choosing the schedule").
+ * Cost of the decision: linear in the n^2 entries read.  With G = 8 on a
+ * CPU with AVX-512 (gather8_avx512), `fast bench auto` (thread-CPU
+ * medians, 2026-12-01, uptime load 2.2-3.3 on 2 cores, six rounds
+ * alternating with the previous binary) measured 0.43-0.44 us at 4 x 8
+ * and 2.62-2.67 us at 16 x 8 in the quietest round (0.43-0.65 and
+ * 2.56-3.59 over all), against 0.98-1.00 and 11.8-12.1 us (0.98-1.82 and
+ * 11.6-21.4) for the previous scalar pass (README, "Choosing the
+ * schedule").  With AVX2
+ * only (gather8_avx2, forced here) 0.86 and 5.4-5.7 us; gather_g, which
+ * now also finds the largest message, runs 9-15% more instructions than
+ * the previous scalar pass (callgrind).
  */
 #include <math.h>
 #include <stdio.h>
@@ -151,7 +160,7 @@ struct feat {
 	uint64_t hier_nic, srv;            /* hier NIC ingress; server row/col */
 	uint64_t hier_link, intra_msg;     /* mesh: hier's forwarding per link; largest local message */
 	uint32_t k_in;                     /* most cross senders of one GPU */
-	uint64_t block_max, total;     /* most bytes one GPU sends one other server; 0 for an empty matrix */
+	uint64_t largest, total;       /* most bytes in one cross-server message (hier's piece); 0 for an empty matrix */
 	uint64_t nnz;                  /* non-zero cross-server messages */
 };
 
@@ -166,14 +175,14 @@ static double dmin(double a, double b) { return a < b ? a : b; }
 #define STACK_GPUS 256
 #define GATHER_WORDS 9 /* per-GPU arrays of gather */
 
-/* gather(): returns -1 on allocation failure.  Per source server A, its
- * G rows, four at a time: per row and destination block, the block's sum
- * in a register (sends, hier's NIC loads, the rail); per column, the
- * strip's sum in acc, folded into the receive sums and PXN's NIC loads
- * once per strip, and the non-zero count into the senders -- two stores
- * per four messages.  The largest cross message and spreadout's round maxima
- * would be a compare and a store more per message: second_pass() makes
- * them when they decide (decide()). */
+/* gather_g(), the scalar pass for any G: returns -1 on allocation
+ * failure.  Per source server A, its G rows, four at a time: per row and
+ * destination block, the block's sum in a register (sends, hier's NIC
+ * loads, the rail), the largest message; per column, the strip's sum in
+ * acc, folded into the receive sums and PXN's NIC loads once per strip,
+ * and the non-zero count into the senders -- two stores per four
+ * messages.  Spreadout's round maxima would be a compare and a store more
+ * per message: second_pass() makes them when they decide (decide()). */
 #if defined(__GNUC__)
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #else
@@ -186,8 +195,10 @@ static double dmin(double a, double b) { return a < b ? a : b; }
  * one store of each sum and count for R messages.  The four rows are
  * written out: GCC at -O2 keeps sum[] in memory otherwise. */
 static ALWAYS_INLINE void cross_block(const uint64_t *blk, size_t stride, const uint32_t R,
-				      const uint32_t G, uint64_t *ab, uint64_t *cb, uint64_t *sum)
+				      const uint32_t G, uint64_t *ab, uint64_t *cb, uint64_t *sum,
+				      uint64_t *big)
 {
+	uint64_t m = 0;
 
 	if (R == 4) {
 		const uint64_t *b1 = blk + stride, *b2 = b1 + stride, *b3 = b2 + stride;
@@ -197,6 +208,7 @@ static ALWAYS_INLINE void cross_block(const uint64_t *blk, size_t stride, const 
 			s0 += v0, s1 += v1, s2 += v2, s3 += v3;
 			ab[j] += (v0 + v1) + (v2 + v3);
 			cb[j] += (uint64_t)(v0 != 0) + (v1 != 0) + (v2 != 0) + (v3 != 0);
+			m = max64(m, max64(max64(v0, v1), max64(v2, v3)));
 		}
 		sum[0] += s0, sum[1] += s1, sum[2] += s2, sum[3] += s3;
 	} else {
@@ -204,8 +216,10 @@ static ALWAYS_INLINE void cross_block(const uint64_t *blk, size_t stride, const 
 			for (uint32_t j = 0; j < G; j++) {
 				uint64_t v = blk[k * stride + j];
 				sum[k] += v, ab[j] += v, cb[j] += v != 0;
+				m = max64(m, v);
 			}
 	}
+	*big = max64(*big, m);
 }
 
 /* The same for the strip's own block (rows i..i+R-1 of it): the rows'
@@ -272,9 +286,8 @@ static ALWAYS_INLINE void strip_rows(const uint64_t *strip, uint32_t N, const ui
 				g->si[s + k] = sum[k] - blk[(size_t)k * ng + i + k]; /* less the diagonal */
 			continue;
 		}
-		cross_block(blk, ng, R, G, g->acc + B * G, g->kin + B * G, sum);
+		cross_block(blk, ng, R, G, g->acc + B * G, g->kin + B * G, sum, &f->largest);
 		for (uint32_t k = 0; k < R; k++) {
-			f->block_max = max64(f->block_max, sum[k]);
 			cross[k] += sum[k], rail[k] += blk[(size_t)k * ng + i + k];
 			g->hi[B * G + i + k] += sum[k]; /* hier: A_i -> B_i, then forwarded */
 		}
@@ -283,6 +296,37 @@ static ALWAYS_INLINE void strip_rows(const uint64_t *strip, uint32_t N, const ui
 		g->sx[s + k] = cross[k];
 		g->rl[s + k] = rail[k];
 		f->total += cross[k] + g->si[s + k];
+	}
+}
+
+/* The per-GPU sums of g (sx, rx, si, ri, po, rl, hi, kin: ng = N * G
+ * each) into f's maxima, f->nnz and f->srv. */
+static ALWAYS_INLINE void finish_g(uint32_t N, const uint32_t G, const struct garrays *g, struct feat *f)
+{
+	for (uint32_t B = 0; B < N; B++) {
+		uint64_t srow = 0, scol = 0;
+		for (uint32_t j = 0; j < G; j++) {
+			uint32_t x = B * G + j;
+			/* PXN's scale-up: local traffic, relays sent (off-rail cross
+			 * bytes), relays received (what rail j of this server carries
+			 * for others, less its own) */
+			uint64_t up = g->si[x] + g->ri[x] + (g->sx[x] - g->rl[x]) + (g->po[x] - g->rl[x]);
+			srow += g->sx[x], scol += g->rx[x];
+			f->send_x = max64(f->send_x, g->sx[x]);
+			f->recv_x = max64(f->recv_x, g->rx[x]);
+			f->intra = max64(f->intra, max64(g->si[x], g->ri[x]));
+			f->pxn_nic = max64(f->pxn_nic, max64(g->po[x], g->rx[x]));
+			f->pxn_up = max64(f->pxn_up, up);
+			f->hier_nic = max64(f->hier_nic, max64(g->sx[x], g->hi[x]));
+			/* hier on a mesh: B_j forwards what it got on rail j over its
+			 * G - 1 links (evenly: the per-link split would cost the
+			 * decision as much again) */
+			f->hier_link = max64(f->hier_link, G > 1 ? g->hi[x] / (G - 1) : 0);
+			if (g->kin[x] > f->k_in)
+				f->k_in = (uint32_t)g->kin[x];
+			f->nnz += g->kin[x];
+		}
+		f->srv = max64(f->srv, max64(srow, scol));
 	}
 }
 
@@ -325,42 +369,346 @@ static ALWAYS_INLINE int gather_g(const struct fast_topo *t, const uint64_t *D, 
 			po[A * G + j] = rail;
 		}
 	}
-	for (uint32_t B = 0; B < N; B++) {
-		uint64_t srow = 0, scol = 0;
-		for (uint32_t j = 0; j < G; j++) {
-			uint32_t g = B * G + j;
-			/* PXN's scale-up: local traffic, relays sent (off-rail cross
-			 * bytes), relays received (what rail j of this server carries
-			 * for others, less its own) */
-			uint64_t up = si[g] + ri[g] + (sx[g] - rl[g]) + (po[g] - rl[g]);
-			srow += sx[g], scol += rx[g];
-			f->send_x = max64(f->send_x, sx[g]);
-			f->recv_x = max64(f->recv_x, rx[g]);
-			f->intra = max64(f->intra, max64(si[g], ri[g]));
-			f->pxn_nic = max64(f->pxn_nic, max64(po[g], rx[g]));
-			f->pxn_up = max64(f->pxn_up, up);
-			f->hier_nic = max64(f->hier_nic, max64(sx[g], hi[g]));
-			/* hier on a mesh: B_j forwards what it got on rail j over its
-			 * G - 1 links (evenly: the per-link split would cost the
-			 * decision as much again) */
-			f->hier_link = max64(f->hier_link, G > 1 ? hi[g] / (G - 1) : 0);
-			if (kin[g] > f->k_in)
-				f->k_in = (uint32_t)kin[g];
-			f->nnz += kin[g];
-		}
-		f->srv = max64(f->srv, max64(srow, scol));
-	}
+	finish_g(N, G, &ga, f);
 	if (buf != stack)
 		free(buf);
 	return 0;
 }
 
-/* gather_g with the constant G = 8 of every preset, whose block loops the
- * compiler can unroll (the decision's cost: README, "Benchmarks"); any
- * other G as it comes. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* G = 8 with AVX-512 (every preset's G; gather8()): a block row, one
+ * GPU's messages to one server, is one 512-bit vector of 8 x uint64.
+ * Instead of each row's block sums, the pass keeps two sums of the blocks:
+ * per source server A, T_A = the sum of its cross blocks (8 vectors in
+ * registers: row sums = sends, diagonal = rail, column sums = PXN's NIC
+ * loads), and per destination server B, C_B = the sum of the blocks it
+ * receives (8 vectors in memory: row sums = hier's NIC loads, column sums
+ * = receives), plus the zeros per column and the largest message: about
+ * 4.5 vector operations per 8 messages (two strips share C_B's loads and
+ * stores and one count of zeros), the horizontal sums once per server.
+ * Rows that start off a 64-byte line (malloc's 16 mod 64) split every
+ * load: 2.90-3.04 us against 2.61-2.83 us at 16 x 8, which is why
+ * fast_traffic_alloc aligns its matrices (lib/traffic.c).
+ * Sums wrap as the scalar code's do (mod 2^64, in any order the same),
+ * so both give the same features on any matrix, and ranks on different
+ * CPUs choose alike. */
+#define AVX512 __attribute__((target("avx512f")))
+
+/* lane i: the sum of v[i]'s lanes */
+static AVX512 ALWAYS_INLINE __m512i rowsums8(const __m512i *v)
+{
+	__m512i a[4], b[2];
+
+	/* pairs of rows: lanes (2q, 2q + 1) hold rows 2r, 2r + 1's pair q sums */
+	for (int r = 0; r < 4; r++)
+		a[r] = _mm512_add_epi64(_mm512_unpacklo_epi64(v[2 * r], v[2 * r + 1]),
+					_mm512_unpackhi_epi64(v[2 * r], v[2 * r + 1]));
+	/* fours of rows: 128-bit lane pairs added */
+	for (int r = 0; r < 2; r++)
+		b[r] = _mm512_add_epi64(_mm512_shuffle_i64x2(a[2 * r], a[2 * r + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+					_mm512_shuffle_i64x2(a[2 * r], a[2 * r + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+	return _mm512_add_epi64(_mm512_shuffle_i64x2(b[0], b[1], _MM_SHUFFLE(2, 0, 2, 0)),
+				_mm512_shuffle_i64x2(b[0], b[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* lane j: the sum of the v[i]'s lanes j */
+static AVX512 ALWAYS_INLINE __m512i colsums8(const __m512i *v)
+{
+	return _mm512_add_epi64(_mm512_add_epi64(_mm512_add_epi64(v[0], v[1]), _mm512_add_epi64(v[2], v[3])),
+				_mm512_add_epi64(_mm512_add_epi64(v[4], v[5]), _mm512_add_epi64(v[6], v[7])));
+}
+
+/* lane i: v[i]'s lane i */
+static AVX512 ALWAYS_INLINE __m512i diag8(const __m512i *v)
+{
+	__m512i d = v[0];
+
+	for (int i = 1; i < 8; i++)
+		d = _mm512_mask_mov_epi64(d, (__mmask8)(1u << i), v[i]);
+	return d;
+}
+
+/* the sum of v's lanes, mod 2^64 (GCC's _mm512_reduce_add_epi64 adds
+ * them as signed long long: undefined where the sums wrap) */
+static AVX512 ALWAYS_INLINE uint64_t hsum8(__m512i v)
+{
+	__m256i a = _mm256_add_epi64(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+	__m128i b = _mm_add_epi64(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+
+	return (uint64_t)_mm_cvtsi128_si64(_mm_add_epi64(b, _mm_unpackhi_epi64(b, b)));
+}
+
+/* gather8_avx512's running maxima and sums over the strips (lanes: a
+ * server's GPUs) */
+struct acc8 {
+	__m512i big, im, sx, intra, up, po, tot;
+	uint64_t srv;
+};
+
+/* Row i of the block at p (rows ng apart) into T's row t, C_B's row (c),
+ * the zeros per column (n: 32-bit lanes j and 8 + j count column j) and
+ * the largest message (m). */
+#define CROSS_ROW(p, i, t, c)                                                            \
+	do {                                                                             \
+		__m512i x_ = _mm512_loadu_si512((p) + (i) * ng);                         \
+		t = _mm512_add_epi64(t, x_);                                             \
+		m = _mm512_max_epu64(m, x_);                                             \
+		n = _mm512_mask_add_epi32(n, _mm512_testn_epi64_mask(x_, x_), n, one);  \
+		c = _mm512_add_epi64(c, x_);                                             \
+	} while (0)
+/* The same for two strips' rows i (p0, p1) and one C_B row: one load and
+ * store of it for both, one count of both rows' zeros. */
+#define CROSS_ROW2(p0, p1, i, ta, tb, c)                                                 \
+	do {                                                                             \
+		__m512i x_ = _mm512_loadu_si512((p0) + (i) * ng);                        \
+		__m512i y_ = _mm512_loadu_si512((p1) + (i) * ng);                        \
+		ta = _mm512_add_epi64(ta, x_);                                           \
+		tb = _mm512_add_epi64(tb, y_);                                           \
+		m = _mm512_max_epu64(m, _mm512_max_epu64(x_, y_));                       \
+		n = _mm512_mask_add_epi32(n, _mm512_kunpackb(_mm512_testn_epi64_mask(y_, y_),   \
+							     _mm512_testn_epi64_mask(x_, x_)),  \
+					  n, one);                                       \
+		c = _mm512_add_epi64(c, _mm512_add_epi64(x_, y_));                       \
+	} while (0)
+
+/* Strip A (rows at strip) once its T is complete: its local block and
+ * T's sums into a. */
+static AVX512 ALWAYS_INLINE void strip8(const uint64_t *strip, size_t ng, uint32_t A, const __m512i *t,
+				       struct acc8 *a)
+{
+	__m512i v[8], d, sx, si, ri, rl, po, up;
+
+	/* the local block: its messages off the diagonal */
+	for (int i = 0; i < 8; i++) {
+		v[i] = _mm512_loadu_si512(strip + (size_t)A * 8 + i * ng);
+		a->im = _mm512_max_epu64(a->im, _mm512_maskz_mov_epi64((__mmask8)~(1u << i), v[i]));
+	}
+	d = diag8(v);
+	si = _mm512_sub_epi64(rowsums8(v), d);
+	ri = _mm512_sub_epi64(colsums8(v), d);
+	sx = rowsums8(t), rl = diag8(t), po = colsums8(t);
+	/* PXN's scale-up, as gather_g's */
+	up = _mm512_add_epi64(_mm512_add_epi64(si, ri),
+			      _mm512_add_epi64(_mm512_sub_epi64(sx, rl), _mm512_sub_epi64(po, rl)));
+	a->sx = _mm512_max_epu64(a->sx, sx);
+	a->intra = _mm512_max_epu64(a->intra, _mm512_max_epu64(si, ri));
+	a->up = _mm512_max_epu64(a->up, up);
+	a->po = _mm512_max_epu64(a->po, po);
+	a->tot = _mm512_add_epi64(a->tot, _mm512_add_epi64(sx, si));
+	a->srv = max64(a->srv, hsum8(sx));
+}
+
+/* gather for G = 8 (the same features as gather_g); -1 on allocation
+ * failure.  Two strips at a time, so that C_B is loaded and stored once
+ * per 16 messages.  Work: C and the zero counts, 9 vectors per server (on
+ * the stack up to STACK_GPUS GPUs, as gather_g's arrays). */
+static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
+{
+	const size_t ng = (size_t)N * 8, words = (size_t)N * 9;
+	const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
+	__m512i stack[STACK_GPUS / 8 * 9];
+	__m512i *C = words <= sizeof stack / sizeof stack[0] ? stack : aligned_alloc(64, words * sizeof *C);
+	__m512i *Z, rx = zero, hi = zero, kin = zero, nnz = zero;
+	struct acc8 a = { zero, zero, zero, zero, zero, zero, zero, 0 };
+
+	if (!C)
+		return -1;
+	Z = C + ng;
+	for (size_t w = 0; w < words; w++)
+		C[w] = zero;
+	for (uint32_t A = 0; A < N; A++) {
+		const uint64_t *s0 = D + (size_t)A * 8 * ng, *s1 = s0 + 8 * ng;
+		__m512i t[8], u[8], m = a.big;
+		__m512i a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
+		__m512i b0 = zero, b1 = zero, b2 = zero, b3 = zero, b4 = zero, b5 = zero, b6 = zero, b7 = zero;
+		bool two = A + 1 < N;
+		/* strips A and A + 1 together over the servers neither is */
+		for (uint32_t B = 0; B < N; B++) {
+			__m512i *c = C + (size_t)B * 8, n = Z[B];
+			const uint64_t *p0 = s0 + (size_t)B * 8, *p1 = s1 + (size_t)B * 8;
+			if (B == A || (two && B == A + 1))
+				continue;
+			if (two) {
+				CROSS_ROW2(p0, p1, 0, a0, b0, c[0]);
+				CROSS_ROW2(p0, p1, 1, a1, b1, c[1]);
+				CROSS_ROW2(p0, p1, 2, a2, b2, c[2]);
+				CROSS_ROW2(p0, p1, 3, a3, b3, c[3]);
+				CROSS_ROW2(p0, p1, 4, a4, b4, c[4]);
+				CROSS_ROW2(p0, p1, 5, a5, b5, c[5]);
+				CROSS_ROW2(p0, p1, 6, a6, b6, c[6]);
+				CROSS_ROW2(p0, p1, 7, a7, b7, c[7]);
+			} else {
+				CROSS_ROW(p0, 0, a0, c[0]);
+				CROSS_ROW(p0, 1, a1, c[1]);
+				CROSS_ROW(p0, 2, a2, c[2]);
+				CROSS_ROW(p0, 3, a3, c[3]);
+				CROSS_ROW(p0, 4, a4, c[4]);
+				CROSS_ROW(p0, 5, a5, c[5]);
+				CROSS_ROW(p0, 6, a6, c[6]);
+				CROSS_ROW(p0, 7, a7, c[7]);
+			}
+			Z[B] = n;
+		}
+		if (two) { /* each strip's block on the other's server */
+			const uint64_t *p0 = s0 + (size_t)(A + 1) * 8, *p1 = s1 + (size_t)A * 8;
+			__m512i *c = C + (size_t)(A + 1) * 8, n = Z[A + 1];
+			CROSS_ROW(p0, 0, a0, c[0]);
+			CROSS_ROW(p0, 1, a1, c[1]);
+			CROSS_ROW(p0, 2, a2, c[2]);
+			CROSS_ROW(p0, 3, a3, c[3]);
+			CROSS_ROW(p0, 4, a4, c[4]);
+			CROSS_ROW(p0, 5, a5, c[5]);
+			CROSS_ROW(p0, 6, a6, c[6]);
+			CROSS_ROW(p0, 7, a7, c[7]);
+			Z[A + 1] = n;
+			c = C + (size_t)A * 8, n = Z[A];
+			CROSS_ROW(p1, 0, b0, c[0]);
+			CROSS_ROW(p1, 1, b1, c[1]);
+			CROSS_ROW(p1, 2, b2, c[2]);
+			CROSS_ROW(p1, 3, b3, c[3]);
+			CROSS_ROW(p1, 4, b4, c[4]);
+			CROSS_ROW(p1, 5, b5, c[5]);
+			CROSS_ROW(p1, 6, b6, c[6]);
+			CROSS_ROW(p1, 7, b7, c[7]);
+			Z[A] = n;
+		}
+		a.big = m;
+		t[0] = a0, t[1] = a1, t[2] = a2, t[3] = a3, t[4] = a4, t[5] = a5, t[6] = a6, t[7] = a7;
+		strip8(s0, ng, A, t, &a);
+		if (!two)
+			break;
+		u[0] = b0, u[1] = b1, u[2] = b2, u[3] = b3, u[4] = b4, u[5] = b5, u[6] = b6, u[7] = b7;
+		strip8(s1, ng, ++A, u, &a);
+	}
+	for (uint32_t B = 0; B < N; B++) {
+		const __m512i *c = C + (size_t)B * 8;
+		__m512i r = colsums8(c), zb = _mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(Z[B])),
+							    _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(Z[B], 1)));
+		__m512i k = _mm512_sub_epi64(_mm512_set1_epi64((long long)(N - 1) * 8), zb);
+		rx = _mm512_max_epu64(rx, r);
+		hi = _mm512_max_epu64(hi, rowsums8(c));
+		kin = _mm512_max_epu64(kin, k);
+		nnz = _mm512_add_epi64(nnz, k);
+		a.srv = max64(a.srv, hsum8(r));
+	}
+	if (C != stack)
+		free(C);
+	memset(f, 0, sizeof *f);
+	f->send_x = _mm512_reduce_max_epu64(a.sx);
+	f->recv_x = _mm512_reduce_max_epu64(rx);
+	f->intra = _mm512_reduce_max_epu64(a.intra);
+	f->pxn_nic = _mm512_reduce_max_epu64(_mm512_max_epu64(a.po, rx));
+	f->pxn_up = _mm512_reduce_max_epu64(a.up);
+	f->hier_nic = _mm512_reduce_max_epu64(_mm512_max_epu64(a.sx, hi));
+	f->srv = a.srv;
+	f->hier_link = _mm512_reduce_max_epu64(hi) / 7; /* (max hi) / (G - 1): the division is monotone */
+	f->intra_msg = _mm512_reduce_max_epu64(a.im);
+	f->k_in = (uint32_t)_mm512_reduce_max_epu64(kin);
+	f->largest = _mm512_reduce_max_epu64(a.big);
+	f->total = hsum8(a.tot);
+	f->nnz = hsum8(nnz);
+	return 0;
+}
+
+/* G = 8 with AVX2 (no AVX-512): each GPU's row at a time, a block row
+ * two 256-bit vectors; the row's cross sum in registers (sends, rail,
+ * PXN's loads), C_B's row, the zeros per column and the largest message
+ * (unsigned: compared with the sign bit flipped) in vectors, the local
+ * block and the per-GPU maxima as gather_g's (finish_g).  Work: 17 words
+ * per GPU (on the stack up to 9 STACK_GPUS / 17 = 135 GPUs). */
+#define AVX2 __attribute__((target("avx2")))
+
+static AVX2 int gather8_avx2(const uint64_t *D, uint32_t N, struct feat *f)
+{
+	const size_t ng = (size_t)N * 8, words = ng * 17;
+	const __m256i zero = _mm256_setzero_si256(), sign = _mm256_set1_epi64x(INT64_MIN);
+	uint64_t stack[STACK_GPUS * GATHER_WORDS];
+	uint64_t *C = words <= sizeof stack / sizeof stack[0] ? stack : malloc(words * sizeof *C);
+	uint64_t *Z, big[4];
+	__m256i mb = sign; /* the largest message, sign bit flipped */
+	struct garrays g;
+
+	if (!C)
+		return -1;
+	/* C_B's rows (8 words per GPU), then the zeros, the receives, hier's
+	 * loads and the non-zero counts (summed at the end), then the rest */
+	Z = C + 8 * ng;
+	g.rx = Z + ng, g.hi = g.rx + ng, g.kin = g.hi + ng, g.ri = g.kin + ng;
+	g.sx = g.ri + ng, g.si = g.sx + ng, g.rl = g.si + ng, g.po = g.rl + ng, g.acc = NULL;
+	memset(C, 0, words * sizeof *C);
+	memset(f, 0, sizeof *f);
+	for (uint32_t s = 0; s < ng; s++) {
+		const uint64_t *row = D + s * ng;
+		uint32_t A = s / 8, i = s % 8;
+		__m256i t0 = zero, t1 = zero;
+		uint64_t t[8], loc = 0;
+		for (uint32_t B = 0; B < N; B++) {
+			const uint64_t *p = row + (size_t)B * 8;
+			__m256i x0, x1, *c, *z;
+			if (B == A)
+				continue;
+			x0 = _mm256_loadu_si256((const __m256i *)p);
+			x1 = _mm256_loadu_si256((const __m256i *)(p + 4));
+			c = (__m256i *)(C + ((size_t)B * 8 + i) * 8);
+			z = (__m256i *)(Z + (size_t)B * 8);
+			t0 = _mm256_add_epi64(t0, x0), t1 = _mm256_add_epi64(t1, x1);
+			_mm256_storeu_si256(c, _mm256_add_epi64(_mm256_loadu_si256(c), x0));
+			_mm256_storeu_si256(c + 1, _mm256_add_epi64(_mm256_loadu_si256(c + 1), x1));
+			_mm256_storeu_si256(z, _mm256_sub_epi64(_mm256_loadu_si256(z), _mm256_cmpeq_epi64(x0, zero)));
+			_mm256_storeu_si256(z + 1, _mm256_sub_epi64(_mm256_loadu_si256(z + 1), _mm256_cmpeq_epi64(x1, zero)));
+			x0 = _mm256_xor_si256(x0, sign), x1 = _mm256_xor_si256(x1, sign);
+			mb = _mm256_blendv_epi8(mb, x0, _mm256_cmpgt_epi64(x0, mb));
+			mb = _mm256_blendv_epi8(mb, x1, _mm256_cmpgt_epi64(x1, mb));
+		}
+		_mm256_storeu_si256((__m256i *)t, t0);
+		_mm256_storeu_si256((__m256i *)(t + 4), t1);
+		for (uint32_t j = 0; j < 8; j++) {
+			uint64_t v = row[A * 8 + j];
+			g.sx[s] += t[j];
+			g.po[A * 8 + j] += t[j]; /* PXN: rail j of server A carries column j */
+			if (j == i)
+				continue;
+			loc += v, g.ri[A * 8 + j] += v;
+			f->intra_msg = max64(f->intra_msg, v);
+		}
+		g.rl[s] = t[i], g.si[s] = loc;
+		f->total += g.sx[s] + loc;
+	}
+	for (size_t c = 0; c < ng; c++) { /* c = B * 8 + i: C_B's row i */
+		for (uint32_t j = 0; j < 8; j++) {
+			g.hi[c] += C[c * 8 + j];
+			g.rx[c / 8 * 8 + j] += C[c * 8 + j];
+		}
+		g.kin[c] = (uint64_t)(N - 1) * 8 - Z[c];
+	}
+	finish_g(N, 8, &g, f);
+	_mm256_storeu_si256((__m256i *)big, _mm256_xor_si256(mb, sign));
+	f->largest = max64(max64(big[0], big[1]), max64(big[2], big[3]));
+	if (C != stack)
+		free(C);
+	return 0;
+}
+
+static int gather8(const struct fast_topo *t, const uint64_t *D, struct feat *f)
+{
+	if (__builtin_cpu_supports("avx512f"))
+		return gather8_avx512(D, t->servers, f);
+	return __builtin_cpu_supports("avx2") ? gather8_avx2(D, t->servers, f) : gather_g(t, D, f, 8);
+}
+#else
+static int gather8(const struct fast_topo *t, const uint64_t *D, struct feat *f)
+{
+	return gather_g(t, D, f, 8);
+}
+#endif
+
+/* G = 8, every preset's, by gather8 (the decision's cost: README,
+ * "Choosing the schedule"); any other G by gather_g as it comes. */
 static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 {
-	return t->gpus == 8 ? gather_g(t, D, f, 8) : gather_g(t, D, f, t->gpus);
+	return t->gpus == 8 ? gather8(t, D, f) : gather_g(t, D, f, t->gpus);
 }
 
 /* m[d] = max(m[d], row[d]) for d in [lo, hi) (m is offset by the caller
@@ -373,16 +721,14 @@ static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
 
 /* The second pass: spreadout's predicted time before its factor, over
  * the n - 1 synchronised rounds d (GPU s sends to s + d), the sum of
- *     max(a_out + largest cross message / B_out, a_up + largest local / B_up),
- * and the largest cross message (hier's piece).  Returns -1 on
- * allocation failure. */
-static int second_pass(const struct fast_topo *t, const uint64_t *D, double *spread_s,
-		       uint64_t *largest_cross)
+ *     max(a_out + largest cross message / B_out, a_up + largest local / B_up).
+ * Returns -1 on allocation failure. */
+static int second_pass(const struct fast_topo *t, const uint64_t *D, double *spread_s)
 {
 	uint32_t N = t->servers, G = t->gpus, ng = N * G;
 	uint64_t stack[STACK_GPUS * 2];
 	uint64_t *mo = (size_t)ng * 2 <= sizeof stack / sizeof stack[0] ? stack : malloc((size_t)ng * 2 * sizeof *mo);
-	uint64_t *mu, big = 0;
+	uint64_t *mu;
 	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out), sum = 0;
 
 	if (!mo)
@@ -401,12 +747,10 @@ static int second_pass(const struct fast_topo *t, const uint64_t *D, double *spr
 	for (uint32_t d = 1; d < ng; d++) {
 		double o = mo[d] ? ao + (double)mo[d] / Bo : 0, u = mu[d] ? au + (double)mu[d] / Bu : 0;
 		sum += o > u ? o : u;
-		big = max64(big, mo[d]);
 	}
 	if (mo != stack)
 		free(mo);
 	*spread_s = sum;
-	*largest_cross = big;
 	return 0;
 }
 
@@ -477,28 +821,19 @@ static double predict(const struct fast_topo *t, const struct feat *f, const str
 	return m->k_lat * lat + m->k_vol * vol;
 }
 
-/* A floor under the largest cross message: a GPU's G messages to one
- * server carry block_max bytes.  *exact when it settles hier's piece,
- * min(chunk, largest). */
-static uint64_t largest_floor(uint64_t block_max, uint32_t G, uint64_t chunk, bool *exact)
-{
-	uint64_t lo = block_max / G + (block_max % G != 0);
-
-	*exact = block_max == 0 || lo >= chunk;
-	return lo;
-}
-
 /* The predictor's error band (results/auto_check.py: most candidates
  * within 3% at the sizes where they compete). */
 #define TIE_REL 0.03
 #define TIE_ABS_S 0.5e-6
 
 /* fast_auto_choose (every = false) and fast_auto_predict (every = true).
- * First every candidate from gather's features, spreadout and hier (when
- * the floor under the largest message leaves its piece open) from floors; the second pass is made when
- * one of those floors (less a rounding margin) comes within the tie band
- * of the best exact prediction -- else neither can be chosen, nor move the
- * best, and the choice is the full prediction's. */
+ * First every candidate from gather's features, spreadout from the floor
+ * under its rounds; the second pass is made when that floor (less a
+ * rounding margin) comes within the tie band of the best exact prediction
+ * -- else spreadout can be neither chosen nor the best, and the choice is
+ * the full prediction's.  (Hier's largest message, once a floor here too,
+ * now comes from gather: the choice is the same, and hier no longer calls
+ * for the second pass.) */
 static void decide(const struct fast_topo *topo, const uint64_t *D, const struct fast_algo_opts *opts,
 		   bool every, struct fast_auto_choice *out)
 {
@@ -518,18 +853,15 @@ static void decide(const struct fast_topo *topo, const uint64_t *D, const struct
 	for (uint32_t k = 0; k < NMODELS && k < FAST_AUTO_MAX; k++) {
 		const struct model *m = &models[k];
 		const struct fast_algo *a = &fast_algos[k];
-		uint64_t chunk = opts->chunk_bytes ? opts->chunk_bytes : a->default_chunk_bytes, lo;
-		bool exact = true;
 		out->algo[k] = a->name;
 		out->n++;
 		lazy[k] = false;
 		T[k] = 0;
 		if (!have) /* out of memory: FAST, the default, predicted 0 so that it is chosen */
 			continue;
-		lo = largest_floor(f.block_max, topo->gpus, chunk, &exact);
-		lazy[k] = f.total && (m->kind == K_SPREADOUT || (m->kind == K_HIER && !exact));
+		lazy[k] = f.total && m->kind == K_SPREADOUT;
 		out->synth_s[k] = synth_of(m, n, topo->gpus, ln, f.nnz);
-		out->sim_s[k] = predict(topo, &f, m, a, opts, floor_s, lo);
+		out->sim_s[k] = predict(topo, &f, m, a, opts, floor_s, f.largest);
 		T[k] = out->sim_s[k] + out->synth_s[k];
 		if (!lazy[k])
 			best = dmin(best, T[k]);
@@ -539,11 +871,10 @@ static void decide(const struct fast_topo *topo, const uint64_t *D, const struct
 							 best * (1 + TIE_REL) + TIE_ABS_S));
 	if (need) {
 		double spread_s;
-		uint64_t largest;
-		bool ok = second_pass(topo, D, &spread_s, &largest) == 0;
+		bool ok = second_pass(topo, D, &spread_s) == 0;
 		for (uint32_t k = 0; ok && k < out->n; k++)
 			if (lazy[k]) {
-				out->sim_s[k] = predict(topo, &f, &models[k], &fast_algos[k], opts, spread_s, largest);
+				out->sim_s[k] = predict(topo, &f, &models[k], &fast_algos[k], opts, spread_s, f.largest);
 				T[k] = out->sim_s[k] + out->synth_s[k];
 			}
 	}

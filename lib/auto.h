@@ -11,7 +11,7 @@
  * comes from a closed-form cost model of the simulator (per-step latency
  * and overhead on the critical path, plus the bytes over the bottleneck
  * port at its effective rate, lib/auto.c) computed in one pass over the
- * matrix (two when spreadout or hier may win), and S(a) from a
+ * matrix (two when spreadout may win), and S(a) from a
  * synthesis-cost model with constants fitted on
  * this machine (stated in lib/auto.c with the command that fitted them).
  * Both are pure functions of (topology, matrix, options): every rank
@@ -38,7 +38,8 @@ struct fast_auto_choice {
  * us of the least predicted T) go to the candidate first in the table, so
  * the result is deterministic.  The decision itself: spreadout's sim_s may
  * be only a floor under its prediction, where that floor already rules it
- * out (its rounds cost a second pass over the matrix). */
+ * out (its rounds cost a second pass over the matrix).  D on a 64-byte
+ * line (as fast_traffic_alloc gives) is read faster; any D is correct. */
 void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_auto_choice *out);
 /* The same choice with every candidate's full prediction (for reports). */

@@ -1,12 +1,17 @@
 /*
  * test_auto.c - `--algo auto` (lib/auto.c): the closed-form predictor
  * against the simulator on seeded cases, the choice against the simulated
- * times of every candidate, determinism, and what an auto plan records.
+ * times of every candidate, determinism, what an auto plan records, and
+ * the feature pass (the vector and scalar gathers) against a naive
+ * reference and the previous decision.
+ *
+ * lib/auto.c is included, as test_exec includes exec/, so that its static
+ * feature pass can be checked field by field.
  */
 #include <math.h>
 #include <string.h>
 
-#include "lib/auto.h"
+#include "lib/auto.c"
 #include "lib/gen.h"
 #include "sim/sim.h"
 #include "unit.h"
@@ -155,11 +160,11 @@ static void test_auto__empty_matrix_chooses_fast(void)
 	CU_ASSERT_EQUAL(fast_auto_synth_model("ring", 4, 8, 0), 0);
 }
 
-/* The decision (fast_auto_choose, which may stop at floors under
- * spreadout's and hier's predictions) chooses what the full prediction
- * chooses, with the same predictions but those floors, on seeded matrices
- * of both presets, dense and sparse, 4 KiB to 1 GiB per pair; the floors
- * are taken on some and the second pass on others */
+/* The decision (fast_auto_choose, which may stop at the floor under
+ * spreadout's prediction) chooses what the full prediction chooses, with
+ * the same predictions but that floor, on seeded matrices of both
+ * presets, dense and sparse, 4 KiB to 1 GiB per pair; the floor is taken
+ * on some and the second pass on others */
 static void test_auto__decision_is_the_full_predictions_choice(void)
 {
 	static const char *presets[] = { "h200", "mi300x-100g" };
@@ -196,8 +201,7 @@ static void test_auto__decision_is_the_full_predictions_choice(void)
 						CU_ASSERT_EQUAL(c.n, p.n);
 						for (uint32_t a = 0; a < c.n; a++) {
 							CU_ASSERT_EQUAL(c.synth_s[a], p.synth_s[a]);
-							if (strcmp(c.algo[a], "spreadout") != 0 &&
-							    strcmp(c.algo[a], "hier") != 0) {
+							if (strcmp(c.algo[a], "spreadout") != 0) {
 								CU_ASSERT_EQUAL(c.sim_s[a], p.sim_s[a]);
 							} else {
 								CU_ASSERT(c.sim_s[a] <= p.sim_s[a]);
@@ -265,10 +269,295 @@ static void test_auto__candidates_are_the_table_in_order(void)
 	fast_traffic_free(&tr);
 }
 
+/* --- the feature pass against a naive reference -------------------------- */
+
+/* The features from their definitions, one message at a time (the
+ * previous code's block_max too: the most bytes one GPU sends one other
+ * server, from which the previous decision took hier's floor). */
+struct ref_feat {
+	uint64_t send_x, recv_x, intra, pxn_nic, pxn_up, hier_nic, srv, hier_link, intra_msg;
+	uint64_t largest, total, nnz, block_max;
+	uint32_t k_in;
+};
+
+static void ref_gather(const struct fast_topo *t, const uint64_t *D, struct ref_feat *r)
+{
+	uint32_t N = t->servers, G = t->gpus, ng = N * G;
+	uint64_t *sx = calloc(ng, 8), *rx = calloc(ng, 8), *si = calloc(ng, 8), *ri = calloc(ng, 8);
+	uint64_t *rl = calloc(ng, 8), *po = calloc(ng, 8), *hi = calloc(ng, 8), *kin = calloc(ng, 8);
+
+	CU_ASSERT_FATAL(sx && rx && si && ri && rl && po && hi && kin);
+	memset(r, 0, sizeof *r);
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++) {
+			uint64_t v = D[(size_t)s * ng + d];
+			uint32_t A = s / G, i = s % G, B = d / G, j = d % G;
+			if (s == d)
+				continue;
+			r->total += v;
+			if (A == B) {
+				si[s] += v, ri[d] += v;
+				r->intra_msg = v > r->intra_msg ? v : r->intra_msg;
+				continue;
+			}
+			sx[s] += v, rx[d] += v, kin[d] += v != 0;
+			r->largest = v > r->largest ? v : r->largest;
+			rl[s] += j == i ? v : 0;  /* rail: the same local index */
+			po[A * G + j] += v;       /* PXN: rail j of server A carries column j */
+			hi[B * G + i] += v;       /* hier: A_i -> B_i, then forwarded */
+		}
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t B = 0; B < N; B++) {
+			uint64_t b = 0;
+			if (B == s / G)
+				continue;
+			for (uint32_t j = 0; j < G; j++)
+				b += D[(size_t)s * ng + B * G + j];
+			r->block_max = b > r->block_max ? b : r->block_max;
+		}
+	for (uint32_t B = 0; B < N; B++) {
+		uint64_t row = 0, col = 0;
+		for (uint32_t j = 0; j < G; j++) {
+			uint32_t g = B * G + j;
+			uint64_t up = si[g] + ri[g] + (sx[g] - rl[g]) + (po[g] - rl[g]);
+			uint64_t link = G > 1 ? hi[g] / (G - 1) : 0;
+			row += sx[g], col += rx[g];
+#define REF_MAX(f, v) r->f = (v) > r->f ? (v) : r->f
+			REF_MAX(send_x, sx[g]);
+			REF_MAX(recv_x, rx[g]);
+			REF_MAX(intra, si[g]);
+			REF_MAX(intra, ri[g]);
+			REF_MAX(pxn_nic, po[g]);
+			REF_MAX(pxn_nic, rx[g]);
+			REF_MAX(pxn_up, up);
+			REF_MAX(hier_nic, sx[g]);
+			REF_MAX(hier_nic, hi[g]);
+			REF_MAX(hier_link, link);
+			REF_MAX(k_in, (uint32_t)kin[g]);
+			r->nnz += kin[g];
+		}
+		REF_MAX(srv, row);
+		REF_MAX(srv, col);
+#undef REF_MAX
+	}
+	free(sx), free(rx), free(si), free(ri), free(rl), free(po), free(hi), free(kin);
+}
+
+/* spreadout's rounds from their definition: round d, GPU s sends s + d */
+static double ref_spread(const struct fast_topo *t, const uint64_t *D)
+{
+	uint32_t ng = t->servers * t->gpus;
+	double sum = 0;
+
+	for (uint32_t d = 1; d < ng; d++) {
+		uint64_t mo = 0, mu = 0;
+		for (uint32_t s = 0; s < ng; s++) {
+			uint32_t r = (s + d) % ng;
+			uint64_t v = D[(size_t)s * ng + r];
+			if (r / t->gpus == s / t->gpus)
+				mu = v > mu ? v : mu;
+			else
+				mo = v > mo ? v : mo;
+		}
+		double o = mo ? step_s(&t->out) + (double)mo / rate(&t->out) : 0;
+		double u = mu ? step_s(&t->up) + (double)mu / rate(&t->up) : 0;
+		sum += o > u ? o : u;
+	}
+	return sum;
+}
+
+/* The previous decision (before the vector pass): hier lazy, from the
+ * floor ceil(block_max / G) under its largest message, when that floor
+ * leaves min(chunk, largest) open; the predictions are predict()'s on
+ * the reference's features (f: gather's, the reference's written over
+ * it, so that a feature added later goes in as gather computes it). */
+static void ref_decide(const struct fast_topo *t, const uint64_t *D, const struct fast_algo_opts *o,
+		       bool every, const struct ref_feat *r, struct feat f, struct fast_auto_choice *out)
+{
+	uint32_t G = t->gpus;
+	double n = (double)t->servers * G, ln = log(n / 32.0), best = INFINITY, T[FAST_AUTO_MAX];
+	bool lazy[FAST_AUTO_MAX], need = false;
+
+	f.send_x = r->send_x, f.recv_x = r->recv_x, f.intra = r->intra, f.pxn_nic = r->pxn_nic;
+	f.pxn_up = r->pxn_up, f.hier_nic = r->hier_nic, f.srv = r->srv, f.hier_link = r->hier_link;
+	f.intra_msg = r->intra_msg, f.k_in = r->k_in, f.total = r->total, f.nnz = r->nnz;
+	memset(out, 0, sizeof *out);
+	for (uint32_t k = 0; k < NMODELS; k++) {
+		const struct model *m = &models[k];
+		const struct fast_algo *a = &fast_algos[k];
+		uint64_t chunk = o->chunk_bytes ? o->chunk_bytes : a->default_chunk_bytes;
+		uint64_t lo = r->block_max / G + (r->block_max % G != 0);
+		bool exact = r->block_max == 0 || lo >= chunk;
+		out->algo[k] = a->name;
+		out->n++;
+		lazy[k] = r->total && (m->kind == K_SPREADOUT || (m->kind == K_HIER && !exact));
+		out->synth_s[k] = synth_of(m, n, G, ln, r->nnz);
+		out->sim_s[k] = predict(t, &f, m, a, o, spread_floor(t, &f), lo);
+		T[k] = out->sim_s[k] + out->synth_s[k];
+		if (!lazy[k])
+			best = dmin(best, T[k]);
+	}
+	for (uint32_t k = 0; k < out->n; k++)
+		need = need || (lazy[k] && (every || out->sim_s[k] * (1 - 1e-9) + out->synth_s[k] <=
+							 best * (1 + TIE_REL) + TIE_ABS_S));
+	for (uint32_t k = 0; need && k < out->n; k++)
+		if (lazy[k]) {
+			out->sim_s[k] = predict(t, &f, &models[k], &fast_algos[k], o, ref_spread(t, D), r->largest);
+			T[k] = out->sim_s[k] + out->synth_s[k];
+		}
+	for (uint32_t k = 0; k < out->n; k++)
+		best = dmin(best, T[k]);
+	for (uint32_t k = 0; k < out->n; k++)
+		if (T[k] <= best * (1 + TIE_REL) + TIE_ABS_S) {
+			out->best = k;
+			break;
+		}
+}
+
+static uint64_t mix64(uint64_t *x)
+{
+	uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+enum ref_pattern { P_UNIFORM, P_SKEWED, P_SPARSE, P_EMPTY, P_ONE_HOT, P_HOT_DIAGONAL, P_OVERFLOW, P_PATTERNS };
+
+/* One seeded matrix: mean pair bytes `pair` (uniform within 0.5..1.5x;
+ * skewed: x u^6, a few zeros; sparse: two thirds zero; one message;
+ * a diagonal above every message; near 2^64, where the sums wrap) */
+static void ref_matrix(enum ref_pattern p, uint32_t ng, uint64_t pair, uint64_t seed, uint64_t *D)
+{
+	uint64_t x = seed;
+
+	for (size_t e = 0; e < (size_t)ng * ng; e++) {
+		uint64_t r = mix64(&x), u = r >> 11; /* 53 random bits */
+		double f = (double)u / 9007199254740992.0;
+		switch (p) {
+		case P_UNIFORM:
+			D[e] = (uint64_t)((double)pair * (0.5 + f));
+			break;
+		case P_SKEWED:
+			D[e] = r % 16 == 0 ? 0 : (uint64_t)((double)pair * 4 * f * f * f * f * f * f);
+			break;
+		case P_SPARSE:
+			D[e] = r % 3 ? 0 : (uint64_t)((double)pair * (0.5 + f));
+			break;
+		case P_HOT_DIAGONAL:
+			D[e] = e % ((size_t)ng + 1) == 0 ? UINT64_C(1) << 60 : (uint64_t)((double)pair * (0.5 + f));
+			break;
+		case P_OVERFLOW:
+			D[e] = r % 4 == 0 ? UINT64_MAX - r % 1024 : (r % 4 == 1 ? (UINT64_C(1) << 63) + r % 4096 : r >> (r % 64));
+			break;
+		default:
+			D[e] = 0;
+		}
+	}
+	if (p == P_ONE_HOT)
+		D[mix64(&x) % ((size_t)ng * ng)] = pair;
+}
+
+/* gather's features, by whichever path this CPU takes (a vector one for
+ * G = 8 where the CPU has it), the scalar path's and, where the CPU has
+ * AVX2, the AVX2 path's, all equal the reference's; the second pass's
+ * rounds too.  The previous decision's
+ * choice and, for fast_auto_predict, its every prediction are the
+ * current code's: on 3 presets, 1..64 servers of 8 GPUs and 1..5 or 6
+ * servers of 1..16 GPUs, every pattern, 4 KiB..4 GiB per pair, two chunk
+ * sizes for hier; where a block sum wraps past 2^64 (P_OVERFLOW, beyond
+ * any input the loaders accept: 2^53 a message) only the features. */
+static void test_auto__feature_pass_matches_reference(void)
+{
+	static const char *presets[] = { "h200", "mi300x-100g", "mi300x" };
+	static const uint32_t shapes[][2] = { { 1, 8 }, { 2, 8 }, { 3, 8 }, { 4, 8 }, { 5, 8 }, { 8, 8 },
+					      { 16, 8 }, { 33, 8 }, { 64, 8 }, { 1, 1 }, { 3, 1 }, { 2, 2 },
+					      { 5, 3 }, { 4, 4 }, { 3, 5 }, { 2, 7 }, { 6, 9 }, { 2, 16 } };
+	static const uint64_t pairs[] = { UINT64_C(4) << 10, UINT64_C(64) << 10, UINT64_C(1) << 20,
+					  UINT64_C(64) << 20, UINT64_C(4) << 30 };
+	unsigned matrices = 0, choices = 0, picked[FAST_AUTO_MAX] = { 0 };
+	uint64_t seed = 11;
+
+	for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+		uint32_t N = shapes[sh][0], G = shapes[sh][1], ng = N * G;
+		uint64_t *D = malloc((size_t)ng * ng * sizeof *D);
+		CU_ASSERT_FATAL(D != NULL);
+		for (int pr = 0; pr < 3; pr++)
+			for (int p = 0; p < P_PATTERNS; p++)
+				for (size_t z = 0; z < sizeof pairs / sizeof pairs[0]; z++) {
+					struct fast_limits lim;
+					struct fast_topo t;
+					struct fast_err err;
+					struct fast_algo_opts o;
+					struct ref_feat r;
+					struct feat f, fg, f2;
+					double spread;
+					/* the large shapes: fewer sizes */
+					if (ng >= 256 && z % 2)
+						continue;
+					fast_limits_default(&lim);
+					CU_ASSERT_EQUAL_FATAL(fast_topo_preset(presets[pr], N, G, &lim, &t, &err), 0);
+					ref_matrix((enum ref_pattern)p, ng, pairs[z], seed++, D);
+					ref_gather(&t, D, &r);
+					CU_ASSERT_EQUAL_FATAL(gather(&t, D, &f), 0);
+					CU_ASSERT_EQUAL_FATAL(gather_g(&t, D, &fg, G), 0);
+					f2 = fg;
+#if defined(__x86_64__) && defined(__GNUC__)
+					if (G == 8 && __builtin_cpu_supports("avx2"))
+						CU_ASSERT_EQUAL_FATAL(gather8_avx2(D, N, &f2), 0);
+#endif
+					matrices++;
+					for (int path = 0; path < 3; path++) {
+						const struct feat *q = path == 2 ? &f2 : path ? &fg : &f;
+						bool same = q->send_x == r.send_x && q->recv_x == r.recv_x &&
+							    q->intra == r.intra && q->pxn_nic == r.pxn_nic &&
+							    q->pxn_up == r.pxn_up && q->hier_nic == r.hier_nic &&
+							    q->srv == r.srv && q->hier_link == r.hier_link &&
+							    q->intra_msg == r.intra_msg && q->k_in == r.k_in &&
+							    q->largest == r.largest && q->total == r.total &&
+							    q->nnz == r.nnz;
+						CU_ASSERT(same);
+						if (!same)
+							fprintf(stderr, "\n%s %ux%u pattern %d pair %llu: %s path differs\n",
+								presets[pr], N, G, p, (unsigned long long)pairs[z],
+								path == 2 ? "AVX2" : path ? "scalar" : "taken");
+					}
+					CU_ASSERT_EQUAL(second_pass(&t, D, &spread), 0);
+					CU_ASSERT_EQUAL(spread, ref_spread(&t, D));
+					if (r.largest > UINT64_MAX / G) /* block sums may wrap */
+						continue;
+					fast_algo_opts_default(&o);
+					for (int ck = 0; ck < 2; ck++) {
+						struct fast_auto_choice c, c0, pn, p0;
+						o.chunk_bytes = ck ? UINT64_C(4) << 10 : 0;
+						fast_auto_choose(&t, D, &o, &c);
+						fast_auto_predict(&t, D, &o, &pn);
+						ref_decide(&t, D, &o, false, &r, f, &c0);
+						ref_decide(&t, D, &o, true, &r, f, &p0);
+						CU_ASSERT_EQUAL(c.best, c0.best);
+						CU_ASSERT_EQUAL(memcmp(&pn, &p0, sizeof pn), 0);
+						if (c.best != c0.best || memcmp(&pn, &p0, sizeof pn) != 0)
+							fprintf(stderr, "\n%s %ux%u pattern %d pair %llu chunk %d: chose %s, "
+								"previously %s\n", presets[pr], N, G, p,
+								(unsigned long long)pairs[z], ck, c.algo[c.best],
+								c0.algo[c0.best]);
+						choices++;
+						picked[c.best]++;
+					}
+				}
+		free(D);
+	}
+	/* the cases reach several choices, not one */
+	CU_ASSERT(matrices >= 1500);
+	CU_ASSERT(choices >= 2500);
+	CU_ASSERT(picked[K_FAST] > 0 && picked[K_FANOUT] > 0 && picked[K_HIER] + picked[K_PXN] + picked[K_NCCL] > 0);
+}
+
 UNIT_MAIN("auto", UNIT_TEST(test_auto__predictor_tracks_simulation),
 	  UNIT_TEST(test_auto__choice_near_the_best),
 	  UNIT_TEST(test_auto__deterministic_plan_of_the_choice),
 	  UNIT_TEST(test_auto__empty_matrix_chooses_fast),
 	  UNIT_TEST(test_auto__decision_is_the_full_predictions_choice),
 	  UNIT_TEST(test_auto__candidates_are_the_table_in_order),
-	  UNIT_TEST(test_auto__the_diagonal_is_no_traffic))
+	  UNIT_TEST(test_auto__the_diagonal_is_no_traffic),
+	  UNIT_TEST(test_auto__feature_pass_matches_reference))
