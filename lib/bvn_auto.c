@@ -609,11 +609,26 @@ int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
 		big = S[k] > big ? S[k] : big;
 	fast_bvn_tracker_lines(S, n, sr.line0, sr.nz0);
 
-	if ((rc = quanta(&sr, big, big, 3, err)) < 0)
-		goto fail;
-	/* exact last: it runs only as long as it could still win */
-	if ((rc = try_quantum(&sr, 1, false, &exact_done, &exact_t, err)) < 0)
-		goto fail;
+	if (n <= HYBRID_MAX_N) {
+		/* best first: the support cover (polished), then exact, then
+		 * the octaves below the cover, each stopped as soon as it
+		 * cannot beat the better of the two.  On skewed traffic exact
+		 * is often the best quantised candidate's equal, and run last
+		 * it let the octaves before it complete */
+		bool done;
+		if ((rc = try_quantum(&sr, big, true, &done, &t, err)) < 0)
+			goto fail;
+		if ((rc = try_quantum(&sr, 1, false, &exact_done, &exact_t, err)) < 0)
+			goto fail;
+		if ((rc = quanta(&sr, big, big / 2, 3, err)) < 0)
+			goto fail;
+	} else {
+		if ((rc = quanta(&sr, big, big, 3, err)) < 0)
+			goto fail;
+		/* exact last: it runs only as long as it could still win */
+		if ((rc = try_quantum(&sr, 1, false, &exact_done, &exact_t, err)) < 0)
+			goto fail;
+	}
 	/* polish the winner by a pass of pairwise exchange, kept only if it
 	 * models faster (the support cover had its pass already: a pass costs
 	 * about a third of a 1024-GPU compile) */
