@@ -34,7 +34,7 @@ const struct fast_algo fast_algos[] = {
 	{ NULL, NULL, 0, 0, NULL, NULL },
 };
 
-static const char *const stages_values[] = { "auto", "exact", NULL };
+static const char *const stages_values[] = { "auto", "exact", "packed", NULL };
 static const char *const order_values[] = { "decomposition", "largest-first", "smallest-first",
 					    NULL };
 /* the simulator commands' and sweep specs' spelling before there was one */

@@ -553,6 +553,8 @@ static int check_kind(const struct fast_plan_view *v, const struct fast_topo *to
 	if (rc == 0)
 		rc = fast_check_transfers(&c);
 	if (rc == 0)
+		rc = fast_check_nic_order(&c);
+	if (rc == 0)
 		rc = walk(&c);
 	if (rc == 0)
 		rc = c.kind == FAST_TRAFFIC_BYTES ? fast_check_deliveries(&c)

@@ -51,7 +51,7 @@ struct move {
 };
 
 /* The builder's scratch slots (struct fast_scratch). */
-enum { SC_LOAD, SC_S, SC_FIRST, SC_MOVES, SC_TMP, SC_CNT };
+enum { SC_LOAD, SC_S, SC_FIRST, SC_MOVES, SC_TMP, SC_CNT, SC_BUDGET };
 
 struct builder {
 	uint32_t N, G, ng;
@@ -65,6 +65,8 @@ struct builder {
 	struct fast_scratch *sc; /* owns load, S, first, moves and sort_moves' arrays */
 	bool keep;               /* sc is the caller's, kept for the next compile */
 	bool jit;
+	bool packed;             /* packed stages: tile (A, A + d) on the rails of shift d */
+	uint64_t *budget;        /* packed: N - 1 budgets, shift d at d - 1 (the largest lane) */
 	struct fast_plan *p;
 	struct fast_err *err;
 };
@@ -103,15 +105,35 @@ struct donor {
 	uint64_t off;
 };
 
-static void donor_next(const struct builder *bd, uint32_t a, uint32_t b, const uint64_t *r,
-		       uint64_t t, struct donor *dn)
-{
-	uint64_t cum = 0;
+/* The rails a tile is balanced onto: rail i is one of them iff i % mod ==
+ * res (mod = 1, res = 0: all G; packed stages: the rails of its shift),
+ * each with lane target t, the others 0. */
+struct rails {
+	uint32_t mod, res;
+	uint64_t t;
+};
 
-	while (dn->d < bd->G && r[dn->d] <= t)
+static uint64_t target(const struct rails *rs, uint32_t i)
+{
+	return i % rs->mod == rs->res ? rs->t : 0;
+}
+
+/* How many of G rails rs holds. */
+static uint32_t rail_count(const struct rails *rs, uint32_t G)
+{
+	return rs->res < G ? (G - rs->res + rs->mod - 1) / rs->mod : 0;
+}
+
+static void donor_next(const struct builder *bd, uint32_t a, uint32_t b, const uint64_t *r,
+		       const struct rails *rs, struct donor *dn)
+{
+	uint64_t cum = 0, t;
+
+	while (dn->d < bd->G && r[dn->d] <= target(rs, dn->d))
 		dn->d++;
 	if (dn->d == bd->G)
 		return;
+	t = target(rs, dn->d);
 	for (dn->j = 0; dn->j < bd->G; dn->j++) {
 		uint64_t len = msg(bd, a, dn->d, b, dn->j);
 		if (cum + len > t) {
@@ -135,15 +157,50 @@ static int room(struct builder *bd, uint64_t moves)
 	return 0;
 }
 
-/* Balance tile (A, B): declare its non-empty lanes and record handovers.
- * A tile writes at most G^2 own pieces and G^2 + 2G handed ones (a split
- * per donor and per receiver). */
+/* The shift index (d - 1) of tile (A, B) in packed stages, d = B - A mod N. */
+static uint32_t shift_of(uint32_t N, uint32_t a, uint32_t b)
+{
+	return (b + N - a) % N - 1;
+}
+
+/* Packed stages: how many shifts share the rails at once (shift s runs on
+ * the rails i % mod == s % mod, in wave s / mod). */
+static uint32_t pack_mod(uint32_t N, uint32_t G)
+{
+	uint32_t M = N > 1 ? N - 1 : 1;
+	return M < G ? M : G;
+}
+
+/* The rails of tile (A, B): all G with target S[A][B]; packed, those of
+ * its shift, each with target ceil(sum r_i / their count). */
+static struct rails tile_rails(const struct builder *bd, bool packed, uint32_t a, uint32_t b)
+{
+	const uint64_t *r = &bd->load[((size_t)a * bd->N + b) * bd->G];
+	struct rails rs = { 1, 0, bd->S[(size_t)a * bd->N + b] };
+	uint64_t sum = 0, cnt;
+
+	if (!packed)
+		return rs;
+	rs.mod = pack_mod(bd->N, bd->G);
+	rs.res = shift_of(bd->N, a, b) % rs.mod;
+	for (uint32_t i = 0; i < bd->G; i++)
+		sum += r[i]; /* a row sum of D's tile: S's sums did not overflow */
+	cnt = rail_count(&rs, bd->G);
+	rs.t = sum / cnt + (sum % cnt != 0);
+	return rs;
+}
+
+/* Balance tile (A, B) onto its rails (tile_rails()): declare its non-empty
+ * lanes and record handovers (a rail outside them is a donor of all it
+ * holds).  A tile writes at most G^2 own pieces and G^2 + 2G handed ones
+ * (a split per donor and per receiver). */
 static int tile(struct builder *bd, uint32_t a, uint32_t b)
 {
 	uint32_t N = bd->N, G = bd->G;
 	const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
 	const uint64_t *row = bd->D + (size_t)a * G * bd->ng + (size_t)b * G; /* D[A_0][B_0] */
-	uint64_t t = bd->S[(size_t)a * N + b], excess = 0;
+	struct rails rs = tile_rails(bd, bd->packed, a, b);
+	uint64_t t = rs.t, excess = 0;
 	uint32_t group = bd->jit ? bd->first[(size_t)a * N + b] : 0;
 	struct donor dn = { 0, 0, 0 };
 	struct fast_plan *p = bd->p;
@@ -164,15 +221,15 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 		return rc;
 	mv = bd->moves + bd->nmoves;
 	for (uint32_t i = 0; i < G; i++)
-		if (r[i] > t)
-			excess += r[i] - t;
+		if (r[i] > target(&rs, i))
+			excess += r[i] - target(&rs, i);
 	if (excess)
-		donor_next(bd, a, b, r, t, &dn);
+		donor_next(bd, a, b, r, &rs, &dn);
 	for (uint32_t i = 0; i < G; i++) {
-		uint64_t own = r[i] < t ? r[i] : t, recv = 0, left;
+		uint64_t ti = target(&rs, i), own = r[i] < ti ? r[i] : ti, recv = 0, left;
 		struct fast_piece *first;
-		if (r[i] < t) {
-			recv = t - r[i] < excess ? t - r[i] : excess;
+		if (r[i] < ti) {
+			recv = ti - r[i] < excess ? ti - r[i] : excess;
 			excess -= recv;
 		}
 		if (own + recv == 0)
@@ -197,7 +254,7 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 				dn.d++;
 				dn.j = 0;
 				dn.off = 0;
-				donor_next(bd, a, b, r, t, &dn);
+				donor_next(bd, a, b, r, &rs, &dn);
 				continue;
 			}
 			len = row[(size_t)dn.d * bd->ng + dn.j];
@@ -429,6 +486,198 @@ static int steps(struct builder *bd, const struct fast_bvn *bv)
 	return 0;
 }
 
+/* --- packed stages ----------------------------------------------------------
+ * Where latency dominates, N - 1 chained stages cost N - 1 scale-out steps
+ * whatever the size.  One-to-one is per NIC and a server has G of them, so
+ * the N - 1 shifts P_d(A) = A + d mod N (each server pair in exactly one)
+ * can run at once on disjoint rails: shift d - 1 = s gets the rails
+ * i % mod == s % mod, mod = min(N - 1, G), in wave s / mod (one wave when
+ * N - 1 <= G).  Tile (A, A + d) is balanced onto its shift's rails only;
+ * one RAIL step per shift, its budget the largest lane (the lane target,
+ * ceil(tile sum / rails): every tile's rails hold its sum, none more than
+ * the target, so one holds it), waiting for balancing and, from wave 1
+ * on, for the step of the wave before on the same rails, so a NIC serves
+ * one step at a time (the checker's rule).  The price: more balancing
+ * over scale-up (a tile moves to a share of the rails) and every
+ * redistribution exposed at once at the end. */
+
+/* Packed budgets: shift s's is the largest lane target of its tiles. */
+static void pack_budgets(struct builder *bd)
+{
+	uint32_t N = bd->N;
+
+	memset(bd->budget, 0, (size_t)(N - 1) * sizeof *bd->budget);
+	for (uint32_t a = 0; a < N; a++)
+		for (uint32_t b = 0; b < N; b++) {
+			uint32_t s = a == b ? 0 : shift_of(N, a, b);
+			uint64_t t;
+			if (a == b || bd->S[(size_t)a * N + b] == 0)
+				continue;
+			t = tile_rails(bd, true, a, b).t;
+			if (t > bd->budget[s])
+				bd->budget[s] = t;
+		}
+}
+
+/* The per-step costs and rates of the model (as the alpha-aware search and
+ * split_tail: a = latency + step overhead of a tier, B = fast_tier_Bps). */
+struct cost {
+	double a_up, a_out, Bu, Bo;
+	double rho; /* seconds per lane byte of a redistribution (split_tail) */
+};
+
+static struct cost cost_of(const struct fast_topo *topo)
+{
+	uint32_t G = topo->gpus;
+	struct cost c;
+
+	c.a_up = (topo->up.latency_us + topo->up.step_overhead_us) * 1e-6;
+	c.a_out = (topo->out.latency_us + topo->out.step_overhead_us) * 1e-6;
+	c.Bu = fast_tier_Bps(&topo->up);
+	c.Bo = fast_tier_Bps(&topo->out);
+	if (!(c.Bu > 0))
+		c.Bu = 1; /* validated topologies never get here */
+	if (!(c.Bo > 0))
+		c.Bo = 1;
+	c.rho = G < 2 ? 0 : (topo->up_kind == FAST_UP_MESH ? 1.0 : (double)(G - 1)) / G / c.Bu;
+	return c;
+}
+
+/* Modelled time of the balancing step the first stage (wave) waits for:
+ * the tiles of the first term (first != NULL; staged) or of wave 0
+ * (packed), all tiles when balance=upfront.  A GPU's switch port carries
+ * what it hands over or receives (at most its deficit); a_up more when
+ * anything moves, 0 else. */
+static double balance_s(const struct builder *bd, const struct cost *c, bool packed,
+			const uint32_t *first)
+{
+	uint32_t N = bd->N, G = bd->G, mod = pack_mod(N, G);
+	uint64_t most = 0;
+
+	for (uint32_t a = 0; a < N; a++)
+		for (uint32_t i = 0; i < G; i++) {
+			uint64_t sent = 0, recv = 0;
+			for (uint32_t b = 0; b < N; b++) {
+				struct rails rs;
+				uint64_t r, t;
+				if (b == a || bd->S[(size_t)a * N + b] == 0)
+					continue;
+				if (bd->jit && (packed ? shift_of(N, a, b) >= mod : first[a] != b))
+					continue;
+				rs = tile_rails(bd, packed, a, b);
+				r = bd->load[((size_t)a * N + b) * G + i];
+				t = target(&rs, i);
+				if (r > t)
+					sent += r - t;
+				else
+					recv += t - r;
+			}
+			if (sent > most)
+				most = sent;
+			if (recv > most)
+				most = recv;
+		}
+	return most ? c->a_up + (double)most / c->Bu : 0;
+}
+
+/* Modelled time of the packed schedule: its balancing, the longest chain
+ * of rail steps on one rail class, the last wave's redistribution. */
+static double packed_s(const struct builder *bd, const struct cost *c)
+{
+	uint32_t M = bd->N - 1, mod = pack_mod(bd->N, bd->G);
+	double rails = 0;
+	uint64_t tail = 0;
+
+	for (uint32_t res = 0; res < mod; res++) {
+		double chain = 0;
+		uint64_t last = 0;
+		for (uint32_t s = res; s < M; s += mod)
+			if (bd->budget[s]) {
+				chain += c->a_out + (double)bd->budget[s] / c->Bo;
+				last = bd->budget[s];
+			}
+		if (chain > rails)
+			rails = chain;
+		if (last > tail)
+			tail = last;
+	}
+	return balance_s(bd, c, true, NULL) + rails + (tail ? c->a_up + (double)tail * c->rho : 0);
+}
+
+/* Modelled time of the staged schedule bv (ordered, trimmed, split):
+ * its first stage's balancing, its stages (fast_bvn_time), the last
+ * stage's redistribution. */
+static double staged_s(const struct builder *bd, const struct cost *c, const struct fast_bvn *bv)
+{
+	struct fast_bvn_model m = { c->a_out, c->Bo };
+
+	if (bv->nterms == 0)
+		return 0;
+	return balance_s(bd, c, false, bv->perm) + fast_bvn_time(bv, &m) + c->a_up +
+	       (double)bv->weight[bv->nterms - 1] * c->rho;
+}
+
+/* The packed steps: balancing (with jit, wave 0's tiles first, the rest
+ * while wave 0 runs), the intrinsic step, per shift a RAIL step and its
+ * REDIST. */
+static int steps_packed(struct builder *bd)
+{
+	uint32_t N = bd->N, M = N - 1, mod = pack_mod(N, bd->G);
+	uint32_t *perm;
+	int *last, bal0 = -1, bal1 = -1, rc = 0;
+	size_t at = 0;
+
+	perm = fast_calloc(N, sizeof *perm);
+	last = fast_calloc(mod, sizeof *last);
+	if (!perm || !last) {
+		rc = oom(bd, "stages");
+		goto out;
+	}
+	for (uint32_t k = 0; k < mod; k++)
+		last[k] = -1;
+	if (bd->nmoves && bd->moves[0].group == 0 && (bal0 = balance_step(bd, &at, -1)) < 0) {
+		rc = bal0;
+		goto out;
+	}
+	if ((rc = intrinsic_step(bd, bal0)) < 0)
+		goto out;
+	for (uint32_t s = 0; s < M; s++) {
+		int rail, deps[2];
+		if (s == mod && at < bd->nmoves && (bal1 = balance_step(bd, &at, bal0)) < 0) {
+			rc = bal1;
+			goto out;
+		}
+		if (!bd->budget[s])
+			continue;
+		for (uint32_t a = 0; a < N; a++)
+			perm[a] = (a + s + 1) % N;
+		if ((rail = fast_plan_add_step(bd->p, FAST_STEP_RAIL, FAST_TIER_OUT, bd->err)) < 0) {
+			rc = rail;
+			goto out;
+		}
+		/* the balancing of its tiles, the step before on its rails */
+		deps[0] = s < mod ? bal0 : bal1 >= 0 ? bal1 : bal0;
+		deps[1] = last[s % mod];
+		if (deps[0] >= 0 && deps[0] == deps[1])
+			deps[1] = -1;
+		for (int k = 0; k < 2 && rc >= 0; k++)
+			if (deps[k] >= 0)
+				rc = fast_plan_add_dep(bd->p, (uint32_t)rail, (uint32_t)deps[k], false, bd->err);
+		if (rc < 0 || (rc = fast_plan_set_perm(bd->p, perm, bd->budget[s], bd->err)) < 0 ||
+		    (rc = fast_plan_add_step(bd->p, FAST_STEP_REDIST, FAST_TIER_UP, bd->err)) < 0)
+			goto out;
+		if ((rc = fast_plan_add_dep(bd->p, (uint32_t)rc, (uint32_t)rail, false, bd->err)) < 0 ||
+		    (rc = fast_plan_set_redist(bd->p, (uint32_t)rail, bd->err)) < 0)
+			goto out;
+		last[s % mod] = rail;
+		rc = 0;
+	}
+out:
+	free(perm);
+	free(last);
+	return rc;
+}
+
 /* Split the last stage while that pays: its redistribution over
  * scale-up is exposed after the last rail step, so the last term
  * (perm, w) becomes (perm, w - x) then (perm, x), with x chosen so that
@@ -571,9 +820,12 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 	return 0;
 }
 
-int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
-			   const struct fast_algo_opts *opts, struct fast_plan *plan,
-			   struct fast_scratch *scratch, struct fast_err *err)
+/* Packed or staged (stages=auto: the one of less modelled time; packed
+ * only where may_pack, else stages=packed compiles as auto), then the
+ * plan. */
+static int compile(const struct fast_topo *topo, const uint64_t *D,
+		   const struct fast_algo_opts *opts, bool may_pack, struct fast_plan *plan,
+		   struct fast_scratch *scratch, struct fast_err *err)
 {
 	struct fast_scratch own = { { 0 }, { 0 } };
 	struct builder bd;
@@ -581,6 +833,7 @@ int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
 	struct fast_bvn bv = { 0 };
 	struct fast_algo_opts defaults;
 	uint64_t quantum = 1, tiles;
+	bool chose = false; /* stages=auto chose packed */
 	int rc;
 
 	if (!opts) {
@@ -607,7 +860,9 @@ int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
 	bd.load = fast_scratch_room(bd.sc, SC_LOAD, (size_t)bd.N * bd.N * bd.G, sizeof *bd.load);
 	bd.S = fast_scratch_room(bd.sc, SC_S, (size_t)bd.N * bd.N, sizeof *bd.S);
 	bd.first = fast_scratch_room(bd.sc, SC_FIRST, (size_t)bd.N * bd.N, sizeof *bd.first);
-	if (!bd.load || !bd.S || !bd.first) {
+	bd.budget = fast_scratch_room(bd.sc, SC_BUDGET, bd.N, sizeof *bd.budget);
+	bd.packed = may_pack && opts->stages == FAST_STAGES_PACKED && bd.N > 1;
+	if (!bd.load || !bd.S || !bd.first || !bd.budget) {
 		rc = oom(&bd, "server matrix");
 		goto out;
 	}
@@ -617,8 +872,21 @@ int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
 	if ((rc = loads(&bd)) < 0 ||
 	    (rc = reserve(&bd, 2 * (bd.nnz + 2 * tiles * bd.G) + (uint64_t)bd.N * bd.G * bd.G,
 			  tiles * bd.G)) < 0 ||
-	    (rc = decompose(&bd, topo, opts, &bv, &quantum)) < 0)
+	    (!bd.packed && (rc = decompose(&bd, topo, opts, &bv, &quantum)) < 0))
 		goto out;
+	if (may_pack && bd.N > 1 && opts->stages != FAST_STAGES_EXACT) {
+		struct cost c = cost_of(topo);
+		pack_budgets(&bd);
+		if (!bd.packed && packed_s(&bd, &c) < staged_s(&bd, &c, &bv)) {
+			bd.packed = chose = true;
+			fast_bvn_free(&bv);
+		}
+	}
+	if (bd.packed && bd.jit) /* group 1: the waves after the first */
+		for (uint32_t a = 0; a < bd.N; a++)
+			for (uint32_t b = 0; b < bd.N; b++)
+				bd.first[(size_t)a * bd.N + b] =
+					a != b && shift_of(bd.N, a, b) >= pack_mod(bd.N, bd.G);
 	for (size_t k = bd.jit ? bv.nterms : 0; k-- > 0;)
 		for (uint32_t a = 0; a < bd.N; a++)
 			bd.first[(size_t)a * bd.N + bv.perm[k * bd.N + a]] = group_index((uint32_t)k);
@@ -627,15 +895,18 @@ int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
 			if (a != b && (rc = tile(&bd, a, b)) < 0)
 				goto out;
 	if ((rc = reserve(&bd, p.npieces + bd.nmoves + (uint64_t)bd.N * bd.G * bd.G, 0)) < 0 ||
-	    (rc = sort_moves(&bd)) < 0 || (rc = reserve_graph(&bd, bv.nterms)) < 0 ||
-	    (rc = steps(&bd, &bv)) < 0)
+	    (rc = sort_moves(&bd)) < 0 ||
+	    (rc = reserve_graph(&bd, bd.packed ? bd.N - 1 : bv.nterms)) < 0 ||
+	    (rc = bd.packed ? steps_packed(&bd) : steps(&bd, &bv)) < 0)
 		goto out;
 	{
 		/* the plan's record of its options, spelled as the table spells them */
 		char order[32], balance[32], stages[32] = "exact";
 		fast_algo_option_print(fast_algo_option_find("order"), opts, order, sizeof order);
 		fast_algo_option_print(fast_algo_option_find("balance"), opts, balance, sizeof balance);
-		if (opts->stages != FAST_STAGES_EXACT)
+		if (bd.packed)
+			snprintf(stages, sizeof stages, chose ? "auto(packed)" : "packed");
+		else if (opts->stages != FAST_STAGES_EXACT)
 			snprintf(stages, sizeof stages, "auto(q=%llu)", (unsigned long long)quantum);
 		snprintf(p.options, sizeof p.options, "stages=%s order=%s balance=%s", stages, order,
 			 balance);
@@ -649,15 +920,23 @@ out:
 	return rc;
 }
 
-int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
-		      const struct fast_algo_opts *opts, struct fast_plan *out,
-		      struct fast_err *err)
+int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
+			   const struct fast_algo_opts *opts, struct fast_plan *plan,
+			   struct fast_scratch *scratch, struct fast_err *err)
+{
+	return compile(topo, D, opts, true, plan, scratch, err);
+}
+
+/* fast_compile_fast and fast_compile_fast_staged */
+static int compile_trimmed(const struct fast_topo *topo, const uint64_t *D,
+			   const struct fast_algo_opts *opts, bool may_pack, struct fast_plan *out,
+			   struct fast_err *err)
 {
 	struct fast_plan p;
 	int rc;
 
 	memset(&p, 0, sizeof p);
-	if ((rc = fast_compile_fast_into(topo, D, opts, &p, NULL, err)) < 0) {
+	if ((rc = compile(topo, D, opts, may_pack, &p, NULL, err)) < 0) {
 		fast_plan_free(&p);
 		return rc;
 	}
@@ -666,4 +945,18 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 	fast_plan_trim(&p, 16u << 20);
 	*out = p;
 	return 0;
+}
+
+int fast_compile_fast_staged(const struct fast_topo *topo, const uint64_t *D,
+			     const struct fast_algo_opts *opts, struct fast_plan *out,
+			     struct fast_err *err)
+{
+	return compile_trimmed(topo, D, opts, false, out, err);
+}
+
+int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err)
+{
+	return compile_trimmed(topo, D, opts, true, out, err);
 }
