@@ -543,13 +543,14 @@ static struct cost cost_of(const struct fast_topo *topo)
 	return c;
 }
 
-/* Modelled time of the balancing step the first stage (wave) waits for:
- * the tiles of the first term (first != NULL; staged) or of wave 0
- * (packed), all tiles when balance=upfront.  A GPU's switch port carries
- * what it hands over or receives (at most its deficit); a_up more when
- * anything moves, 0 else. */
+/* Modelled time of a balancing step: group 0, the tiles of the first
+ * term (first != NULL; staged) or of wave 0 (packed), which the first
+ * stage (wave) waits for, or group 1, the others, which the second
+ * waits for (all tiles are group 0 when balance=upfront).  A GPU's
+ * switch port carries what it hands over or receives (at most its
+ * deficit); a_up more when anything moves, 0 else. */
 static double balance_s(const struct builder *bd, const struct cost *c, bool packed,
-			const uint32_t *first)
+			const uint32_t *first, uint32_t group)
 {
 	uint32_t N = bd->N, G = bd->G, mod = pack_mod(N, G);
 	uint64_t most = 0;
@@ -560,9 +561,8 @@ static double balance_s(const struct builder *bd, const struct cost *c, bool pac
 			for (uint32_t b = 0; b < N; b++) {
 				struct rails rs;
 				uint64_t r, t;
-				if (b == a || bd->S[(size_t)a * N + b] == 0)
-					continue;
-				if (bd->jit && (packed ? shift_of(N, a, b) >= mod : first[a] != b))
+				bool later = bd->jit && (packed ? shift_of(N, a, b) >= mod : first[a] != b);
+				if (b == a || bd->S[(size_t)a * N + b] == 0 || later != (group == 1))
 					continue;
 				rs = tile_rails(bd, packed, a, b);
 				r = bd->load[((size_t)a * N + b) * G + i];
@@ -580,41 +580,53 @@ static double balance_s(const struct builder *bd, const struct cost *c, bool pac
 	return most ? c->a_up + (double)most / c->Bu : 0;
 }
 
-/* Modelled time of the packed schedule: its balancing, the longest chain
- * of rail steps on one rail class, the last wave's redistribution. */
+/* Modelled time of the packed schedule: wave 0 starts after its
+ * balancing, a later wave after the one before on its rails and the
+ * second balancing step; then the last wave's redistribution. */
 static double packed_s(const struct builder *bd, const struct cost *c)
 {
 	uint32_t M = bd->N - 1, mod = pack_mod(bd->N, bd->G);
-	double rails = 0;
-	uint64_t tail = 0;
+	double bal0 = balance_s(bd, c, true, NULL, 0), bal1 = bal0 + balance_s(bd, c, true, NULL, 1);
+	double end = 0;
 
 	for (uint32_t res = 0; res < mod; res++) {
-		double chain = 0;
+		double t = bal0;
 		uint64_t last = 0;
 		for (uint32_t s = res; s < M; s += mod)
 			if (bd->budget[s]) {
-				chain += c->a_out + (double)bd->budget[s] / c->Bo;
+				if (s >= mod && t < bal1)
+					t = bal1;
+				t += c->a_out + (double)bd->budget[s] / c->Bo;
 				last = bd->budget[s];
 			}
-		if (chain > rails)
-			rails = chain;
-		if (last > tail)
-			tail = last;
+		if (last)
+			t += c->a_up + (double)last * c->rho;
+		if (t > end)
+			end = t;
 	}
-	return balance_s(bd, c, true, NULL) + rails + (tail ? c->a_up + (double)tail * c->rho : 0);
+	return end;
 }
 
 /* Modelled time of the staged schedule bv (ordered, trimmed, split):
- * its first stage's balancing, its stages (fast_bvn_time), the last
- * stage's redistribution. */
+ * the first stage after its balancing, the second after the other
+ * balancing step too, the rest (fast_bvn_time), the last stage's
+ * redistribution. */
 static double staged_s(const struct builder *bd, const struct cost *c, const struct fast_bvn *bv)
 {
 	struct fast_bvn_model m = { c->a_out, c->Bo };
+	double bal0, t;
 
 	if (bv->nterms == 0)
 		return 0;
-	return balance_s(bd, c, false, bv->perm) + fast_bvn_time(bv, &m) + c->a_up +
-	       (double)bv->weight[bv->nterms - 1] * c->rho;
+	bal0 = balance_s(bd, c, false, bv->perm, 0);
+	t = bal0 + fast_bvn_time(bv, &m);
+	if (bv->nterms > 1) { /* stage 2 waits for the second balancing step */
+		double first = c->a_out + (double)bv->weight[0] / c->Bo;
+		double wait = balance_s(bd, c, false, bv->perm, 1) - first;
+		if (wait > 0)
+			t += wait;
+	}
+	return t + c->a_up + (double)bv->weight[bv->nterms - 1] * c->rho;
 }
 
 /* The packed steps: balancing (with jit, wave 0's tiles first, the rest
