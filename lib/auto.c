@@ -512,7 +512,7 @@ static double predict(const struct fast_topo *t, const struct feat *f, const str
 		 * (compile_fast.c): the least of the two, as it chooses */
 		packed = packed_predict(t, f, m, up);
 		if (o->stages == FAST_STAGES_PACKED ||
-		    (o->stages == FAST_STAGES_AUTO && packed < m->k_lat * lat + m->k_vol * vol))
+		    (o->stages == FAST_STAGES_AUTO && N > 2 && packed < m->k_lat * lat + m->k_vol * vol))
 			return packed;
 		break;
 	}

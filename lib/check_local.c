@@ -3,7 +3,8 @@
  * the local properties of every transfer, each on its own.  Pieces inside
  * their message, transfer bytes = sum of pieces, tier-up transfers inside
  * one server, local copies carrying only the diagonal, and for FAST plans
- * every tier-out step one-to-one at NIC level (lanes).
+ * every tier-out step one-to-one at NIC level (lanes) and no NIC shared by
+ * tier-out steps that may run at the same time.
  */
 #include "check_internal.h"
 

@@ -2,7 +2,9 @@
  * compile_fast.c - the FAST plan compiler, fast_compile_fast() (algo.h) (docs/DESIGN.md, "FAST, as this project
  * implements it"): intrinsic traffic over scale-up, sender balancing into
  * lanes, the server matrix, padding and Birkhoff decomposition (bvn.c),
- * one RAIL step per term and one implied REDIST step per stage.
+ * one RAIL step per term and one implied REDIST step per stage; or, where
+ * latency dominates, packed stages (see "packed stages" below): the N - 1
+ * server shifts at once on disjoint rails.
  *
  * Workload: one compile per traffic matrix, on every rank of a job when the
  * executor compiles on the fly, for up to a few thousand GPUs.  The plan is
@@ -886,7 +888,9 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 			  tiles * bd.G)) < 0 ||
 	    (!bd.packed && (rc = decompose(&bd, topo, opts, &bv, &quantum)) < 0))
 		goto out;
-	if (may_pack && bd.N > 1 && opts->stages != FAST_STAGES_EXACT) {
+	/* two servers: one shift on all rails, the staged schedule itself
+	 * (split_tail aside): auto considers packing from three on */
+	if (may_pack && (bd.packed || (bd.N > 2 && opts->stages == FAST_STAGES_AUTO))) {
 		struct cost c = cost_of(topo);
 		pack_budgets(&bd);
 		if (!bd.packed && packed_s(&bd, &c) < staged_s(&bd, &c, &bv)) {
