@@ -117,7 +117,7 @@ struct rails {
 
 static uint64_t target(const struct rails *rs, uint32_t i)
 {
-	return i % rs->mod == rs->res ? rs->t : 0;
+	return rs->mod == 1 || i % rs->mod == rs->res ? rs->t : 0; /* no division when staged */
 }
 
 /* How many of G rails rs holds. */
@@ -503,24 +503,6 @@ static int steps(struct builder *bd, const struct fast_bvn *bv)
  * over scale-up (a tile moves to a share of the rails) and every
  * redistribution exposed at once at the end. */
 
-/* Packed budgets: shift s's is the largest lane target of its tiles. */
-static void pack_budgets(struct builder *bd)
-{
-	uint32_t N = bd->N;
-
-	memset(bd->budget, 0, (size_t)(N - 1) * sizeof *bd->budget);
-	for (uint32_t a = 0; a < N; a++)
-		for (uint32_t b = 0; b < N; b++) {
-			uint32_t s = a == b ? 0 : shift_of(N, a, b);
-			uint64_t t;
-			if (a == b || bd->S[(size_t)a * N + b] == 0)
-				continue;
-			t = tile_rails(bd, true, a, b).t;
-			if (t > bd->budget[s])
-				bd->budget[s] = t;
-		}
-}
-
 /* The per-step costs and rates of the model (as the alpha-aware search and
  * split_tail: a = latency + step overhead of a tier, B = fast_tier_Bps). */
 struct cost {
@@ -545,50 +527,81 @@ static struct cost cost_of(const struct fast_topo *topo)
 	return c;
 }
 
-/* Modelled time of a balancing step: group 0, the tiles of the first
- * term (first != NULL; staged) or of wave 0 (packed), which the first
- * stage (wave) waits for, or group 1, the others, which the second
- * waits for (all tiles are group 0 when balance=upfront).  A GPU's
- * switch port carries what it hands over or receives (at most its
- * deficit); a_up more when anything moves, 0 else. */
-static double balance_s(const struct builder *bd, const struct cost *c, bool packed,
-			const uint32_t *first, uint32_t group)
+/* What balancing costs either way, from one pass over the tiles: per
+ * GPU, the bytes it hands over or receives (at most its deficit) in each
+ * balancing step, group 0 -- the tiles of the first term (staged; first =
+ * its permutation, NULL when there is none) or of wave 0 (packed), which
+ * the first stage (wave) waits for -- and group 1, the others, which the
+ * second waits for (all are group 0 when balance=upfront).  bal[packed]
+ * [group] is the step's modelled time: a_up plus the busiest switch port
+ * over B_up, 0 when nothing moves.  Also the packed budgets: shift s's is
+ * the largest lane target of its tiles (bd->budget). */
+struct balance_cost {
+	double bal[2][2];
+};
+
+static int balance_costs(struct builder *bd, const struct cost *c, const uint32_t *first,
+			 struct balance_cost *out)
 {
 	uint32_t N = bd->N, G = bd->G, mod = pack_mod(N, G);
-	uint64_t most = 0;
+	uint64_t most[2][2] = { { 0, 0 }, { 0, 0 } }, *acc;
 
-	for (uint32_t a = 0; a < N; a++)
-		for (uint32_t i = 0; i < G; i++) {
-			uint64_t sent = 0, recv = 0;
-			for (uint32_t b = 0; b < N; b++) {
-				struct rails rs;
-				uint64_t r, t;
-				bool later = bd->jit && (packed ? shift_of(N, a, b) >= mod : first[a] != b);
-				if (b == a || bd->S[(size_t)a * N + b] == 0 || later != (group == 1))
-					continue;
-				rs = tile_rails(bd, packed, a, b);
-				r = bd->load[((size_t)a * N + b) * G + i];
-				t = target(&rs, i);
-				if (r > t)
-					sent += r - t;
+	/* acc[(packed * 2 + group) * 2 + recv][i]: the server's GPU i */
+	acc = fast_scratch_room(bd->sc, SC_TMP, (size_t)8 * G, sizeof *acc);
+	if (!acc)
+		return oom(bd, "stage model");
+	memset(bd->budget, 0, (size_t)N * sizeof *bd->budget);
+	for (uint32_t a = 0; a < N; a++) {
+		memset(acc, 0, (size_t)8 * G * sizeof *acc);
+		for (uint32_t b = 0; b < N; b++) {
+			const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
+			uint64_t ts = bd->S[(size_t)a * N + b], sum = 0, tp, cnt;
+			uint32_t s, res, gp, gs, k = 0;
+			if (b == a || ts == 0)
+				continue;
+			s = shift_of(N, a, b);
+			res = s % mod;
+			cnt = (G - res + mod - 1) / mod;
+			for (uint32_t i = 0; i < G; i++)
+				sum += r[i];
+			tp = sum / cnt + (sum % cnt != 0);
+			if (tp > bd->budget[s])
+				bd->budget[s] = tp;
+			gp = bd->jit && s >= mod;
+			gs = bd->jit && first && first[a] != b;
+			for (uint32_t i = 0; i < G; i++) {
+				uint64_t t = k == res ? tp : 0;
+				uint64_t *ap = acc + (size_t)(4 + gp * 2) * G, *as = acc + (size_t)gs * 2 * G;
+				if (r[i] > t)
+					ap[i] += r[i] - t;
 				else
-					recv += t - r;
+					ap[G + i] += t - r[i];
+				if (r[i] > ts)
+					as[i] += r[i] - ts;
+				else
+					as[G + i] += ts - r[i];
+				if (++k == mod)
+					k = 0;
 			}
-			if (sent > most)
-				most = sent;
-			if (recv > most)
-				most = recv;
 		}
-	return most ? c->a_up + (double)most / c->Bu : 0;
+		for (uint32_t q = 0; q < 8; q++)
+			for (uint32_t i = 0; i < G; i++)
+				if (acc[(size_t)q * G + i] > most[q / 4][q / 2 % 2])
+					most[q / 4][q / 2 % 2] = acc[(size_t)q * G + i];
+	}
+	for (int p = 0; p < 2; p++)
+		for (int g = 0; g < 2; g++)
+			out->bal[p][g] = most[p][g] ? c->a_up + (double)most[p][g] / c->Bu : 0;
+	return 0;
 }
 
 /* Modelled time of the packed schedule: wave 0 starts after its
  * balancing, a later wave after the one before on its rails and the
  * second balancing step; then the last wave's redistribution. */
-static double packed_s(const struct builder *bd, const struct cost *c)
+static double packed_s(const struct builder *bd, const struct cost *c, const struct balance_cost *bc)
 {
 	uint32_t M = bd->N - 1, mod = pack_mod(bd->N, bd->G);
-	double bal0 = balance_s(bd, c, true, NULL, 0), bal1 = bal0 + balance_s(bd, c, true, NULL, 1);
+	double bal0 = bc->bal[1][0], bal1 = bal0 + bc->bal[1][1];
 	double end = 0;
 
 	for (uint32_t res = 0; res < mod; res++) {
@@ -613,18 +626,18 @@ static double packed_s(const struct builder *bd, const struct cost *c)
  * the first stage after its balancing, the second after the other
  * balancing step too, the rest (fast_bvn_time), the last stage's
  * redistribution. */
-static double staged_s(const struct builder *bd, const struct cost *c, const struct fast_bvn *bv)
+static double staged_s(const struct cost *c, const struct fast_bvn *bv,
+		       const struct balance_cost *bc)
 {
 	struct fast_bvn_model m = { c->a_out, c->Bo };
-	double bal0, t;
+	double t;
 
 	if (bv->nterms == 0)
 		return 0;
-	bal0 = balance_s(bd, c, false, bv->perm, 0);
-	t = bal0 + fast_bvn_time(bv, &m);
+	t = bc->bal[0][0] + fast_bvn_time(bv, &m);
 	if (bv->nterms > 1) { /* stage 2 waits for the second balancing step */
 		double first = c->a_out + (double)bv->weight[0] / c->Bo;
-		double wait = balance_s(bd, c, false, bv->perm, 1) - first;
+		double wait = bc->bal[0][1] - first;
 		if (wait > 0)
 			t += wait;
 	}
@@ -892,8 +905,10 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 	 * (split_tail aside): auto considers packing from three on */
 	if (may_pack && (bd.packed || (bd.N > 2 && opts->stages == FAST_STAGES_AUTO))) {
 		struct cost c = cost_of(topo);
-		pack_budgets(&bd);
-		if (!bd.packed && packed_s(&bd, &c) < staged_s(&bd, &c, &bv)) {
+		struct balance_cost bc;
+		if ((rc = balance_costs(&bd, &c, bv.nterms ? bv.perm : NULL, &bc)) < 0)
+			goto out;
+		if (!bd.packed && packed_s(&bd, &c, &bc) < staged_s(&c, &bv, &bc)) {
 			bd.packed = chose = true;
 			fast_bvn_free(&bv);
 		}
