@@ -37,7 +37,8 @@
  *
  * Synthesis-cost model: S(a) = S32[a] (n / 32)^P[a] seconds, a power law
  * in the GPU count through the medians at 4 x 8 and 16 x 8, times
- * 0.1 + 0.9 x (cross-server messages / n (n - G)) for a baseline.
+ * 0.1 + 0.9 x (cross-server messages / n (n - G)) for a baseline, and
+ * for FAST where it packs its stages (packed_synth()).
  *
  * Cost of the decision: linear in the n^2 entries read (measured: README,
  * "Choosing the schedule").
@@ -119,6 +120,27 @@ static double synth_of(const struct model *m, double n, double G, double log_n32
 	if (m->kind != K_FAST && full > 0 && (double)nnz < full)
 		S *= 0.1 + 0.9 * (double)nnz / full;
 	return S;
+}
+
+/* FAST's synthesis when it packs its stages: at least the staged cost,
+ * and the handovers it writes -- a tile moves to a share of the rails,
+ * so about every cross message is handed over once -- scale with the
+ * messages, as a baseline's.  PACKED_S32 and PACKED_P through the `fast
+ * compare --preset h200 --gpus 8 --algos fast` medians of synthesis_s on
+ * dense uniform traffic (`fast gen --pattern uniform --mean-bytes 4K` and
+ * 64K, five runs each, 2026-12-01, load 2.2-3.7): 20.3 us at 4 x 8, 706 us
+ * at 16 x 8 (15 live plans of a packed compile's size fault their pages
+ * in: the staged ones, with few handovers, measured 13.6 and 82 us). */
+#define PACKED_S32 20.3e-6
+#define PACKED_P 2.56
+
+static double packed_synth(double staged, double n, double G, double log_n32, uint64_t nnz)
+{
+	double full = n * (n - G), S = PACKED_S32 * exp(PACKED_P * log_n32);
+
+	if (full > 0 && (double)nnz < full)
+		S *= 0.1 + 0.9 * (double)nnz / full;
+	return S > staged ? S : staged;
 }
 
 double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t nnz)
@@ -465,7 +487,7 @@ static double packed_predict(const struct fast_topo *t, const struct feat *f,
  * either gives a floor under the prediction: it grows with both). */
 static double predict(const struct fast_topo *t, const struct feat *f, const struct model *m,
 		      const struct fast_algo *a, const struct fast_algo_opts *o, double spread_s,
-		      uint64_t largest)
+		      uint64_t largest, bool *packs)
 {
 	uint32_t N = t->servers, G = t->gpus, ng = N * G;
 	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
@@ -512,8 +534,11 @@ static double predict(const struct fast_topo *t, const struct feat *f, const str
 		 * (compile_fast.c): the least of the two, as it chooses */
 		packed = packed_predict(t, f, m, up);
 		if (o->stages == FAST_STAGES_PACKED ||
-		    (o->stages == FAST_STAGES_AUTO && N > 2 && packed < m->k_lat * lat + m->k_vol * vol))
+		    (o->stages == FAST_STAGES_AUTO && N > 2 && packed < m->k_lat * lat + m->k_vol * vol)) {
+			if (packs)
+				*packs = true;
 			return packed;
+		}
 		break;
 	}
 	}
@@ -571,8 +596,11 @@ static void decide(const struct fast_topo *topo, const uint64_t *D, const struct
 			continue;
 		lo = largest_floor(f.block_max, topo->gpus, chunk, &exact);
 		lazy[k] = f.total && (m->kind == K_SPREADOUT || (m->kind == K_HIER && !exact));
+		bool packs = false;
 		out->synth_s[k] = synth_of(m, n, topo->gpus, ln, f.nnz);
-		out->sim_s[k] = predict(topo, &f, m, a, opts, floor_s, lo);
+		out->sim_s[k] = predict(topo, &f, m, a, opts, floor_s, lo, &packs);
+		if (packs) /* FAST compiles packed stages: their synthesis */
+			out->synth_s[k] = packed_synth(out->synth_s[k], n, topo->gpus, ln, f.nnz);
 		T[k] = out->sim_s[k] + out->synth_s[k];
 		if (!lazy[k])
 			best = dmin(best, T[k]);
@@ -586,7 +614,8 @@ static void decide(const struct fast_topo *topo, const uint64_t *D, const struct
 		bool ok = second_pass(topo, D, &spread_s, &largest) == 0;
 		for (uint32_t k = 0; ok && k < out->n; k++)
 			if (lazy[k]) {
-				out->sim_s[k] = predict(topo, &f, &models[k], &fast_algos[k], opts, spread_s, largest);
+				out->sim_s[k] = predict(topo, &f, &models[k], &fast_algos[k], opts, spread_s,
+							largest, NULL);
 				T[k] = out->sim_s[k] + out->synth_s[k];
 			}
 	}

@@ -53,7 +53,7 @@ struct move {
 };
 
 /* The builder's scratch slots (struct fast_scratch). */
-enum { SC_LOAD, SC_S, SC_FIRST, SC_MOVES, SC_TMP, SC_CNT, SC_BUDGET };
+enum { SC_LOAD, SC_S, SC_FIRST, SC_MOVES, SC_TMP, SC_CNT, SC_BUDGET, SC_TARGET };
 
 struct builder {
 	uint32_t N, G, ng;
@@ -69,6 +69,7 @@ struct builder {
 	bool jit;
 	bool packed;             /* packed stages: tile (A, A + d) on the rails of shift d */
 	uint64_t *budget;        /* packed: N - 1 budgets, shift d at d - 1 (the largest lane) */
+	uint64_t *tt;            /* G: the lane targets of the tile being balanced */
 	struct fast_plan *p;
 	struct fast_err *err;
 };
@@ -115,27 +116,32 @@ struct rails {
 	uint64_t t;
 };
 
-static uint64_t target(const struct rails *rs, uint32_t i)
-{
-	return rs->mod == 1 || i % rs->mod == rs->res ? rs->t : 0; /* no division when staged */
-}
-
 /* How many of G rails rs holds. */
 static uint32_t rail_count(const struct rails *rs, uint32_t G)
 {
 	return rs->res < G ? (G - rs->res + rs->mod - 1) / rs->mod : 0;
 }
 
+/* tt[i]: rail i's lane target (tt: G). */
+static void targets(const struct rails *rs, uint32_t G, uint64_t *tt)
+{
+	for (uint32_t i = 0, k = 0; i < G; i++) {
+		tt[i] = k == rs->res ? rs->t : 0;
+		if (++k == rs->mod)
+			k = 0;
+	}
+}
+
 static void donor_next(const struct builder *bd, uint32_t a, uint32_t b, const uint64_t *r,
-		       const struct rails *rs, struct donor *dn)
+		       const uint64_t *tt, struct donor *dn)
 {
 	uint64_t cum = 0, t;
 
-	while (dn->d < bd->G && r[dn->d] <= target(rs, dn->d))
+	while (dn->d < bd->G && r[dn->d] <= tt[dn->d])
 		dn->d++;
 	if (dn->d == bd->G)
 		return;
-	t = target(rs, dn->d);
+	t = tt[dn->d];
 	for (dn->j = 0; dn->j < bd->G; dn->j++) {
 		uint64_t len = msg(bd, a, dn->d, b, dn->j);
 		if (cum + len > t) {
@@ -202,7 +208,7 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 	const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
 	const uint64_t *row = bd->D + (size_t)a * G * bd->ng + (size_t)b * G; /* D[A_0][B_0] */
 	struct rails rs = tile_rails(bd, bd->packed, a, b);
-	uint64_t t = rs.t, excess = 0;
+	uint64_t t = rs.t, excess = 0, *tt = bd->tt;
 	uint32_t group = bd->jit ? bd->first[(size_t)a * N + b] : 0;
 	struct donor dn = { 0, 0, 0 };
 	struct fast_plan *p = bd->p;
@@ -222,13 +228,14 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 	if ((rc = fast_plan_lane_space(p, G, 2 * (size_t)G * G + 2 * G, &ln, &pc, bd->err)) < 0)
 		return rc;
 	mv = bd->moves + bd->nmoves;
+	targets(&rs, G, tt);
 	for (uint32_t i = 0; i < G; i++)
-		if (r[i] > target(&rs, i))
-			excess += r[i] - target(&rs, i);
+		if (r[i] > tt[i])
+			excess += r[i] - tt[i];
 	if (excess)
-		donor_next(bd, a, b, r, &rs, &dn);
+		donor_next(bd, a, b, r, tt, &dn);
 	for (uint32_t i = 0; i < G; i++) {
-		uint64_t ti = target(&rs, i), own = r[i] < ti ? r[i] : ti, recv = 0, left;
+		uint64_t ti = tt[i], own = r[i] < ti ? r[i] : ti, recv = 0, left;
 		struct fast_piece *first;
 		if (r[i] < ti) {
 			recv = ti - r[i] < excess ? ti - r[i] : excess;
@@ -250,33 +257,41 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 			left -= take;
 		}
 		left = recv;
-		while (left) {
-			uint64_t len, take;
-			if (dn.j == G) { /* donor exhausted: the next one */
-				dn.d++;
-				dn.j = 0;
-				dn.off = 0;
-				donor_next(bd, a, b, r, &rs, &dn);
-				continue;
+		if (left) {
+			/* the donor cursor in registers while it walks (through
+			 * the struct, each step reloaded what it had just stored) */
+			uint32_t d = dn.d, j = dn.j;
+			uint64_t off = dn.off;
+			const uint64_t *drow = row + (size_t)d * bd->ng;
+			while (left) {
+				uint64_t len, take;
+				if (j == G) { /* donor exhausted: the next one */
+					dn = (struct donor){ d + 1, 0, 0 };
+					donor_next(bd, a, b, r, tt, &dn);
+					d = dn.d, j = dn.j, off = dn.off;
+					drow = row + (size_t)d * bd->ng;
+					continue;
+				}
+				len = drow[j];
+				if (off == len) {
+					j++;
+					off = 0;
+					continue;
+				}
+				take = len - off < left ? len - off : left;
+				pc->src = a * G + d;
+				pc->dst = b * G + j;
+				pc->off = off;
+				pc->len = take;
+				mv->group = group;
+				mv->key = (a * G + d) * G + i;
+				mv->piece = (uint32_t)(pc - p->pieces);
+				pc++;
+				mv++;
+				off += take;
+				left -= take;
 			}
-			len = row[(size_t)dn.d * bd->ng + dn.j];
-			if (dn.off == len) {
-				dn.j++;
-				dn.off = 0;
-				continue;
-			}
-			take = len - dn.off < left ? len - dn.off : left;
-			pc->src = a * G + dn.d;
-			pc->dst = b * G + dn.j;
-			pc->off = dn.off;
-			pc->len = take;
-			mv->group = group;
-			mv->key = (a * G + dn.d) * G + i;
-			mv->piece = (uint32_t)(pc - p->pieces);
-			pc++;
-			mv++;
-			dn.off += take;
-			left -= take;
+			dn = (struct donor){ d, j, off };
 		}
 		ln[nl].src_server = a;
 		ln[nl].dst_server = b;
@@ -888,8 +903,9 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 	bd.S = fast_scratch_room(bd.sc, SC_S, (size_t)bd.N * bd.N, sizeof *bd.S);
 	bd.first = fast_scratch_room(bd.sc, SC_FIRST, (size_t)bd.N * bd.N, sizeof *bd.first);
 	bd.budget = fast_scratch_room(bd.sc, SC_BUDGET, bd.N, sizeof *bd.budget);
+	bd.tt = fast_scratch_room(bd.sc, SC_TARGET, bd.G, sizeof *bd.tt);
 	bd.packed = may_pack && opts->stages == FAST_STAGES_PACKED && bd.N > 1;
-	if (!bd.load || !bd.S || !bd.first || !bd.budget) {
+	if (!bd.load || !bd.S || !bd.first || !bd.budget || !bd.tt) {
 		rc = oom(&bd, "server matrix");
 		goto out;
 	}

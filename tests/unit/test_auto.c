@@ -243,7 +243,8 @@ static void test_auto__the_diagonal_is_no_traffic(void)
 }
 
 /* The decision takes each candidate's constants by its place in the
- * algorithm table: on a dense matrix its S is the model's for the name */
+ * algorithm table: on a dense matrix its S is the model's for the name
+ * (FAST's, packing its stages here, more: packed_synth in lib/auto.c) */
 static void test_auto__candidates_are_the_table_in_order(void)
 {
 	struct fast_topo t;
@@ -258,7 +259,11 @@ static void test_auto__candidates_are_the_table_in_order(void)
 			continue;
 		CU_ASSERT_FATAL(k < c.n);
 		CU_ASSERT_STRING_EQUAL(c.algo[k], a->name);
-		CU_ASSERT_EQUAL(c.synth_s[k], fast_auto_synth_model(a->name, 4, 8, 32 * 24));
+		if (strcmp(a->name, "fast") == 0) { /* packed at this size: more */
+			CU_ASSERT(c.synth_s[k] > fast_auto_synth_model(a->name, 4, 8, 32 * 24));
+		} else {
+			CU_ASSERT_EQUAL(c.synth_s[k], fast_auto_synth_model(a->name, 4, 8, 32 * 24));
+		}
 		k++;
 	}
 	CU_ASSERT_EQUAL(k, c.n);
