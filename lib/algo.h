@@ -17,6 +17,7 @@
 enum fast_stages_mode {
 	FAST_STAGES_AUTO = 0,  /* alpha-aware: fewer, larger stages */
 	FAST_STAGES_EXACT = 1, /* exact Birkhoff decomposition */
+	FAST_STAGES_PACKED = 2, /* the N - 1 shifts at once on disjoint rails */
 };
 
 enum fast_stage_order {
@@ -160,6 +161,13 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
 			   const struct fast_algo_opts *opts, struct fast_plan *plan,
 			   struct fast_scratch *scratch, struct fast_err *err);
+
+/* FAST without packed stages (stages=packed compiles as auto, auto never
+ * packs): what the token compiler builds on (compile_tokens.c says why).
+ * Errors as fast_compile_fast. */
+int fast_compile_fast_staged(const struct fast_topo *topo, const uint64_t *D,
+			     const struct fast_algo_opts *opts, struct fast_plan *out,
+			     struct fast_err *err);
 
 /* FAST on token traffic (lib/compile_tokens.c): per-server dedup, FAST's
  * balancing and stages on the deduplicated server traffic, replication

@@ -6,7 +6,8 @@
  *  1. local properties of every transfer: pieces inside their message,
  *     transfer bytes = sum of pieces, tier-up transfers inside one server,
  *     local copies (from == to) carry only the diagonal, and for FAST plans
- *     every tier-out step is one-to-one at NIC level;
+ *     every tier-out step is one-to-one at NIC level and concurrent
+ *     tier-out steps share no NIC (check_local.c);
  *  2. a walk in topological order with, per step, the set of its ancestors
  *     (a bitset over step ids; a second bitset marks ancestors reached
  *     through at least one whole-step dependency, the others being reached
@@ -552,6 +553,8 @@ static int check_kind(const struct fast_plan_view *v, const struct fast_topo *to
 	rc = fast_check_lanes(&c);
 	if (rc == 0)
 		rc = fast_check_transfers(&c);
+	if (rc == 0)
+		rc = fast_check_nic_order(&c);
 	if (rc == 0)
 		rc = walk(&c);
 	if (rc == 0)

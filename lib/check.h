@@ -10,7 +10,10 @@
  * every byte of every message reaches its destination exactly once and
  * nothing else arrives anywhere as final, and (4) for FAST plans (algo
  * "fast"), each tier-out step is one-to-one at NIC level: every NIC sends
- * to at most one NIC and receives from at most one.
+ * to at most one NIC and receives from at most one, and tier-out steps
+ * that may run at the same time (neither reaches the other through
+ * dependencies) share no sending and no receiving NIC (packed stages run
+ * several rail steps at once, each on its own rails).
  *
  * Contract for compilers (what the checker accepts):
  *  - the diagonal D[g][g] is a local copy.  A plan may leave it implicit

@@ -76,6 +76,9 @@ void fast_check_where(char *buf, size_t len, const struct checker *c, uint32_t t
 /* 1. local properties (check_local.c) */
 int fast_check_lanes(struct checker *c);
 int fast_check_transfers(struct checker *c);
+/* FAST plans: tier-out steps that may run concurrently share no sending
+ * and no receiving NIC (check_local.c). */
+int fast_check_nic_order(struct checker *c);
 
 /* 3. exactly-once delivery (check_deliver.c) */
 int fast_check_deliveries(struct checker *c);

@@ -3,7 +3,8 @@
  * the local properties of every transfer, each on its own.  Pieces inside
  * their message, transfer bytes = sum of pieces, tier-up transfers inside
  * one server, local copies carrying only the diagonal, and for FAST plans
- * every tier-out step one-to-one at NIC level (lanes).
+ * every tier-out step one-to-one at NIC level (lanes) and no NIC shared by
+ * tier-out steps that may run at the same time.
  */
 #include "check_internal.h"
 
@@ -218,3 +219,164 @@ out:
 	return rc;
 }
 
+
+/* --- FAST: no NIC shared by concurrent tier-out steps ---------------------
+ * Tier-out steps that may run at the same time (neither reaches the other
+ * through dependencies) must not share a sending NIC nor a receiving NIC:
+ * packed stages run several rail steps at once, each on its own rails, and
+ * this keeps a wrong packing from hiding incast.  Cheap: per GPU, the out
+ * steps sending from (receiving at) it in a topological order (the id
+ * order when every dependency points to a smaller id, as every compiler
+ * writes them); each consecutive pair must be ordered, the later reaching
+ * the earlier (then all pairs are, by transitivity).  A direct dependency
+ * settles the usual case; else a backward search over dependencies that
+ * skips the steps placed before the target, each proof remembered. */
+
+struct nic_order {
+	const struct fast_plan *e;
+	uint32_t *pos;    /* a step's place in the order */
+	uint32_t *proven; /* proven[u] == t + 1: t reaches u */
+	uint32_t *stamp, *stack;
+	uint32_t query;
+};
+
+/* The topological order into order[] (and pos[]): ids when every dep
+ * points back, else Kahn's (a validated plan has no cycle). */
+static int topo_order(const struct fast_plan *e, uint32_t *order, uint32_t *pos, uint32_t *tmp)
+{
+	size_t n = e->nsteps, head = 0, tail = 0;
+	bool back = true;
+	uint32_t *indeg = tmp, *start, *adj;
+
+	for (size_t t = 0; t < n && back; t++)
+		for (uint32_t j = 0; j < e->steps[t].ndeps && back; j++)
+			back = e->deps[e->steps[t].dep0 + j].step < t;
+	if (!back) {
+		start = fast_calloc(n + 1, sizeof *start);
+		adj = fast_calloc(e->ndeps ? e->ndeps : 1, sizeof *adj);
+		if (!start || !adj) {
+			free(start);
+			free(adj);
+			return -1;
+		}
+		memset(indeg, 0, n * sizeof *indeg);
+		for (size_t t = 0; t < n; t++)
+			for (uint32_t j = 0; j < e->steps[t].ndeps; j++) {
+				start[e->deps[e->steps[t].dep0 + j].step + 1]++;
+				indeg[t]++;
+			}
+		for (size_t u = 0; u < n; u++)
+			start[u + 1] += start[u];
+		for (size_t t = 0; t < n; t++) /* dependents; start[] ends one slot on */
+			for (uint32_t j = 0; j < e->steps[t].ndeps; j++)
+				adj[start[e->deps[e->steps[t].dep0 + j].step]++] = (uint32_t)t;
+		for (size_t t = 0; t < n; t++)
+			if (indeg[t] == 0)
+				order[tail++] = (uint32_t)t;
+		while (head < tail) {
+			uint32_t u = order[head++];
+			for (uint32_t k = u ? start[u - 1] : 0; k < start[u]; k++)
+				if (--indeg[adj[k]] == 0)
+					order[tail++] = adj[k];
+		}
+		free(start);
+		free(adj);
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (back)
+			order[k] = (uint32_t)k;
+		pos[order[k]] = (uint32_t)k;
+	}
+	return 0;
+}
+
+/* Whether step t waits for step u (transitively); u is placed before t. */
+static bool reaches(struct nic_order *no, uint32_t t, uint32_t u)
+{
+	const struct fast_plan *e = no->e;
+	const struct fast_step *s = &e->steps[t];
+	size_t top = 0;
+
+	if (no->proven[u] == t + 1)
+		return true;
+	for (uint32_t j = 0; j < s->ndeps; j++)
+		if (e->deps[s->dep0 + j].step == u)
+			goto yes;
+	no->query++;
+	no->stack[top++] = t;
+	no->stamp[t] = no->query;
+	while (top) {
+		const struct fast_step *v = &e->steps[no->stack[--top]];
+		for (uint32_t j = 0; j < v->ndeps; j++) {
+			uint32_t w = e->deps[v->dep0 + j].step;
+			if (w == u)
+				goto yes;
+			if (no->stamp[w] == no->query || no->pos[w] < no->pos[u])
+				continue; /* seen, or placed before u: cannot reach it */
+			no->stamp[w] = no->query;
+			no->stack[top++] = w;
+		}
+	}
+	return false;
+yes:
+	no->proven[u] = t + 1;
+	return true;
+}
+
+int fast_check_nic_order(struct checker *c)
+{
+	const struct fast_plan *e = c->e;
+	size_t n = e->nsteps;
+	uint32_t *order = NULL, *last[2] = { NULL, NULL };
+	struct nic_order no = { e, NULL, NULL, NULL, NULL, 0 };
+	int rc = 0;
+
+	if (strcmp(e->algo, "fast") != 0 || n < 2)
+		return 0;
+	order = fast_calloc(n, sizeof *order);
+	no.pos = fast_calloc(n, sizeof *no.pos);
+	no.proven = fast_calloc(n, sizeof *no.proven);
+	no.stamp = fast_calloc(n, sizeof *no.stamp);
+	no.stack = fast_calloc(n, sizeof *no.stack);
+	last[0] = fast_calloc(c->ng, sizeof *last[0]); /* last sending step + 1 */
+	last[1] = fast_calloc(c->ng, sizeof *last[1]); /* last receiving step + 1 */
+	if (!order || !no.pos || !no.proven || !no.stamp || !no.stack || !last[0] || !last[1] ||
+	    topo_order(e, order, no.pos, no.stamp) < 0) {
+		rc = fast_check_oom(c);
+		goto out;
+	}
+	memset(no.stamp, 0, n * sizeof *no.stamp);
+	for (size_t k = 0; k < n && rc == 0; k++) {
+		uint32_t t = order[k];
+		const struct fast_step *s = &e->steps[t];
+		if (s->tier != FAST_TIER_OUT)
+			continue;
+		for (uint32_t j = 0; j < s->nxfers && rc == 0; j++) {
+			const struct fast_xfer *x = &e->xfers[s->xfer0 + j];
+			uint32_t gpu[2] = { x->from, x->to };
+			if (x->from == x->to)
+				continue;
+			for (int d = 0; d < 2 && rc == 0; d++) {
+				uint32_t prev = last[d][gpu[d]];
+				if (prev && prev - 1 != t && !reaches(&no, t, prev - 1))
+					rc = fast_err_set(c->err, FAST_ECHECK,
+							  "steps %u and %u (tier out) may run at the same "
+							  "time, neither waiting for the other, and both %s "
+							  "the NIC of GPU %u%s; a fast plan's out steps "
+							  "sharing a NIC must be ordered", prev - 1, t,
+							  d ? "receive at" : "send from", gpu[d],
+							  d ? " (incast)" : "");
+				last[d][gpu[d]] = t + 1;
+			}
+		}
+	}
+out:
+	free(order);
+	free(no.pos);
+	free(no.proven);
+	free(no.stamp);
+	free(no.stack);
+	free(last[0]);
+	free(last[1]);
+	return rc;
+}

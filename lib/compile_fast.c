@@ -2,7 +2,9 @@
  * compile_fast.c - the FAST plan compiler, fast_compile_fast() (algo.h) (docs/DESIGN.md, "FAST, as this project
  * implements it"): intrinsic traffic over scale-up, sender balancing into
  * lanes, the server matrix, padding and Birkhoff decomposition (bvn.c),
- * one RAIL step per term and one implied REDIST step per stage.
+ * one RAIL step per term and one implied REDIST step per stage; or, where
+ * latency dominates, packed stages (see "packed stages" below): the N - 1
+ * server shifts at once on disjoint rails.
  *
  * Workload: one compile per traffic matrix, on every rank of a job when the
  * executor compiles on the fly, for up to a few thousand GPUs.  The plan is
@@ -51,7 +53,7 @@ struct move {
 };
 
 /* The builder's scratch slots (struct fast_scratch). */
-enum { SC_LOAD, SC_S, SC_FIRST, SC_MOVES, SC_TMP, SC_CNT };
+enum { SC_LOAD, SC_S, SC_FIRST, SC_MOVES, SC_TMP, SC_CNT, SC_BUDGET, SC_TARGET };
 
 struct builder {
 	uint32_t N, G, ng;
@@ -65,6 +67,9 @@ struct builder {
 	struct fast_scratch *sc; /* owns load, S, first, moves and sort_moves' arrays */
 	bool keep;               /* sc is the caller's, kept for the next compile */
 	bool jit;
+	bool packed;             /* packed stages: tile (A, A + d) on the rails of shift d */
+	uint64_t *budget;        /* packed: N - 1 budgets, shift d at d - 1 (the largest lane) */
+	uint64_t *tt;            /* G: the lane targets of the tile being balanced */
 	struct fast_plan *p;
 	struct fast_err *err;
 };
@@ -103,15 +108,40 @@ struct donor {
 	uint64_t off;
 };
 
-static void donor_next(const struct builder *bd, uint32_t a, uint32_t b, const uint64_t *r,
-		       uint64_t t, struct donor *dn)
-{
-	uint64_t cum = 0;
+/* The rails a tile is balanced onto: rail i is one of them iff i % mod ==
+ * res (mod = 1, res = 0: all G; packed stages: the rails of its shift),
+ * each with lane target t, the others 0. */
+struct rails {
+	uint32_t mod, res;
+	uint64_t t;
+};
 
-	while (dn->d < bd->G && r[dn->d] <= t)
+/* How many of G rails rs holds. */
+static uint32_t rail_count(const struct rails *rs, uint32_t G)
+{
+	return rs->res < G ? (G - rs->res + rs->mod - 1) / rs->mod : 0;
+}
+
+/* tt[i]: rail i's lane target (tt: G). */
+static void targets(const struct rails *rs, uint32_t G, uint64_t *tt)
+{
+	for (uint32_t i = 0, k = 0; i < G; i++) {
+		tt[i] = k == rs->res ? rs->t : 0;
+		if (++k == rs->mod)
+			k = 0;
+	}
+}
+
+static void donor_next(const struct builder *bd, uint32_t a, uint32_t b, const uint64_t *r,
+		       const uint64_t *tt, struct donor *dn)
+{
+	uint64_t cum = 0, t;
+
+	while (dn->d < bd->G && r[dn->d] <= tt[dn->d])
 		dn->d++;
 	if (dn->d == bd->G)
 		return;
+	t = tt[dn->d];
 	for (dn->j = 0; dn->j < bd->G; dn->j++) {
 		uint64_t len = msg(bd, a, dn->d, b, dn->j);
 		if (cum + len > t) {
@@ -135,15 +165,50 @@ static int room(struct builder *bd, uint64_t moves)
 	return 0;
 }
 
-/* Balance tile (A, B): declare its non-empty lanes and record handovers.
- * A tile writes at most G^2 own pieces and G^2 + 2G handed ones (a split
- * per donor and per receiver). */
+/* The shift index (d - 1) of tile (A, B) in packed stages, d = B - A mod N. */
+static uint32_t shift_of(uint32_t N, uint32_t a, uint32_t b)
+{
+	return (b + N - a) % N - 1;
+}
+
+/* Packed stages: how many shifts share the rails at once (shift s runs on
+ * the rails i % mod == s % mod, in wave s / mod). */
+static uint32_t pack_mod(uint32_t N, uint32_t G)
+{
+	uint32_t M = N > 1 ? N - 1 : 1;
+	return M < G ? M : G;
+}
+
+/* The rails of tile (A, B): all G with target S[A][B]; packed, those of
+ * its shift, each with target ceil(sum r_i / their count). */
+static struct rails tile_rails(const struct builder *bd, bool packed, uint32_t a, uint32_t b)
+{
+	const uint64_t *r = &bd->load[((size_t)a * bd->N + b) * bd->G];
+	struct rails rs = { 1, 0, bd->S[(size_t)a * bd->N + b] };
+	uint64_t sum = 0, cnt;
+
+	if (!packed)
+		return rs;
+	rs.mod = pack_mod(bd->N, bd->G);
+	rs.res = shift_of(bd->N, a, b) % rs.mod;
+	for (uint32_t i = 0; i < bd->G; i++)
+		sum += r[i]; /* a row sum of D's tile: S's sums did not overflow */
+	cnt = rail_count(&rs, bd->G);
+	rs.t = sum / cnt + (sum % cnt != 0);
+	return rs;
+}
+
+/* Balance tile (A, B) onto its rails (tile_rails()): declare its non-empty
+ * lanes and record handovers (a rail outside them is a donor of all it
+ * holds).  A tile writes at most G^2 own pieces and G^2 + 2G handed ones
+ * (a split per donor and per receiver). */
 static int tile(struct builder *bd, uint32_t a, uint32_t b)
 {
 	uint32_t N = bd->N, G = bd->G;
 	const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
 	const uint64_t *row = bd->D + (size_t)a * G * bd->ng + (size_t)b * G; /* D[A_0][B_0] */
-	uint64_t t = bd->S[(size_t)a * N + b], excess = 0;
+	struct rails rs = tile_rails(bd, bd->packed, a, b);
+	uint64_t t = rs.t, excess = 0, *tt = bd->tt;
 	uint32_t group = bd->jit ? bd->first[(size_t)a * N + b] : 0;
 	struct donor dn = { 0, 0, 0 };
 	struct fast_plan *p = bd->p;
@@ -163,16 +228,17 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 	if ((rc = fast_plan_lane_space(p, G, 2 * (size_t)G * G + 2 * G, &ln, &pc, bd->err)) < 0)
 		return rc;
 	mv = bd->moves + bd->nmoves;
+	targets(&rs, G, tt);
 	for (uint32_t i = 0; i < G; i++)
-		if (r[i] > t)
-			excess += r[i] - t;
+		if (r[i] > tt[i])
+			excess += r[i] - tt[i];
 	if (excess)
-		donor_next(bd, a, b, r, t, &dn);
+		donor_next(bd, a, b, r, tt, &dn);
 	for (uint32_t i = 0; i < G; i++) {
-		uint64_t own = r[i] < t ? r[i] : t, recv = 0, left;
+		uint64_t ti = tt[i], own = r[i] < ti ? r[i] : ti, recv = 0, left;
 		struct fast_piece *first;
-		if (r[i] < t) {
-			recv = t - r[i] < excess ? t - r[i] : excess;
+		if (r[i] < ti) {
+			recv = ti - r[i] < excess ? ti - r[i] : excess;
 			excess -= recv;
 		}
 		if (own + recv == 0)
@@ -191,33 +257,41 @@ static int tile(struct builder *bd, uint32_t a, uint32_t b)
 			left -= take;
 		}
 		left = recv;
-		while (left) {
-			uint64_t len, take;
-			if (dn.j == G) { /* donor exhausted: the next one */
-				dn.d++;
-				dn.j = 0;
-				dn.off = 0;
-				donor_next(bd, a, b, r, t, &dn);
-				continue;
+		if (left) {
+			/* the donor cursor in registers while it walks (through
+			 * the struct, each step reloaded what it had just stored) */
+			uint32_t d = dn.d, j = dn.j;
+			uint64_t off = dn.off;
+			const uint64_t *drow = row + (size_t)d * bd->ng;
+			while (left) {
+				uint64_t len, take;
+				if (j == G) { /* donor exhausted: the next one */
+					dn = (struct donor){ d + 1, 0, 0 };
+					donor_next(bd, a, b, r, tt, &dn);
+					d = dn.d, j = dn.j, off = dn.off;
+					drow = row + (size_t)d * bd->ng;
+					continue;
+				}
+				len = drow[j];
+				if (off == len) {
+					j++;
+					off = 0;
+					continue;
+				}
+				take = len - off < left ? len - off : left;
+				pc->src = a * G + d;
+				pc->dst = b * G + j;
+				pc->off = off;
+				pc->len = take;
+				mv->group = group;
+				mv->key = (a * G + d) * G + i;
+				mv->piece = (uint32_t)(pc - p->pieces);
+				pc++;
+				mv++;
+				off += take;
+				left -= take;
 			}
-			len = row[(size_t)dn.d * bd->ng + dn.j];
-			if (dn.off == len) {
-				dn.j++;
-				dn.off = 0;
-				continue;
-			}
-			take = len - dn.off < left ? len - dn.off : left;
-			pc->src = a * G + dn.d;
-			pc->dst = b * G + dn.j;
-			pc->off = dn.off;
-			pc->len = take;
-			mv->group = group;
-			mv->key = (a * G + dn.d) * G + i;
-			mv->piece = (uint32_t)(pc - p->pieces);
-			pc++;
-			mv++;
-			dn.off += take;
-			left -= take;
+			dn = (struct donor){ d, j, off };
 		}
 		ln[nl].src_server = a;
 		ln[nl].dst_server = b;
@@ -429,6 +503,223 @@ static int steps(struct builder *bd, const struct fast_bvn *bv)
 	return 0;
 }
 
+/* --- packed stages ----------------------------------------------------------
+ * Where latency dominates, N - 1 chained stages cost N - 1 scale-out steps
+ * whatever the size.  One-to-one is per NIC and a server has G of them, so
+ * the N - 1 shifts P_d(A) = A + d mod N (each server pair in exactly one)
+ * can run at once on disjoint rails: shift d - 1 = s gets the rails
+ * i % mod == s % mod, mod = min(N - 1, G), in wave s / mod (one wave when
+ * N - 1 <= G).  Tile (A, A + d) is balanced onto its shift's rails only;
+ * one RAIL step per shift, its budget the largest lane (the lane target,
+ * ceil(tile sum / rails): every tile's rails hold its sum, none more than
+ * the target, so one holds it), waiting for balancing and, from wave 1
+ * on, for the step of the wave before on the same rails, so a NIC serves
+ * one step at a time (the checker's rule).  The price: more balancing
+ * over scale-up (a tile moves to a share of the rails) and every
+ * redistribution exposed at once at the end. */
+
+/* The per-step costs and rates of the model (as the alpha-aware search and
+ * split_tail: a = latency + step overhead of a tier, B = fast_tier_Bps). */
+struct cost {
+	double a_up, a_out, Bu, Bo;
+	double rho; /* seconds per lane byte of a redistribution (split_tail) */
+};
+
+static struct cost cost_of(const struct fast_topo *topo)
+{
+	uint32_t G = topo->gpus;
+	struct cost c;
+
+	c.a_up = (topo->up.latency_us + topo->up.step_overhead_us) * 1e-6;
+	c.a_out = (topo->out.latency_us + topo->out.step_overhead_us) * 1e-6;
+	c.Bu = fast_tier_Bps(&topo->up);
+	c.Bo = fast_tier_Bps(&topo->out);
+	if (!(c.Bu > 0))
+		c.Bu = 1; /* validated topologies never get here */
+	if (!(c.Bo > 0))
+		c.Bo = 1;
+	c.rho = G < 2 ? 0 : (topo->up_kind == FAST_UP_MESH ? 1.0 : (double)(G - 1)) / G / c.Bu;
+	return c;
+}
+
+/* What balancing costs either way, from one pass over the tiles: per
+ * GPU, the bytes it hands over or receives (at most its deficit) in each
+ * balancing step, group 0 -- the tiles of the first term (staged; first =
+ * its permutation, NULL when there is none) or of wave 0 (packed), which
+ * the first stage (wave) waits for -- and group 1, the others, which the
+ * second waits for (all are group 0 when balance=upfront).  bal[packed]
+ * [group] is the step's modelled time: a_up plus the busiest switch port
+ * over B_up, 0 when nothing moves.  Also the packed budgets: shift s's is
+ * the largest lane target of its tiles (bd->budget). */
+struct balance_cost {
+	double bal[2][2];
+};
+
+static int balance_costs(struct builder *bd, const struct cost *c, const uint32_t *first,
+			 struct balance_cost *out)
+{
+	uint32_t N = bd->N, G = bd->G, mod = pack_mod(N, G);
+	uint64_t most[2][2] = { { 0, 0 }, { 0, 0 } }, *acc;
+
+	/* acc[(packed * 2 + group) * 2 + recv][i]: the server's GPU i */
+	acc = fast_scratch_room(bd->sc, SC_TMP, (size_t)8 * G, sizeof *acc);
+	if (!acc)
+		return oom(bd, "stage model");
+	memset(bd->budget, 0, (size_t)N * sizeof *bd->budget);
+	for (uint32_t a = 0; a < N; a++) {
+		memset(acc, 0, (size_t)8 * G * sizeof *acc);
+		for (uint32_t b = 0; b < N; b++) {
+			const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
+			uint64_t ts = bd->S[(size_t)a * N + b], sum = 0, tp, cnt;
+			uint32_t s, res, gp, gs, k = 0;
+			if (b == a || ts == 0)
+				continue;
+			s = shift_of(N, a, b);
+			res = s % mod;
+			cnt = (G - res + mod - 1) / mod;
+			for (uint32_t i = 0; i < G; i++)
+				sum += r[i];
+			tp = sum / cnt + (sum % cnt != 0);
+			if (tp > bd->budget[s])
+				bd->budget[s] = tp;
+			gp = bd->jit && s >= mod;
+			gs = bd->jit && first && first[a] != b;
+			for (uint32_t i = 0; i < G; i++) {
+				uint64_t t = k == res ? tp : 0;
+				uint64_t *ap = acc + (size_t)(4 + gp * 2) * G, *as = acc + (size_t)gs * 2 * G;
+				if (r[i] > t)
+					ap[i] += r[i] - t;
+				else
+					ap[G + i] += t - r[i];
+				if (r[i] > ts)
+					as[i] += r[i] - ts;
+				else
+					as[G + i] += ts - r[i];
+				if (++k == mod)
+					k = 0;
+			}
+		}
+		for (uint32_t q = 0; q < 8; q++)
+			for (uint32_t i = 0; i < G; i++)
+				if (acc[(size_t)q * G + i] > most[q / 4][q / 2 % 2])
+					most[q / 4][q / 2 % 2] = acc[(size_t)q * G + i];
+	}
+	for (int p = 0; p < 2; p++)
+		for (int g = 0; g < 2; g++)
+			out->bal[p][g] = most[p][g] ? c->a_up + (double)most[p][g] / c->Bu : 0;
+	return 0;
+}
+
+/* Modelled time of the packed schedule: wave 0 starts after its
+ * balancing, a later wave after the one before on its rails and the
+ * second balancing step; then the last wave's redistribution. */
+static double packed_s(const struct builder *bd, const struct cost *c, const struct balance_cost *bc)
+{
+	uint32_t M = bd->N - 1, mod = pack_mod(bd->N, bd->G);
+	double bal0 = bc->bal[1][0], bal1 = bal0 + bc->bal[1][1];
+	double end = 0;
+
+	for (uint32_t res = 0; res < mod; res++) {
+		double t = bal0;
+		uint64_t last = 0;
+		for (uint32_t s = res; s < M; s += mod)
+			if (bd->budget[s]) {
+				if (s >= mod && t < bal1)
+					t = bal1;
+				t += c->a_out + (double)bd->budget[s] / c->Bo;
+				last = bd->budget[s];
+			}
+		if (last)
+			t += c->a_up + (double)last * c->rho;
+		if (t > end)
+			end = t;
+	}
+	return end;
+}
+
+/* Modelled time of the staged schedule bv (ordered, trimmed, split):
+ * the first stage after its balancing, the second after the other
+ * balancing step too, the rest (fast_bvn_time), the last stage's
+ * redistribution. */
+static double staged_s(const struct cost *c, const struct fast_bvn *bv,
+		       const struct balance_cost *bc)
+{
+	struct fast_bvn_model m = { c->a_out, c->Bo };
+	double t;
+
+	if (bv->nterms == 0)
+		return 0;
+	t = bc->bal[0][0] + fast_bvn_time(bv, &m);
+	if (bv->nterms > 1) { /* stage 2 waits for the second balancing step */
+		double first = c->a_out + (double)bv->weight[0] / c->Bo;
+		double wait = bc->bal[0][1] - first;
+		if (wait > 0)
+			t += wait;
+	}
+	return t + c->a_up + (double)bv->weight[bv->nterms - 1] * c->rho;
+}
+
+/* The packed steps: balancing (with jit, wave 0's tiles first, the rest
+ * while wave 0 runs), the intrinsic step, per shift a RAIL step and its
+ * REDIST. */
+static int steps_packed(struct builder *bd)
+{
+	uint32_t N = bd->N, M = N - 1, mod = pack_mod(N, bd->G);
+	uint32_t *perm;
+	int *last, bal0 = -1, bal1 = -1, rc = 0;
+	size_t at = 0;
+
+	perm = fast_calloc(N, sizeof *perm);
+	last = fast_calloc(mod, sizeof *last);
+	if (!perm || !last) {
+		rc = oom(bd, "stages");
+		goto out;
+	}
+	for (uint32_t k = 0; k < mod; k++)
+		last[k] = -1;
+	if (bd->nmoves && bd->moves[0].group == 0 && (bal0 = balance_step(bd, &at, -1)) < 0) {
+		rc = bal0;
+		goto out;
+	}
+	if ((rc = intrinsic_step(bd, bal0)) < 0)
+		goto out;
+	for (uint32_t s = 0; s < M; s++) {
+		int rail, deps[2];
+		if (s == mod && at < bd->nmoves && (bal1 = balance_step(bd, &at, bal0)) < 0) {
+			rc = bal1;
+			goto out;
+		}
+		if (!bd->budget[s])
+			continue;
+		for (uint32_t a = 0; a < N; a++)
+			perm[a] = (a + s + 1) % N;
+		if ((rail = fast_plan_add_step(bd->p, FAST_STEP_RAIL, FAST_TIER_OUT, bd->err)) < 0) {
+			rc = rail;
+			goto out;
+		}
+		/* the balancing of its tiles, the step before on its rails */
+		deps[0] = s < mod ? bal0 : bal1 >= 0 ? bal1 : bal0;
+		deps[1] = last[s % mod];
+		if (deps[0] >= 0 && deps[0] == deps[1])
+			deps[1] = -1;
+		for (int k = 0; k < 2 && rc >= 0; k++)
+			if (deps[k] >= 0)
+				rc = fast_plan_add_dep(bd->p, (uint32_t)rail, (uint32_t)deps[k], false, bd->err);
+		if (rc < 0 || (rc = fast_plan_set_perm(bd->p, perm, bd->budget[s], bd->err)) < 0 ||
+		    (rc = fast_plan_add_step(bd->p, FAST_STEP_REDIST, FAST_TIER_UP, bd->err)) < 0)
+			goto out;
+		if ((rc = fast_plan_add_dep(bd->p, (uint32_t)rc, (uint32_t)rail, false, bd->err)) < 0 ||
+		    (rc = fast_plan_set_redist(bd->p, (uint32_t)rail, bd->err)) < 0)
+			goto out;
+		last[s % mod] = rail;
+		rc = 0;
+	}
+out:
+	free(perm);
+	free(last);
+	return rc;
+}
+
 /* Split the last stage while that pays: its redistribution over
  * scale-up is exposed after the last rail step, so the last term
  * (perm, w) becomes (perm, w - x) then (perm, x), with x chosen so that
@@ -571,9 +862,12 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 	return 0;
 }
 
-int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
-			   const struct fast_algo_opts *opts, struct fast_plan *plan,
-			   struct fast_scratch *scratch, struct fast_err *err)
+/* Packed or staged (stages=auto: the one of less modelled time; packed
+ * only where may_pack, else stages=packed compiles as auto), then the
+ * plan. */
+static int compile(const struct fast_topo *topo, const uint64_t *D,
+		   const struct fast_algo_opts *opts, bool may_pack, struct fast_plan *plan,
+		   struct fast_scratch *scratch, struct fast_err *err)
 {
 	struct fast_scratch own = { { 0 }, { 0 } };
 	struct builder bd;
@@ -581,6 +875,7 @@ int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
 	struct fast_bvn bv = { 0 };
 	struct fast_algo_opts defaults;
 	uint64_t quantum = 1, tiles;
+	bool chose = false; /* stages=auto chose packed */
 	int rc;
 
 	if (!opts) {
@@ -607,7 +902,10 @@ int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
 	bd.load = fast_scratch_room(bd.sc, SC_LOAD, (size_t)bd.N * bd.N * bd.G, sizeof *bd.load);
 	bd.S = fast_scratch_room(bd.sc, SC_S, (size_t)bd.N * bd.N, sizeof *bd.S);
 	bd.first = fast_scratch_room(bd.sc, SC_FIRST, (size_t)bd.N * bd.N, sizeof *bd.first);
-	if (!bd.load || !bd.S || !bd.first) {
+	bd.budget = fast_scratch_room(bd.sc, SC_BUDGET, bd.N, sizeof *bd.budget);
+	bd.tt = fast_scratch_room(bd.sc, SC_TARGET, bd.G, sizeof *bd.tt);
+	bd.packed = may_pack && opts->stages == FAST_STAGES_PACKED && bd.N > 1;
+	if (!bd.load || !bd.S || !bd.first || !bd.budget || !bd.tt) {
 		rc = oom(&bd, "server matrix");
 		goto out;
 	}
@@ -617,8 +915,25 @@ int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
 	if ((rc = loads(&bd)) < 0 ||
 	    (rc = reserve(&bd, 2 * (bd.nnz + 2 * tiles * bd.G) + (uint64_t)bd.N * bd.G * bd.G,
 			  tiles * bd.G)) < 0 ||
-	    (rc = decompose(&bd, topo, opts, &bv, &quantum)) < 0)
+	    (!bd.packed && (rc = decompose(&bd, topo, opts, &bv, &quantum)) < 0))
 		goto out;
+	/* two servers: one shift on all rails, the staged schedule itself
+	 * (split_tail aside): auto considers packing from three on */
+	if (may_pack && (bd.packed || (bd.N > 2 && opts->stages == FAST_STAGES_AUTO))) {
+		struct cost c = cost_of(topo);
+		struct balance_cost bc;
+		if ((rc = balance_costs(&bd, &c, bv.nterms ? bv.perm : NULL, &bc)) < 0)
+			goto out;
+		if (!bd.packed && packed_s(&bd, &c, &bc) < staged_s(&c, &bv, &bc)) {
+			bd.packed = chose = true;
+			fast_bvn_free(&bv);
+		}
+	}
+	if (bd.packed && bd.jit) /* group 1: the waves after the first */
+		for (uint32_t a = 0; a < bd.N; a++)
+			for (uint32_t b = 0; b < bd.N; b++)
+				bd.first[(size_t)a * bd.N + b] =
+					a != b && shift_of(bd.N, a, b) >= pack_mod(bd.N, bd.G);
 	for (size_t k = bd.jit ? bv.nterms : 0; k-- > 0;)
 		for (uint32_t a = 0; a < bd.N; a++)
 			bd.first[(size_t)a * bd.N + bv.perm[k * bd.N + a]] = group_index((uint32_t)k);
@@ -627,15 +942,18 @@ int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
 			if (a != b && (rc = tile(&bd, a, b)) < 0)
 				goto out;
 	if ((rc = reserve(&bd, p.npieces + bd.nmoves + (uint64_t)bd.N * bd.G * bd.G, 0)) < 0 ||
-	    (rc = sort_moves(&bd)) < 0 || (rc = reserve_graph(&bd, bv.nterms)) < 0 ||
-	    (rc = steps(&bd, &bv)) < 0)
+	    (rc = sort_moves(&bd)) < 0 ||
+	    (rc = reserve_graph(&bd, bd.packed ? bd.N - 1 : bv.nterms)) < 0 ||
+	    (rc = bd.packed ? steps_packed(&bd) : steps(&bd, &bv)) < 0)
 		goto out;
 	{
 		/* the plan's record of its options, spelled as the table spells them */
 		char order[32], balance[32], stages[32] = "exact";
 		fast_algo_option_print(fast_algo_option_find("order"), opts, order, sizeof order);
 		fast_algo_option_print(fast_algo_option_find("balance"), opts, balance, sizeof balance);
-		if (opts->stages != FAST_STAGES_EXACT)
+		if (bd.packed)
+			snprintf(stages, sizeof stages, chose ? "auto(packed)" : "packed");
+		else if (opts->stages != FAST_STAGES_EXACT)
 			snprintf(stages, sizeof stages, "auto(q=%llu)", (unsigned long long)quantum);
 		snprintf(p.options, sizeof p.options, "stages=%s order=%s balance=%s", stages, order,
 			 balance);
@@ -649,15 +967,23 @@ out:
 	return rc;
 }
 
-int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
-		      const struct fast_algo_opts *opts, struct fast_plan *out,
-		      struct fast_err *err)
+int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
+			   const struct fast_algo_opts *opts, struct fast_plan *plan,
+			   struct fast_scratch *scratch, struct fast_err *err)
+{
+	return compile(topo, D, opts, true, plan, scratch, err);
+}
+
+/* fast_compile_fast and fast_compile_fast_staged */
+static int compile_trimmed(const struct fast_topo *topo, const uint64_t *D,
+			   const struct fast_algo_opts *opts, bool may_pack, struct fast_plan *out,
+			   struct fast_err *err)
 {
 	struct fast_plan p;
 	int rc;
 
 	memset(&p, 0, sizeof p);
-	if ((rc = fast_compile_fast_into(topo, D, opts, &p, NULL, err)) < 0) {
+	if ((rc = compile(topo, D, opts, may_pack, &p, NULL, err)) < 0) {
 		fast_plan_free(&p);
 		return rc;
 	}
@@ -666,4 +992,18 @@ int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
 	fast_plan_trim(&p, 16u << 20);
 	*out = p;
 	return 0;
+}
+
+int fast_compile_fast_staged(const struct fast_topo *topo, const uint64_t *D,
+			     const struct fast_algo_opts *opts, struct fast_plan *out,
+			     struct fast_err *err)
+{
+	return compile_trimmed(topo, D, opts, false, out, err);
+}
+
+int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err)
+{
+	return compile_trimmed(topo, D, opts, true, out, err);
 }

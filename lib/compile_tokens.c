@@ -515,7 +515,10 @@ int fast_compile_fast_tokens(const struct fast_topo *topo, const struct fast_mat
 
 	if ((rc = tok_streams_build(&ts, topo, m, err)) < 0)
 		return rc;
-	if ((rc = fast_compile_fast(topo, ts.D, opts, &bp, err)) < 0) {
+	/* staged only: combine mirrors dispatch's stages as one chain in
+	 * reverse (mirror()), which would run packed stages, each on a share
+	 * of the rails, one after another */
+	if ((rc = fast_compile_fast_staged(topo, ts.D, opts, &bp, err)) < 0) {
 		tok_streams_free(&ts);
 		return rc;
 	}

@@ -14,7 +14,10 @@
  *    Every GPU A_i with perm[A] != A sends the next <= w bytes of its lane
  *    (A -> perm[A], rail i) to B_i.  Lanes are consumed in the order of the
  *    rail steps' ids (a cursor per lane).  perm[A] == A means server A idles
- *    (a padded diagonal slot).
+ *    (a padded diagonal slot).  Rail steps with no dependency between them
+ *    run at once; packed FAST stages (compile_fast.c) do that with lanes on
+ *    disjoint rails, and the checker refuses a "fast" plan where two such
+ *    steps share a sending or a receiving NIC.
  *  - REDIST (tier up): implied redistribution of rail step `stage`: each
  *    receiving GPU B_i forwards every piece it got in that stage whose
  *    orig dst is not B_i to that dst (one transfer per (B_i, dst) pair,

@@ -96,6 +96,17 @@ for cfg in "8 2 4" "16 4 4"; do
 	done
 done
 
+# packed FAST stages in waves: 8 x 2, 7 shifts on 2 rails (4 waves, each
+# waiting for the one before on its rails), replayed from a plan file
+if "$FAST" plan --preset h200 --servers 8 --gpus 2 --traffic "$HERE/data/mix16.json" \
+	--stages packed -o "$TMP/packed.json" >"$TMP/out" 2>&1; then
+	run "np 16 replay: fast --stages packed on 8 x 2 (4 waves)" 0 \
+		$MPIRUN -np 16 "$FAST" run --preset h200 --servers 8 --gpus 2 \
+		--traffic "$HERE/data/mix16.json" --plan "$TMP/packed.json" $QUICK
+else
+	bad "fast plan --stages packed on 8 x 2"
+fi
+
 # token traffic (dispatch and combine of token groups) run as tokens: fast
 # and hier compile token plans on the fly (deduplicated per server, from the
 # groups gathered from every rank's own) and replay them from `fast plan`

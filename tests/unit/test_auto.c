@@ -100,12 +100,13 @@ static void test_auto__choice_near_the_best(void)
 	for (size_t k = 0; k < sizeof samples / sizeof samples[0]; k++) {
 		struct fast_topo t;
 		struct fast_traffic tr;
-		struct fast_auto_choice c;
+		struct fast_auto_choice c, p; /* p: the full predictions, its S exact */
 		double best = INFINITY, chosen = 0;
 		setup(&samples[k], &t, &tr);
 		fast_auto_choose(&t, tr.m[0].bytes, NULL, &c);
+		fast_auto_predict(&t, tr.m[0].bytes, NULL, &p);
 		for (uint32_t a = 0; a < c.n; a++) {
-			double T = simulate(c.algo[a], &t, tr.m[0].bytes) + c.synth_s[a];
+			double T = simulate(c.algo[a], &t, tr.m[0].bytes) + p.synth_s[a];
 			best = fmin(best, T);
 			if (a == c.best)
 				chosen = T;
@@ -160,9 +161,9 @@ static void test_auto__empty_matrix_chooses_fast(void)
 	CU_ASSERT_EQUAL(fast_auto_synth_model("ring", 4, 8, 0), 0);
 }
 
-/* The decision (fast_auto_choose, which may stop at the floor under
- * spreadout's prediction) chooses what the full prediction chooses, with
- * the same predictions but that floor, on seeded matrices of both
+/* The decision (fast_auto_choose, which may stop at the floors under
+ * spreadout's and FAST's predictions) chooses what the full prediction
+ * chooses, with the same predictions but those floors, on seeded matrices of both
  * presets, dense and sparse, 4 KiB to 1 GiB per pair; the floor is taken
  * on some and the second pass on others */
 static void test_auto__decision_is_the_full_predictions_choice(void)
@@ -200,13 +201,14 @@ static void test_auto__decision_is_the_full_predictions_choice(void)
 						CU_ASSERT_EQUAL(c.best, p.best);
 						CU_ASSERT_EQUAL(c.n, p.n);
 						for (uint32_t a = 0; a < c.n; a++) {
-							CU_ASSERT_EQUAL(c.synth_s[a], p.synth_s[a]);
-							if (strcmp(c.algo[a], "spreadout") != 0) {
+							double tc = c.sim_s[a] + c.synth_s[a], tp = p.sim_s[a] + p.synth_s[a];
+							if (strcmp(c.algo[a], "spreadout") != 0 && strcmp(c.algo[a], "fast") != 0) {
+								CU_ASSERT_EQUAL(c.synth_s[a], p.synth_s[a]);
 								CU_ASSERT_EQUAL(c.sim_s[a], p.sim_s[a]);
-							} else {
-								CU_ASSERT(c.sim_s[a] <= p.sim_s[a]);
-								floors += c.sim_s[a] < p.sim_s[a];
-								full += c.sim_s[a] == p.sim_s[a];
+							} else { /* a floor, or the full prediction */
+								CU_ASSERT(tc <= tp);
+								floors += tc < tp;
+								full += c.sim_s[a] == p.sim_s[a] && c.synth_s[a] == p.synth_s[a];
 							}
 						}
 						fast_traffic_free(&tr);
@@ -247,7 +249,8 @@ static void test_auto__the_diagonal_is_no_traffic(void)
 }
 
 /* The decision takes each candidate's constants by its place in the
- * algorithm table: on a dense matrix its S is the model's for the name */
+ * algorithm table: on a dense matrix its S is the model's for the name
+ * (FAST's, packing its stages here, more: packed_synth in lib/auto.c) */
 static void test_auto__candidates_are_the_table_in_order(void)
 {
 	struct fast_topo t;
@@ -262,7 +265,11 @@ static void test_auto__candidates_are_the_table_in_order(void)
 			continue;
 		CU_ASSERT_FATAL(k < c.n);
 		CU_ASSERT_STRING_EQUAL(c.algo[k], a->name);
-		CU_ASSERT_EQUAL(c.synth_s[k], fast_auto_synth_model(a->name, 4, 8, 32 * 24));
+		if (strcmp(a->name, "fast") == 0) { /* packed at this size: more */
+			CU_ASSERT(c.synth_s[k] > fast_auto_synth_model(a->name, 4, 8, 32 * 24));
+		} else {
+			CU_ASSERT_EQUAL(c.synth_s[k], fast_auto_synth_model(a->name, 4, 8, 32 * 24));
+		}
 		k++;
 	}
 	CU_ASSERT_EQUAL(k, c.n);
@@ -276,7 +283,7 @@ static void test_auto__candidates_are_the_table_in_order(void)
  * server, from which the previous decision took hier's floor). */
 struct ref_feat {
 	uint64_t send_x, recv_x, intra, pxn_nic, pxn_up, hier_nic, srv, hier_link, intra_msg;
-	uint64_t largest, total, nnz, block_max;
+	uint64_t largest, total, nnz, block_max, pair;
 	uint32_t k_in;
 };
 
@@ -314,6 +321,16 @@ static void ref_gather(const struct fast_topo *t, const uint64_t *D, struct ref_
 			for (uint32_t j = 0; j < G; j++)
 				b += D[(size_t)s * ng + B * G + j];
 			r->block_max = b > r->block_max ? b : r->block_max;
+		}
+	for (uint32_t A = 0; A < N; A++) /* the largest server pair */
+		for (uint32_t B = 0; B < N; B++) {
+			uint64_t b = 0;
+			if (B == A)
+				continue;
+			for (uint32_t i = 0; i < G; i++)
+				for (uint32_t j = 0; j < G; j++)
+					b += D[(size_t)(A * G + i) * ng + B * G + j];
+			r->pair = b > r->pair ? b : r->pair;
 		}
 	for (uint32_t B = 0; B < N; B++) {
 		uint64_t row = 0, col = 0;
@@ -366,47 +383,37 @@ static double ref_spread(const struct fast_topo *t, const uint64_t *D)
 	return sum;
 }
 
-/* The previous decision (before the vector pass): hier lazy, from the
- * floor ceil(block_max / G) under its largest message, when that floor
- * leaves min(chunk, largest) open; the predictions are predict()'s on
- * the reference's features (f: gather's, the reference's written over
- * it, so that a feature added later goes in as gather computes it). */
+/* The full prediction's decision: every candidate predicted exactly --
+ * spreadout's rounds, FAST's largest server pair -- on the reference's
+ * features (f: gather's, the reference's written over it, so that a
+ * feature added later goes in as gather computes it), and the tie rule.
+ * fast_auto_choose must choose as it does, from its floors, and
+ * fast_auto_predict must give its predictions bit for bit. */
 static void ref_decide(const struct fast_topo *t, const uint64_t *D, const struct fast_algo_opts *o,
-		       bool every, const struct ref_feat *r, struct feat f, struct fast_auto_choice *out)
+		       const struct ref_feat *r, struct feat f, struct fast_auto_choice *out)
 {
 	uint32_t G = t->gpus;
 	double n = (double)t->servers * G, ln = log(n / 32.0), best = INFINITY, T[FAST_AUTO_MAX];
-	bool lazy[FAST_AUTO_MAX], need = false;
 
 	f.send_x = r->send_x, f.recv_x = r->recv_x, f.intra = r->intra, f.pxn_nic = r->pxn_nic;
 	f.pxn_up = r->pxn_up, f.hier_nic = r->hier_nic, f.srv = r->srv, f.hier_link = r->hier_link;
 	f.intra_msg = r->intra_msg, f.k_in = r->k_in, f.total = r->total, f.nnz = r->nnz;
+	f.largest = r->largest, f.pair = r->pair;
 	memset(out, 0, sizeof *out);
 	for (uint32_t k = 0; k < NMODELS; k++) {
 		const struct model *m = &models[k];
 		const struct fast_algo *a = &fast_algos[k];
-		uint64_t chunk = o->chunk_bytes ? o->chunk_bytes : a->default_chunk_bytes;
-		uint64_t lo = r->block_max / G + (r->block_max % G != 0);
-		bool exact = r->block_max == 0 || lo >= chunk;
 		out->algo[k] = a->name;
 		out->n++;
-		lazy[k] = r->total && (m->kind == K_SPREADOUT || (m->kind == K_HIER && !exact));
-		out->synth_s[k] = synth_of(m, n, G, ln, r->nnz);
-		out->sim_s[k] = predict(t, &f, m, a, o, spread_floor(t, &f), lo);
-		T[k] = out->sim_s[k] + out->synth_s[k];
-		if (!lazy[k])
-			best = dmin(best, T[k]);
-	}
-	for (uint32_t k = 0; k < out->n; k++)
-		need = need || (lazy[k] && (every || out->sim_s[k] * (1 - 1e-9) + out->synth_s[k] <=
-							 best * (1 + TIE_REL) + TIE_ABS_S));
-	for (uint32_t k = 0; need && k < out->n; k++)
-		if (lazy[k]) {
-			out->sim_s[k] = predict(t, &f, &models[k], &fast_algos[k], o, ref_spread(t, D), r->largest);
+		if (m->kind == K_FAST) {
+			T[k] = fast_T(t, &f, o, n, ln, &out->sim_s[k], &out->synth_s[k]);
+		} else {
+			out->synth_s[k] = synth_of(m, n, G, ln, r->nnz);
+			out->sim_s[k] = predict(t, &f, m, a, o, ref_spread(t, D), r->largest, NULL);
 			T[k] = out->sim_s[k] + out->synth_s[k];
 		}
-	for (uint32_t k = 0; k < out->n; k++)
 		best = dmin(best, T[k]);
+	}
 	for (uint32_t k = 0; k < out->n; k++)
 		if (T[k] <= best * (1 + TIE_REL) + TIE_ABS_S) {
 			out->best = k;
@@ -524,21 +531,23 @@ static void test_auto__feature_pass_matches_reference(void)
 					}
 					CU_ASSERT_EQUAL(second_pass(&t, D, &spread), 0);
 					CU_ASSERT_EQUAL(spread, ref_spread(&t, D));
+					CU_ASSERT_EQUAL(pair_pass(&t, D), r.pair); /* the pass this CPU takes */
+					CU_ASSERT_EQUAL(pair_pass_g(D, N, G), r.pair);
 					if (r.largest > UINT64_MAX / G) /* block sums may wrap */
 						continue;
 					fast_algo_opts_default(&o);
 					for (int ck = 0; ck < 2; ck++) {
-						struct fast_auto_choice c, c0, pn, p0;
+						struct fast_auto_choice c, c0, pn;
 						o.chunk_bytes = ck ? UINT64_C(4) << 10 : 0;
 						fast_auto_choose(&t, D, &o, &c);
 						fast_auto_predict(&t, D, &o, &pn);
-						ref_decide(&t, D, &o, false, &r, f, &c0);
-						ref_decide(&t, D, &o, true, &r, f, &p0);
+						ref_decide(&t, D, &o, &r, f, &c0);
 						CU_ASSERT_EQUAL(c.best, c0.best);
-						CU_ASSERT_EQUAL(memcmp(&pn, &p0, sizeof pn), 0);
-						if (c.best != c0.best || memcmp(&pn, &p0, sizeof pn) != 0)
+						CU_ASSERT_EQUAL(pn.best, c0.best);
+						CU_ASSERT_EQUAL(memcmp(&pn, &c0, sizeof pn), 0);
+						if (c.best != c0.best || memcmp(&pn, &c0, sizeof pn) != 0)
 							fprintf(stderr, "\n%s %ux%u pattern %d pair %llu chunk %d: chose %s, "
-								"previously %s\n", presets[pr], N, G, p,
+								"fully predicted %s\n", presets[pr], N, G, p,
 								(unsigned long long)pairs[z], ck, c.algo[c.best],
 								c0.algo[c0.best]);
 						choices++;

@@ -98,6 +98,31 @@ static bool holds(const struct arrival *arr, size_t narr, const uint64_t *anc, s
 	return need >= end;
 }
 
+/* The naive reference of the checker's NIC rule: every two tier-out
+ * steps that send from (receive at) one GPU, one an ancestor of the other. */
+static int nic_shared(const struct fast_plan *e, const uint64_t *anc, size_t w)
+{
+	int bad = 0;
+
+	for (size_t s = 0; s < e->nsteps; s++)
+		for (size_t u = s + 1; u < e->nsteps; u++) {
+			const struct fast_step *a = &e->steps[s], *b = &e->steps[u];
+			bool shared = false;
+			if (a->tier != FAST_TIER_OUT || b->tier != FAST_TIER_OUT ||
+			    anc[s * w + u / 64] >> (u % 64) & 1 || anc[u * w + s / 64] >> (s % 64) & 1)
+				continue;
+			for (uint32_t x = 0; x < a->nxfers && !shared; x++)
+				for (uint32_t y = 0; y < b->nxfers && !shared; y++) {
+					const struct fast_xfer *p = &e->xfers[a->xfer0 + x];
+					const struct fast_xfer *q = &e->xfers[b->xfer0 + y];
+					shared = p->from != p->to && q->from != q->to &&
+						 (p->from == q->from || p->to == q->to);
+				}
+			bad += shared;
+		}
+	return bad;
+}
+
 /* Returns the number of defects found (0 = correct). */
 static int verify(const struct fast_plan *cp, const struct fast_topo *topo, const uint64_t *D)
 {
@@ -149,6 +174,7 @@ static int verify(const struct fast_plan *cp, const struct fast_topo *topo, cons
 	}
 	qsort(arr, narr, sizeof *arr, cmp_arrival);
 	anc = ancestors(&e, &w);
+	bad += nic_shared(&e, anc, w);
 	/* (1) every relayed piece is held by its sender at that point */
 	for (size_t s = 0; s < e.nsteps; s++) {
 		const struct fast_step *st = &e.steps[s];
@@ -189,11 +215,13 @@ static int verify(const struct fast_plan *cp, const struct fast_topo *topo, cons
 	return bad;
 }
 
-/* Lanes hold exactly the balanced loads; stages cover S within the bound. */
+/* Lanes hold exactly the balanced loads (packed stages: on the rails of
+ * the tile's shift); stages cover S within the bound. */
 static int verify_compact(const struct fast_plan *p, const struct fast_topo *topo,
 			  const uint64_t *D)
 {
 	uint32_t N = topo->servers, G = topo->gpus, ng = N * G, rails = 0;
+	bool packed = strstr(p->options, "packed") != NULL;
 	uint64_t *S = calloc((size_t)N * N, sizeof *S), *lane = calloc((size_t)N * N * G + 1, 8);
 	uint64_t *cover = calloc((size_t)N * N, sizeof *cover);
 	int bad = 0;
@@ -206,20 +234,33 @@ static int verify_compact(const struct fast_plan *p, const struct fast_topo *top
 	}
 	for (uint32_t a = 0; a < N; a++)
 		for (uint32_t b = 0; b < N; b++) {
-			uint64_t r[64], t = S[a * N + b], excess = 0;
+			uint64_t r[64], t = S[a * N + b], excess = 0, sum = 0, tgt[64];
 			if (a == b)
 				continue;
 			for (uint32_t i = 0; i < G; i++) {
 				r[i] = 0;
 				for (uint32_t j = 0; j < G; j++)
 					r[i] += D[(size_t)(a * G + i) * ng + b * G + j];
-				if (r[i] > t)
-					excess += r[i] - t;
+				sum += r[i];
 			}
+			for (uint32_t i = 0; i < G; i++)
+				tgt[i] = t;
+			if (packed) {
+				/* shift d = b - a: the rails i = d - 1 mod min(N - 1, G) */
+				uint32_t mod = N - 1 < G ? N - 1 : G, res = ((b + N - a) % N - 1) % mod;
+				uint64_t cnt = 0;
+				for (uint32_t i = 0; i < G; i++)
+					cnt += i % mod == res;
+				for (uint32_t i = 0; i < G; i++)
+					tgt[i] = i % mod == res ? (sum + cnt - 1) / cnt : 0;
+			}
+			for (uint32_t i = 0; i < G; i++)
+				if (r[i] > tgt[i])
+					excess += r[i] - tgt[i];
 			for (uint32_t i = 0; i < G; i++) {
-				uint64_t want = r[i] < t ? r[i] : t;
-				if (r[i] < t) {
-					uint64_t got = t - r[i] < excess ? t - r[i] : excess;
+				uint64_t ti = tgt[i], want = r[i] < ti ? r[i] : ti;
+				if (r[i] < ti) {
+					uint64_t got = ti - r[i] < excess ? ti - r[i] : excess;
 					want += got;
 					excess -= got;
 				}
@@ -284,7 +325,7 @@ static uint64_t *gen(struct fast_rng *rng, uint32_t ng, enum kind k, bool diag)
 static void random_opts(struct fast_rng *rng, struct fast_algo_opts *o)
 {
 	fast_algo_opts_default(o);
-	o->stages = fast_rng_below(rng, 2) ? FAST_STAGES_EXACT : FAST_STAGES_AUTO;
+	o->stages = (enum fast_stages_mode)fast_rng_below(rng, 3); /* auto, exact, packed */
 	o->order = (enum fast_stage_order)fast_rng_below(rng, 3);
 	o->balance = fast_rng_below(rng, 2) ? FAST_BALANCE_JIT : FAST_BALANCE_UPFRONT;
 }
@@ -353,9 +394,9 @@ static void one_case(uint32_t N, uint32_t G, uint64_t *D)
 {
 	struct fast_topo t = topo_of(N, G);
 	struct fast_algo_opts o;
-	for (int m = 0; m < 8; m++) {
+	for (int m = 0; m < 12; m++) {
 		fast_algo_opts_default(&o);
-		o.stages = m & 1 ? FAST_STAGES_EXACT : FAST_STAGES_AUTO;
+		o.stages = m & 1 ? FAST_STAGES_EXACT : m & 8 ? FAST_STAGES_PACKED : FAST_STAGES_AUTO;
 		o.balance = m & 2 ? FAST_BALANCE_JIT : FAST_BALANCE_UPFRONT;
 		o.order = m & 4 ? FAST_ORDER_LARGEST_FIRST : FAST_ORDER_SMALLEST_FIRST;
 		CU_ASSERT_EQUAL(check_one(&t, D, &o, true), 0);
@@ -560,6 +601,111 @@ static void test_fast__dispatch_by_name(void)
 	fast_plan_free(&p);
 }
 
+/* The longest chain of rail steps through dependencies (ids ascend along
+ * FAST's dependencies). */
+static uint32_t rail_depth(const struct fast_plan *p)
+{
+	uint32_t *depth = calloc(p->nsteps + 1, sizeof *depth), most = 0;
+
+	CU_ASSERT_FATAL(depth != NULL);
+	for (size_t t = 0; t < p->nsteps; t++) {
+		const struct fast_step *s = &p->steps[t];
+		for (uint32_t j = 0; j < s->ndeps; j++) {
+			uint32_t u = p->deps[s->dep0 + j].step;
+			CU_ASSERT(u < t);
+			if (depth[u] > depth[t])
+				depth[t] = depth[u];
+		}
+		depth[t] += s->kind == FAST_STEP_RAIL;
+		if (depth[t] > most)
+			most = depth[t];
+	}
+	free(depth);
+	return most;
+}
+
+/* stages=packed on many shapes: every plan checks (and passes the naive
+ * NIC rule in verify()), one rail step per shift that carries anything,
+ * and the rail steps chain ceil((N - 1) / G) deep where every shift
+ * carries (one wave when N - 1 <= G). */
+static void test_fast__packed_stages(void)
+{
+	struct fast_rng rng;
+	int bad = 0, cases = 0;
+
+	fast_rng_seed(&rng, 7);
+	for (int it = 0; it < 400; it++) {
+		uint32_t N = 2 + (uint32_t)fast_rng_below(&rng, 19), G = 1 + (uint32_t)fast_rng_below(&rng, 8);
+		uint32_t ng = N * G, rails = 0, shifts = 0, mod = N - 1 < G ? N - 1 : G;
+		struct fast_topo t = topo_of(N, G);
+		struct fast_algo_opts o;
+		struct fast_plan p;
+		struct fast_err err;
+		uint64_t *D = gen(&rng, ng, (enum kind)(it % K_NKINDS), false);
+		bool all = true;
+		for (uint32_t r = 0; r < ng; r++) /* some empty rows */
+			if (fast_rng_below(&rng, 5) == 0)
+				memset(D + (size_t)r * ng, 0, ng * sizeof *D);
+		fast_algo_opts_default(&o);
+		o.stages = FAST_STAGES_PACKED;
+		o.balance = it % 3 ? FAST_BALANCE_JIT : FAST_BALANCE_UPFRONT;
+		CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &p, &err) == 0);
+		bad += check_one(&t, D, &o, true);
+		for (uint32_t d = 1; d < N; d++) {
+			bool any = false;
+			for (uint32_t a = 0; a < N && !any; a++)
+				for (uint32_t i = 0; i < G && !any; i++)
+					for (uint32_t j = 0; j < G && !any; j++)
+						any = D[(size_t)(a * G + i) * ng + ((a + d) % N) * G + j] != 0;
+			shifts += any;
+			all = all && any;
+		}
+		for (size_t k = 0; k < p.nsteps; k++)
+			rails += p.steps[k].kind == FAST_STEP_RAIL;
+		CU_ASSERT_EQUAL(rails, shifts);
+		if (all)
+			CU_ASSERT_EQUAL(rail_depth(&p), (N - 1 + mod - 1) / mod);
+		CU_ASSERT(strncmp(p.options, "stages=packed ", 14) == 0);
+		fast_plan_free(&p);
+		free(D);
+		cases++;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(cases, 400);
+	fast_plan_free(&reused);
+	fast_scratch_free(&reused_scratch);
+}
+
+/* stages=auto packs where latency dominates (16 x 8, 4 KiB per GPU) and
+ * keeps the alpha-aware stages where bytes do (64 MiB); exact never packs. */
+static void test_fast__auto_packs_small_only(void)
+{
+	uint32_t N = 16, G = 8, ng = N * G;
+	struct fast_topo t = topo_of(N, G);
+	uint64_t *D = calloc((size_t)ng * ng, sizeof *D);
+	struct fast_algo_opts o;
+	struct fast_plan p;
+	struct fast_err err;
+	const uint64_t per[2] = { 4096, UINT64_C(64) << 20 };
+
+	CU_ASSERT_FATAL(D != NULL);
+	for (int k = 0; k < 2; k++) {
+		for (uint32_t s = 0; s < ng; s++)
+			for (uint32_t d = 0; d < ng; d++)
+				D[(size_t)s * ng + d] = s == d ? 0 : per[k] / (ng - 1);
+		fast_algo_opts_default(&o);
+		CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &p, &err) == 0);
+		CU_ASSERT(strncmp(p.options, k ? "stages=auto(q=" : "stages=auto(packed)",
+				  k ? 14 : 19) == 0);
+		fast_plan_free(&p);
+		o.stages = FAST_STAGES_EXACT;
+		CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &p, &err) == 0);
+		CU_ASSERT(strncmp(p.options, "stages=exact ", 13) == 0);
+		fast_plan_free(&p);
+	}
+	free(D);
+}
+
 UNIT_MAIN("fast",
 	  UNIT_TEST(test_fast__property_random_matrices),
 	  UNIT_TEST(test_fast__edge_cases),
@@ -567,4 +713,6 @@ UNIT_MAIN("fast",
 	  UNIT_TEST(test_fast__auto_fewer_stages_at_scale),
 	  UNIT_TEST(test_fast__jit_groups_and_tail_split),
 	  UNIT_TEST(test_fast__broken_plans_are_caught),
-	  UNIT_TEST(test_fast__dispatch_by_name))
+	  UNIT_TEST(test_fast__dispatch_by_name),
+	  UNIT_TEST(test_fast__packed_stages),
+	  UNIT_TEST(test_fast__auto_packs_small_only))
