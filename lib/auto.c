@@ -74,10 +74,13 @@
  * FIT (S): the medians of thread-CPU time over 15 compiles after one
  * warm-up that `fast compare --preset h200 --servers N --gpus 8 --traffic
  * T --algos fast,fanout,nccl,pxn,spreadout,hier --json` reports as
- * synthesis_s, T = `fast gen --pattern zipf --mean-bytes 4G` for N = 4
- * and N = 16 (S32 = the 4 x 8 median, P = log4 of the 16 x 8 / 4 x 8
- * ratio), this machine, 2026-12-01, under load (19 runnable on 2 cores):
- * thread-CPU time, so the load inflates it only through cache misses. */
+ * synthesis_s, three runs each, on the dense cases T = `fast gen
+ * --pattern P --mean-bytes M` with uniform 4K and 64K and Zipf 16M (and
+ * Zipf 4G at N = 4) for N = 4 and N = 16: S32 = the median of the 4 x 8
+ * samples, P = log4 of the 16 x 8 / 4 x 8 medians' ratio; this machine,
+ * 2026-12-01 16:50-17:00 UTC, load 0.7-1.1, in the warm process of
+ * cmd/main.c (keep_freed_memory: before it, every plan of a few MB paid
+ * its page faults again on each compile, 2-3x these times at 16 x 8). */
 enum kind { K_FAST, K_FANOUT, K_NCCL, K_PXN, K_SPREADOUT, K_HIER };
 
 struct model {
@@ -88,26 +91,21 @@ struct model {
 };
 
 static const struct model models[] = {
-	/* fast: S32 and P from its medians at 4 KiB..4 MiB per GPU (4 x 8 about
-	 * 10 us, 16 x 8 80-130 us: results/auto_study*.csv), where its S can
-	 * decide; at 4 GiB Zipf 16 x 8 it measured 1.448 ms, immaterial
-	 * against the milliseconds FAST saves there.  The baselines: 4 x 8 and
-	 * 16 x 8 medians on dense Zipf 4 GiB: fanout 14.9 us /
-	 * 277 us, nccl 49.7 us / 1.634 ms, pxn 93.5 us / 1.297 ms, spreadout
-	 * 19.1 us / 296 us, hier 29.3 us / 527 us (the 4 x 8 medians of three
-	 * runs, 2026-12-01 14:51, load 2.6; the first fit's 5.45, 29.3, 35.9,
-	 * 7.99 and 11.2 us were 1.7-2.7x under what compare measures, which
-	 * made auto pick fanout or hier where FAST was faster).  fast's K_LAT
-	 * refit for its packed stages (which it compiles at these sizes since):
-	 * 0.955 / 0.962, the median predicted / simulated of the 12 FIT rows
-	 * at 4 KiB and 16 KiB with K_LAT = 0.955 (0.955..1.003; `SIZES="4K
-	 * 16K" bash results/auto_study.sh build/bin/fast OUT 4`, 2026-12-01) */
-	{ "fast", K_FAST, 0.993, 1.0, 10.0e-6, 1.70 },
-	{ "fanout", K_FANOUT, 1.0, 1.0, 14.9e-6, 2.11 },
-	{ "nccl", K_NCCL, 0.83, 1.0, 49.7e-6, 2.52 },
-	{ "pxn", K_PXN, 0.57, 1.0, 93.5e-6, 1.90 },
-	{ "spreadout", K_SPREADOUT, 1.0, 1.0, 19.1e-6, 1.98 },
-	{ "hier", K_HIER, 0.785, 1.08, 29.3e-6, 2.09 },
+	/* S32 / the 16 x 8 medians: fast (its staged stages: Zipf 16M) 11.0 /
+	 * 140.6 us; fanout 14.7 / 300 us, nccl 48.9 / 851 us, pxn 67.5 /
+	 * 1225 us, spreadout 19.4 / 300 us, hier 29.8 / 532 us (pxn measured
+	 * 105 us at Zipf 4G 4 x 8, its chunks: immaterial against the 80 ms
+	 * there).  fast's K_LAT refit for its packed stages (which it compiles
+	 * at these sizes since): 0.955 / 0.962, the median predicted /
+	 * simulated of the 12 FIT rows at 4 KiB and 16 KiB with K_LAT = 0.955
+	 * (0.955..1.003; `SIZES="4K 16K" bash results/auto_study.sh
+	 * build/bin/fast OUT 4`, 2026-12-01) */
+	{ "fast", K_FAST, 0.993, 1.0, 11.0e-6, 1.84 },
+	{ "fanout", K_FANOUT, 1.0, 1.0, 14.7e-6, 2.18 },
+	{ "nccl", K_NCCL, 0.83, 1.0, 48.9e-6, 2.06 },
+	{ "pxn", K_PXN, 0.57, 1.0, 67.5e-6, 2.09 },
+	{ "spreadout", K_SPREADOUT, 1.0, 1.0, 19.4e-6, 1.98 },
+	{ "hier", K_HIER, 0.785, 1.08, 29.8e-6, 2.08 },
 };
 #define NMODELS (sizeof models / sizeof models[0])
 
@@ -132,25 +130,23 @@ static double synth_of(const struct model *m, double n, double G, double log_n32
 	return S;
 }
 
-/* FAST's synthesis when it packs its stages: at least the staged cost,
- * and the handovers it writes -- a tile moves to a share of the rails,
- * so about every cross message is handed over once -- scale with the
- * messages, as a baseline's.  PACKED_S32 and PACKED_P through the `fast
- * compare --preset h200 --gpus 8 --algos fast` medians of synthesis_s on
- * dense uniform traffic (`fast gen --pattern uniform --mean-bytes 4K` and
- * 64K, five runs each, 2026-12-01, load 2.2-3.7): 20.3 us at 4 x 8, 706 us
- * at 16 x 8 (15 live plans of a packed compile's size fault their pages
- * in: the staged ones, with few handovers, measured 13.6 and 82 us). */
-#define PACKED_S32 20.3e-6
-#define PACKED_P 2.56
+/* FAST's synthesis when it packs its stages: the handovers it writes --
+ * a tile moves to a share of the rails, so about every cross message is
+ * handed over once -- scale with the messages, the rest (the tiles, the
+ * steps, per-GPU setup) not: S x (0.35 + 0.65 x cross messages / n (n -
+ * G)).  PACKED_S32 and PACKED_P from the FIT (S) runs above: dense uniform
+ * 4K and 64K, 12.0 us at 4 x 8 and 165.5 us at 16 x 8; the share 0.35
+ * from Zipf 4K at 16 x 8 (6.3% of the messages non-zero: 66.2 us). */
+#define PACKED_S32 12.0e-6
+#define PACKED_P 1.89
 
-static double packed_synth(double staged, double n, double G, double log_n32, uint64_t nnz)
+static double packed_synth(double n, double G, double log_n32, uint64_t nnz)
 {
 	double full = n * (n - G), S = PACKED_S32 * exp(PACKED_P * log_n32);
 
 	if (full > 0 && (double)nnz < full)
-		S *= 0.1 + 0.9 * (double)nnz / full;
-	return S > staged ? S : staged;
+		S *= 0.35 + 0.65 * (double)nnz / full;
+	return S;
 }
 
 double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t nnz)
@@ -966,7 +962,7 @@ static double fast_T(const struct fast_topo *t, const struct feat *f, const stru
 	*sim_s = predict(t, f, &models[K_FAST], &fast_algos[K_FAST], o, 0, f->largest, &packs);
 	*synth_s = synth_of(&models[K_FAST], n, t->gpus, ln, f->nnz);
 	if (packs) /* FAST compiles packed stages: their synthesis */
-		*synth_s = packed_synth(*synth_s, n, t->gpus, ln, f->nnz);
+		*synth_s = packed_synth(n, t->gpus, ln, f->nnz);
 	return *sim_s + *synth_s;
 }
 
