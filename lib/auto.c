@@ -132,11 +132,15 @@ static double synth_of(const struct model *m, double n, double G, double log_n32
 
 /* FAST's synthesis when it packs its stages: the handovers it writes --
  * a tile moves to a share of the rails, so about every cross message is
- * handed over once -- scale with the messages, the rest (the tiles, the
- * steps, per-GPU setup) not: S x (0.35 + 0.65 x cross messages / n (n -
- * G)).  PACKED_S32 and PACKED_P from the FIT (S) runs above: dense uniform
- * 4K and 64K, 12.0 us at 4 x 8 and 165.5 us at 16 x 8; the share 0.35
- * from Zipf 4K at 16 x 8 (6.3% of the messages non-zero: 66.2 us). */
+ * handed over once, a large one split between rails -- grow with the
+ * messages, the rest (tiles, steps, per-GPU setup) not: S x (0.65 + 0.5 x
+ * cross messages / n (n - G)).  PACKED_S32 and PACKED_P from the FIT (S)
+ * runs above, dense uniform 4K and 64K: 12.0 us at 4 x 8 and 165.5 us at
+ * 16 x 8; the share from Zipf 0.8 at 16 x 8 (`fast compare --preset h200
+ * --servers 16 --gpus 8 --algos fast,fanout,auto`, three runs each, load
+ * about 1): 4K (6.3% of the messages non-zero) 111-125 us, 16K (25%)
+ * 105-163, 64K (49%) 191-206, 256K (68%) 204-251, 1M (82%) 150-260 --
+ * skewed traffic splits more messages than uniform. */
 #define PACKED_S32 12.0e-6
 #define PACKED_P 1.89
 
@@ -144,9 +148,8 @@ static double packed_synth(double n, double G, double log_n32, uint64_t nnz)
 {
 	double full = n * (n - G), S = PACKED_S32 * exp(PACKED_P * log_n32);
 
-	if (full > 0 && (double)nnz < full)
-		S *= 0.35 + 0.65 * (double)nnz / full;
-	return S;
+	/* continuous at full, where dense uniform measured 1 / 1.15 of it */
+	return full > 0 ? S * (0.65 + 0.5 * (double)nnz / full) : S;
 }
 
 double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t nnz)
