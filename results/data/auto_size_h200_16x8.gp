@@ -1,6 +1,6 @@
 set terminal svg size 1200,420 dynamic
 set output "results/figures/auto_size_h200_16x8.svg"
-set multiplot layout 1,2 title "h200 16 x 8: time with synthesis / least over schedules (auto: points)"
+set multiplot layout 1,3 title "h200 16 x 8: time with synthesis / least over schedules (auto: points)"
 set logscale x 2
 set logscale y
 set xlabel "per-GPU bytes"
@@ -26,10 +26,19 @@ plot "results/data/auto_size_h200_16x8_zipf.dat" using 1:2 with lines title "fas
      "results/data/auto_size_h200_16x8_zipf.dat" using 1:7 with lines title "hier", \
      "results/data/auto_size_h200_16x8_zipf.dat" using 1:8 with points pt 7 ps 0.8 lc rgb "black" title "auto", \
      "results/data/auto_size_h200_16x8_zipf.dat" using 1:9 with lines dt 2 lc rgb "gray" title "LP bound"
+set title "trace"
+plot "results/data/auto_size_h200_16x8_trace.dat" using 1:2 with lines title "fast", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:3 with lines title "fanout", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:4 with lines title "nccl", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:5 with lines title "pxn", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:6 with lines title "spreadout", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:7 with lines title "hier", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:8 with points pt 7 ps 0.8 lc rgb "black" title "auto", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:9 with lines dt 2 lc rgb "gray" title "LP bound"
 unset multiplot
 set terminal pngcairo size 1200,420
 set output "results/figures/auto_size_h200_16x8.png"
-set multiplot layout 1,2 title "h200 16 x 8: time with synthesis / least over schedules (auto: points)"
+set multiplot layout 1,3 title "h200 16 x 8: time with synthesis / least over schedules (auto: points)"
 set logscale x 2
 set logscale y
 set xlabel "per-GPU bytes"
@@ -55,4 +64,13 @@ plot "results/data/auto_size_h200_16x8_zipf.dat" using 1:2 with lines title "fas
      "results/data/auto_size_h200_16x8_zipf.dat" using 1:7 with lines title "hier", \
      "results/data/auto_size_h200_16x8_zipf.dat" using 1:8 with points pt 7 ps 0.8 lc rgb "black" title "auto", \
      "results/data/auto_size_h200_16x8_zipf.dat" using 1:9 with lines dt 2 lc rgb "gray" title "LP bound"
+set title "trace"
+plot "results/data/auto_size_h200_16x8_trace.dat" using 1:2 with lines title "fast", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:3 with lines title "fanout", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:4 with lines title "nccl", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:5 with lines title "pxn", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:6 with lines title "spreadout", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:7 with lines title "hier", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:8 with points pt 7 ps 0.8 lc rgb "black" title "auto", \
+     "results/data/auto_size_h200_16x8_trace.dat" using 1:9 with lines dt 2 lc rgb "gray" title "LP bound"
 unset multiplot
