@@ -863,8 +863,8 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 }
 
 /* Packed or staged (stages=auto: the one of less modelled time; packed
- * only where may_pack, else stages=packed compiles as auto), then the
- * plan. */
+ * only where may_pack: the token compiler, which refuses stages=packed,
+ * passes false), then the plan. */
 static int compile(const struct fast_topo *topo, const uint64_t *D,
 		   const struct fast_algo_opts *opts, bool may_pack, struct fast_plan *plan,
 		   struct fast_scratch *scratch, struct fast_err *err)

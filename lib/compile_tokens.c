@@ -513,11 +513,17 @@ int fast_compile_fast_tokens(const struct fast_topo *topo, const struct fast_mat
 	struct fast_plan bp, cp;
 	int rc;
 
-	if ((rc = tok_streams_build(&ts, topo, m, err)) < 0)
-		return rc;
 	/* staged only: combine mirrors dispatch's stages as one chain in
 	 * reverse (mirror()), which would run packed stages, each on a share
-	 * of the rails, one after another */
+	 * of the rails, one after another; asked for, they are refused rather
+	 * than quietly compiled staged */
+	if (opts && opts->stages == FAST_STAGES_PACKED)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "fast: --stages packed is not built for token traffic with "
+				    "--dedup server (its combine replays the stages as one chain); "
+				    "use --stages auto or exact, or --dedup gpu");
+	if ((rc = tok_streams_build(&ts, topo, m, err)) < 0)
+		return rc;
 	if ((rc = fast_compile_fast_staged(topo, ts.D, opts, &bp, err)) < 0) {
 		tok_streams_free(&ts);
 		return rc;
