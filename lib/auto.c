@@ -502,6 +502,23 @@ struct acc8 {
 		c = _mm512_add_epi64(c, _mm512_add_epi64(x_, y_));                       \
 	} while (0)
 
+/* All 8 rows of a block: row i into the accumulator t##i (registers
+ * t0..t7 or, with two strips, u0..u7 too) and C_B's row c[i]. */
+#define CROSS_BLOCK(p, t, c)                                                             \
+	do {                                                                             \
+		CROSS_ROW(p, 0, t##0, c[0]); CROSS_ROW(p, 1, t##1, c[1]);                \
+		CROSS_ROW(p, 2, t##2, c[2]); CROSS_ROW(p, 3, t##3, c[3]);                \
+		CROSS_ROW(p, 4, t##4, c[4]); CROSS_ROW(p, 5, t##5, c[5]);                \
+		CROSS_ROW(p, 6, t##6, c[6]); CROSS_ROW(p, 7, t##7, c[7]);                \
+	} while (0)
+#define CROSS_BLOCK2(p0, p1, t, u, c)                                                    \
+	do {                                                                             \
+		CROSS_ROW2(p0, p1, 0, t##0, u##0, c[0]); CROSS_ROW2(p0, p1, 1, t##1, u##1, c[1]); \
+		CROSS_ROW2(p0, p1, 2, t##2, u##2, c[2]); CROSS_ROW2(p0, p1, 3, t##3, u##3, c[3]); \
+		CROSS_ROW2(p0, p1, 4, t##4, u##4, c[4]); CROSS_ROW2(p0, p1, 5, t##5, u##5, c[5]); \
+		CROSS_ROW2(p0, p1, 6, t##6, u##6, c[6]); CROSS_ROW2(p0, p1, 7, t##7, u##7, c[7]); \
+	} while (0)
+
 /* Strip A (rows at strip) once its T is complete: its local block and
  * T's sums into a. */
 static AVX512 ALWAYS_INLINE void strip8(const uint64_t *strip, size_t ng, uint32_t A, const __m512i *t,
@@ -560,47 +577,19 @@ static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
 			if (B == A || (two && B == A + 1))
 				continue;
 			if (two) {
-				CROSS_ROW2(p0, p1, 0, a0, b0, c[0]);
-				CROSS_ROW2(p0, p1, 1, a1, b1, c[1]);
-				CROSS_ROW2(p0, p1, 2, a2, b2, c[2]);
-				CROSS_ROW2(p0, p1, 3, a3, b3, c[3]);
-				CROSS_ROW2(p0, p1, 4, a4, b4, c[4]);
-				CROSS_ROW2(p0, p1, 5, a5, b5, c[5]);
-				CROSS_ROW2(p0, p1, 6, a6, b6, c[6]);
-				CROSS_ROW2(p0, p1, 7, a7, b7, c[7]);
+				CROSS_BLOCK2(p0, p1, a, b, c);
 			} else {
-				CROSS_ROW(p0, 0, a0, c[0]);
-				CROSS_ROW(p0, 1, a1, c[1]);
-				CROSS_ROW(p0, 2, a2, c[2]);
-				CROSS_ROW(p0, 3, a3, c[3]);
-				CROSS_ROW(p0, 4, a4, c[4]);
-				CROSS_ROW(p0, 5, a5, c[5]);
-				CROSS_ROW(p0, 6, a6, c[6]);
-				CROSS_ROW(p0, 7, a7, c[7]);
+				CROSS_BLOCK(p0, a, c);
 			}
 			Z[B] = n;
 		}
 		if (two) { /* each strip's block on the other's server */
 			const uint64_t *p0 = s0 + (size_t)(A + 1) * 8, *p1 = s1 + (size_t)A * 8;
 			__m512i *c = C + (size_t)(A + 1) * 8, n = Z[A + 1];
-			CROSS_ROW(p0, 0, a0, c[0]);
-			CROSS_ROW(p0, 1, a1, c[1]);
-			CROSS_ROW(p0, 2, a2, c[2]);
-			CROSS_ROW(p0, 3, a3, c[3]);
-			CROSS_ROW(p0, 4, a4, c[4]);
-			CROSS_ROW(p0, 5, a5, c[5]);
-			CROSS_ROW(p0, 6, a6, c[6]);
-			CROSS_ROW(p0, 7, a7, c[7]);
+			CROSS_BLOCK(p0, a, c);
 			Z[A + 1] = n;
 			c = C + (size_t)A * 8, n = Z[A];
-			CROSS_ROW(p1, 0, b0, c[0]);
-			CROSS_ROW(p1, 1, b1, c[1]);
-			CROSS_ROW(p1, 2, b2, c[2]);
-			CROSS_ROW(p1, 3, b3, c[3]);
-			CROSS_ROW(p1, 4, b4, c[4]);
-			CROSS_ROW(p1, 5, b5, c[5]);
-			CROSS_ROW(p1, 6, b6, c[6]);
-			CROSS_ROW(p1, 7, b7, c[7]);
+			CROSS_BLOCK(p1, b, c);
 			Z[A] = n;
 		}
 		a.big = m;
