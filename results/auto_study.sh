@@ -23,6 +23,15 @@ SIZES=${SIZES:-"4K 16K 64K 256K 1M 4M 16M 64M 256M 1G 4G"}
 # quick) each case runs REPEAT times and a row's synthesis is the median
 # of its runs' (T_sim and auto's choice are the same in every run).
 REPEAT=${REPEAT:-3}
+bytes_of() { # 4K, 16M, 1G -> bytes
+	local n=${1%?}
+	case $1 in
+	*K) echo $((n << 10)) ;;
+	*M) echo $((n << 20)) ;;
+	*G) echo $((n << 30)) ;;
+	*) echo "auto_study.sh: size $1: give K, M or G" >&2; exit 2 ;;
+	esac
+}
 trace_of() { # servers -> the bundled trace of N x 8 GPUs, or nothing
 	case $1 in
 	4) echo traces/deepseek-v2-lite-intent-ep32.json ;;
@@ -60,7 +69,7 @@ PY
 						--mean-bytes "$size" -o "$t" >/dev/null
 				fi
 				runs=1
-				case $size in *K | [14]M | 16M) runs=$REPEAT ;; esac
+				[ "$(bytes_of "$size")" -le $((16 << 20)) ] && runs=$REPEAT
 				for r in $(seq "$runs"); do
 				"$FAST" compare --preset "$preset" --servers "$N" --gpus 8 --traffic "$t" \
 					--algos fast,fanout,nccl,pxn,spreadout,hier,auto --json |
