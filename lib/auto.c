@@ -952,9 +952,9 @@ static double fast_T(const struct fast_topo *t, const struct feat *f, const stru
 	bool packs = false;
 
 	*sim_s = predict(t, f, &models[K_FAST], &fast_algos[K_FAST], o, 0, f->largest, &packs);
-	*synth_s = synth_of(&models[K_FAST], n, t->gpus, ln, f->nnz);
-	if (packs) /* FAST compiles packed stages: their synthesis */
-		*synth_s = packed_synth(n, t->gpus, ln, f->nnz);
+	/* FAST compiles packed stages or staged ones: that one's synthesis */
+	*synth_s = packs ? packed_synth(n, t->gpus, ln, f->nnz)
+			 : synth_of(&models[K_FAST], n, t->gpus, ln, f->nnz);
 	return *sim_s + *synth_s;
 }
 
