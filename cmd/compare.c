@@ -228,24 +228,12 @@ static int compare_row(const struct opts *o, const struct fast_topo *t,
 	if (fast_compile_matrix(o->base[k], t, mx, ao, &p, &err) < 0)
 		return cli_report(&err);
 	if (is_auto) {
-		struct fast_auto_choice ch;
-		double known = NAN;
-		/* the choice is deterministic: known before it is timed; every
-		 * candidate's full prediction for the report */
-		fast_auto_predict(t, D, ao, &ch);
-		c[k].chosen = ch.algo[ch.best];
-		c[k].pred_sim_s = ch.sim_s[ch.best];
-		c[k].pred_synth_s = ch.synth_s[ch.best];
-		c[k].ch = ch;
-		/* the chosen schedule's S from its own row's samples when it has one */
-		for (uint32_t j = 0; j < o->nalgos; j++)
-			if (strcmp(o->algos[j], c[k].chosen) == 0)
-				known = c[j].synth_s;
-		if (o->timing && synth_measure("auto", t, mx, ao, known, &c[k].synth_s,
-					       &c[k].decision_s, &err) < 0)
-			goto fail;
-	} else if (o->timing && synth_median(o->base[k], t, mx, ao, &c[k].synth_s, &err) < 0) {
-		goto fail;
+		/* the choice is deterministic: every candidate's full
+		 * prediction for the report (synthesis: compare_synth) */
+		fast_auto_predict(t, D, ao, &c[k].ch);
+		c[k].chosen = c[k].ch.algo[c[k].ch.best];
+		c[k].pred_sim_s = c[k].ch.sim_s[c[k].ch.best];
+		c[k].pred_synth_s = c[k].ch.synth_s[c[k].ch.best];
 	}
 	so.timeline = svg_of && (int)k == o->fast_idx;
 	so.traffic = D;
@@ -270,9 +258,52 @@ static int compare_row(const struct opts *o, const struct fast_topo *t,
 	}
 	fast_sim_result_free(&r);
 	return rc;
-fail:
-	fast_plan_free(&p);
-	return cli_report(&err);
+}
+
+/* Every row's synthesis side by side (synth_units): a unit per row, an
+ * auto row's its decision's plus the chosen schedule's -- that schedule's
+ * own row's where the report has one (the same samples), else a unit of
+ * its own with auto's options. */
+static int compare_synth(const struct opts *o, const struct fast_topo *t,
+			 const struct fast_matrix *mx, struct cell *c)
+{
+	struct synth_unit u[2 * MAX_ALGOS];
+	uint32_t row_unit[MAX_ALGOS], chosen_unit[MAX_ALGOS], n = 0;
+	struct fast_auto_choice ch;
+	struct fast_err err;
+
+	for (uint32_t k = 0; k < o->nalgos; k++)
+		if (strcmp(o->base[k], "auto") != 0) {
+			row_unit[k] = n;
+			u[n++] = (struct synth_unit){ o->base[k], &o->row_ao[k], 0 };
+		}
+	for (uint32_t k = 0; k < o->nalgos; k++) {
+		const char *chosen;
+		if (strcmp(o->base[k], "auto") != 0)
+			continue;
+		fast_auto_choose(t, mx->bytes, &o->row_ao[k], &ch);
+		chosen = ch.algo[ch.best];
+		row_unit[k] = n;
+		u[n++] = (struct synth_unit){ NULL, &o->row_ao[k], 0 };
+		chosen_unit[k] = UINT32_MAX;
+		for (uint32_t j = 0; j < o->nalgos; j++)
+			if (strcmp(o->algos[j], chosen) == 0)
+				chosen_unit[k] = row_unit[j];
+		if (chosen_unit[k] == UINT32_MAX) {
+			chosen_unit[k] = n;
+			u[n++] = (struct synth_unit){ chosen, &o->row_ao[k], 0 };
+		}
+	}
+	if (synth_units(t, mx, u, n, &err) < 0)
+		return cli_report(&err);
+	for (uint32_t k = 0; k < o->nalgos; k++) {
+		c[k].synth_s = u[row_unit[k]].median_s;
+		if (strcmp(o->base[k], "auto") == 0) {
+			c[k].decision_s = c[k].synth_s;
+			c[k].synth_s += u[chosen_unit[k]].median_s;
+		}
+	}
+	return 0;
 }
 
 /* One matrix: its bound, then every algorithm; *done counts the units of
@@ -288,15 +319,13 @@ static int compare_one(const struct opts *o, const struct fast_topo *t,
 	if (fast_bound_matrix(t, mx, bound, &err) < 0)
 		return cli_report(&err);
 	cli_progress_step(pr, ++*done);
-	/* auto last: its synthesis takes the chosen schedule's samples */
-	for (int pass = 0; pass < 2; pass++)
-		for (uint32_t k = 0; k < o->nalgos; k++) {
-			if ((strcmp(o->base[k], "auto") == 0) != (pass == 1))
-				continue;
-			if ((rc = compare_row(o, t, mx, k, c, svg_of)) != 0)
-				return rc;
-			cli_progress_step(pr, ++*done);
-		}
+	if (o->timing && (rc = compare_synth(o, t, mx, c)) != 0)
+		return rc;
+	for (uint32_t k = 0; k < o->nalgos; k++) {
+		if ((rc = compare_row(o, t, mx, k, c, svg_of)) != 0)
+			return rc;
+		cli_progress_step(pr, ++*done);
+	}
 	return 0;
 }
 

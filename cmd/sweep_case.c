@@ -401,7 +401,7 @@ int sweep_case_run(const struct fast_topo *t, const struct fast_matrix *M, const
 			set_error(r, "plan", &err);
 			return rc;
 		}
-		if ((rc = synth_measure(algo, t, M, ao, NAN, &r->synth_s, NULL, &err)) < 0) {
+		if ((rc = synth_measure(algo, t, M, ao, &r->synth_s, NULL, &err)) < 0) {
 			fast_plan_free(&plan);
 			set_error(r, "plan", &err);
 			return rc;

@@ -7,7 +7,11 @@
  * or a 2 us baseline compile that would be most of the number.  So a
  * sample is the mean of a batch of k runs back to back, k sized from the
  * warm-up so that a batch lasts at least SAMPLE_MIN_S (k = 1 for anything
- * slower); the median is over SYNTH_REPEATS such samples.
+ * slower); the median is over SYNTH_REPEATS such samples.  The rows of
+ * one report are sampled in turn (synth_units), so that their ratios are
+ * measured side by side: a process here can change speed by 1.2-1.7x
+ * mid-run (README, "Choosing the schedule"), which measured one schedule
+ * after another would put on some rows and not on others.
  */
 #include <math.h>
 #include <string.h>
@@ -25,34 +29,60 @@ static int batch_of(double warm_s)
 	return k < 1 ? 1 : k > BATCH_MAX ? BATCH_MAX : (int)k;
 }
 
-int synth_median(const char *algo, const struct fast_topo *t, const struct fast_matrix *mx,
-		 const struct fast_algo_opts *ao, double *med, struct fast_err *err)
+/* One unit's batch: k compiles (or decisions) back to back; returns the
+ * mean seconds of one, or a negative FAST_E* code with err set. */
+static int unit_batch(const struct synth_unit *u, const struct fast_topo *t,
+		      const struct fast_matrix *mx, int k, double *mean, struct fast_err *err)
 {
 	static struct fast_plan p[BATCH_MAX]; /* cmd/ only: one thread */
-	double x[SYNTH_REPEATS], t0;
-	struct bench_stats st;
-	int k, rc = 0;
+	struct fast_auto_choice ch;
+	double t0 = bench_cpu_now();
+	int made = 0, rc = 0;
 
-	t0 = bench_cpu_now(); /* a warm-up more, timed to size the batches */
-	if (fast_compile_matrix(algo, t, mx, ao, &p[0], err) < 0)
-		return err->code;
-	k = batch_of(bench_cpu_now() - t0);
-	fast_plan_free(&p[0]);
-	for (int r = 0; r < SYNTH_REPEATS && rc == 0; r++) {
-		int made = 0;
-		t0 = bench_cpu_now();
-		while (made < k && fast_compile_matrix(algo, t, mx, ao, &p[made], err) == 0)
+	if (!u->algo) {
+		for (int b = 0; b < k; b++)
+			fast_auto_choose(t, mx->bytes, u->ao, &ch);
+	} else {
+		while (made < k && fast_compile_matrix(u->algo, t, mx, u->ao, &p[made], err) == 0)
 			made++;
-		x[r] = (bench_cpu_now() - t0) / k;
 		if (made < k)
 			rc = err->code;
-		while (made > 0) /* the plans are freed outside the timing */
-			fast_plan_free(&p[--made]);
 	}
-	if (rc < 0)
-		return rc;
-	bench_stats_of(x, SYNTH_REPEATS, &st);
-	*med = st.median;
+	*mean = (bench_cpu_now() - t0) / k;
+	while (made > 0) /* the plans are freed outside the timing */
+		fast_plan_free(&p[--made]);
+	return rc;
+}
+
+int synth_units(const struct fast_topo *t, const struct fast_matrix *mx, struct synth_unit *u,
+		uint32_t n, struct fast_err *err)
+{
+	enum { MAX_UNITS = 64 };
+	double x[MAX_UNITS][SYNTH_REPEATS], warm;
+	int k[MAX_UNITS], rc;
+	struct bench_stats st;
+
+	if (n > MAX_UNITS)
+		return fast_err_set(err, FAST_EUSAGE, "synthesis: %u rows, at most %d", n, MAX_UNITS);
+	/* each unit's warm-up, timed to size its batches (a decision's twice:
+	 * its first call is the warm-up) */
+	for (uint32_t j = 0; j < n; j++) {
+		if (!u[j].algo && (rc = unit_batch(&u[j], t, mx, 1, &warm, err)) < 0)
+			return rc;
+		if ((rc = unit_batch(&u[j], t, mx, 1, &warm, err)) < 0)
+			return rc;
+		k[j] = batch_of(warm);
+	}
+	/* sample r of every unit in turn: a change of the machine's speed
+	 * during the run falls on every unit alike */
+	for (int r = 0; r < SYNTH_REPEATS; r++)
+		for (uint32_t j = 0; j < n; j++)
+			if ((rc = unit_batch(&u[j], t, mx, k[j], &x[j][r], err)) < 0)
+				return rc;
+	for (uint32_t j = 0; j < n; j++) {
+		bench_stats_of(x[j], SYNTH_REPEATS, &st);
+		u[j].median_s = st.median;
+	}
 	return 0;
 }
 
@@ -81,23 +111,26 @@ void synth_decision_median(const struct fast_topo *t, const uint64_t *D,
 }
 
 int synth_measure(const char *algo, const struct fast_topo *t, const struct fast_matrix *mx,
-		  const struct fast_algo_opts *ao, double chosen_s, double *synth_s,
-		  double *decision_s, struct fast_err *err)
+		  const struct fast_algo_opts *ao, double *synth_s, double *decision_s,
+		  struct fast_err *err)
 {
+	struct synth_unit u[2] = { { algo, ao, 0 }, { NULL, ao, 0 } };
 	struct fast_auto_choice ch;
-	double dec, s = chosen_s;
 	int rc;
 
-	if (strcmp(algo, "auto") != 0) {
-		if (decision_s)
-			*decision_s = 0;
-		return synth_median(algo, t, mx, ao, synth_s, err);
-	}
-	synth_decision_median(t, mx->bytes, ao, &ch, &dec, NULL);
-	if (isnan(s) && (rc = synth_median(ch.algo[ch.best], t, mx, ao, &s, err)) < 0)
-		return rc;
-	*synth_s = dec + s;
 	if (decision_s)
-		*decision_s = dec;
+		*decision_s = 0;
+	if (strcmp(algo, "auto") == 0) { /* the decision and the chosen side by side */
+		fast_auto_choose(t, mx->bytes, ao, &ch);
+		u[0].algo = ch.algo[ch.best];
+	}
+	if ((rc = synth_units(t, mx, u, strcmp(algo, "auto") == 0 ? 2 : 1, err)) < 0)
+		return rc;
+	*synth_s = u[0].median_s;
+	if (strcmp(algo, "auto") == 0) {
+		*synth_s += u[1].median_s;
+		if (decision_s)
+			*decision_s = u[1].median_s;
+	}
 	return 0;
 }

@@ -17,13 +17,22 @@
 
 #define SYNTH_REPEATS 15
 
-/* The median of SYNTH_REPEATS samples of compiles of algo (auto included:
- * its whole compile) into *med, after a warm-up compile of its own (the
- * caller's compile of the same case warmed the caches before it), each
- * compile fast_compile_matrix's (token traffic: the token schedules).
- * Returns 0 or a negative FAST_E* code with err set.  Not reentrant. */
-int synth_median(const char *algo, const struct fast_topo *t, const struct fast_matrix *mx,
-		 const struct fast_algo_opts *ao, double *med, struct fast_err *err);
+/* A unit of synthesis to time: the compile of algo (auto included: its
+ * whole compile; token traffic: the token schedules, as
+ * fast_compile_matrix), or with algo NULL auto's decision alone
+ * (fast_auto_choose), with options ao. */
+struct synth_unit {
+	const char *algo;
+	const struct fast_algo_opts *ao;
+	double median_s; /* out: the median of its SYNTH_REPEATS samples */
+};
+
+/* Every unit's median, after a warm-up of its own (the caller's compile of
+ * the same case warmed the caches before it), sample r of every unit
+ * taken in turn.  Returns 0 or a negative FAST_E* code with err set (at
+ * most 64 units).  Not reentrant. */
+int synth_units(const struct fast_topo *t, const struct fast_matrix *mx, struct synth_unit *u,
+		uint32_t n, struct fast_err *err);
 
 struct bench_stats;
 /* auto's decision (fast_auto_choose) once as its warm-up, then its median
@@ -33,13 +42,12 @@ void synth_decision_median(const struct fast_topo *t, const uint64_t *D,
 			   const struct fast_algo_opts *ao, struct fast_auto_choice *ch,
 			   double *decision_s, struct bench_stats *st);
 
-/* The synthesis of algo's row into *synth_s: synth_median, or for auto its
- * decision's median (*decision_s, may be NULL; 0 for another algorithm)
- * plus the chosen schedule's: chosen_s when the caller measured it already
- * (from the same samples, e.g. that schedule's own row), else measured
- * here (NaN: unknown).  Returns 0 or a negative FAST_E* code with err set. */
+/* The synthesis of one algo's row into *synth_s: its median, or for auto
+ * its decision's median (*decision_s, may be NULL; 0 for another
+ * algorithm) plus the chosen schedule's, the two sampled in turn.
+ * Returns 0 or a negative FAST_E* code with err set. */
 int synth_measure(const char *algo, const struct fast_topo *t, const struct fast_matrix *mx,
-		  const struct fast_algo_opts *ao, double chosen_s, double *synth_s,
-		  double *decision_s, struct fast_err *err);
+		  const struct fast_algo_opts *ao, double *synth_s, double *decision_s,
+		  struct fast_err *err);
 
 #endif
