@@ -4,11 +4,13 @@
  *
  * The predictor reads the matrix once (O(n^2), n = N * G; gather()) and
  * gathers per GPU the bytes it sends and receives across servers and
- * within its server, the rail loads PXN and hier put on each NIC, the
- * server matrix's largest row or column, the largest cross message;
- * spreadout's per-round maxima and the largest server pair (packed
- * FAST's tiles) come from passes of their own (second_pass(),
- * pair_pass()), made only when floors under spreadout's and FAST's
+ * within its server, PXN's rail loads on each NIC, the server matrix's
+ * largest row or column, and either hier's NIC loads and the largest
+ * cross message (gather_g, gather8_avx2) or the largest server pair
+ * (packed FAST's tiles; gather8_avx512).  Spreadout's per-round maxima,
+ * and the pair or hier's loads where the pass taken did not find them,
+ * come from passes of their own (second_pass(), pair_pass(),
+ * hier_pass()), made only when floors under those candidates'
  * predictions do not already rule them out (decide()).  Then, with
  * a = alpha + per-step overhead of a tier and B its effective rate
  * (bw x efficiency), per algorithm (the simulator's model, sim/sim.h):
@@ -42,16 +44,18 @@
  * for FAST where it packs its stages (packed_synth()).
  *
  * Cost of the decision: linear in the n^2 entries read.  With G = 8 on a
- * CPU with AVX-512 (gather8_avx512), `fast bench auto` (thread-CPU
- * medians, 2026-12-01, uptime load 2.2-3.3 on 2 cores, six rounds
- * alternating with the previous binary) measured 0.43-0.44 us at 4 x 8
- * and 2.62-2.67 us at 16 x 8 in the quietest round (0.43-0.65 and
- * 2.56-3.59 over all), against 0.98-1.00 and 11.8-12.1 us (0.98-1.82 and
- * 11.6-21.4) for the previous scalar pass (README, "Choosing the
- * schedule").  With AVX2
- * only (gather8_avx2, forced here) 0.86 and 5.4-5.7 us; gather_g, which
- * now also finds the largest message, runs 9-15% more instructions than
- * the previous scalar pass (callgrind).
+ * CPU with AVX-512 (gather8_avx512: one strip of 8 rows at a time, the
+ * pair in the same pass, hier's loads left to hier_pass), `fast bench
+ * auto` (thread-CPU medians, 2026-12-01 19:30 UTC, load 0.3 on 2 cores)
+ * measured 0.31-0.32 us at 4 x 8 and 1.87-1.91 us at 16 x 8, against
+ * 0.49-0.58 and 3.79-3.89 us for the previous pass (two strips at a
+ * time, hier's loads in it, the pair a pass of its own) in the same
+ * hour; the pass alone 0.17 and 1.7 us, hier_pass 0.09 and 1.6 us,
+ * pair_pass 0.05 and 1.1 us.  GCC unrolls the 8-row loops only when told
+ * to (#pragma GCC unroll): without it the same pass took 5.2 us at
+ * 16 x 8.  With AVX2 only (gather8_avx2) 0.8 and 5.4 us; gather_g, which
+ * also finds the largest message, runs 9-15% more instructions than the
+ * first scalar pass (callgrind).
  */
 #include <math.h>
 #include <stdio.h>
@@ -191,6 +195,11 @@ struct feat {
 	uint64_t largest, total;       /* most bytes in one cross-server message (hier's piece); 0 for an empty matrix */
 	uint64_t pair;                 /* most bytes one server sends one other (packed FAST's tiles): pair_pass(), else a floor */
 	uint64_t nnz;                  /* non-zero cross-server messages */
+	uint64_t srv_in;               /* the largest server column (a floor under hier's loads) */
+	/* which of the lazy features the pass made exact: pair (else a floor,
+	 * pair_pass()), hier_nic, hier_link and largest (else floors,
+	 * hier_pass()) */
+	bool exact_pair, exact_hier;
 };
 
 static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
@@ -356,7 +365,9 @@ static ALWAYS_INLINE void finish_g(uint32_t N, const uint32_t G, const struct ga
 			f->nnz += g->kin[x];
 		}
 		f->srv = max64(f->srv, max64(srow, scol));
+		f->srv_in = max64(f->srv_in, scol);
 	}
+	f->exact_hier = true; /* gather_g and gather8_avx2 find hier's loads too */
 }
 
 static ALWAYS_INLINE int gather_g(const struct fast_topo *t, const uint64_t *D, struct feat *f,
@@ -431,10 +442,12 @@ static AVX512 ALWAYS_INLINE __m512i rowsums8(const __m512i *v)
 	__m512i a[4], b[2];
 
 	/* pairs of rows: lanes (2q, 2q + 1) hold rows 2r, 2r + 1's pair q sums */
+#pragma GCC unroll 4
 	for (int r = 0; r < 4; r++)
 		a[r] = _mm512_add_epi64(_mm512_unpacklo_epi64(v[2 * r], v[2 * r + 1]),
 					_mm512_unpackhi_epi64(v[2 * r], v[2 * r + 1]));
 	/* fours of rows: 128-bit lane pairs added */
+#pragma GCC unroll 2
 	for (int r = 0; r < 2; r++)
 		b[r] = _mm512_add_epi64(_mm512_shuffle_i64x2(a[2 * r], a[2 * r + 1], _MM_SHUFFLE(2, 0, 2, 0)),
 					_mm512_shuffle_i64x2(a[2 * r], a[2 * r + 1], _MM_SHUFFLE(3, 1, 3, 1)));
@@ -454,6 +467,7 @@ static AVX512 ALWAYS_INLINE __m512i diag8(const __m512i *v)
 {
 	__m512i d = v[0];
 
+#pragma GCC unroll 8
 	for (int i = 1; i < 8; i++)
 		d = _mm512_mask_mov_epi64(d, (__mmask8)(1u << i), v[i]);
 	return d;
@@ -472,52 +486,9 @@ static AVX512 ALWAYS_INLINE uint64_t hsum8(__m512i v)
 /* gather8_avx512's running maxima and sums over the strips (lanes: a
  * server's GPUs) */
 struct acc8 {
-	__m512i big, im, sx, intra, up, po, tot;
+	__m512i im, sx, intra, up, po, tot;
 	uint64_t srv;
 };
-
-/* Row i of the block at p (rows ng apart) into T's row t, C_B's row (c),
- * the zeros per column (n: 32-bit lanes j and 8 + j count column j) and
- * the largest message (m). */
-#define CROSS_ROW(p, i, t, c)                                                            \
-	do {                                                                             \
-		__m512i x_ = _mm512_loadu_si512((p) + (i) * ng);                         \
-		t = _mm512_add_epi64(t, x_);                                             \
-		m = _mm512_max_epu64(m, x_);                                             \
-		n = _mm512_mask_add_epi32(n, _mm512_testn_epi64_mask(x_, x_), n, one);  \
-		c = _mm512_add_epi64(c, x_);                                             \
-	} while (0)
-/* The same for two strips' rows i (p0, p1) and one C_B row: one load and
- * store of it for both, one count of both rows' zeros. */
-#define CROSS_ROW2(p0, p1, i, ta, tb, c)                                                 \
-	do {                                                                             \
-		__m512i x_ = _mm512_loadu_si512((p0) + (i) * ng);                        \
-		__m512i y_ = _mm512_loadu_si512((p1) + (i) * ng);                        \
-		ta = _mm512_add_epi64(ta, x_);                                           \
-		tb = _mm512_add_epi64(tb, y_);                                           \
-		m = _mm512_max_epu64(m, _mm512_max_epu64(x_, y_));                       \
-		n = _mm512_mask_add_epi32(n, _mm512_kunpackb(_mm512_testn_epi64_mask(y_, y_),   \
-							     _mm512_testn_epi64_mask(x_, x_)),  \
-					  n, one);                                       \
-		c = _mm512_add_epi64(c, _mm512_add_epi64(x_, y_));                       \
-	} while (0)
-
-/* All 8 rows of a block: row i into the accumulator t##i (registers
- * t0..t7 or, with two strips, u0..u7 too) and C_B's row c[i]. */
-#define CROSS_BLOCK(p, t, c)                                                             \
-	do {                                                                             \
-		CROSS_ROW(p, 0, t##0, c[0]); CROSS_ROW(p, 1, t##1, c[1]);                \
-		CROSS_ROW(p, 2, t##2, c[2]); CROSS_ROW(p, 3, t##3, c[3]);                \
-		CROSS_ROW(p, 4, t##4, c[4]); CROSS_ROW(p, 5, t##5, c[5]);                \
-		CROSS_ROW(p, 6, t##6, c[6]); CROSS_ROW(p, 7, t##7, c[7]);                \
-	} while (0)
-#define CROSS_BLOCK2(p0, p1, t, u, c)                                                    \
-	do {                                                                             \
-		CROSS_ROW2(p0, p1, 0, t##0, u##0, c[0]); CROSS_ROW2(p0, p1, 1, t##1, u##1, c[1]); \
-		CROSS_ROW2(p0, p1, 2, t##2, u##2, c[2]); CROSS_ROW2(p0, p1, 3, t##3, u##3, c[3]); \
-		CROSS_ROW2(p0, p1, 4, t##4, u##4, c[4]); CROSS_ROW2(p0, p1, 5, t##5, u##5, c[5]); \
-		CROSS_ROW2(p0, p1, 6, t##6, u##6, c[6]); CROSS_ROW2(p0, p1, 7, t##7, u##7, c[7]); \
-	} while (0)
 
 /* Strip A (rows at strip) once its T is complete: its local block and
  * T's sums into a. */
@@ -527,6 +498,7 @@ static AVX512 ALWAYS_INLINE void strip8(const uint64_t *strip, size_t ng, uint32
 	__m512i v[8], d, sx, si, ri, rl, po, up;
 
 	/* the local block: its messages off the diagonal */
+#pragma GCC unroll 8
 	for (int i = 0; i < 8; i++) {
 		v[i] = _mm512_loadu_si512(strip + (size_t)A * 8 + i * ng);
 		a->im = _mm512_max_epu64(a->im, _mm512_maskz_mov_epi64((__mmask8)~(1u << i), v[i]));
@@ -546,70 +518,78 @@ static AVX512 ALWAYS_INLINE void strip8(const uint64_t *strip, size_t ng, uint32
 	a->srv = max64(a->srv, hsum8(sx));
 }
 
-/* gather for G = 8 (the same features as gather_g); -1 on allocation
- * failure.  Two strips at a time, so that C_B is loaded and stored once
- * per 16 messages.  Work: C and the zero counts, 9 vectors per server (on
- * the stack up to STACK_GPUS GPUs, as gather_g's arrays). */
+/* The zeros of rows x, y of a block into n (32-bit lanes j and 8 + j:
+ * column j's, from x and from y). */
+#define ZEROS2(n, x, y)                                                                  \
+	(n = _mm512_mask_add_epi32(n, _mm512_kunpackb(_mm512_testn_epi64_mask(y, y),     \
+						      _mm512_testn_epi64_mask(x, x)),    \
+				   n, one))
+
+/* gather for G = 8 (gather_g's features, and the largest server pair:
+ * exact_pair; hier's loads and the largest message are hier_pass's:
+ * hier is chosen only at sizes where that pass costs nothing against
+ * the time); -1 on allocation failure.  One strip at a time, B by B: a
+ * block is 8 vectors, one per row, each added into its row's cross sum
+ * T (registers), the block's column sums s (a tree of 7 adds) into C_B
+ * (the receives per GPU: memory, one vector per server) and into a
+ * batch of eight blocks whose lanes rowsums8 turns into block totals
+ * (the pair), plus the zeros per column: about 4.2 vector operations per
+ * 8 messages, one store per 8 vectors.  Work: C and the zero counts, 2
+ * vectors per server (on the stack up to STACK_GPUS GPUs). */
 static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
 {
-	const size_t ng = (size_t)N * 8, words = (size_t)N * 9;
+	const size_t ng = (size_t)N * 8, words = (size_t)N * 2;
 	const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
-	__m512i stack[STACK_GPUS / 8 * 9];
+	__m512i stack[STACK_GPUS / 8 * 2];
 	__m512i *C = words <= sizeof stack / sizeof stack[0] ? stack : aligned_alloc(64, words * sizeof *C);
-	__m512i *Z, rx = zero, hi = zero, kin = zero, nnz = zero;
-	struct acc8 a = { zero, zero, zero, zero, zero, zero, zero, 0 };
+	__m512i *Z, rx = zero, kin = zero, nnz = zero, pair = zero, pv[8];
+	struct acc8 a = { zero, zero, zero, zero, zero, zero, 0 };
+	uint64_t srv_in = 0;
+	uint32_t q = 0;
 
 	if (!C)
 		return -1;
-	Z = C + ng;
+	Z = C + N;
 	for (size_t w = 0; w < words; w++)
 		C[w] = zero;
 	for (uint32_t A = 0; A < N; A++) {
-		const uint64_t *s0 = D + (size_t)A * 8 * ng, *s1 = s0 + 8 * ng;
-		__m512i t[8], u[8], m = a.big;
-		__m512i a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
-		__m512i b0 = zero, b1 = zero, b2 = zero, b3 = zero, b4 = zero, b5 = zero, b6 = zero, b7 = zero;
-		bool two = A + 1 < N;
-		/* strips A and A + 1 together over the servers neither is */
+		const uint64_t *strip = D + (size_t)A * 8 * ng;
+		__m512i t[8] = { zero, zero, zero, zero, zero, zero, zero, zero };
 		for (uint32_t B = 0; B < N; B++) {
-			__m512i *c = C + (size_t)B * 8, n = Z[B];
-			const uint64_t *p0 = s0 + (size_t)B * 8, *p1 = s1 + (size_t)B * 8;
-			if (B == A || (two && B == A + 1))
+			const uint64_t *p = strip + (size_t)B * 8;
+			__m512i x[8], n = Z[B];
+			if (B == A)
 				continue;
-			if (two) {
-				CROSS_BLOCK2(p0, p1, a, b, c);
-			} else {
-				CROSS_BLOCK(p0, a, c);
+#pragma GCC unroll 8
+			for (int i = 0; i < 8; i++) {
+				x[i] = _mm512_loadu_si512(p + i * ng);
+				t[i] = _mm512_add_epi64(t[i], x[i]);
 			}
+			ZEROS2(n, x[0], x[1]), ZEROS2(n, x[2], x[3]);
+			ZEROS2(n, x[4], x[5]), ZEROS2(n, x[6], x[7]);
 			Z[B] = n;
+			pv[q] = colsums8(x);
+			C[B] = _mm512_add_epi64(C[B], pv[q]);
+			if (++q == 8) {
+				pair = _mm512_max_epu64(pair, rowsums8(pv));
+				q = 0;
+			}
 		}
-		if (two) { /* each strip's block on the other's server */
-			const uint64_t *p0 = s0 + (size_t)(A + 1) * 8, *p1 = s1 + (size_t)A * 8;
-			__m512i *c = C + (size_t)(A + 1) * 8, n = Z[A + 1];
-			CROSS_BLOCK(p0, a, c);
-			Z[A + 1] = n;
-			c = C + (size_t)A * 8, n = Z[A];
-			CROSS_BLOCK(p1, b, c);
-			Z[A] = n;
-		}
-		a.big = m;
-		t[0] = a0, t[1] = a1, t[2] = a2, t[3] = a3, t[4] = a4, t[5] = a5, t[6] = a6, t[7] = a7;
-		strip8(s0, ng, A, t, &a);
-		if (!two)
-			break;
-		u[0] = b0, u[1] = b1, u[2] = b2, u[3] = b3, u[4] = b4, u[5] = b5, u[6] = b6, u[7] = b7;
-		strip8(s1, ng, ++A, u, &a);
+		strip8(strip, ng, A, t, &a);
+	}
+	if (q > 0) { /* the last batch, padded with zeros */
+		for (; q < 8; q++)
+			pv[q] = zero;
+		pair = _mm512_max_epu64(pair, rowsums8(pv));
 	}
 	for (uint32_t B = 0; B < N; B++) {
-		const __m512i *c = C + (size_t)B * 8;
-		__m512i r = colsums8(c), zb = _mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(Z[B])),
-							    _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(Z[B], 1)));
+		__m512i zb = _mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(Z[B])),
+					      _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(Z[B], 1)));
 		__m512i k = _mm512_sub_epi64(_mm512_set1_epi64((long long)(N - 1) * 8), zb);
-		rx = _mm512_max_epu64(rx, r);
-		hi = _mm512_max_epu64(hi, rowsums8(c));
+		rx = _mm512_max_epu64(rx, C[B]);
 		kin = _mm512_max_epu64(kin, k);
 		nnz = _mm512_add_epi64(nnz, k);
-		a.srv = max64(a.srv, hsum8(r));
+		srv_in = max64(srv_in, hsum8(C[B]));
 	}
 	if (C != stack)
 		free(C);
@@ -619,14 +599,53 @@ static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
 	f->intra = _mm512_reduce_max_epu64(a.intra);
 	f->pxn_nic = _mm512_reduce_max_epu64(_mm512_max_epu64(a.po, rx));
 	f->pxn_up = _mm512_reduce_max_epu64(a.up);
-	f->hier_nic = _mm512_reduce_max_epu64(_mm512_max_epu64(a.sx, hi));
-	f->srv = a.srv;
-	f->hier_link = _mm512_reduce_max_epu64(hi) / 7; /* (max hi) / (G - 1): the division is monotone */
+	f->srv = max64(a.srv, srv_in);
+	f->srv_in = srv_in;
 	f->intra_msg = _mm512_reduce_max_epu64(a.im);
 	f->k_in = (uint32_t)_mm512_reduce_max_epu64(kin);
-	f->largest = _mm512_reduce_max_epu64(a.big);
 	f->total = hsum8(a.tot);
 	f->nnz = hsum8(nnz);
+	f->pair = N > 1 ? _mm512_reduce_max_epu64(pair) : 0;
+	f->exact_pair = true;
+	return 0;
+}
+
+/* hier_pass for G = 8: strip by strip as gather8_avx512, a block's row
+ * sums (rowsums8: lane i, what GPU i sends server B) added into H_B
+ * (hier's NIC loads of server B, one vector per server) and the largest
+ * message. */
+static AVX512 int hier_pass8_avx512(const uint64_t *D, uint32_t N, uint64_t *hi_max, uint64_t *big)
+{
+	const size_t ng = (size_t)N * 8;
+	__m512i stack[STACK_GPUS / 8];
+	__m512i *H = N <= sizeof stack / sizeof stack[0] ? stack : aligned_alloc(64, N * sizeof *H);
+	__m512i hi = _mm512_setzero_si512(), m = hi;
+
+	if (!H)
+		return -1;
+	for (uint32_t B = 0; B < N; B++)
+		H[B] = _mm512_setzero_si512();
+	for (uint32_t A = 0; A < N; A++) {
+		const uint64_t *strip = D + (size_t)A * 8 * ng;
+		for (uint32_t B = 0; B < N; B++) {
+			const uint64_t *p = strip + (size_t)B * 8;
+			__m512i x[8];
+			if (B == A)
+				continue;
+#pragma GCC unroll 8
+			for (int i = 0; i < 8; i++) {
+				x[i] = _mm512_loadu_si512(p + i * ng);
+				m = _mm512_max_epu64(m, x[i]);
+			}
+			H[B] = _mm512_add_epi64(H[B], rowsums8(x));
+		}
+	}
+	for (uint32_t B = 0; B < N; B++)
+		hi = _mm512_max_epu64(hi, H[B]);
+	if (H != stack)
+		free(H);
+	*hi_max = _mm512_reduce_max_epu64(hi);
+	*big = _mm512_reduce_max_epu64(m);
 	return 0;
 }
 
@@ -794,6 +813,52 @@ static uint64_t pair_pass(const struct fast_topo *t, const uint64_t *D)
 		return pair_pass8_avx512(D, t->servers);
 #endif
 	return t->gpus == 8 ? pair_pass_g(D, t->servers, 8) : pair_pass_g(D, t->servers, t->gpus);
+}
+
+/* Hier's loads and the largest cross message where gather left floors
+ * (exact_hier false: gather8_avx512): a pass of its own, made only where
+ * hier's prediction from the floors could be chosen or come near the best
+ * (decide()); -1 on allocation failure. */
+static int hier_pass(const struct fast_topo *t, const uint64_t *D, struct feat *f)
+{
+	uint64_t hi = 0, big = 0;
+
+	if (f->exact_hier)
+		return 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (t->gpus == 8 && __builtin_cpu_supports("avx512f")) {
+		if (hier_pass8_avx512(D, t->servers, &hi, &big) < 0)
+			return -1;
+		f->hier_nic = max64(f->send_x, hi);
+		f->hier_link = hi / 7; /* (max hi) / (G - 1): the division is monotone */
+		f->largest = big;
+		f->exact_hier = true;
+		return 0;
+	}
+#endif
+	{ /* no pass of its own elsewhere: gather_g's (every feature) */
+		struct feat g;
+		if (gather_g(t, D, &g, t->gpus) < 0)
+			return -1;
+		f->hier_nic = g.hier_nic, f->hier_link = g.hier_link, f->largest = g.largest;
+		f->exact_hier = true;
+		(void)hi, (void)big;
+		return 0;
+	}
+}
+
+/* Floors under hier's features from the others' (exact_hier false): a NIC
+ * of hier's receives at least the GPU's own sends and its server's
+ * share srv_in / G of what the server receives; the largest message is
+ * at least a GPU's cross sends over its n - G destinations. */
+static void hier_floors(const struct fast_topo *t, struct feat *f)
+{
+	uint32_t G = t->gpus, ng = t->servers * G;
+	uint64_t share = f->srv_in / G;
+
+	f->hier_nic = max64(f->send_x, share);
+	f->hier_link = G > 1 ? share / (G - 1) : 0;
+	f->largest = ng > G ? f->send_x / (ng - G) : 0;
 }
 
 /* m[d] = max(m[d], row[d]) for d in [lo, hi) (m is offset by the caller
@@ -980,18 +1045,19 @@ static double fast_T_floor(const struct fast_topo *t, const struct feat *f, cons
 }
 
 /* fast_auto_choose (every = false) and fast_auto_predict (every = true).
- * First every candidate from gather's features, spreadout from the floor
- * under its rounds and FAST, where it may pack its stages, from the floor
- * srv / (N - 1) under the largest server pair (the largest server row or
- * column has N - 1 entries off the diagonal); the pass that makes a
- * floor exact (second_pass(), pair_pass()) is made when the floor (less
- * a rounding margin) comes within the tie band of the best exact
+ * First every candidate from gather's features, with floors where gather
+ * left a feature to a pass of its own: spreadout's rounds (second_pass(),
+ * always), FAST's largest server pair where it may pack its stages
+ * (pair_pass(), where gather did not find it: the largest server row or
+ * column has N - 1 entries off the diagonal, so pair >= srv / (N - 1)),
+ * hier's loads and largest message (hier_pass(), likewise: hier_floors()).
+ * The pass that makes a floor exact is made when the floor (less a
+ * rounding margin) comes within the tie band of the best exact
  * prediction -- else that candidate can be neither chosen nor the best,
- * and the choice is the full prediction's.  (Hier's largest message, once
- * a floor here too, now comes from gather: the choice is the same, and
- * hier no longer calls for the second pass.)  The floors matter at 16 x 8
- * and up, where a pass costs about a microsecond against the decision's
- * 2.5 (README, "Choosing the schedule"). */
+ * and the choice is the full prediction's -- cheapest pass first, each
+ * exact prediction lowering the best that the next floor must come near.
+ * The floors matter at 16 x 8 and up, where a pass costs about a
+ * microsecond (README, "Choosing the schedule"). */
 static void decide(const struct fast_topo *topo, const uint64_t *D, const struct fast_algo_opts *opts,
 		   bool every, struct fast_auto_choice *out)
 {
@@ -1010,9 +1076,11 @@ static void decide(const struct fast_topo *topo, const uint64_t *D, const struct
 	floor_s = have ? spread_floor(topo, &f) : 0;
 	/* FAST's packed stages read the largest server pair: a floor until
 	 * pair_pass() (never read where FAST cannot pack) */
-	fast_lazy = have && f.total && topo->servers > 2 && opts->stages != FAST_STAGES_EXACT;
-	if (have)
+	fast_lazy = have && f.total && !f.exact_pair && topo->servers > 2 && opts->stages != FAST_STAGES_EXACT;
+	if (have && !f.exact_pair)
 		f.pair = topo->servers > 1 ? f.srv / (topo->servers - 1) : 0;
+	if (have && !f.exact_hier)
+		hier_floors(topo, &f);
 	/* models[k] is the table's entry k (test_auto checks it) */
 	for (uint32_t k = 0; k < NMODELS && k < FAST_AUTO_MAX; k++) {
 		const struct model *m = &models[k];
@@ -1028,7 +1096,7 @@ static void decide(const struct fast_topo *topo, const uint64_t *D, const struct
 			T[k] = (lazy[k] ? fast_T_floor : fast_T)(topo, &f, opts, n, ln, &out->sim_s[k],
 								 &out->synth_s[k]);
 		} else {
-			lazy[k] = f.total && m->kind == K_SPREADOUT;
+			lazy[k] = f.total && (m->kind == K_SPREADOUT || (m->kind == K_HIER && !f.exact_hier));
 			out->synth_s[k] = synth_of(m, n, topo->gpus, ln, f.nnz);
 			out->sim_s[k] = predict(topo, &f, m, a, opts, floor_s, f.largest, NULL);
 			T[k] = out->sim_s[k] + out->synth_s[k];
@@ -1036,24 +1104,24 @@ static void decide(const struct fast_topo *topo, const uint64_t *D, const struct
 		if (!lazy[k])
 			best = dmin(best, T[k]);
 	}
-	/* the floors, cheapest pass first (FAST's pair: 1.1 us at 16 x 8,
-	 * spreadout's rounds more), each exact prediction lowering the best
-	 * that the next floor must come near */
-	for (int pass = 0; pass < 2; pass++) {
-		enum kind want = pass == 0 ? K_FAST : K_SPREADOUT;
+	/* the floors, cheapest pass first (at 16 x 8: FAST's pair 1.1 us,
+	 * hier's about as much, spreadout's rounds more) */
+	for (int pass = 0; pass < 3; pass++) {
+		static const enum kind order[] = { K_FAST, K_HIER, K_SPREADOUT };
 		double spread_s;
 		for (uint32_t k = 0; k < out->n; k++) {
-			if (!lazy[k] || models[k].kind != want ||
+			if (!lazy[k] || models[k].kind != order[pass] ||
 			    !(every || T[k] * (1 - 1e-9) <= best * (1 + TIE_REL) + TIE_ABS_S))
 				continue;
-			if (want == K_FAST) {
+			if (order[pass] == K_FAST) {
 				f.pair = pair_pass(topo, D);
 				T[k] = fast_T(topo, &f, opts, n, ln, &out->sim_s[k], &out->synth_s[k]);
 			} else {
-				if (second_pass(topo, D, &spread_s) < 0)
+				if (order[pass] == K_HIER ? hier_pass(topo, D, &f) < 0
+							  : second_pass(topo, D, &spread_s) < 0)
 					continue; /* out of memory: the floor stays */
-				out->sim_s[k] = predict(topo, &f, &models[k], &fast_algos[k], opts, spread_s,
-							f.largest, NULL);
+				out->sim_s[k] = predict(topo, &f, &models[k], &fast_algos[k], opts,
+							order[pass] == K_HIER ? floor_s : spread_s, f.largest, NULL);
 				T[k] = out->sim_s[k] + out->synth_s[k];
 			}
 			lazy[k] = false;

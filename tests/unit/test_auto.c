@@ -162,7 +162,7 @@ static void test_auto__empty_matrix_chooses_fast(void)
 }
 
 /* The decision (fast_auto_choose, which may stop at the floors under
- * spreadout's and FAST's predictions) chooses what the full prediction
+ * spreadout's, FAST's and hier's predictions) chooses what the full prediction
  * chooses, with the same predictions but those floors, on seeded matrices of both
  * presets, dense and sparse, 4 KiB to 1 GiB per pair; the floor is taken
  * on some and the second pass on others */
@@ -202,7 +202,8 @@ static void test_auto__decision_is_the_full_predictions_choice(void)
 						CU_ASSERT_EQUAL(c.n, p.n);
 						for (uint32_t a = 0; a < c.n; a++) {
 							double tc = c.sim_s[a] + c.synth_s[a], tp = p.sim_s[a] + p.synth_s[a];
-							if (strcmp(c.algo[a], "spreadout") != 0 && strcmp(c.algo[a], "fast") != 0) {
+							if (strcmp(c.algo[a], "spreadout") != 0 && strcmp(c.algo[a], "fast") != 0 &&
+							    strcmp(c.algo[a], "hier") != 0) {
 								CU_ASSERT_EQUAL(c.synth_s[a], p.synth_s[a]);
 								CU_ASSERT_EQUAL(c.sim_s[a], p.sim_s[a]);
 							} else { /* a floor, or the full prediction */
@@ -507,6 +508,17 @@ static void test_auto__feature_pass_matches_reference(void)
 					ref_matrix((enum ref_pattern)p, ng, pairs[z], seed++, D);
 					ref_gather(&t, D, &r);
 					CU_ASSERT_EQUAL_FATAL(gather(&t, D, &f), 0);
+					/* the pair where the taken path found it, hier's
+					 * loads from their pass where it did not */
+					if (f.exact_pair)
+						CU_ASSERT_EQUAL(f.pair, r.pair);
+					if (!f.exact_hier) {
+						struct feat h = f;
+						hier_floors(&t, &h); /* floors, never above */
+						CU_ASSERT(h.hier_nic <= r.hier_nic && h.hier_link <= r.hier_link &&
+							  h.largest <= r.largest);
+					}
+					CU_ASSERT_EQUAL_FATAL(hier_pass(&t, D, &f), 0);
 					CU_ASSERT_EQUAL_FATAL(gather_g(&t, D, &fg, G), 0);
 					f2 = fg;
 #if defined(__x86_64__) && defined(__GNUC__)
