@@ -46,13 +46,14 @@
  * Cost of the decision: linear in the n^2 entries read.  With G = 8 on a
  * CPU with AVX-512 (gather8_avx512: one strip of 8 rows at a time, the
  * pair in the same pass, hier's loads left to hier_pass), `fast bench
- * auto` (thread-CPU medians, 2026-12-01 19:30 UTC, load 0.3 on 2 cores)
- * measured 0.31-0.32 us at 4 x 8 and 1.87-1.91 us at 16 x 8, against
- * 0.49-0.58 and 3.79-3.89 us for the previous pass (two strips at a
- * time, hier's loads in it, the pair a pass of its own) in the same
- * hour; the pass alone 0.17 and 1.7 us, hier_pass 0.09 and 1.6 us,
- * pair_pass 0.05 and 1.1 us.  GCC unrolls the 8-row loops only when told
- * to (#pragma GCC unroll): without it the same pass took 5.2 us at
+ * auto` (thread-CPU medians, 2026-12-01 19:15-19:17 UTC, load 0.4 on 2
+ * cores, three rounds alternating with the previous binary) measured
+ * 0.31-0.62 us at 4 x 8 and 1.88-2.69 us at 16 x 8, against 0.49-0.87 and
+ * 4.0-5.3 us for the previous pass (two strips at a time, hier's loads in
+ * it, the pair a pass of its own) in the same rounds; the pass alone 0.17
+ * and 1.7 us, hier_pass 0.09 and 1.6 us, pair_pass 0.05 and 1.1 us.  GCC
+ * unrolls the 8-row loops only when told to (#pragma GCC unroll): without
+ * it the same pass took 5.2 us at
  * 16 x 8.  With AVX2 only (gather8_avx2) 0.8 and 5.4 us; gather_g, which
  * also finds the largest message, runs 9-15% more instructions than the
  * first scalar pass (callgrind).

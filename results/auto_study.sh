@@ -22,7 +22,7 @@ SIZES=${SIZES:-"4K 16K 64K 256K 1M 4M 16M 64M 256M 1G 4G"}
 # most of T.  Up to 16 MiB per GPU (where S matters and the simulation is
 # quick) each case runs REPEAT times and a row's synthesis is the median
 # of its runs' (T_sim and auto's choice are the same in every run).
-REPEAT=${REPEAT:-3}
+REPEAT=${REPEAT:-5}
 bytes_of() { # 4K, 16M, 1G -> bytes
 	local n=${1%?}
 	case $1 in
