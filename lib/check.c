@@ -429,28 +429,24 @@ static int walk_step(struct checker *c, uint32_t t)
 static int walk(struct checker *c)
 {
 	const struct fast_plan *e = c->e;
+	const uint32_t *order = c->order;
 	size_t n = e->nsteps;
-	uint32_t *order = NULL;
 	int rc = 0;
 
 	c->words = (n + 63) / 64;
 	for (size_t d = 0; d < e->ndeps; d++)
 		if (e->deps[d].pipelined)
 			c->pipelined = true;
-	order = fast_calloc(n ? n : 1, sizeof *order);
 	c->any = fast_calloc(n ? n : 1, sizeof *c->any);
 	c->full = fast_calloc(n ? n : 1, sizeof *c->full);
 	c->pool = fast_calloc(2 * n + 2, sizeof *c->pool);
 	c->refs = fast_calloc(n ? n : 1, sizeof *c->refs);
 	c->pipe_in = fast_calloc(n ? n : 1, sizeof *c->pipe_in);
 	c->pipe_out = fast_calloc(n ? n : 1, sizeof *c->pipe_out);
-	if (!order || !c->any || !c->full || !c->pool || !c->refs || !c->pipe_in || !c->pipe_out) {
+	if (!c->any || !c->full || !c->pool || !c->refs || !c->pipe_in || !c->pipe_out) {
 		rc = fast_check_oom(c);
 		goto out;
 	}
-	rc = fast_plan_topo_order(e, order, c->err);
-	if (rc < 0)
-		goto out;
 	for (size_t d = 0; d < e->ndeps; d++)
 		c->refs[e->deps[d].step]++;
 	for (size_t t = 0; t < n; t++)
@@ -508,7 +504,6 @@ out:
 	if (c->pool)
 		for (size_t i = 0; i < c->npool; i++)
 			free(c->pool[i]);
-	free(order);
 	free(c->any);
 	free(c->full);
 	free(c->pool);
@@ -553,6 +548,11 @@ static int check_kind(const struct fast_plan_view *v, const struct fast_topo *to
 	rc = fast_check_lanes(&c);
 	if (rc == 0)
 		rc = fast_check_transfers(&c);
+	/* one topological order for the NIC rule and the walk */
+	if (rc == 0 && !(c.order = fast_calloc(c.e->nsteps ? c.e->nsteps : 1, sizeof *c.order)))
+		rc = fast_check_oom(&c);
+	if (rc == 0)
+		rc = fast_plan_topo_order(c.e, c.order, err);
 	if (rc == 0)
 		rc = fast_check_nic_order(&c);
 	if (rc == 0)
@@ -562,6 +562,7 @@ static int check_kind(const struct fast_plan_view *v, const struct fast_topo *to
 		     : c.kind == FAST_TRAFFIC_DISPATCH ? fast_check_dispatch_deliveries(&c)
 						      : fast_check_combine_deliveries(&c);
 	fast_holds_free(&c.arr);
+	free(c.order);
 	free(c.recs);
 	free(c.finals);
 	free(c.vmask);

@@ -45,6 +45,7 @@ struct checker {
 	uint64_t *vmask;           /* combine: masks of values, the plan's then the sums' */
 	size_t nvmask, cap_vmask;
 	uint32_t ng, G;
+	uint32_t *order;  /* a topological order of e's steps (fast_plan_topo_order) */
 	bool pipelined; /* any pipelined dep: keep the second bitset */
 	size_t words;   /* per bitset */
 	uint64_t **any, **full;   /* per step, NULL when not live */

@@ -225,9 +225,8 @@ out:
  * through dependencies) must not share a sending NIC nor a receiving NIC:
  * packed stages run several rail steps at once, each on its own rails, and
  * this keeps a wrong packing from hiding incast.  Cheap: per GPU, the out
- * steps sending from (receiving at) it in a topological order (the id
- * order when every dependency points to a smaller id, as every compiler
- * writes them); each consecutive pair must be ordered, the later reaching
+ * steps sending from (receiving at) it in the checker's topological order
+ * (c->order, the walk's too); each consecutive pair must be ordered, the later reaching
  * the earlier (then all pairs are, by transitivity).  A direct dependency
  * settles the usual case; else a backward search over dependencies that
  * skips the steps placed before the target, each proof remembered. */
@@ -239,56 +238,6 @@ struct nic_order {
 	uint32_t *stamp, *stack;
 	uint32_t query;
 };
-
-/* The topological order into order[] (and pos[]): ids when every dep
- * points back, else Kahn's (a validated plan has no cycle). */
-static int topo_order(const struct fast_plan *e, uint32_t *order, uint32_t *pos, uint32_t *tmp)
-{
-	size_t n = e->nsteps, head = 0, tail = 0;
-	bool back = true;
-	uint32_t *indeg = tmp, *start, *adj;
-
-	for (size_t t = 0; t < n && back; t++)
-		for (uint32_t j = 0; j < e->steps[t].ndeps && back; j++)
-			back = e->deps[e->steps[t].dep0 + j].step < t;
-	if (!back) {
-		start = fast_calloc(n + 1, sizeof *start);
-		adj = fast_calloc(e->ndeps ? e->ndeps : 1, sizeof *adj);
-		if (!start || !adj) {
-			free(start);
-			free(adj);
-			return -1;
-		}
-		memset(indeg, 0, n * sizeof *indeg);
-		for (size_t t = 0; t < n; t++)
-			for (uint32_t j = 0; j < e->steps[t].ndeps; j++) {
-				start[e->deps[e->steps[t].dep0 + j].step + 1]++;
-				indeg[t]++;
-			}
-		for (size_t u = 0; u < n; u++)
-			start[u + 1] += start[u];
-		for (size_t t = 0; t < n; t++) /* dependents; start[] ends one slot on */
-			for (uint32_t j = 0; j < e->steps[t].ndeps; j++)
-				adj[start[e->deps[e->steps[t].dep0 + j].step]++] = (uint32_t)t;
-		for (size_t t = 0; t < n; t++)
-			if (indeg[t] == 0)
-				order[tail++] = (uint32_t)t;
-		while (head < tail) {
-			uint32_t u = order[head++];
-			for (uint32_t k = u ? start[u - 1] : 0; k < start[u]; k++)
-				if (--indeg[adj[k]] == 0)
-					order[tail++] = adj[k];
-		}
-		free(start);
-		free(adj);
-	}
-	for (size_t k = 0; k < n; k++) {
-		if (back)
-			order[k] = (uint32_t)k;
-		pos[order[k]] = (uint32_t)k;
-	}
-	return 0;
-}
 
 /* Whether step t waits for step u (transitively); u is placed before t. */
 static bool reaches(struct nic_order *no, uint32_t t, uint32_t u)
@@ -327,25 +276,25 @@ int fast_check_nic_order(struct checker *c)
 {
 	const struct fast_plan *e = c->e;
 	size_t n = e->nsteps;
-	uint32_t *order = NULL, *last[2] = { NULL, NULL };
+	const uint32_t *order = c->order;
+	uint32_t *last[2] = { NULL, NULL };
 	struct nic_order no = { e, NULL, NULL, NULL, NULL, 0 };
 	int rc = 0;
 
 	if (strcmp(e->algo, "fast") != 0 || n < 2)
 		return 0;
-	order = fast_calloc(n, sizeof *order);
 	no.pos = fast_calloc(n, sizeof *no.pos);
 	no.proven = fast_calloc(n, sizeof *no.proven);
 	no.stamp = fast_calloc(n, sizeof *no.stamp);
 	no.stack = fast_calloc(n, sizeof *no.stack);
 	last[0] = fast_calloc(c->ng, sizeof *last[0]); /* last sending step + 1 */
 	last[1] = fast_calloc(c->ng, sizeof *last[1]); /* last receiving step + 1 */
-	if (!order || !no.pos || !no.proven || !no.stamp || !no.stack || !last[0] || !last[1] ||
-	    topo_order(e, order, no.pos, no.stamp) < 0) {
+	if (!no.pos || !no.proven || !no.stamp || !no.stack || !last[0] || !last[1]) {
 		rc = fast_check_oom(c);
 		goto out;
 	}
-	memset(no.stamp, 0, n * sizeof *no.stamp);
+	for (size_t k = 0; k < n; k++)
+		no.pos[order[k]] = (uint32_t)k;
 	for (size_t k = 0; k < n && rc == 0; k++) {
 		uint32_t t = order[k];
 		const struct fast_step *s = &e->steps[t];
@@ -371,7 +320,6 @@ int fast_check_nic_order(struct checker *c)
 		}
 	}
 out:
-	free(order);
 	free(no.pos);
 	free(no.proven);
 	free(no.stamp);
