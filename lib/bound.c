@@ -591,15 +591,7 @@ int fast_bound_compute(const struct fast_topo *topo, const uint64_t *D,
 		free(keys);
 		return fast_err_set(err, FAST_ENOMEM, "bound: out of memory");
 	}
-	for (uint32_t i = 0; i < ng; i++) {
-		const uint64_t *row = D + (size_t)i * ng;
-		uint64_t r = 0;
-		for (uint32_t j = 0; j < ng; j++) {
-			r += row[j];
-			colsum[j] += row[j];
-		}
-		rowsum[i] = r;
-	}
+	fast_line_sums(D, ng, rowsum, colsum);
 	d.E = buf;
 	d.I = buf + G;
 	d.U = buf + 2 * G;

@@ -120,22 +120,6 @@ bool fast_bvn_line_sums(const uint64_t *S, uint32_t n, uint64_t *row, uint64_t *
 	return true;
 }
 
-/* Row and column sums known not to overflow: plain adds, which the
- * compiler can vectorise. */
-static void line_sums_fit(const uint64_t *S, uint32_t n, uint64_t *row, uint64_t *col)
-{
-	memset(col, 0, n * sizeof *col);
-	for (uint32_t i = 0; i < n; i++) {
-		const uint64_t *r = S + (size_t)i * n;
-		uint64_t sum = 0;
-		for (uint32_t j = 0; j < n; j++) {
-			sum += r[j];
-			col[j] += r[j];
-		}
-		row[i] = sum;
-	}
-}
-
 /* fast_bvn_pad with the caller's scratch: row and col hold n entries;
  * sums_fit: the line sums are known not to overflow. */
 static int pad_with(uint64_t *S, uint32_t n, uint64_t *row, uint64_t *col, bool sums_fit,
@@ -145,7 +129,7 @@ static int pad_with(uint64_t *S, uint32_t n, uint64_t *row, uint64_t *col, bool 
 	uint32_t i = 0, j = 0;
 
 	if (sums_fit)
-		line_sums_fit(S, n, row, col);
+		fast_line_sums(S, n, row, col);
 	else if (!fast_bvn_line_sums(S, n, row, col))
 		return fast_err_set(err, FAST_EINPUT, "server matrix: a line sum overflows 64 bits");
 	for (uint32_t k = 0; k < n; k++) {

@@ -200,6 +200,20 @@ const char *fast_num_format(double v, char *buf, size_t len)
 	return buf;
 }
 
+void fast_line_sums(const uint64_t *M, uint32_t n, uint64_t *row, uint64_t *col)
+{
+	memset(col, 0, (size_t)n * sizeof *col);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint64_t *r = M + (size_t)i * n;
+		uint64_t sum = 0;
+		for (uint32_t j = 0; j < n; j++) {
+			sum += r[j];
+			col[j] += r[j];
+		}
+		row[i] = sum;
+	}
+}
+
 uint64_t fast_a2a_size(const uint64_t *D, uint32_t n)
 {
 	uint64_t size = 0, *col = fast_calloc(n ? n : 1, sizeof *col);

@@ -125,6 +125,10 @@ const char *fast_num_format(double v, char *buf, size_t len);
  * fast_a2a_size takes the n x n row-major matrix (sums cannot overflow on
  * a loaded traffic: checked at load time); fast_bw is 0 when time <= 0. */
 uint64_t fast_a2a_size(const uint64_t *D, uint32_t n);
+/* Row and column sums of the n x n row-major M into row[n] and col[n],
+ * with plain adds (which vectorise): for matrices whose sums are known to
+ * fit, as a loaded traffic's (checked at load time). */
+void fast_line_sums(const uint64_t *M, uint32_t n, uint64_t *row, uint64_t *col);
 struct fast_bw {
 	uint64_t size;
 	double algbw_GBps, busbw_GBps;
