@@ -275,7 +275,7 @@ static int compare_synth(const struct opts *o, const struct fast_topo *t,
 	for (uint32_t k = 0; k < o->nalgos; k++)
 		if (strcmp(o->base[k], "auto") != 0) {
 			row_unit[k] = n;
-			u[n++] = (struct synth_unit){ o->base[k], &o->row_ao[k], 0 };
+			u[n++] = (struct synth_unit){ .algo = o->base[k], .ao = &o->row_ao[k] };
 		}
 	for (uint32_t k = 0; k < o->nalgos; k++) {
 		const char *chosen;
@@ -284,14 +284,14 @@ static int compare_synth(const struct opts *o, const struct fast_topo *t,
 		fast_auto_choose(t, mx->bytes, &o->row_ao[k], &ch);
 		chosen = ch.algo[ch.best];
 		row_unit[k] = n;
-		u[n++] = (struct synth_unit){ NULL, &o->row_ao[k], 0 };
+		u[n++] = (struct synth_unit){ .algo = NULL, .ao = &o->row_ao[k] };
 		chosen_unit[k] = UINT32_MAX;
 		for (uint32_t j = 0; j < o->nalgos; j++)
 			if (strcmp(o->algos[j], chosen) == 0)
 				chosen_unit[k] = row_unit[j];
 		if (chosen_unit[k] == UINT32_MAX) {
 			chosen_unit[k] = n;
-			u[n++] = (struct synth_unit){ chosen, &o->row_ao[k], 0 };
+			u[n++] = (struct synth_unit){ .algo = chosen, .ao = &o->row_ao[k] };
 		}
 	}
 	if (synth_units(t, mx, u, n, &err) < 0)

@@ -60,7 +60,6 @@ int synth_units(const struct fast_topo *t, const struct fast_matrix *mx, struct 
 	enum { MAX_UNITS = 64 };
 	double x[MAX_UNITS][SYNTH_REPEATS], warm;
 	int k[MAX_UNITS], rc;
-	struct bench_stats st;
 
 	if (n > MAX_UNITS)
 		return fast_err_set(err, FAST_EUSAGE, "synthesis: %u rows, at most %d", n, MAX_UNITS);
@@ -80,57 +79,31 @@ int synth_units(const struct fast_topo *t, const struct fast_matrix *mx, struct 
 			if ((rc = unit_batch(&u[j], t, mx, k[j], &x[j][r], err)) < 0)
 				return rc;
 	for (uint32_t j = 0; j < n; j++) {
-		bench_stats_of(x[j], SYNTH_REPEATS, &st);
-		u[j].median_s = st.median;
+		bench_stats_of(x[j], SYNTH_REPEATS, &u[j].st);
+		u[j].median_s = u[j].st.median;
 	}
 	return 0;
-}
-
-void synth_decision_median(const struct fast_topo *t, const uint64_t *D,
-			   const struct fast_algo_opts *ao, struct fast_auto_choice *ch,
-			   double *decision_s, struct bench_stats *st)
-{
-	double x[SYNTH_REPEATS], t0;
-	struct bench_stats own;
-	int k;
-
-	fast_auto_choose(t, D, ao, ch); /* the warm-up */
-	t0 = bench_cpu_now();
-	fast_auto_choose(t, D, ao, ch); /* sizes the batches */
-	k = batch_of(bench_cpu_now() - t0);
-	for (int r = 0; r < SYNTH_REPEATS; r++) {
-		t0 = bench_cpu_now();
-		for (int b = 0; b < k; b++)
-			fast_auto_choose(t, D, ao, ch);
-		x[r] = (bench_cpu_now() - t0) / k;
-	}
-	if (!st)
-		st = &own;
-	bench_stats_of(x, SYNTH_REPEATS, st);
-	*decision_s = st->median;
 }
 
 int synth_measure(const char *algo, const struct fast_topo *t, const struct fast_matrix *mx,
 		  const struct fast_algo_opts *ao, double *synth_s, double *decision_s,
 		  struct fast_err *err)
 {
-	struct synth_unit u[2] = { { algo, ao, 0 }, { NULL, ao, 0 } };
+	struct synth_unit u[2] = { { .algo = algo, .ao = ao }, { .algo = NULL, .ao = ao } };
+	bool is_auto = strcmp(algo, "auto") == 0;
 	struct fast_auto_choice ch;
 	int rc;
 
 	if (decision_s)
 		*decision_s = 0;
-	if (strcmp(algo, "auto") == 0) { /* the decision and the chosen side by side */
+	if (is_auto) { /* the decision and the chosen side by side */
 		fast_auto_choose(t, mx->bytes, ao, &ch);
 		u[0].algo = ch.algo[ch.best];
 	}
-	if ((rc = synth_units(t, mx, u, strcmp(algo, "auto") == 0 ? 2 : 1, err)) < 0)
+	if ((rc = synth_units(t, mx, u, is_auto ? 2 : 1, err)) < 0)
 		return rc;
-	*synth_s = u[0].median_s;
-	if (strcmp(algo, "auto") == 0) {
-		*synth_s += u[1].median_s;
-		if (decision_s)
-			*decision_s = u[1].median_s;
-	}
+	*synth_s = u[0].median_s + (is_auto ? u[1].median_s : 0);
+	if (is_auto && decision_s)
+		*decision_s = u[1].median_s;
 	return 0;
 }

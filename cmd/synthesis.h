@@ -13,6 +13,7 @@
 #ifndef FAST_CMD_SYNTHESIS_H
 #define FAST_CMD_SYNTHESIS_H
 
+#include "bench.h"
 #include "lib/auto.h"
 
 #define SYNTH_REPEATS 15
@@ -24,7 +25,8 @@
 struct synth_unit {
 	const char *algo;
 	const struct fast_algo_opts *ao;
-	double median_s; /* out: the median of its SYNTH_REPEATS samples */
+	double median_s;       /* out: the median of its SYNTH_REPEATS samples */
+	struct bench_stats st; /* out: their statistics (st.median == median_s) */
 };
 
 /* Every unit's median, after a warm-up of its own (the caller's compile of
@@ -33,14 +35,6 @@ struct synth_unit {
  * most 64 units).  Not reentrant. */
 int synth_units(const struct fast_topo *t, const struct fast_matrix *mx, struct synth_unit *u,
 		uint32_t n, struct fast_err *err);
-
-struct bench_stats;
-/* auto's decision (fast_auto_choose) once as its warm-up, then its median
- * over SYNTH_REPEATS samples into *decision_s; *ch: the choice; st (may
- * be NULL): the samples' statistics. */
-void synth_decision_median(const struct fast_topo *t, const uint64_t *D,
-			   const struct fast_algo_opts *ao, struct fast_auto_choice *ch,
-			   double *decision_s, struct bench_stats *st);
 
 /* The synthesis of one algo's row into *synth_s: its median, or for auto
  * its decision's median (*decision_s, may be NULL; 0 for another
