@@ -822,12 +822,13 @@ static uint64_t pair_pass(const struct fast_topo *t, const uint64_t *D)
  * (decide()); -1 on allocation failure. */
 static int hier_pass(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 {
-	uint64_t hi = 0, big = 0;
+	struct feat g;
 
 	if (f->exact_hier)
 		return 0;
 #if defined(__x86_64__) && defined(__GNUC__)
 	if (t->gpus == 8 && __builtin_cpu_supports("avx512f")) {
+		uint64_t hi, big;
 		if (hier_pass8_avx512(D, t->servers, &hi, &big) < 0)
 			return -1;
 		f->hier_nic = max64(f->send_x, hi);
@@ -837,15 +838,12 @@ static int hier_pass(const struct fast_topo *t, const uint64_t *D, struct feat *
 		return 0;
 	}
 #endif
-	{ /* no pass of its own elsewhere: gather_g's (every feature) */
-		struct feat g;
-		if (gather_g(t, D, &g, t->gpus) < 0)
-			return -1;
-		f->hier_nic = g.hier_nic, f->hier_link = g.hier_link, f->largest = g.largest;
-		f->exact_hier = true;
-		(void)hi, (void)big;
-		return 0;
-	}
+	/* no pass of its own elsewhere: gather_g's (every feature) */
+	if (gather_g(t, D, &g, t->gpus) < 0)
+		return -1;
+	f->hier_nic = g.hier_nic, f->hier_link = g.hier_link, f->largest = g.largest;
+	f->exact_hier = true;
+	return 0;
 }
 
 /* Floors under hier's features from the others' (exact_hier false): a NIC

@@ -26,8 +26,9 @@ const struct fast_limits *fast_traffic_limits(const struct fast_limits *lim,
  * 64-byte line (as malloc's large blocks, 16 bytes past one, do not), so
  * that the rows of a multiple of 8 GPUs do too and --algo auto's
  * decision reads them with whole-line vector loads (lib/auto.c,
- * gather8_avx512; `fast bench auto` at 16 x 8: 2.61-2.83 us against
- * 2.90-3.04 us from calloc's blocks); above, calloc's untouched zero
+ * gather8_avx512; fast_auto_choose at 16 x 8, medians of 31 batches in
+ * six alternating rounds: 1.83-2.57 us against 2.03-2.81 us 16 bytes
+ * past a line, as calloc's blocks start); above, calloc's untouched zero
  * pages are worth more than the alignment. */
 static uint64_t *matrix_alloc(size_t cells)
 {
