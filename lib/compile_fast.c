@@ -570,22 +570,20 @@ static int balance_costs(struct builder *bd, const struct cost *c, const uint32_
 		memset(acc, 0, (size_t)8 * G * sizeof *acc);
 		for (uint32_t b = 0; b < N; b++) {
 			const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
-			uint64_t ts = bd->S[(size_t)a * N + b], sum = 0, tp, cnt;
-			uint32_t s, res, gp, gs, k = 0;
+			uint64_t ts = bd->S[(size_t)a * N + b];
+			struct rails rs;
+			uint32_t s, gp, gs;
 			if (b == a || ts == 0)
 				continue;
 			s = shift_of(N, a, b);
-			res = s % mod;
-			cnt = (G - res + mod - 1) / mod;
-			for (uint32_t i = 0; i < G; i++)
-				sum += r[i];
-			tp = sum / cnt + (sum % cnt != 0);
-			if (tp > bd->budget[s])
-				bd->budget[s] = tp;
+			rs = tile_rails(bd, true, a, b); /* the packed lane targets, as tile() */
+			targets(&rs, G, bd->tt);
+			if (rs.t > bd->budget[s])
+				bd->budget[s] = rs.t;
 			gp = bd->jit && s >= mod;
 			gs = bd->jit && first && first[a] != b;
 			for (uint32_t i = 0; i < G; i++) {
-				uint64_t t = k == res ? tp : 0;
+				uint64_t t = bd->tt[i];
 				uint64_t *ap = acc + (size_t)(4 + gp * 2) * G, *as = acc + (size_t)gs * 2 * G;
 				if (r[i] > t)
 					ap[i] += r[i] - t;
@@ -595,8 +593,6 @@ static int balance_costs(struct builder *bd, const struct cost *c, const uint32_
 					as[i] += r[i] - ts;
 				else
 					as[G + i] += ts - r[i];
-				if (++k == mod)
-					k = 0;
 			}
 		}
 		for (uint32_t q = 0; q < 8; q++)
