@@ -138,7 +138,7 @@ struct job {
 static struct fast_bvn_model model_of(const struct fast_topo *t)
 {
 	struct fast_bvn_model m;
-	m.stage_s = (t->out.latency_us + t->out.step_overhead_us) * 1e-6;
+	m.stage_s = fast_tier_step_s(&t->out);
 	m.Bps = fast_tier_Bps(&t->out);
 	return m;
 }

@@ -176,16 +176,6 @@ static double incast(const struct fast_congestion *c, double k)
 	return f < c->incast_floor ? c->incast_floor : f;
 }
 
-static double rate(const struct fast_tier *t)
-{
-	return t->bw_GBps * 1e9 * t->efficiency;
-}
-
-static double step_s(const struct fast_tier *t)
-{
-	return (t->latency_us + t->step_overhead_us) * 1e-6;
-}
-
 /* What one pass over the matrix gathers. */
 struct feat {
 	uint64_t send_x, recv_x, intra;    /* per-GPU maxima */
@@ -878,7 +868,8 @@ static int second_pass(const struct fast_topo *t, const uint64_t *D, double *spr
 	uint64_t stack[STACK_GPUS * 2];
 	uint64_t *mo = (size_t)ng * 2 <= sizeof stack / sizeof stack[0] ? stack : malloc((size_t)ng * 2 * sizeof *mo);
 	uint64_t *mu;
-	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out), sum = 0;
+	double Bu = fast_tier_Bps(&t->up), Bo = fast_tier_Bps(&t->out), sum = 0;
+	double au = fast_tier_step_s(&t->up), ao = fast_tier_step_s(&t->out);
 
 	if (!mo)
 		return -1;
@@ -909,9 +900,9 @@ static int second_pass(const struct fast_topo *t, const uint64_t *D, double *spr
  * GPU's cross sends or receives; the local ones likewise. */
 static double spread_floor(const struct fast_topo *t, const struct feat *f)
 {
-	double o = (double)f->k_in * step_s(&t->out) +
-		   (double)(f->send_x > f->recv_x ? f->send_x : f->recv_x) / rate(&t->out);
-	double u = (double)f->intra / rate(&t->up);
+	double o = (double)f->k_in * fast_tier_step_s(&t->out) +
+		   (double)(f->send_x > f->recv_x ? f->send_x : f->recv_x) / fast_tier_Bps(&t->out);
+	double u = (double)f->intra / fast_tier_Bps(&t->up);
 
 	return o > u ? o : u;
 }
@@ -929,7 +920,8 @@ static double packed_predict(const struct fast_topo *t, const struct feat *f,
 			     const struct model *m, double up)
 {
 	uint32_t N = t->servers, G = t->gpus, M = N > 1 ? N - 1 : 1, mod = M < G ? M : G;
-	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
+	double Bu = fast_tier_Bps(&t->up), Bo = fast_tier_Bps(&t->out);
+	double au = fast_tier_step_s(&t->up), ao = fast_tier_step_s(&t->out);
 	double rails = (double)(G / mod), waves = (double)((M + mod - 1) / mod);
 	double budget = (double)f->pair / rails, off = 1 - rails / G, w0 = (double)mod / M;
 	double bal0 = (double)f->send_x * w0 * off / Bu, bal1 = (double)f->send_x * (1 - w0) * off / Bu;
@@ -948,7 +940,8 @@ static double predict(const struct fast_topo *t, const struct feat *f, const str
 		      uint64_t largest, bool *packs)
 {
 	uint32_t N = t->servers, G = t->gpus, ng = N * G;
-	double Bu = rate(&t->up), Bo = rate(&t->out), au = step_s(&t->up), ao = step_s(&t->out);
+	double Bu = fast_tier_Bps(&t->up), Bo = fast_tier_Bps(&t->out);
+	double au = fast_tier_step_s(&t->up), ao = fast_tier_step_s(&t->out);
 	double P = o->peers ? o->peers : 8, R = ceil((double)(ng > 1 ? ng - 1 : 1) / P);
 	bool mesh = t->up_kind == FAST_UP_MESH;
 	/* local traffic: a switch port carries a GPU's sum, a mesh link one message */

@@ -530,8 +530,8 @@ static struct cost cost_of(const struct fast_topo *topo)
 	uint32_t G = topo->gpus;
 	struct cost c;
 
-	c.a_up = (topo->up.latency_us + topo->up.step_overhead_us) * 1e-6;
-	c.a_out = (topo->out.latency_us + topo->out.step_overhead_us) * 1e-6;
+	c.a_up = fast_tier_step_s(&topo->up);
+	c.a_out = fast_tier_step_s(&topo->out);
 	c.Bu = fast_tier_Bps(&topo->up);
 	c.Bo = fast_tier_Bps(&topo->out);
 	if (!(c.Bu > 0))
@@ -737,8 +737,7 @@ static int split_tail(struct fast_bvn *bv, const struct fast_topo *topo, struct 
 		return 0;
 	beta = 1 / out;
 	rho = (topo->up_kind == FAST_UP_MESH ? 1.0 : (double)(G - 1)) / G / up;
-	cost = (topo->out.latency_us + topo->out.step_overhead_us + topo->up.latency_us +
-		topo->up.step_overhead_us) * 1e-6;
+	cost = fast_tier_step_s(&topo->out) + fast_tier_step_s(&topo->up);
 	for (int splits = 0; splits < 16 && bv->nterms < fast_bvn_max_terms(n); splits++) {
 		uint64_t w = bv->weight[bv->nterms - 1], x;
 		uint32_t *perm;
@@ -827,7 +826,7 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 	} else {
 		struct fast_bvn_model m;
 		struct fast_bvn_auto_info info;
-		m.stage_s = (topo->out.latency_us + topo->out.step_overhead_us) * 1e-6;
+		m.stage_s = fast_tier_step_s(&topo->out);
 		m.Bps = fast_tier_Bps(&topo->out);
 		if (!(m.Bps > 0))
 			m.Bps = 1; /* validated topologies never get here */

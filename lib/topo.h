@@ -85,16 +85,23 @@ static inline uint32_t fast_topo_ngpus(const struct fast_topo *t)
 	return t->servers * t->gpus;
 }
 
-/* Effective bandwidth in bytes per second: line rate x efficiency. */
 /* The fabric's identity: shape, scale-up kind and every model number (not
  * the name or source text), chained into FAST_HASH_INIT.  Two topologies
  * with the same hash simulate and plan alike; used to key plan caches, to
  * check that MPI ranks agree, and in result idents. */
 uint64_t fast_topo_hash(const struct fast_topo *t);
 
+/* Effective bandwidth in bytes per second: line rate x efficiency. */
 static inline double fast_tier_Bps(const struct fast_tier *tier)
 {
 	return tier->bw_GBps * 1e9 * tier->efficiency;
+}
+
+/* Seconds a step costs on the tier before its bytes: latency + per-step
+ * overhead (the alpha of the cost models). */
+static inline double fast_tier_step_s(const struct fast_tier *tier)
+{
+	return (tier->latency_us + tier->step_overhead_us) * 1e-6;
 }
 
 /* Presets: "h200", "h100", "mi300x", "mi300x-100g".  servers/gpus of 0 keep

@@ -377,8 +377,8 @@ static double ref_spread(const struct fast_topo *t, const uint64_t *D)
 			else
 				mo = v > mo ? v : mo;
 		}
-		double o = mo ? step_s(&t->out) + (double)mo / rate(&t->out) : 0;
-		double u = mu ? step_s(&t->up) + (double)mu / rate(&t->up) : 0;
+		double o = mo ? fast_tier_step_s(&t->out) + (double)mo / fast_tier_Bps(&t->out) : 0;
+		double u = mu ? fast_tier_step_s(&t->up) + (double)mu / fast_tier_Bps(&t->up) : 0;
 		sum += o > u ? o : u;
 	}
 	return sum;
