@@ -8,7 +8,7 @@
 #   golden           60  CLI golden tests and the bad-input table
 #   schema           40  presets, traces, plans, specs, every --json vs the schemas
 #   mpi             180  fast run under mpirun (host backend), interposer
-#   testbed         240  fast run over an emulated 4 x 4 cluster (network
+#   testbed         180  fast run over an emulated 4 x 4 cluster (network
 #                        namespaces, TCP rails; scripts/testbed.sh): every
 #                        algorithm, 0 wrong bytes, a killed rank, teardown
 #                        (skipped where namespaces are not; FAST_TESTBED=require
@@ -20,7 +20,7 @@
 #   install          90  make install into a temporary prefix, the tour from
 #                        elsewhere, pkg-config builds, make uninstall
 #   sanitizer       210  ASan+UBSan build: unit suites and golden tests
-#   valgrind        280  golden tests under valgrind memcheck
+#   valgrind        340  golden tests under valgrind memcheck
 #   fuzz            180  fuzz corpus replay and 30 s of fuzzing per target
 #                        (where clang is: CI installs it)
 #   gpu             120  CUDA/HIP backends compile and link (where compilers exist)
@@ -99,12 +99,12 @@ stage unit 45 bash tests/run_unit.sh "$BIN/tests"
 stage golden 60 bash tests/golden/run.sh "$BIN/fast"
 stage schema 40 optional tests/schema/run.sh "$BIN/fast"
 stage mpi 180 optional tests/mpi/run.sh "$BIN/fast"
-stage testbed 240 timeout -k 10 300 bash tests/testbed/run.sh "$BIN/fast"
+stage testbed 180 timeout -k 10 300 bash tests/testbed/run.sh "$BIN/fast"
 stage sweep 20 bash tests/sweep/resume.sh "$BIN/fast"
 stage gate 20 bash tests/gate/run.sh "$BIN/fast"
 stage install 90 bash tests/install/run.sh
 stage sanitizer 210 san_stage
-stage valgrind 280 valgrind_stage
+stage valgrind 340 valgrind_stage
 stage fuzz 180 optional tests/fuzz/replay.sh
 stage gpu 120 optional tests/gpu/compile_check.sh
 
