@@ -246,7 +246,8 @@ deps:
 # README), data/moe/ (the MoE data set, licences included; where an
 # installed `fast trace import` looks); share/man/man1/fast.1 and bash
 # completion, both generated from the binary's --help text (dist/);
-# share/doc/fast/: README.md, docs/DESIGN.md.  `make uninstall` removes
+# share/doc/fast/: README.md and docs/*.md (under docs/, so the README's
+# links hold).  `make uninstall` removes
 # exactly these files, then the directories they leave empty.
 # `make man` builds the page and the completion alone, in $(BUILD)/share/;
 # they are not part of `all` because they run the binary, which a GPU build
@@ -269,13 +270,13 @@ DATA_FILES := $(sort $(wildcard schemas/*.json) $(wildcard traces/*.json) traces
 DATA_DIRS  := $(sort $(patsubst %/,%,$(dir $(DATA_FILES))))
 # the public headers: every lib/*.h but the modules' private *_internal.h
 HEADERS    := $(sort $(filter-out %_internal.h,$(wildcard lib/*.h))) sim/sim.h exec/exec.h exec/prog.h
-DOC_FILES  := README.md docs/DESIGN.md
+DOC_FILES  := README.md $(sort $(wildcard docs/*.md))
 PC_FILES   := fast.pc fast-exec.pc
 D := $(DESTDIR)$(PREFIX)
 
 install: all man
 	install -d $(D)/bin $(D)/lib/pkgconfig $(D)/share/man/man1 \
-		$(D)/share/bash-completion/completions $(D)/share/doc/fast \
+		$(D)/share/bash-completion/completions $(D)/share/doc/fast/docs \
 		$(addprefix $(D)/include/fast/,lib sim exec) $(addprefix $(D)/share/fast/,$(DATA_DIRS))
 	install -m 0755 $(FAST_BIN) $(D)/bin/fast
 	install -m 0644 $(LIBFAST) $(LIBFAST_EXEC_A) $(D)/lib/
@@ -288,7 +289,7 @@ install: all man
 			dist/$$p.in > $(D)/lib/pkgconfig/$$p || exit; done
 	install -m 0644 $(MAN_PAGE) $(D)/share/man/man1/fast.1
 	install -m 0644 $(COMPLETION) $(D)/share/bash-completion/completions/fast
-	install -m 0644 $(DOC_FILES) $(D)/share/doc/fast/
+	for f in $(DOC_FILES); do install -m 0644 $$f $(D)/share/doc/fast/$$f || exit; done
 
 # Only what install wrote, then the directories left empty inside the prefix
 # (never one that still holds other files, never the prefix itself).
@@ -296,9 +297,9 @@ uninstall:
 	rm -f $(D)/bin/fast $(addprefix $(D)/lib/,$(notdir $(LIBFAST) $(EXEC_LIBS))) \
 		$(addprefix $(D)/lib/pkgconfig/,$(PC_FILES)) $(addprefix $(D)/include/fast/,$(HEADERS)) \
 		$(addprefix $(D)/share/fast/,$(DATA_FILES)) $(D)/share/man/man1/fast.1 \
-		$(D)/share/bash-completion/completions/fast $(addprefix $(D)/share/doc/fast/,$(notdir $(DOC_FILES)))
+		$(D)/share/bash-completion/completions/fast $(addprefix $(D)/share/doc/fast/,$(DOC_FILES))
 	for d in $(addprefix share/fast/,$(DATA_DIRS)) $(addprefix include/fast/,lib sim exec) \
-		share/doc/fast share/man/man1 share/bash-completion/completions bin lib/pkgconfig; do \
+		share/doc/fast/docs share/man/man1 share/bash-completion/completions bin lib/pkgconfig; do \
 		while [ "$$d" != . ] && rmdir $(D)/$$d 2>/dev/null; do d=$$(dirname $$d); done; done
 
 clean:

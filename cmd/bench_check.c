@@ -1,7 +1,7 @@
 /*
  * bench_check.c - `fast bench check`: how the plan checker (lib/check.c)
  * scales with the chunks of pipelined steps, the input that once made it
- * quadratic (README, "Benchmarks", has the before and after).
+ * quadratic (docs/benchmarks.md has the before and after).
  *
  * Case: a pxn plan for h200 2 x 4 GPUs, random traffic (the paper's
  * rand() % 1024, 256 MiB mean per GPU, seed 1), compiled in process; every

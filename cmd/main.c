@@ -90,7 +90,7 @@ static int unknown_command(const char *word)
  * freed, and hands the heap's free top back above twice that, so a plan of
  * a few MB -- fanout's or packed FAST's at 16 x 8 -- pays its page faults
  * again on every compile: 466 us of a packed compile's 600 there, 306 us
- * of fanout's 550 (README, "Choosing the schedule").  Up to 32 MiB (glibc's
+ * of fanout's 550 (docs/algorithms.md, "Choosing the schedule").  Up to 32 MiB (glibc's
  * largest heap threshold) blocks come from the heap, and freed memory
  * stays with the process up to 1 GiB, as any warm process keeps it. */
 static void keep_freed_memory(void)

@@ -10,7 +10,7 @@
  * slower); the median is over SYNTH_REPEATS such samples.  The rows of
  * one report are sampled in turn (synth_units), so that their ratios are
  * measured side by side: a process here can change speed by 1.2-1.7x
- * mid-run (README, "Choosing the schedule"), which measured one schedule
+ * mid-run (docs/algorithms.md, "Choosing the schedule"), which measured one schedule
  * after another would put on some rows and not on others.
  */
 #include <math.h>

@@ -60,8 +60,9 @@ traffic files converted from it, and their README.md (method, skew, licences)
 .I $(printf '%s' "$prefix" | roff)/share/fast/schemas
 JSON Schemas of the topology, traffic and plan files
 .TP
-.I $(printf '%s' "$prefix" | roff)/share/doc/fast/DESIGN.md
-the design: architecture, plan IR, algorithms, models
+.I $(printf '%s' "$prefix" | roff)/share/doc/fast/README.md
+where to start; the user guide, file formats, design, studies and
+benchmarks are in docs/ beside it (docs/guide.md: every command)
 .SH EXIT STATUS
 0 ok, 1 a check failed (wrong plan, gate failed, wrong bytes), 2 usage,
 3 bad input, 4 runtime failure (I/O, write failure).

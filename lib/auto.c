@@ -74,7 +74,7 @@
  * and 16 KiB (K_LAT = 1 / median of predicted / simulated with K = 1) and
  * 64 MiB..4 GiB per GPU (K_VOL likewise), from the rows of
  * `bash results/auto_study.sh` (4 x 8; its predicted_sim_s column) with
- * every K = 1; results/auto_check.py prints the errors left (README).
+ * every K = 1; results/auto_check.py prints the errors left (docs/algorithms.md).
  *
  * FIT (S): the medians of thread-CPU time over 15 compiles after one
  * warm-up that `fast compare --preset h200 --servers N --gpus 8 --traffic
@@ -765,7 +765,7 @@ static int gather8(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 }
 #endif
 
-/* G = 8, every preset's, by gather8 (the decision's cost: README,
+/* G = 8, every preset's, by gather8 (the decision's cost: docs/algorithms.md,
  * "Choosing the schedule"); any other G by gather_g as it comes. */
 static int gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 {
@@ -1049,7 +1049,7 @@ static double fast_T_floor(const struct fast_topo *t, const struct feat *f, cons
  * and the choice is the full prediction's -- cheapest pass first, each
  * exact prediction lowering the best that the next floor must come near.
  * The floors matter at 16 x 8 and up, where a pass costs about a
- * microsecond (README, "Choosing the schedule"). */
+ * microsecond (docs/algorithms.md, "Choosing the schedule"). */
 static void decide(const struct fast_topo *topo, const uint64_t *D, const struct fast_algo_opts *opts,
 		   bool every, struct fast_auto_choice *out)
 {

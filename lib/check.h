@@ -60,7 +60,7 @@
  * and in the chunk segments of pipelined sends (one arrival record per
  * piece whatever its chunks), plus steps x deps x steps/64 words for the
  * ancestor bitsets, which live only until their last dependent is
- * walked (measured: README, "Benchmarks", the checker). */
+ * walked (measured: docs/benchmarks.md, the checker). */
 int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo,
 		    const uint64_t *D, struct fast_err *err);
 /* The same on an open view (plan.h): nothing is validated or expanded

@@ -767,7 +767,7 @@ static int split_tail(struct fast_bvn *bv, const struct fast_topo *topo, struct 
  * to hide the rest), the one whose tiles need the least balancing goes
  * first -- cost: the largest excess of one GPU over its lane target, the
  * longest handover -- and the others keep their order.  What it gains
- * (FAST / bound with and without it) is in the README, "Compiler options,
+ * (FAST / bound with and without it) is in docs/algorithms.md, "Compiler options,
  * measured".  Switching only when the cost at least halves, or choosing by
  * a model of both balancing steps against the stage, did worse on average. */
 static int first_least_balancing(struct builder *bd, struct fast_bvn *bv)

@@ -83,7 +83,7 @@
  * per-GPU byte matrix (traffic.h), checked against it.  What needs the
  * groups (agreement, REDIST, summaries, the check) takes the matrix:
  * fast_plan_fits_matrix, fast_plan_expand_m, fast_plan_view_open_m.  The
- * file format (version 3) is in README.md, "Token plans: plan file format
+ * file format (version 3) is in docs/formats.md, "Token plans: plan file format
  * version 3".
  *
  * Storage is flat arrays indexed by (first, count) ranges so that a plan is

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The `--algo auto` size study (README, "Choosing the schedule: --algo
+# The `--algo auto` size study (docs/algorithms.md, "Choosing the schedule: --algo
 # auto"): per preset, GPU count, traffic and per-GPU size, `fast compare
 # --json` of every algorithm and auto; one CSV row per (case, algorithm)
 # with T_sim, the measured synthesis S, T = T_sim + S, the LP bound and,
@@ -18,7 +18,7 @@ SERVERS=${*:-4}
 SIZES=${SIZES:-"4K 16K 64K 256K 1M 4M 16M 64M 256M 1G 4G"}
 # Synthesis is measured, and a process of this machine runs in one of two
 # speeds (a 1.2-1.7x spread between processes on one input, stable within
-# one: README, "Choosing the schedule"), which decides near-ties where S is
+# one: docs/algorithms.md, "Choosing the schedule"), which decides near-ties where S is
 # most of T.  Up to 16 MiB per GPU (where S matters and the simulation is
 # quick) each case runs REPEAT times and a row's synthesis is the median
 # of its runs' (T_sim and auto's choice are the same in every run).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The compiler-option study behind FAST's defaults (README, "Compiler
+# The compiler-option study behind FAST's defaults (docs/algorithms.md, "Compiler
 # options"): FAST time / LP bound in the simulator for every combination of
 # --stages, --balance and --order, on h200 and mi300x-100g, 4 and 16 servers
 # x 8 GPUs, uniform random and Zipf 0.8 traffic at 256 MiB per GPU (seed 1).

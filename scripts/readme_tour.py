@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Refresh the command outputs shown in README.md from real runs.
+"""Refresh the command outputs shown in README.md and docs/*.md from real runs.
 
 Every block of the form
 
@@ -10,7 +10,11 @@ Every block of the form
 
 is replaced by `$ COMMAND` (with build/bin/fast shown as `fast`) and the
 command's stdout and stderr, run from the repository root with `fast` on the
-PATH.  Usage: scripts/readme_tour.py [build/bin/fast]
+PATH.  The files are run in the order of tour_files() (README.md, then
+docs/guide.md, then the other documents), so a later block may use a file
+an earlier one wrote.
+
+    scripts/readme_tour.py [build/bin/fast [FILE...]]   (FILEs: only these)
 """
 import os
 import re
@@ -39,8 +43,20 @@ def run(match):
     return "<!-- run: %s -->\n```console\n$ %s\n%s```" % (cmd, shown, out if out.endswith("\n") or not out else out + "\n")
 
 
-path = os.path.join(root, "README.md")
-text = open(path).read()
-new = pattern.sub(run, text)
-open(path, "w").write(new)
-print("README.md: %d command outputs refreshed" % len(pattern.findall(text)))
+def tour_files():
+    docs = sorted(f for f in os.listdir(os.path.join(root, "docs")) if f.endswith(".md"))
+    docs.remove("guide.md")
+    return ["README.md", "docs/guide.md"] + ["docs/" + f for f in docs]
+
+
+for name in sys.argv[2:] or tour_files():
+    path = os.path.join(root, name)
+    text = open(path).read()
+    if not pattern.search(text):
+        continue
+    new = pattern.sub(run, text)
+    if new != text:
+        with open(path + ".tmp", "w") as f:
+            f.write(new)
+        os.replace(path + ".tmp", path)
+    print("%s: %d command outputs refreshed" % (name, len(pattern.findall(text))))

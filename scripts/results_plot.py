@@ -22,7 +22,7 @@ their numbers and gnuplot scripts to DIR/data/ (DIR defaults to
 <first CSV without .csv>-plots).
 
 The bundled studies: RESULTS_DIR/{skew,size,scale,scale_full,synth,moe}.csv
-and tokens.csv (scripts/token_study.sh: figures tokens_<preset>) give the figures that README.md shows (a missing CSV skips its figures),
+and tokens.csv (scripts/token_study.sh: figures tokens_<preset>) give the figures that docs/ shows (a missing CSV skips its figures),
 in RESULTS_DIR/figures and RESULTS_DIR/data, with the same titles, axes
 and styles.
 

@@ -419,7 +419,7 @@ calibrate() {
 # simulator can run a plan, calib/coll-step.json and calib/coll-rank.json;
 # topo.json is the --sync $COLL_SYNC fit, which plain `fast sim` (--sync
 # step, its default) reproduces: it predicted FAST's measured median on
-# other matrices and sizes better in the validation the README reports.
+# other matrices and sizes better in the validation docs/testbed.md reports.
 COLL_SYNC=step
 collectives() {
 	local pat algo sync fits=() t0

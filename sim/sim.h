@@ -77,7 +77,7 @@
  * re-filled as many flows as are active (amortised O(1) full passes per
  * "generation" of flows).  Rates stay feasible throughout; the result is
  * slightly pessimistic.  `fast bench sim` measures the error against the
- * exact mode (the README's benchmark section holds the measured figures).
+ * exact mode (docs/benchmarks.md holds the measured figures).
  *
  * Bandwidth figures are nccl-tests' (fast_bw, lib/common.h, the same
  * function `fast run` reports with): algbw = S / time, where S is the

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""The README's tour, run from an installed prefix outside the checkout,
-compared with what the README shows.
+"""The tour of the README and the docs, run from an installed prefix outside
+the checkout, compared with what the documents show.
 
-    readme_tour.py PREFIX README
+    readme_tour.py PREFIX ROOT
 
-Every `<!-- run: COMMAND -->` block of README.md (the ones
-scripts/readme_tour.py refreshes) is run with PREFIX/bin first on the PATH,
+Every `<!-- run: COMMAND -->` block of ROOT's README.md and docs/*.md (the
+ones scripts/readme_tour.py refreshes, in its order: README.md,
+docs/guide.md, then the other documents) is run with PREFIX/bin first on the PATH,
 in a fresh directory that holds only:
   - traces -> PREFIX/share/fast/traces (the installed traces),
   - copies of the few repository files the tour uses as a user's own inputs
@@ -29,10 +30,14 @@ import subprocess
 import sys
 import tempfile
 
-prefix, readme = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-root = os.path.dirname(readme)
-text = open(readme).read()
-blocks = re.findall(r"<!-- run: (.*?) -->\n```console\n(.*?)```", text, re.S)
+prefix, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+docs = sorted(f for f in os.listdir(os.path.join(root, "docs")) if f.endswith(".md"))
+docs.remove("guide.md")
+blocks = []
+for name in ["README.md", "docs/guide.md"] + ["docs/" + f for f in docs]:
+    text = open(os.path.join(root, name)).read()
+    blocks += [(name, c, s) for c, s in
+               re.findall(r"<!-- run: (.*?) -->\n```console\n(.*?)```", text, re.S)]
 
 # repository files the tour reads as the user's own inputs
 FIXTURES = ["tests/golden/check_fail_missing_dependency", "tests/golden/check_token_fail",
@@ -66,7 +71,7 @@ def normal(out, structure):
 
 
 passed = failed = 0
-for cmd, shown in blocks:
+for doc, cmd, shown in blocks:
     cmd = cmd.split(" # ")[0].strip()
     if "scripts/" in cmd or "build/bin" in cmd:
         print("skip %s (needs the checkout)" % cmd[:60])
@@ -87,8 +92,8 @@ for cmd, shown in blocks:
         w = want_l[i] if i < len(want_l) else "<none>"
         g = got_l[i] if i < len(got_l) else "<none>"
         if w != g:
-            print("   README: %s\n   got:    %s" % (w, g))
+            print("   %s: %s\n   got:    %s" % (doc, w, g))
             break
 shutil.rmtree(work)
-print("readme tour: %d passed, %d failed" % (passed, failed))
+print("tour: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/install/run.sh - fast outside its checkout: `make install` into a
 # temporary prefix, then, from another directory and with only the installed
-# files: every command block of the README's tour, compared with the
-# README (tests/install/readme_tour.py), the tour's main commands on the
+# files: every command block of the README and docs/, compared with what
+# they show (tests/install/readme_tour.py), the tour's main commands on the
 # installed traces (and a
 # trace import that finds the installed data set), `make demo`'s outputs
 # equal to the committed results/demo, the man page and bash completion,
@@ -48,9 +48,9 @@ mkdir -p "$WORK/elsewhere"
 cd "$WORK/elsewhere" || exit 2
 
 # --- the tour, from elsewhere, on installed files only ---------------------
-# every command block of the README, compared with what it shows
-check "the README's tour from the prefix equals the README" \
-	python3 "$ROOT/tests/install/readme_tour.py" "$PREFIX" "$ROOT/README.md"
+# every command block of the README and docs/, compared with what they show
+check "the tour of the README and docs/ from the prefix equals them" \
+	python3 "$ROOT/tests/install/readme_tour.py" "$PREFIX" "$ROOT"
 check "fast topo list" "$F" topo list
 check "fast gen" "$F" gen --preset h200 --pattern zipf --skew 0.8 --mean-bytes 256M --seed 1 -o zipf.json
 check "fast trace import finds the installed data set" \
@@ -114,6 +114,11 @@ export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
 check "every lib/ and sim/ header, libfast.a via pkg-config fast" bash -c "
 	cc -std=c11 -Wall -Wextra -Werror \$(pkg-config --cflags fast) prog.c -o prog \
 		\$(pkg-config --libs fast) && ./prog"
+# the README's C example, as a reader would copy it
+awk '/^```c$/ { on = 1; next } on && /^```$/ { exit } on' "$ROOT/README.md" >readme_prog.c
+check "the README's C example builds with pkg-config fast and runs" bash -c "
+	[ -s readme_prog.c ] && cc -std=c11 -Wall -Wextra -Werror \$(pkg-config --cflags fast) readme_prog.c \
+		-o readme_prog \$(pkg-config --libs fast) && ./readme_prog | grep -q '^FAST .* us, LP bound .* us$'"
 {
 	for h in $(cd "$PREFIX/include" && find fast -name '*.h' | sort); do echo "#include <$h>"; done
 	cat "$ROOT/tests/install/prog_exec.c"

@@ -5,7 +5,7 @@
 #   bash tests/testbed/fidelity.sh build/bin/fast            # measure, fit, table
 #   DATA=build/testbed-bench bash tests/testbed/fidelity.sh build/bin/fast   # refit only
 #   DATA=results/testbed/grid OUT=results/testbed bash tests/testbed/fidelity.sh build/bin/fast
-#                              # the README's table, from the grid kept in the repository
+#                              # docs/testbed.md's table, from the grid kept in the repository
 #
 # The grid, declared before measuring: every algorithm (fast, fanout, nccl,
 # pxn, spreadout, hier) and MPI_Alltoallv (mpi; simulated as fanout, the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/testbed/probe.sh - one targeted measurement on a running emulated
-# cluster (a measurement, not a timed test): what the README's fidelity
+# cluster (a measurement, not a timed test): what docs/testbed.md's fidelity
 # section quotes for the misses of the grid and the per-step cost.
 #
 #   scripts/testbed.sh up --servers 4 --gpus 4 --rate 200mbit

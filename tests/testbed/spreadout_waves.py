@@ -14,7 +14,7 @@ n) on the first matrix of TRAFFIC, counting only the cross-server messages
              own round d - 1 messages completed, so message i -> i + d
              starts when both its ranks finished round d - 1.
 
-The README's fidelity section quotes both for the Zipf 1 MiB cell; `fast
+docs/testbed.md's fidelity section quotes both for the Zipf 1 MiB cell; `fast
 sim --sync step` and `--sync rank` give the same two numbers on a topology
 with this rail rate, no latency and free scale-up.
 """

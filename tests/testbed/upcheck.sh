@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/testbed/upcheck.sh - does the topology `up` calibrates predict
-# FAST's measured median?  A measurement (the README's "Measured on the
+# FAST's measured median?  A measurement (docs/testbed.md, "Measured on the
 # testbed" table), not a timed test.
 #
 #   bash tests/testbed/upcheck.sh build/bin/fast [ROUNDS]    # as root

@@ -71,7 +71,7 @@ static double simulate(const char *algo, const struct fast_topo *t, const uint64
 }
 
 /* Every candidate's predicted T_sim within a factor of the simulated one
- * (the bound: the largest error measured on these cases, README) */
+ * (the bound: the largest error measured on these cases, docs/algorithms.md) */
 static void test_auto__predictor_tracks_simulation(void)
 {
 	for (size_t k = 0; k < sizeof samples / sizeof samples[0]; k++) {
