@@ -26,7 +26,7 @@ HIP_ARCH  ?= gfx90a
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Werror
 OPT     ?= -O2 -g
-CFLAGS_ALL := -std=c11 -ffp-contract=off $(OPT) $(WARN) -MMD -MP -D_POSIX_C_SOURCE=200809L -I. $(CFLAGS)
+CFLAGS_ALL := -std=c11 -ffp-contract=off $(OPT) $(WARN) -MMD -MP -D_POSIX_C_SOURCE=200809L -I. -Iinclude $(CFLAGS)
 LDLIBS_ALL := -lcjson -lglpk -lm $(LDLIBS)
 
 BUILD := build
@@ -40,7 +40,7 @@ BUILD := $(BUILD)-$(GPU)
 endif
 BIN := $(BUILD)/bin
 
-LIB_SRC  := $(sort $(wildcard lib/*.c))
+LIB_SRC  := $(sort $(wildcard lib/*/*.c))
 SIM_SRC  := $(sort $(wildcard sim/*.c))
 EXEC_SRC := $(sort $(filter-out exec/interpose.c,$(wildcard exec/*.c)))
 CMD_SRC  := $(sort $(wildcard cmd/*.c))
@@ -119,12 +119,12 @@ FORCE:
 $(BUILD)/exec/backend_cuda.o: exec/backend_gpu.cu exec/gpu_port.h
 	@mkdir -p $(@D)
 	@command -v $(NVCC) >/dev/null 2>&1 || { echo "GPU=cuda: nvcc not found (looked for $(NVCC)); install the CUDA toolkit or set CUDA_HOME" >&2; exit 1; }
-	$(NVCC) -O2 -arch=$(CUDA_ARCH) -DFAST_GPU_CUDA -I. -c $< -o $@
+	$(NVCC) -O2 -arch=$(CUDA_ARCH) -DFAST_GPU_CUDA -I. -Iinclude -c $< -o $@
 
 $(BUILD)/exec/backend_hip.o: exec/backend_gpu.cu exec/gpu_port.h
 	@mkdir -p $(@D)
 	@command -v $(HIPCC) >/dev/null 2>&1 || { echo "GPU=hip: hipcc not found; apt-get install hipcc (Debian) or use ROCm's" >&2; exit 1; }
-	$(HIPCC) -O2 -x hip --offload-arch=$(HIP_ARCH) -DFAST_GPU_HIP -I. -c $< -o $@
+	$(HIPCC) -O2 -x hip --offload-arch=$(HIP_ARCH) -DFAST_GPU_HIP -I. -Iinclude -c $< -o $@
 
 # --- executor libraries (exec/) ------------------------------------------
 # libfast_exec.a / .so: the fast_alltoallv API (exec/ + lib/); the .so and
@@ -148,11 +148,11 @@ $(BUILD)/pic/exec/%.o: exec/%.c
 
 $(BUILD)/pic/exec/backend_cuda.o: exec/backend_gpu.cu exec/gpu_port.h exec/backend.h
 	@mkdir -p $(@D)
-	$(NVCC) -O2 -arch=$(CUDA_ARCH) -Xcompiler -fPIC -DFAST_GPU_CUDA -I. -c $< -o $@
+	$(NVCC) -O2 -arch=$(CUDA_ARCH) -Xcompiler -fPIC -DFAST_GPU_CUDA -I. -Iinclude -c $< -o $@
 
 $(BUILD)/pic/exec/backend_hip.o: exec/backend_gpu.cu exec/gpu_port.h exec/backend.h
 	@mkdir -p $(@D)
-	$(HIPCC) -O2 -fPIC -x hip --offload-arch=$(HIP_ARCH) -DFAST_GPU_HIP -I. -c $< -o $@
+	$(HIPCC) -O2 -fPIC -x hip --offload-arch=$(HIP_ARCH) -DFAST_GPU_HIP -I. -Iinclude -c $< -o $@
 
 $(LIBFAST_EXEC_A): $(EXEC_OBJ) $(GPU_OBJ) $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -241,7 +241,7 @@ deps:
 # --- install ----------------------------------------------------------------
 # $(PREFIX)/bin/fast; lib/: libfast.a (lib/ + sim/), libfast_exec.{a,so},
 # libfast_interpose.so, pkgconfig/fast.pc and fast-exec.pc; include/fast/:
-# lib/, sim/ and exec/ headers (#include <fast/lib/plan.h>, compiled with
+# the public headers (#include <fast/plan.h>, compiled with
 # -I$(PREFIX)/include alone); share/fast/: schemas/, traces/ (and their
 # README), data/moe/ (the MoE data set, licences included; where an
 # installed `fast trace import` looks); share/man/man1/fast.1 and bash
@@ -268,8 +268,8 @@ $(COMPLETION): $(FAST_BIN) dist/completion.sh
 DATA_FILES := $(sort $(wildcard schemas/*.json) $(wildcard traces/*.json) traces/README.md \
 	traces/import.sh $(shell find data/moe -type f 2>/dev/null))
 DATA_DIRS  := $(sort $(patsubst %/,%,$(dir $(DATA_FILES))))
-# the public headers: every lib/*.h but the modules' private *_internal.h
-HEADERS    := $(sort $(filter-out %_internal.h,$(wildcard lib/*.h))) sim/sim.h exec/exec.h exec/prog.h
+# the public headers: include/fast/ (the internal ones, lib/*/*.h, are not installed)
+HEADERS    := $(sort $(wildcard include/fast/*.h))
 DOC_FILES  := README.md $(sort $(wildcard docs/*.md))
 PC_FILES   := fast.pc fast-exec.pc
 D := $(DESTDIR)$(PREFIX)
@@ -277,15 +277,15 @@ D := $(DESTDIR)$(PREFIX)
 install: all man
 	install -d $(D)/bin $(D)/lib/pkgconfig $(D)/share/man/man1 \
 		$(D)/share/bash-completion/completions $(D)/share/doc/fast/docs \
-		$(addprefix $(D)/include/fast/,lib sim exec) $(addprefix $(D)/share/fast/,$(DATA_DIRS))
+		$(D)/include/fast $(addprefix $(D)/share/fast/,$(DATA_DIRS))
 	install -m 0755 $(FAST_BIN) $(D)/bin/fast
 	install -m 0644 $(LIBFAST) $(LIBFAST_EXEC_A) $(D)/lib/
 	install -m 0755 $(LIBFAST_EXEC_SO) $(LIBFAST_INTERPOSE) $(D)/lib/
-	for h in $(HEADERS); do install -m 0644 $$h $(D)/include/fast/$$h || exit; done
+	install -m 0644 $(HEADERS) $(D)/include/fast/
 	for f in $(DATA_FILES); do install -m 0644 $$f $(D)/share/fast/$$f || exit; done
 	chmod 0755 $(D)/share/fast/traces/import.sh
 	for p in $(PC_FILES); do \
-		sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(shell sed -n 's/^#define FAST_VERSION "\(.*\)"/\1/p' lib/common.h)|' \
+		sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(shell sed -n 's/^#define FAST_VERSION "\(.*\)"/\1/p' include/fast/common.h)|' \
 			dist/$$p.in > $(D)/lib/pkgconfig/$$p || exit; done
 	install -m 0644 $(MAN_PAGE) $(D)/share/man/man1/fast.1
 	install -m 0644 $(COMPLETION) $(D)/share/bash-completion/completions/fast
@@ -295,10 +295,10 @@ install: all man
 # (never one that still holds other files, never the prefix itself).
 uninstall:
 	rm -f $(D)/bin/fast $(addprefix $(D)/lib/,$(notdir $(LIBFAST) $(EXEC_LIBS))) \
-		$(addprefix $(D)/lib/pkgconfig/,$(PC_FILES)) $(addprefix $(D)/include/fast/,$(HEADERS)) \
+		$(addprefix $(D)/lib/pkgconfig/,$(PC_FILES)) $(addprefix $(D)/include/fast/,$(notdir $(HEADERS))) \
 		$(addprefix $(D)/share/fast/,$(DATA_FILES)) $(D)/share/man/man1/fast.1 \
 		$(D)/share/bash-completion/completions/fast $(addprefix $(D)/share/doc/fast/,$(DOC_FILES))
-	for d in $(addprefix share/fast/,$(DATA_DIRS)) $(addprefix include/fast/,lib sim exec) \
+	for d in $(addprefix share/fast/,$(DATA_DIRS)) include/fast \
 		share/doc/fast/docs share/man/man1 share/bash-completion/completions bin lib/pkgconfig; do \
 		while [ "$$d" != . ] && rmdir $(D)/$$d 2>/dev/null; do d=$$(dirname $$d); done; done
 

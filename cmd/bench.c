@@ -10,8 +10,8 @@
 #include "bench.h"
 #include "builtin.h"
 #include "cli.h"
-#include "lib/algo.h"
-#include "lib/gen.h"
+#include "fast/algo.h"
+#include "lib/workload/gen.h"
 
 static const struct bench_section sections[] = {
 	{ "plan", fast_bench_plan, "synthesis: decomposition, compile, expansion; alpha-aware stages" },

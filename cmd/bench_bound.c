@@ -1,6 +1,6 @@
 /*
  * bench_bound.c - `fast bench bound`: how long the lower bounds take
- * (lib/bound.h) from 64 to 4096 GPUs (8 per server), on a switch (h200
+ * (include/fast/bound.h) from 64 to 4096 GPUs (8 per server), on a switch (h200
  * preset) and a mesh (mi300x preset), on the paper's skewed traffic (Zipf
  * 0.8) and on hot receivers (hotspot: 1 GPU in 16 takes half of every
  * GPU's bytes, so that ingress relaying over scale-up is in play), 64 MiB
@@ -15,9 +15,9 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "lib/bound.h"
-#include "lib/gen.h"
-#include "lib/json.h"
+#include "fast/bound.h"
+#include "lib/workload/gen.h"
+#include "lib/base/json.h"
 
 #define TARGET_S 1.0
 #define TARGET_GPUS 4096u

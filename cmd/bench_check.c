@@ -1,5 +1,5 @@
 /*
- * bench_check.c - `fast bench check`: how the plan checker (lib/check.c)
+ * bench_check.c - `fast bench check`: how the plan checker (lib/check/check.c)
  * scales with the chunks of pipelined steps, the input that once made it
  * quadratic (docs/benchmarks.md has the before and after).
  *
@@ -19,9 +19,9 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "lib/algo.h"
-#include "lib/check.h"
-#include "lib/gen.h"
+#include "fast/algo.h"
+#include "fast/check.h"
+#include "lib/workload/gen.h"
 
 #define REPEATS 3
 #define TARGET_S 1.0

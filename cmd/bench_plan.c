@@ -25,8 +25,8 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "lib/algo.h"
-#include "lib/bvn.h"
+#include "fast/algo.h"
+#include "lib/compile/bvn.h"
 
 #define GPUS 8
 

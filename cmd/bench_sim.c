@@ -23,9 +23,9 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "lib/algo.h"
-#include "lib/gen.h"
-#include "sim/sim.h"
+#include "fast/algo.h"
+#include "lib/workload/gen.h"
+#include "fast/sim.h"
 
 #define SCALABLE_EPSILON 0.02
 #define REPEATS 3

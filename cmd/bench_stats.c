@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "bench.h"
-#include "lib/common.h"
+#include "fast/common.h"
 
 void bench_stats_of(double *x, size_t n, struct bench_stats *st)
 {

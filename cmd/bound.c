@@ -1,6 +1,6 @@
 /*
  * bound.c - `fast bound`: lower bounds on the completion time of any
- * schedule for each traffic matrix on a topology (lib/bound.h): the closed
+ * schedule for each traffic matrix on a topology (include/fast/bound.h): the closed
  * form (scale-up free) and the per-server GLPK LP (scale-up relaying
  * costs), with the resource that binds the LP.
  *
@@ -16,8 +16,8 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/bound.h"
-#include "lib/json.h"
+#include "fast/bound.h"
+#include "lib/base/json.h"
 
 const char cmd_bound_usage[] =
 	"fast bound (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"

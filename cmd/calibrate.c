@@ -11,9 +11,9 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/algo.h"
-#include "lib/calib.h"
-#include "lib/json.h"
+#include "fast/algo.h"
+#include "lib/calib/calib.h"
+#include "lib/base/json.h"
 #include "sim_common.h"
 
 const char cmd_calibrate_usage[] =

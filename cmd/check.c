@@ -1,6 +1,6 @@
 /*
  * check.c - `fast check` proves each plan of a plan file correct for the
- * traffic matrix it serves (lib/check.h): every byte delivered exactly
+ * traffic matrix it serves (include/fast/check.h): every byte delivered exactly
  * once (token plans: every group's bytes at each destination, every
  * contribution summed once at the source), nothing forwarded before it
  * arrived, FAST scale-out steps one-to-one.  Prints "ok" or the precise reason per plan; exit 0 when all
@@ -12,8 +12,8 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/check.h"
-#include "lib/json.h"
+#include "fast/check.h"
+#include "lib/base/json.h"
 
 const char cmd_check_usage[] =
 	"fast check --plan FILE (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"

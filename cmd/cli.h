@@ -14,10 +14,10 @@
 
 #include <stdio.h>
 
-#include "lib/common.h"
-#include "lib/topo.h"
-#include "lib/traffic.h"
-#include "lib/plan.h"
+#include "fast/common.h"
+#include "fast/topo.h"
+#include "fast/traffic.h"
+#include "fast/plan.h"
 
 /* A subcommand: a row of the dispatch table in main.c, git-style.  flags
  * say which of the common inputs (cli_inputs_option) it takes: any other

@@ -1,14 +1,14 @@
 /*
  * cli_algo.h - the compiler options on the command line, for every command
  * that compiles (plan, sim, compare, gate, run): scanned, checked and
- * described in --help from lib/algo.h's algorithm table, so each command
+ * described in --help from include/fast/algo.h's algorithm table, so each command
  * takes the same options with the same spelling and messages.
  */
 #ifndef FAST_CMD_CLI_ALGO_H
 #define FAST_CMD_CLI_ALGO_H
 
 #include "cli.h"
-#include "lib/algo.h"
+#include "fast/algo.h"
 
 /* Consume one option of the table (--stages, --order, --balance, --peers,
  * --chunk): set it in o and its bit in *given.  A bad value is a usage

@@ -11,8 +11,8 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/auto.h"
-#include "lib/json.h"
+#include "lib/compile/auto.h"
+#include "lib/base/json.h"
 #include "sim_common.h"
 #include "synthesis.h"
 

@@ -1,6 +1,6 @@
 /*
  * export.c - `fast export`: write a plan in another system's format.
- * Today: MSCCL's XML algorithm format (lib/msccl.h), which MSCCL and
+ * Today: MSCCL's XML algorithm format (lib/export/msccl.h), which MSCCL and
  * RCCL's MSCCL path load.  The format moves uniform chunks, so the export
  * quantises and reports on stderr how many bytes the rounding changed.
  */
@@ -9,7 +9,7 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/msccl.h"
+#include "lib/export/msccl.h"
 
 const char cmd_export_usage[] =
 	"fast export --plan FILE [--format msccl] [--matrix I] [--traffic FILE] [options] [-o OUT.xml]\n"

@@ -19,8 +19,8 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/check.h"
-#include "lib/json.h"
+#include "fast/check.h"
+#include "lib/base/json.h"
 #include "sim_common.h"
 #include "sweep_case.h"
 #include "sweep_run.h"

@@ -1,5 +1,5 @@
 /*
- * gen.c - `fast gen`: write a synthetic traffic file (lib/gen.h) for a
+ * gen.c - `fast gen`: write a synthetic traffic file (lib/workload/gen.h) for a
  * topology: the paper's uniform / random / Zipf microbenchmarks, hotspots,
  * and a synthetic top-k MoE router.  Same options and seed give the same
  * bytes on every machine.
@@ -9,7 +9,7 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/gen.h"
+#include "lib/workload/gen.h"
 
 int cmd_gen(int argc, char **argv)
 {

@@ -2,7 +2,7 @@
  * inspect.c - `fast inspect` summarises every plan of a plan file: steps
  * per tier, rail stages, bytes per tier, bytes relayed, the largest step,
  * transfers and pieces after expansion, and the peak staging bytes per GPU
- * (what an executor must buffer for others; definition in lib/plan.h).
+ * (what an executor must buffer for others; definition in include/fast/plan.h).
  * Thin: fast_planset_load(), one plan view and fast_plan_summarize_view()
  * per plan, then a table or JSON.
  */
@@ -11,7 +11,7 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/json.h"
+#include "lib/base/json.h"
 
 const char cmd_inspect_usage[] =
 	"fast inspect --plan FILE [--traffic FILE] [--matrix I] [--json]\n"
@@ -19,7 +19,7 @@ const char cmd_inspect_usage[] =
 	"Summarise each plan of a plan file: steps per tier, rail stages, bytes per\n"
 	"tier, bytes relayed (sent by a GPU that is not their source), the largest\n"
 	"step, transfers and pieces after expanding lanes and rail stages, and the\n"
-	"peak staging bytes per GPU (bytes held for others; see lib/plan.h).\n"
+	"peak staging bytes per GPU (bytes held for others; see include/fast/plan.h).\n"
 	"\n"
 	"Options:\n"
 	"  --plan FILE        the plan file\n"

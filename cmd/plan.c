@@ -1,6 +1,6 @@
 /*
  * plan.c - `fast plan` compiles one plan per traffic matrix with the chosen
- * algorithm (FAST or a baseline, lib/algo.h) and writes the plan set, each
+ * algorithm (FAST or a baseline, include/fast/algo.h) and writes the plan set, each
  * plan labelled with the matrix it serves.  Thin: options in, one
  * fast_compile() per matrix, fast_planset_write() out.
  */

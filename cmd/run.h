@@ -10,7 +10,7 @@
 #define FAST_CMD_RUN_H
 
 #include "cli.h"
-#include "exec/exec.h"
+#include "fast/exec.h"
 
 /* The command line (run.c parse()). */
 struct run_opts {

@@ -11,8 +11,8 @@
 
 #include <mpi.h>
 
-#include "lib/json.h"
-#include "lib/algo.h"
+#include "lib/base/json.h"
+#include "fast/algo.h"
 #include "run.h"
 
 /* --- output -------------------------------------------------------------------------- */

@@ -9,7 +9,7 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/json.h"
+#include "lib/base/json.h"
 #include "sim_common.h"
 
 const char cmd_sim_usage[] =

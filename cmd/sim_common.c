@@ -4,7 +4,7 @@
  */
 #include "sim_common.h"
 
-#include "lib/check.h"
+#include "fast/check.h"
 
 #include <string.h>
 

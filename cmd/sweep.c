@@ -51,7 +51,7 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/json.h"
+#include "lib/base/json.h"
 #include "sweep_case.h"
 #include "sweep_spec.h"
 #include "sweep_results.h"

@@ -193,7 +193,7 @@ static int get_ident(const char *s, char *out)
 }
 
 /* Rows written before options had one spelling ("order=smallest") get
- * the one spelling of lib/algo.h's table in their options column and the
+ * the one spelling of include/fast/algo.h's table in their options column and the
  * key that ends in it, so a resumed sweep finds them under the keys it
  * makes now.  Options the table does not read are left as they are. */
 static void respell_options(struct sweep_row *r)

@@ -60,9 +60,9 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "lib/algo.h"
-#include "lib/bound.h"
-#include "sim/sim.h"
+#include "fast/algo.h"
+#include "fast/bound.h"
+#include "fast/sim.h"
 
 #define SWEEP_KEY_MAX 600
 #define SWEEP_CSV_VERSION 4 /* the version sweep_csv_header is */
@@ -125,7 +125,7 @@ struct sweep_eval {
 void sweep_eval_default(struct sweep_eval *e);
 
 /* Fill r->bound_s / closed_s for matrix M (per the mode; token traffic
- * gets its token bound, lib/bound.h).  A solver failure leaves bound_s
+ * gets its token bound, include/fast/bound.h).  A solver failure leaves bound_s
  * absent and returns the error (r->status is set). */
 int sweep_case_bound(const struct fast_topo *t, const struct fast_matrix *M,
 		     const struct sweep_eval *e, struct sweep_row *r);

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "lib/json.h"
+#include "lib/base/json.h"
 #include "sweep_results.h"
 
 /* Returns 0, FAST_ENOMEM, or FAST_EINPUT when two cases of the spec have

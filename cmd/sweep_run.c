@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/check.h"
+#include "fast/check.h"
 #include "sweep_results.h"
 #include "sweep_run.h"
 

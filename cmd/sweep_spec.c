@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/algo.h"
-#include "lib/json.h"
+#include "fast/algo.h"
+#include "lib/base/json.h"
 
 #define NOSIZE UINT32_MAX
 #define MAX_AXIS 4096u
@@ -562,7 +562,7 @@ static int parse_traffic(struct fast_jctx *c, const struct fast_jv *root, struct
 /* --- algorithms ---------------------------------------------------------------- */
 
 /* The axes of the table's named compiler options ("stages", "order",
- * "balance"; lib/algo.h), each value parsed by the table, aliases
+ * "balance"; include/fast/algo.h), each value parsed by the table, aliases
  * included: two spellings of one value are a duplicate. */
 #define MAX_OPT_VALUES 4
 #define MAX_OPT_AXES 8

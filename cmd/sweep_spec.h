@@ -24,7 +24,7 @@
  *     "algos": ["fast", "nccl", "spreadout"],
  *     "stages": ["auto", "exact"], "order": ["decomposition"],
  *     "balance": ["upfront", "jit"],               compiler options with names for
- *                                                  values (lib/algo.c's table; order:
+ *                                                  values (lib/compile/algo.c's table; order:
  *                                                  largest-first, smallest-first,
  *                                                  decomposition, aliases largest,
  *                                                  smallest), crossed for the
@@ -49,7 +49,7 @@
 #define FAST_CMD_SWEEP_SPEC_H
 
 #include "sweep_case.h"
-#include "lib/gen.h"
+#include "lib/workload/gen.h"
 
 struct sweep_topo {
 	struct fast_topo topo;

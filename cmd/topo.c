@@ -7,7 +7,7 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/json.h"
+#include "lib/base/json.h"
 
 const char cmd_topo_usage[] =
 	"fast topo show|list [options]\n"

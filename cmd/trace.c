@@ -2,7 +2,7 @@
  * trace.c - `fast trace import`: turn real MoE routing measurements (the
  * data set of data/moe, installed as $PREFIX/share/fast/data/moe) into a
  * traffic file of per-layer dispatch and combine matrices for an
- * expert-parallel group (lib/moe.h).
+ * expert-parallel group (lib/workload/moe.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,7 +15,7 @@
 #include "builtin.h"
 #include "cli.h"
 #include "config.h" /* FAST_DATADIR: the Makefile's $(PREFIX)/share/fast */
-#include "lib/moe.h"
+#include "lib/workload/moe.h"
 
 #define MAX_LAYERS 256
 

@@ -10,7 +10,7 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/json.h"
+#include "lib/base/json.h"
 
 const char cmd_traffic_usage[] =
 	"fast traffic show|convert FILE [options]\n"

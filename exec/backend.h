@@ -27,13 +27,13 @@
 #ifndef FAST_EXEC_BACKEND_H
 #define FAST_EXEC_BACKEND_H
 
-#include "lib/common.h"
+#include "fast/common.h"
 
 /* backend_gpu.cu (nvcc/hipcc) sees only the device primitives at the end. */
 #ifndef FAST_BACKEND_NO_MPI
 #include <mpi.h>
 
-#include "lib/topo.h"
+#include "fast/topo.h"
 
 struct fast_bctx; /* a backend's private state */
 

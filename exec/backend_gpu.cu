@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "exec/gpu_port.h"
-/* lib/common.h has no C++ guards: its functions have C linkage */
+/* include/fast/common.h has no C++ guards: its functions have C linkage */
 extern "C" {
-#include "lib/common.h"
+#include "fast/common.h"
 }
 #include "exec/backend.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "exec/backend.h"
-#include "exec/prog.h"
+#include "fast/prog.h"
 
 static int reserve(struct fast_mpi_reqs *q, size_t more, struct fast_err *err)
 {

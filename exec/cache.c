@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 
-#include "exec/prog.h"
+#include "fast/prog.h"
 
 int fast_cache_init(struct fast_cache *c, uint32_t cap, struct fast_err *err)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "exec/internal.h"
-#include "lib/check.h"
+#include "fast/check.h"
 
 struct fast_exec {
 	MPI_Comm comm, host_comm;

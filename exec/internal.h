@@ -5,7 +5,7 @@
 #ifndef FAST_EXEC_INTERNAL_H
 #define FAST_EXEC_INTERNAL_H
 
-#include "exec/exec.h"
+#include "fast/exec.h"
 #include "exec/backend.h"
 
 /* Accessors for the other executor files. */

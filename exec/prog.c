@@ -6,7 +6,7 @@
  * Waves.  A node is (step, chunk).  Its level is one more than the largest
  * level of what it waits for (chunk c of a pipelined dependency, every
  * chunk of a plain one), and never below the level of the chunk before it
- * in the same step (fast_plan_waves, lib/plan.h; the simulator's
+ * in the same step (fast_plan_waves, include/fast/plan.h; the simulator's
  * `--sync rank` uses the same cut).  Nodes run in (level, step id, chunk)
  * order; all ranks compute the same order, so both ends of a message
  * agree on its wave and on its position among the messages of the same
@@ -119,7 +119,7 @@ static int arena_free(struct alloc *a, uint64_t off, uint64_t n)
 
 /* --- levels ------------------------------------------------------------------ */
 
-/* The nodes in wave order (lib/plan.h fast_plan_waves: the level rule of
+/* The nodes in wave order (include/fast/plan.h fast_plan_waves: the level rule of
  * the file comment), by (wave, step id, chunk): wave l is nodes
  * [wave0[l], wave0[l + 1]). */
 static int order_nodes(const struct fast_plan *p, uint32_t passes, struct node **out_nodes,

@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "exec/prog.h"
-#include "lib/holds.h"
+#include "fast/prog.h"
+#include "lib/base/holds.h"
 
 /* --- growable arrays (common.h) ------------------------------------------- */
 

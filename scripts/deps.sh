@@ -11,8 +11,8 @@ set -eu
 
 pkgs=(
 	make gcc libc6-dev            # the build
-	libcjson-dev                  # JSON I/O (lib/json.c)
-	libglpk-dev                   # the LP lower bound (lib/bound.c)
+	libcjson-dev                  # JSON I/O (lib/base/json.c)
+	libglpk-dev                   # the LP lower bound (lib/bound/bound.c)
 	libopenmpi-dev openmpi-bin    # the executor (exec/, fast run, mpirun)
 	libcunit1-dev                 # unit tests
 	python3 python3-jsonschema    # schema validation of presets and traces

@@ -16,7 +16,7 @@
 #ifndef FAST_SIM_HEAP_H
 #define FAST_SIM_HEAP_H
 
-#include "sim.h"
+#include "fast/sim.h"
 
 #include <stdbool.h>
 #include <stddef.h>

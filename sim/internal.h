@@ -44,7 +44,7 @@
 #define FAST_SIM_INTERNAL_H
 
 #include "heap.h"
-#include "sim.h"
+#include "fast/sim.h"
 
 #include <math.h>
 #include <stdbool.h>

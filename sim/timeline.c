@@ -18,7 +18,7 @@
  * Both writers take a FILE the caller owns and return FAST_EIO when the
  * stream reports an error; they never print anywhere else.
  */
-#include "sim.h"
+#include "fast/sim.h"
 
 #include <math.h>
 #include <stdlib.h>

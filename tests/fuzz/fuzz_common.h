@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/topo.h"
+#include "fast/topo.h"
 
 /* Limits of every target: 256 GPUs, 16 matrices, 1 MiB of file. */
 static inline void fuzz_limits(struct fast_limits *lim)

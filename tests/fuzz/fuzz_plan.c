@@ -15,8 +15,8 @@
 #define _GNU_SOURCE
 #include "fuzz_common.h"
 
-#include "lib/check.h"
-#include "lib/plan.h"
+#include "fast/check.h"
+#include "fast/plan.h"
 
 /* Work caps: the checker only runs on small expansions. */
 #define CHECK_MAX_PIECES 20000u

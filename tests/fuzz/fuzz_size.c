@@ -7,7 +7,7 @@
  */
 #include "fuzz_common.h"
 
-#include "lib/common.h"
+#include "fast/common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

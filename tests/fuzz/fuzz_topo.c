@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include "fuzz_common.h"
 
-#include "lib/topo.h"
+#include "fast/topo.h"
 
 static char *write_topo(const struct fast_topo *t, size_t *len)
 {

@@ -12,7 +12,7 @@
 #define _GNU_SOURCE
 #include "fuzz_common.h"
 
-#include "lib/traffic.h"
+#include "fast/traffic.h"
 
 
 static void same_matrices(const struct fast_traffic *a, const struct fast_traffic *b,

@@ -15,7 +15,7 @@ B=${1:-build}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_hwloc_base_binding_policy=none
 MPIRUN="timeout 120 mpirun --oversubscribe --mca btl self,vader,tcp"
-CFLAGS="-std=c11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Werror -D_POSIX_C_SOURCE=200809L -I."
+CFLAGS="-std=c11 -O2 -g -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Werror -D_POSIX_C_SOURCE=200809L -I. -Iinclude"
 
 if [ ! -f "$B/libfast.a" ] || [ ! -f "$B/cmd/main.o" ]; then
 	make -s BUILD="$B" -j2 all >/dev/null || { echo "mock: host build failed"; exit 1; }

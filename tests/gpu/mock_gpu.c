@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/common.h"
+#include "fast/common.h"
 
 #define FAST_BACKEND_NO_MPI 1
 #define FAST_GPU_CUDA 1

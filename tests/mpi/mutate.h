@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/algo.h"
-#include "lib/check.h"
-#include "lib/plan.h"
+#include "fast/algo.h"
+#include "fast/check.h"
+#include "fast/plan.h"
 
 #define MUT_NONE UINT32_MAX
 #define MUT_MAX_EXTRA 8

@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "lib/topo.h"
-#include "lib/traffic.h"
+#include "fast/topo.h"
+#include "fast/traffic.h"
 #include "tests/mpi/mutate.h"
 
 static int write_file(const char *path, const struct fast_planset *ps, const struct fast_traffic *t)

@@ -1,12 +1,12 @@
 /*
- * test_algo.c - the algorithm table (lib/algo.c): every named value
+ * test_algo.c - the algorithm table (lib/compile/algo.c): every named value
  * parses back from its printed spelling, aliases read as their value and
  * never print, numbers keep their ranges, option strings name only what
  * differs from the defaults, and every algorithm's row is complete.
  */
 #include <string.h>
 
-#include "lib/algo.h"
+#include "fast/algo.h"
 #include "unit.h"
 
 static void test_algo__values_round_trip(void)

@@ -1,19 +1,19 @@
 /*
- * test_auto.c - `--algo auto` (lib/auto.c): the closed-form predictor
+ * test_auto.c - `--algo auto` (lib/compile/auto.c): the closed-form predictor
  * against the simulator on seeded cases, the choice against the simulated
  * times of every candidate, determinism, what an auto plan records, and
  * the feature pass (the vector and scalar gathers) against a naive
  * reference and the previous decision.
  *
- * lib/auto.c is included, as test_exec includes exec/, so that its static
+ * lib/compile/auto.c is included, as test_exec includes exec/, so that its static
  * feature pass can be checked field by field.
  */
 #include <math.h>
 #include <string.h>
 
-#include "lib/auto.c"
-#include "lib/gen.h"
-#include "sim/sim.h"
+#include "lib/compile/auto.c"
+#include "lib/workload/gen.h"
+#include "fast/sim.h"
 #include "unit.h"
 
 /* predicted / simulated stays within [1 / F, F] */
@@ -251,7 +251,7 @@ static void test_auto__the_diagonal_is_no_traffic(void)
 
 /* The decision takes each candidate's constants by its place in the
  * algorithm table: on a dense matrix its S is the model's for the name
- * (FAST's, packing its stages here, more: packed_synth in lib/auto.c) */
+ * (FAST's, packing its stages here, more: packed_synth in lib/compile/auto.c) */
 static void test_auto__candidates_are_the_table_in_order(void)
 {
 	struct fast_topo t;

@@ -1,11 +1,11 @@
 /*
- * test_baselines.c - the baseline schedules (lib/baselines.c): every
+ * test_baselines.c - the baseline schedules (lib/compile/baselines.c): every
  * baseline passes fast_plan_check on seeded random matrices (zero rows and
  * columns, a hot receiver, tiny and large messages, local copies) over 1-8
  * servers x 1-8 GPUs, and each has its documented shape: fanout's two
  * concurrent steps, nccl's batches of `peers` rounds, pxn's and hier's
  * chunk-aligned pipelined forwarding, spreadout's NG-1 rounds.  A naive
- * holder walk (independent of lib/check.c) double-checks delivery.
+ * holder walk (independent of lib/check/check.c) double-checks delivery.
  */
 #include <CUnit/Basic.h>
 
@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/algo.h"
-#include "lib/check.h"
-#include "lib/plan.h"
+#include "fast/algo.h"
+#include "fast/check.h"
+#include "fast/plan.h"
 
 typedef int (*compile_fn)(const struct fast_topo *, const uint64_t *,
 			  const struct fast_algo_opts *, struct fast_plan *, struct fast_err *);

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/algo.h"
-#include "lib/bound.h"
-#include "lib/check.h"
-#include "sim/sim.h"
+#include "fast/algo.h"
+#include "fast/bound.h"
+#include "fast/check.h"
+#include "fast/sim.h"
 #include "tok.h"
 
 static struct fast_topo mk_topo(uint32_t N, uint32_t G, enum fast_up_kind kind,

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/bvn.h"
+#include "lib/compile/bvn.h"
 
 /* test_bvn__auto_decompositions_pinned: the fingerprint of the search's
  * answers before its speed-ups (issue #16, point 4) */

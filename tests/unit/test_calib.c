@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/calib.h"
+#include "lib/calib/calib.h"
 
 static struct fast_topo h200(void)
 {

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/algo.h"
-#include "lib/check.h"
+#include "fast/algo.h"
+#include "fast/check.h"
 #include "tok.h"
 
 #define NG 4 /* 2 servers x 2 GPUs */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/common.h"
+#include "fast/common.h"
 
 static void test_common__error_list_statuses_and_names(void)
 {

@@ -17,8 +17,8 @@
 #include "exec/prog.c"
 #include "exec/prog_wave.c"
 #include "exec/cache.c"
-#include "lib/algo.h"
-#include "lib/topo.h"
+#include "fast/algo.h"
+#include "fast/topo.h"
 #include "tests/mpi/mutate.h"
 
 static uint8_t pattern(uint32_t s, uint32_t d, uint64_t o)

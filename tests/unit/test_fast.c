@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/algo.h"
-#include "lib/bvn.h"
-#include "lib/check.h"
-#include "lib/plan.h"
+#include "fast/algo.h"
+#include "lib/compile/bvn.h"
+#include "fast/check.h"
+#include "fast/plan.h"
 
 static struct fast_topo topo_of(uint32_t N, uint32_t G)
 {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/gen.h"
+#include "lib/workload/gen.h"
 
 static struct fast_gen_opts opts(enum fast_gen_pattern p, uint32_t ng, uint64_t seed)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/holds.h"
+#include "lib/base/holds.h"
 
 #define SPAN 96u /* bytes per key in the random sets: small, so ranges overlap */
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/json.h"
+#include "lib/base/json.h"
 
 static struct fast_json *parse(const char *text, struct fast_err *err)
 {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/moe.h"
+#include "lib/workload/moe.h"
 
 #define FIXTURE "tests/data/moe"
 

@@ -1,5 +1,5 @@
 /*
- * test_msccl.c - the MSCCL exporter (lib/msccl.c) against a reference
+ * test_msccl.c - the MSCCL exporter (lib/export/msccl.c) against a reference
  * interpreter: every program is executed chunk by chunk (send/recv
  * matched in order per GPU pair and channel, dependencies honoured) with
  * input chunks labelled by (GPU, offset), and every output chunk must hold
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/msccl.h"
+#include "lib/export/msccl.h"
 
 /* --- reference interpreter ----------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/plan.h"
+#include "fast/plan.h"
 #include "tok.h"
 
 #define OK(x)                                                \

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/algo.h"
-#include "lib/bound.h"
-#include "lib/check.h"
-#include "sim/sim.h"
+#include "fast/algo.h"
+#include "fast/bound.h"
+#include "fast/check.h"
+#include "fast/sim.h"
 #include "tok.h"
 
 #define MB (UINT64_C(1000000))

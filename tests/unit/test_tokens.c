@@ -1,6 +1,6 @@
 /*
- * test_tokens.c - the schedules of token traffic (lib/compile_tokens.c,
- * fast; lib/baselines.c, hier; lib/algo.c, fast_compile_matrix): on
+ * test_tokens.c - the schedules of token traffic (lib/compile/compile_tokens.c,
+ * fast; lib/compile/baselines.c, hier; lib/compile/algo.c, fast_compile_matrix): on
  * hand-built token matrices and seeded random ones over 1-6 servers x 1-8
  * GPUs, dispatch and combine, every plan passes fast_plan_check_matrix
  * and a naive token walk of this file (which refuses mutants), and its
@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/algo.h"
-#include "lib/gen.h"
-#include "lib/check.h"
-#include "lib/plan.h"
-#include "lib/traffic.h"
+#include "fast/algo.h"
+#include "lib/workload/gen.h"
+#include "fast/check.h"
+#include "fast/plan.h"
+#include "fast/traffic.h"
 #include "tok.h"
 
 static struct fast_topo mk_topo(uint32_t N, uint32_t G)
@@ -100,7 +100,7 @@ static uint64_t dedup_volume(const struct fast_matrix *m, uint32_t G)
 }
 
 
-/* --- a naive reference, independent of lib/check.c and lib/plan.c ----------
+/* --- a naive reference, independent of lib/check/check.c and lib/plan/plan.c ----------
  * Expands RAIL (lane cursors) and REDIST (the token rules of plan.h) by
  * itself, then walks the steps in id order (the compilers' dependencies
  * point backwards) with holdings (gpu, g, off, len, mask, arrival step):
@@ -555,7 +555,7 @@ static void test_tokens__naive_check_refuses_mutants(void)
 	}
 }
 
-/* The synthetic router (lib/gen.c, token groups), skewed (alpha 1.2) and
+/* The synthetic router (lib/workload/gen.c, token groups), skewed (alpha 1.2) and
  * balanced, 2-4 servers x 4-8 GPUs: dispatch and combine plans of fast
  * and hier pass the checkers and cross the dedup volume exactly; fast
  * with dedup moves fewer scale-out bytes than fast on the per-GPU bytes

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/topo.h"
+#include "fast/topo.h"
 
 static int parse(const char *text, struct fast_topo *t, struct fast_err *err)
 {

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/traffic.h"
+#include "fast/traffic.h"
 
 static int parse_lim(const char *text, const struct fast_limits *lim, struct fast_traffic *t,
 		     struct fast_err *err)

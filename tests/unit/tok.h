@@ -1,6 +1,6 @@
 /*
  * tok.h - hand-made token traffic for the unit suites: one matrix of token
- * groups (lib/traffic.h) built group by group in C, its per-GPU byte
+ * groups (include/fast/traffic.h) built group by group in C, its per-GPU byte
  * matrix filled by the library's one definition
  * (fast_matrix_bytes_from_groups).
  *
@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/plan.h"
-#include "lib/traffic.h"
+#include "fast/plan.h"
+#include "fast/traffic.h"
 
 static inline void tok_die(const char *what)
 {

@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/topo.h"
+#include "fast/topo.h"
 
 static inline struct fast_topo unit_topo(uint32_t N, uint32_t G, enum fast_up_kind kind,
 					 struct fast_tier up, struct fast_tier out)

@@ -1,0 +1,202 @@
+/*
+ * algo.h - schedule compilers: FAST (lib/compile/compile_fast.c) and the baselines
+ * (lib/compile/baselines.c), all producing the plan IR of plan.h, and the table
+ * that describes them and their options (lib/compile/algo.c).
+ *
+ * Every compiler is deterministic: the same topology, matrix and options
+ * give a byte-identical plan on every machine.  A compiler writes *out only
+ * on success; the caller frees it with fast_plan_free().
+ */
+#ifndef FAST_ALGO_H
+#define FAST_ALGO_H
+
+#include "common.h"
+#include "plan.h"
+#include "topo.h"
+
+enum fast_stages_mode {
+	FAST_STAGES_AUTO = 0,  /* alpha-aware: fewer, larger stages */
+	FAST_STAGES_EXACT = 1, /* exact Birkhoff decomposition */
+	FAST_STAGES_PACKED = 2, /* the N - 1 shifts at once on disjoint rails */
+};
+
+enum fast_stage_order {
+	FAST_ORDER_DECOMPOSITION = 0, /* the order the decomposition found them */
+	FAST_ORDER_LARGEST_FIRST = 1,
+	FAST_ORDER_SMALLEST_FIRST = 2,
+};
+
+enum fast_balance_mode {
+	FAST_BALANCE_UPFRONT = 0, /* all balancing before stage 1 (the paper) */
+	FAST_BALANCE_JIT = 1,     /* each lane balanced just before its first stage */
+};
+
+/* What a token-aware schedule (fast, hier) does with token traffic
+ * (traffic.h, kind DISPATCH or COMBINE); byte traffic ignores it. */
+enum fast_dedup_mode {
+	FAST_DEDUP_SERVER = 0, /* a token crosses to a server once (a token plan) */
+	FAST_DEDUP_GPU = 1,    /* the per-GPU byte matrix, a copy per GPU (a BYTES plan) */
+};
+
+struct fast_algo_opts {
+	enum fast_stages_mode stages;
+	enum fast_stage_order order;
+	enum fast_balance_mode balance;
+	uint32_t peers;       /* nccl/pxn: peers in flight per round (default 8) */
+	uint64_t chunk_bytes; /* pxn/hier: forwarding chunk (0 = algorithm default) */
+	enum fast_dedup_mode dedup; /* fast/hier on token traffic */
+};
+void fast_algo_opts_default(struct fast_algo_opts *o);
+
+/* --- the algorithm table ----------------------------------------------------
+ * One descriptor per compiler and one per option, in the style of
+ * nccl-tests' struct testColl: the command line (--algo, --stages, ...),
+ * sweep specs, results rows and plan files all take names, values and
+ * their spelling from here, so one value has one spelling in every output.
+ * Aliases (the order "largest" for "largest-first") are accepted on input
+ * and never printed. */
+
+/* The options of struct fast_algo_opts, one bit each. */
+enum fast_algo_opt_bit {
+	FAST_OPT_STAGES = 1u << 0,
+	FAST_OPT_ORDER = 1u << 1,
+	FAST_OPT_BALANCE = 1u << 2,
+	FAST_OPT_PEERS = 1u << 3,
+	FAST_OPT_CHUNK = 1u << 4,
+	FAST_OPT_DEDUP = 1u << 5,
+};
+
+struct fast_algo_option {
+	const char *name;           /* "order": --order, a sweep spec's "order", "order=" in options */
+	unsigned bit;               /* FAST_OPT_* */
+	const char *const *values;  /* named values in enum order, NULL-terminated; NULL: a number */
+	const char *const *aliases; /* pairs (alias, value name), NULL-terminated; may be NULL */
+	uint64_t min, max;          /* a number's range; max 0: a size ("512K", "1MiB") */
+	const char *metavar;        /* "auto|exact", "K", "BYTES" (help text) */
+	const char *help;           /* what it does; lines joined by '\n', none at the end */
+	uint64_t (*get)(const struct fast_algo_opts *o);
+	void (*set)(struct fast_algo_opts *o, uint64_t v);
+};
+
+typedef int (*fast_compile_fn)(const struct fast_topo *topo, const uint64_t *D,
+			       const struct fast_algo_opts *opts, struct fast_plan *out,
+			       struct fast_err *err);
+/* A token-aware compiler: a plan of m's kind over m's groups (plan.h,
+ * "Token plans"); m->kind is DISPATCH or COMBINE. */
+typedef int (*fast_compile_tokens_fn)(const struct fast_topo *topo, const struct fast_matrix *m,
+				      const struct fast_algo_opts *opts, struct fast_plan *out,
+				      struct fast_err *err);
+
+struct fast_algo {
+	const char *name;             /* --algo NAME, the plan's "algo" */
+	fast_compile_fn compile;
+	unsigned options;             /* FAST_OPT_* that apply to it */
+	uint64_t default_chunk_bytes; /* forwarding chunk without --chunk (0: none) */
+	const char *summary;          /* one line */
+	fast_compile_tokens_fn compile_tokens; /* NULL: token traffic runs on its bytes */
+};
+
+/* The tables, terminated by an entry whose name is NULL. */
+extern const struct fast_algo fast_algos[];
+extern const struct fast_algo_option fast_algo_options[];
+
+/* The entry named name, or NULL (also for NULL). */
+const struct fast_algo *fast_algo_find(const char *name);
+const struct fast_algo_option *fast_algo_option_find(const char *name);
+
+/* A name fast_compile accepts (an entry of fast_algos). */
+bool fast_algo_known(const char *name);
+/* The algorithm of the table, or of the n_extra names in extra a caller
+ * also knows, closest to name (fast_suggest), or NULL. */
+const char *fast_algo_suggest(const char *name, const char *const *extra, size_t n_extra);
+/* "fast, fanout, nccl, pxn, spreadout, hier" into buf (cut to fit). */
+const char *fast_algo_list(char *buf, size_t len);
+
+/* Set option opt of o from text (a value name, an alias or a number in
+ * range).  0, or FAST_EUSAGE with the reason in err ("unknown value 'x'
+ * (known: auto, exact)"); o is changed only on success. */
+int fast_algo_option_parse(const struct fast_algo_option *opt, const char *text,
+			   struct fast_algo_opts *o, struct fast_err *err);
+/* o's value of opt, spelled as every output spells it, into buf. */
+const char *fast_algo_option_print(const struct fast_algo_option *opt,
+				   const struct fast_algo_opts *o, char *buf, size_t len);
+/* "-" when o is the default for every option in mask, else the differing
+ * ones as "name=value" joined by sep ("stages=exact/order=smallest-first"). */
+void fast_algo_opts_name(const struct fast_algo_opts *o, unsigned mask, const char *sep,
+			 char *buf, size_t len);
+
+/* Compile a plan for matrix D (ng x ng, ng = N * G of topo) with algorithm
+ * `algo`.  FAST_EUSAGE for an unknown algorithm, FAST_ENOMEM on exhaustion. */
+int fast_compile(const char *algo, const struct fast_topo *topo, const uint64_t *D,
+		 const struct fast_algo_opts *opts, struct fast_plan *out,
+		 struct fast_err *err);
+
+/* Compile a plan for matrix m of a traffic on topo.  Byte traffic, and
+ * token traffic for an algorithm without a token compiler or with
+ * dedup=gpu: compile m->bytes (the per-GPU byte matrix: one copy per
+ * destination GPU), a plan of kind BYTES whose options end in
+ * "dedup=gpu" when m is token traffic, so that the plan says which
+ * traffic it serves.  Token traffic with dedup=server and an algorithm
+ * that has one: its token compiler, a plan of m's kind whose options end
+ * in "dedup=server".  Label and matrix index are the caller's to set.
+ * Errors as fast_compile. */
+int fast_compile_matrix(const char *algo, const struct fast_topo *topo,
+			const struct fast_matrix *m, const struct fast_algo_opts *opts,
+			struct fast_plan *out, struct fast_err *err);
+
+/* FAST itself (lib/compile/compile_fast.c). */
+int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err);
+
+/* FAST into *plan, reusing the arrays *plan holds (a plan an earlier call
+ * built, or zeroed memory), with the builder's arrays in *scratch (the
+ * caller's, kept between calls; NULL: fresh ones, freed before return):
+ * repeated compiles then allocate and fault in no new memory (at 1024 GPUs
+ * the faults were about 40% of a compile's CPU time; fast_compile_fast
+ * gives each plan fresh arrays, trimmed).  On success *plan is the plan;
+ * on failure it is empty but keeps its arrays.  Either way the caller
+ * frees it with fast_plan_free, and scratch with fast_scratch_free.  One
+ * plan and one scratch per thread.  Errors as fast_compile_fast. */
+int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
+			   const struct fast_algo_opts *opts, struct fast_plan *plan,
+			   struct fast_scratch *scratch, struct fast_err *err);
+
+/* FAST without packed stages (stages=packed compiles as auto, auto never
+ * packs): what the token compiler builds on (compile_tokens.c says why).
+ * Errors as fast_compile_fast. */
+int fast_compile_fast_staged(const struct fast_topo *topo, const uint64_t *D,
+			     const struct fast_algo_opts *opts, struct fast_plan *out,
+			     struct fast_err *err);
+
+/* FAST on token traffic (lib/compile/compile_tokens.c): per-server dedup, FAST's
+ * balancing and stages on the deduplicated server traffic, replication
+ * (dispatch) or reduction before crossing (combine) over scale-up. */
+int fast_compile_fast_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
+			     const struct fast_algo_opts *opts, struct fast_plan *out,
+			     struct fast_err *err);
+
+/* Baselines (lib/compile/baselines.c). */
+int fast_compile_fanout(const struct fast_topo *topo, const uint64_t *D,
+			const struct fast_algo_opts *opts, struct fast_plan *out,
+			struct fast_err *err);
+int fast_compile_nccl(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err);
+int fast_compile_pxn(const struct fast_topo *topo, const uint64_t *D,
+		     const struct fast_algo_opts *opts, struct fast_plan *out,
+		     struct fast_err *err);
+int fast_compile_spreadout(const struct fast_topo *topo, const uint64_t *D,
+			   const struct fast_algo_opts *opts, struct fast_plan *out,
+			   struct fast_err *err);
+int fast_compile_hier(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err);
+/* hier on token traffic: DeepEP's normal kernels with their dedup (a token
+ * crosses rail-aligned once per server, then NVLink copies; combine
+ * reduces inside the expert server before crossing). */
+int fast_compile_hier_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
+			     const struct fast_algo_opts *opts, struct fast_plan *out,
+			     struct fast_err *err);
+
+#endif

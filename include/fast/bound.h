@@ -1,0 +1,59 @@
+/*
+ * bound.h - lower bounds on the completion time of any schedule for a
+ * matrix on a topology (`fast bound`).  This module is the only user of
+ * GLPK.
+ *
+ * Closed form: the largest cross-server egress or ingress of any server
+ * divided by the server's total effective NIC bandwidth.
+ * LP: per server, minimise T such that cross-server bytes leave (and enter)
+ * through any NIC of the server, relaying over scale-up costs scale-up
+ * capacity, intra-server bytes flow over scale-up (any mesh paths on a
+ * mesh), and no port, link or NIC carries more than effective bw x T.  The
+ * bound is the maximum over servers (with a non-blocking core the LP
+ * separates per server).
+ * Token traffic (traffic.h groups): the same per server, on what every
+ * plan must move once deduplicated per server (fast_bound_matrix).
+ */
+#ifndef FAST_BOUND_H
+#define FAST_BOUND_H
+
+#include "common.h"
+#include "topo.h"
+#include "traffic.h"
+
+struct fast_bound {
+	double closed_s;           /* closed-form bound, seconds */
+	uint32_t closed_server;    /* server that attains it */
+	int closed_is_ingress;     /* 1 ingress, 0 egress */
+	double lp_s;               /* LP bound, seconds (>= closed_s) */
+	uint32_t lp_server;        /* server whose LP attains the maximum */
+	char binding[96];          /* binding resource, e.g. "server 2 NIC 5 egress" */
+	double solve_s;            /* wall time spent in GLPK */
+	uint32_t lps_solved;
+};
+
+int fast_bound_compute(const struct fast_topo *topo, const uint64_t *D,
+		       struct fast_bound *out, struct fast_err *err);
+/* Closed form only (no GLPK). */
+void fast_bound_closed(const struct fast_topo *topo, const uint64_t *D,
+		       struct fast_bound *out);
+
+/*
+ * The bound of one matrix of a trace, the one every ratio divides by: a
+ * byte matrix (kind BYTES) gets fast_bound_compute on m->bytes; token
+ * traffic (DISPATCH, COMBINE) the token LP (lib/bound/bound.c, "token
+ * traffic"), valid for every plan `fast check` accepts for its groups --
+ * token plans with relays, replication or partial reductions, and plans
+ * over its per-GPU byte matrix.  closed_s of token traffic is the largest
+ * per-server deduplicated egress or ingress / (G x effective NIC
+ * bandwidth).  m must have topo's N x G GPUs; a group naming a GPU out of
+ * range is FAST_EINPUT; FAST_ESOLVER, FAST_ENOMEM.  out is written only
+ * on success.
+ */
+int fast_bound_matrix(const struct fast_topo *topo, const struct fast_matrix *m,
+		      struct fast_bound *out, struct fast_err *err);
+/* The closed form of the same (no GLPK); errors as above. */
+int fast_bound_matrix_closed(const struct fast_topo *topo, const struct fast_matrix *m,
+			     struct fast_bound *out, struct fast_err *err);
+
+#endif

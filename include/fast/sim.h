@@ -1,0 +1,226 @@
+/*
+ * sim.h - the two-tier flow-level simulator (`fast sim`, `fast compare`;
+ * docs/DESIGN.md "Simulator").
+ *
+ * Workload: one plan (any algorithm, compact or explicit) on one topology.
+ * The plan is expanded with fast_plan_expand(); every transfer of a step
+ * with k chunks becomes k sequential flows (chunk c of a transfer is a
+ * flow that becomes ready when the step has launched, chunk c of every
+ * pipelined dependency is done, and chunk c-1 of the same transfer is
+ * done).  A flow starts its tier's latency alpha after it is ready.  A
+ * step launches its tier's per-step overhead after all its full
+ * dependencies are done (at time 0 when it has none); a step that moves
+ * no bytes costs nothing and is done when its dependencies are.
+ *
+ * Synchronisation (opts.sync).  The above is FAST_SIM_SYNC_STEP (`--sync
+ * step`, the default): a dependency is on the whole step, as the plan
+ * format defines it, a barrier over every GPU.  FAST_SIM_SYNC_RANK
+ * (`--sync rank`) models how the executor runs a plan instead (exec/README.md
+ * "How a plan runs"): the DAG is cut into waves (fast_plan_waves, include/fast/plan.h,
+ * the same cut exec/prog.c makes: a (step, chunk) node one wave after the
+ * last node it waits for, pipelined chunks included), and every GPU walks
+ * its own waves in order with no global barrier.  Chunk c of a transfer
+ * between GPUs A and B, of wave w, is ready when chunk c-1 of it is done
+ * and both A and B have finished every flow of theirs of waves before w
+ * (a GPU with nothing in a wave passes through it).  It starts after its
+ * tier's alpha, plus its step's tier overhead when it is the first chunk
+ * of the transfer in that wave (the rank's cost of entering a wave).
+ * Zero-time flows (no bytes, or a GPU to itself) wait for their wave like
+ * the others but hold nobody up.  A step's ready_s is then its first
+ * flow's ready time; a step with no transfers is reported at the end of
+ * its dependencies.
+ *
+ * Resources (each a capacity in bytes/s = line rate x efficiency):
+ *  - scale-up, switch: an egress and an ingress port per GPU;
+ *    mesh: one directed link per ordered GPU pair of a server;
+ *  - scale-out: NIC egress and NIC ingress per GPU (NIC i on rail i; any
+ *    NIC reaches any NIC);
+ *  - with core_oversub > 1: one core of capacity N*G*B_nic/oversub shared
+ *    by every cross-server flow;
+ *  - in a plan with REDUCE steps (token combine plans, plan.h), one
+ *    reduction resource per GPU at its scale-up bandwidth (the switch
+ *    port's, or its G-1 mesh links' together).  A sum of n inputs of len
+ *    bytes is one flow of (n + 1) * len bytes on it: the inputs read and
+ *    the result written, over memory as fast as the GPU's scale-up
+ *    (an assumption: HBM is faster, so this is conservative); the
+ *    arithmetic is free (it hides behind the memory traffic), and the
+ *    step pays its tier's (up) overhead and latency like any other.
+ *    Reductions share only this resource, not the ports or NICs.
+ * A tier-up transfer between GPUs of one server uses (egress port of src,
+ * ingress port of dst) or the mesh link src->dst; a tier-out transfer uses
+ * (NIC egress of src, NIC ingress of dst [, core]).  A transfer from a GPU
+ * to itself uses nothing and takes no time, except a REDUCE step's sums.  A tier-up transfer between
+ * servers is bad input.
+ *
+ * Sharing: concurrent flows share every resource max-min fairly
+ * (progressive filling).  Congestion (incast): a NIC ingress carrying k
+ * concurrent flows runs at factor(k) = max(floor, 1 - slope*(k - thr)) of
+ * its capacity when k > thr (struct fast_congestion of the topology).
+ * Loss and timeouts (only when the topology sets rto_us): a scale-out flow
+ * that would start while its ingress NIC already carries rto_senders
+ * flows is lost and starts rto_count x rto_us later instead, without a
+ * second check (the retransmission goes through).  Lossless fabrics and
+ * one-sender-per-NIC stages (FAST's) never pay it; many-to-one phases
+ * (fanout) pay whole timeouts, whatever their size.
+ *
+ * Exactness: with epsilon = 0 (the default) the max-min allocation is
+ * exact at every event: after each change, progressive filling re-runs on
+ * the connected components of the flow-resource graph that changed (the
+ * allocation separates over components; one-to-one FAST stages are many
+ * tiny components), or on everything when that part is large.
+ * With epsilon > 0 (the scalable mode, for 10^5..10^6 concurrent flows)
+ * completions do not reallocate until some resource has gained more than
+ * epsilon of its capacity (from completed flows or a lifted incast
+ * penalty); then, and at every arrival, only the flows at the changed
+ * resources are re-filled ("repair": one hop, against the capacity the
+ * other flows leave), with a full exact pass whenever repairs have
+ * re-filled as many flows as are active (amortised O(1) full passes per
+ * "generation" of flows).  Rates stay feasible throughout; the result is
+ * slightly pessimistic.  `fast bench sim` measures the error against the
+ * exact mode (docs/benchmarks.md holds the measured figures).
+ *
+ * Bandwidth figures are nccl-tests' (fast_bw, include/fast/common.h, the same
+ * function `fast run` reports with): algbw = S / time, where S is the
+ * largest per-GPU max(bytes sent, bytes received), the diagonal (a GPU's
+ * own chunk) INCLUDED, of opts.traffic, the matrix the plan serves; busbw
+ * = algbw * (n - 1) / n with n = N*G.  Without opts.traffic, S is taken
+ * from the bytes the plan delivers to their destinations, counting the
+ * diagonal only where the plan copies it explicitly (a plan may leave it
+ * implicit: then give the traffic).
+ *
+ * Ownership: fast_sim_run() fills a struct fast_sim_result whose arrays it
+ * owns; fast_sim_result_free() releases them (NULL-safe, idempotent).
+ */
+#ifndef FAST_SIM_H
+#define FAST_SIM_H
+
+/* the public headers include each other by name (one folder, include/fast/,
+ * in the tree and installed): -I$PREFIX/include is enough */
+#include "common.h"
+#include "plan.h"
+#include "topo.h"
+
+/* When a step's transfers may start (the model above, "Synchronisation"). */
+enum fast_sim_sync {
+	FAST_SIM_SYNC_STEP = 0, /* after every transfer of its dependencies (default) */
+	FAST_SIM_SYNC_RANK,     /* per GPU, wave by wave, as the executor runs */
+};
+
+struct fast_sim_opts {
+	bool congestion;   /* apply the topology's incast model (default on) */
+	enum fast_sim_sync sync;
+	double epsilon;    /* 0: exact max-min at every event (default) */
+	bool timeline;     /* record per (resource, step) activity */
+	bool reference;    /* naive reference for tests: exact, and every
+			    * allocation a full progressive filling */
+	const uint64_t *traffic; /* the N*G x N*G matrix the plan serves, for
+				  * the bandwidth's size (NULL: from the plan) */
+};
+void fast_sim_opts_default(struct fast_sim_opts *o);
+
+enum fast_sim_res_kind {
+	FAST_RES_UP_EGRESS = 0, /* switch port, GPU -> switch */
+	FAST_RES_UP_INGRESS,    /* switch port, switch -> GPU */
+	FAST_RES_MESH_LINK,     /* directed mesh link gpu -> peer */
+	FAST_RES_NIC_EGRESS,
+	FAST_RES_NIC_INGRESS,
+	FAST_RES_CORE,
+	FAST_RES_GPU_REDUCE,    /* a GPU's reductions (plans with REDUCE steps) */
+};
+
+struct fast_sim_res {
+	enum fast_sim_res_kind kind;
+	uint32_t gpu;     /* the GPU (port, NIC) or the link's source */
+	uint32_t peer;    /* mesh link destination; else = gpu */
+	double cap_Bps;   /* effective capacity (no congestion) */
+	uint64_t bytes;   /* carried */
+	double util;      /* bytes / (cap_Bps * time) */
+	uint32_t max_flows; /* most concurrent flows seen */
+};
+
+struct fast_sim_step {
+	enum fast_step_kind kind; /* of the (compact) plan's step */
+	enum fast_tier_id tier;
+	double ready_s;   /* all full deps done */
+	double start_s;   /* first flow started (ready_s if none) */
+	double end_s;     /* last flow done */
+	uint64_t bytes;   /* bytes moved (expanded transfers, self copies excluded) */
+	uint32_t transfers;
+};
+
+/* Timeline: activity of one step on one resource (first flow start, last
+ * flow end, bytes), sorted by (resource, start). */
+struct fast_sim_activity {
+	uint32_t res, step;
+	double t0, t1;
+	uint64_t bytes;
+};
+
+struct fast_sim_result {
+	double time_s;             /* completion of the last step */
+	uint32_t ngpus;
+	uint32_t nsteps;
+	struct fast_sim_step *steps;
+	uint32_t nres;
+	struct fast_sim_res *res;
+	uint64_t gpu_bytes;        /* S of the algbw definition (size) */
+	double algbw_GBps, busbw_GBps;
+	/* engine counters */
+	uint64_t flows;            /* flows simulated (chunks of transfers) */
+	uint64_t events;           /* distinct event times */
+	uint64_t recomputes;       /* max-min allocations computed */
+	uint64_t full_allocs;      /* of which over all active flows */
+	uint64_t replayed;         /* resources frozen again by replaying the
+	                            * valid prefix of the last full pass */
+	uint64_t rto_losses;       /* flows that waited out retransmission
+	                            * timeouts (the topology's loss/timeout
+	                            * regime; 0 when it is off) */
+	double wall_s;             /* time spent in fast_sim_run */
+	size_t nact;
+	struct fast_sim_activity *act; /* only with opts.timeline */
+};
+
+/* Simulate plan p (compact or explicit) on topo.  p must match topo's N and
+ * G.  Returns 0 and fills *out; FAST_EINPUT for a malformed plan (bad
+ * compact form, a cycle, a tier-up transfer between servers),
+ * FAST_ENOMEM.  out is written only on success. */
+int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
+		 const struct fast_sim_opts *opts, struct fast_sim_result *out,
+		 struct fast_err *err);
+/* The same with the matrix p serves (m may be NULL): a token plan's REDIST
+ * steps expand over its groups (fast_plan_view_open_m); FAST_EINPUT too
+ * when p does not fit m. */
+int fast_sim_run_m(const struct fast_topo *topo, const struct fast_plan *p,
+		   const struct fast_matrix *m, const struct fast_sim_opts *opts,
+		   struct fast_sim_result *out, struct fast_err *err);
+/* The same on an open view of the plan (plan.h), which is neither
+ * validated nor expanded again: for commands that also check it. */
+int fast_sim_run_view(const struct fast_topo *topo, const struct fast_plan_view *v,
+		      const struct fast_sim_opts *opts, struct fast_sim_result *out,
+		      struct fast_err *err);
+void fast_sim_result_free(struct fast_sim_result *r);
+
+/* Incast factor of an ingress with k concurrent flows (1 when disabled). */
+double fast_sim_incast_factor(const struct fast_congestion *c, uint32_t k);
+
+/* Short name of a resource, e.g. "s1 NIC3 in", "s0 up2 out",
+ * "s0 link 2->5", "core". */
+const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_sim_res *r,
+			      char *buf, size_t len);
+
+/* --- timelines (sim/timeline.c) ------------------------------------- */
+
+/* Chrome trace (traceEvents JSON, opens in Perfetto): one process per
+ * server, one thread per NIC / scale-up port direction, one event per
+ * (step, resource) activity.  Requires a result run with opts.timeline.
+ * FAST_EIO on a stream error. */
+int fast_sim_write_trace(const struct fast_topo *topo, const struct fast_sim_result *r,
+			 FILE *f, struct fast_err *err);
+/* SVG Gantt chart: per server its NIC rows (one for all its NICs, or one
+ * per NIC when steps overlap on them, as a baseline's do) and a scale-up
+ * row, bars coloured by step kind, a time axis and a legend.  title may be
+ * NULL. */
+int fast_sim_write_svg(const struct fast_topo *topo, const struct fast_sim_result *r,
+		       const char *title, FILE *f, struct fast_err *err);
+
+#endif

@@ -1,0 +1,275 @@
+/*
+ * algo.c - the algorithm table (algo.h): one descriptor per schedule
+ * compiler (FAST in compile_fast.c, the baselines in baselines.c) and one per
+ * compiler option, with the parsing and printing every consumer shares.
+ * `fast plan --algo NAME` and every other consumer go through
+ * fast_compile(), which dispatches by name.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fast/algo.h"
+#include "lib/compile/auto.h"
+
+const struct fast_algo fast_algos[] = {
+	{ "fast", fast_compile_fast,
+	  FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE | FAST_OPT_DEDUP, 0,
+	  "FAST: balance within servers, one rail stage per Birkhoff term",
+	  fast_compile_fast_tokens },
+	{ "fanout", fast_compile_fanout, 0, 0,
+	  "every message at once: one out step, one up step (RCCL)", NULL },
+	{ "nccl", fast_compile_nccl, FAST_OPT_PEERS, 0,
+	  "NCCL's grouped send/recv: n - 1 rounds, peers in flight", NULL },
+	{ "pxn", fast_compile_pxn, FAST_OPT_PEERS | FAST_OPT_CHUNK, UINT64_C(128) << 10,
+	  "nccl with PXN: off-rail messages relayed over scale-up", NULL },
+	{ "spreadout", fast_compile_spreadout, 0, 0,
+	  "n - 1 globally synchronised rounds: GPU i sends to i + d", NULL },
+	{ "hier", fast_compile_hier, FAST_OPT_CHUNK | FAST_OPT_DEDUP, UINT64_C(512) << 10,
+	  "DeepEP-style: rail-aligned, then forwarded over scale-up", fast_compile_hier_tokens },
+	{ "auto", fast_compile_auto,
+	  FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE | FAST_OPT_PEERS | FAST_OPT_CHUNK, 0,
+	  "the schedule above of least predicted time with synthesis (lib/compile/auto.c)", NULL },
+	{ NULL, NULL, 0, 0, NULL, NULL },
+};
+
+static const char *const stages_values[] = { "auto", "exact", "packed", NULL };
+static const char *const order_values[] = { "decomposition", "largest-first", "smallest-first",
+					    NULL };
+/* the simulator commands' and sweep specs' spelling before there was one */
+static const char *const order_aliases[] = { "largest", "largest-first", "smallest",
+					     "smallest-first", NULL };
+static const char *const balance_values[] = { "upfront", "jit", NULL };
+static const char *const dedup_values[] = { "server", "gpu", NULL };
+
+static uint64_t get_stages(const struct fast_algo_opts *o) { return (uint64_t)o->stages; }
+static uint64_t get_order(const struct fast_algo_opts *o) { return (uint64_t)o->order; }
+static uint64_t get_balance(const struct fast_algo_opts *o) { return (uint64_t)o->balance; }
+static uint64_t get_peers(const struct fast_algo_opts *o) { return o->peers; }
+static uint64_t get_chunk(const struct fast_algo_opts *o) { return o->chunk_bytes; }
+static uint64_t get_dedup(const struct fast_algo_opts *o) { return (uint64_t)o->dedup; }
+static void set_stages(struct fast_algo_opts *o, uint64_t v) { o->stages = (enum fast_stages_mode)v; }
+static void set_order(struct fast_algo_opts *o, uint64_t v) { o->order = (enum fast_stage_order)v; }
+static void set_balance(struct fast_algo_opts *o, uint64_t v) { o->balance = (enum fast_balance_mode)v; }
+static void set_peers(struct fast_algo_opts *o, uint64_t v) { o->peers = (uint32_t)v; }
+static void set_chunk(struct fast_algo_opts *o, uint64_t v) { o->chunk_bytes = v; }
+static void set_dedup(struct fast_algo_opts *o, uint64_t v) { o->dedup = (enum fast_dedup_mode)v; }
+
+const struct fast_algo_option fast_algo_options[] = {
+	{ "stages", FAST_OPT_STAGES, stages_values, NULL, 0, 0, "auto|exact|packed",
+	  "fast: auto (default: alpha-aware, fewer larger stages\n"
+	  "when the topology's per-stage cost makes them pay; exact\n"
+	  "when exact wins; packed where that models faster),\n"
+	  "exact (Birkhoff decomposition) or packed (the N - 1\n"
+	  "server shifts at once, each on its own rails)",
+	  get_stages, set_stages },
+	{ "order", FAST_OPT_ORDER, order_values, order_aliases, 0, 0,
+	  "largest-first|smallest-first|decomposition",
+	  "fast: the order of the rail stages (default\n"
+	  "largest-first; largest and smallest are accepted as\n"
+	  "aliases of largest-first and smallest-first)",
+	  get_order, set_order },
+	{ "balance", FAST_OPT_BALANCE, balance_values, NULL, 0, 0, "jit|upfront",
+	  "fast: jit (default: the tiles stage 1 needs are\n"
+	  "balanced first, the rest while stage 1 runs) or upfront\n"
+	  "(all balancing before stage 1, as the paper)",
+	  get_balance, set_balance },
+	{ "peers", FAST_OPT_PEERS, NULL, NULL, 1, 1u << 20, "K",
+	  "nccl/pxn: peers in flight per round (default 8)", get_peers, set_peers },
+	{ "chunk", FAST_OPT_CHUNK, NULL, NULL, 0, 0, "BYTES",
+	  "pxn/hier: forwarding chunk (e.g. 512K; default: the\n"
+	  "algorithm's own, listed with it above)",
+	  get_chunk, set_chunk },
+	{ "dedup", FAST_OPT_DEDUP, dedup_values, NULL, 0, 0, "server|gpu",
+	  "fast/hier on token traffic: server (default: a token\n"
+	  "crosses to a server once, then scale-up copies; combine\n"
+	  "reduces before crossing) or gpu (the per-GPU byte matrix)",
+	  get_dedup, set_dedup },
+	{ NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL },
+};
+
+void fast_algo_opts_default(struct fast_algo_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->stages = FAST_STAGES_AUTO; /* alpha-aware; it keeps exact when exact wins */
+	o->order = FAST_ORDER_LARGEST_FIRST; /* the last stage, whose redistribution is exposed, smallest */
+	o->balance = FAST_BALANCE_JIT; /* balancing overlaps the earlier stages */
+	o->peers = 8;       /* NCCL's batch of peers in flight */
+	o->chunk_bytes = 0; /* each algorithm's own default */
+	o->dedup = FAST_DEDUP_SERVER; /* what production MoE dispatchers do */
+}
+
+const struct fast_algo *fast_algo_find(const char *name)
+{
+	for (const struct fast_algo *a = fast_algos; name && a->name; a++)
+		if (strcmp(name, a->name) == 0)
+			return a;
+	return NULL;
+}
+
+const struct fast_algo_option *fast_algo_option_find(const char *name)
+{
+	for (const struct fast_algo_option *o = fast_algo_options; name && o->name; o++)
+		if (strcmp(name, o->name) == 0)
+			return o;
+	return NULL;
+}
+
+bool fast_algo_known(const char *name)
+{
+	return fast_algo_find(name) != NULL;
+}
+
+const char *fast_algo_list(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (const struct fast_algo *a = fast_algos; a->name && n < len; a++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", a == fast_algos ? "" : ", ", a->name);
+	return buf;
+}
+
+const char *fast_algo_suggest(const char *name, const char *const *extra, size_t n_extra)
+{
+	const char *cand[16];
+	size_t n = 0;
+
+	for (const struct fast_algo *a = fast_algos; a->name && n < 16; a++)
+		cand[n++] = a->name;
+	for (size_t i = 0; i < n_extra && n < 16; i++)
+		cand[n++] = extra[i];
+	return fast_suggest(name, cand, n);
+}
+
+/* names[] joined by ", " into buf. */
+static const char *join(const char *const *names, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; names[k] && n < len; k++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", k ? ", " : "", names[k]);
+	return buf;
+}
+
+int fast_algo_option_parse(const struct fast_algo_option *opt, const char *text,
+			   struct fast_algo_opts *o, struct fast_err *err)
+{
+	char known[160];
+	uint64_t v;
+
+	if (opt->values) {
+		for (size_t k = 0; opt->aliases && opt->aliases[k]; k += 2)
+			if (strcmp(text, opt->aliases[k]) == 0)
+				text = opt->aliases[k + 1];
+		for (size_t k = 0; opt->values[k]; k++)
+			if (strcmp(text, opt->values[k]) == 0) {
+				opt->set(o, k);
+				return 0;
+			}
+		return fast_err_set(err, FAST_EUSAGE, "unknown value '%.40s' (known: %s)", text,
+				    join(opt->values, known, sizeof known));
+	}
+	if (opt->max == 0) {
+		if (fast_size_parse(text, &v, err) < 0)
+			return err->code; /* FAST_EUSAGE */
+	} else {
+		char *end;
+		unsigned long long x;
+		errno = 0;
+		x = strtoull(text, &end, 10);
+		if (!*text || *end || errno || text[0] == '-')
+			return fast_err_set(err, FAST_EUSAGE, "'%.40s' is not a non-negative integer",
+					    text);
+		if (x < opt->min || x > opt->max)
+			return fast_err_set(err, FAST_EUSAGE, "%llu is out of range [%llu, %llu]", x,
+					    (unsigned long long)opt->min,
+					    (unsigned long long)opt->max);
+		v = x;
+	}
+	opt->set(o, v);
+	return 0;
+}
+
+const char *fast_algo_option_print(const struct fast_algo_option *opt,
+				   const struct fast_algo_opts *o, char *buf, size_t len)
+{
+	uint64_t v = opt->get(o);
+
+	if (opt->values) {
+		size_t n = 0;
+		while (opt->values[n])
+			n++;
+		snprintf(buf, len, "%s", v < n ? opt->values[v] : "?");
+	} else {
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	}
+	return buf;
+}
+
+void fast_algo_opts_name(const struct fast_algo_opts *o, unsigned mask, const char *sep,
+			 char *buf, size_t len)
+{
+	struct fast_algo_opts def;
+	size_t n = 0;
+	char v[32];
+
+	fast_algo_opts_default(&def);
+	buf[0] = '\0';
+	for (const struct fast_algo_option *opt = fast_algo_options; opt->name && n < len; opt++)
+		if ((opt->bit & mask) && opt->get(o) != opt->get(&def))
+			n += (size_t)snprintf(buf + n, len - n, "%s%s=%s", n ? sep : "", opt->name,
+					      fast_algo_option_print(opt, o, v, sizeof v));
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}
+
+int fast_compile(const char *algo, const struct fast_topo *topo, const uint64_t *D,
+		 const struct fast_algo_opts *opts, struct fast_plan *out,
+		 struct fast_err *err)
+{
+	const struct fast_algo *a = fast_algo_find(algo);
+	struct fast_algo_opts defaults;
+	char known[96];
+
+	if (!opts) {
+		fast_algo_opts_default(&defaults);
+		opts = &defaults;
+	}
+	if (a)
+		return a->compile(topo, D, opts, out, err);
+	return fast_err_set(err, FAST_EUSAGE, "unknown algorithm '%.40s' (known: %s)",
+			    algo ? algo : "(null)", fast_algo_list(known, sizeof known));
+}
+
+int fast_compile_matrix(const char *algo, const struct fast_topo *topo,
+			const struct fast_matrix *m, const struct fast_algo_opts *opts,
+			struct fast_plan *out, struct fast_err *err)
+{
+	const struct fast_algo *a = fast_algo_find(algo);
+	struct fast_algo_opts defaults;
+	bool tokens = m->kind != FAST_TRAFFIC_BYTES;
+	struct fast_plan p;
+	size_t len;
+	int rc;
+
+	if (!opts) {
+		fast_algo_opts_default(&defaults);
+		opts = &defaults;
+	}
+	if (tokens && a && a->compile_tokens && opts->dedup == FAST_DEDUP_SERVER)
+		rc = a->compile_tokens(topo, m, opts, &p, err);
+	else
+		rc = fast_compile(algo, topo, m->bytes, opts, &p, err);
+	if (rc < 0)
+		return rc;
+	/* the plan's record of the traffic it serves */
+	len = strlen(p.options);
+	if (tokens && len < sizeof p.options)
+		snprintf(p.options + len, sizeof p.options - len, "%sdedup=%s", len ? " " : "",
+			 p.kind == FAST_TRAFFIC_BYTES ? "gpu" : "server");
+	*out = p;
+	return 0;
+}

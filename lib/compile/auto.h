@@ -1,0 +1,61 @@
+/*
+ * auto.h - `--algo auto`: per matrix, choose the schedule with the least
+ * predicted completion time including its synthesis,
+ *     T(a) = T_sim(a) + S(a),
+ * over the compilers of the algorithm table (algo.h), each with the given
+ * options.
+ *
+ * Workload: one decision per matrix, on every rank of `fast run --algo
+ * auto`, before any compile; it must cost far less than it saves (about a
+ * microsecond at 4 x 8).  So nothing here simulates or compiles: T_sim(a)
+ * comes from a closed-form cost model of the simulator (per-step latency
+ * and overhead on the critical path, plus the bytes over the bottleneck
+ * port at its effective rate, lib/compile/auto.c) computed in one pass over the
+ * matrix (two when spreadout may win), and S(a) from a
+ * synthesis-cost model with constants fitted on
+ * this machine (stated in lib/compile/auto.c with the command that fitted them).
+ * Both are pure functions of (topology, matrix, options): every rank
+ * chooses the same schedule, and the plan holds no measured time.
+ */
+#ifndef FAST_AUTO_H
+#define FAST_AUTO_H
+
+#include "fast/algo.h"
+
+/* Candidates: the table's algorithms other than auto itself. */
+#define FAST_AUTO_MAX 8
+
+struct fast_auto_choice {
+	uint32_t n;                         /* candidates considered */
+	const char *algo[FAST_AUTO_MAX];    /* their names (the table's strings) */
+	double sim_s[FAST_AUTO_MAX];        /* predicted T_sim */
+	double synth_s[FAST_AUTO_MAX];      /* predicted S */
+	uint32_t best;                      /* index of the choice */
+};
+
+/* Choose for matrix D (ng x ng, ng = N * G of topo) with options opts
+ * (NULL: defaults).  Fills *out; never fails.  Near-ties (within 3% + 0.5
+ * us of the least predicted T) go to the candidate first in the table, so
+ * the result is deterministic.  The decision itself: spreadout's sim_s may
+ * be only a floor under its prediction, where that floor already rules it
+ * out (its rounds cost a second pass over the matrix).  D on a 64-byte
+ * line (as fast_traffic_alloc gives) is read faster; any D is correct. */
+void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_auto_choice *out);
+/* The same choice with every candidate's full prediction (for reports). */
+void fast_auto_predict(const struct fast_topo *topo, const uint64_t *D,
+		       const struct fast_algo_opts *opts, struct fast_auto_choice *out);
+
+/* Predicted synthesis time (s) of algo on an N x G topology whose matrix
+ * has nnz non-zero cross-server messages (the model of lib/compile/auto.c); 0 for
+ * an unknown name. */
+double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t nnz);
+
+/* The `auto` entry of the table: choose, compile the choice; the plan's
+ * algo is the chosen schedule's name (the checker applies its rules) and
+ * its options say that auto chose it, with the predicted times. */
+int fast_compile_auto(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err);
+
+#endif

@@ -1,0 +1,154 @@
+/*
+ * plan_json.c - the plan file format (schemas/plan.schema.json) and its
+ * canonical writer (fast_planset_write).  The strict reader
+ * (fast_planset_parse / fast_planset_load) that checks every field against
+ * the limits in struct fast_limits and names the JSON path of what is
+ * wrong is plan_json_read.c.
+ */
+#include "fast/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/base/json.h"
+
+/*
+ * Format (schemas/plan.schema.json): one object per plan, one line per
+ * lane, step and transfer, numbers as exact integers.  The writer emits a
+ * canonical form, so write -> read -> write is byte-identical:
+ *   lanes     [src_server, dst_server, rail, [[src, dst, off, len], ...]]
+ *   steps     {"id", "tier", "chunks" (only when > 1), "deps", and exactly
+ *             one of "transfers" | "rail" | "redist"}
+ *   deps      a step id, or {"step": id, "pipelined": true}
+ *   transfers [from, to, [[src, dst, off, len], ...]]
+ *   rail      {"perm": [servers entries], "bytes": w}
+ *   redist    id of the rail step redistributed
+ * Token plans (version 3; a set of byte plans is written as version 2,
+ * byte for byte as before): "kind" "dispatch" | "combine" after
+ * gpus_per_server, "masks" (combine) a list of canonical lower-case hex
+ * strings ("0x3f": no leading zeros, non-zero), pieces [g, off, len]
+ * (dispatch) or [g, off, len, k] (combine, k indexes masks), and a
+ * step kind "reduce": [[gpu, [pieces]], ...], one sum per element.
+ */
+
+static void put_pieces(FILE *f, const struct fast_plan *p, uint32_t p0, uint32_t n)
+{
+	fputc('[', f);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct fast_piece *pc = &p->pieces[p0 + k];
+		const char *sep = k ? "," : "";
+		if (p->kind == FAST_TRAFFIC_DISPATCH)
+			fprintf(f, "%s[%u,%llu,%llu]", sep, pc->src, (unsigned long long)pc->off,
+				(unsigned long long)pc->len);
+		else if (p->kind == FAST_TRAFFIC_COMBINE)
+			fprintf(f, "%s[%u,%llu,%llu,%u]", sep, pc->src, (unsigned long long)pc->off,
+				(unsigned long long)pc->len, pc->dst);
+		else
+			fprintf(f, "%s[%u,%u,%llu,%llu]", sep, pc->src, pc->dst,
+				(unsigned long long)pc->off, (unsigned long long)pc->len);
+	}
+	fputc(']', f);
+}
+
+static void write_step(FILE *f, const struct fast_plan *p, size_t t)
+{
+	const struct fast_step *s = &p->steps[t];
+
+	fprintf(f, "{\"id\":%zu,\"tier\":\"%s\"", t, s->tier == FAST_TIER_OUT ? "out" : "up");
+	if (s->chunks > 1)
+		fprintf(f, ",\"chunks\":%u", s->chunks);
+	fputs(",\"deps\":[", f);
+	for (uint32_t j = 0; j < s->ndeps; j++) {
+		const struct fast_dep *d = &p->deps[s->dep0 + j];
+		if (d->pipelined)
+			fprintf(f, "%s{\"step\":%u,\"pipelined\":true}", j ? "," : "", d->step);
+		else
+			fprintf(f, "%s%u", j ? "," : "", d->step);
+	}
+	fputc(']', f);
+	switch (s->kind) {
+	case FAST_STEP_EXPLICIT:
+		fputs(",\"transfers\":[", f);
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
+			fprintf(f, "%s\n[%u,%u,", j ? "," : "", x->from, x->to);
+			put_pieces(f, p, x->piece0, x->npieces);
+			fputc(']', f);
+		}
+		fputs("]}", f);
+		break;
+	case FAST_STEP_REDUCE: /* one sum per transfer, from == to */
+		fputs(",\"reduce\":[", f);
+		for (uint32_t j = 0; j < s->nxfers; j++) {
+			const struct fast_xfer *x = &p->xfers[s->xfer0 + j];
+			fprintf(f, "%s\n[%u,", j ? "," : "", x->to);
+			put_pieces(f, p, x->piece0, x->npieces);
+			fputc(']', f);
+		}
+		fputs("]}", f);
+		break;
+	case FAST_STEP_RAIL:
+		fputs(",\"rail\":{\"perm\":[", f);
+		for (uint32_t a = 0; a < p->servers; a++)
+			fprintf(f, "%s%u", a ? "," : "", p->perm[s->perm0 + a]);
+		fprintf(f, "],\"bytes\":%llu}}", (unsigned long long)s->budget);
+		break;
+	case FAST_STEP_REDIST:
+		fprintf(f, ",\"redist\":%u}", s->stage);
+		break;
+	}
+}
+
+static void write_plan(FILE *f, const struct fast_plan *p)
+{
+	fputs("{\"label\":", f);
+	fast_json_put_string(f, p->label);
+	fprintf(f, ",\"matrix\":%u,\"algo\":", p->matrix);
+	fast_json_put_string(f, p->algo);
+	fputs(",\"options\":", f);
+	fast_json_put_string(f, p->options);
+	fprintf(f, ",\"servers\":%u,\"gpus_per_server\":%u,", p->servers, p->gpus);
+	if (p->kind != FAST_TRAFFIC_BYTES)
+		fprintf(f, "\"kind\":\"%s\",", fast_traffic_kind_name(p->kind));
+	if (p->kind == FAST_TRAFFIC_COMBINE) {
+		fputs("\"masks\":[", f);
+		for (size_t k = 0; k < p->nmasks; k++)
+			fprintf(f, "%s\"0x%llx\"", k ? "," : "", (unsigned long long)p->masks[k]);
+		fputs("],", f);
+	}
+	if (p->nlanes) {
+		fputs("\"lanes\":[", f);
+		for (size_t l = 0; l < p->nlanes; l++) {
+			const struct fast_lane *ln = &p->lanes[l];
+			fprintf(f, "%s\n[%u,%u,%u,", l ? "," : "", ln->src_server, ln->dst_server,
+				ln->rail);
+			put_pieces(f, p, ln->piece0, ln->npieces);
+			fputc(']', f);
+		}
+		fputs("],", f);
+	}
+	fputs("\"steps\":[", f);
+	for (size_t t = 0; t < p->nsteps; t++) {
+		fputs(t ? ",\n" : "\n", f);
+		write_step(f, p, t);
+	}
+	fputs("]}", f);
+}
+
+int fast_planset_write(const struct fast_planset *ps, FILE *f, struct fast_err *err)
+{
+	int version = FAST_PLAN_VERSION_BYTES;
+
+	for (uint32_t i = 0; i < ps->count; i++)
+		if (ps->plans[i].kind != FAST_TRAFFIC_BYTES)
+			version = FAST_PLAN_VERSION;
+	fprintf(f, "{\"version\":%d,\"kind\":\"fast-plan\",\"plans\":[", version);
+	for (uint32_t i = 0; i < ps->count; i++) {
+		fputs(i ? ",\n" : "\n", f);
+		write_plan(f, &ps->plans[i]);
+	}
+	fputs("\n]}\n", f);
+	if (ferror(f))
+		return fast_err_set(err, FAST_EIO, "plan: write error");
+	return 0;
+}

@@ -1,0 +1,499 @@
+/*
+ * moe_import.c - `fast trace import` (moe.h): the table of models in the
+ * data set, the walk of a model's folder, and the turning of its layers'
+ * counts into a traffic with a description of how it was derived.  The
+ * parsers it calls are in moe_parse.c.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/base/json.h"
+#include "lib/workload/moe.h"
+#include "lib/workload/moe_internal.h"
+
+/* --- models -------------------------------------------------------------- */
+
+enum kind { KIND_DEEPSEEK, KIND_COUNTS, KIND_SWITCH };
+
+struct model_def {
+	struct fast_moe_model pub; /* first: fast_moe_model_find returns it */
+	enum kind kind;
+	const char *folder;
+	const char *csv_model; /* model column of expert_counts.csv */
+};
+
+static const struct model_def models[] = {
+	{ { "deepseek-v2-lite", "DeepSeek-V2-Lite",
+	    "deepseek-ai/ESFT results/expert_scores, MIT (LICENSE-CODE; model under the "
+	    "DeepSeek License)",
+	    64, 6, 2048, "intent", "intent, law, summary, translation" },
+	  KIND_DEEPSEEK, "esft_deepseek_v2lite", NULL },
+	{ { "olmoe", "OLMoE-1B-7B", "allenai/OLMoE scripts/routing_output, Apache-2.0", 64, 8,
+	    2048, "arxiv", "arxiv, book, c4, github, wikipedia, tulu" },
+	  KIND_COUNTS, "olmoe_allenai", "olmoe" },
+	{ { "olmoe-sft", "OLMoE-1B-7B SFT", "allenai/OLMoE scripts/routing_output, Apache-2.0",
+	    64, 8, 2048, "tulu", "tulu" },
+	  KIND_COUNTS, "olmoe_allenai", "olmoe-sft" },
+	{ { "olmoe-dpo", "OLMoE-1B-7B DPO", "allenai/OLMoE scripts/routing_output, Apache-2.0",
+	    64, 8, 2048, "tulu", "tulu" },
+	  KIND_COUNTS, "olmoe_allenai", "olmoe-dpo" },
+	{ { "mixtral", "Mixtral-8x7B", "allenai/OLMoE scripts/routing_output, Apache-2.0", 8, 2,
+	    4096, "arxiv", "arxiv, book, c4, github, wikipedia" },
+	  KIND_COUNTS, "olmoe_allenai", "mistral" },
+	{ { "switch128", "google/switch-base-128", "cyanmishra92/specMoE, MIT", 128, 1, 768,
+	    "pooled", "pooled" },
+	  KIND_SWITCH, "specmoe_switch128", NULL },
+};
+
+#define NMODELS (sizeof models / sizeof models[0])
+
+const struct fast_moe_model *fast_moe_model_find(const char *name)
+{
+	for (size_t i = 0; i < NMODELS; i++)
+		if (strcmp(models[i].pub.name, name) == 0)
+			return &models[i].pub;
+	return NULL;
+}
+
+const char *const *fast_moe_model_names(void)
+{
+	static const char *const names[] = { "deepseek-v2-lite", "olmoe", "olmoe-sft",
+					     "olmoe-dpo", "mixtral", "switch128", NULL };
+	return names;
+}
+
+/* --- import -------------------------------------------------------------- */
+
+static int path_join(char *buf, size_t size, const char *a, const char *b, const char *c,
+		     struct fast_err *err)
+{
+	int n = snprintf(buf, size, "%s/%s%s%s", a, b, c ? "/" : "", c ? c : "");
+	if (n < 0 || (size_t)n >= size)
+		return fast_err_set(err, FAST_EUSAGE, "data path too long");
+	return 0;
+}
+
+/* Layers with a raw_intent/expert_weights_L.txt file, ascending. */
+static int raw_layers(const char *dir, uint32_t **out, uint32_t *n, struct fast_err *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	uint32_t *v = NULL, nv = 0, cap = 0;
+	int rc = 0;
+
+	if (!d)
+		return fast_err_set(err, FAST_EINPUT, "%s: %s", dir, strerror(errno));
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		unsigned layer;
+		char tail[8];
+		if (sscanf(de->d_name, "expert_weights_%u.%7s", &layer, tail) == 2 &&
+		    strcmp(tail, "txt") == 0)
+			rc = fast_moe_add_layer(&v, &nv, &cap, layer, err);
+	}
+	closedir(d);
+	if (rc < 0) {
+		free(v);
+		return rc;
+	}
+	if (nv)
+		qsort(v, nv, sizeof *v, fast_moe_u32_cmp);
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+static int switch_counts(const char *path, const struct fast_limits *lim, uint32_t experts,
+			 struct fast_moe_groups *out, struct fast_err *err)
+{
+	struct fast_json *doc = NULL;
+	struct fast_jctx c;
+	struct fast_moe_groups g = { 0 };
+	const struct fast_jv *dist, *m;
+	char *text = NULL;
+	size_t len;
+	bool *seen = NULL;
+	uint64_t sum = 0;
+	uint32_t nseen = 0;
+	int rc;
+
+	rc = fast_read_file(path, lim->max_file_bytes, &text, &len, err);
+	if (rc < 0)
+		return rc;
+	rc = fast_json_parse(text, len, path, &doc, err);
+	free(text);
+	if (rc < 0)
+		return rc;
+	fast_jctx_init(&c, path, err);
+	g.experts = experts;
+	rc = fast_moe_groups_alloc(&g, 1, experts, err);
+	seen = fast_calloc(experts, sizeof *seen);
+	if (rc == 0 && !seen)
+		rc = fast_err_set(err, FAST_ENOMEM, "out of memory");
+	dist = fast_jv_get(fast_json_root(doc), "expert_distribution");
+	if (rc == 0 && (!dist || fast_jv_type(dist) != FAST_JOBJECT))
+		rc = fast_jctx_fail(&c, FAST_EINPUT, "missing object \"expert_distribution\"");
+	if (rc == 0) {
+		size_t old = fast_jctx_push_key(&c, "expert_distribution");
+		for (m = fast_jv_first(dist); m && rc == 0; m = fast_jv_next(m)) {
+			const char *key = fast_jv_key(m);
+			char *end;
+			unsigned long e;
+			uint64_t x;
+			size_t o2 = fast_jctx_push_key(&c, key);
+
+			errno = 0;
+			e = strtoul(key, &end, 10);
+			if (!*key || *end || errno || key[0] == '-' || e >= experts)
+				rc = fast_jctx_fail(&c, FAST_EINPUT, "not an expert id (0..%u)",
+						    experts - 1);
+			else if (seen[e])
+				rc = fast_jctx_fail(&c, FAST_EINPUT, "expert listed twice");
+			else if ((rc = fast_jv_as_u64(&c, m, FAST_JSON_MAX_BYTES, &x)) == 0) {
+				seen[e] = true;
+				nseen++;
+				g.counts[e] = x;
+				sum += x;
+			}
+			fast_jctx_pop(&c, o2);
+		}
+		if (rc == 0 && nseen != experts)
+			rc = fast_jctx_fail(&c, FAST_EINPUT, "%u of %u experts listed", nseen, experts);
+		fast_jctx_pop(&c, old);
+	}
+	fast_json_free(doc);
+	free(seen);
+	if (rc < 0) {
+		fast_moe_groups_free(&g);
+		return rc;
+	}
+	g.ngroups = 1;
+	g.tokens[0] = sum; /* top-1: one selection per token */
+	*out = g;
+	return 0;
+}
+
+/* Import state shared by the per-layer steps. */
+struct imp {
+	const struct fast_moe_import *opt;
+	const struct model_def *md;
+	const struct fast_limits *lim;
+	struct fast_moe_layout layout;
+	const char *domain, *selection;
+	char path[4096];
+	char *text; /* the CSV, read once */
+	size_t len;
+	bool per_token; /* DeepSeek raw intent */
+};
+
+/* The per-token routing of one layer (raw_intent/expert_weights_L.txt). */
+static int layer_tokens(struct imp *im, uint32_t layer, struct fast_moe_tokens *t,
+			struct fast_err *err)
+{
+	const struct model_def *md = im->md;
+	char file[64], *text;
+	size_t len;
+	int rc;
+
+	snprintf(file, sizeof file, "expert_weights_%u.txt", layer);
+	rc = path_join(im->path, sizeof im->path, im->opt->data_dir, md->folder, "raw_intent", err);
+	if (rc == 0) {
+		size_t n = strlen(im->path);
+		if (n + 1 + strlen(file) >= sizeof im->path)
+			return fast_err_set(err, FAST_EUSAGE, "data path too long");
+		snprintf(im->path + n, sizeof im->path - n, "/%s", file);
+	}
+	if (rc < 0)
+		return rc;
+	rc = fast_read_file(im->path, im->lim->max_file_bytes, &text, &len, err);
+	if (rc < 0)
+		return rc;
+	rc = fast_moe_parse_deepseek_raw(text, len, im->path, md->pub.experts, md->pub.topk, t, err);
+	free(text);
+	return rc;
+}
+
+static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, struct fast_err *err)
+{
+	const struct model_def *md = im->md;
+	struct fast_moe_groups g = { 0 };
+	int rc;
+
+	if (im->per_token) {
+		struct fast_moe_tokens t;
+
+		if ((rc = layer_tokens(im, layer, &t, err)) < 0)
+			return rc;
+		rc = fast_moe_count_tokens(&im->layout, &t, !im->opt->no_dedup, counts, err);
+		fast_moe_tokens_free(&t);
+		return rc;
+	}
+	if (md->kind == KIND_SWITCH)
+		rc = switch_counts(im->path, im->lim, md->pub.experts, &g, err);
+	else if (md->kind == KIND_DEEPSEEK)
+		rc = fast_moe_parse_seq_csv(im->text, im->len, im->path, im->domain, layer,
+					    md->pub.experts, md->pub.topk, &g, err);
+	else
+		rc = fast_moe_parse_counts_csv(im->text, im->len, im->path, md->csv_model,
+					       im->selection, im->domain, layer, md->pub.experts,
+					       md->pub.topk, &g, err);
+	if (rc == 0)
+		rc = fast_moe_count_groups(&im->layout, &g, counts, err);
+	fast_moe_groups_free(&g);
+	return rc;
+}
+
+/* A layer's token copies times the bytes per token must fit 2^53. */
+static int check_total(uint32_t layer, uint64_t copies, uint64_t B, struct fast_err *err)
+{
+	uint64_t tot;
+
+	if (!fast_mul_u64(copies, B, &tot) || tot > FAST_JSON_MAX_BYTES)
+		return fast_err_set(err, FAST_ELIMIT,
+				    "layer %u: %llu token copies x %llu bytes exceeds 2^53 bytes", layer,
+				    (unsigned long long)copies, (unsigned long long)B);
+	return 0;
+}
+
+/* The token groups of one layer's dispatch into m (bytes per token B),
+ * out of *left groups still allowed (decreased). */
+static int layer_groups(struct imp *im, uint32_t layer, uint64_t B, uint64_t *left,
+			struct fast_matrix *m, struct fast_err *err)
+{
+	struct fast_moe_tokens t;
+	struct fast_groups b;
+	uint64_t copies = 0;
+	int rc;
+
+	if ((rc = layer_tokens(im, layer, &t, err)) < 0)
+		return rc;
+	fast_groups_init(&b, im->layout.ng, *left);
+	rc = fast_moe_group_tokens(&im->layout, &t, &b, err);
+	fast_moe_tokens_free(&t);
+	if (rc == FAST_ELIMIT) /* the builder knows only what was left */
+		rc = fast_err_set(err, FAST_ELIMIT,
+				  "layer %u: more than %llu token groups in all (raise it with "
+				  "--max-groups)",
+				  layer, (unsigned long long)im->lim->max_groups);
+	else if (rc < 0)
+		fast_err_prefix(err, "layer %u", layer);
+	for (uint32_t g = 0; rc == 0 && g < b.n; g++)
+		copies += b.groups[g].tokens * b.groups[g].ndst; /* <= 64 x tokens */
+	if (rc == 0)
+		rc = check_total(layer, copies, B, err);
+	if (rc == 0) {
+		*left -= b.n;
+		rc = fast_groups_finish(&b, FAST_TRAFFIC_DISPATCH, B, m, err);
+	}
+	fast_groups_free(&b);
+	return rc;
+}
+
+static bool has_layer(const uint32_t *v, uint32_t n, uint32_t x)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static void describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
+{
+	const struct fast_moe_import *o = im->opt;
+	const struct model_def *md = im->md;
+	char ep[48];
+	const char *method;
+
+	if (o->gpus_per_server && o->ng % o->gpus_per_server == 0)
+		snprintf(ep, sizeof ep, "EP%u (%ux%u)", o->ng, o->ng / o->gpus_per_server,
+			 o->gpus_per_server);
+	else
+		snprintf(ep, sizeof ep, "EP%u", o->ng);
+	if (o->tokens)
+		method = "per-token routing, token groups (source GPU, destination GPUs, tokens; "
+			 "in the byte view a token is sent once per GPU)";
+	else if (im->per_token)
+		method = o->no_dedup ? "per-token routing, one copy per (token, expert)"
+				     : "per-token routing, exact dispatch (a token sent once per GPU)";
+	else if (md->kind == KIND_DEEPSEEK)
+		method = "per-sequence expert counts split over sources by token share, one copy "
+			 "per (token, expert)";
+	else
+		method = "per-expert counts split over sources by token share, one copy per "
+			 "(token, expert)";
+	snprintf(t->source, sizeof t->source,
+		 "%s %s %s%s%s: %s; %s; %s, experts %s, tokens %s, %llu B/token (hidden %u bf16: "
+		 "%s) (fast trace import)",
+		 md->pub.name, md->kind == KIND_DEEPSEEK ? "task" : "domain", im->domain,
+		 md->kind == KIND_COUNTS ? " selection " : "",
+		 md->kind == KIND_COUNTS ? im->selection : "", md->pub.origin, method, ep,
+		 fast_placement_name(o->experts_at), fast_placement_name(o->tokens_at),
+		 (unsigned long long)B, md->pub.hidden,
+		 B == 2ull * md->pub.hidden ? "default" : "overridden");
+}
+
+int fast_moe_import(const struct fast_moe_import *opt, const struct fast_limits *lim,
+		    struct fast_traffic *out, struct fast_err *err)
+{
+	struct imp im = { 0 };
+	struct fast_traffic t = { 0 };
+	struct fast_limits dl;
+	uint32_t *present = NULL, npresent = 0, nl, per;
+	const uint32_t *layers;
+	uint64_t B, groups_left;
+	int rc;
+
+	if (!lim) {
+		fast_limits_default(&dl);
+		lim = &dl;
+	}
+	im.opt = opt;
+	im.lim = lim;
+	im.md = (const struct model_def *)fast_moe_model_find(opt->source ? opt->source : "");
+	if (!im.md)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "unknown source '%.40s' (known: deepseek-v2-lite, olmoe, olmoe-sft, "
+				    "olmoe-dpo, mixtral, switch128)",
+				    opt->source ? opt->source : "");
+	im.layout.ng = opt->ng;
+	im.layout.experts = im.md->pub.experts;
+	im.layout.experts_at = opt->experts_at;
+	im.layout.tokens_at = opt->tokens_at;
+	rc = fast_moe_layout_check(&im.layout, err);
+	if (rc < 0) {
+		fast_err_prefix(err, "%s", im.md->pub.name);
+		if (err)
+			err->code = FAST_EUSAGE;
+		return FAST_EUSAGE;
+	}
+	if (opt->ng > lim->max_gpus)
+		return fast_err_set(err, FAST_ELIMIT, "EP%u exceeds the limit of %u GPUs", opt->ng,
+				    lim->max_gpus);
+	B = opt->token_bytes ? opt->token_bytes : 2ull * im.md->pub.hidden;
+	im.domain = opt->domain ? opt->domain : im.md->pub.default_domain;
+	im.selection = opt->selection ? opt->selection : "topk";
+	if (im.md->kind != KIND_COUNTS && opt->selection && strcmp(opt->selection, "topk") != 0)
+		return fast_err_set(err, FAST_EUSAGE, "%s: --selection applies to OLMoE and Mixtral only",
+				    im.md->pub.name);
+	if (im.md->kind == KIND_COUNTS && strcmp(im.selection, "topk") != 0 &&
+	    strcmp(im.selection, "top1") != 0)
+		return fast_err_set(err, FAST_EUSAGE, "unknown selection '%.40s' (known: topk, top1)",
+				    im.selection);
+	if (im.md->kind == KIND_SWITCH && strcmp(im.domain, "pooled") != 0)
+		return fast_err_set(err, FAST_EUSAGE, "switch128 has no domains (its counts are pooled)");
+	im.per_token = im.md->kind == KIND_DEEPSEEK && strcmp(im.domain, "intent") == 0;
+	if (opt->tokens && !im.per_token)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "%s %s %s: --tokens needs per-token routing, and this data has "
+				    "only %s expert counts (which experts each token chose "
+				    "together is unknown, so tokens cannot be grouped by their "
+				    "destination GPUs); only deepseek-v2-lite --domain intent has it",
+				    im.md->pub.name, im.md->kind == KIND_DEEPSEEK ? "task" : "domain",
+				    im.domain,
+				    im.md->kind == KIND_DEEPSEEK  ? "per-sequence"
+				    : im.md->kind == KIND_SWITCH ? "pooled"
+								 : "per-layer");
+	if (opt->tokens && opt->no_dedup)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "--no-dedup does not apply to --tokens: a token group names each "
+				    "destination GPU once, and its byte view is the deduplicated "
+				    "dispatch");
+	groups_left = lim->max_groups;
+
+	/* the data file, and the layers it has */
+	if (im.per_token) {
+		rc = path_join(im.path, sizeof im.path, opt->data_dir, im.md->folder, "raw_intent", err);
+		if (rc == 0)
+			rc = raw_layers(im.path, &present, &npresent, err);
+	} else if (im.md->kind == KIND_SWITCH) {
+		rc = path_join(im.path, sizeof im.path, opt->data_dir, im.md->folder,
+			       "maximum_real_traces.json", err);
+		if (rc == 0 && opt->nlayers)
+			rc = fast_err_set(err, FAST_EUSAGE,
+					  "switch128 has one pooled layer: give no --layers");
+		if (rc == 0) {
+			present = fast_calloc(1, sizeof *present);
+			npresent = 1;
+			if (!present)
+				rc = fast_err_set(err, FAST_ENOMEM, "out of memory");
+		}
+	} else {
+		bool seq = im.md->kind == KIND_DEEPSEEK;
+		rc = path_join(im.path, sizeof im.path, opt->data_dir, im.md->folder,
+			       seq ? "per_sequence_expert_counts.csv" : "expert_counts.csv", err);
+		if (rc == 0)
+			rc = fast_read_file(im.path, lim->max_file_bytes, &im.text, &im.len, err);
+		if (rc == 0)
+			rc = fast_moe_csv_layers(im.text, im.len, im.path, seq, im.md->csv_model,
+						 im.selection, im.domain, &present, &npresent, err);
+	}
+	if (rc == 0 && npresent == 0)
+		rc = fast_err_set(err, FAST_EUSAGE, "%s: no data for %s '%.40s' (known: %s)",
+				  im.md->pub.name, im.md->kind == KIND_DEEPSEEK ? "task" : "domain",
+				  im.domain, im.md->pub.domains);
+	layers = opt->nlayers ? opt->layers : present;
+	nl = opt->nlayers ? opt->nlayers : npresent;
+	for (uint32_t i = 0; rc == 0 && i < nl; i++) {
+		if (!has_layer(present, npresent, layers[i]))
+			rc = fast_err_set(err, FAST_EUSAGE, "%s %s: no layer %u (layers %u..%u)",
+					  im.md->pub.name, im.domain, layers[i], present[0],
+					  present[npresent - 1]);
+		for (uint32_t j = 0; rc == 0 && j < i; j++)
+			if (layers[j] == layers[i])
+				rc = fast_err_set(err, FAST_EUSAGE, "layer %u given twice", layers[i]);
+	}
+	per = opt->no_combine ? 1 : 2;
+	if (rc == 0 && (uint64_t)nl * per > lim->max_matrices)
+		rc = fast_err_set(err, FAST_ELIMIT, "%u matrices exceed the limit of %u", nl * per,
+				  lim->max_matrices);
+	if (rc == 0)
+		rc = fast_traffic_alloc(&t, opt->ng, nl * per, lim, err);
+	for (uint32_t i = 0; rc == 0 && i < nl; i++) {
+		uint64_t *m = t.m[i * per].bytes, sum = 0;
+		size_t nn = (size_t)opt->ng * opt->ng;
+
+		if (opt->tokens) {
+			rc = layer_groups(&im, layers[i], B, &groups_left, &t.m[i * per], err);
+		} else {
+			rc = layer_counts(&im, layers[i], m, err);
+			for (size_t k = 0; rc == 0 && k < nn; k++)
+				sum += m[k];
+			if (rc == 0)
+				rc = check_total(layers[i], sum, B, err);
+			for (size_t k = 0; rc == 0 && k < nn; k++)
+				m[k] *= B;
+		}
+		if (rc == 0) {
+			char prefix[32];
+			if (im.md->kind == KIND_SWITCH)
+				snprintf(prefix, sizeof prefix, "pooled");
+			else
+				snprintf(prefix, sizeof prefix, "layer%u", layers[i]);
+			snprintf(t.m[i * per].label, sizeof t.m[0].label, "%s/dispatch", prefix);
+			if (per == 2 && opt->tokens) {
+				rc = fast_matrix_copy_groups(&t.m[i * per + 1], &t.m[i * per],
+							     FAST_TRAFFIC_COMBINE, opt->ng, err);
+				snprintf(t.m[i * per + 1].label, sizeof t.m[0].label, "%s/combine",
+					 prefix);
+			} else if (per == 2) {
+				memcpy(t.m[i * per + 1].bytes, m, nn * sizeof *m);
+				rc = fast_matrix_transpose(t.m[i * per + 1].bytes, opt->ng, err);
+				snprintf(t.m[i * per + 1].label, sizeof t.m[0].label, "%s/combine",
+					 prefix);
+			}
+		}
+		if (rc == 0 && opt->progress)
+			opt->progress(opt->progress_arg, i + 1, nl);
+	}
+	free(present);
+	free(im.text);
+	if (rc < 0) {
+		fast_traffic_free(&t);
+		return rc;
+	}
+	describe(&im, B, &t);
+	*out = t;
+	return 0;
+}
