@@ -73,7 +73,7 @@
 #include "tokens_internal.h"
 
 #define DEFAULT_PEERS 8u
-#define MAX_CHUNKS UINT64_C(1024)
+#define MAX_CHUNKS FAST_ALGO_MAX_CHUNKS /* algo.h */
 
 /* A step created lazily on its first transfer, so that empty steps never
  * appear; its dependencies follow it right away (plan.h's contiguity). */
@@ -145,15 +145,13 @@ static void prev_update(struct prev *pv, const struct sbuild *sb, int n)
 			pv->ids[pv->n++] = (uint32_t)sb[i].id;
 }
 
-/* The chunk cap, one concept for both forms of hier and for pxn: a
- * schedule cuts its largest message (stream) into at most MAX_CHUNKS
- * chunks, so that its plan's size depends on the traffic's shape (GPUs,
- * messages, groups), never on its byte counts.  chunks_for is the count
- * of a step's pipelined chunks (plan.h: the simulator and the executor
- * split each transfer evenly); round_bytes the byte size of token hier's
- * rounds (a round is a step pair, with pieces cut at multiples of it):
- * `chunk`, or the smallest size that keeps the largest stream within
- * MAX_CHUNKS rounds where `chunk` would not. */
+/* The chunk cap (algo.h), for both forms of hier and for pxn.
+ * chunks_for: the count of a step's pipelined chunks (plan.h: the
+ * simulator and the executor split each transfer evenly).  round_bytes:
+ * the byte size of token hier's rounds (a round is a step pair, its
+ * pieces cut at multiples of it): `chunk`, or the smallest size that
+ * keeps the largest stream within MAX_CHUNKS rounds where `chunk` would
+ * not. */
 static uint32_t chunks_for(uint64_t largest, uint64_t chunk)
 {
 	uint64_t k = largest / chunk + (largest % chunk != 0);
