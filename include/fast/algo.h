@@ -38,6 +38,14 @@ enum fast_dedup_mode {
 	FAST_DEDUP_GPU = 1,    /* the per-GPU byte matrix, a copy per GPU (a BYTES plan) */
 };
 
+/* The chunk cap: no compiler cuts a message (hier on token traffic: a
+ * stream) into more than FAST_ALGO_MAX_CHUNKS chunks (rounds), whatever
+ * --chunk asks for, so that a plan's size is a function of the traffic's
+ * shape (GPUs, messages, token groups and their destinations), never of
+ * its byte or token counts (lib/compile/baselines.c: pxn's and hier's chunks,
+ * token hier's rounds). */
+#define FAST_ALGO_MAX_CHUNKS UINT64_C(1024)
+
 struct fast_algo_opts {
 	enum fast_stages_mode stages;
 	enum fast_stage_order order;

@@ -44,7 +44,10 @@
  *             crosses in one `out` step, its forwards (gather and reduce
  *             in combine) in `up` steps that wait for that round's out
  *             step (before it in combine), so that round r + 1 crosses
- *             while round r is forwarded.
+ *             while round r is forwarded.  At most MAX_CHUNKS rounds
+ *             (round_bytes): the plan has O(MAX_CHUNKS x streams +
+ *             stream entries) pieces before the forwards, whatever the
+ *             token counts.
  *
  * Chunks (plan.h): a forwarding hop and the hop that feeds it carry the
  * same chunk count k, and every relayed message is its own transfer in
@@ -70,7 +73,7 @@
 #include "lib/compile/tokens_internal.h"
 
 #define DEFAULT_PEERS 8u
-#define MAX_CHUNKS UINT64_C(1024)
+#define MAX_CHUNKS FAST_ALGO_MAX_CHUNKS /* algo.h */
 
 /* A step created lazily on its first transfer, so that empty steps never
  * appear; its dependencies follow it right away (plan.h's contiguity). */
@@ -142,6 +145,13 @@ static void prev_update(struct prev *pv, const struct sbuild *sb, int n)
 			pv->ids[pv->n++] = (uint32_t)sb[i].id;
 }
 
+/* The chunk cap (algo.h), for both forms of hier and for pxn.
+ * chunks_for: the count of a step's pipelined chunks (plan.h: the
+ * simulator and the executor split each transfer evenly).  round_bytes:
+ * the byte size of token hier's rounds (a round is a step pair, its
+ * pieces cut at multiples of it): `chunk`, or the smallest size that
+ * keeps the largest stream within MAX_CHUNKS rounds where `chunk` would
+ * not. */
 static uint32_t chunks_for(uint64_t largest, uint64_t chunk)
 {
 	uint64_t k = largest / chunk + (largest % chunk != 0);
@@ -150,6 +160,12 @@ static uint32_t chunks_for(uint64_t largest, uint64_t chunk)
 	if (k > MAX_CHUNKS)
 		k = MAX_CHUNKS;
 	return (uint32_t)k;
+}
+
+static uint64_t round_bytes(uint64_t largest, uint64_t chunk)
+{
+	uint64_t least = largest / MAX_CHUNKS + (largest % MAX_CHUNKS != 0);
+	return chunk > least ? chunk : least;
 }
 
 static int begin(const struct fast_topo *topo, const uint64_t *D, const char *algo,
@@ -525,6 +541,20 @@ static int hier_round(const struct tok_streams *ts, uint64_t r, uint64_t chunk,
 	return rc;
 }
 
+/* The longest stream (s, B), B != server(s): what sets hier's rounds. */
+static uint64_t largest_stream(const struct tok_streams *ts)
+{
+	uint64_t big = 0;
+
+	for (uint32_t s = 0; s < ts->ng; s++)
+		for (uint32_t b = 0; b < ts->N; b++) {
+			uint64_t len = ts->D[(size_t)s * ts->ng + tok_out_col(ts, s, b)];
+			if (b != s / ts->G && len > big)
+				big = len;
+		}
+	return big;
+}
+
 int fast_compile_hier_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
 			     const struct fast_algo_opts *opts, struct fast_plan *out,
 			     struct fast_err *err)
@@ -545,7 +575,10 @@ int fast_compile_hier_tokens(const struct fast_topo *topo, const struct fast_mat
 	if (chunk == 0)
 		chunk = 1;
 	p.kind = m->kind;
+	/* options name the chunk asked for, as byte hier's do; the rounds
+	 * use the capped one */
 	snprintf(p.options, sizeof(p.options), "chunk=%llu", (unsigned long long)chunk);
+	chunk = round_bytes(largest_stream(&ts), chunk);
 	tok_build_init(&tb, &p, m, topo->servers, topo->gpus, err);
 	rc = tok_local_step(&tb, -1, &local);
 	for (uint64_t r = 0; rc == 0 && any; r++) {

@@ -17,6 +17,12 @@
 
 #define NONE UINT32_MAX
 #define EXPORT_MAX_GPUS 4096u
+/* Chunks in one GPU's input or output buffer: checked before the program
+ * is built, whose size grows with them (a step per max_cnt chunks), so
+ * that a small explicit chunk on large messages is refused up front
+ * instead of building gigabytes (MSCCL's runtime already refuses 256
+ * steps in a thread block, 2^14 chunks at max_cnt 64). */
+#define EXPORT_MAX_CHUNKS (1u << 20)
 
 void fast_msccl_opts_default(struct fast_msccl_opts *o)
 {
@@ -705,6 +711,17 @@ int fast_msccl_build_view(const struct fast_plan_view *pv, const uint64_t *D,
 			m.i_chunks[s] += m.q[i];
 			out_off[j] = m.o_chunks[s];
 			m.o_chunks[s] += m.q[j];
+		}
+	}
+	for (uint32_t g = 0; g < ng; g++) {
+		uint64_t mx = m.i_chunks[g] > m.o_chunks[g] ? m.i_chunks[g] : m.o_chunks[g];
+		if (mx > EXPORT_MAX_CHUNKS) {
+			rc = fast_err_set(err, FAST_ELIMIT,
+					  "msccl export: GPU %u needs %llu chunks of %llu bytes, over the "
+					  "limit of %u in a buffer; give a larger chunk size",
+					  g, (unsigned long long)mx, (unsigned long long)C,
+					  EXPORT_MAX_CHUNKS);
+			goto fail;
 		}
 	}
 	b.ng = ng;
