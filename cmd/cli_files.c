@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -482,18 +483,27 @@ void cli_stdout_hold(void)
 	if (held_real >= 0 || fcntl(STDOUT_FILENO, F_GETFD) < 0)
 		return;
 	fflush(stdout);
-	tmp = tmpfile();
-	if (!tmp)
-		return; /* nowhere to hold it: written as it comes */
 	/* descriptors of our own, above 2 (0 or 2 may be closed, and
 	 * tmpfile() may have taken one), closed in children that exec */
-	held_tmp = fcntl(fileno(tmp), F_DUPFD_CLOEXEC, 3);
-	fclose(tmp);
-	if (held_tmp >= 0)
-		held_real = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	tmp = tmpfile();
+	if (tmp) {
+		held_tmp = fcntl(fileno(tmp), F_DUPFD_CLOEXEC, 3);
+		fclose(tmp);
+	}
+#ifdef MFD_CLOEXEC
+	if (held_tmp < 0) { /* no writable temporary directory: memory */
+		int fd = memfd_create("fast-stdout", MFD_CLOEXEC);
+		if (fd >= 0) {
+			held_tmp = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+			close(fd);
+		}
+	}
+#endif
+	if (held_tmp < 0)
+		return; /* nowhere to hold it: written as it comes */
+	held_real = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (held_real < 0 || fstat(held_tmp, &st) != 0 || dup2(held_tmp, STDOUT_FILENO) < 0) {
-		if (held_tmp >= 0)
-			close(held_tmp);
+		close(held_tmp);
 		if (held_real >= 0)
 			close(held_real);
 		held_tmp = held_real = -1;
