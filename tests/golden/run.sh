@@ -14,12 +14,13 @@
 # at memcheck's 20-50x cost; the sanitizer stage still runs them.
 #
 # A failed command prints no partial result: every case of tests/bad that
-# is one `$FAST CMD ...` line failing with 2, 3 or 4, without --json, of a
-# command whose --help offers --json, is run a second time as
-# `<case>+json`, with --json added: the same exit status and stderr, and
-# nothing on stdout (JSON is printed as it goes, so a failure after the
-# first element would leave half a document).  These variants are left out
-# under WRAP=valgrind (they repeat their case's code paths).
+# is one `$FAST CMD ...` line failing with 2, 3 or 4, without --json (or
+# --csv, its alternative), of a command whose --help offers --json, is run
+# a second time as `<case>+json`, with --json added: the same exit status
+# and stderr, and nothing on stdout (JSON is printed as it goes, so a
+# failure after the first element would leave half a document).  These
+# variants are left out under WRAP=valgrind (they repeat their case's code
+# paths).
 set -u
 bin=${1:?usage: run.sh path/to/fast [case-dir...]}
 shift
@@ -44,7 +45,7 @@ json_variant() {
 	[ "$(cat "$c/code" 2>/dev/null)" -ge 2 ] 2>/dev/null || return 1
 	line=$(grep -v '^[[:space:]]*\(#\|$\)' "$c/cmd")
 	[ "$(printf '%s\n' "$line" | wc -l)" = 1 ] && [[ $line == '$FAST '* ]] || return 1
-	[[ $line == *--json* || $line == *[\|\>\<\;\&\`]* ]] && return 1
+	[[ $line == *--json* || $line == *--csv* || $line == *[\|\>\<\;\&\`]* ]] && return 1
 	read -r _ sub _ <<<"$line"
 	if [ -z "${takes_json[$sub]+set}" ]; then
 		takes_json[$sub]=0
