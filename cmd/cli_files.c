@@ -528,7 +528,15 @@ int cli_stdout_release(int status)
 	close(held_real);
 	held_real = -1;
 	clearerr(stdout);
-	if (!bad && (status == 0 || status == 1) && lseek(held_tmp, 0, SEEK_SET) == 0) {
+	if (status != 0 && status != 1) {
+		/* a failure: its result goes, and so does a failure to hold it */
+		close(held_tmp);
+		held_tmp = -1;
+		return cli_stdout_finish();
+	}
+	if (!bad && lseek(held_tmp, 0, SEEK_SET) != 0)
+		bad = true, e = errno;
+	if (!bad) {
 		while ((n = read(held_tmp, buf, sizeof buf)) != 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
