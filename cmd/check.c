@@ -95,8 +95,6 @@ int cmd_check(int argc, char **argv)
 			fast_err_prefix(&err, "%s: /plans/%u", in.plan_path, pidx);
 			fast_planset_free(&ps);
 			fast_traffic_free(&t);
-			if (in.json)
-				printf("]}\n");
 			return cli_report(&err);
 		}
 		if (rc < 0)

@@ -213,6 +213,21 @@ int cli_out_fail(struct cli_out *o, const struct fast_err *err);
  * failure (a full disk, /dev/full, an I/O error) is exit 4. */
 int cli_stdout_finish(void);
 
+/* Standard output held until the command's exit status is known, so that
+ * a failed command prints no partial result (main.c, around every
+ * command).  cli_stdout_hold() makes descriptor 1 an unlinked temporary
+ * file, or a memfd where none can be made (nothing is held when standard
+ * output is closed or neither can be made: the output is then written as
+ * it comes).
+ * cli_stdout_release(status) puts the real standard output back and
+ * copies what the command printed to it when status is 0 or 1 (a verdict
+ * with its whole report), or drops it (2, 3, 4); returns
+ * cli_stdout_finish()'s status, or 4 after printing when the held copy of
+ * a result could not be written or read.  While held, an output path that names
+ * standard output (/dev/stdout) is written as "-" is. */
+void cli_stdout_hold(void);
+int cli_stdout_release(int status);
+
 /* --- progress -------------------------------------------------------------
  * What long work is doing: "\r<what> i/n" on stderr while it runs, only
  * when stderr is a terminal (a file or a pipe gets nothing; FAST_PROGRESS=1

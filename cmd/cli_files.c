@@ -9,12 +9,14 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,13 +128,33 @@ void cli_input_tree(const char *dir)
 		nftw(dir, record_tree_file, 16, 0);
 }
 
+/* Standard output while it is held (cli_stdout_hold()): the real one,
+ * moved aside to a descriptor of its own, and the temporary file that
+ * stands in for it on descriptor 1 (its device and inode tell a path that
+ * names it, /dev/stdout, /dev/fd/1).  held_real < 0: not held. */
+static int held_real = -1, held_tmp = -1;
+static dev_t held_dev;
+static ino_t held_ino;
+
+/* path names standard output: "-", NULL, or while standard output is held
+ * a path that opens its temporary file (/dev/stdout, /proc/self/fd/1),
+ * which must be written as stdout is, not truncated or renamed over. */
+static bool names_stdout(const char *path)
+{
+	struct stat st;
+
+	return !path || strcmp(path, "-") == 0 ||
+	       (held_real >= 0 && stat(path, &st) == 0 && st.st_dev == held_dev &&
+		st.st_ino == held_ino);
+}
+
 /* An output written in place (a device, FIFO or socket) or standard
  * output: outside the rule. */
 static bool written_in_place(const char *path)
 {
 	struct stat st;
 
-	return !path || strcmp(path, "-") == 0 ||
+	return names_stdout(path) ||
 	       (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
 }
 
@@ -322,7 +344,7 @@ int cli_out_open(struct cli_out *o, const char *path)
 
 	memset(o, 0, sizeof *o);
 	o->slot = -1;
-	if (!path || strcmp(path, "-") == 0) {
+	if (names_stdout(path)) {
 		o->f = stdout;
 		o->is_stdout = true;
 		return 0;
@@ -437,4 +459,96 @@ int cli_stdout_finish(void)
 		return 4;
 	reported = true;
 	return cli_fail(FAST_EIO, "writing to standard output failed: %s", strerror(e));
+}
+
+/* --- standard output, held until the command ends ------------------------
+ * A command prints its result as it goes (a table row, a JSON element per
+ * plan) and may still fail after the first line: a plan that needs its
+ * traffic, a matrix out of range, a case late in a loop.  Rather than each
+ * command building its document before printing it, descriptor 1 is a
+ * temporary file while the command runs, and the whole of it is copied to
+ * the real standard output when the command ends with a result (0, or 1
+ * for a verdict: a failed check, a gate over its limit, whose report is
+ * whole and is the answer); a failure (2, 3, 4) throws it away.  Holding
+ * the descriptor, not the FILE, catches every writer alike (printf, a
+ * library writing to stdout, an output named "-" or /dev/stdout). */
+
+void cli_stdout_hold(void)
+{
+	struct stat st;
+	FILE *tmp;
+
+	/* a closed standard output stays closed: its writes fail as before
+	 * (and the temporary file must not take descriptor 1 by accident) */
+	if (held_real >= 0 || fcntl(STDOUT_FILENO, F_GETFD) < 0)
+		return;
+	fflush(stdout);
+	/* descriptors of our own, above 2 (0 or 2 may be closed, and
+	 * tmpfile() may have taken one), closed in children that exec */
+	tmp = tmpfile();
+	if (tmp) {
+		held_tmp = fcntl(fileno(tmp), F_DUPFD_CLOEXEC, 3);
+		fclose(tmp);
+	}
+#ifdef MFD_CLOEXEC
+	if (held_tmp < 0) { /* no writable temporary directory: memory */
+		int fd = memfd_create("fast-stdout", MFD_CLOEXEC);
+		if (fd >= 0) {
+			held_tmp = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+			close(fd);
+		}
+	}
+#endif
+	if (held_tmp < 0)
+		return; /* nowhere to hold it: written as it comes */
+	held_real = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (held_real < 0 || fstat(held_tmp, &st) != 0 || dup2(held_tmp, STDOUT_FILENO) < 0) {
+		close(held_tmp);
+		if (held_real >= 0)
+			close(held_real);
+		held_tmp = held_real = -1;
+		return;
+	}
+	held_dev = st.st_dev;
+	held_ino = st.st_ino;
+}
+
+int cli_stdout_release(int status)
+{
+	char buf[1 << 16];
+	bool bad;
+	ssize_t n = 0;
+	int e;
+
+	if (held_real < 0)
+		return cli_stdout_finish();
+	bad = fflush(stdout) != 0 || ferror(stdout);
+	e = errno;
+	dup2(held_real, STDOUT_FILENO);
+	close(held_real);
+	held_real = -1;
+	clearerr(stdout);
+	if (status != 0 && status != 1) {
+		/* a failure: its result goes, and so does a failure to hold it */
+		close(held_tmp);
+		held_tmp = -1;
+		return cli_stdout_finish();
+	}
+	if (!bad && lseek(held_tmp, 0, SEEK_SET) != 0)
+		bad = true, e = errno;
+	if (!bad) {
+		while ((n = read(held_tmp, buf, sizeof buf)) != 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 || fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+				break;
+		}
+		if (n < 0)
+			bad = true, e = errno;
+	}
+	close(held_tmp);
+	held_tmp = -1;
+	if (bad)
+		return cli_fail(FAST_EIO, "holding standard output failed: %s", strerror(e));
+	return cli_stdout_finish();
 }

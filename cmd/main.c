@@ -136,7 +136,11 @@ int main(int argc, char **argv)
 	if (!c)
 		return unknown_command(argv[1]);
 	{
-		int rc = c->fn(argc - 1, argv + 1);
-		return cli_status(rc, cli_stdout_finish());
+		/* a failed command leaves standard output empty: what it printed
+		 * before it failed is dropped (cli_stdout_release) */
+		int rc;
+		cli_stdout_hold();
+		rc = c->fn(argc - 1, argv + 1);
+		return cli_status(rc, cli_stdout_release(rc));
 	}
 }

@@ -12,6 +12,15 @@
 # A case with a file `valgrind-skip` (its first line says why) is skipped
 # under WRAP=valgrind: heavy cases that repeat code paths other cases cover,
 # at memcheck's 20-50x cost; the sanitizer stage still runs them.
+#
+# A failed command prints no partial result: every case of tests/bad that
+# is one `$FAST CMD ...` line failing with 2, 3 or 4, without --json (or
+# --csv, its alternative), of a command whose --help offers --json, is run
+# a second time as `<case>+json`, with --json added: the same exit status
+# and stderr, and nothing on stdout (JSON is printed as it goes, so a
+# failure after the first element would leave half a document).  These
+# variants are left out under WRAP=valgrind (they repeat their case's code
+# paths).
 set -u
 bin=${1:?usage: run.sh path/to/fast [case-dir...]}
 shift
@@ -25,6 +34,28 @@ else
 	cases=()
 	for d in tests/golden/*/ tests/bad/*/; do
 		[ -f "$d/cmd" ] && cases+=("${d%/}")
+	done
+fi
+
+# the --json variant of a bad-input case, when it has one (see above):
+# its command line on stdout
+declare -A takes_json
+json_variant() {
+	local c=$1 line sub
+	[ "$(cat "$c/code" 2>/dev/null)" -ge 2 ] 2>/dev/null || return 1
+	line=$(grep -v '^[[:space:]]*\(#\|$\)' "$c/cmd")
+	[ "$(printf '%s\n' "$line" | wc -l)" = 1 ] && [[ $line == '$FAST '* ]] || return 1
+	[[ $line == *--json* || $line == *--csv* || $line == *[\|\>\<\;\&\`]* ]] && return 1
+	read -r _ sub _ <<<"$line"
+	if [ -z "${takes_json[$sub]+set}" ]; then
+		takes_json[$sub]=0
+		"$bin" help "$sub" 2>/dev/null | grep -q -- '--json' && takes_json[$sub]=1
+	fi
+	[ "${takes_json[$sub]}" = 1 ] && printf '%s --json\n' "$line"
+}
+if [ "${WRAP:-none}" != valgrind ] && [ "${UPDATE:-0}" != 1 ]; then
+	for c in "${cases[@]}"; do
+		[[ $c == tests/bad/* ]] && json_variant "$c" >/dev/null && cases+=("$c+json")
 	done
 fi
 
@@ -44,16 +75,28 @@ fi
 # one case: run it in its own directory $work/<i>, leave the verdict (an
 # empty file for a pass, the report for a failure) in $work/<i>/verdict
 run_case() {
-	local i=$1 c=${2%/} dir="$work/$1" tmp code want ok=1
+	local i=$1 c=${2%/} dir="$work/$1" tmp code want ok=1 script want_out
 	tmp="$dir/t"
 	mkdir -p "$tmp"
+	if [[ $c == *+json ]]; then
+		c=${c%+json}
+		if [ "${UPDATE:-0}" = 1 ]; then
+			echo "not updated: $2 (a variant; its expected files are $c's)" >"$dir/verdict"
+			return
+		fi
+		script=$(json_variant "$c") || script='echo "not a case with a --json variant" >&2; exit 99'
+		want_out=/dev/null
+	else
+		script=$(cat "$c/cmd")
+		want_out=$c/stdout
+	fi
 	if [ "${WRAP:-none}" = valgrind ] && [ -f "$c/valgrind-skip" ]; then
 		echo "skip $c under valgrind: $(head -1 "$c/valgrind-skip")" >"$dir/skipped"
 		: >"$dir/verdict"
 		return
 	fi
 	FAST="$fast" TMP="$tmp" CASE="$c" timeout "${GOLDEN_TIMEOUT:-120}" \
-		bash -c "$(cat "$c/cmd")" >"$dir/out" 2>"$dir/err" </dev/null
+		bash -c "$script" >"$dir/out" 2>"$dir/err" </dev/null
 	code=$?
 	# paths of the temporary directory are not stable: normalise them
 	sed -i "s#$tmp#\$TMP#g" "$dir/out" "$dir/err"
@@ -67,14 +110,14 @@ run_case() {
 	want=$(cat "$c/code" 2>/dev/null || echo missing)
 	{
 		if [ "$code" != "$want" ]; then
-			echo "FAIL $c: exit code $code, expected $want"
+			echo "FAIL $2: exit code $code, expected $want"
 		fi
-		if ! cmp -s "$dir/out" "$c/stdout"; then
-			echo "FAIL $c: stdout differs"
-			diff -u "$c/stdout" "$dir/out" | head -20
+		if ! cmp -s "$dir/out" "$want_out"; then
+			echo "FAIL $2: stdout differs"
+			diff -u "$want_out" "$dir/out" | head -20
 		fi
 		if ! cmp -s "$dir/err" "$c/stderr"; then
-			echo "FAIL $c: stderr differs"
+			echo "FAIL $2: stderr differs"
 			diff -u "$c/stderr" "$dir/err" | head -20
 		fi
 	} >"$dir/verdict"
