@@ -22,12 +22,14 @@
 
 #include "algo.h"
 
-/* Candidates: the table's algorithms other than auto itself. */
+/* Candidates: the table's algorithms other than auto itself; on token
+ * traffic also the token plans (dedup=server) of those that have one. */
 #define FAST_AUTO_MAX 8
 
 struct fast_auto_choice {
 	uint32_t n;                         /* candidates considered */
 	const char *algo[FAST_AUTO_MAX];    /* their names (the table's strings) */
+	enum fast_dedup_mode dedup[FAST_AUTO_MAX]; /* token traffic: the plan's dedup; else FAST_DEDUP_GPU */
 	double sim_s[FAST_AUTO_MAX];        /* predicted T_sim */
 	double synth_s[FAST_AUTO_MAX];      /* predicted S */
 	uint32_t best;                      /* index of the choice */
@@ -46,6 +48,24 @@ void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
 void fast_auto_predict(const struct fast_topo *topo, const uint64_t *D,
 		       const struct fast_algo_opts *opts, struct fast_auto_choice *out);
 
+/* The same for matrix m of a traffic.  Byte traffic, and token traffic
+ * with opts->dedup == FAST_DEDUP_GPU: fast_auto_choose on m->bytes (every
+ * candidate's dedup FAST_DEDUP_GPU).  Token traffic with dedup=server
+ * (the default): the candidates are, in this order, each algorithm's
+ * token plan (dedup=server: fast, hier; a token crosses to a server once,
+ * then is replicated or reduced over scale-up) before its byte plan
+ * (dedup=gpu), so near-ties go to fast's token plan, the default.  There
+ * the choice is by predicted T_sim alone (synth_s is reported, 0 for a
+ * token plan, whose synthesis is not modelled): lib/auto.c says why.  One
+ * pass over the groups and one over an ng x ng matrix more than on bytes;
+ * every candidate's prediction is full (no floors). */
+void fast_auto_choose_matrix(const struct fast_topo *topo, const struct fast_matrix *m,
+			     const struct fast_algo_opts *opts, struct fast_auto_choice *out);
+
+/* Options o of the candidate k of c: o with dedup set to the candidate's. */
+void fast_auto_opts_of(const struct fast_auto_choice *c, uint32_t k, const struct fast_algo_opts *o,
+		       struct fast_algo_opts *out);
+
 /* Predicted synthesis time (s) of algo on an N x G topology whose matrix
  * has nnz non-zero cross-server messages (the model of lib/auto.c); 0 for
  * an unknown name. */
@@ -57,5 +77,11 @@ double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t 
 int fast_compile_auto(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_plan *out,
 		      struct fast_err *err);
+/* The same on token traffic m (fast_auto_choose_matrix; the table's
+ * compile_tokens of auto, so that fast_compile_matrix adds the chosen
+ * plan's "dedup=" to its options). */
+int fast_compile_auto_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
+			     const struct fast_algo_opts *opts, struct fast_plan *out,
+			     struct fast_err *err);
 
 #endif
