@@ -230,7 +230,10 @@ static int compare_row(const struct opts *o, const struct fast_topo *t,
 	if (is_auto) {
 		/* the choice is deterministic: every candidate's full
 		 * prediction for the report (synthesis: compare_synth) */
-		fast_auto_predict(t, D, ao, &c[k].ch);
+		if (mx->kind == FAST_TRAFFIC_BYTES)
+			fast_auto_predict(t, D, ao, &c[k].ch);
+		else /* the token plans too, every prediction full */
+			fast_auto_choose_matrix(t, mx, ao, &c[k].ch);
 		c[k].chosen = c[k].ch.algo[c[k].ch.best];
 		c[k].pred_sim_s = c[k].ch.sim_s[c[k].ch.best];
 		c[k].pred_synth_s = c[k].ch.synth_s[c[k].ch.best];
@@ -270,6 +273,7 @@ static int compare_synth(const struct opts *o, const struct fast_topo *t,
 	struct synth_unit u[2 * MAX_ALGOS];
 	uint32_t row_unit[MAX_ALGOS], chosen_unit[MAX_ALGOS], n = 0;
 	struct fast_auto_choice ch;
+	static struct fast_algo_opts chosen_ao[MAX_ALGOS]; /* cmd/ only: one thread */
 	struct fast_err err;
 
 	for (uint32_t k = 0; k < o->nalgos; k++)
@@ -281,17 +285,20 @@ static int compare_synth(const struct opts *o, const struct fast_topo *t,
 		const char *chosen;
 		if (strcmp(o->base[k], "auto") != 0)
 			continue;
-		fast_auto_choose(t, mx->bytes, &o->row_ao[k], &ch);
+		fast_auto_choose_matrix(t, mx, &o->row_ao[k], &ch);
 		chosen = ch.algo[ch.best];
+		fast_auto_opts_of(&ch, ch.best, &o->row_ao[k], &chosen_ao[k]);
 		row_unit[k] = n;
 		u[n++] = (struct synth_unit){ .algo = NULL, .ao = &o->row_ao[k] };
 		chosen_unit[k] = UINT32_MAX;
+		/* a row of the chosen schedule (on token traffic: with its dedup) */
 		for (uint32_t j = 0; j < o->nalgos; j++)
-			if (strcmp(o->algos[j], chosen) == 0)
+			if (strcmp(o->algos[j], chosen) == 0 &&
+			    (mx->kind == FAST_TRAFFIC_BYTES || o->row_ao[j].dedup == chosen_ao[k].dedup))
 				chosen_unit[k] = row_unit[j];
 		if (chosen_unit[k] == UINT32_MAX) {
 			chosen_unit[k] = n;
-			u[n++] = (struct synth_unit){ .algo = chosen, .ao = &o->row_ao[k] };
+			u[n++] = (struct synth_unit){ .algo = chosen, .ao = &chosen_ao[k] };
 		}
 	}
 	if (synth_units(t, mx, u, n, &err) < 0)
