@@ -262,7 +262,9 @@ int fast_compile_matrix(const char *algo, const struct fast_topo *topo,
 		fast_algo_opts_default(&defaults);
 		opts = &defaults;
 	}
-	if (tokens && a && a->compile_tokens && opts->dedup == FAST_DEDUP_SERVER)
+	/* auto weighs byte plans on token traffic with either dedup */
+	if (tokens && a && a->compile_tokens &&
+	    (opts->dedup == FAST_DEDUP_SERVER || a->compile == fast_compile_auto))
 		rc = a->compile_tokens(topo, m, opts, &p, err);
 	else
 		rc = fast_compile(algo, topo, m->bytes, opts, &p, err);

@@ -1220,8 +1220,9 @@ void fast_auto_opts_of(const struct fast_auto_choice *c, uint32_t k, const struc
 	out->dedup = c->dedup[k];
 }
 
-void fast_auto_choose_matrix(const struct fast_topo *topo, const struct fast_matrix *m,
-			     const struct fast_algo_opts *opts, struct fast_auto_choice *out)
+/* The candidates of token traffic, predicted (no evaluator). */
+static void predict_matrix(const struct fast_topo *topo, const struct fast_matrix *m,
+			   const struct fast_algo_opts *opts, struct fast_auto_choice *out)
 {
 	struct fast_algo_opts def, gpu;
 	struct fast_auto_choice b;
@@ -1234,7 +1235,7 @@ void fast_auto_choose_matrix(const struct fast_topo *topo, const struct fast_mat
 		fast_algo_opts_default(&def);
 		opts = &def;
 	}
-	if (m->kind == FAST_TRAFFIC_BYTES || opts->dedup == FAST_DEDUP_GPU) {
+	if (opts->dedup == FAST_DEDUP_GPU) {
 		fast_auto_choose(topo, m->bytes, opts, out);
 		return;
 	}
@@ -1275,6 +1276,112 @@ void fast_auto_choose_matrix(const struct fast_topo *topo, const struct fast_mat
 		}
 }
 
+/* --- token traffic, by evaluation ----------------------------------------
+ *
+ * With an evaluator (opts->eval, the simulator's in every command and the
+ * executor) the token-traffic choice is not predicted but measured: every
+ * candidate's plan is compiled, exactly as fast_compile_matrix compiles it
+ * with that candidate's dedup, and timed by the evaluator; the least time
+ * wins, near-ties to the first in the candidates' order.  The closed form
+ * above errs by 0.6-1.4x on token plans (test_auto's 500 cases), too much
+ * to keep the choice within the tie band of the best; the token compilers
+ * already cost 0.3-40 ms, and a simulation of a candidate costs about as
+ * much as its compile, so measuring costs a small multiple of the default
+ * schedule's compile alone.  The plans are kept until the choice is made,
+ * so the chosen one is not compiled twice. */
+
+/* The candidates of m in order into out (names, dedups, n): per algorithm
+ * of the table its token plan (dedup=server, where it has one and opts
+ * allows it) before its byte plan. */
+static void token_candidates(const struct fast_algo_opts *opts, struct fast_auto_choice *out)
+{
+	memset(out, 0, sizeof *out);
+	for (const struct fast_algo *a = fast_algos; a->name && out->n < FAST_AUTO_MAX; a++) {
+		if (a->compile == fast_compile_auto)
+			continue;
+		if (a->compile_tokens && opts->dedup == FAST_DEDUP_SERVER) {
+			out->algo[out->n] = a->name;
+			out->dedup[out->n++] = FAST_DEDUP_SERVER;
+		}
+		if (out->n < FAST_AUTO_MAX) {
+			out->algo[out->n] = a->name;
+			out->dedup[out->n++] = FAST_DEDUP_GPU;
+		}
+	}
+}
+
+static int evaluate_matrix(const struct fast_topo *topo, const struct fast_matrix *m,
+			   const struct fast_algo_opts *opts, struct fast_auto_choice *out,
+			   struct fast_plan *chosen, struct fast_err *err)
+{
+	const struct fast_plan_eval *ev = opts->eval;
+	struct fast_plan p[FAST_AUTO_MAX];
+	struct fast_auto_choice c;
+	double best = INFINITY;
+	uint32_t made = 0, pick = 0;
+	int rc = 0;
+
+	token_candidates(opts, &c);
+	c.evaluated = true;
+	for (; made < c.n; made++) {
+		struct fast_algo_opts o;
+		fast_auto_opts_of(&c, made, opts, &o);
+		o.eval = NULL; /* no candidate is auto */
+		if ((rc = fast_compile_matrix(c.algo[made], topo, m, &o, &p[made], err)) < 0)
+			break; /* p[made] was not made */
+		if ((rc = ev->time(ev, topo, m, &p[made], &c.sim_s[made], err)) < 0) {
+			fast_plan_free(&p[made]);
+			break;
+		}
+		c.synth_s[made] = 0; /* not part of this choice (see above) */
+		best = dmin(best, c.sim_s[made]);
+	}
+	if (rc < 0) { /* made: the candidate that failed */
+		fast_err_prefix(err, "auto: %s (dedup=%s)", c.algo[made],
+				c.dedup[made] == FAST_DEDUP_GPU ? "gpu" : "server");
+		while (made > 0)
+			fast_plan_free(&p[--made]);
+		return rc;
+	}
+	while (c.sim_s[pick] > best * (1 + TIE_REL) + TIE_ABS_S)
+		pick++;
+	c.best = pick;
+	for (uint32_t k = 0; k < made; k++)
+		if (k != pick || !chosen)
+			fast_plan_free(&p[k]);
+	if (chosen)
+		*chosen = p[pick];
+	*out = c;
+	return 0;
+}
+
+int fast_auto_choose_matrix(const struct fast_topo *topo, const struct fast_matrix *m,
+			    const struct fast_algo_opts *opts, struct fast_auto_choice *out,
+			    struct fast_plan *plan, struct fast_err *err)
+{
+	struct fast_algo_opts def, o;
+	struct fast_auto_choice c;
+	int rc;
+
+	if (!opts) {
+		fast_algo_opts_default(&def);
+		opts = &def;
+	}
+	if (m->kind != FAST_TRAFFIC_BYTES && opts->eval)
+		return evaluate_matrix(topo, m, opts, out, plan, err);
+	if (m->kind == FAST_TRAFFIC_BYTES)
+		fast_auto_choose(topo, m->bytes, opts, &c);
+	else
+		predict_matrix(topo, m, opts, &c);
+	if (plan) {
+		fast_auto_opts_of(&c, c.best, opts, &o);
+		if ((rc = fast_compile_matrix(c.algo[c.best], topo, m, &o, plan, err)) < 0)
+			return rc;
+	}
+	*out = c;
+	return 0;
+}
+
 void fast_auto_predict(const struct fast_topo *topo, const uint64_t *D,
 		       const struct fast_algo_opts *opts, struct fast_auto_choice *out)
 {
@@ -1312,22 +1419,29 @@ int fast_compile_auto_tokens(const struct fast_topo *topo, const struct fast_mat
 			     struct fast_err *err)
 {
 	struct fast_auto_choice c;
-	struct fast_algo_opts o;
-	const struct fast_algo *a;
 	struct fast_plan p;
-	char inner[sizeof p.options];
+	char inner[sizeof p.options], *end;
 	int rc, n;
 
-	fast_auto_choose_matrix(topo, m, opts, &c);
-	fast_auto_opts_of(&c, c.best, opts, &o);
-	a = fast_algo_find(c.algo[c.best]);
-	rc = o.dedup == FAST_DEDUP_SERVER && a->compile_tokens ? a->compile_tokens(topo, m, &o, &p, err)
-							       : a->compile(topo, m->bytes, &o, &p, err);
-	if (rc < 0)
+	if ((rc = fast_auto_choose_matrix(topo, m, opts, &c, &p, err)) < 0)
 		return rc;
+	/* fast_compile_matrix, which calls this, adds the plan's "dedup=":
+	 * the chosen plan's own is dropped here (it ends the options) */
 	memcpy(inner, p.options, sizeof inner);
-	n = snprintf(p.options, sizeof p.options, "auto: predicted sim_s=%.4g synthesis_s=%.3g",
-		     c.sim_s[c.best], c.synth_s[c.best]);
+	if ((end = strstr(inner, "dedup=")) != NULL) {
+		while (end > inner && end[-1] == ' ')
+			end--;
+		*end = '\0';
+	}
+	if (c.evaluated)
+		n = snprintf(p.options, sizeof p.options,
+			     "auto: by %s of %u candidates: %s dedup=%s %s_s=%.4g",
+			     opts->eval->name, c.n, c.algo[c.best],
+			     c.dedup[c.best] == FAST_DEDUP_GPU ? "gpu" : "server", opts->eval->name,
+			     c.sim_s[c.best]);
+	else
+		n = snprintf(p.options, sizeof p.options, "auto: predicted sim_s=%.4g synthesis_s=%.3g",
+			     c.sim_s[c.best], c.synth_s[c.best]);
 	if (inner[0] && n > 0 && (size_t)n + 2 < sizeof p.options)
 		snprintf(p.options + n, sizeof p.options - (size_t)n, "; %.*s",
 			 (int)(sizeof p.options - (size_t)n - 3), inner);
