@@ -1158,8 +1158,11 @@ void fast_auto_choose(const struct fast_topo *topo, const uint64_t *D,
  * against 5-50 us for a byte plan of the same traffic, so T_sim + S would
  * rule out every token plan, the default included, while those plans
  * are what production dispatchers run (DeepEP computes its layout on the
- * GPU).  The contract there is against the default schedule's simulated
- * time (tests/unit/test_auto.c, the token property test). */
+ * GPU).  This closed form is what a caller without an evaluator gets; it
+ * errs by 0.6-1.4x on token plans (379 of test_auto's 500 token cases
+ * within the tie band of the best, 30 over the default's): the commands
+ * and the executor pass the simulator instead (evaluate_matrix below),
+ * whose choice is within the band on all 500. */
 
 /* Per GPU x, the bytes x replicates over scale-up after receiving the
  * streams of its rail (dispatch: to each other destination of a group on
