@@ -127,9 +127,12 @@ $(BUILD)/exec/backend_hip.o: exec/backend_gpu.cu exec/gpu_port.h
 	$(HIPCC) -O2 -x hip --offload-arch=$(HIP_ARCH) -DFAST_GPU_HIP -I. -Iinclude -c $< -o $@
 
 # --- executor libraries (exec/) ------------------------------------------
-# libfast_exec.a / .so: the fast_alltoallv API (exec/ + lib/); the .so and
-# the PMPI interposer (LD_PRELOAD) are built from -fPIC objects in pic/.
-EXEC_PIC_OBJ := $(EXEC_SRC:%.c=$(BUILD)/pic/%.o) $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+# libfast_exec.a / .so: the fast_alltoallv API (exec/ + sim/ + lib/: --algo
+# auto on token traffic chooses by simulation, include/fast/sim.h's evaluator, as the
+# commands do); the .so and the PMPI interposer (LD_PRELOAD) are built from
+# -fPIC objects in pic/.
+EXEC_PIC_OBJ := $(EXEC_SRC:%.c=$(BUILD)/pic/%.o) $(SIM_SRC:%.c=$(BUILD)/pic/%.o) \
+                $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 GPU_PIC_OBJ  := $(GPU_OBJ:$(BUILD)/exec/%.o=$(BUILD)/pic/exec/%.o)
 LIBFAST_EXEC_A    := $(BUILD)/lib/libfast_exec.a
 LIBFAST_EXEC_SO   := $(BUILD)/lib/libfast_exec.so
@@ -139,6 +142,10 @@ EXEC_LIBS := $(LIBFAST_EXEC_A) $(LIBFAST_EXEC_SO) $(LIBFAST_INTERPOSE)
 all: $(EXEC_LIBS)
 
 $(BUILD)/pic/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
+
+$(BUILD)/pic/sim/%.o: sim/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
 
@@ -154,7 +161,7 @@ $(BUILD)/pic/exec/backend_hip.o: exec/backend_gpu.cu exec/gpu_port.h exec/backen
 	@mkdir -p $(@D)
 	$(HIPCC) -O2 -fPIC -x hip --offload-arch=$(HIP_ARCH) -DFAST_GPU_HIP -I. -Iinclude -c $< -o $@
 
-$(LIBFAST_EXEC_A): $(EXEC_OBJ) $(GPU_OBJ) $(LIB_OBJ)
+$(LIBFAST_EXEC_A): $(EXEC_OBJ) $(GPU_OBJ) $(SIM_OBJ) $(LIB_OBJ)
 	@mkdir -p $(@D)
 	@rm -f $@
 	$(AR) rcs $@ $^

@@ -54,7 +54,21 @@ struct cell {
 	const char *chosen;
 	double pred_sim_s, pred_synth_s, decision_s;
 	struct fast_auto_choice ch;
+	char chosen_name[ROW_NAME_MAX]; /* token traffic: "fast:dedup=server" */
+	bool tokens;                    /* the matrix is token traffic */
 };
+
+/* Candidate k of c as a row names it: on token traffic with its dedup
+ * ("hier:dedup=server"), on byte traffic the algorithm alone. */
+static const char *candidate_name(bool tokens, const struct fast_auto_choice *c, uint32_t k,
+				  char *buf, size_t len)
+{
+	if (!tokens)
+		return c->algo[k];
+	snprintf(buf, len, "%s:dedup=%s", c->algo[k],
+		 c->dedup[k] == FAST_DEDUP_GPU ? "gpu" : "server");
+	return buf;
+}
 
 struct opts {
 	struct cli_inputs in;
@@ -225,13 +239,22 @@ static int compare_row(const struct opts *o, const struct fast_topo *t,
 	bool is_auto = strcmp(o->base[k], "auto") == 0;
 	int rc;
 
-	if (fast_compile_matrix(o->base[k], t, mx, ao, &p, &err) < 0)
+	if (is_auto && mx->kind != FAST_TRAFFIC_BYTES) {
+		/* token traffic: the candidates' (simulated) times and the
+		 * chosen plan from one decision */
+		if (fast_auto_choose_matrix(t, mx, ao, &c[k].ch, &p, &err) < 0)
+			return cli_report(&err);
+	} else if (fast_compile_matrix(o->base[k], t, mx, ao, &p, &err) < 0) {
 		return cli_report(&err);
+	}
 	if (is_auto) {
 		/* the choice is deterministic: every candidate's full
 		 * prediction for the report (synthesis: compare_synth) */
-		fast_auto_predict(t, D, ao, &c[k].ch);
-		c[k].chosen = c[k].ch.algo[c[k].ch.best];
+		if (mx->kind == FAST_TRAFFIC_BYTES)
+			fast_auto_predict(t, D, ao, &c[k].ch);
+		c[k].tokens = mx->kind != FAST_TRAFFIC_BYTES;
+		c[k].chosen = candidate_name(c[k].tokens, &c[k].ch, c[k].ch.best, c[k].chosen_name,
+					     sizeof c[k].chosen_name);
 		c[k].pred_sim_s = c[k].ch.sim_s[c[k].ch.best];
 		c[k].pred_synth_s = c[k].ch.synth_s[c[k].ch.best];
 	}
@@ -270,6 +293,7 @@ static int compare_synth(const struct opts *o, const struct fast_topo *t,
 	struct synth_unit u[2 * MAX_ALGOS];
 	uint32_t row_unit[MAX_ALGOS], chosen_unit[MAX_ALGOS], n = 0;
 	struct fast_auto_choice ch;
+	static struct fast_algo_opts chosen_ao[MAX_ALGOS]; /* cmd/ only: one thread */
 	struct fast_err err;
 
 	for (uint32_t k = 0; k < o->nalgos; k++)
@@ -281,17 +305,23 @@ static int compare_synth(const struct opts *o, const struct fast_topo *t,
 		const char *chosen;
 		if (strcmp(o->base[k], "auto") != 0)
 			continue;
-		fast_auto_choose(t, mx->bytes, &o->row_ao[k], &ch);
+		if (fast_auto_choose_matrix(t, mx, &o->row_ao[k], &ch, NULL, &err) < 0)
+			return cli_report(&err);
 		chosen = ch.algo[ch.best];
+		fast_auto_opts_of(&ch, ch.best, &o->row_ao[k], &chosen_ao[k]);
 		row_unit[k] = n;
 		u[n++] = (struct synth_unit){ .algo = NULL, .ao = &o->row_ao[k] };
 		chosen_unit[k] = UINT32_MAX;
+		if (ch.evaluated) /* the decision compiled every candidate, the chosen too */
+			continue;
+		/* a row of the chosen schedule (on token traffic: with its dedup) */
 		for (uint32_t j = 0; j < o->nalgos; j++)
-			if (strcmp(o->algos[j], chosen) == 0)
+			if (strcmp(o->algos[j], chosen) == 0 &&
+			    (mx->kind == FAST_TRAFFIC_BYTES || o->row_ao[j].dedup == chosen_ao[k].dedup))
 				chosen_unit[k] = row_unit[j];
 		if (chosen_unit[k] == UINT32_MAX) {
 			chosen_unit[k] = n;
-			u[n++] = (struct synth_unit){ .algo = chosen, .ao = &o->row_ao[k] };
+			u[n++] = (struct synth_unit){ .algo = chosen, .ao = &chosen_ao[k] };
 		}
 	}
 	if (synth_units(t, mx, u, n, &err) < 0)
@@ -300,7 +330,8 @@ static int compare_synth(const struct opts *o, const struct fast_topo *t,
 		c[k].synth_s = u[row_unit[k]].median_s;
 		if (strcmp(o->base[k], "auto") == 0) {
 			c[k].decision_s = c[k].synth_s;
-			c[k].synth_s += u[chosen_unit[k]].median_s;
+			if (chosen_unit[k] != UINT32_MAX)
+				c[k].synth_s += u[chosen_unit[k]].median_s;
 		}
 	}
 	return 0;
@@ -397,7 +428,10 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 		if (c[k].chosen && matrix >= 0) {
 			printf(", \"candidates\": {");
 			for (uint32_t j = 0; j < c[k].ch.n; j++) {
-				printf("%s\"%s\": {\"predicted_sim_s\": ", j ? ", " : "", c[k].ch.algo[j]);
+				char name[ROW_NAME_MAX];
+				/* evaluated (token traffic): the simulated times */
+				printf("%s\"%s\": {\"predicted_sim_s\": ", j ? ", " : "",
+				       candidate_name(c[k].tokens, &c[k].ch, j, name, sizeof name));
 				fast_json_put_double(stdout, c[k].ch.sim_s[j]);
 				printf(", \"predicted_synthesis_s\": ");
 				fast_json_put_double(stdout, c[k].ch.synth_s[j]);
@@ -431,7 +465,7 @@ int cmd_compare(int argc, char **argv)
 	o.timing = true;
 	cli_progress_begin(&pr, "compare", 0);
 	cli_inputs_init(&o.in);
-	fast_algo_opts_default(&o.ao);
+	cli_algo_opts_default(&o.ao);
 	fast_sim_opts_default(&o.so);
 	for (cli_begin(&s, argc, argv, "compare"); cli_more(&s);) {
 		if (cli_inputs_option(&s, &o.in) || cli_algo_option(&s, &o.ao, &given) ||

@@ -237,7 +237,7 @@ int cmd_gate(int argc, char **argv)
 	int rc;
 
 	cli_inputs_init(&in);
-	fast_algo_opts_default(&ao);
+	cli_algo_opts_default(&ao);
 	sweep_eval_default(&ev);
 	for (cli_begin(&s, argc, argv, "gate"); cli_more(&s);) {
 		if (cli_inputs_option(&s, &in) || cli_algo_option(&s, &ao, &opts_given) ||

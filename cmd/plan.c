@@ -54,7 +54,7 @@ int cmd_plan(int argc, char **argv)
 	int rc;
 
 	cli_inputs_init(&in);
-	fast_algo_opts_default(&opts);
+	cli_algo_opts_default(&opts);
 	for (cli_begin(&s, argc, argv, "plan"); cli_more(&s);) {
 		if (cli_inputs_option(&s, &in))
 			continue;

@@ -381,7 +381,7 @@ int cmd_sim(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.pr = &pr;
 	cli_inputs_init(&o.in);
-	fast_algo_opts_default(&o.ao);
+	cli_algo_opts_default(&o.ao);
 	fast_sim_opts_default(&o.so);
 	for (cli_begin(&s, argc, argv, "sim"); cli_more(&s);) {
 		if (cli_inputs_option(&s, &o.in) || cli_algo_option(&s, &o.ao, &given) ||

@@ -40,8 +40,8 @@ static int unit_batch(const struct synth_unit *u, const struct fast_topo *t,
 	int made = 0, rc = 0;
 
 	if (!u->algo) {
-		for (int b = 0; b < k; b++)
-			fast_auto_choose(t, mx->bytes, u->ao, &ch);
+		for (int b = 0; b < k && rc == 0; b++)
+			rc = fast_auto_choose_matrix(t, mx, u->ao, &ch, NULL, err);
 	} else {
 		while (made < k && fast_compile_matrix(u->algo, t, mx, u->ao, &p[made], err) == 0)
 			made++;
@@ -92,13 +92,25 @@ int synth_measure(const char *algo, const struct fast_topo *t, const struct fast
 	struct synth_unit u[2] = { { .algo = algo, .ao = ao }, { .algo = NULL, .ao = ao } };
 	bool is_auto = strcmp(algo, "auto") == 0;
 	struct fast_auto_choice ch;
+	struct fast_algo_opts chosen;
 	int rc;
 
 	if (decision_s)
 		*decision_s = 0;
-	if (is_auto) { /* the decision and the chosen side by side */
-		fast_auto_choose(t, mx->bytes, ao, &ch);
+	if (is_auto) { /* the decision and the chosen (with its dedup) side by side */
+		if ((rc = fast_auto_choose_matrix(t, mx, ao, &ch, NULL, err)) < 0)
+			return rc;
+		fast_auto_opts_of(&ch, ch.best, ao, &chosen);
 		u[0].algo = ch.algo[ch.best];
+		u[0].ao = &chosen;
+	}
+	if (is_auto && ch.evaluated) { /* the decision compiles the chosen too */
+		if ((rc = synth_units(t, mx, &u[1], 1, err)) < 0)
+			return rc;
+		*synth_s = u[1].median_s;
+		if (decision_s)
+			*decision_s = u[1].median_s;
+		return 0;
 	}
 	if ((rc = synth_units(t, mx, u, is_auto ? 2 : 1, err)) < 0)
 		return rc;

@@ -14,6 +14,7 @@
 
 #include "exec/internal.h"
 #include "fast/check.h"
+#include "fast/sim.h"
 
 struct fast_exec {
 	MPI_Comm comm, host_comm;
@@ -36,6 +37,9 @@ void fast_exec_opts_default(struct fast_exec_opts *o)
 	o->backend = "host";
 	o->algo = "fast";
 	fast_algo_opts_default(&o->algo_opts);
+	/* --algo auto on token traffic chooses by simulation, as every
+	 * command does (cmd/cli_algo.c): every rank the same plan */
+	o->algo_opts.eval = fast_sim_evaluator();
 	o->device = -1;
 }
 

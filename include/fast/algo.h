@@ -46,6 +46,21 @@ enum fast_dedup_mode {
  * token hier's rounds). */
 #define FAST_ALGO_MAX_CHUNKS UINT64_C(1024)
 
+/* An evaluator of plans: the time plan p (compiled for matrix m on topo)
+ * takes, into *time_s; 0, or a negative FAST_E* code with err set.  ctx is
+ * the evaluator's own (options, say), read only: a call changes nothing it
+ * can see, so that the same inputs give the same time in every process.
+ * lib/ defines no evaluator (it runs no simulator): include/fast/sim.h provides the
+ * simulator's (fast_sim_evaluator), which the commands and the executor
+ * pass to `--algo auto` (lib/compile/auto.h: on token traffic auto chooses by it). */
+struct fast_plan_eval {
+	const char *name; /* what the times are, in a plan's options ("sim") */
+	int (*time)(const struct fast_plan_eval *e, const struct fast_topo *topo,
+		    const struct fast_matrix *m, const struct fast_plan *p, double *time_s,
+		    struct fast_err *err);
+	const void *ctx;
+};
+
 struct fast_algo_opts {
 	enum fast_stages_mode stages;
 	enum fast_stage_order order;
@@ -53,6 +68,10 @@ struct fast_algo_opts {
 	uint32_t peers;       /* nccl/pxn: peers in flight per round (default 8) */
 	uint64_t chunk_bytes; /* pxn/hier: forwarding chunk (0 = algorithm default) */
 	enum fast_dedup_mode dedup; /* fast/hier on token traffic */
+	/* auto on token traffic: times every candidate's plan (NULL, the
+	 * default: the closed-form prediction of lib/compile/auto.c).  Not an option
+	 * of the table: no spelling, never printed; the caller's, not owned. */
+	const struct fast_plan_eval *eval;
 };
 void fast_algo_opts_default(struct fast_algo_opts *o);
 

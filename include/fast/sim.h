@@ -96,6 +96,7 @@
 
 /* the public headers include each other by name (one folder, include/fast/,
  * in the tree and installed): -I$PREFIX/include is enough */
+#include "algo.h"
 #include "common.h"
 #include "plan.h"
 #include "topo.h"
@@ -207,6 +208,28 @@ double fast_sim_incast_factor(const struct fast_congestion *c, uint32_t k);
  * "s0 link 2->5", "core". */
 const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_sim_res *r,
 			      char *buf, size_t len);
+
+/* --- the simulator as a plan evaluator (sim/eval.c) ------------------
+ * include/fast/algo.h's struct fast_plan_eval: `--algo auto` on token traffic
+ * compiles every candidate and takes the least time the evaluator gives
+ * (lib/compile/auto.h).  lib/ may not call the simulator, so the caller passes it
+ * in struct fast_algo_opts's eval: every command that compiles and the
+ * executor pass fast_sim_evaluator(), so that they all choose the same
+ * plan (the simulator is deterministic). */
+
+/* The simulator with default options (fast_sim_opts_default: the
+ * topology's congestion model, step sync, exact), name "sim".  A constant:
+ * never freed. */
+const struct fast_plan_eval *fast_sim_evaluator(void);
+
+/* The simulator with the caller's options o (copied; timeline and traffic
+ * ignored) into se, whose eval member is the evaluator: se is the
+ * caller's and must outlive its use. */
+struct fast_sim_eval {
+	struct fast_plan_eval eval;
+	struct fast_sim_opts opts;
+};
+void fast_sim_evaluator_init(struct fast_sim_eval *se, const struct fast_sim_opts *o);
 
 /* --- timelines (sim/timeline.c) ------------------------------------- */
 

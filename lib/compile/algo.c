@@ -29,8 +29,10 @@ const struct fast_algo fast_algos[] = {
 	{ "hier", fast_compile_hier, FAST_OPT_CHUNK | FAST_OPT_DEDUP, UINT64_C(512) << 10,
 	  "DeepEP-style: rail-aligned, then forwarded over scale-up", fast_compile_hier_tokens },
 	{ "auto", fast_compile_auto,
-	  FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE | FAST_OPT_PEERS | FAST_OPT_CHUNK, 0,
-	  "the schedule above of least predicted time with synthesis (lib/compile/auto.c)", NULL },
+	  FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE | FAST_OPT_PEERS | FAST_OPT_CHUNK |
+		  FAST_OPT_DEDUP, 0,
+	  "the schedule above of least predicted time with synthesis (lib/compile/auto.c)",
+	  fast_compile_auto_tokens },
 	{ NULL, NULL, 0, 0, NULL, NULL },
 };
 
@@ -84,7 +86,8 @@ const struct fast_algo_option fast_algo_options[] = {
 	{ "dedup", FAST_OPT_DEDUP, dedup_values, NULL, 0, 0, "server|gpu",
 	  "fast/hier on token traffic: server (default: a token\n"
 	  "crosses to a server once, then scale-up copies; combine\n"
-	  "reduces before crossing) or gpu (the per-GPU byte matrix)",
+	  "reduces before crossing) or gpu (the per-GPU byte matrix);\n"
+	  "auto: server weighs both plans of each, gpu byte plans only",
 	  get_dedup, set_dedup },
 	{ NULL, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL },
 };
@@ -259,7 +262,9 @@ int fast_compile_matrix(const char *algo, const struct fast_topo *topo,
 		fast_algo_opts_default(&defaults);
 		opts = &defaults;
 	}
-	if (tokens && a && a->compile_tokens && opts->dedup == FAST_DEDUP_SERVER)
+	/* auto weighs byte plans on token traffic with either dedup */
+	if (tokens && a && a->compile_tokens &&
+	    (opts->dedup == FAST_DEDUP_SERVER || a->compile == fast_compile_auto))
 		rc = a->compile_tokens(topo, m, opts, &p, err);
 	else
 		rc = fast_compile(algo, topo, m->bytes, opts, &p, err);

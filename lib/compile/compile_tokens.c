@@ -100,6 +100,21 @@ static void place_entry(struct tok_streams *ts, size_t key, uint32_t g)
 	ts->D[key] += fast_group_bytes(ts->m, g);
 }
 
+static void add_entry(struct tok_streams *ts, size_t key, uint32_t g)
+{
+	ts->D[key] += fast_group_bytes(ts->m, g);
+}
+
+void tok_dedup_matrix(const struct fast_topo *topo, const struct fast_matrix *m, uint64_t *D)
+{
+	uint32_t ng = topo->servers * topo->gpus;
+	struct tok_streams t = { m, topo->servers, topo->gpus, ng, D, NULL, NULL, NULL };
+
+	memset(D, 0, (size_t)ng * ng * sizeof *D);
+	for (uint32_t g = 0; g < m->ngroups; g++)
+		entries_of(&t, g, add_entry);
+}
+
 int tok_streams_build(struct tok_streams *ts, const struct fast_topo *topo,
 		      const struct fast_matrix *m, struct fast_err *err)
 {

@@ -49,6 +49,10 @@ struct tok_streams {
 int tok_streams_build(struct tok_streams *ts, const struct fast_topo *topo,
 		      const struct fast_matrix *m, struct fast_err *err);
 void tok_streams_free(struct tok_streams *ts);
+/* Only the virtual matrix D of the streams above into D (ng x ng, the
+ * caller's; overwritten), as tok_streams_build lays it out: what
+ * `--algo auto` predicts the token plans from.  m's sums as there. */
+void tok_dedup_matrix(const struct fast_topo *topo, const struct fast_matrix *m, uint64_t *D);
 
 /* The column of D that names stream (s, server b). */
 static inline uint32_t tok_out_col(const struct tok_streams *ts, uint32_t s, uint32_t b)
