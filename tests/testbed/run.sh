@@ -256,7 +256,7 @@ FAST_MEM_AVAILABLE=64M "$TB" mpirun -x FAST_MEM_AVAILABLE -np 16 "$FAST" run "${
 	--traffic "$TMP/mix.json" --matrix 0 --algo fanout -n 1 -w 0 >"$TMP/out" 2>&1
 got=$?
 if [ $got = 3 ] && [ "$(grep -c 'not enough memory on host [^ ]* (one machine under 4 host names): its 16 ranks need 1[0-9][0-9][.0-9]* MiB in total' "$TMP/out")" = 1 ]; then
-	ok "memory per machine: 16 ranks in 4 namespaces counted together ($(grep -o 'its 16 ranks need [^(]*' "$TMP/out")of 64 MiB)"
+	ok "memory per machine: 16 ranks in 4 namespaces counted together ($(grep -o 'its 16 ranks need [^(]*' "$TMP/out")against 64M: exit 3)"
 else
 	echo "    (exit $got, expected 3)" >>"$TMP/out"
 	bad "memory per machine: the 4 namespaces' ranks counted together"
