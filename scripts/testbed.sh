@@ -238,6 +238,7 @@ P="" # the prefix being built (the EXIT trap tears it down unless up finished)
 UP_DONE=0
 up_abort() {
 	[ -n "$P" ] && [ "$UP_DONE" = 0 ] || return 0
+	trap '' INT TERM HUP # a signal now would cut the teardown short
 	echo "testbed: up failed: tearing down $P" >&7
 	destroy "$P"
 	rm -f "$DIR/instance" "$DIR/hosts" "$DIR/agent" "$DIR/rank"
