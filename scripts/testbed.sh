@@ -49,7 +49,12 @@
 # benchmarks) inside them, and every setting changed is namespace-local (no
 # host sysctl, module or qdisc).  Processes inside are ended through
 # `ip netns pids`, never by name.  Every MPI job runs under `timeout`
-# ($FAST_TESTBED_TIMEOUT seconds, default 600).
+# ($FAST_TESTBED_TIMEOUT seconds, default 600).  Interrupted (INT: Ctrl-C,
+# TERM, HUP), `mpirun` and `up` end the job in flight, its daemons and
+# ranks, and the files Open MPI names after the namespaces, then exit
+# 128 + the signal; `up` also tears its instance down, and `down` ignores
+# them until it is done (a few seconds).  Only KILL, which cannot be
+# caught, leaves a job to its timeout; `down` ends it.
 #
 # Needs root, iproute2 (ip, tc with tbf) and Open MPI.  Exit: 0 ok, 1 a
 # failed job or a busy instance, 2 usage, 4 the machine cannot host it
