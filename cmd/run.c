@@ -84,10 +84,12 @@ const char cmd_run_usage[] =
 	"are nccl-tests': '# Out of bounds values : N OK|FAILED' and '# Avg bus\n"
 	"bandwidth    : B' (the mean busbw of the rows; with NCCL_TESTS_MIN_BW=GBps\n"
 	"set, OK or FAILED and exit 1 below 90% of it).\n"
-	"Memory: before a row allocates anything, each rank's buffers, their host\n"
-	"copies and its staging arena are checked against its share of the host's\n"
-	"MemAvailable (FAST_MEM_AVAILABLE=BYTES overrides it); a row that does not fit\n"
-	"is refused (exit 3) with a --max-staging or a size that fits every rank.\n"
+	"Memory: before a row allocates anything, what the ranks of each machine need\n"
+	"together (buffers, their host copies, staging arenas) is checked against the\n"
+	"machine's MemAvailable (FAST_MEM_AVAILABLE=BYTES overrides it); ranks under\n"
+	"one kernel (one boot id) share a machine, whatever host names MPI sees.  A\n"
+	"row that does not fit is refused (exit 3) with a --max-staging or a size that\n"
+	"fits every machine.\n"
 	"Progress (rows done) on stderr of rank 0 when it is a terminal; under mpirun,\n"
 	"whose ranks write stderr to a pipe, with FAST_PROGRESS=1 (mpirun -x).\n"
 	"Every rank must be given the same options (but --device) and inputs: they\n"
@@ -205,6 +207,87 @@ static void host_layout_notes(const struct run_ctx *c)
 	}
 	free(leaders);
 }
+/* --- machines: the ranks that share one memory ------------------------------------------ */
+
+/* The key of this process's machine: the kernel's boot id.  It is a
+ * random 128-bit UUID drawn at each boot, so no two machines (nor two
+ * boots of one) share it, and every process under that kernel reads the
+ * same, whatever network, UTS or container namespace it runs in: exactly
+ * the processes that share the machine's memory.  MPI's host, the
+ * hostname and /etc/machine-id would each split one machine again (the
+ * testbed's servers are namespaces of one machine, each with its own
+ * hostname; containers on one machine have their own hostnames and
+ * machine-ids), and cloned images share a machine-id; a virtual machine,
+ * whose memory is its own, has a kernel and so a boot id of its own.  So
+ * nothing is mixed in.  Without the file (not Linux): "host NAME". */
+static void machine_key(char *key, size_t n, const char *host)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	char id[64] = "";
+
+	if (f) {
+		if (!fgets(id, sizeof id, f))
+			id[0] = '\0';
+		fclose(f);
+		id[strcspn(id, "\n")] = '\0';
+	}
+	if (id[0])
+		snprintf(key, n, "boot %s", id);
+	else
+		snprintf(key, n, "host %s", host);
+}
+
+/* Group the ranks by machine (machine_key) and read what memory each has
+ * available: fills c->machine, c->mem_avail, c->mem_need (scratch),
+ * c->mem_from, c->host and c->machine_hosts.  Collective; 0, or
+ * FAST_ENOMEM on every rank (the arrays then freed by the caller's
+ * run_ctx cleanup, as always). */
+static int machines(struct run_ctx *c, struct fast_err *err)
+{
+	struct rec {
+		char key[96], host[64];
+		uint64_t avail;
+	} me, *all;
+	int bad, any = 0;
+
+	memset(&me, 0, sizeof me);
+	if (gethostname(me.host, sizeof me.host - 1) != 0 || !me.host[0])
+		snprintf(me.host, sizeof me.host, "?");
+	machine_key(me.key, sizeof me.key, me.host);
+	me.avail = run_host_mem_available(&c->mem_from);
+	memcpy(c->host, me.host, sizeof c->host);
+	all = calloc((size_t)c->size, sizeof *all);
+	c->machine = calloc((size_t)c->size, sizeof *c->machine);
+	c->mem_avail = calloc((size_t)c->size, sizeof *c->mem_avail);
+	c->mem_need = calloc((size_t)c->size * 2, sizeof *c->mem_need);
+	bad = !all || !c->machine || !c->mem_avail || !c->mem_need;
+	MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (any) {
+		free(all);
+		return fast_err_set(err, FAST_ENOMEM, "run: out of memory");
+	}
+	MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, MPI_COMM_WORLD);
+	/* quadratic, once: 10^6 short compares at 1024 ranks */
+	for (int i = 0; i < c->size; i++) {
+		c->machine[i] = i;
+		for (int j = 0; j < i; j++)
+			if (strcmp(all[i].key, all[j].key) == 0) {
+				c->machine[i] = c->machine[j];
+				break;
+			}
+		c->mem_avail[i] = all[i].avail;
+	}
+	c->machine_hosts = 0;
+	for (int i = 0; i < c->size; i++) {
+		bool first = c->machine[i] == c->machine[c->rank];
+		for (int j = 0; j < i && first; j++)
+			first = !(c->machine[j] == c->machine[i] && strcmp(all[i].host, all[j].host) == 0);
+		c->machine_hosts += first;
+	}
+	free(all);
+	return 0;
+}
+
 /* --- start: inputs and agreement ------------------------------------------------------ */
 
 /* This process's rank as the MPI launcher gave it (before MPI_Init), or -1
@@ -443,13 +526,10 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	host_layout_notes(&c);
-	{
-		/* each rank's share of its host's memory (memory_agree, run_measure.c) */
-		MPI_Comm host;
-		MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c.rank, MPI_INFO_NULL, &host);
-		MPI_Comm_size(host, &c.local_ranks);
-		MPI_Comm_free(&host);
-		c.mem_avail = run_host_mem_available(&c.mem_from);
+	/* which ranks share a machine's memory (memory_agree, run_measure.c) */
+	if (machines(&c, &err) < 0) {
+		st = run_report_agreed(&c, fast_err_exit_status(err.code), &err);
+		goto out;
 	}
 	fast_exec_opts_default(&eo);
 	eo.backend = in.o.backend;
@@ -479,6 +559,9 @@ int cmd_run(int argc, char **argv)
 		st = cli_stdout_finish();
 out:
 	fast_exec_destroy(c.x);
+	free(c.machine);
+	free(c.mem_avail);
+	free(c.mem_need);
 	inputs_free(&in);
 	fflush(stdout);
 	MPI_Finalize();

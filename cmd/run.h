@@ -31,9 +31,14 @@ struct run_ctx {
 	int rank, size;
 	const struct fast_plan *plan; /* replay */
 	bool mpi;
-	int local_ranks;              /* ranks on this host (shared memory) */
-	uint64_t mem_avail;           /* bytes available on this host; 0 = unknown */
-	const char *mem_from;         /* where mem_avail comes from */
+	/* Memory is checked per machine (one kernel: run.c machines()), not
+	 * per MPI host: the arrays have one entry per rank, owned here. */
+	int *machine;                 /* the lowest rank on each rank's machine */
+	uint64_t *mem_avail;          /* bytes each rank read as its machine's available; 0 = unknown */
+	uint64_t *mem_need;           /* scratch: each rank's buffers and staging (2 per rank) */
+	const char *mem_from;         /* where this rank's reading comes from */
+	char host[64];                /* this rank's hostname, for messages */
+	int machine_hosts;            /* distinct hostnames on this rank's machine */
 };
 
 /* One measured row (nccl-tests' columns), alike on every rank but
@@ -68,9 +73,9 @@ int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uin
  * compiles token plans (fast, hier: deduplicated per server). */
 bool run_as_tokens(const struct run_ctx *c, const struct fast_matrix *m,
 		   const struct fast_plan *plan);
-/* Bytes of memory this host has available ($FAST_MEM_AVAILABLE, else
- * /proc/meminfo's MemAvailable, else the free pages); 0 when unknown, *from
- * says which. */
+/* Bytes of memory this machine has available, for all its ranks together
+ * ($FAST_MEM_AVAILABLE, else /proc/meminfo's MemAvailable, else the free
+ * pages); 0 when unknown, *from says which. */
 uint64_t run_host_mem_available(const char **from);
 /* Every row of the run (each matrix of t, at each size of the sweep), with
  * the plan serving it from ps (NULL: compiled on the fly), printed by rank

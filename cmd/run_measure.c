@@ -286,57 +286,136 @@ uint64_t run_host_mem_available(const char **from)
 	}
 }
 
-/* Will this rank's row fit in its share of the host's memory?  What it
+/* Adds that stop at UINT64_MAX: totals of many ranks' needs. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* One machine's ranks together (the ranks r with c->machine[r] == m):
+ * their buffers and their staging, summed, and the memory available (the
+ * least any of them read; 0 = unknown). */
+struct machine_need {
+	uint64_t buffers, staging, avail;
+	int ranks;
+};
+static struct machine_need machine_need(const struct run_ctx *c, int m)
+{
+	struct machine_need t = { 0, 0, UINT64_MAX, 0 };
+
+	for (int r = m; r < c->size; r++)
+		if (c->machine[r] == m) {
+			t.buffers = sat_add(t.buffers, c->mem_need[2 * r]);
+			t.staging = sat_add(t.staging, c->mem_need[2 * r + 1]);
+			if (c->mem_avail[r] < t.avail)
+				t.avail = c->mem_avail[r];
+			t.ranks++;
+		}
+	return t;
+}
+
+/* The largest staging cap under which machine m's ranks fit: the largest
+ * C with buffers + sum over its ranks of min(staging, C) <= avail (a cap
+ * bounds every rank's arena and shrinks none past it: exec.c prepare());
+ * 0 when even C = 0 does not fit. */
+static uint64_t machine_cap(const struct run_ctx *c, int m, const struct machine_need *t)
+{
+	uint64_t lo = 0, hi = 0;
+
+	if (t->buffers >= t->avail)
+		return 0;
+	for (int r = m; r < c->size; r++)
+		if (c->machine[r] == m && c->mem_need[2 * r + 1] > hi)
+			hi = c->mem_need[2 * r + 1];
+	while (lo < hi) { /* the largest C in [lo, hi] that fits */
+		uint64_t mid = lo + (hi - lo + 1) / 2, sum = t->buffers;
+		for (int r = m; r < c->size; r++)
+			if (c->machine[r] == m)
+				sum = sat_add(sum, c->mem_need[2 * r + 1] < mid ? c->mem_need[2 * r + 1] : mid);
+		if (sum <= t->avail)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Will the row fit in the memory of every machine?  What a rank
  * allocates: the send and receive buffers (stot + rtot) and their host
  * copies for the byte pattern and the check (as many again), plus the
  * staging arena of the program; on a GPU backend the buffers and the
  * arena are device memory, not counted here (the backend reports a
  * failed allocation).  The matrices themselves (ng^2 x 8 bytes each) are
- * already loaded.  Collective: every rank learns whether any rank lacks
- * memory, and the advice holds for all of them: the largest --max-staging
- * every rank has room for (when the buffers alone fit everywhere), else
- * the largest size that fits everywhere (what a rank needs grows about
- * linearly with the size).  0, or FAST_ELIMIT on every rank (the message
- * of a rank that fits starts with "rank ", so run_report_agreed() says the
- * lowest failing rank's). */
+ * already loaded.  The ranks of one machine (run.c machines(): one
+ * kernel, whatever hosts MPI sees) share its memory, so what they need
+ * together is held against what it has available: a skewed matrix's hot
+ * receiver may need far more than an equal share.  Collective: every rank
+ * learns every rank's need, and the advice holds for all machines: the
+ * largest --max-staging under which every machine fits (when the buffers
+ * alone fit everywhere), else the largest size that fits everywhere
+ * (what the ranks need grows about linearly with the size).  0, or
+ * FAST_ELIMIT on every rank; the message is said by the lowest rank of
+ * the lowest machine that lacks memory (the other ranks' start with
+ * "rank ": run_report_agreed()). */
 static int memory_agree(const struct run_ctx *c, uint64_t size, uint64_t stot, uint64_t rtot,
 			const struct fast_prog *prog, struct fast_err *err)
 {
 	bool host = strcmp(c->o->backend, "host") == 0;
-	uint64_t staging = 0, buffers, need, share, loc[3], glob[3] = { 1, 0, 0 };
-	char a[32], b[32], d[32], e[32], f[32], hint[160];
+	uint64_t staging = 0, mine[2], cap = UINT64_MAX, fit_size = UINT64_MAX;
+	struct machine_need lack = { 0, 0, 0, 0 };
+	int first = -1;
+	char a[32], b[32], d[32], e[32], hint[160], names[64] = "";
 
 	if (prog) {
 		struct fast_prog_info info;
 		fast_prog_info(prog, &info);
 		staging = info.staging_bytes;
 	}
-	buffers = (stot + rtot) * (host ? 2 : 1);
-	need = buffers + (host ? staging : 0);
-	share = c->mem_avail / (uint64_t)(c->local_ranks > 0 ? c->local_ranks : 1);
-	loc[0] = !c->mem_avail || need <= share;                        /* fits */
-	loc[1] = host && share > buffers ? share - buffers : 0;         /* room for staging */
-	loc[2] = need > share ? (uint64_t)((double)size * ((double)share / (double)need)) : UINT64_MAX;
-	MPI_Allreduce(loc, glob, 3, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-	if (glob[0])
+	mine[0] = sat_add(stot, rtot);
+	mine[0] = host ? sat_add(mine[0], mine[0]) : mine[0];
+	mine[1] = host ? staging : 0;
+	MPI_Allgather(mine, 2, MPI_UINT64_T, c->mem_need, 2, MPI_UINT64_T, MPI_COMM_WORLD);
+	for (int m = 0; m < c->size; m++) {
+		struct machine_need t;
+		uint64_t need;
+		if (c->machine[m] != m)
+			continue; /* not a machine's lowest rank */
+		t = machine_need(c, m);
+		need = sat_add(t.buffers, t.staging);
+		if (!t.avail || need <= t.avail)
+			continue;
+		if (first < 0) {
+			first = m;
+			lack = t;
+		}
+		{
+			uint64_t cm = machine_cap(c, m, &t);
+			cap = cm < cap ? cm : cap;
+		}
+		{
+			uint64_t sm = (uint64_t)((double)size * ((double)t.avail / (double)need));
+			fit_size = sm < fit_size ? sm : fit_size;
+		}
+	}
+	if (first < 0)
 		return 0;
-	if (loc[0])
-		return fast_err_set(err, FAST_ELIMIT, "rank %d: another rank lacks memory", c->rank);
-	if (glob[1] >= (1u << 20))
-		snprintf(hint, sizeof hint, "give --max-staging %lluM",
-			 (unsigned long long)(glob[1] >> 20));
-	else if (glob[2] >= (1u << 20))
-		snprintf(hint, sizeof hint, "run a smaller size (-b %lluM -e %lluM scale the matrix) or fewer ranks per host",
-			 (unsigned long long)(glob[2] >> 20), (unsigned long long)(glob[2] >> 20));
+	if (c->machine[c->rank] != first)
+		return fast_err_set(err, FAST_ELIMIT, "rank %d: the ranks of another machine lack memory", c->rank);
+	if (cap >= (1u << 20))
+		snprintf(hint, sizeof hint, "give --max-staging %lluM", (unsigned long long)(cap >> 20));
+	else if (fit_size >= (1u << 20))
+		snprintf(hint, sizeof hint, "run a smaller size (-b %lluM -e %lluM scale the matrix) or fewer ranks on this machine",
+			 (unsigned long long)(fit_size >> 20), (unsigned long long)(fit_size >> 20));
 	else
-		snprintf(hint, sizeof hint, "run a smaller size (-b %llu -e %llu scale the matrix) or fewer ranks per host",
-			 (unsigned long long)glob[2], (unsigned long long)glob[2]);
+		snprintf(hint, sizeof hint, "run a smaller size (-b %llu -e %llu scale the matrix) or fewer ranks on this machine",
+			 (unsigned long long)fit_size, (unsigned long long)fit_size);
+	if (c->machine_hosts > 1)
+		snprintf(names, sizeof names, " (one machine under %d host names)", c->machine_hosts);
 	return fast_err_set(err, FAST_ELIMIT,
-			    "not enough memory: rank %d needs %s (buffers and their host copies %s, staging %s) but has %s (%s %s / %d ranks on this host): %s",
-			    c->rank, fast_size_format(need, a, sizeof a),
-			    fast_size_format(buffers, b, sizeof b), fast_size_format(staging, d, sizeof d),
-			    fast_size_format(share, e, sizeof e), c->mem_from,
-			    fast_size_format(c->mem_avail, f, sizeof f), c->local_ranks, hint);
+			    "not enough memory on host %s%s: its %d ranks need %s in total (buffers and their host copies %s, staging %s) and %s is available (%s): %s",
+			    c->host, names, lack.ranks, fast_size_format(sat_add(lack.buffers, lack.staging), a, sizeof a),
+			    fast_size_format(lack.buffers, b, sizeof b), fast_size_format(lack.staging, d, sizeof d),
+			    fast_size_format(lack.avail, e, sizeof e), c->mem_from, hint);
 }
 
 /* One row: every rank's status, agreed and said once (run_report_agreed). */

@@ -49,7 +49,12 @@
 # benchmarks) inside them, and every setting changed is namespace-local (no
 # host sysctl, module or qdisc).  Processes inside are ended through
 # `ip netns pids`, never by name.  Every MPI job runs under `timeout`
-# ($FAST_TESTBED_TIMEOUT seconds, default 600).
+# ($FAST_TESTBED_TIMEOUT seconds, default 600).  Interrupted (INT: Ctrl-C,
+# TERM, HUP), `mpirun` and `up` end the job in flight, its daemons and
+# ranks, and the files Open MPI names after the namespaces, then exit
+# 128 + the signal; `up` also tears its instance down, and `down` ignores
+# them until it is done (a few seconds).  Only KILL, which cannot be
+# caught, leaves a job to its timeout; `down` ends it.
 #
 # Needs root, iproute2 (ip, tc with tbf) and Open MPI.  Exit: 0 ok, 1 a
 # failed job or a busy instance, 2 usage, 4 the machine cannot host it
@@ -105,8 +110,11 @@ owner_alive() { # instance prefix
 }
 netns_of() { ip netns list 2>/dev/null | awk -v p="$1-" 'index($1, p) == 1 { print $1 }'; }
 
-# end every process inside the instance's namespaces, then delete them
-destroy() { # prefix
+# End every process inside the instance's namespaces (TERM, then KILL
+# after a second), then remove what Open MPI leaves of a job it could not
+# end itself: its session directories and shared-memory segments, named
+# after the hosts, which are the instance's namespaces (<prefix>-s0 ...).
+end_procs() { # prefix
 	local p=$1 ns pids i
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		pids=""
@@ -118,10 +126,55 @@ destroy() { # prefix
 		if [ "$i" -lt 6 ]; then kill -TERM $pids 2>/dev/null; else kill -KILL $pids 2>/dev/null; fi
 		sleep 0.2
 	done
+	rm -rf "${TMPDIR:-/tmp}/ompi.$p-"* /dev/shm/vader_segment."$p-"*
+}
+
+# end every process inside the instance's namespaces, then delete them; a
+# subshell that ignores INT, TERM and HUP, as its commands do: a signal
+# meanwhile waits for it (the caller's trap runs when it is done), so an
+# interrupted teardown never leaves half an instance
+destroy() ( # prefix
+	local p=$1 ns
+	trap '' INT TERM HUP
+	end_procs "$p"
 	for ns in $(netns_of "$p"); do
 		ip netns del "$ns" 2>/dev/null || echo "testbed: could not delete namespace $ns" >&2
 	done
 	rm -rf "${REG:?}/$p"
+)
+
+# --- signals: an interrupted command leaves nothing behind ------------------
+
+# The MPI job in flight (run_mpi): the pid of its `timeout`, which puts
+# itself in a process group of its own, so a terminal's Ctrl-C never
+# reaches it, and the instance it runs on.
+JOB="" JOB_P=""
+# End the job in flight: TERM to its timeout, which passes it on to mpirun
+# (which ends its daemons and ranks) and kills it 5 s later if need be;
+# then whatever is left in the namespaces.
+stop_job() {
+	[ -n "$JOB" ] || return 0
+	kill -TERM "$JOB" 2>/dev/null
+	wait "$JOB" 2>/dev/null
+	( trap '' INT TERM HUP; end_procs "$JOB_P" )
+	JOB=""
+}
+# INT, TERM or HUP during up or mpirun: the job in flight ended, then exit
+# 128 + N (up's EXIT trap tears its instance down); signals are ignored
+# from here on, so the clean-up runs to its end
+on_signal() { # NAME NUMBER
+	trap '' INT TERM HUP
+	[ -n "$JOB" ] && echo "testbed: SIG$1: ending the MPI job" >&7
+	stop_job
+	exit $((128 + $2))
+}
+# fd 7: the command's own stderr, for what the traps say (a trap runs under
+# the redirections of the command it interrupts, a calibration run's log)
+catch_signals() {
+	exec 7>&2
+	trap 'on_signal INT 2' INT
+	trap 'on_signal TERM 15' TERM
+	trap 'on_signal HUP 1' HUP
 }
 
 lock_registry() {
@@ -190,7 +243,8 @@ P="" # the prefix being built (the EXIT trap tears it down unless up finished)
 UP_DONE=0
 up_abort() {
 	[ -n "$P" ] && [ "$UP_DONE" = 0 ] || return 0
-	echo "testbed: up failed: tearing down $P" >&2
+	trap '' INT TERM HUP # a signal now would cut the teardown short
+	echo "testbed: up failed: tearing down $P" >&7
 	destroy "$P"
 	rm -f "$DIR/instance" "$DIR/hosts" "$DIR/agent" "$DIR/rank"
 }
@@ -314,7 +368,9 @@ MPI_MCA=(--mca btl self,vader,tcp --mca btl_tcp_links 2 --mca mpi_yield_when_idl
 	--mca btl_tcp_if_include 198.18.0.0/15 --mca hwloc_base_binding_policy none
 	--mca rmaps_base_mapping_policy slot --mca rmaps_base_oversubscribe 1)
 
-# run_mpi PREFIX TIMEOUT ARGS...: mpirun in the head namespace
+# run_mpi PREFIX TIMEOUT ARGS...: mpirun in the head namespace.  In the
+# background, waited for: a trapped signal interrupts `wait` (it would not
+# interrupt a command in the foreground), and on_signal ends the job.
 run_mpi() {
 	local p=$1 t=$2 rc
 	shift 2
@@ -322,17 +378,14 @@ run_mpi() {
 		ip netns exec "$p-head" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' \
 		"$p-head" timeout -k 5 "$t" mpirun --hostfile "$DIR/hosts" \
 		--mca plm_rsh_agent "$DIR/agent" --mca orte_fork_agent "$DIR/rank" \
-		"${MPI_MCA[@]}" "$@"
+		"${MPI_MCA[@]}" "$@" <&0 &
+	JOB=$! JOB_P=$p
+	wait "$JOB"
 	rc=$?
+	JOB=""
 	if [ $rc != 0 ]; then
 		# a failed or timed-out job may leave orteds or ranks behind
-		local ns pids
-		for ns in $(netns_of "$p"); do
-			[ "$ns" = "$p-sw" ] && continue
-			pids=$(ip netns pids "$ns" 2>/dev/null)
-			# shellcheck disable=SC2086
-			[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
-		done
+		( trap '' INT TERM HUP; end_procs "$p" )
 		[ $rc = 124 ] && echo "testbed: mpirun passed its ${t}s limit and was ended" >&2
 	fi
 	return $rc
@@ -502,6 +555,8 @@ cmd_up() {
 	preflight
 	[ -x "$FAST" ] || [ "$nocal" = 1 ] || die "no $FAST: build it first (make), or give --no-calibrate"
 	t0=$(now)
+	# from here any exit (a failure, INT, TERM, HUP) tears down what up made
+	trap up_abort EXIT
 
 	lock_registry
 	reap_stale
@@ -523,8 +578,6 @@ cmd_up() {
 	echo "$DIR" >"$REG/$P/dir"
 	echo "$P" >"$DIR/instance"
 	unlock_registry
-	trap up_abort EXIT
-	trap 'exit 130' INT TERM
 
 	BURST=$(awk -v b="$RATE_BPS" -v m=$MTU 'BEGIN { x = b / 8 * 50e-6; if (x < m + 3000) x = m + 3000; printf "%.0f", x }')
 	OUT_GBPS=$(awk -v b="$RATE_BPS" 'BEGIN { printf "%.6g", b / 8e9 }')
@@ -597,6 +650,8 @@ cmd_down() {
 	local t0 p
 	t0=$(now)
 	[ "$(id -u)" = 0 ] || die "not root"
+	# bounded (about 3 s) and better finished than half done: not interrupted
+	trap '' INT TERM HUP
 	lock_registry
 	p=$(this_instance)
 	if [ -n "$p" ]; then
@@ -611,8 +666,8 @@ cmd_down() {
 }
 
 case ${1:-} in
-up) shift; cmd_up "$@" ;;
-mpirun) shift; cmd_mpirun "$@" ;;
+up) shift; catch_signals; cmd_up "$@" ;;
+mpirun) shift; catch_signals; cmd_mpirun "$@" ;;
 status) cmd_status ;;
 down) cmd_down ;;
 -h | --help | help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;

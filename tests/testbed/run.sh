@@ -13,8 +13,13 @@
 # layer 1 dispatch and combine) run as tokens by fast and hier, on the fly
 # and replayed: zero wrong bytes.  Then: a rank killed mid-run (its
 # pid from `ip netns pids`) ends the job with a nonzero exit and mpirun's
-# error within a bound; a second `up` over a live instance is refused and
-# leaves it alone; an `up` whose calibration fails leaves nothing; a stale
+# error within a bound; the memory check counts the 16 ranks of the 4
+# namespaces together (one machine); SIGINT to the process group of
+# `testbed.sh mpirun` (Ctrl-C), SIGTERM and SIGHUP to the script end the
+# job within a bound and leave no process or Open MPI file of it, and
+# SIGINT to an `up` in calibration tears it all down; a second `up` over a
+# live instance is refused and leaves it alone; an `up` whose calibration
+# fails leaves nothing; a stale
 # instance (its owner dead) is removed by the next `up`; after `down` no
 # namespace of the stage's instances, no process inside and no host link
 # is left.  Where the machine cannot host namespaces (not root, no netns,
@@ -50,6 +55,7 @@ cleanup() {
 	FAST_TESTBED_DIR=$TMP/tb "$TB" down >/dev/null 2>&1
 	FAST_TESTBED_DIR=$TMP/tb2 "$TB" down >/dev/null 2>&1
 	FAST_TESTBED_DIR=$TMP/tb3 "$TB" down >/dev/null 2>&1
+	FAST_TESTBED_DIR=$TMP/tb4 "$TB" down >/dev/null 2>&1
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -239,6 +245,114 @@ left=0
 for ns in $(netns_of "$P"); do left=$((left + $(ip netns pids "$ns" | wc -l))); done
 [ $left = 0 ] && ok "no process left in the namespaces after the killed job" ||
 	{ echo "    ($left processes)" >"$TMP/out"; bad "processes left after the killed job"; }
+
+# --- memory per machine (issue 23) ------------------------------------------
+# The 4 server namespaces are one machine (one kernel, one boot id), each
+# with a hostname of its own: what the 16 ranks need together (4 x 16 x
+# 2 MiB of buffers and host copies: 128 MiB) is held against the machine's
+# memory (FAST_MEM_AVAILABLE: 64M), not each namespace's 4 ranks (about
+# 10 MiB each at most) against a quarter of it, which let the row run
+FAST_MEM_AVAILABLE=64M "$TB" mpirun -x FAST_MEM_AVAILABLE -np 16 "$FAST" run "${TOPO[@]}" \
+	--traffic "$TMP/mix.json" --matrix 0 --algo fanout -n 1 -w 0 >"$TMP/out" 2>&1
+got=$?
+if [ $got = 3 ] && [ "$(grep -c 'not enough memory on host [^ ]* (one machine under 4 host names): its 16 ranks need 1[0-9][0-9][.0-9]* MiB in total' "$TMP/out")" = 1 ]; then
+	ok "memory per machine: 16 ranks in 4 namespaces counted together ($(grep -o 'its 16 ranks need [^(]*' "$TMP/out")against 64M: exit 3)"
+else
+	echo "    (exit $got, expected 3)" >>"$TMP/out"
+	bad "memory per machine: the 4 namespaces' ranks counted together"
+fi
+
+# --- an interrupted job (issue 23) -------------------------------------------
+# INT to the process group of `testbed.sh mpirun` (a terminal's Ctrl-C),
+# TERM and HUP to the script alone, once all 16 ranks run: the script ends
+# within 10 s with 128 + the signal, and nothing of the job is left (no
+# process in the namespaces, none of Open MPI's files named after them);
+# the instance stays up.  The job starts as from a terminal: its own
+# process group, INT not ignored (as it is for `&` in a script).
+ranks_of() { # prefix: how many fast processes run in its namespaces
+	local ns pid n=0
+	for ns in $(netns_of "$1"); do
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$FAST" ] && n=$((n + 1))
+		done
+	done
+	echo $n
+}
+procs_of() { # prefix: how many processes run in its namespaces
+	local ns n=0
+	for ns in $(netns_of "$1"); do n=$((n + $(ip netns pids "$ns" | wc -l))); done
+	echo $n
+}
+files_of() { # prefix: Open MPI's session directories and segments of its hosts
+	ls -d /tmp/ompi."$1"-* /dev/shm/vader_segment."$1"-* 2>/dev/null | wc -l
+}
+interrupt() { # SIGNAL NUMBER group|script
+	local sig=$1 num=$2 to=$3 job t0 took got ns
+	setsid env --default-signal=INT,TERM,HUP "$TB" mpirun -np 16 "$FAST" run "${TOPO[@]}" \
+		--traffic "$TMP/mix.json" --algo fast -n 1000 -w 1 >"$TMP/out" 2>&1 &
+	job=$!
+	for _ in $(seq 1 150); do
+		[ "$(ranks_of "$P")" = 16 ] && break
+		sleep 0.1
+	done
+	sleep 1
+	t0=$(date +%s.%N)
+	if [ "$to" = group ]; then kill -"$sig" -- -"$job"; else kill -"$sig" "$job"; fi
+	for _ in $(seq 1 100); do
+		kill -0 "$job" 2>/dev/null || break
+		sleep 0.1
+	done
+	took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	if kill -0 "$job" 2>/dev/null; then
+		# what keeps running, then ended here: the job's processes by pid
+		echo "    (still running 10 s after SIG$sig: $(procs_of "$P") processes in $P's namespaces)" >>"$TMP/out"
+		for ns in $(netns_of "$P"); do
+			# shellcheck disable=SC2046
+			kill -KILL $(ip netns pids "$ns") 2>/dev/null
+		done
+		kill -KILL "$job" 2>/dev/null
+		wait "$job" 2>/dev/null
+		bad "SIG$sig to the $to of testbed.sh mpirun ends the job"
+		return
+	fi
+	wait "$job"
+	got=$?
+	if [ $got = $((128 + num)) ] && [ "$(procs_of "$P")" = 0 ] && [ "$(files_of "$P")" = 0 ] &&
+		[ "$(netns_of "$P" | wc -l)" = 6 ]; then
+		ok "SIG$sig to the $to of testbed.sh mpirun: the job ended in $took s (exit $got), nothing of it left, the instance up"
+	else
+		echo "    (exit $got; $(procs_of "$P") processes, $(files_of "$P") Open MPI files, $(netns_of "$P" | wc -l) namespaces of $P)" >>"$TMP/out"
+		bad "SIG$sig to the $to of testbed.sh mpirun leaves nothing"
+	fi
+}
+interrupt INT 2 group
+interrupt TERM 15 script
+interrupt HUP 1 script
+
+# an up interrupted in its calibration (INT to its process group): the
+# job stopped, the instance torn down as by down (no namespace, registry
+# entry, process or file of it; host links unchanged)
+FAST_TESTBED_DIR=$TMP/tb4 setsid env --default-signal=INT,TERM,HUP "$TB" up --servers 2 --gpus 2 \
+	--rate 200mbit >"$TMP/out" 2>&1 &
+job=$!
+p4=""
+for _ in $(seq 1 150); do
+	p4=$(instance_of "$TMP/tb4")
+	[ -n "$p4" ] && [ "$(ranks_of "$p4")" -gt 0 ] && break
+	sleep 0.1
+done
+t0=$(date +%s.%N)
+kill -INT -- -"$job"
+wait "$job"
+got=$?
+took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+if [ -n "$p4" ] && [ $got = 130 ] && [ -z "$(netns_of "$p4")" ] && [ ! -e "/run/fast-testbed/$p4" ] &&
+	[ "$(files_of "$p4")" = 0 ] && [ "$links_before" = "$(ip -o link show | awk -F': ' '{ print $2 }' | sort)" ]; then
+	ok "SIGINT to an up in calibration: torn down in $took s (exit $got), nothing of $p4 left"
+else
+	echo "    (exit $got after $took s; instance '$p4': $(netns_of "$p4" | wc -l) namespaces)" >>"$TMP/out"
+	bad "SIGINT to an up in calibration leaves nothing"
+fi
 
 # --- failures and leftovers ------------------------------------------------------
 # calibration that fails (the fast binary exits 1): up tears down what it made
