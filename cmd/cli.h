@@ -29,6 +29,9 @@ enum cmd_flag {
 	CMD_PLAN = 1u << 3,    /* --plan */
 	CMD_OUT = 1u << 4,     /* -o, --output */
 	CMD_ALGO = 1u << 5,    /* compiles: --help lists the algorithm table (cli_algo.h) */
+	CMD_STREAM = 1u << 6,  /* stdout is rows written as measured (nccl-tests' way),
+				* never held (main.c): under mpirun a rank is killed
+				* when another fails, and must not take its rows along */
 };
 
 struct cmd {

@@ -35,7 +35,7 @@ const struct cmd fast_commands[] = {
 	  "summarise a plan: steps, bytes per tier, relaying, staging", cmd_inspect_usage },
 	{ "plan", cmd_plan, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_OUT | CMD_ALGO,
 	  "compile a schedule (FAST or a baseline) into a plan file", cmd_plan_usage },
-	{ "run", cmd_run, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_PLAN,
+	{ "run", cmd_run, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_PLAN | CMD_STREAM,
 	  "run all-to-all(v) plans under mpirun (MPI executor)", cmd_run_usage },
 	{ "sim", cmd_sim, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_PLAN | CMD_ALGO,
 	  "simulate a plan on a two-tier fabric", cmd_sim_usage },
@@ -137,8 +137,13 @@ int main(int argc, char **argv)
 		return unknown_command(argv[1]);
 	{
 		/* a failed command leaves standard output empty: what it printed
-		 * before it failed is dropped (cli_stdout_release) */
+		 * before it failed is dropped (cli_stdout_release); a command
+		 * whose output is a stream of measured rows (CMD_STREAM: fast
+		 * run, whose --json document is written whole at its end)
+		 * writes as it goes */
 		int rc;
+		if (c->flags & CMD_STREAM)
+			return c->fn(argc - 1, argv + 1);
 		cli_stdout_hold();
 		rc = c->fn(argc - 1, argv + 1);
 		return cli_status(rc, cli_stdout_release(rc));
