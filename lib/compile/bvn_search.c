@@ -1,10 +1,11 @@
 /*
- * bvn_auto.c - the alpha-aware decomposition (fast_bvn_auto, bvn.h): a
+ * bvn_search.c - the alpha-aware decomposition behind `--stages auto`
+ * (fast_bvn_auto, bvn.h; not `--algo auto`, which is auto.c): a
  * search over quanta, each candidate decomposed with a running lower bound
  * that stops it once it cannot beat the best so far, improved by pairwise
  * exchange, and for small server counts hybrids of an exact prefix with a
  * quantised cover.  Built on the exact decomposition's matcher, terms and
- * trim (bvn.c, shared through bvn_internal.h).
+ * trim (bvn.c, bvn_match.c, shared through bvn_internal.h).
  */
 #include "lib/compile/bvn.h"
 #include "lib/compile/bvn_internal.h"
