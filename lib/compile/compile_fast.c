@@ -24,7 +24,7 @@
  * bytes; S[A][B] = t.
  *
  * Stages (steps 4-6): the terms of the decomposition (exact, or the
- * alpha-aware choice of bvn.c), put in the requested order (with
+ * alpha-aware choice of bvn_search.c), put in the requested order (with
  * balance=jit, the long term needing the least balancing first: see
  * first_least_balancing()) and trimmed: a
  * stage's budget is the most any of its lanes still holds when it runs

@@ -1,10 +1,9 @@
 /*
- * compile_fast_steps.c - the step graph of FAST's staged schedule (steps
- * 7-8 of compile_fast.c): the balancing steps, one transfer per (from,
- * to) pair of sorted handovers; the intrinsic step, tiles (A, A) over
- * scale-up; and per stage a RAIL step with its permutation and budget and
- * the REDIST step implied by it, chained as the pipeline of
- * compile_fast.c says.  Transfers and pieces are written in place and
+ * compile_fast_steps.c - the step graph of FAST's staged schedule: the
+ * balancing steps, one transfer per (from, to) pair of sorted handovers;
+ * the intrinsic step, tiles (A, A) over scale-up; and per stage a RAIL
+ * step with its permutation and budget and the REDIST step implied by
+ * it, chained as the pipeline (step 8) of compile_fast.c says.  Transfers and pieces are written in place and
  * committed in batches, into a graph reserved once.
  */
 #include "lib/compile/compile_fast_internal.h"
