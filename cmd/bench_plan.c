@@ -398,6 +398,53 @@ out:
 
 /* --- the alpha-aware report ------------------------------------------------- */
 
+/* The stages-vs-time curve at 1 GiB per GPU, random: plain quantised
+ * decompositions of every quantum (S: N x N scratch). */
+static int alpha_curve(struct report *r, uint32_t N, uint64_t *S, const struct fast_bvn_model *m)
+{
+	uint64_t *D = make_traffic(N * GPUS, PAT_RANDOM, UINT64_C(1) << 30, 79), M = 0;
+	struct fast_err err;
+	bool first = true;
+
+	if (!D || fast_bvn_server_matrix(D, N, GPUS, S, &err) < 0) {
+		free(D);
+		return cli_fail(FAST_ENOMEM, "bench: out of memory");
+	}
+	free(D);
+	for (uint32_t i = 0; i < N * N; i++)
+		M = S[i] > M ? S[i] : M;
+	if (r->j)
+		fputs("]},\n\"curve\":[", r->j);
+	else
+		printf("\nstages vs modelled time, 1 GiB per GPU, random: plain quantised "
+		       "decompositions (q = quantum), trimmed, before the exchange polish\n"
+		       "%14s %8s %12s %10s\n", "q (bytes)", "K", "sum w (MB)", "T (ms)");
+	for (uint64_t q = (uint64_t)1 << 40; q >= 1; q /= 2) {
+		struct fast_bvn b;
+		double t;
+		if (q > 2 * M && q > 1)
+			continue;
+		if (fast_bvn_quantized(S, N, q, &b, &err) < 0)
+			return cli_report(&err);
+		fast_bvn_trim(&b, S);
+		t = fast_bvn_time(&b, m);
+		if (r->j)
+			fprintf(r->j, "%s{\"quantum\":%llu,\"stages\":%u,\"sum_w\":%llu,\"time_s\":%.9g}",
+				first ? "" : ",", (unsigned long long)q, b.nterms,
+				(unsigned long long)b.total, t);
+		else
+			printf("%14llu %8u %12.1f %10.3f\n", (unsigned long long)q, b.nterms,
+			       (double)b.total / 1e6, t * 1e3);
+		first = false;
+		fast_bvn_free(&b);
+		if (q < 4096 && q > 1)
+			q = 2; /* then exact */
+	}
+	if (r->j)
+		fputs("]", r->j);
+	return 0;
+}
+
 static int alpha_report(struct report *r, bool quick)
 {
 	static const uint64_t sizes[] = { UINT64_C(64) << 20, UINT64_C(256) << 20, UINT64_C(1) << 30,
@@ -479,52 +526,11 @@ static int alpha_report(struct report *r, bool quick)
 			fast_bvn_free(&e);
 			fast_bvn_free(&a);
 		}
-	/* the stages-vs-time curve at 1 GiB per GPU, random */
 	{
-		uint64_t *D = make_traffic(ng, PAT_RANDOM, UINT64_C(1) << 30, 79), M = 0;
-		if (!D || fast_bvn_server_matrix(D, N, GPUS, S, &err) < 0) {
-			free(D);
-			free(S);
-			return cli_fail(FAST_ENOMEM, "bench: out of memory");
-		}
-		free(D);
-		for (uint32_t i = 0; i < N * N; i++)
-			M = S[i] > M ? S[i] : M;
-		if (r->j)
-			fputs("]},\n\"curve\":[", r->j);
-		else
-			printf("\nstages vs modelled time, 1 GiB per GPU, random: plain quantised "
-			       "decompositions (q = quantum), trimmed, before the exchange polish\n"
-			       "%14s %8s %12s %10s\n", "q (bytes)", "K", "sum w (MB)", "T (ms)");
-		first = true;
-		for (uint64_t q = (uint64_t)1 << 40; q >= 1; q /= 2) {
-			struct fast_bvn b;
-			double t;
-			if (q > 2 * M && q > 1)
-				continue;
-			if (fast_bvn_quantized(S, N, q, &b, &err) < 0) {
-				free(S);
-				return cli_report(&err);
-			}
-			fast_bvn_trim(&b, S);
-			t = fast_bvn_time(&b, &m);
-			if (r->j)
-				fprintf(r->j, "%s{\"quantum\":%llu,\"stages\":%u,\"sum_w\":%llu,\"time_s\":%.9g}",
-					first ? "" : ",", (unsigned long long)q, b.nterms,
-					(unsigned long long)b.total, t);
-			else
-				printf("%14llu %8u %12.1f %10.3f\n", (unsigned long long)q, b.nterms,
-				       (double)b.total / 1e6, t * 1e3);
-			first = false;
-			fast_bvn_free(&b);
-			if (q < 4096 && q > 1)
-				q = 2; /* then exact */
-		}
-		if (r->j)
-			fputs("]", r->j);
+		int rc = alpha_curve(r, N, S, &m);
+		free(S);
+		return rc;
 	}
-	free(S);
-	return 0;
 }
 
 /* Peak memory of one compile (and, with expand, its expansion) at N x 8

@@ -369,235 +369,331 @@ static void print_fit_json(const struct fast_calib_term *terms, size_t nterms, s
 	printf("], ");
 }
 
-int cmd_calibrate(int argc, char **argv)
-{
-	static struct fast_calib_points pts[2];
+/* What the command line asks for. */
+struct calib_args {
 	struct cli_inputs in;
-	struct cli_scan s;
-	struct fast_topo topo;
 	struct source src[8];
-	struct fast_calib_fit fit[2];
-	double line0[2]; /* the line rates before the fit */
-	bool have[2] = { false, false }, clamped[2] = { false, false };
-	uint32_t ranks = 0;
-	int nsrc = 0, nruns = 0, rc;
-	const char *v;
-	static const char *runs[MAX_RUNS];
-	static bool check[MAX_RUNS];
-	static const char *ptopo[MAX_RUNS];
-	const char *run_topo = NULL;
-	static struct cell cells[MAX_CELLS];
+	int nsrc, nruns;
+	const char *runs[MAX_RUNS];
+	bool check[MAX_RUNS];
+	const char *ptopo[MAX_RUNS];
 	struct fast_calib_term terms[16];
 	char term_text[16][128];
-	double x[16], cost0 = 0, cost = 0;
-	size_t nterms = 0, ncells = 0;
-	struct fitctx fc;
-	enum fast_sim_sync sync = FAST_SIM_SYNC_STEP;
+	size_t nterms;
+	uint32_t ranks;
+	enum fast_sim_sync sync;
+};
 
-	cli_inputs_init(&in);
+/* What the fits found: per tier (0 scale-up, 1 scale-out) the line fit,
+ * and the collective fit's cells and costs. */
+struct calib_result {
+	struct fast_calib_fit fit[2];
+	double line0[2]; /* the line rates before the fit */
+	bool have[2], clamped[2];
+	struct cell cells[MAX_CELLS];
+	size_t ncells;
+	double cost0, cost;
+};
+
+/* One --fit-run or --check-run file (after --run-topo, if any). */
+static int add_run(struct calib_args *a, const char *path, bool chk, const char *run_topo)
+{
+	if (a->nruns >= MAX_RUNS)
+		return cli_usage_error("calibrate", "more than %d --fit-run/--check-run files", MAX_RUNS);
+	a->check[a->nruns] = chk;
+	a->ptopo[a->nruns] = run_topo;
+	a->runs[a->nruns++] = path;
+	return -1;
+}
+
+/* One --fit term. */
+static int add_term(struct calib_args *a, const char *v)
+{
+	int rc;
+
+	if (a->nterms >= 16)
+		return cli_usage_error("calibrate", "at most 16 --fit terms");
+	if (strlen(v) >= sizeof a->term_text[0])
+		return cli_usage_error("calibrate", "--fit %.40s...: too long", v);
+	/* the term keeps pointing into its text: no allocation */
+	snprintf(a->term_text[a->nterms], sizeof a->term_text[0], "%s", v);
+	if ((rc = parse_term(a->term_text[a->nterms], &a->terms[a->nterms])) != 0)
+		return rc;
+	a->nterms++;
+	return -1;
+}
+
+/* The options into a: -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct calib_args *a)
+{
+	static const struct {
+		const char *opt;
+		enum fast_calib_kind kind;
+		int tier;
+	} sources[] = {
+		{ "--up-sendrecv", FAST_CALIB_SENDRECV, 0 },
+		{ "--out-sendrecv", FAST_CALIB_SENDRECV, 1 },
+		{ "--out-alltoall", FAST_CALIB_ALLTOALL, 1 },
+		{ "--fast-run", FAST_CALIB_FASTRUN, 1 },
+	};
+	const char *run_topo = NULL, *v;
+	struct cli_scan s;
+	int rc;
+
+	cli_inputs_init(&a->in);
+	a->nsrc = a->nruns = 0;
+	a->nterms = 0;
+	a->ranks = 0;
+	a->sync = FAST_SIM_SYNC_STEP;
 	for (cli_begin(&s, argc, argv, "calibrate"); cli_more(&s);) {
-		if (cli_inputs_option(&s, &in) || cli_u32(&s, "--ranks", 2, 1u << 30, &ranks) ||
-		    simc_sync_option(&s, &sync))
+		bool took = false;
+		if (cli_inputs_option(&s, &a->in) || cli_u32(&s, "--ranks", 2, 1u << 30, &a->ranks) ||
+		    simc_sync_option(&s, &a->sync))
 			continue;
-		if (nsrc < 8 && cli_value(&s, "--up-sendrecv", &v)) {
-			src[nsrc++] = (struct source){ v, FAST_CALIB_SENDRECV, 0 };
-			continue;
-		}
-		if (nsrc < 8 && cli_value(&s, "--out-sendrecv", &v)) {
-			src[nsrc++] = (struct source){ v, FAST_CALIB_SENDRECV, 1 };
-			continue;
-		}
-		if (nsrc < 8 && cli_value(&s, "--out-alltoall", &v)) {
-			src[nsrc++] = (struct source){ v, FAST_CALIB_ALLTOALL, 1 };
-			continue;
-		}
-		if (nsrc < 8 && cli_value(&s, "--fast-run", &v)) {
-			src[nsrc++] = (struct source){ v, FAST_CALIB_FASTRUN, 1 };
-			continue;
-		}
-		{
-			bool isfit = cli_value(&s, "--fit-run", &v);
-			bool chk = !isfit && cli_value(&s, "--check-run", &v);
-			if (isfit || chk) {
-				if (nruns >= MAX_RUNS)
-					return cli_usage_error("calibrate", "more than %d --fit-run/--check-run files",
-							       MAX_RUNS);
-				check[nruns] = chk;
-				ptopo[nruns] = run_topo;
-				runs[nruns++] = v;
-				continue;
+		for (size_t i = 0; i < sizeof sources / sizeof *sources && !took; i++)
+			if (a->nsrc < 8 && cli_value(&s, sources[i].opt, &v)) {
+				a->src[a->nsrc++] = (struct source){ v, sources[i].kind, sources[i].tier };
+				took = true;
 			}
-		}
-		if (cli_value(&s, "--run-topo", &v)) {
+		if (took)
+			continue;
+		rc = -1;
+		if (cli_value(&s, "--fit-run", &v))
+			rc = add_run(a, v, false, run_topo);
+		else if (cli_value(&s, "--check-run", &v))
+			rc = add_run(a, v, true, run_topo);
+		else if (cli_value(&s, "--run-topo", &v))
 			run_topo = v;
-			continue;
-		}
-		if (cli_value(&s, "--fit", &v)) {
-			if (nterms >= 16)
-				return cli_usage_error("calibrate", "at most 16 --fit terms");
-			if (strlen(v) >= sizeof term_text[0])
-				return cli_usage_error("calibrate", "--fit %.40s...: too long", v);
-			/* the term keeps pointing into its text: no allocation */
-			snprintf(term_text[nterms], sizeof term_text[0], "%s", v);
-			if ((rc = parse_term(term_text[nterms], &terms[nterms])) != 0)
-				return rc;
-			nterms++;
-			continue;
-		}
-		return cli_unknown(&s);
+		else if (cli_value(&s, "--fit", &v))
+			rc = add_term(a, v);
+		else
+			return cli_unknown(&s);
+		if (rc >= 0)
+			return rc;
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
-	if (nsrc == 0 && nruns == 0)
+	if (a->nsrc == 0 && a->nruns == 0)
 		return cli_usage_error("calibrate",
 				       "no measurements: give --up-sendrecv, --out-sendrecv, --out-alltoall, --fast-run or --fit-run");
-	if (nterms && nruns == 0)
+	if (a->nterms && a->nruns == 0)
 		return cli_usage_error("calibrate", "--fit needs --fit-run measurements");
-	if (nruns && nterms == 0) {
-		terms[nterms++] = known_terms[1];
-		terms[nterms++] = known_terms[4];
+	if (a->nruns && a->nterms == 0) {
+		a->terms[a->nterms++] = known_terms[1];
+		a->terms[a->nterms++] = known_terms[4];
 	}
-	if ((rc = cli_load_topo(&in, &topo)) != 0)
-		return rc;
-	for (size_t i = 0; i < nterms; i++)
-		if (!fast_topo_field(&topo, terms[i].path, NULL, NULL))
-			return cli_usage_error("calibrate", "--fit %s: no such topology number", terms[i].path);
+	return -1;
+}
+
+/* The per-tier line fits of the sweeps into topo's latency and
+ * efficiency (a fit above the line rate raises it); 0 or the exit status. */
+static int fit_tiers(const struct calib_args *a, struct fast_topo *topo, struct calib_result *r)
+{
+	static struct fast_calib_points pts[2];
+	int rc;
+
 	pts[0].n = pts[1].n = 0;
-	for (int i = 0; i < nsrc; i++)
-		if ((rc = load_points(&src[i], &topo, ranks, &pts[src[i].tier], &in.lim)) != 0)
+	for (int i = 0; i < a->nsrc; i++)
+		if ((rc = load_points(&a->src[i], topo, a->ranks, &pts[a->src[i].tier], &a->in.lim)) != 0)
 			return rc;
 	for (int k = 0; k < 2; k++) {
 		struct fast_err err;
-		struct fast_tier *tier = k ? &topo.out : &topo.up;
+		struct fast_tier *tier = k ? &topo->out : &topo->up;
+		struct fast_calib_fit *fit = &r->fit[k];
 		if (pts[k].n == 0)
 			continue;
-		if (fast_calib_fit(&pts[k], tier->bw_GBps, &fit[k], &err) < 0) {
+		if (fast_calib_fit(&pts[k], tier->bw_GBps, fit, &err) < 0) {
 			fast_err_prefix(&err, "%s tier", k ? "scale-out" : "scale-up");
 			return cli_report(&err);
 		}
-		have[k] = true;
-		line0[k] = tier->bw_GBps;
-		tier->latency_us = fit[k].latency_us;
-		if (fit[k].efficiency > 1) {
+		r->have[k] = true;
+		r->line0[k] = tier->bw_GBps;
+		tier->latency_us = fit->latency_us;
+		if (fit->efficiency > 1) {
 			cli_warn("%s: measured %.2f GB/s is above the line rate %.2f GB/s: line rate raised to it, efficiency 1",
-				 k ? "scale-out" : "scale-up", fit[k].achieved_GBps, tier->bw_GBps);
-			tier->bw_GBps = fit[k].achieved_GBps;
+				 k ? "scale-out" : "scale-up", fit->achieved_GBps, tier->bw_GBps);
+			tier->bw_GBps = fit->achieved_GBps;
 			tier->efficiency = 1;
-			clamped[k] = true;
+			r->clamped[k] = true;
 		} else {
-			tier->efficiency = fit[k].efficiency;
+			tier->efficiency = fit->efficiency;
 		}
 	}
-	if (nruns) {
-		struct fast_err err;
-		bool any_fit = false;
-		if ((rc = load_cells(runs, check, ptopo, nruns, &topo, &in, cells, &ncells)) != 0) {
-			free_cells(cells, ncells);
-			return rc;
-		}
-		for (size_t k = 0; k < ncells; k++)
-			any_fit |= !cells[k].check;
-		fc = (struct fitctx){ &topo, terms, { 0 }, nterms, cells, ncells, &in.lim, sync };
-		for (size_t i = 0; i < nterms; i++) {
-			fc.slot[i] = fast_topo_field(&topo, terms[i].path, NULL, NULL);
-			x[i] = *fc.slot[i];
-		}
-		cost0 = fit_cost(&fc, x);
-		if (any_fit && fast_calib_minimize(terms, nterms, fit_cost, &fc, 400, x, &cost, &err) < 0) {
-			free_cells(cells, ncells);
-			return cli_report(&err);
-		}
-		cost = fit_cost(&fc, x); /* leaves the best point in topo and sim_us */
-	}
-	{
-		/* the fit may leave the physical ranges (an efficiency of 1e-5,
-		 * an alpha of an hour): write nothing a later load refuses */
-		struct fast_err err;
-		if (fast_topo_validate(&topo, &in.lim, &err) < 0) {
-			fast_err_prefix(&err, "the fitted topology is out of range");
-			return cli_report(&err);
-		}
-	}
-	if (nsrc)
-		snprintf(topo.source + strlen(topo.source), sizeof topo.source - strlen(topo.source),
-			 "%s", "; latency and efficiency fitted by fast calibrate");
-	for (size_t i = 0; i < nterms && nruns; i++) {
-		size_t l = strlen(topo.source);
-		snprintf(topo.source + l, sizeof topo.source - l, "%s%s", i ? ", " :
-			 sync == FAST_SIM_SYNC_RANK ? "; fitted on collectives (--sync rank): " :
-						      "; fitted on collectives: ",
-			 terms[i].path);
-	}
-	if (in.json) {
-		printf("{");
-		if (nruns && sync != FAST_SIM_SYNC_STEP)
-			printf("\"sync\": \"%s\", ", simc_sync_name(sync));
-		if (nruns)
-			print_fit_json(terms, nterms, &topo, cells, ncells, cost0, cost);
-		printf("\"tiers\": [");
-		for (int k = 0, first = 1; k < 2; k++) {
-			if (!have[k])
-				continue;
-			const struct fast_tier *tier = k ? &topo.out : &topo.up;
-			/* efficiency and line_GBps: what the topology gets;
-			 * fitted_efficiency: achieved / the given line rate */
-			printf("%s{\"tier\": \"%s\", \"points\": %zu, \"latency_us\": %.4f, "
-			       "\"achieved_GBps\": %.4f, \"line_GBps\": %.4f, \"efficiency\": %.4f, "
-			       "\"fitted_efficiency\": %.4f, \"clamped\": %s, \"r2\": %.6f, "
-			       "\"mean_rel_err\": %.6f, \"max_rel_err\": %.6f}",
-			       first ? "" : ", ", k ? "out" : "up", fit[k].points, fit[k].latency_us,
-			       fit[k].achieved_GBps, tier->bw_GBps, tier->efficiency,
-			       fit[k].efficiency, clamped[k] ? "true" : "false", fit[k].r2,
-			       fit[k].mean_rel_err, fit[k].max_rel_err);
-			first = 0;
-		}
-		printf("]}\n");
-	} else {
-		if (nruns) {
-			printf("term                                    value     search range\n");
-			for (size_t i = 0; i < nterms; i++)
-				printf("%-34s %12.6g     [%g, %g]%s\n", terms[i].path,
-				       *fast_topo_field(&topo, terms[i].path, NULL, NULL), terms[i].lo, terms[i].hi,
-				       terms[i].log ? " log" : "");
-			printf("sum of squared relative errors over the fitting cells: %.4g (%.4g before)%s\n", cost,
-			       cost0, sync == FAST_SIM_SYNC_RANK ? ", simulated with --sync rank" : "");
-			printf("role   algo       samples  median (us)      IQR (us)     sim (us)    error  traffic\n");
-			for (size_t k = 0; k < ncells; k++) {
-				const struct cell *e = &cells[k];
-				printf("%-6s %-10s %7zu %12.1f %13.1f %12.1f %+7.1f%%  %s matrix %u\n",
-				       e->check ? "check" : "fit", e->algo, e->n, e->median_us, e->q3_us - e->q1_us,
-				       e->sim_us, 100 * (e->sim_us - e->median_us) / e->median_us, e->traffic,
-				       e->matrix);
-			}
-		}
-		if (nsrc)
-			printf("tier       points   alpha (us)  achieved GB/s  line GB/s  efficiency      R^2  mean err  max err\n");
-		for (int k = 0; k < 2; k++) {
-			const struct fast_tier *tier = k ? &topo.out : &topo.up;
-			if (!have[k])
-				continue;
-			/* the columns are what the topology gets; a clamped
-			 * fit says what it was clamped from */
-			printf("%-9s %7zu %12.3f %14.3f %10.3f %11.4f %8.5f %8.2f%% %7.2f%%",
-			       k ? "scale-out" : "scale-up", fit[k].points, fit[k].latency_us,
-			       fit[k].achieved_GBps, tier->bw_GBps, tier->efficiency, fit[k].r2,
-			       100 * fit[k].mean_rel_err, 100 * fit[k].max_rel_err);
-			if (clamped[k])
-				printf("  (efficiency clamped from %.4f; line rate raised from %.3f)",
-				       fit[k].efficiency, line0[k]);
-			putchar('\n');
-		}
-	}
-	if (in.out_path) {
-		struct cli_out o;
-		struct fast_err err;
-		if ((rc = cli_out_open(&o, in.out_path)) != 0)
-			return rc;
-		if (fast_topo_write(&topo, o.f, &err) < 0)
-			return cli_out_fail(&o, &err);
-		if ((rc = cli_out_commit(&o)) != 0)
-			return rc;
-	}
-	free_cells(cells, ncells);
 	return 0;
+}
+
+/* The --fit terms searched on the timed collectives' cells, the best
+ * point left in topo and the cells' sim_us; 0 or the exit status (the
+ * cells loaded are in r either way). */
+static int fit_runs(struct calib_args *a, struct fast_topo *topo, struct calib_result *r)
+{
+	struct fast_err err;
+	struct fitctx fc;
+	double x[16];
+	bool any_fit = false;
+	int rc;
+
+	if ((rc = load_cells(a->runs, a->check, a->ptopo, a->nruns, topo, &a->in, r->cells,
+			     &r->ncells)) != 0)
+		return rc;
+	for (size_t k = 0; k < r->ncells; k++)
+		any_fit |= !r->cells[k].check;
+	fc = (struct fitctx){ topo, a->terms, { 0 }, a->nterms, r->cells, r->ncells, &a->in.lim, a->sync };
+	for (size_t i = 0; i < a->nterms; i++) {
+		fc.slot[i] = fast_topo_field(topo, a->terms[i].path, NULL, NULL);
+		x[i] = *fc.slot[i];
+	}
+	r->cost0 = fit_cost(&fc, x);
+	if (any_fit && fast_calib_minimize(a->terms, a->nterms, fit_cost, &fc, 400, x, &r->cost,
+					   &err) < 0)
+		return cli_report(&err);
+	r->cost = fit_cost(&fc, x); /* leaves the best point in topo and sim_us */
+	return 0;
+}
+
+/* The topology's source says what was fitted. */
+static void note_source(const struct calib_args *a, struct fast_topo *topo)
+{
+	if (a->nsrc)
+		snprintf(topo->source + strlen(topo->source), sizeof topo->source - strlen(topo->source),
+			 "%s", "; latency and efficiency fitted by fast calibrate");
+	for (size_t i = 0; i < a->nterms && a->nruns; i++) {
+		size_t l = strlen(topo->source);
+		snprintf(topo->source + l, sizeof topo->source - l, "%s%s", i ? ", " :
+			 a->sync == FAST_SIM_SYNC_RANK ? "; fitted on collectives (--sync rank): " :
+							 "; fitted on collectives: ",
+			 a->terms[i].path);
+	}
+}
+
+static void print_json(const struct calib_args *a, struct fast_topo *topo,
+		       const struct calib_result *r)
+{
+	printf("{");
+	if (a->nruns && a->sync != FAST_SIM_SYNC_STEP)
+		printf("\"sync\": \"%s\", ", simc_sync_name(a->sync));
+	if (a->nruns)
+		print_fit_json(a->terms, a->nterms, topo, r->cells, r->ncells, r->cost0, r->cost);
+	printf("\"tiers\": [");
+	for (int k = 0, first = 1; k < 2; k++) {
+		const struct fast_calib_fit *fit = &r->fit[k];
+		if (!r->have[k])
+			continue;
+		const struct fast_tier *tier = k ? &topo->out : &topo->up;
+		/* efficiency and line_GBps: what the topology gets;
+		 * fitted_efficiency: achieved / the given line rate */
+		printf("%s{\"tier\": \"%s\", \"points\": %zu, \"latency_us\": %.4f, "
+		       "\"achieved_GBps\": %.4f, \"line_GBps\": %.4f, \"efficiency\": %.4f, "
+		       "\"fitted_efficiency\": %.4f, \"clamped\": %s, \"r2\": %.6f, "
+		       "\"mean_rel_err\": %.6f, \"max_rel_err\": %.6f}",
+		       first ? "" : ", ", k ? "out" : "up", fit->points, fit->latency_us,
+		       fit->achieved_GBps, tier->bw_GBps, tier->efficiency,
+		       fit->efficiency, r->clamped[k] ? "true" : "false", fit->r2,
+		       fit->mean_rel_err, fit->max_rel_err);
+		first = 0;
+	}
+	printf("]}\n");
+}
+
+/* The collective fit as a table: the terms, the cost, the cells. */
+static void print_runs_table(const struct calib_args *a, struct fast_topo *topo,
+			     const struct calib_result *r)
+{
+	printf("term                                    value     search range\n");
+	for (size_t i = 0; i < a->nterms; i++)
+		printf("%-34s %12.6g     [%g, %g]%s\n", a->terms[i].path,
+		       *fast_topo_field(topo, a->terms[i].path, NULL, NULL), a->terms[i].lo,
+		       a->terms[i].hi, a->terms[i].log ? " log" : "");
+	printf("sum of squared relative errors over the fitting cells: %.4g (%.4g before)%s\n", r->cost,
+	       r->cost0, a->sync == FAST_SIM_SYNC_RANK ? ", simulated with --sync rank" : "");
+	printf("role   algo       samples  median (us)      IQR (us)     sim (us)    error  traffic\n");
+	for (size_t k = 0; k < r->ncells; k++) {
+		const struct cell *e = &r->cells[k];
+		printf("%-6s %-10s %7zu %12.1f %13.1f %12.1f %+7.1f%%  %s matrix %u\n",
+		       e->check ? "check" : "fit", e->algo, e->n, e->median_us, e->q3_us - e->q1_us,
+		       e->sim_us, 100 * (e->sim_us - e->median_us) / e->median_us, e->traffic,
+		       e->matrix);
+	}
+}
+
+/* The tier fits as a table. */
+static void print_tiers_table(const struct calib_args *a, const struct fast_topo *topo,
+			      const struct calib_result *r)
+{
+	if (a->nsrc)
+		printf("tier       points   alpha (us)  achieved GB/s  line GB/s  efficiency      R^2  mean err  max err\n");
+	for (int k = 0; k < 2; k++) {
+		const struct fast_tier *tier = k ? &topo->out : &topo->up;
+		const struct fast_calib_fit *fit = &r->fit[k];
+		if (!r->have[k])
+			continue;
+		/* the columns are what the topology gets; a clamped
+		 * fit says what it was clamped from */
+		printf("%-9s %7zu %12.3f %14.3f %10.3f %11.4f %8.5f %8.2f%% %7.2f%%",
+		       k ? "scale-out" : "scale-up", fit->points, fit->latency_us,
+		       fit->achieved_GBps, tier->bw_GBps, tier->efficiency, fit->r2,
+		       100 * fit->mean_rel_err, 100 * fit->max_rel_err);
+		if (r->clamped[k])
+			printf("  (efficiency clamped from %.4f; line rate raised from %.3f)",
+			       fit->efficiency, r->line0[k]);
+		putchar('\n');
+	}
+}
+
+static int write_topo(const char *path, const struct fast_topo *topo)
+{
+	struct cli_out o;
+	struct fast_err err;
+	int rc;
+
+	if ((rc = cli_out_open(&o, path)) != 0)
+		return rc;
+	if (fast_topo_write(topo, o.f, &err) < 0)
+		return cli_out_fail(&o, &err);
+	return cli_out_commit(&o);
+}
+
+/* Fit, then refuse a fitted topology out of range, report, write. */
+static int calibrate(struct calib_args *a, struct fast_topo *topo, struct calib_result *r)
+{
+	struct fast_err err;
+	int rc;
+
+	for (size_t i = 0; i < a->nterms; i++)
+		if (!fast_topo_field(topo, a->terms[i].path, NULL, NULL))
+			return cli_usage_error("calibrate", "--fit %s: no such topology number",
+					       a->terms[i].path);
+	if ((rc = fit_tiers(a, topo, r)) != 0 || (a->nruns && (rc = fit_runs(a, topo, r)) != 0))
+		return rc;
+	/* the fit may leave the physical ranges (an efficiency of 1e-5, an
+	 * alpha of an hour): write nothing a later load refuses */
+	if (fast_topo_validate(topo, &a->in.lim, &err) < 0) {
+		fast_err_prefix(&err, "the fitted topology is out of range");
+		return cli_report(&err);
+	}
+	note_source(a, topo);
+	if (a->in.json) {
+		print_json(a, topo, r);
+	} else {
+		if (a->nruns)
+			print_runs_table(a, topo, r);
+		print_tiers_table(a, topo, r);
+	}
+	return a->in.out_path ? write_topo(a->in.out_path, topo) : 0;
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+	static struct calib_args a;
+	static struct calib_result r;
+	struct fast_topo topo;
+	int rc;
+
+	if ((rc = parse_args(argc, argv, &a)) >= 0)
+		return rc;
+	if ((rc = cli_load_topo(&a.in, &topo)) != 0)
+		return rc;
+	rc = calibrate(&a, &topo, &r);
+	free_cells(r.cells, r.ncells);
+	return rc;
 }

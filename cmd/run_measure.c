@@ -418,6 +418,37 @@ static int memory_agree(const struct run_ctx *c, uint64_t size, uint64_t stot, u
 			    fast_size_format(lack.avail, e, sizeof e), c->mem_from, hint);
 }
 
+/* The row's staging, synthesis and cache figures, agreed over the ranks
+ * (collective): the largest staging and synthesis time, every rank's
+ * staging at rank 0 (out->staging_rank, the caller's to free), the plan
+ * cache's hits and lookups since st0. */
+static void row_stats(struct run_ctx *c, struct fast_prog *prog, const struct fast_matrix *m,
+		      const struct fast_exec_stats *st0, double synth, struct run_row *out)
+{
+	uint32_t ng = (uint32_t)c->size;
+	struct fast_exec_stats st2;
+	uint64_t stg = 0, stg_max = 0;
+	double syn_max = 0;
+
+	fast_exec_get_stats(c->x, &st2);
+	if (!c->mpi || m) {
+		struct fast_prog_info info;
+		fast_prog_info(prog, &info);
+		stg = info.staging_bytes;
+		out->passes = info.passes;
+		out->waves = info.waves;
+	}
+	MPI_Allreduce(&stg, &stg_max, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+	if (c->rank == 0)
+		out->staging_rank = fast_calloc(ng, sizeof *out->staging_rank);
+	MPI_Gather(&stg, 1, MPI_UINT64_T, out->staging_rank, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	MPI_Allreduce(&synth, &syn_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	out->staging = stg_max;
+	out->synth_us = syn_max * 1e6;
+	out->hits = st2.cache_hits - st0->cache_hits;
+	out->lookups = out->hits + st2.cache_misses - st0->cache_misses;
+}
+
 /* One row: every rank's status, agreed and said once (run_report_agreed). */
 int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uint64_t *D,
 		const struct fast_matrix *m, struct run_row *out)
@@ -505,28 +536,7 @@ int run_measure(struct run_ctx *c, uint32_t matrix, const char *label, const uin
 		sum += worst;
 	}
 	MPI_Allreduce(&wrong, &all_wrong, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-	{
-		struct fast_exec_stats st2;
-		uint64_t stg = 0, stg_max = 0;
-		double syn_max = 0;
-		fast_exec_get_stats(c->x, &st2);
-		if (!c->mpi || m) {
-			struct fast_prog_info info;
-			fast_prog_info(prog, &info);
-			stg = info.staging_bytes;
-			out->passes = info.passes;
-			out->waves = info.waves;
-		}
-		MPI_Allreduce(&stg, &stg_max, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-		if (c->rank == 0)
-			out->staging_rank = fast_calloc(ng, sizeof *out->staging_rank);
-		MPI_Gather(&stg, 1, MPI_UINT64_T, out->staging_rank, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-		MPI_Allreduce(&synth, &syn_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-		out->staging = stg_max;
-		out->synth_us = syn_max * 1e6;
-		out->hits = st2.cache_hits - st0.cache_hits;
-		out->lookups = out->hits + st2.cache_misses - st0.cache_misses;
-	}
+	row_stats(c, prog, m, &st0, synth, out);
 	qsort(times, o->iters, sizeof *times, cmp_double);
 	out->matrix = matrix;
 	snprintf(out->label, sizeof out->label, "%s", label);

@@ -417,6 +417,69 @@ static int summary(const struct sweep_spec *s, const char *spec, const char *out
 	return 0;
 }
 
+/* --list: every case's id and key. */
+static void list_cases(const struct sweep_spec *s)
+{
+	for (uint32_t g = 0; g < s->ngroups; g++)
+		for (uint32_t k = 0; k < s->groups[g].ncases; k++) {
+			struct sweep_row r;
+			sweep_spec_case(s, g, s->groups[g].case0 + k, &r, NULL, NULL);
+			printf("%llu %s\n", (unsigned long long)r.case_id, r.key);
+		}
+}
+
+/* Under mpirun, once rank 0 has opened the results: done[] broadcast, the
+ * pending groups dealt round-robin over the ranks, rank 0 writing every
+ * row; *nrun and *errors are the totals (rank 0's). */
+static int run_mpi(const struct sweep_spec *s, uint8_t *done, int fd, int rank, int size,
+		   struct progress *prog, uint64_t *nrun, uint64_t *errors)
+{
+	uint32_t npend;
+	uint64_t todo, e, tot = 0;
+	uint32_t *pend;
+	struct sink k = { .fd = fd, .notify = -1 };
+	int rc = 0;
+
+	for (uint64_t off = 0; off < s->ncases; off += 1u << 30) {
+		uint64_t n = s->ncases - off < (1u << 30) ? s->ncases - off : (1u << 30);
+		MPI_Bcast(done + off, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+	}
+	pend = pending_groups(s, done, &npend, &todo);
+	if (!pend) {
+		rc = cli_fail(FAST_ENOMEM, "out of memory");
+		MPI_Abort(MPI_COMM_WORLD, 4);
+	}
+	if (rank == 0) {
+		prog->total = todo;
+		root.fd = fd;
+		root.prog = prog;
+		k.progress = prog;
+		k.poll = root_poll;
+		k.mpi_pending = size - 1;
+	} else {
+		k.mpi_send = true;
+	}
+	for (uint32_t i = (uint32_t)rank; i < npend && !k.failed; i += (uint32_t)size)
+		run_group(s, pend[i], done, &k);
+	if (rank == 0) {
+		while (k.mpi_pending > 0) {
+			MPI_Status st2;
+			MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st2);
+			root_take(&k, &st2);
+		}
+		rc = k.failed ? k.failed : root.status;
+		*nrun = k.run + root.received;
+	} else {
+		int status = k.failed;
+		MPI_Send(&status, 1, MPI_INT, 0, TAG_DONE, MPI_COMM_WORLD);
+	}
+	e = k.errors;
+	MPI_Reduce(&e, &tot, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+	*errors = tot;
+	free(pend);
+	return rc;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
 	struct cli_scan sc;
@@ -481,12 +544,7 @@ int cmd_sweep(int argc, char **argv)
 		goto out;
 	}
 	if (list) {
-		for (uint32_t g = 0; g < s.ngroups; g++)
-			for (uint32_t k = 0; k < s.groups[g].ncases; k++) {
-				struct sweep_row r;
-				sweep_spec_case(&s, g, s.groups[g].case0 + k, &r, NULL, NULL);
-				printf("%llu %s\n", (unsigned long long)r.case_id, r.key);
-			}
+		list_cases(&s);
 		goto out;
 	}
 	if (rank == 0 && s.skipped)
@@ -512,50 +570,7 @@ int cmd_sweep(int argc, char **argv)
 			rc = st;
 			goto out;
 		}
-		for (uint64_t off = 0; off < s.ncases; off += 1u << 30) {
-			uint64_t n = s.ncases - off < (1u << 30) ? s.ncases - off : (1u << 30);
-			MPI_Bcast(done + off, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
-		}
-		{
-			uint32_t npend;
-			uint64_t todo;
-			uint32_t *pend = pending_groups(&s, done, &npend, &todo);
-			struct sink k = { .fd = fd, .notify = -1 };
-			if (!pend) {
-				rc = cli_fail(FAST_ENOMEM, "out of memory");
-				MPI_Abort(MPI_COMM_WORLD, 4);
-			}
-			if (rank == 0) {
-				prog.total = todo;
-				root.fd = fd;
-				root.prog = &prog;
-				k.progress = &prog;
-				k.poll = root_poll;
-				k.mpi_pending = size - 1;
-			} else {
-				k.mpi_send = true;
-			}
-			for (uint32_t i = (uint32_t)rank; i < npend && !k.failed; i += (uint32_t)size)
-				run_group(&s, pend[i], done, &k);
-			if (rank == 0) {
-				while (k.mpi_pending > 0) {
-					MPI_Status st2;
-					MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st2);
-					root_take(&k, &st2);
-				}
-				rc = k.failed ? k.failed : root.status;
-				nrun = k.run + root.received;
-			} else {
-				int status = k.failed;
-				MPI_Send(&status, 1, MPI_INT, 0, TAG_DONE, MPI_COMM_WORLD);
-			}
-			{
-				uint64_t e = k.errors, tot = 0;
-				MPI_Reduce(&e, &tot, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-				errors = tot;
-			}
-			free(pend);
-		}
+		rc = run_mpi(&s, done, fd, rank, size, &prog, &nrun, &errors);
 	} else if (rc == 0) {
 		if (jobs == 0) {
 			long n = sysconf(_SC_NPROCESSORS_ONLN);

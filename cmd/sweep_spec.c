@@ -1,17 +1,16 @@
 /*
  * sweep_spec.c - parse and expand a sweep specification (sweep_spec.h).
  *
- * Kept whole on purpose: it is one idea, the spec's JSON turned into the
- * Cartesian product of cases.  In file order: the axis readers (a scalar
- * or an array of distinct values, with the JSON path in every error), one
- * parser per part of the spec (topologies, traffic entries, algorithms and
- * their option axes, evaluation), the expansion into groups and case
- * indices, and the three lookups of that expansion (a case's row, a
- * group's traffic, a matrix).  The axis readers serve only these parsers
- * and the lookups only read what the expansion built, so a split would
- * put each half behind an interface with one user.
+ * The spec's JSON turned into the Cartesian product of cases.  In file
+ * order: one parser per part of the spec (topologies, traffic entries,
+ * algorithms and their option axes, evaluation), the expansion into
+ * groups and case indices, and the three lookups of that expansion (a
+ * case's row, a group's traffic, a matrix).  The axis readers the parsers
+ * share (a scalar or an array of distinct values, with the JSON path in
+ * every error) and the bounded growing arrays are sweep_spec_axes.c.
  */
 #include "sweep_spec.h"
+#include "sweep_spec_internal.h"
 #include "cli.h"
 
 #include <math.h>
@@ -23,7 +22,6 @@
 #include "lib/base/json.h"
 
 #define NOSIZE UINT32_MAX
-#define MAX_AXIS 4096u
 
 void sweep_spec_free(struct sweep_spec *s)
 {
@@ -43,200 +41,6 @@ void sweep_spec_free(struct sweep_spec *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* --- axis values ------------------------------------------------------------ */
-
-/* Iterate a scalar-or-array member: the values into out[] (at most max).
- * Absent: *n = 0. */
-static int axis_values(struct fast_jctx *c, const struct fast_jv *obj, const char *key,
-		       const struct fast_jv **out, uint32_t max, uint32_t *n)
-{
-	const struct fast_jv *v = fast_jv_get(obj, key);
-	size_t old;
-
-	*n = 0;
-	if (!v)
-		return 0;
-	if (fast_jv_type(v) != FAST_JARRAY) {
-		out[(*n)++] = v;
-		return 0;
-	}
-	old = fast_jctx_push_key(c, key);
-	if (fast_jv_size(v) == 0)
-		return fast_jctx_fail(c, FAST_EINPUT, "must not be empty");
-	if (fast_jv_size(v) > max)
-		return fast_jctx_fail(c, FAST_ELIMIT, "more than %u values", max);
-	for (const struct fast_jv *e = fast_jv_first(v); e; e = fast_jv_next(e))
-		out[(*n)++] = e;
-	fast_jctx_pop(c, old);
-	return 0;
-}
-
-/* Push the path of value i of member key (scalar: just the key). */
-static size_t push_value(struct fast_jctx *c, const struct fast_jv *obj, const char *key,
-			 uint32_t i)
-{
-	size_t old = fast_jctx_push_key(c, key);
-	if (fast_jv_type(fast_jv_get(obj, key)) == FAST_JARRAY)
-		fast_jctx_push_index(c, i);
-	return old;
-}
-
-/* Refuse value i of axis key: it repeats an earlier value (shown), which
- * would make the same cases twice. */
-static int dup_fail(struct fast_jctx *c, const struct fast_jv *obj, const char *key, uint32_t i,
-		    const char *shown)
-{
-	size_t old = push_value(c, obj, key, i);
-	int rc = fast_jctx_fail(c, FAST_EINPUT, "duplicate value %s", shown);
-	fast_jctx_pop(c, old);
-	return rc;
-}
-
-static int axis_doubles(struct fast_jctx *c, const struct fast_jv *obj, const char *key,
-			double min, double max, bool min_excl, double *out, uint32_t *n)
-{
-	const struct fast_jv *v[MAX_AXIS];
-	int rc = axis_values(c, obj, key, v, MAX_AXIS, n);
-
-	for (uint32_t i = 0; rc == 0 && i < *n; i++) {
-		size_t old = push_value(c, obj, key, i);
-		rc = fast_jv_as_double(c, v[i], min, max, min_excl, &out[i]);
-		fast_jctx_pop(c, old);
-		for (uint32_t j = 0; rc == 0 && j < i; j++)
-			if (out[j] == out[i]) {
-				char shown[32];
-				snprintf(shown, sizeof shown, "%.9g", out[i]);
-				rc = dup_fail(c, obj, key, i, shown);
-			}
-	}
-	return rc;
-}
-
-static int axis_u64(struct fast_jctx *c, const struct fast_jv *obj, const char *key, uint64_t min,
-		    uint64_t max, uint64_t *out, uint32_t *n)
-{
-	const struct fast_jv *v[MAX_AXIS];
-	int rc = axis_values(c, obj, key, v, MAX_AXIS, n);
-
-	for (uint32_t i = 0; rc == 0 && i < *n; i++) {
-		size_t old = push_value(c, obj, key, i);
-		rc = fast_jv_as_u64(c, v[i], max, &out[i]);
-		if (rc == 0 && out[i] < min)
-			rc = fast_jctx_fail(c, FAST_EINPUT, "must be >= %llu (got %llu)",
-					    (unsigned long long)min, (unsigned long long)out[i]);
-		fast_jctx_pop(c, old);
-		for (uint32_t j = 0; rc == 0 && j < i; j++)
-			if (out[j] == out[i]) {
-				char shown[32];
-				snprintf(shown, sizeof shown, "%llu", (unsigned long long)out[i]);
-				rc = dup_fail(c, obj, key, i, shown);
-			}
-	}
-	return rc;
-}
-
-/* Strings; each must be one of names (when non-NULL): out gets the index. */
-static int axis_strings(struct fast_jctx *c, const struct fast_jv *obj, const char *key,
-			const char **out, uint32_t *n)
-{
-	const struct fast_jv *v[MAX_AXIS];
-	int rc = axis_values(c, obj, key, v, MAX_AXIS, n);
-
-	for (uint32_t i = 0; rc == 0 && i < *n; i++) {
-		size_t old = push_value(c, obj, key, i);
-		if (fast_jv_type(v[i]) != FAST_JSTRING)
-			rc = fast_jctx_fail(c, FAST_EINPUT, "must be a string (got %s)",
-					    fast_jtype_name(fast_jv_type(v[i])));
-		else
-			out[i] = fast_jv_string(v[i]);
-		fast_jctx_pop(c, old);
-		for (uint32_t j = 0; rc == 0 && j < i; j++)
-			if (strcmp(out[j], out[i]) == 0) {
-				char shown[48];
-				snprintf(shown, sizeof shown, "'%.40s'", out[i]);
-				rc = dup_fail(c, obj, key, i, shown);
-			}
-	}
-	return rc;
-}
-
-static int axis_enum(struct fast_jctx *c, const struct fast_jv *obj, const char *key,
-		     const char *const *names, int *out, uint32_t *n)
-{
-	const char *v[MAX_AXIS];
-	int rc = axis_strings(c, obj, key, v, n);
-
-	for (uint32_t i = 0; rc == 0 && i < *n; i++) {
-		int k;
-		for (k = 0; names[k] && strcmp(names[k], v[i]) != 0; k++)
-			;
-		if (!names[k]) {
-			size_t old = push_value(c, obj, key, i);
-			char known[160] = "";
-			for (int j = 0; names[j]; j++)
-				snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
-					 j ? ", " : "", names[j]);
-			rc = fast_jctx_fail(c, FAST_EINPUT, "unknown value '%.40s' (known: %s)", v[i], known);
-			fast_jctx_pop(c, old);
-		}
-		out[i] = k;
-	}
-	return rc;
-}
-
-static int axis_sizes(struct fast_jctx *c, const struct fast_jv *obj, const char *key,
-		      uint64_t *out, uint32_t *n)
-{
-	const struct fast_jv *v[MAX_AXIS];
-	int rc = axis_values(c, obj, key, v, MAX_AXIS, n);
-
-	for (uint32_t i = 0; rc == 0 && i < *n; i++) {
-		size_t old = push_value(c, obj, key, i);
-		if (fast_jv_type(v[i]) == FAST_JSTRING) {
-			struct fast_err e2;
-			if (fast_size_parse(fast_jv_string(v[i]), &out[i], &e2) < 0)
-				rc = fast_jctx_fail(c, FAST_EINPUT, "%s", e2.msg);
-		} else {
-			rc = fast_jv_as_u64(c, v[i], FAST_JSON_MAX_BYTES, &out[i]);
-		}
-		if (rc == 0 && out[i] == 0)
-			rc = fast_jctx_fail(c, FAST_EINPUT, "a size must be > 0");
-		fast_jctx_pop(c, old);
-		for (uint32_t j = 0; rc == 0 && j < i; j++)
-			if (out[j] == out[i]) {
-				char shown[48];
-				snprintf(shown, sizeof shown, "%llu bytes", (unsigned long long)out[i]);
-				rc = dup_fail(c, obj, key, i, shown);
-			}
-	}
-	return rc;
-}
-
-/* --- growing arrays -------------------------------------------------------- */
-
-/* Each array holds at most PUSH_MAX_BYTES: a few KiB of spec with long axes
- * (2048 presets x 2048 x 2048 bandwidth overrides) must not ask for
- * gigabytes.  Arrays grow by doubling: the capacity is the next power of
- * two >= *n, so a push reallocates only when *n is 0 or a power of two. */
-#define PUSH_MAX_BYTES (UINT64_C(64) << 20)
-
-static int push(void **arr, uint32_t *n, size_t sz, struct fast_err *err)
-{
-	void *p = *arr;
-
-	if (*n >= (1u << 24) || ((uint64_t)*n + 1) * sz > PUSH_MAX_BYTES)
-		return fast_err_set(err, FAST_ELIMIT, "sweep spec: too many cases (%u and more)", *n);
-	if ((*n & (*n - 1)) == 0) {
-		p = fast_reallocarray(*arr, *n ? (size_t)*n * 2 : 1, sz);
-		if (!p)
-			return fast_err_set(err, FAST_ENOMEM, "sweep spec: out of memory");
-		*arr = p;
-	}
-	memset((char *)p + (size_t)*n * sz, 0, sz);
-	(*n)++;
-	return 0;
-}
-
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -251,7 +55,7 @@ static int add_topo(struct sweep_spec *s, const struct fast_topo *t, const char 
 	struct sweep_topo *v;
 	int rc;
 
-	if ((rc = push((void **)&s->topos, &s->ntopos, sizeof *s->topos, err)) < 0)
+	if ((rc = sweep_spec_push((void **)&s->topos, &s->ntopos, sizeof *s->topos, err)) < 0)
 		return rc;
 	v = &s->topos[s->ntopos - 1];
 	v->topo = *t;
@@ -282,12 +86,12 @@ static int parse_topos(struct fast_jctx *c, const struct fast_jv *root, struct s
 
 	if (!gk)
 		return FAST_EINPUT;
-	if ((rc = axis_strings(c, root, "presets", presets, &np)) < 0 ||
-	    (rc = axis_strings(c, root, "topos", files, &nf)) < 0 ||
-	    (rc = axis_u64(c, root, "servers", 1, 1u << 20, servers, &ns)) < 0 ||
-	    (rc = axis_u64(c, root, gk, 1, 1u << 16, gpus, &ng)) < 0 ||
-	    (rc = axis_doubles(c, root, "scale_up_bw_GBps", 0, 1e9, true, ups, &nu)) < 0 ||
-	    (rc = axis_doubles(c, root, "scale_out_bw_GBps", 0, 1e9, true, outs, &no)) < 0)
+	if ((rc = sweep_axis_strings(c, root, "presets", presets, &np)) < 0 ||
+	    (rc = sweep_axis_strings(c, root, "topos", files, &nf)) < 0 ||
+	    (rc = sweep_axis_u64(c, root, "servers", 1, 1u << 20, servers, &ns)) < 0 ||
+	    (rc = sweep_axis_u64(c, root, gk, 1, 1u << 16, gpus, &ng)) < 0 ||
+	    (rc = sweep_axis_doubles(c, root, "scale_up_bw_GBps", 0, 1e9, true, ups, &nu)) < 0 ||
+	    (rc = sweep_axis_doubles(c, root, "scale_out_bw_GBps", 0, 1e9, true, outs, &no)) < 0)
 		return rc;
 	if (np + nf == 0)
 		return fast_jctx_fail(c, FAST_EINPUT, "give \"presets\" or \"topos\"");
@@ -345,7 +149,7 @@ static int add_gen(struct sweep_spec *s, const struct fast_gen_opts *g, uint32_t
 	struct sweep_traffic *v;
 	int rc;
 
-	if ((rc = push((void **)&s->traffics, &s->ntraffics, sizeof *s->traffics, err)) < 0)
+	if ((rc = sweep_spec_push((void **)&s->traffics, &s->ntraffics, sizeof *s->traffics, err)) < 0)
 		return rc;
 	v = &s->traffics[s->ntraffics - 1];
 	v->gen = *g;
@@ -401,8 +205,8 @@ static int parse_trace(struct fast_jctx *c, const struct fast_jv *e, struct swee
 		cli_input(path);
 		if ((rc = fast_traffic_load(path, &s->lim, &tr, c->err)) < 0)
 			return rc;
-		if ((rc = push((void **)&s->traces, &n, sizeof *s->traces, c->err)) < 0 ||
-		    (rc = push((void **)&s->trace_paths, &s->ntraces, sizeof *s->trace_paths, c->err)) < 0) {
+		if ((rc = sweep_spec_push((void **)&s->traces, &n, sizeof *s->traces, c->err)) < 0 ||
+		    (rc = sweep_spec_push((void **)&s->trace_paths, &s->ntraces, sizeof *s->trace_paths, c->err)) < 0) {
 			fast_traffic_free(&tr);
 			return rc;
 		}
@@ -410,17 +214,17 @@ static int parse_trace(struct fast_jctx *c, const struct fast_jv *e, struct swee
 		snprintf(s->trace_paths[k], sizeof s->trace_paths[k], "%s", path);
 	}
 	t = &s->traces[k];
-	if ((rc = axis_u64(c, e, "matrices", 0, UINT32_MAX, mats, &nm)) < 0)
+	if ((rc = sweep_axis_u64(c, e, "matrices", 0, UINT32_MAX, mats, &nm)) < 0)
 		return rc;
 	for (uint32_t i = 0; i < nm; i++)
 		if (mats[i] >= t->count) {
-			size_t old = push_value(c, e, "matrices", i);
+			size_t old = sweep_axis_path(c, e, "matrices", i);
 			rc = fast_jctx_fail(c, FAST_EINPUT, "%s has %u matrices (0..%u)", path, t->count,
 					    t->count - 1);
 			fast_jctx_pop(c, old);
 			return rc;
 		}
-	if ((rc = push((void **)&s->traffics, &s->ntraffics, sizeof *s->traffics, c->err)) < 0)
+	if ((rc = sweep_spec_push((void **)&s->traffics, &s->ntraffics, sizeof *s->traffics, c->err)) < 0)
 		return rc;
 	v = &s->traffics[s->ntraffics - 1];
 	v->is_trace = true;
@@ -457,16 +261,16 @@ static int parse_gen(struct fast_jctx *c, const struct fast_jv *e, struct sweep_
 	fast_gen_defaults(&g);
 	if ((rc = fast_jv_expect_object(c, e, allowed)) < 0 || (rc = single(c, e, "pattern")) < 0 ||
 	    (rc = single(c, e, "placement")) < 0 ||
-	    (rc = axis_enum(c, e, "pattern", patterns, &pat, &n)) < 0)
+	    (rc = sweep_axis_enum(c, e, "pattern", patterns, &pat, &n)) < 0)
 		return rc;
 	if (n == 0)
 		return fast_jctx_fail(c, FAST_EINPUT, "give \"pattern\" or \"trace\"");
 	g.pattern = (enum fast_gen_pattern)pat;
-	if ((rc = axis_u64(c, e, "seeds", 0, UINT64_MAX, seeds, &nseeds)) < 0 ||
-	    (rc = axis_doubles(c, e, "skew", 0, 100, false, skews, &nskew)) < 0 ||
-	    (rc = axis_u64(c, e, "hot", 1, UINT32_MAX, hots, &nhot)) < 0 ||
-	    (rc = axis_doubles(c, e, "fraction", 0, 1, false, fracs, &nfrac)) < 0 ||
-	    (rc = axis_doubles(c, e, "alpha", 0, 100, false, alphas, &nalpha)) < 0 ||
+	if ((rc = sweep_axis_u64(c, e, "seeds", 0, UINT64_MAX, seeds, &nseeds)) < 0 ||
+	    (rc = sweep_axis_doubles(c, e, "skew", 0, 100, false, skews, &nskew)) < 0 ||
+	    (rc = sweep_axis_u64(c, e, "hot", 1, UINT32_MAX, hots, &nhot)) < 0 ||
+	    (rc = sweep_axis_doubles(c, e, "fraction", 0, 1, false, fracs, &nfrac)) < 0 ||
+	    (rc = sweep_axis_doubles(c, e, "alpha", 0, 100, false, alphas, &nalpha)) < 0 ||
 	    (rc = fast_jv_get_u32(c, e, "matrices", false, 1, 1u << 16, &g.matrices)) < 0)
 		return rc;
 	if (g.pattern != FAST_GEN_ZIPF && (rc = reject(c, e, "skew", "only for pattern zipf")) < 0)
@@ -490,7 +294,7 @@ static int parse_gen(struct fast_jctx *c, const struct fast_jv *e, struct sweep_
 		    (rc = fast_jv_get_u64(c, e, "token_bytes", false, FAST_JSON_MAX_BYTES, &g.moe.token_bytes)) < 0 ||
 		    (rc = fast_jv_get_u32(c, e, "steps", false, 1, 1u << 16, &g.moe.steps)) < 0 ||
 		    (rc = fast_jv_get_double(c, e, "drift", false, 0, 1, false, &g.moe.drift)) < 0 ||
-		    (rc = axis_enum(c, e, "placement", places, &place, &np)) < 0)
+		    (rc = sweep_axis_enum(c, e, "placement", places, &place, &np)) < 0)
 			return rc;
 		if (np)
 			g.moe.placement = (enum fast_placement)place;
@@ -582,15 +386,15 @@ static int parse_opt_axis(struct fast_jctx *c, const struct fast_jv *root, struc
 	int rc;
 
 	/* at most MAX_OPT_VALUES values, then each a string */
-	if ((rc = axis_values(c, root, key, jv, MAX_OPT_VALUES, &ax->n)) < 0 ||
-	    (rc = axis_strings(c, root, key, names, &ax->n)) < 0)
+	if ((rc = sweep_axis_values(c, root, key, jv, MAX_OPT_VALUES, &ax->n)) < 0 ||
+	    (rc = sweep_axis_strings(c, root, key, names, &ax->n)) < 0)
 		return rc;
 	for (uint32_t i = 0; i < ax->n; i++) {
 		struct fast_algo_opts o;
 		struct fast_err e2;
 		fast_algo_opts_default(&o);
 		if (fast_algo_option_parse(ax->opt, names[i], &o, &e2) < 0) {
-			size_t old = push_value(c, root, key, i);
+			size_t old = sweep_axis_path(c, root, key, i);
 			rc = fast_jctx_fail(c, FAST_EINPUT, "%s", e2.msg);
 			fast_jctx_pop(c, old);
 			return rc;
@@ -601,7 +405,7 @@ static int parse_opt_axis(struct fast_jctx *c, const struct fast_jv *root, struc
 				char shown[96];
 				snprintf(shown, sizeof shown, "'%.30s' (the same %s as '%.30s')", names[i],
 					 key, names[j]);
-				return dup_fail(c, root, key, i, shown);
+				return sweep_axis_dup(c, root, key, i, shown);
 			}
 	}
 	return 0;
@@ -616,7 +420,7 @@ static int parse_algos(struct fast_jctx *c, const struct fast_jv *root, struct s
 
 	if (!fast_jv_get(root, "algos"))
 		return fast_jctx_fail(c, FAST_EINPUT, "missing required key \"algos\"");
-	if ((rc = axis_strings(c, root, "algos", algos, &na)) < 0)
+	if ((rc = sweep_axis_strings(c, root, "algos", algos, &na)) < 0)
 		return rc;
 	for (const struct fast_algo_option *opt = fast_algo_options; opt->name; opt++)
 		if (opt->values && nax < MAX_OPT_AXES) {
@@ -629,7 +433,7 @@ static int parse_algos(struct fast_jctx *c, const struct fast_jv *root, struct s
 		uint32_t variants = 1, radix[MAX_OPT_AXES];
 		if (!al) {
 			const char *near = fast_algo_suggest(algos[i], NULL, 0);
-			size_t old = push_value(c, root, "algos", i);
+			size_t old = sweep_axis_path(c, root, "algos", i);
 			if (near)
 				rc = fast_jctx_fail(c, FAST_EINPUT, "unknown algorithm '%.40s'; did you mean '%s'?",
 						    algos[i], near);
@@ -647,7 +451,7 @@ static int parse_algos(struct fast_jctx *c, const struct fast_jv *root, struct s
 		for (uint32_t x = 0; x < variants; x++) {
 			struct sweep_algo *v;
 			uint32_t rest = x;
-			if ((rc = push((void **)&s->algos, &s->nalgos, sizeof *s->algos, c->err)) < 0)
+			if ((rc = sweep_spec_push((void **)&s->algos, &s->nalgos, sizeof *s->algos, c->err)) < 0)
 				return rc;
 			v = &s->algos[s->nalgos - 1];
 			snprintf(v->algo, sizeof v->algo, "%s", al->name);
@@ -676,7 +480,7 @@ static int parse_eval(struct fast_jctx *c, const struct fast_jv *root, struct sw
 	if ((rc = fast_jv_get_bool(c, root, "simulate", false, &s->eval.simulate)) < 0 ||
 	    (rc = fast_jv_get_bool(c, root, "congestion", false, &s->eval.sim.congestion)) < 0 ||
 	    (rc = fast_jv_get_double(c, root, "epsilon", false, 0, 0.5, false, &s->eval.sim.epsilon)) < 0 ||
-	    (rc = single(c, root, "bound")) < 0 || (rc = axis_enum(c, root, "bound", bounds, &b, &n)) < 0)
+	    (rc = single(c, root, "bound")) < 0 || (rc = sweep_axis_enum(c, root, "bound", bounds, &b, &n)) < 0)
 		return rc;
 	if (n)
 		s->eval.bound = (enum sweep_bound_mode)b;
@@ -698,7 +502,7 @@ static int expand(struct sweep_spec *s, struct fast_err *err)
 			}
 			for (uint32_t z = 0; z < nsz; z++) {
 				struct sweep_group *g;
-				if ((rc = push((void **)&s->groups, &s->ngroups, sizeof *s->groups, err)) < 0)
+				if ((rc = sweep_spec_push((void **)&s->groups, &s->ngroups, sizeof *s->groups, err)) < 0)
 					return rc;
 				g = &s->groups[s->ngroups - 1];
 				g->topo = t;
@@ -753,7 +557,7 @@ int sweep_spec_load(const char *path, struct sweep_spec *out, struct fast_err *e
 		goto out;
 	{
 		uint64_t sizes[MAX_AXIS];
-		if ((rc = axis_sizes(&c, root, "sizes", sizes, &n)) < 0)
+		if ((rc = sweep_axis_sizes(&c, root, "sizes", sizes, &n)) < 0)
 			goto out;
 		if (n == 0) {
 			sizes[0] = UINT64_C(64) << 20;
@@ -864,3 +668,4 @@ const struct fast_matrix *sweep_spec_matrix(const struct sweep_spec *s, uint32_t
 		*label = M->label;
 	return M;
 }
+

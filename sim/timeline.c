@@ -308,6 +308,74 @@ static void svg_lanes(struct bar *bars, size_t nb, uint32_t *lanes, uint32_t nro
 	}
 }
 
+/* The title (escaped) and the line under it. */
+static void svg_head(FILE *f, const struct fast_topo *topo, const char *title,
+		     const struct svg_rows *L, bool per_nic, double span, const char *uname,
+		     double width, double height, double left)
+{
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"viewBox=\"0 0 %.0f %.0f\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
+		width, height, width, height);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"15\" font-weight=\"bold\">", left);
+	if (title) {
+		for (const char *c = title; *c; c++) {
+			if (*c == '<')
+				fputs("&lt;", f);
+			else if (*c == '&')
+				fputs("&amp;", f);
+			else if (*c == '>')
+				fputs("&gt;", f);
+			else
+				fputc(*c, f);
+		}
+	} else {
+		fputs("simulated timeline", f);
+	}
+	fprintf(f, "</text>\n<text x=\"%.0f\" y=\"40\" fill=\"#555\">completion %.2f %s, %u servers x %u GPUs",
+		left, span, uname, topo->servers, topo->gpus);
+	if (L->shown < topo->servers)
+		fprintf(f, " (first %u servers shown)", L->shown);
+	if (per_nic)
+		fputs("; a row per NIC (NIC i: GPU i's NIC, on rail i)", f);
+	fputs("</text>\n", f);
+}
+
+/* The time grid and axis over [0, span] (in uname), from top to bottom. */
+static void svg_axis(FILE *f, double span, const char *uname, double left, double plot_w,
+		     double top, double bottom)
+{
+	double step = nice_step(span, 10);
+
+	for (double v = 0; v <= span * 1.0001; v += step) {
+		double x = left + plot_w * v / span;
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+			x, top - 4, x, bottom);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", x,
+			bottom + 16, v);
+	}
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time (%s)</text>\n",
+		left + plot_w / 2, bottom + 34, uname);
+}
+
+/* The legend of the classes used, at height ly. */
+static void svg_legend(FILE *f, const bool used[4], double left, double ly)
+{
+	double x = left;
+
+	for (int c = 0; c < 4; c++) {
+		if (!used[c])
+			continue;
+		fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"12\" fill=\"%s\"/>"
+			"<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"12\" fill=\"%s\"/>\n",
+			x, ly, colours[c][0], x + 14, ly, colours[c][1]);
+		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x + 34, ly + 10, class_names[c]);
+		x += 48 + 7.0 * (double)strlen(class_names[c]);
+	}
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#555\">(dark/light alternate between consecutive steps of a kind; "
+		"hover a bar for step, time and bytes)</text>\n", left, ly + 28);
+}
+
 int fast_sim_write_svg(const struct fast_topo *topo, const struct fast_sim_result *r,
 		       const char *title, FILE *f, struct fast_err *err)
 {
@@ -371,45 +439,8 @@ int fast_sim_write_svg(const struct fast_topo *topo, const struct fast_sim_resul
 	}
 	height = y + 100;
 
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		"viewBox=\"0 0 %.0f %.0f\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
-		width, height, width, height);
-	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	fprintf(f, "<text x=\"%.0f\" y=\"22\" font-size=\"15\" font-weight=\"bold\">", left);
-	if (title) {
-		for (const char *c = title; *c; c++) {
-			if (*c == '<')
-				fputs("&lt;", f);
-			else if (*c == '&')
-				fputs("&amp;", f);
-			else if (*c == '>')
-				fputs("&gt;", f);
-			else
-				fputc(*c, f);
-		}
-	} else {
-		fputs("simulated timeline", f);
-	}
-	fprintf(f, "</text>\n<text x=\"%.0f\" y=\"40\" fill=\"#555\">completion %.2f %s, %u servers x %u GPUs",
-		left, T * unit, uname, topo->servers, topo->gpus);
-	if (L.shown < topo->servers)
-		fprintf(f, " (first %u servers shown)", L.shown);
-	if (per_nic)
-		fputs("; a row per NIC (NIC i: GPU i's NIC, on rail i)", f);
-	fputs("</text>\n", f);
-	/* grid and axis */
-	{
-		double step = nice_step(T * unit, 10);
-		for (double v = 0; v <= T * unit * 1.0001; v += step) {
-			double x = left + plot_w * v / (T * unit);
-			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
-				x, top - 4, x, rowy[L.n]);
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", x,
-				rowy[L.n] + 16, v);
-		}
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">time (%s)</text>\n",
-			left + plot_w / 2, rowy[L.n] + 34, uname);
-	}
+	svg_head(f, topo, title, &L, per_nic, T * unit, uname, width, height, left);
+	svg_axis(f, T * unit, uname, left, plot_w, top, rowy[L.n]);
 	for (uint32_t row = 0; row < L.n; row++) {
 		bool up = svg_row_is_up(&L, row);
 		double h = rowy[row + 1] - rowy[row] - (per_nic && !up ? 2 : 6) - (up ? 8 : 0);
@@ -433,21 +464,7 @@ int fast_sim_write_svg(const struct fast_topo *topo, const struct fast_sim_resul
 			colours[class_of(st)][shade[b->step]], b->step, fast_step_kind_name(st->kind, st->tier), b->t0 * unit,
 			b->t1 * unit, uname, fast_size_format(b->bytes, sz, sizeof sz));
 	}
-	/* legend */
-	{
-		double x = left, ly = rowy[L.n] + 52;
-		for (int c = 0; c < 4; c++) {
-			if (!used[c])
-				continue;
-			fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"12\" fill=\"%s\"/>"
-				"<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"12\" fill=\"%s\"/>\n",
-				x, ly, colours[c][0], x + 14, ly, colours[c][1]);
-			fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", x + 34, ly + 10, class_names[c]);
-			x += 48 + 7.0 * (double)strlen(class_names[c]);
-		}
-		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#555\">(dark/light alternate between consecutive steps of a kind; "
-			"hover a bar for step, time and bytes)</text>\n", left, ly + 28);
-	}
+	svg_legend(f, used, left, rowy[L.n] + 52);
 	fputs("</svg>\n", f);
 	free(shade);
 	free(bars);

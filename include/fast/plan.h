@@ -15,7 +15,7 @@
  *    (A -> perm[A], rail i) to B_i.  Lanes are consumed in the order of the
  *    rail steps' ids (a cursor per lane).  perm[A] == A means server A idles
  *    (a padded diagonal slot).  Rail steps with no dependency between them
- *    run at once; packed FAST stages (compile_fast.c) do that with lanes on
+ *    run at once; packed FAST stages (compile_fast_packed.c) do that with lanes on
  *    disjoint rails, and the checker refuses a "fast" plan where two such
  *    steps share a sending or a receiving NIC.
  *  - REDIST (tier up): implied redistribution of rail step `stage`: each

@@ -169,6 +169,125 @@ static void srv_lp_free(struct srv_lp *L)
 	memset(L, 0, sizeof(*L));
 }
 
+/* NIC rows: load - tau <= -E_k (bounds set per server), and what a GPU
+ * relays away or takes in within its own egress and ingress. */
+static void add_nic_rows(struct srv_lp *L)
+{
+	uint32_t G = L->G;
+
+	L->r_nic_out = fast_bound_add_rows(L->lp, (int)G);
+	L->r_nic_in = fast_bound_add_rows(L->lp, (int)G);
+	L->r_dir_out = fast_bound_add_rows(L->lp, (int)G);
+	L->r_dir_in = fast_bound_add_rows(L->lp, (int)G);
+	for (uint32_t k = 0; k < G; k++) {
+		int len = 0;
+		L->ind[++len] = 1, L->val[len] = -1.0;
+		for (uint32_t i = 0; i < G; i++)
+			if (i != k)
+				L->ind[++len] = L->c_x[i * G + k], L->val[len] = 1.0;
+		for (uint32_t m = 0; m < G; m++)
+			if (m != k)
+				L->ind[++len] = L->c_x[k * G + m], L->val[len] = -1.0;
+		set_row(L, L->r_nic_out + (int)k, len);
+
+		len = 0;
+		L->ind[++len] = 1, L->val[len] = -1.0;
+		for (uint32_t j = 0; j < G; j++)
+			if (j != k)
+				L->ind[++len] = L->c_y[k * G + j], L->val[len] = 1.0;
+		for (uint32_t m = 0; m < G; m++)
+			if (m != k)
+				L->ind[++len] = L->c_y[m * G + k], L->val[len] = -1.0;
+		set_row(L, L->r_nic_in + (int)k, len);
+
+		/* what GPU k relays away cannot exceed its egress */
+		len = 0;
+		for (uint32_t m = 0; m < G; m++)
+			if (m != k)
+				L->ind[++len] = L->c_x[k * G + m], L->val[len] = 1.0;
+		set_row(L, L->r_dir_out + (int)k, len);
+		len = 0;
+		for (uint32_t m = 0; m < G; m++)
+			if (m != k)
+				L->ind[++len] = L->c_y[m * G + k], L->val[len] = 1.0;
+		set_row(L, L->r_dir_in + (int)k, len);
+	}
+}
+
+/* Switch ports (bounds set per server):
+ * port egress i: x_i. + y_i. - rho tau <= -U_i
+ * port ingress j: x_.j + y_.j - rho tau <= -V_j */
+static void add_port_rows(struct srv_lp *L)
+{
+	uint32_t G = L->G;
+	double rho = L->rho;
+
+	L->r_port_out = fast_bound_add_rows(L->lp, (int)G);
+	L->r_port_in = fast_bound_add_rows(L->lp, (int)G);
+	for (uint32_t i = 0; i < G; i++) {
+		int len = 0;
+		L->ind[++len] = 1, L->val[len] = -rho;
+		for (uint32_t k = 0; k < G; k++)
+			if (k != i) {
+				L->ind[++len] = L->c_x[i * G + k], L->val[len] = 1.0;
+				L->ind[++len] = L->c_y[i * G + k], L->val[len] = 1.0;
+			}
+		set_row(L, L->r_port_out + (int)i, len);
+		len = 0;
+		L->ind[++len] = 1, L->val[len] = -rho;
+		for (uint32_t k = 0; k < G; k++)
+			if (k != i) {
+				L->ind[++len] = L->c_x[k * G + i], L->val[len] = 1.0;
+				L->ind[++len] = L->c_y[k * G + i], L->val[len] = 1.0;
+			}
+		set_row(L, L->r_port_in + (int)i, len);
+	}
+}
+
+/* Mesh links and the flow conservation of each commodity (c_f: the
+ * column of f^s_ab at (s * G + a) * G + b). */
+static void add_mesh_rows(struct srv_lp *L, const int *c_f)
+{
+	uint32_t G = L->G;
+	double rho = L->rho;
+
+	/* link a->b: sum_{s != b} f^s_ab - rho tau <= 0 */
+	for (uint32_t a = 0; a < G; a++)
+		for (uint32_t b = 0; b < G; b++) {
+			int len = 0;
+			if (a == b)
+				continue;
+			L->r_link[a * G + b] = fast_bound_add_rows(L->lp, 1);
+			L->ind[++len] = 1, L->val[len] = -rho;
+			for (uint32_t s = 0; s < G; s++)
+				if (s != b)
+					L->ind[++len] = c_f[((size_t)s * G + a) * G + b],
+					L->val[len] = 1.0;
+			set_row(L, L->r_link[a * G + b], len);
+			glp_set_row_bnds(L->lp, L->r_link[a * G + b], GLP_UP, 0.0, 0.0);
+		}
+	/* conservation of commodity s at v != s:
+	 * in - out - x_sv - y_sv = D_sv */
+	for (uint32_t s = 0; s < G; s++)
+		for (uint32_t v = 0; v < G; v++) {
+			int len = 0;
+			if (s == v)
+				continue;
+			L->r_cons[s * G + v] = fast_bound_add_rows(L->lp, 1);
+			for (uint32_t a = 0; a < G; a++)
+				if (a != v)
+					L->ind[++len] = c_f[((size_t)s * G + a) * G + v],
+					L->val[len] = 1.0;
+			for (uint32_t b = 0; b < G; b++)
+				if (b != v && b != s)
+					L->ind[++len] = c_f[((size_t)s * G + v) * G + b],
+					L->val[len] = -1.0;
+			L->ind[++len] = L->c_x[s * G + v], L->val[len] = -1.0;
+			L->ind[++len] = L->c_y[s * G + v], L->val[len] = -1.0;
+			set_row(L, L->r_cons[s * G + v], len);
+		}
+}
+
 static int srv_lp_build(struct srv_lp *L, uint32_t G, bool mesh, double rho,
 			struct fast_err *err)
 {
@@ -223,105 +342,11 @@ static int srv_lp_build(struct srv_lp *L, uint32_t G, bool mesh, double rho,
 	for (int c = 2; c < n; c++)
 		glp_set_col_bnds(L->lp, c, GLP_LO, 0.0, 0.0);
 
-	/* NIC rows: load - tau <= -E_k (bounds set per server) */
-	L->r_nic_out = fast_bound_add_rows(L->lp, (int)G);
-	L->r_nic_in = fast_bound_add_rows(L->lp, (int)G);
-	L->r_dir_out = fast_bound_add_rows(L->lp, (int)G);
-	L->r_dir_in = fast_bound_add_rows(L->lp, (int)G);
-	for (uint32_t k = 0; k < G; k++) {
-		int len = 0;
-		L->ind[++len] = 1, L->val[len] = -1.0;
-		for (uint32_t i = 0; i < G; i++)
-			if (i != k)
-				L->ind[++len] = L->c_x[i * G + k], L->val[len] = 1.0;
-		for (uint32_t m = 0; m < G; m++)
-			if (m != k)
-				L->ind[++len] = L->c_x[k * G + m], L->val[len] = -1.0;
-		set_row(L, L->r_nic_out + (int)k, len);
-
-		len = 0;
-		L->ind[++len] = 1, L->val[len] = -1.0;
-		for (uint32_t j = 0; j < G; j++)
-			if (j != k)
-				L->ind[++len] = L->c_y[k * G + j], L->val[len] = 1.0;
-		for (uint32_t m = 0; m < G; m++)
-			if (m != k)
-				L->ind[++len] = L->c_y[m * G + k], L->val[len] = -1.0;
-		set_row(L, L->r_nic_in + (int)k, len);
-
-		/* what GPU k relays away cannot exceed its egress */
-		len = 0;
-		for (uint32_t m = 0; m < G; m++)
-			if (m != k)
-				L->ind[++len] = L->c_x[k * G + m], L->val[len] = 1.0;
-		set_row(L, L->r_dir_out + (int)k, len);
-		len = 0;
-		for (uint32_t m = 0; m < G; m++)
-			if (m != k)
-				L->ind[++len] = L->c_y[m * G + k], L->val[len] = 1.0;
-		set_row(L, L->r_dir_in + (int)k, len);
-	}
-
-	if (!mesh) {
-		/* port egress i: x_i. + y_i. - rho tau <= -U_i
-		 * port ingress j: x_.j + y_.j - rho tau <= -V_j */
-		L->r_port_out = fast_bound_add_rows(L->lp, (int)G);
-		L->r_port_in = fast_bound_add_rows(L->lp, (int)G);
-		for (uint32_t i = 0; i < G; i++) {
-			int len = 0;
-			L->ind[++len] = 1, L->val[len] = -rho;
-			for (uint32_t k = 0; k < G; k++)
-				if (k != i) {
-					L->ind[++len] = L->c_x[i * G + k], L->val[len] = 1.0;
-					L->ind[++len] = L->c_y[i * G + k], L->val[len] = 1.0;
-				}
-			set_row(L, L->r_port_out + (int)i, len);
-			len = 0;
-			L->ind[++len] = 1, L->val[len] = -rho;
-			for (uint32_t k = 0; k < G; k++)
-				if (k != i) {
-					L->ind[++len] = L->c_x[k * G + i], L->val[len] = 1.0;
-					L->ind[++len] = L->c_y[k * G + i], L->val[len] = 1.0;
-				}
-			set_row(L, L->r_port_in + (int)i, len);
-		}
-	} else {
-		/* link a->b: sum_{s != b} f^s_ab - rho tau <= 0 */
-		for (uint32_t a = 0; a < G; a++)
-			for (uint32_t b = 0; b < G; b++) {
-				int len = 0;
-				if (a == b)
-					continue;
-				L->r_link[a * G + b] = fast_bound_add_rows(L->lp, 1);
-				L->ind[++len] = 1, L->val[len] = -rho;
-				for (uint32_t s = 0; s < G; s++)
-					if (s != b)
-						L->ind[++len] = c_f[((size_t)s * G + a) * G + b],
-						L->val[len] = 1.0;
-				set_row(L, L->r_link[a * G + b], len);
-				glp_set_row_bnds(L->lp, L->r_link[a * G + b], GLP_UP, 0.0, 0.0);
-			}
-		/* conservation of commodity s at v != s:
-		 * in - out - x_sv - y_sv = D_sv */
-		for (uint32_t s = 0; s < G; s++)
-			for (uint32_t v = 0; v < G; v++) {
-				int len = 0;
-				if (s == v)
-					continue;
-				L->r_cons[s * G + v] = fast_bound_add_rows(L->lp, 1);
-				for (uint32_t a = 0; a < G; a++)
-					if (a != v)
-						L->ind[++len] = c_f[((size_t)s * G + a) * G + v],
-						L->val[len] = 1.0;
-				for (uint32_t b = 0; b < G; b++)
-					if (b != v && b != s)
-						L->ind[++len] = c_f[((size_t)s * G + v) * G + b],
-						L->val[len] = -1.0;
-				L->ind[++len] = L->c_x[s * G + v], L->val[len] = -1.0;
-				L->ind[++len] = L->c_y[s * G + v], L->val[len] = -1.0;
-				set_row(L, L->r_cons[s * G + v], len);
-			}
-	}
+	add_nic_rows(L);
+	if (!mesh)
+		add_port_rows(L);
+	else
+		add_mesh_rows(L, c_f);
 	free(c_f);
 	glp_scale_prob(L->lp, GLP_SF_AUTO);
 	return 0;

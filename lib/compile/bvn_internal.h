@@ -1,8 +1,8 @@
 /*
- * bvn_internal.h - what bvn.c (the exact and quantised decompositions) and
- * bvn_auto.c (the alpha-aware search) share: the matcher, the term list,
- * the running-trim tracker and the per-call scratch.  Not part of the
- * library's interface (bvn.h is).
+ * bvn_internal.h - what bvn.c (the exact and quantised decompositions),
+ * bvn_match.c (their matcher) and bvn_search.c (the alpha-aware search)
+ * share: the matcher, the term list, the running-trim tracker and the
+ * per-call scratch.  Not part of the library's interface (bvn.h is).
  */
 #ifndef FAST_BVN_INTERNAL_H
 #define FAST_BVN_INTERNAL_H
@@ -79,7 +79,14 @@ struct work {
 /* Row and column sums with overflow checks; false on overflow. */
 bool fast_bvn_line_sums(const uint64_t *S, uint32_t n, uint64_t *row, uint64_t *col);
 
+/* --- the matcher (bvn_match.c) --- */
+
 void fast_bvn_matcher_free(struct matcher *m);
+/* Arrays for an n x n matcher; false (all freed) when out of memory. */
+bool fast_bvn_matcher_alloc(struct matcher *m, uint32_t n);
+/* Start over on R: nothing matched, the support = the non-zero entries. */
+void fast_bvn_matcher_reset(struct matcher *m, uint64_t *R);
+/* fast_bvn_matcher_alloc, then fast_bvn_matcher_reset. */
 bool fast_bvn_matcher_init(struct matcher *m, uint64_t *R, uint32_t n);
 /* Free row u and its column (inline: the rounds free rows one by one). */
 static inline void fast_bvn_unmatch_row(struct matcher *m, uint32_t u)
@@ -101,6 +108,13 @@ static inline bool fast_bvn_row_reached(const struct matcher *m, uint32_t u)
 {
 	return m->dist[u] != HK_INF;
 }
+
+/* Re-match free row r (its matched entry went to zero): a free column of
+ * its own row if there is one, else one search for an augmenting path;
+ * false when there is none. */
+bool fast_bvn_repair_row(struct matcher *m, uint32_t r);
+
+/* --- terms, tracker and scratch (bvn.c) --- */
 
 bool fast_bvn_terms_push(struct terms *t, const int32_t *rm, uint64_t w, uint64_t max_terms);
 

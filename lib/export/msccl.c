@@ -1,7 +1,7 @@
 /*
- * msccl.c - plan -> MSCCL program (msccl.h): chunk quantisation, buffer
- * layout, thread blocks, and steps with data and ordering dependencies
- * (the XML writer is msccl_xml.c).
+ * msccl.c - plan -> MSCCL program (msccl.h): thread blocks, and steps with
+ * data and ordering dependencies, on the chunks and buffer layout of
+ * msccl_chunks.c (the XML writer is msccl_xml.c).
  *
  * Workload: export is for plans that MSCCL can run, i.e. up to a few
  * hundred GPUs and 10^5..10^6 pieces.  Everything is one pass over the
@@ -10,6 +10,7 @@
  * the chunk ranges each GPU holds per message.
  */
 #include "lib/export/msccl.h"
+#include "lib/export/msccl_internal.h"
 #include "lib/base/holds.h"
 
 #include <stdlib.h>
@@ -17,12 +18,6 @@
 
 #define NONE UINT32_MAX
 #define EXPORT_MAX_GPUS 4096u
-/* Chunks in one GPU's input or output buffer: checked before the program
- * is built, whose size grows with them (a step per max_cnt chunks), so
- * that a small explicit chunk on large messages is refused up front
- * instead of building gigabytes (MSCCL's runtime already refuses 256
- * steps in a thread block, 2^14 chunks at max_cnt 64). */
-#define EXPORT_MAX_CHUNKS (1u << 20)
 
 void fast_msccl_opts_default(struct fast_msccl_opts *o)
 {
@@ -302,18 +297,6 @@ static uint32_t find_rec(const struct build *b, uint32_t gpu, uint64_t msg, uint
 	return fast_holds_find(&b->held, (uint64_t)gpu * b->ng * b->ng + msg, c);
 }
 
-/* Chunk boundary of byte position pos of a message of L bytes in q chunks:
- * round(pos * q / L), exact in 128 bits. */
-static uint64_t boundary(uint64_t pos, uint64_t L, uint64_t q)
-{
-	unsigned __int128 num;
-
-	if (L == 0 || pos >= L)
-		return q;
-	num = (unsigned __int128)pos * q * 2 + L;
-	return (uint64_t)(num / ((unsigned __int128)L * 2));
-}
-
 /* Move chunks [c0, c1) of message (s, d) from GPU a to GPU z in plan step
  * t: walk the source locations, cut at max_cnt, emit the matching send and
  * receive (or one local copy when a == z), and record the arrival. */
@@ -402,66 +385,6 @@ static int move(struct build *b, const struct fast_plan *x, uint32_t t, uint32_t
 	return 0;
 }
 
-
-/* Message sizes: D when given, else the bytes that reach their destination. */
-static int message_sizes(const struct fast_plan *x, const uint64_t *D, uint32_t ng, uint64_t *L,
-			 struct fast_err *err)
-{
-	for (size_t i = 0; i < x->nxfers; i++) {
-		const struct fast_xfer *xf = &x->xfers[i];
-		for (uint32_t k = 0; k < xf->npieces; k++) {
-			const struct fast_piece *pc = &x->pieces[xf->piece0 + k];
-			uint64_t end;
-			if (pc->src >= ng || pc->dst >= ng || xf->from >= ng || xf->to >= ng)
-				return fast_err_set(err, FAST_EINPUT, "msccl export: GPU out of range in transfer %zu", i);
-			if (!fast_add_u64(pc->off, pc->len, &end))
-				return fast_err_set(err, FAST_EINPUT, "msccl export: piece offset overflows");
-			if (D) {
-				if (end > D[(uint64_t)pc->src * ng + pc->dst])
-					return fast_err_set(err, FAST_EINPUT,
-							    "msccl export: a piece of message %u->%u ends at byte %llu, beyond its %llu bytes in the matrix",
-							    pc->src, pc->dst, (unsigned long long)end,
-							    (unsigned long long)D[(uint64_t)pc->src * ng + pc->dst]);
-			} else if (xf->to == pc->dst && end > L[(uint64_t)pc->src * ng + pc->dst]) {
-				L[(uint64_t)pc->src * ng + pc->dst] = end;
-			}
-		}
-	}
-	if (D)
-		memcpy(L, D, (size_t)ng * ng * sizeof *L);
-	return 0;
-}
-
-static uint64_t auto_chunk(const struct fast_plan *x, const uint64_t *L, uint32_t ng,
-			   uint32_t max_chunks)
-{
-	uint64_t g = 0, maxbuf = 0;
-
-	for (uint32_t s = 0; s < ng; s++) {
-		uint64_t row = 0, col = 0;
-		for (uint32_t d = 0; d < ng; d++) {
-			g = fast_gcd_u64(g, L[(uint64_t)s * ng + d]);
-			row += L[(uint64_t)s * ng + d];
-			col += L[(uint64_t)d * ng + s];
-		}
-		if (row > maxbuf)
-			maxbuf = row;
-		if (col > maxbuf)
-			maxbuf = col;
-	}
-	for (size_t i = 0; i < x->npieces; i++)
-		g = fast_gcd_u64(fast_gcd_u64(g, x->pieces[i].off), x->pieces[i].len);
-	if (g == 0)
-		return 1;
-	if (maxbuf / g <= max_chunks)
-		return g;
-	/* the smallest multiple of g that keeps buffers within max_chunks:
-	 * sizes that are multiples of g stay exact in more places */
-	{
-		uint64_t c = maxbuf / max_chunks + (maxbuf % max_chunks != 0);
-		return (c / g + (c % g != 0)) * g;
-	}
-}
 
 static int cmp_tb(const void *pa, const void *pb)
 {
@@ -601,8 +524,8 @@ static int build_plan(struct build *b, const struct fast_plan *x, const uint64_t
 			for (uint32_t j = 0; j < xf->npieces; j++) {
 				const struct fast_piece *pc = &x->pieces[xf->piece0 + j];
 				uint64_t msg = (uint64_t)pc->src * ng + pc->dst;
-				uint64_t c0 = boundary(pc->off, L[msg], q[msg]);
-				uint64_t c1 = boundary(pc->off + pc->len, L[msg], q[msg]);
+				uint64_t c0 = fast_msccl_boundary(pc->off, L[msg], q[msg]);
+				uint64_t c1 = fast_msccl_boundary(pc->off + pc->len, L[msg], q[msg]);
 				if (c0 >= c1)
 					continue;
 				if ((rc = move(b, x, t, xf->from, xf->to, pc->src, pc->dst, c0, c1)) < 0)
@@ -666,64 +589,14 @@ int fast_msccl_build_view(const struct fast_plan_view *pv, const uint64_t *D,
 		rc = fast_err_set(err, FAST_ENOMEM, "msccl export: out of memory");
 		goto fail;
 	}
-	if ((rc = message_sizes(x, D, ng, L, err)) < 0 ||
+	if ((rc = fast_msccl_message_sizes(x, D, ng, L, err)) < 0 ||
 	    (rc = fast_plan_topo_order(x, order, err)) < 0)
 		goto fail;
 
-	/* quantise */
-	C = o->chunk_bytes ? o->chunk_bytes : auto_chunk(x, L, ng, o->max_chunks);
-	m.chunk_bytes = C;
-	for (uint64_t i = 0; i < nn; i++) {
-		uint64_t l = L[i], qq, r, qc;
-		if (l == 0)
-			continue;
-		qq = l / C;
-		r = l % C;
-		if (r >= C - r)
-			qq++;
-		if (qq == 0)
-			qq = 1;
-		m.q[i] = qq;
-		m.total_bytes += l;
-		if (!fast_mul_u64(qq, C, &qc)) {
-			rc = fast_err_set(err, FAST_ELIMIT, "msccl export: chunk count overflows");
-			goto fail;
-		}
-		m.rounded_bytes += qc > l ? qc - l : l - qc;
-	}
-	for (size_t i = 0; i < x->npieces; i++) {
-		const struct fast_piece *pc = &x->pieces[i];
-		uint64_t msg = (uint64_t)pc->src * ng + pc->dst;
-		uint64_t ends[2] = { pc->off, pc->off + pc->len };
-		for (int e = 0; e < 2; e++) {
-			unsigned __int128 v = (unsigned __int128)ends[e] * m.q[msg];
-			if (L[msg] && ends[e] < L[msg] && v % L[msg] != 0)
-				m.boundary_moves++;
-		}
-		if (boundary(pc->off, L[msg], m.q[msg]) >= boundary(pc->off + pc->len, L[msg], m.q[msg]))
-			m.dropped_pieces++;
-	}
-	/* layout: inputs in destination order, outputs in source order */
-	for (uint32_t s = 0; s < ng; s++) {
-		for (uint32_t d = 0; d < ng; d++) {
-			uint64_t i = (uint64_t)s * ng + d, j = (uint64_t)d * ng + s;
-			in_off[i] = m.i_chunks[s];
-			m.i_chunks[s] += m.q[i];
-			out_off[j] = m.o_chunks[s];
-			m.o_chunks[s] += m.q[j];
-		}
-	}
-	for (uint32_t g = 0; g < ng; g++) {
-		uint64_t mx = m.i_chunks[g] > m.o_chunks[g] ? m.i_chunks[g] : m.o_chunks[g];
-		if (mx > EXPORT_MAX_CHUNKS) {
-			rc = fast_err_set(err, FAST_ELIMIT,
-					  "msccl export: GPU %u needs %llu chunks of %llu bytes, over the "
-					  "limit of %u in a buffer; give a larger chunk size",
-					  g, (unsigned long long)mx, (unsigned long long)C,
-					  EXPORT_MAX_CHUNKS);
-			goto fail;
-		}
-	}
+	C = o->chunk_bytes ? o->chunk_bytes : fast_msccl_auto_chunk(x, L, ng, o->max_chunks);
+	if ((rc = fast_msccl_quantise(x, L, ng, C, &m, err)) < 0 ||
+	    (rc = fast_msccl_layout(ng, C, &m, in_off, out_off, err)) < 0)
+		goto fail;
 	b.ng = ng;
 	b.max_cnt = o->max_cnt;
 	b.L = L;

@@ -363,6 +363,50 @@ static void sort_small(uint32_t *v, uint32_t n)
 		}
 }
 
+/* The counts of every step's dispatch (token copies) times B bytes per
+ * token, its combine (the transpose, or the token groups reversed), the
+ * labels and the source line. */
+static int moe_finish(const struct fast_gen_opts *o, uint64_t B, struct fast_traffic *t,
+		      struct fast_err *err)
+{
+	const struct fast_gen_moe *p = &o->moe;
+	uint32_t ng = o->ng;
+	int rc;
+
+	for (uint32_t step = 0; step < p->steps; step++) {
+		uint64_t *c = t->m[2 * step].bytes, sum = 0, tot;
+
+		for (size_t i = 0; i < (size_t)ng * ng; i++)
+			sum += c[i];
+		if (!fast_mul_u64(sum, B, &tot) || tot > FAST_JSON_MAX_BYTES)
+			return fast_err_set(err, FAST_ELIMIT,
+					    "step %u: %llu token copies x %llu bytes exceeds 2^53 bytes",
+					    step, (unsigned long long)sum, (unsigned long long)B);
+		for (size_t i = 0; i < (size_t)ng * ng; i++)
+			c[i] *= B;
+		if (p->groups) {
+			t->m[2 * step].token_bytes = B;
+			rc = fast_matrix_copy_groups(&t->m[2 * step + 1], &t->m[2 * step],
+						     FAST_TRAFFIC_COMBINE, ng, err);
+		} else {
+			memcpy(t->m[2 * step + 1].bytes, c, (size_t)ng * ng * sizeof *c);
+			rc = fast_matrix_transpose(t->m[2 * step + 1].bytes, ng, err);
+		}
+		if (rc < 0)
+			return rc;
+		snprintf(t->m[2 * step].label, sizeof t->m[0].label, "step%u/dispatch", step);
+		snprintf(t->m[2 * step + 1].label, sizeof t->m[0].label, "step%u/combine", step);
+	}
+	snprintf(t->source, sizeof t->source,
+		 "generated: moe tokens=%u topk=%u experts=%u alpha=%g placement=%s "
+		 "token_bytes=%llu%s steps=%u drift=%g seed=%llu%s (fast gen)",
+		 p->tokens, p->topk, p->experts, p->alpha, fast_placement_name(p->placement),
+		 (unsigned long long)B, o->mean_bytes ? " (scaled to --mean-bytes)" : "",
+		 p->steps, p->drift, (unsigned long long)o->seed,
+		 p->groups ? " token groups" : "");
+	return 0;
+}
+
 static int gen_moe(const struct fast_gen_opts *o, uint64_t max_groups, struct fast_rng *rng,
 		   struct fast_traffic *t, struct fast_err *err)
 {
@@ -463,38 +507,7 @@ static int gen_moe(const struct fast_gen_opts *o, uint64_t max_groups, struct fa
 			return fast_err_set(err, FAST_ELIMIT, "--mean-bytes is too large");
 		B = b ? (uint64_t)b : 1;
 	}
-	for (uint32_t step = 0; step < p->steps; step++) {
-		uint64_t *c = t->m[2 * step].bytes, sum = 0, tot;
-
-		for (size_t i = 0; i < (size_t)ng * ng; i++)
-			sum += c[i];
-		if (!fast_mul_u64(sum, B, &tot) || tot > FAST_JSON_MAX_BYTES)
-			return fast_err_set(err, FAST_ELIMIT,
-					    "step %u: %llu token copies x %llu bytes exceeds 2^53 bytes",
-					    step, (unsigned long long)sum, (unsigned long long)B);
-		for (size_t i = 0; i < (size_t)ng * ng; i++)
-			c[i] *= B;
-		if (p->groups) {
-			t->m[2 * step].token_bytes = B;
-			rc = fast_matrix_copy_groups(&t->m[2 * step + 1], &t->m[2 * step],
-						     FAST_TRAFFIC_COMBINE, ng, err);
-		} else {
-			memcpy(t->m[2 * step + 1].bytes, c, (size_t)ng * ng * sizeof *c);
-			rc = fast_matrix_transpose(t->m[2 * step + 1].bytes, ng, err);
-		}
-		if (rc < 0)
-			return rc;
-		snprintf(t->m[2 * step].label, sizeof t->m[0].label, "step%u/dispatch", step);
-		snprintf(t->m[2 * step + 1].label, sizeof t->m[0].label, "step%u/combine", step);
-	}
-	snprintf(t->source, sizeof t->source,
-		 "generated: moe tokens=%u topk=%u experts=%u alpha=%g placement=%s "
-		 "token_bytes=%llu%s steps=%u drift=%g seed=%llu%s (fast gen)",
-		 p->tokens, K, E, p->alpha, fast_placement_name(p->placement),
-		 (unsigned long long)B, o->mean_bytes ? " (scaled to --mean-bytes)" : "",
-		 p->steps, p->drift, (unsigned long long)o->seed,
-		 p->groups ? " token groups" : "");
-	return 0;
+	return moe_finish(o, B, t, err);
 }
 
 /* --- entry point ------------------------------------------------------- */

@@ -334,6 +334,146 @@ static void describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
 		 B == 2ull * md->pub.hidden ? "default" : "overridden");
 }
 
+/* The source (im->md), its layout, domain and selection, and the options
+ * that apply to it, checked (FAST_EUSAGE, FAST_ELIMIT). */
+static int check_options(struct imp *im, struct fast_err *err)
+{
+	const struct fast_moe_import *opt = im->opt;
+	const struct fast_limits *lim = im->lim;
+	int rc;
+
+	im->md = (const struct model_def *)fast_moe_model_find(opt->source ? opt->source : "");
+	if (!im->md)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "unknown source '%.40s' (known: deepseek-v2-lite, olmoe, olmoe-sft, "
+				    "olmoe-dpo, mixtral, switch128)",
+				    opt->source ? opt->source : "");
+	im->layout.ng = opt->ng;
+	im->layout.experts = im->md->pub.experts;
+	im->layout.experts_at = opt->experts_at;
+	im->layout.tokens_at = opt->tokens_at;
+	rc = fast_moe_layout_check(&im->layout, err);
+	if (rc < 0) {
+		fast_err_prefix(err, "%s", im->md->pub.name);
+		if (err)
+			err->code = FAST_EUSAGE;
+		return FAST_EUSAGE;
+	}
+	if (opt->ng > lim->max_gpus)
+		return fast_err_set(err, FAST_ELIMIT, "EP%u exceeds the limit of %u GPUs", opt->ng,
+				    lim->max_gpus);
+	im->domain = opt->domain ? opt->domain : im->md->pub.default_domain;
+	im->selection = opt->selection ? opt->selection : "topk";
+	if (im->md->kind != KIND_COUNTS && opt->selection && strcmp(opt->selection, "topk") != 0)
+		return fast_err_set(err, FAST_EUSAGE, "%s: --selection applies to OLMoE and Mixtral only",
+				    im->md->pub.name);
+	if (im->md->kind == KIND_COUNTS && strcmp(im->selection, "topk") != 0 &&
+	    strcmp(im->selection, "top1") != 0)
+		return fast_err_set(err, FAST_EUSAGE, "unknown selection '%.40s' (known: topk, top1)",
+				    im->selection);
+	if (im->md->kind == KIND_SWITCH && strcmp(im->domain, "pooled") != 0)
+		return fast_err_set(err, FAST_EUSAGE, "switch128 has no domains (its counts are pooled)");
+	im->per_token = im->md->kind == KIND_DEEPSEEK && strcmp(im->domain, "intent") == 0;
+	if (opt->tokens && !im->per_token)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "%s %s %s: --tokens needs per-token routing, and this data has "
+				    "only %s expert counts (which experts each token chose "
+				    "together is unknown, so tokens cannot be grouped by their "
+				    "destination GPUs); only deepseek-v2-lite --domain intent has it",
+				    im->md->pub.name, im->md->kind == KIND_DEEPSEEK ? "task" : "domain",
+				    im->domain,
+				    im->md->kind == KIND_DEEPSEEK  ? "per-sequence"
+				    : im->md->kind == KIND_SWITCH ? "pooled"
+								 : "per-layer");
+	if (opt->tokens && opt->no_dedup)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "--no-dedup does not apply to --tokens: a token group names each "
+				    "destination GPU once, and its byte view is the deduplicated "
+				    "dispatch");
+	return 0;
+}
+
+/* The data file, and the layers it has (*present, *npresent: the
+ * caller's to free, also on failure). */
+static int open_data(struct imp *im, uint32_t **present, uint32_t *npresent, struct fast_err *err)
+{
+	const struct fast_moe_import *opt = im->opt;
+	const struct fast_limits *lim = im->lim;
+	int rc;
+
+	if (im->per_token) {
+		rc = path_join(im->path, sizeof im->path, opt->data_dir, im->md->folder, "raw_intent",
+			       err);
+		if (rc == 0)
+			rc = raw_layers(im->path, present, npresent, err);
+	} else if (im->md->kind == KIND_SWITCH) {
+		rc = path_join(im->path, sizeof im->path, opt->data_dir, im->md->folder,
+			       "maximum_real_traces.json", err);
+		if (rc == 0 && opt->nlayers)
+			rc = fast_err_set(err, FAST_EUSAGE,
+					  "switch128 has one pooled layer: give no --layers");
+		if (rc == 0) {
+			*present = fast_calloc(1, sizeof **present);
+			*npresent = 1;
+			if (!*present)
+				rc = fast_err_set(err, FAST_ENOMEM, "out of memory");
+		}
+	} else {
+		bool seq = im->md->kind == KIND_DEEPSEEK;
+		rc = path_join(im->path, sizeof im->path, opt->data_dir, im->md->folder,
+			       seq ? "per_sequence_expert_counts.csv" : "expert_counts.csv", err);
+		if (rc == 0)
+			rc = fast_read_file(im->path, lim->max_file_bytes, &im->text, &im->len, err);
+		if (rc == 0)
+			rc = fast_moe_csv_layers(im->text, im->len, im->path, seq, im->md->csv_model,
+						 im->selection, im->domain, present, npresent, err);
+	}
+	return rc;
+}
+
+/* Layer `layer` into matrix i * per of t (and its combine at i * per + 1
+ * when per is 2): token groups, or counts times B bytes per token. */
+static int import_layer(struct imp *im, uint32_t layer, uint32_t i, uint32_t per, uint64_t B,
+			uint64_t *groups_left, struct fast_traffic *t, struct fast_err *err)
+{
+	const struct fast_moe_import *opt = im->opt;
+	uint64_t *m = t->m[i * per].bytes, sum = 0;
+	size_t nn = (size_t)opt->ng * opt->ng;
+	int rc;
+
+	if (opt->tokens) {
+		rc = layer_groups(im, layer, B, groups_left, &t->m[i * per], err);
+	} else {
+		rc = layer_counts(im, layer, m, err);
+		for (size_t k = 0; rc == 0 && k < nn; k++)
+			sum += m[k];
+		if (rc == 0)
+			rc = check_total(layer, sum, B, err);
+		for (size_t k = 0; rc == 0 && k < nn; k++)
+			m[k] *= B;
+	}
+	if (rc == 0) {
+		char prefix[32];
+		if (im->md->kind == KIND_SWITCH)
+			snprintf(prefix, sizeof prefix, "pooled");
+		else
+			snprintf(prefix, sizeof prefix, "layer%u", layer);
+		snprintf(t->m[i * per].label, sizeof t->m[0].label, "%s/dispatch", prefix);
+		if (per == 2 && opt->tokens) {
+			rc = fast_matrix_copy_groups(&t->m[i * per + 1], &t->m[i * per],
+						     FAST_TRAFFIC_COMBINE, opt->ng, err);
+			snprintf(t->m[i * per + 1].label, sizeof t->m[0].label, "%s/combine",
+				 prefix);
+		} else if (per == 2) {
+			memcpy(t->m[i * per + 1].bytes, m, nn * sizeof *m);
+			rc = fast_matrix_transpose(t->m[i * per + 1].bytes, opt->ng, err);
+			snprintf(t->m[i * per + 1].label, sizeof t->m[0].label, "%s/combine",
+				 prefix);
+		}
+	}
+	return rc;
+}
+
 int fast_moe_import(const struct fast_moe_import *opt, const struct fast_limits *lim,
 		    struct fast_traffic *out, struct fast_err *err)
 {
@@ -351,84 +491,12 @@ int fast_moe_import(const struct fast_moe_import *opt, const struct fast_limits 
 	}
 	im.opt = opt;
 	im.lim = lim;
-	im.md = (const struct model_def *)fast_moe_model_find(opt->source ? opt->source : "");
-	if (!im.md)
-		return fast_err_set(err, FAST_EUSAGE,
-				    "unknown source '%.40s' (known: deepseek-v2-lite, olmoe, olmoe-sft, "
-				    "olmoe-dpo, mixtral, switch128)",
-				    opt->source ? opt->source : "");
-	im.layout.ng = opt->ng;
-	im.layout.experts = im.md->pub.experts;
-	im.layout.experts_at = opt->experts_at;
-	im.layout.tokens_at = opt->tokens_at;
-	rc = fast_moe_layout_check(&im.layout, err);
-	if (rc < 0) {
-		fast_err_prefix(err, "%s", im.md->pub.name);
-		if (err)
-			err->code = FAST_EUSAGE;
-		return FAST_EUSAGE;
-	}
-	if (opt->ng > lim->max_gpus)
-		return fast_err_set(err, FAST_ELIMIT, "EP%u exceeds the limit of %u GPUs", opt->ng,
-				    lim->max_gpus);
+	if ((rc = check_options(&im, err)) < 0)
+		return rc;
 	B = opt->token_bytes ? opt->token_bytes : 2ull * im.md->pub.hidden;
-	im.domain = opt->domain ? opt->domain : im.md->pub.default_domain;
-	im.selection = opt->selection ? opt->selection : "topk";
-	if (im.md->kind != KIND_COUNTS && opt->selection && strcmp(opt->selection, "topk") != 0)
-		return fast_err_set(err, FAST_EUSAGE, "%s: --selection applies to OLMoE and Mixtral only",
-				    im.md->pub.name);
-	if (im.md->kind == KIND_COUNTS && strcmp(im.selection, "topk") != 0 &&
-	    strcmp(im.selection, "top1") != 0)
-		return fast_err_set(err, FAST_EUSAGE, "unknown selection '%.40s' (known: topk, top1)",
-				    im.selection);
-	if (im.md->kind == KIND_SWITCH && strcmp(im.domain, "pooled") != 0)
-		return fast_err_set(err, FAST_EUSAGE, "switch128 has no domains (its counts are pooled)");
-	im.per_token = im.md->kind == KIND_DEEPSEEK && strcmp(im.domain, "intent") == 0;
-	if (opt->tokens && !im.per_token)
-		return fast_err_set(err, FAST_EUSAGE,
-				    "%s %s %s: --tokens needs per-token routing, and this data has "
-				    "only %s expert counts (which experts each token chose "
-				    "together is unknown, so tokens cannot be grouped by their "
-				    "destination GPUs); only deepseek-v2-lite --domain intent has it",
-				    im.md->pub.name, im.md->kind == KIND_DEEPSEEK ? "task" : "domain",
-				    im.domain,
-				    im.md->kind == KIND_DEEPSEEK  ? "per-sequence"
-				    : im.md->kind == KIND_SWITCH ? "pooled"
-								 : "per-layer");
-	if (opt->tokens && opt->no_dedup)
-		return fast_err_set(err, FAST_EUSAGE,
-				    "--no-dedup does not apply to --tokens: a token group names each "
-				    "destination GPU once, and its byte view is the deduplicated "
-				    "dispatch");
 	groups_left = lim->max_groups;
 
-	/* the data file, and the layers it has */
-	if (im.per_token) {
-		rc = path_join(im.path, sizeof im.path, opt->data_dir, im.md->folder, "raw_intent", err);
-		if (rc == 0)
-			rc = raw_layers(im.path, &present, &npresent, err);
-	} else if (im.md->kind == KIND_SWITCH) {
-		rc = path_join(im.path, sizeof im.path, opt->data_dir, im.md->folder,
-			       "maximum_real_traces.json", err);
-		if (rc == 0 && opt->nlayers)
-			rc = fast_err_set(err, FAST_EUSAGE,
-					  "switch128 has one pooled layer: give no --layers");
-		if (rc == 0) {
-			present = fast_calloc(1, sizeof *present);
-			npresent = 1;
-			if (!present)
-				rc = fast_err_set(err, FAST_ENOMEM, "out of memory");
-		}
-	} else {
-		bool seq = im.md->kind == KIND_DEEPSEEK;
-		rc = path_join(im.path, sizeof im.path, opt->data_dir, im.md->folder,
-			       seq ? "per_sequence_expert_counts.csv" : "expert_counts.csv", err);
-		if (rc == 0)
-			rc = fast_read_file(im.path, lim->max_file_bytes, &im.text, &im.len, err);
-		if (rc == 0)
-			rc = fast_moe_csv_layers(im.text, im.len, im.path, seq, im.md->csv_model,
-						 im.selection, im.domain, &present, &npresent, err);
-	}
+	rc = open_data(&im, &present, &npresent, err);
 	if (rc == 0 && npresent == 0)
 		rc = fast_err_set(err, FAST_EUSAGE, "%s: no data for %s '%.40s' (known: %s)",
 				  im.md->pub.name, im.md->kind == KIND_DEEPSEEK ? "task" : "domain",
@@ -451,39 +519,7 @@ int fast_moe_import(const struct fast_moe_import *opt, const struct fast_limits 
 	if (rc == 0)
 		rc = fast_traffic_alloc(&t, opt->ng, nl * per, lim, err);
 	for (uint32_t i = 0; rc == 0 && i < nl; i++) {
-		uint64_t *m = t.m[i * per].bytes, sum = 0;
-		size_t nn = (size_t)opt->ng * opt->ng;
-
-		if (opt->tokens) {
-			rc = layer_groups(&im, layers[i], B, &groups_left, &t.m[i * per], err);
-		} else {
-			rc = layer_counts(&im, layers[i], m, err);
-			for (size_t k = 0; rc == 0 && k < nn; k++)
-				sum += m[k];
-			if (rc == 0)
-				rc = check_total(layers[i], sum, B, err);
-			for (size_t k = 0; rc == 0 && k < nn; k++)
-				m[k] *= B;
-		}
-		if (rc == 0) {
-			char prefix[32];
-			if (im.md->kind == KIND_SWITCH)
-				snprintf(prefix, sizeof prefix, "pooled");
-			else
-				snprintf(prefix, sizeof prefix, "layer%u", layers[i]);
-			snprintf(t.m[i * per].label, sizeof t.m[0].label, "%s/dispatch", prefix);
-			if (per == 2 && opt->tokens) {
-				rc = fast_matrix_copy_groups(&t.m[i * per + 1], &t.m[i * per],
-							     FAST_TRAFFIC_COMBINE, opt->ng, err);
-				snprintf(t.m[i * per + 1].label, sizeof t.m[0].label, "%s/combine",
-					 prefix);
-			} else if (per == 2) {
-				memcpy(t.m[i * per + 1].bytes, m, nn * sizeof *m);
-				rc = fast_matrix_transpose(t.m[i * per + 1].bytes, opt->ng, err);
-				snprintf(t.m[i * per + 1].label, sizeof t.m[0].label, "%s/combine",
-					 prefix);
-			}
-		}
+		rc = import_layer(&im, layers[i], i, per, B, &groups_left, &t, err);
 		if (rc == 0 && opt->progress)
 			opt->progress(opt->progress_arg, i + 1, nl);
 	}

@@ -1,10 +1,11 @@
 /*
- * bvn_auto.c - the alpha-aware decomposition (fast_bvn_auto, bvn.h): a
+ * bvn_search.c - the alpha-aware decomposition behind `--stages auto`
+ * (fast_bvn_auto, bvn.h; not `--algo auto`, which is auto.c): a
  * search over quanta, each candidate decomposed with a running lower bound
  * that stops it once it cannot beat the best so far, improved by pairwise
  * exchange, and for small server counts hybrids of an exact prefix with a
  * quantised cover.  Built on the exact decomposition's matcher, terms and
- * trim (bvn.c, shared through bvn_internal.h).
+ * trim (bvn.c, bvn_match.c, shared through bvn_internal.h).
  */
 #include "lib/compile/bvn.h"
 #include "lib/compile/bvn_internal.h"
@@ -381,61 +382,184 @@ static int hybrid_candidate(struct search *sr, const struct terms *t, const stru
 	return 0;
 }
 
-static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
+/* One hybrid search's state: the padded matrix R being decomposed, its
+ * matcher and the entries waiting below the support threshold; what S
+ * still needs after the prefix found so far (rem), with its line sums
+ * (row, col) and off-diagonal non-zero counts (rc_nz, cc_nz); the
+ * prefix's terms; and a checkpoint's scratch (snap, line0, nz0). */
+struct hyb {
+	uint32_t n;
+	uint64_t *R, *rem, *snap, *row, *col, *line0;
+	uint32_t *rc_nz, *cc_nz, *nz0;
+	struct matcher m;
+	struct terms t;
+	struct pending pend;
+};
+
+static void hyb_free(struct hyb *h)
+{
+	if (h->m.n)
+		fast_bvn_matcher_free(&h->m);
+	free(h->t.perm);
+	free(h->t.weight);
+	free(h->R);
+	free(h->rem);
+	free(h->snap);
+	free(h->row);
+	free(h->col);
+	free(h->rc_nz);
+	free(h->cc_nz);
+	free(h->line0);
+	free(h->nz0);
+	free(h->pend.h);
+}
+
+/* R = S padded (*M its line sum; 0: nothing to decompose), rem = S with
+ * its line sums and counts, *r = R's largest entry; then, when M > 0,
+ * the matcher on the support of the entries >= r, the rest pending. */
+static int hyb_init(struct hyb *h, const struct search *sr, uint64_t *M, uint64_t *r,
+		    struct fast_err *err)
 {
 	uint32_t n = sr->n;
 	size_t nn = (size_t)n * n;
-	uint64_t *R = NULL, *rem = NULL, *snap = NULL, *row = NULL, *col = NULL;
-	uint32_t *rc_nz = NULL, *cc_nz = NULL, *nz0 = NULL, d;
-	uint64_t *line0 = NULL;
-	uint64_t M, left, r = 0, L = 0, max_terms = fast_bvn_max_terms(n), qlast = UINT64_MAX;
-	double tp = 0, level;
-	struct matcher m;
-	struct terms t = { .n = n };
-	struct pending pend = { 0 };
-	int rc = 0;
+	int rc;
 
-	memset(&m, 0, sizeof m);
-	pend.h = fast_calloc(nn + 1, sizeof *pend.h);
-	R = fast_calloc(nn + 1, sizeof *R);
-	rem = fast_calloc(nn + 1, sizeof *rem);
-	snap = fast_calloc(nn + 1, sizeof *snap);
-	row = fast_calloc(n + 1, sizeof *row);
-	col = fast_calloc(n + 1, sizeof *col);
-	rc_nz = fast_calloc(n + 1, sizeof *rc_nz);
-	cc_nz = fast_calloc(n + 1, sizeof *cc_nz);
-	line0 = fast_calloc(2 * (size_t)n, sizeof *line0);
-	nz0 = fast_calloc(2 * (size_t)n, sizeof *nz0);
-	if (!R || !rem || !snap || !row || !col || !rc_nz || !cc_nz || !pend.h || !line0 || !nz0) {
-		rc = fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
-		goto out;
-	}
-	memcpy(R, sr->S, nn * sizeof *R);
-	memcpy(rem, sr->S, nn * sizeof *rem);
-	if ((rc = fast_bvn_pad(R, n, &M, err)) < 0)
-		goto out;
-	(void)fast_bvn_line_sums(sr->S, n, row, col); /* no overflow: pad checked */
+	memset(h, 0, sizeof *h);
+	h->n = n;
+	h->t.n = n;
+	h->pend.h = fast_calloc(nn + 1, sizeof *h->pend.h);
+	h->R = fast_calloc(nn + 1, sizeof *h->R);
+	h->rem = fast_calloc(nn + 1, sizeof *h->rem);
+	h->snap = fast_calloc(nn + 1, sizeof *h->snap);
+	h->row = fast_calloc(n + 1, sizeof *h->row);
+	h->col = fast_calloc(n + 1, sizeof *h->col);
+	h->rc_nz = fast_calloc(n + 1, sizeof *h->rc_nz);
+	h->cc_nz = fast_calloc(n + 1, sizeof *h->cc_nz);
+	h->line0 = fast_calloc(2 * (size_t)n, sizeof *h->line0);
+	h->nz0 = fast_calloc(2 * (size_t)n, sizeof *h->nz0);
+	if (!h->R || !h->rem || !h->snap || !h->row || !h->col || !h->rc_nz || !h->cc_nz ||
+	    !h->pend.h || !h->line0 || !h->nz0)
+		return fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
+	memcpy(h->R, sr->S, nn * sizeof *h->R);
+	memcpy(h->rem, sr->S, nn * sizeof *h->rem);
+	if ((rc = fast_bvn_pad(h->R, n, M, err)) < 0)
+		return rc;
+	(void)fast_bvn_line_sums(sr->S, n, h->row, h->col); /* no overflow: pad checked */
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t j = 0; j < n; j++)
 			if (i != j && sr->S[(size_t)i * n + j]) {
-				rc_nz[i]++;
-				cc_nz[j]++;
+				h->rc_nz[i]++;
+				h->cc_nz[j]++;
 			}
+	*r = 0;
 	for (size_t k = 0; k < nn; k++)
-		r = R[k] > r ? R[k] : r;
-	if (M == 0)
-		goto out;
-	if (!fast_bvn_matcher_init(&m, R, n)) {
-		rc = fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
-		goto out;
+		*r = h->R[k] > *r ? h->R[k] : *r;
+	if (*M == 0)
+		return 0;
+	if (!fast_bvn_matcher_init(&h->m, h->R, n))
+		return fast_err_set(err, FAST_ENOMEM, "alpha-aware decomposition: out of memory");
+	memset(h->m.sup, 0, (size_t)n * h->m.W * sizeof *h->m.sup);
+	pending_init(&h->pend, &h->m, *r);
+	return 0;
+}
+
+/* Subtract term (the matching, weight w) from R, and what it carries
+ * from rem and its lines; entries of R that fall below r leave the
+ * support (pending while non-zero).  Returns the most the term carries
+ * for one pair: its stage's budget. */
+static uint64_t hyb_subtract(struct hyb *h, uint64_t w, uint64_t r)
+{
+	uint32_t n = h->n;
+	struct matcher *m = &h->m;
+	uint64_t need = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = (uint32_t)m->rm[i];
+		uint64_t *e = &h->R[(size_t)i * n + j];
+		if (j != i) {
+			uint64_t *q = &h->rem[(size_t)i * n + j], s = *q < w ? *q : w;
+			if (s && s == *q) {
+				h->rc_nz[i]--;
+				h->cc_nz[j]--;
+			}
+			*q -= s;
+			h->row[i] -= s;
+			h->col[j] -= s;
+			need = s > need ? s : need;
+		}
+		*e -= w;
+		if (*e < r) {
+			m->sup[(size_t)i * m->W + j / 64] &= ~(UINT64_C(1) << (j % 64));
+			fast_bvn_unmatch_row(m, i);
+			if (*e)
+				pending_push(&h->pend, *e, i * n + j);
+		}
 	}
-	memset(m.sup, 0, (size_t)n * m.W * sizeof *m.sup);
-	pending_init(&pend, &m, r);
+	return need;
+}
+
+/* A checkpoint: the remainder rem searched over quanta as a matrix of its
+ * own, from an octave above the last checkpoint's quantum (*qlast), and
+ * the prefix with its best cover offered as a candidate; tp is the
+ * prefix's modelled time. */
+static int hyb_checkpoint(struct search *sr, struct hyb *h, double tp, uint64_t *qlast,
+			  uint32_t *prefix_out, struct fast_err *err)
+{
+	uint32_t n = h->n;
+	size_t nn = (size_t)n * n;
+	struct search sub = *sr;
+	uint64_t big = 0;
+	int rc;
+
+	memcpy(h->snap, h->rem, nn * sizeof *h->snap);
+	for (size_t k = 0; k < nn; k++)
+		big = h->snap[k] > big ? h->snap[k] : big;
+	sub.S = h->snap;
+	sub.line0 = h->line0;
+	sub.nz0 = h->nz0;
+	/* the tracker's start on snap, from the line sums and counts kept
+	 * (those off the diagonal; the diagonal of S is never subtracted) */
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t dg = h->snap[(size_t)i * n + i];
+		h->line0[i] = h->row[i] - dg;
+		h->line0[n + i] = h->col[i] - dg;
+		h->nz0[i] = h->rc_nz[i];
+		h->nz0[n + i] = h->cc_nz[i];
+	}
+	memset(&sub.best, 0, sizeof sub.best);
+	memset(&sub.best_raw, 0, sizeof sub.best_raw);
+	sub.best_t = sr->best_t < 0 ? -1 : sr->best_t - tp;
+	sub.tried = 0;
+	/* the remainder shrinks as the prefix grows: start an octave above
+	 * the last checkpoint's quantum */
+	rc = quanta(&sub, big, *qlast > UINT64_MAX / 2 ? UINT64_MAX : 2 * *qlast, PATIENCE, err);
+	sr->tried += sub.tried;
+	if (rc == 0 && sub.best.nterms) {
+		*qlast = sub.best.quantum;
+		rc = hybrid_candidate(sr, &h->t, &sub.best, sub.best.quantum, prefix_out, err);
+	}
+	fast_bvn_free(&sub.best);
+	fast_bvn_free(&sub.best_raw);
+	return rc;
+}
+
+/* The bottleneck-prefix hybrids described above; stops once no completion
+ * of the prefix can beat the best candidate. */
+static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
+{
+	uint32_t n = sr->n, d;
+	uint64_t M = 0, left, r = 0, L = 0, max_terms = fast_bvn_max_terms(n), qlast = UINT64_MAX;
+	double tp = 0, level;
+	struct hyb h;
+	int rc;
+
+	if ((rc = hyb_init(&h, sr, &M, &r, err)) < 0 || M == 0)
+		goto out;
 	level = (double)M * 0.70710678;
 	for (left = M; left > 0;) {
-		uint64_t w = UINT64_MAX, need = 0;
+		uint64_t w = UINT64_MAX, need;
 
-		while (!fast_bvn_hopcroft_karp(&m)) {
+		while (!fast_bvn_hopcroft_karp(&h.m)) {
 			/* lower r by 1/32 steps until some entry joins a row the
 			 * failed search reached (entries elsewhere join too, but
 			 * alone they leave that search's answer as it was) */
@@ -446,50 +570,29 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 					goto out;
 				}
 				r = r - r / 32 - 1;
-			} while (!pending_above(&pend, r) || !pending_pop_to(&pend, &m, r));
+			} while (!pending_above(&h.pend, r) || !pending_pop_to(&h.pend, &h.m, r));
 		}
 		for (uint32_t i = 0; i < n; i++) {
-			uint64_t v = R[(size_t)i * n + (uint32_t)m.rm[i]];
+			uint64_t v = h.R[(size_t)i * n + (uint32_t)h.m.rm[i]];
 			w = v < w ? v : w;
 		}
-		if (!fast_bvn_terms_push(&t, m.rm, w, max_terms)) {
-			rc = fast_err_set(err, t.count >= max_terms ? FAST_ERUNTIME : FAST_ENOMEM,
+		if (!fast_bvn_terms_push(&h.t, h.m.rm, w, max_terms)) {
+			rc = fast_err_set(err, h.t.count >= max_terms ? FAST_ERUNTIME : FAST_ENOMEM,
 					  "decomposition of %ux%u: %s", n, n,
-					  t.count >= max_terms ? "term bound exceeded" : "out of memory");
+					  h.t.count >= max_terms ? "term bound exceeded" : "out of memory");
 			goto out;
 		}
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t j = (uint32_t)m.rm[i];
-			uint64_t *e = &R[(size_t)i * n + j];
-			if (j != i) {
-				uint64_t *q = &rem[(size_t)i * n + j], s = *q < w ? *q : w;
-				if (s && s == *q) {
-					rc_nz[i]--;
-					cc_nz[j]--;
-				}
-				*q -= s;
-				row[i] -= s;
-				col[j] -= s;
-				need = s > need ? s : need;
-			}
-			*e -= w;
-			if (*e < r) {
-				m.sup[(size_t)i * m.W + j / 64] &= ~(UINT64_C(1) << (j % 64));
-				fast_bvn_unmatch_row(&m, i);
-				if (*e)
-					pending_push(&pend, *e, i * n + j);
-			}
-		}
+		need = hyb_subtract(&h, w, r);
 		left -= w;
 		if (need)
 			tp += sr->m.stage_s + (double)need / sr->m.Bps;
 		L = 0;
 		d = 0;
 		for (uint32_t i = 0; i < n; i++) {
-			L = row[i] > L ? row[i] : L;
-			L = col[i] > L ? col[i] : L;
-			d = rc_nz[i] > d ? rc_nz[i] : d;
-			d = cc_nz[i] > d ? cc_nz[i] : d;
+			L = h.row[i] > L ? h.row[i] : L;
+			L = h.col[i] > L ? h.col[i] : L;
+			d = h.rc_nz[i] > d ? h.rc_nz[i] : d;
+			d = h.cc_nz[i] > d ? h.cc_nz[i] : d;
 		}
 		/* what is left needs L bytes on its fullest line and a stage
 		 * per non-zero entry of its densest line: tp + L / B + d * c
@@ -500,66 +603,18 @@ static int hybrid(struct search *sr, uint32_t *prefix_out, struct fast_err *err)
 		    tp + (double)L / sr->m.Bps + d * sr->m.stage_s >= sr->best_t)
 			goto out;
 		if (L == 0 || left == 0) {
-			rc = hybrid_candidate(sr, &t, NULL, 1, prefix_out, err);
+			rc = hybrid_candidate(sr, &h.t, NULL, 1, prefix_out, err);
 			goto out;
 		}
 		if ((double)L <= level) {
-			struct search sub = *sr;
-			uint64_t big = 0;
-
 			while (level >= (double)L)
 				level *= 0.70710678;
-			memcpy(snap, rem, nn * sizeof *snap);
-			for (size_t k = 0; k < nn; k++)
-				big = snap[k] > big ? snap[k] : big;
-			sub.S = snap;
-			sub.line0 = line0;
-			sub.nz0 = nz0;
-			/* the tracker's start on snap, from the line sums and
-			 * counts kept above (those off the diagonal; the
-			 * diagonal of S is never subtracted) */
-			for (uint32_t i = 0; i < n; i++) {
-				uint64_t dg = snap[(size_t)i * n + i];
-				line0[i] = row[i] - dg;
-				line0[n + i] = col[i] - dg;
-				nz0[i] = rc_nz[i];
-				nz0[n + i] = cc_nz[i];
-			}
-			memset(&sub.best, 0, sizeof sub.best);
-			memset(&sub.best_raw, 0, sizeof sub.best_raw);
-			sub.best_t = sr->best_t < 0 ? -1 : sr->best_t - tp;
-			sub.tried = 0;
-			/* the remainder shrinks as the prefix grows: start an
-			 * octave above the last checkpoint's quantum */
-			rc = quanta(&sub, big, qlast > UINT64_MAX / 2 ? UINT64_MAX : 2 * qlast,
-				    PATIENCE, err);
-			sr->tried += sub.tried;
-			if (rc == 0 && sub.best.nterms) {
-				qlast = sub.best.quantum;
-				rc = hybrid_candidate(sr, &t, &sub.best, sub.best.quantum, prefix_out,
-						      err);
-			}
-			fast_bvn_free(&sub.best);
-			fast_bvn_free(&sub.best_raw);
-			if (rc < 0)
+			if ((rc = hyb_checkpoint(sr, &h, tp, &qlast, prefix_out, err)) < 0)
 				goto out;
 		}
 	}
 out:
-	if (m.n)
-		fast_bvn_matcher_free(&m);
-	free(t.perm);
-	free(t.weight);
-	free(R);
-	free(rem);
-	free(snap);
-	free(row);
-	free(col);
-	free(rc_nz);
-	free(cc_nz);
-	free(line0);
-	free(nz0);
-	free(pend.h);
+	hyb_free(&h);
 	return rc;
 }
 

@@ -1,0 +1,153 @@
+/*
+ * compile_fast_internal.h - what the FAST compiler's files share: the
+ * builder (its scratch slots, the handovers it records, the plan it
+ * writes), the rails a tile is balanced onto, the shift and wave
+ * arithmetic of packed stages, the balancing groups of balance=jit, and
+ * the entry points of each part: balancing (compile_fast_balance.c), the
+ * staged step graph (compile_fast_steps.c), packed stages and the model
+ * that chooses them (compile_fast_packed.c), driven by compile_fast.c.
+ * Not part of the library's interface (algo.h is).
+ */
+#ifndef FAST_COMPILE_FAST_INTERNAL_H
+#define FAST_COMPILE_FAST_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fast/algo.h"
+#include "lib/compile/bvn.h"
+
+struct move {
+	uint32_t group; /* the balancing group whose step carries it (jit; else 0) */
+	uint32_t key;   /* (A * G + from rail) * G + to rail */
+	uint32_t piece; /* the handed piece, as it stands in its lane (plan->pieces) */
+};
+
+/* The builder's scratch slots (struct fast_scratch). */
+enum { SC_LOAD, SC_S, SC_FIRST, SC_MOVES, SC_TMP, SC_CNT, SC_BUDGET, SC_TARGET };
+
+struct builder {
+	uint32_t N, G, ng;
+	const uint64_t *D;
+	uint64_t *load; /* N * N * G: load[(A * N + B) * G + i] = r_i of tile (A, B) */
+	uint64_t *S;    /* N * N server matrix */
+	uint32_t *first; /* N * N: balancing group of the first (ordered) stage with perm[A] == B */
+	uint64_t nnz;    /* non-zero cross-server entries of D */
+	struct move *moves;
+	size_t nmoves;
+	struct fast_scratch *sc; /* owns load, S, first, moves and fast_balance_sort's arrays */
+	bool keep;               /* sc is the caller's, kept for the next compile */
+	bool jit;
+	bool packed;             /* packed stages: tile (A, A + d) on the rails of shift d */
+	uint64_t *budget;        /* packed: N - 1 budgets, shift d at d - 1 (the largest lane) */
+	uint64_t *tt;            /* G: the lane targets of the tile being balanced */
+	struct fast_plan *p;
+	struct fast_err *err;
+};
+static inline int oom(struct builder *bd, const char *what)
+{
+	return fast_err_set(bd->err, FAST_ENOMEM, "fast: out of memory (%s)", what);
+}
+
+static inline uint64_t msg(const struct builder *bd, uint32_t a, uint32_t i, uint32_t b, uint32_t j)
+{
+	return bd->D[((size_t)a * bd->G + i) * bd->ng + (size_t)b * bd->G + j];
+}
+
+/* The rails a tile is balanced onto: rail i is one of them iff i % mod ==
+ * res (mod = 1, res = 0: all G; packed stages: the rails of its shift),
+ * each with lane target t, the others 0. */
+struct rails {
+	uint32_t mod, res;
+	uint64_t t;
+};
+
+/* The shift index (d - 1) of tile (A, B) in packed stages, d = B - A mod N. */
+static inline uint32_t shift_of(uint32_t N, uint32_t a, uint32_t b)
+{
+	return (b + N - a) % N - 1;
+}
+
+/* Packed stages: how many shifts share the rails at once (shift s runs on
+ * the rails i % mod == s % mod, in wave s / mod). */
+static inline uint32_t pack_mod(uint32_t N, uint32_t G)
+{
+	uint32_t M = N > 1 ? N - 1 : 1;
+	return M < G ? M : G;
+}
+
+/* The balancing group of stage k under balance=jit: group 0 is the first
+ * stage, group 1 all the others.  The first stage waits only for its own
+ * tiles (one per server); the rest are balanced while it runs, and stage
+ * 2 waits for them (scale-up is many times faster than a NIC, so that is
+ * hidden behind stage 1 and its redistribution).  Measured on the
+ * simulator, finer groups (2^j - 1 .. 2^(j+1) - 2, or one per stage) gain
+ * nothing for alpha-aware stages, and cost compile time: each group splits
+ * every sender's handovers into one more transfer. */
+static inline uint32_t group_index(uint32_t k)
+{
+	return k > 0;
+}
+
+/* The first stage of stage k's group. */
+static inline uint32_t group_start(uint32_t k)
+{
+	return k > 0;
+}
+
+/* The per-step costs and rates of the model (as the alpha-aware search and
+ * split_tail: a = latency + step overhead of a tier, B = fast_tier_Bps). */
+struct cost {
+	double a_up, a_out, Bu, Bo;
+	double rho; /* seconds per lane byte of a redistribution (split_tail) */
+};
+
+/* What balancing costs either way, from one pass over the tiles: per
+ * GPU, the bytes it hands over or receives (at most its deficit) in each
+ * balancing step, group 0 -- the tiles of the first term (staged; first =
+ * its permutation, NULL when there is none) or of wave 0 (packed), which
+ * the first stage (wave) waits for -- and group 1, the others, which the
+ * second waits for (all are group 0 when balance=upfront).  bal[packed]
+ * [group] is the step's modelled time: a_up plus the busiest switch port
+ * over B_up, 0 when nothing moves.  Also the packed budgets: shift s's is
+ * the largest lane target of its tiles (bd->budget). */
+struct balance_cost {
+	double bal[2][2];
+};
+
+/* --- balancing (compile_fast_balance.c) --- */
+
+/* The rails of tile (A, B): all G with target S[A][B]; packed, those of
+ * its shift, each with target ceil(sum r_i / their count). */
+struct rails fast_balance_rails(const struct builder *bd, bool packed, uint32_t a, uint32_t b);
+/* tt[i]: rail i's lane target (tt: G). */
+void fast_balance_targets(const struct rails *rs, uint32_t G, uint64_t *tt);
+/* Balance tile (A, B) onto its rails: its lanes, pieces and handovers. */
+int fast_balance_tile(struct builder *bd, uint32_t a, uint32_t b);
+/* Sort the handovers by (balancing group, key), for the steps. */
+int fast_balance_sort(struct builder *bd);
+
+/* --- the step graph (compile_fast_steps.c) --- */
+
+/* One balancing step of the moves [*at, end of group), returning its id. */
+int fast_steps_balance(struct builder *bd, size_t *at, int prev);
+/* The intrinsic step (tiles (A, A) over scale-up) after step `after`. */
+int fast_steps_intrinsic(struct builder *bd, int after);
+/* The staged schedule's steps for the terms of bv. */
+int fast_steps_staged(struct builder *bd, const struct fast_bvn *bv);
+
+/* --- packed stages and the model (compile_fast_packed.c) --- */
+
+struct cost fast_packed_cost(const struct fast_topo *topo);
+/* The balancing steps' modelled times either way, and bd->budget. */
+int fast_packed_balance_costs(struct builder *bd, const struct cost *c, const uint32_t *first,
+			      struct balance_cost *out);
+/* Modelled time of the packed schedule. */
+double fast_packed_s(const struct builder *bd, const struct cost *c, const struct balance_cost *bc);
+/* Modelled time of the staged schedule bv (ordered, trimmed, split). */
+double fast_staged_s(const struct cost *c, const struct fast_bvn *bv,
+		     const struct balance_cost *bc);
+/* The packed steps. */
+int fast_packed_steps(struct builder *bd);
+
+#endif
