@@ -52,7 +52,7 @@ enum fast_dedup_mode {
  * can see, so that the same inputs give the same time in every process.
  * lib/ defines no evaluator (it runs no simulator): include/fast/sim.h provides the
  * simulator's (fast_sim_evaluator), which the commands and the executor
- * pass to `--algo auto` (lib/compile/auto.h: on token traffic auto chooses by it). */
+ * pass to `--algo auto` (lib/compile/algo_auto.h: on token traffic auto chooses by it). */
 struct fast_plan_eval {
 	const char *name; /* what the times are, in a plan's options ("sim") */
 	int (*time)(const struct fast_plan_eval *e, const struct fast_topo *topo,
@@ -69,7 +69,7 @@ struct fast_algo_opts {
 	uint64_t chunk_bytes; /* pxn/hier: forwarding chunk (0 = algorithm default) */
 	enum fast_dedup_mode dedup; /* fast/hier on token traffic */
 	/* auto on token traffic: times every candidate's plan (NULL, the
-	 * default: the closed-form prediction of lib/compile/auto.c).  Not an option
+	 * default: the closed-form prediction of lib/compile/algo_auto_model.c).  Not an option
 	 * of the table: no spelling, never printed; the caller's, not owned. */
 	const struct fast_plan_eval *eval;
 };
@@ -114,6 +114,38 @@ typedef int (*fast_compile_tokens_fn)(const struct fast_topo *topo, const struct
 				      const struct fast_algo_opts *opts, struct fast_plan *out,
 				      struct fast_err *err);
 
+/* `--algo auto`'s model of a schedule (lib/compile/algo_auto.h), beside the
+ * schedule in its descriptor: auto predicts T = T_sim + S per candidate,
+ *     T_sim = k_lat lat + k_vol vol
+ * in closed form (lat, vol: predict's, from features of a pass over the
+ * matrix; the factors fitted against `fast sim`) and
+ *     S = synth32_s (n / 32)^synth_exp
+ * for n GPUs (fitted on compiles), times 0.1 + 0.9 x the share of the
+ * n (n - G) cross-server messages present where synth_by_msgs.  The
+ * features are auto's own (struct fast_auto_feat, opaque here:
+ * lib/compile/algo_auto_internal.h), so the hooks are lib/compile's
+ * (lib/compile/algo_auto_model.c).  An entry without predict (auto itself)
+ * is no candidate. */
+struct fast_algo;
+struct fast_auto_feat;
+struct fast_algo_model {
+	double k_lat, k_vol;
+	double synth32_s, synth_exp;
+	bool synth_by_msgs;
+	/* T_sim and S of schedule a on features x with options o into *sim_s
+	 * and *synth_s; true when T_sim is only a floor (a feature it reads
+	 * is one until refine), false when exact.  Pure: every rank agrees. */
+	bool (*predict)(const struct fast_algo *a, const struct fast_auto_feat *x,
+			const struct fast_algo_opts *o, double *sim_s, double *synth_s);
+	/* The pass over the matrix that makes predict exact (NULL: it always
+	 * is); 0, or -1 when out of memory (the floor stays).  Auto runs
+	 * them cheapest first: refine_rank 0 first. */
+	int (*refine)(struct fast_auto_feat *x);
+	unsigned refine_rank;
+};
+
+/* Everything about one schedule: one row of fast_algos[] (adding a
+ * schedule is adding a row). */
 struct fast_algo {
 	const char *name;             /* --algo NAME, the plan's "algo" */
 	fast_compile_fn compile;
@@ -121,6 +153,7 @@ struct fast_algo {
 	uint64_t default_chunk_bytes; /* forwarding chunk without --chunk (0: none) */
 	const char *summary;          /* one line */
 	fast_compile_tokens_fn compile_tokens; /* NULL: token traffic runs on its bytes */
+	struct fast_algo_model model; /* what auto predicts for it */
 };
 
 /* The tables, terminated by an entry whose name is NULL. */
