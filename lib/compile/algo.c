@@ -47,31 +47,31 @@
  *
  * The order is auto's: near-ties go to the first (fast, the default). */
 const struct fast_algo fast_algos[] = {
-	{ "fast", fast_compile_fast,
+	{ "fast", fast_sched_fast,
 	  FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE | FAST_OPT_DEDUP, 0,
 	  "FAST: balance within servers, one rail stage per Birkhoff term",
-	  fast_compile_fast_tokens,
+	  fast_sched_fast_tokens,
 	  { 0.993, 1.0, 11.0e-6, 1.84, false, fast_auto_model_fast, fast_auto_refine_pair, 0 } },
-	{ "fanout", fast_compile_fanout, 0, 0,
+	{ "fanout", fast_sched_fanout, 0, 0,
 	  "every message at once: one out step, one up step (RCCL)", NULL,
 	  { 1.0, 1.0, 14.7e-6, 2.18, true, fast_auto_model_fanout, NULL, 0 } },
-	{ "nccl", fast_compile_nccl, FAST_OPT_PEERS, 0,
+	{ "nccl", fast_sched_nccl, FAST_OPT_PEERS, 0,
 	  "NCCL's grouped send/recv: n - 1 rounds, peers in flight", NULL,
 	  { 0.83, 1.0, 48.9e-6, 2.06, true, fast_auto_model_nccl, NULL, 0 } },
-	{ "pxn", fast_compile_pxn, FAST_OPT_PEERS | FAST_OPT_CHUNK, UINT64_C(128) << 10,
+	{ "pxn", fast_sched_pxn, FAST_OPT_PEERS | FAST_OPT_CHUNK, UINT64_C(128) << 10,
 	  "nccl with PXN: off-rail messages relayed over scale-up", NULL,
 	  { 0.57, 1.0, 67.5e-6, 2.09, true, fast_auto_model_pxn, NULL, 0 } },
-	{ "spreadout", fast_compile_spreadout, 0, 0,
+	{ "spreadout", fast_sched_spreadout, 0, 0,
 	  "n - 1 globally synchronised rounds: GPU i sends to i + d", NULL,
 	  { 1.0, 1.0, 19.4e-6, 1.98, true, fast_auto_model_spreadout, fast_auto_refine_rounds, 2 } },
-	{ "hier", fast_compile_hier, FAST_OPT_CHUNK | FAST_OPT_DEDUP, UINT64_C(512) << 10,
-	  "DeepEP-style: rail-aligned, then forwarded over scale-up", fast_compile_hier_tokens,
+	{ "hier", fast_sched_hier, FAST_OPT_CHUNK | FAST_OPT_DEDUP, UINT64_C(512) << 10,
+	  "DeepEP-style: rail-aligned, then forwarded over scale-up", fast_sched_hier_tokens,
 	  { 0.785, 1.08, 29.8e-6, 2.08, true, fast_auto_model_hier, fast_auto_refine_hier, 1 } },
-	{ "auto", fast_compile_auto,
+	{ "auto", fast_sched_auto,
 	  FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE | FAST_OPT_PEERS | FAST_OPT_CHUNK |
 		  FAST_OPT_DEDUP, 0,
 	  "the schedule above of least predicted time with synthesis (lib/compile/auto.c)",
-	  fast_compile_auto_tokens, { 0, 0, 0, 0, false, NULL, NULL, 0 } },
+	  fast_sched_auto_tokens, { 0, 0, 0, 0, false, NULL, NULL, 0 } },
 	{ NULL, NULL, 0, 0, NULL, NULL, { 0, 0, 0, 0, false, NULL, NULL, 0 } },
 };
 
@@ -303,7 +303,7 @@ int fast_compile_matrix(const char *algo, const struct fast_topo *topo,
 	}
 	/* auto weighs byte plans on token traffic with either dedup */
 	if (tokens && a && a->compile_tokens &&
-	    (opts->dedup == FAST_DEDUP_SERVER || a->compile == fast_compile_auto))
+	    (opts->dedup == FAST_DEDUP_SERVER || a->compile == fast_sched_auto))
 		rc = a->compile_tokens(topo, m, opts, &p, err);
 	else
 		rc = fast_compile(algo, topo, m->bytes, opts, &p, err);

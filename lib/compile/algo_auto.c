@@ -131,9 +131,9 @@ void auto_record(struct fast_plan *p, const char *head)
 			 (int)(sizeof p->options - (size_t)n - 3), inner);
 }
 
-int fast_compile_auto(const struct fast_topo *topo, const uint64_t *D,
-		      const struct fast_algo_opts *opts, struct fast_plan *out,
-		      struct fast_err *err)
+int fast_sched_auto(const struct fast_topo *topo, const uint64_t *D,
+		    const struct fast_algo_opts *opts, struct fast_plan *out,
+		    struct fast_err *err)
 {
 	struct fast_auto_choice c;
 	const struct fast_algo *a;

@@ -98,17 +98,17 @@ double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t 
 /* The `auto` entry of the table: choose, compile the choice; the plan's
  * algo is the chosen schedule's name (the checker applies its rules) and
  * its options say that auto chose it, with the predicted times. */
-int fast_compile_auto(const struct fast_topo *topo, const uint64_t *D,
-		      const struct fast_algo_opts *opts, struct fast_plan *out,
-		      struct fast_err *err);
+int fast_sched_auto(const struct fast_topo *topo, const uint64_t *D,
+		    const struct fast_algo_opts *opts, struct fast_plan *out,
+		    struct fast_err *err);
 /* The same on token traffic m, with either dedup (fast_auto_choose_matrix;
  * the table's compile_tokens of auto, so that fast_compile_matrix adds the
  * chosen plan's "dedup=" to its options).  The options begin "auto: by sim
  * of 8 candidates: hier dedup=server sim_s=1.234e-05" when the choice was
  * evaluated, "auto: predicted sim_s=..." when predicted. */
-int fast_compile_auto_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
-			     const struct fast_algo_opts *opts, struct fast_plan *out,
-			     struct fast_err *err);
+int fast_sched_auto_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
+			   const struct fast_algo_opts *opts, struct fast_plan *out,
+			   struct fast_err *err);
 
 /* The table's model hooks (struct fast_algo_model, algo.h), one closed
  * form per schedule (lib/compile/algo_auto_model.c). */

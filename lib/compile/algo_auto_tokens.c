@@ -256,9 +256,9 @@ int fast_auto_choose_matrix(const struct fast_topo *topo, const struct fast_matr
 	return 0;
 }
 
-int fast_compile_auto_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
-			     const struct fast_algo_opts *opts, struct fast_plan *out,
-			     struct fast_err *err)
+int fast_sched_auto_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
+			   const struct fast_algo_opts *opts, struct fast_plan *out,
+			   struct fast_err *err)
 {
 	struct fast_auto_choice c;
 	struct fast_plan p;
