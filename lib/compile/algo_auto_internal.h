@@ -36,6 +36,10 @@ struct fast_auto_feat {
 	const uint64_t *D;     /* the n x n matrix the features are of */
 	struct feat f;
 	double n, ln;          /* GPUs, ln(n / 32) (the synthesis model's) */
+	uint32_t N, G, ng;     /* t's shape, and its tiers' numbers: */
+	double Bu, Bo;         /* effective rates, bytes/s (fast_tier_Bps) */
+	double au, ao;         /* a step's cost before its bytes, s (fast_tier_step_s) */
+	bool mesh;             /* scale-up is a mesh of links */
 	double spread_s;       /* spreadout's rounds before its factor (auto_spread_pass), else a floor */
 	bool exact_spread;     /* spread_s is the pass's, not the floor */
 };

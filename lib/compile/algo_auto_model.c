@@ -96,6 +96,10 @@ static void feat_init(struct fast_auto_feat *x, const struct fast_topo *t, const
 	x->D = D;
 	x->n = (double)t->servers * t->gpus;
 	x->ln = log(x->n / 32.0);
+	x->N = t->servers, x->G = t->gpus, x->ng = x->N * x->G;
+	x->Bu = fast_tier_Bps(&t->up), x->Bo = fast_tier_Bps(&t->out);
+	x->au = fast_tier_step_s(&t->up), x->ao = fast_tier_step_s(&t->out);
+	x->mesh = t->up_kind == FAST_UP_MESH;
 }
 
 int auto_features(struct fast_auto_feat *x, const struct fast_topo *t, const uint64_t *D)
@@ -121,25 +125,19 @@ int auto_features_all(struct fast_auto_feat *x, const struct fast_topo *t, const
 
 /* --- the closed forms ------------------------------------------------------ */
 
-/* The tiers' numbers every closed form reads. */
+/* The tiers' numbers every closed form reads (x's), and the local
+ * traffic's time: a switch port carries a GPU's sum, a mesh link one
+ * message. */
 struct tiers {
 	uint32_t N, G, ng;
-	double Bu, Bo, au, ao;
-	double up;  /* local traffic: a switch port carries a GPU's sum, a mesh link one message */
+	double Bu, Bo, au, ao, up;
 	bool mesh;
 };
 
-static struct tiers tiers_of(const struct fast_auto_feat *x)
+static inline struct tiers tiers_of(const struct fast_auto_feat *x)
 {
-	const struct fast_topo *t = x->t;
-	struct tiers r;
-
-	r.N = t->servers, r.G = t->gpus, r.ng = r.N * r.G;
-	r.Bu = fast_tier_Bps(&t->up), r.Bo = fast_tier_Bps(&t->out);
-	r.au = fast_tier_step_s(&t->up), r.ao = fast_tier_step_s(&t->out);
-	r.mesh = t->up_kind == FAST_UP_MESH;
-	r.up = (double)(r.mesh ? x->f.intra_msg : x->f.intra) / r.Bu;
-	return r;
+	return (struct tiers){ x->N, x->G, x->ng, x->Bu, x->Bo, x->au, x->ao,
+			       (double)(x->mesh ? x->f.intra_msg : x->f.intra) / x->Bu, x->mesh };
 }
 
 static double incast(const struct fast_auto_feat *x, double k)

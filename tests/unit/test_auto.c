@@ -404,9 +404,8 @@ static void ref_decide(const struct fast_topo *t, const uint64_t *D, const struc
 	f.intra_msg = r->intra_msg, f.k_in = r->k_in, f.total = r->total, f.nnz = r->nnz;
 	f.largest = r->largest, f.pair = r->pair;
 	f.exact_pair = f.exact_hier = true;
-	memset(&x, 0, sizeof x);
-	x.t = t, x.D = D, x.f = f;
-	x.n = (double)t->servers * t->gpus, x.ln = log(x.n / 32.0);
+	feat_init(&x, t, D);
+	x.f = f;
 	x.spread_s = ref_spread(t, D), x.exact_spread = true;
 	memset(out, 0, sizeof *out);
 	for (const struct fast_algo *a = fast_algos; a->name; a++) {
