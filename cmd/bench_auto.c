@@ -1,6 +1,6 @@
 /*
  * bench_auto.c - `fast bench auto`: the cost of `--algo auto`'s decision
- * (fast_auto_choose, lib/compile/auto.c), what every rank of `fast run --algo
+ * (fast_auto_choose, lib/compile/algo_auto.c), what every rank of `fast run --algo
  * auto` pays per matrix before it compiles.
  *
  * Cases: h200 and mi300x-100g at 4 x 8 and 16 x 8 GPUs, uniform and Zipf

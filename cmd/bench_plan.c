@@ -4,7 +4,7 @@
  * Zipf(0.8) traffic generated in-process with the project RNG (256 MiB per
  * GPU), exact and alpha-aware stages: (a) the decomposition alone, (b) the
  * whole synthesis matrix -> compact plan in memory (repeated compiles into
- * the last plan's arrays with one scratch, fast_compile_fast_into, as a
+ * the last plan's arrays with one scratch, fast_sched_fast_into, as a
  * caller compiling matrix after matrix does), (c) expansion to
  * explicit pieces in ns per piece, with the stage count and plan size.
  * Then the alpha-aware report at 1024 GPUs (h200, 64 MiB .. 4 GiB per GPU):
@@ -162,7 +162,7 @@ static double work_decompose(void *ctx)
 		free(P);
 	} else {
 		struct fast_bvn_model m = model_of(&j->topo);
-		rc = fast_bvn_auto(j->S, N, &m, &b, NULL, &j->err);
+		rc = fast_bvn_search(j->S, N, &m, &b, NULL, &j->err);
 	}
 	t = bench_cpu_now() - t0;
 	if (rc < 0)
@@ -173,14 +173,14 @@ static double work_decompose(void *ctx)
 
 /* Repeated compiles build into the last plan's arrays with the same
  * scratch, as a caller compiling matrix after matrix does
- * (fast_compile_fast_into). */
+ * (fast_sched_fast_into). */
 static double work_compile(void *ctx)
 {
 	struct job *j = ctx;
 	double t0 = bench_cpu_now(), t;
 
 	j->have_plan = true; /* holds arrays to free even on failure */
-	if (fast_compile_fast_into(&j->topo, j->D, &j->opts, &j->plan, &j->scratch, &j->err) < 0)
+	if (fast_sched_fast_into(&j->topo, j->D, &j->opts, &j->plan, &j->scratch, &j->err) < 0)
 		return -1;
 	t = bench_cpu_now() - t0;
 	return t;
@@ -476,7 +476,7 @@ static int alpha_report(struct report *r, bool quick)
 		for (int pat = 0; pat < 2; pat++) {
 			uint64_t *D = make_traffic(ng, (enum pattern)pat, sizes[z], 77 + z), M = 0;
 			struct fast_bvn e, a;
-			struct fast_bvn_auto_info info;
+			struct fast_bvn_search_info info;
 			double te, ta, floor_s;
 			char sz[32];
 			if (!D || fast_bvn_server_matrix(D, N, GPUS, S, &err) < 0) {
@@ -486,7 +486,7 @@ static int alpha_report(struct report *r, bool quick)
 			}
 			free(D);
 			if (fast_bvn_quantized(S, N, 1, &e, &err) < 0 ||
-			    fast_bvn_auto(S, N, &m, &a, &info, &err) < 0) {
+			    fast_bvn_search(S, N, &m, &a, &info, &err) < 0) {
 				free(S);
 				return cli_report(&err);
 			}
@@ -556,7 +556,7 @@ static unsigned long long child_peak(uint32_t N, bool expand)
 			_exit(1);
 		D = make_traffic(N * GPUS, PAT_RANDOM, UINT64_C(256) << 20, 1000 + N);
 		fast_algo_opts_default(&opts);
-		if (!D || fast_compile_fast(&topo, D, &opts, &p, NULL) < 0)
+		if (!D || fast_sched_fast(&topo, D, &opts, &p, NULL) < 0)
 			_exit(1);
 		if (expand && fast_plan_expand(&p, &e, NULL) < 0)
 			_exit(1);

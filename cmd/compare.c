@@ -11,7 +11,7 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/compile/auto.h"
+#include "lib/compile/algo_auto.h"
 #include "lib/base/json.h"
 #include "sim_common.h"
 #include "synthesis.h"

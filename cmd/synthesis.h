@@ -3,7 +3,7 @@
  * it means it (`fast compare`, the synthesis_s column of `fast sweep` and
  * `fast gate`): the median thread-CPU time of SYNTH_REPEATS compiles after
  * one warm-up in the same process.  For auto: its decision's median (timed
- * the same way, lib/compile/auto.h) plus the chosen schedule's synthesis.
+ * the same way, lib/compile/algo_auto.h) plus the chosen schedule's synthesis.
  *
  * Measured times appear only in reports, never in plans.  Thread-CPU time
  * (bench_cpu_now), since wall time on a shared machine measures the
@@ -14,7 +14,7 @@
 #define FAST_CMD_SYNTHESIS_H
 
 #include "bench.h"
-#include "lib/compile/auto.h"
+#include "lib/compile/algo_auto.h"
 
 #define SYNTH_REPEATS 15
 

@@ -20,22 +20,6 @@ void fast_sim_opts_default(struct fast_sim_opts *o)
 	o->timeline = false;
 }
 
-double fast_sim_incast_factor(const struct fast_congestion *c, uint32_t k)
-{
-	double f;
-
-	if (!c || (double)k <= c->incast_threshold || c->incast_slope <= 0.0)
-		return 1.0;
-	f = 1.0 - c->incast_slope * ((double)k - c->incast_threshold);
-	if (f < c->incast_floor)
-		f = c->incast_floor;
-	if (f > 1.0)
-		f = 1.0;
-	if (f <= 0.0)
-		f = 1e-3; /* a validated topology has floor > 0; never stall */
-	return f;
-}
-
 /* --- --sync rank: every GPU walks its own waves (sim.h) ------------------ */
 
 static uint32_t chunk_wave(const struct sim_engine *e, uint32_t xi, uint32_t c)
@@ -243,8 +227,8 @@ static void add_freed(struct sim_engine *e, const uint32_t *res, uint32_t nres, 
 		struct sim_resource *r = &e->rs[res[k]];
 		double gain = rate;
 		if (r->ingress_nic && e->opts.congestion)
-			gain += r->base * (fast_sim_incast_factor(&e->topo->congestion, r->n) -
-					   fast_sim_incast_factor(&e->topo->congestion, r->n + 1));
+			gain += r->base * (fast_incast_factor(&e->topo->congestion, r->n) -
+					   fast_incast_factor(&e->topo->congestion, r->n + 1));
 		r->freed += gain;
 		if (r->freed > e->opts.epsilon * r->cap)
 			e->must_recompute = true;

@@ -127,7 +127,7 @@ static int repair(struct sim_engine *e, double t)
 		double fixed = r->rcap > 0.0 ? r->rcap : 0.0;
 		r->cap = r->base;
 		if (r->ingress_nic && e->opts.congestion)
-			r->cap *= fast_sim_incast_factor(&e->topo->congestion, r->n);
+			r->cap *= fast_incast_factor(&e->topo->congestion, r->n);
 		r->rcap = r->cap - fixed;
 		if (r->rcap < 0.0)
 			r->rcap = 0.0;
@@ -306,7 +306,7 @@ static void fill_reset(struct sim_engine *e, uint32_t nrc)
 			continue;
 		r->cap = r->base;
 		if (r->ingress_nic && e->opts.congestion)
-			r->cap *= fast_sim_incast_factor(&e->topo->congestion, r->n);
+			r->cap *= fast_incast_factor(&e->topo->congestion, r->n);
 		r->rcap = r->cap;
 		r->rcnt = r->n;
 	}

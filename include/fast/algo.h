@@ -3,6 +3,10 @@
  * (lib/compile/baselines.c), all producing the plan IR of plan.h, and the table
  * that describes them and their options (lib/compile/algo.c).
  *
+ * Names: fast_compile and fast_compile_matrix compile by the algorithm's
+ * name (the table's dispatch); fast_sched_NAME is the one schedule's own
+ * compiler (fast_sched_fast is the FAST schedule's).
+ *
  * Every compiler is deterministic: the same topology, matrix and options
  * give a byte-identical plan on every machine.  A compiler writes *out only
  * on success; the caller frees it with fast_plan_free().
@@ -52,7 +56,7 @@ enum fast_dedup_mode {
  * can see, so that the same inputs give the same time in every process.
  * lib/ defines no evaluator (it runs no simulator): include/fast/sim.h provides the
  * simulator's (fast_sim_evaluator), which the commands and the executor
- * pass to `--algo auto` (lib/compile/auto.h: on token traffic auto chooses by it). */
+ * pass to `--algo auto` (lib/compile/algo_auto.h: on token traffic auto chooses by it). */
 struct fast_plan_eval {
 	const char *name; /* what the times are, in a plan's options ("sim") */
 	int (*time)(const struct fast_plan_eval *e, const struct fast_topo *topo,
@@ -69,7 +73,7 @@ struct fast_algo_opts {
 	uint64_t chunk_bytes; /* pxn/hier: forwarding chunk (0 = algorithm default) */
 	enum fast_dedup_mode dedup; /* fast/hier on token traffic */
 	/* auto on token traffic: times every candidate's plan (NULL, the
-	 * default: the closed-form prediction of lib/compile/auto.c).  Not an option
+	 * default: the closed-form prediction of lib/compile/algo_auto_model.c).  Not an option
 	 * of the table: no spelling, never printed; the caller's, not owned. */
 	const struct fast_plan_eval *eval;
 };
@@ -105,22 +109,55 @@ struct fast_algo_option {
 	void (*set)(struct fast_algo_opts *o, uint64_t v);
 };
 
-typedef int (*fast_compile_fn)(const struct fast_topo *topo, const uint64_t *D,
-			       const struct fast_algo_opts *opts, struct fast_plan *out,
-			       struct fast_err *err);
+typedef int (*fast_sched_fn)(const struct fast_topo *topo, const uint64_t *D,
+			     const struct fast_algo_opts *opts, struct fast_plan *out,
+			     struct fast_err *err);
 /* A token-aware compiler: a plan of m's kind over m's groups (plan.h,
  * "Token plans"); m->kind is DISPATCH or COMBINE. */
-typedef int (*fast_compile_tokens_fn)(const struct fast_topo *topo, const struct fast_matrix *m,
-				      const struct fast_algo_opts *opts, struct fast_plan *out,
-				      struct fast_err *err);
+typedef int (*fast_sched_tokens_fn)(const struct fast_topo *topo, const struct fast_matrix *m,
+				    const struct fast_algo_opts *opts, struct fast_plan *out,
+				    struct fast_err *err);
 
+/* `--algo auto`'s model of a schedule (lib/compile/algo_auto.h), beside the
+ * schedule in its descriptor: auto predicts T = T_sim + S per candidate,
+ *     T_sim = k_lat lat + k_vol vol
+ * in closed form (lat, vol: predict's, from features of a pass over the
+ * matrix; the factors fitted against `fast sim`) and
+ *     S = synth32_s (n / 32)^synth_exp
+ * for n GPUs (fitted on compiles), times 0.1 + 0.9 x the share of the
+ * n (n - G) cross-server messages present where synth_by_msgs.  The
+ * features are auto's own (struct fast_auto_feat, opaque here:
+ * lib/compile/algo_auto_internal.h), so the hooks are lib/compile's
+ * (lib/compile/algo_auto_model.c).  An entry without predict (auto itself)
+ * is no candidate. */
+struct fast_algo;
+struct fast_auto_feat;
+struct fast_algo_model {
+	double k_lat, k_vol;
+	double synth32_s, synth_exp;
+	bool synth_by_msgs;
+	/* T_sim and S of schedule a on features x with options o into *sim_s
+	 * and *synth_s; true when T_sim is only a floor (a feature it reads
+	 * is one until refine), false when exact.  Pure: every rank agrees. */
+	bool (*predict)(const struct fast_algo *a, const struct fast_auto_feat *x,
+			const struct fast_algo_opts *o, double *sim_s, double *synth_s);
+	/* The pass over the matrix that makes predict exact (NULL: it always
+	 * is); 0, or -1 when out of memory (the floor stays).  Auto runs
+	 * them cheapest first: refine_rank 0 first. */
+	int (*refine)(struct fast_auto_feat *x);
+	unsigned refine_rank;
+};
+
+/* Everything about one schedule: one row of fast_algos[] (adding a
+ * schedule is adding a row). */
 struct fast_algo {
 	const char *name;             /* --algo NAME, the plan's "algo" */
-	fast_compile_fn compile;
+	fast_sched_fn compile;
 	unsigned options;             /* FAST_OPT_* that apply to it */
 	uint64_t default_chunk_bytes; /* forwarding chunk without --chunk (0: none) */
 	const char *summary;          /* one line */
-	fast_compile_tokens_fn compile_tokens; /* NULL: token traffic runs on its bytes */
+	fast_sched_tokens_fn compile_tokens; /* NULL: token traffic runs on its bytes */
+	struct fast_algo_model model; /* what auto predicts for it */
 };
 
 /* The tables, terminated by an entry whose name is NULL. */
@@ -172,58 +209,58 @@ int fast_compile_matrix(const char *algo, const struct fast_topo *topo,
 			struct fast_plan *out, struct fast_err *err);
 
 /* FAST itself (lib/compile/compile_fast.c). */
-int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
-		      const struct fast_algo_opts *opts, struct fast_plan *out,
-		      struct fast_err *err);
+int fast_sched_fast(const struct fast_topo *topo, const uint64_t *D,
+		    const struct fast_algo_opts *opts, struct fast_plan *out,
+		    struct fast_err *err);
 
 /* FAST into *plan, reusing the arrays *plan holds (a plan an earlier call
  * built, or zeroed memory), with the builder's arrays in *scratch (the
  * caller's, kept between calls; NULL: fresh ones, freed before return):
  * repeated compiles then allocate and fault in no new memory (at 1024 GPUs
- * the faults were about 40% of a compile's CPU time; fast_compile_fast
+ * the faults were about 40% of a compile's CPU time; fast_sched_fast
  * gives each plan fresh arrays, trimmed).  On success *plan is the plan;
  * on failure it is empty but keeps its arrays.  Either way the caller
  * frees it with fast_plan_free, and scratch with fast_scratch_free.  One
- * plan and one scratch per thread.  Errors as fast_compile_fast. */
-int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
-			   const struct fast_algo_opts *opts, struct fast_plan *plan,
-			   struct fast_scratch *scratch, struct fast_err *err);
+ * plan and one scratch per thread.  Errors as fast_sched_fast. */
+int fast_sched_fast_into(const struct fast_topo *topo, const uint64_t *D,
+			 const struct fast_algo_opts *opts, struct fast_plan *plan,
+			 struct fast_scratch *scratch, struct fast_err *err);
 
 /* FAST without packed stages (stages=packed compiles as auto, auto never
  * packs): what the token compiler builds on (compile_tokens.c says why).
- * Errors as fast_compile_fast. */
-int fast_compile_fast_staged(const struct fast_topo *topo, const uint64_t *D,
-			     const struct fast_algo_opts *opts, struct fast_plan *out,
-			     struct fast_err *err);
+ * Errors as fast_sched_fast. */
+int fast_sched_fast_staged(const struct fast_topo *topo, const uint64_t *D,
+			   const struct fast_algo_opts *opts, struct fast_plan *out,
+			   struct fast_err *err);
 
 /* FAST on token traffic (lib/compile/compile_tokens.c): per-server dedup, FAST's
  * balancing and stages on the deduplicated server traffic, replication
  * (dispatch) or reduction before crossing (combine) over scale-up. */
-int fast_compile_fast_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
-			     const struct fast_algo_opts *opts, struct fast_plan *out,
-			     struct fast_err *err);
-
-/* Baselines (lib/compile/baselines.c). */
-int fast_compile_fanout(const struct fast_topo *topo, const uint64_t *D,
-			const struct fast_algo_opts *opts, struct fast_plan *out,
-			struct fast_err *err);
-int fast_compile_nccl(const struct fast_topo *topo, const uint64_t *D,
-		      const struct fast_algo_opts *opts, struct fast_plan *out,
-		      struct fast_err *err);
-int fast_compile_pxn(const struct fast_topo *topo, const uint64_t *D,
-		     const struct fast_algo_opts *opts, struct fast_plan *out,
-		     struct fast_err *err);
-int fast_compile_spreadout(const struct fast_topo *topo, const uint64_t *D,
+int fast_sched_fast_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
 			   const struct fast_algo_opts *opts, struct fast_plan *out,
 			   struct fast_err *err);
-int fast_compile_hier(const struct fast_topo *topo, const uint64_t *D,
+
+/* Baselines (lib/compile/baselines.c). */
+int fast_sched_fanout(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_plan *out,
 		      struct fast_err *err);
+int fast_sched_nccl(const struct fast_topo *topo, const uint64_t *D,
+		    const struct fast_algo_opts *opts, struct fast_plan *out,
+		    struct fast_err *err);
+int fast_sched_pxn(const struct fast_topo *topo, const uint64_t *D,
+		   const struct fast_algo_opts *opts, struct fast_plan *out,
+		   struct fast_err *err);
+int fast_sched_spreadout(const struct fast_topo *topo, const uint64_t *D,
+			 const struct fast_algo_opts *opts, struct fast_plan *out,
+			 struct fast_err *err);
+int fast_sched_hier(const struct fast_topo *topo, const uint64_t *D,
+		    const struct fast_algo_opts *opts, struct fast_plan *out,
+		    struct fast_err *err);
 /* hier on token traffic: DeepEP's normal kernels with their dedup (a token
  * crosses rail-aligned once per server, then NVLink copies; combine
  * reduces inside the expert server before crossing). */
-int fast_compile_hier_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
-			     const struct fast_algo_opts *opts, struct fast_plan *out,
-			     struct fast_err *err);
+int fast_sched_hier_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
+			   const struct fast_algo_opts *opts, struct fast_plan *out,
+			   struct fast_err *err);
 
 #endif

@@ -201,9 +201,6 @@ int fast_sim_run_view(const struct fast_topo *topo, const struct fast_plan_view 
 		      struct fast_err *err);
 void fast_sim_result_free(struct fast_sim_result *r);
 
-/* Incast factor of an ingress with k concurrent flows (1 when disabled). */
-double fast_sim_incast_factor(const struct fast_congestion *c, uint32_t k);
-
 /* Short name of a resource, e.g. "s1 NIC3 in", "s0 up2 out",
  * "s0 link 2->5", "core". */
 const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_sim_res *r,
@@ -212,7 +209,7 @@ const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_si
 /* --- the simulator as a plan evaluator (sim/eval.c) ------------------
  * include/fast/algo.h's struct fast_plan_eval: `--algo auto` on token traffic
  * compiles every candidate and takes the least time the evaluator gives
- * (lib/compile/auto.h).  lib/ may not call the simulator, so the caller passes it
+ * (lib/compile/algo_auto.h).  lib/ may not call the simulator, so the caller passes it
  * in struct fast_algo_opts's eval: every command that compiles and the
  * executor pass fast_sim_evaluator(), so that they all choose the same
  * plan (the simulator is deterministic). */

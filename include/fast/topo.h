@@ -104,6 +104,28 @@ static inline double fast_tier_step_s(const struct fast_tier *tier)
 	return (tier->latency_us + tier->step_overhead_us) * 1e-6;
 }
 
+/* The incast factor of an ingress (a NIC's, as the topology's congestion
+ * model says) with k concurrent senders: 1 up to incast_threshold, then
+ * incast_slope lost per extra sender, never below incast_floor (1 when
+ * c is NULL or the slope 0).  The one formula the simulator's rates
+ * (sim/maxmin.c) and auto's predictions (lib/compile/algo_auto_model.c)
+ * share, so that the predictor models what the simulator runs. */
+static inline double fast_incast_factor(const struct fast_congestion *c, double k)
+{
+	double f;
+
+	if (!c || k <= c->incast_threshold || c->incast_slope <= 0.0)
+		return 1.0;
+	f = 1.0 - c->incast_slope * (k - c->incast_threshold);
+	if (f < c->incast_floor)
+		f = c->incast_floor;
+	if (f > 1.0)
+		f = 1.0;
+	if (f <= 0.0)
+		f = 1e-3; /* a validated topology has floor > 0; never stall */
+	return f;
+}
+
 /* Presets: "h200", "h100", "mi300x", "mi300x-100g".  servers/gpus of 0 keep
  * the preset's defaults (4 servers, 8 GPUs).  Returns FAST_EUSAGE for an
  * unknown name (the message lists the known ones). */

@@ -11,29 +11,68 @@
 #include <string.h>
 
 #include "fast/algo.h"
-#include "lib/compile/auto.h"
+#include "lib/compile/algo_auto.h"
 
+/* The auto models' constants (struct fast_algo_model: k_lat, k_vol,
+ * synth32_s, synth_exp).
+ *
+ * FIT (T_sim): `fast compare --preset P --servers 4 --gpus 8 --traffic T
+ * --algos fast,fanout,nccl,pxn,spreadout,hier,auto --json` on P in {h200,
+ * mi300x-100g}, uniform, Zipf 0.8 and the DeepSeek trace at 4 KiB
+ * and 16 KiB (K_LAT = 1 / median of predicted / simulated with K = 1) and
+ * 64 MiB..4 GiB per GPU (K_VOL likewise), from the rows of
+ * `bash results/auto_study.sh` (4 x 8; its predicted_sim_s column) with
+ * every K = 1; results/auto_check.py prints the errors left (docs/algorithms.md).
+ *
+ * FIT (S): the medians of thread-CPU time over 15 compiles after one
+ * warm-up that `fast compare --preset h200 --servers N --gpus 8 --traffic
+ * T --algos fast,fanout,nccl,pxn,spreadout,hier --json` reports as
+ * synthesis_s, three runs each, on the dense cases T = `fast gen
+ * --pattern P --mean-bytes M` with uniform 4K and 64K and Zipf 16M (and
+ * Zipf 4G at N = 4) for N = 4 and N = 16: S32 = the median of the 4 x 8
+ * samples, P = log4 of the 16 x 8 / 4 x 8 medians' ratio; this machine,
+ * 2026-12-01 16:50-17:00 UTC, load 0.7-1.1, in the warm process of
+ * cmd/main.c (keep_freed_memory: before it, every plan of a few MB paid
+ * its page faults again on each compile, 2-3x these times at 16 x 8).
+ * S32 / the 16 x 8 medians: fast (its staged stages: Zipf 16M) 11.0 /
+ * 140.6 us; fanout 14.7 / 300 us, nccl 48.9 / 851 us, pxn 67.5 /
+ * 1225 us, spreadout 19.4 / 300 us, hier 29.8 / 532 us (pxn measured
+ * 105 us at Zipf 4G 4 x 8, its chunks: immaterial against the 80 ms
+ * there).  fast's K_LAT refit for its packed stages (which it compiles
+ * at these sizes since): 0.955 / 0.962, the median predicted /
+ * simulated of the 12 FIT rows at 4 KiB and 16 KiB with K_LAT = 0.955
+ * (0.955..1.003; `SIZES="4K 16K" bash results/auto_study.sh
+ * build/bin/fast OUT 4`, 2026-12-01).  FAST's packed synthesis has its
+ * own constants (lib/compile/algo_auto_model.c, packed_synth).
+ *
+ * The order is auto's: near-ties go to the first (fast, the default). */
 const struct fast_algo fast_algos[] = {
-	{ "fast", fast_compile_fast,
+	{ "fast", fast_sched_fast,
 	  FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE | FAST_OPT_DEDUP, 0,
 	  "FAST: balance within servers, one rail stage per Birkhoff term",
-	  fast_compile_fast_tokens },
-	{ "fanout", fast_compile_fanout, 0, 0,
-	  "every message at once: one out step, one up step (RCCL)", NULL },
-	{ "nccl", fast_compile_nccl, FAST_OPT_PEERS, 0,
-	  "NCCL's grouped send/recv: n - 1 rounds, peers in flight", NULL },
-	{ "pxn", fast_compile_pxn, FAST_OPT_PEERS | FAST_OPT_CHUNK, UINT64_C(128) << 10,
-	  "nccl with PXN: off-rail messages relayed over scale-up", NULL },
-	{ "spreadout", fast_compile_spreadout, 0, 0,
-	  "n - 1 globally synchronised rounds: GPU i sends to i + d", NULL },
-	{ "hier", fast_compile_hier, FAST_OPT_CHUNK | FAST_OPT_DEDUP, UINT64_C(512) << 10,
-	  "DeepEP-style: rail-aligned, then forwarded over scale-up", fast_compile_hier_tokens },
-	{ "auto", fast_compile_auto,
+	  fast_sched_fast_tokens,
+	  { 0.993, 1.0, 11.0e-6, 1.84, false, fast_auto_model_fast, fast_auto_refine_pair, 0 } },
+	{ "fanout", fast_sched_fanout, 0, 0,
+	  "every message at once: one out step, one up step (RCCL)", NULL,
+	  { 1.0, 1.0, 14.7e-6, 2.18, true, fast_auto_model_fanout, NULL, 0 } },
+	{ "nccl", fast_sched_nccl, FAST_OPT_PEERS, 0,
+	  "NCCL's grouped send/recv: n - 1 rounds, peers in flight", NULL,
+	  { 0.83, 1.0, 48.9e-6, 2.06, true, fast_auto_model_nccl, NULL, 0 } },
+	{ "pxn", fast_sched_pxn, FAST_OPT_PEERS | FAST_OPT_CHUNK, UINT64_C(128) << 10,
+	  "nccl with PXN: off-rail messages relayed over scale-up", NULL,
+	  { 0.57, 1.0, 67.5e-6, 2.09, true, fast_auto_model_pxn, NULL, 0 } },
+	{ "spreadout", fast_sched_spreadout, 0, 0,
+	  "n - 1 globally synchronised rounds: GPU i sends to i + d", NULL,
+	  { 1.0, 1.0, 19.4e-6, 1.98, true, fast_auto_model_spreadout, fast_auto_refine_rounds, 2 } },
+	{ "hier", fast_sched_hier, FAST_OPT_CHUNK | FAST_OPT_DEDUP, UINT64_C(512) << 10,
+	  "DeepEP-style: rail-aligned, then forwarded over scale-up", fast_sched_hier_tokens,
+	  { 0.785, 1.08, 29.8e-6, 2.08, true, fast_auto_model_hier, fast_auto_refine_hier, 1 } },
+	{ "auto", fast_sched_auto,
 	  FAST_OPT_STAGES | FAST_OPT_ORDER | FAST_OPT_BALANCE | FAST_OPT_PEERS | FAST_OPT_CHUNK |
 		  FAST_OPT_DEDUP, 0,
-	  "the schedule above of least predicted time with synthesis (lib/compile/auto.c)",
-	  fast_compile_auto_tokens },
-	{ NULL, NULL, 0, 0, NULL, NULL },
+	  "the schedule above of least predicted time with synthesis (lib/compile/algo_auto.c)",
+	  fast_sched_auto_tokens, { 0, 0, 0, 0, false, NULL, NULL, 0 } },
+	{ NULL, NULL, 0, 0, NULL, NULL, { 0, 0, 0, 0, false, NULL, NULL, 0 } },
 };
 
 static const char *const stages_values[] = { "auto", "exact", "packed", NULL };
@@ -264,7 +303,7 @@ int fast_compile_matrix(const char *algo, const struct fast_topo *topo,
 	}
 	/* auto weighs byte plans on token traffic with either dedup */
 	if (tokens && a && a->compile_tokens &&
-	    (opts->dedup == FAST_DEDUP_SERVER || a->compile == fast_compile_auto))
+	    (opts->dedup == FAST_DEDUP_SERVER || a->compile == fast_sched_auto))
 		rc = a->compile_tokens(topo, m, opts, &p, err);
 	else
 		rc = fast_compile(algo, topo, m->bytes, opts, &p, err);

@@ -34,7 +34,7 @@
  *             over scale-up to the final GPU (an `up` step with a pipelined
  *             dependency on it); intra-server messages go directly over
  *             scale-up in a concurrent `up` step.
- *             On token traffic (fast_compile_hier_tokens) with their
+ *             On token traffic (fast_sched_hier_tokens) with their
  *             dedup: GPU A_i sends a token needing server B once, to B_i,
  *             which copies it to its destination GPUs on B; in combine the
  *             contributions on B are summed on B_i (gathered, then a
@@ -198,9 +198,9 @@ static uint64_t chunk_of(const struct fast_algo_opts *o, const char *algo)
 	return o && o->chunk_bytes ? o->chunk_bytes : fast_algo_find(algo)->default_chunk_bytes;
 }
 
-int fast_compile_fanout(const struct fast_topo *topo, const uint64_t *D,
-			const struct fast_algo_opts *opts, struct fast_plan *out,
-			struct fast_err *err)
+int fast_sched_fanout(const struct fast_topo *topo, const uint64_t *D,
+		      const struct fast_algo_opts *opts, struct fast_plan *out,
+		      struct fast_err *err)
 {
 	uint32_t G = topo->gpus, ng = topo->servers * topo->gpus;
 	struct fast_plan p;
@@ -421,9 +421,9 @@ static int compile_slots(const struct fast_topo *topo, const uint64_t *D, uint32
 	return rc;
 }
 
-int fast_compile_nccl(const struct fast_topo *topo, const uint64_t *D,
-		      const struct fast_algo_opts *opts, struct fast_plan *out,
-		      struct fast_err *err)
+int fast_sched_nccl(const struct fast_topo *topo, const uint64_t *D,
+		    const struct fast_algo_opts *opts, struct fast_plan *out,
+		    struct fast_err *err)
 {
 	uint32_t P = peers_of(opts);
 	struct fast_plan p;
@@ -436,9 +436,9 @@ int fast_compile_nccl(const struct fast_topo *topo, const uint64_t *D,
 	return finish(&p, out, rc);
 }
 
-int fast_compile_pxn(const struct fast_topo *topo, const uint64_t *D,
-		     const struct fast_algo_opts *opts, struct fast_plan *out,
-		     struct fast_err *err)
+int fast_sched_pxn(const struct fast_topo *topo, const uint64_t *D,
+		   const struct fast_algo_opts *opts, struct fast_plan *out,
+		   struct fast_err *err)
 {
 	uint32_t P = peers_of(opts);
 	uint64_t chunk = chunk_of(opts, "pxn");
@@ -452,9 +452,9 @@ int fast_compile_pxn(const struct fast_topo *topo, const uint64_t *D,
 	return finish(&p, out, rc);
 }
 
-int fast_compile_spreadout(const struct fast_topo *topo, const uint64_t *D,
-			   const struct fast_algo_opts *opts, struct fast_plan *out,
-			   struct fast_err *err)
+int fast_sched_spreadout(const struct fast_topo *topo, const uint64_t *D,
+			 const struct fast_algo_opts *opts, struct fast_plan *out,
+			 struct fast_err *err)
 {
 	uint32_t G = topo->gpus, ng = topo->servers * topo->gpus;
 	struct prev pv = { { 0 }, 0 };
@@ -469,9 +469,9 @@ int fast_compile_spreadout(const struct fast_topo *topo, const uint64_t *D,
 	return finish(&p, out, rc);
 }
 
-int fast_compile_hier(const struct fast_topo *topo, const uint64_t *D,
-		      const struct fast_algo_opts *opts, struct fast_plan *out,
-		      struct fast_err *err)
+int fast_sched_hier(const struct fast_topo *topo, const uint64_t *D,
+		    const struct fast_algo_opts *opts, struct fast_plan *out,
+		    struct fast_err *err)
 {
 	uint32_t G = topo->gpus, ng = topo->servers * topo->gpus;
 	uint64_t chunk = chunk_of(opts, "hier"), largest = 0;
@@ -555,9 +555,9 @@ static uint64_t largest_stream(const struct tok_streams *ts)
 	return big;
 }
 
-int fast_compile_hier_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
-			     const struct fast_algo_opts *opts, struct fast_plan *out,
-			     struct fast_err *err)
+int fast_sched_hier_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
+			   const struct fast_algo_opts *opts, struct fast_plan *out,
+			   struct fast_err *err)
 {
 	uint64_t chunk = chunk_of(opts, "hier");
 	bool combine = m->kind == FAST_TRAFFIC_COMBINE, any = true;

@@ -3,7 +3,7 @@
  * repair, quantised decompositions, trimming, the stage cost model and the
  * ordering of terms.  See bvn.h for the contracts; the matcher the rounds
  * use (Hopcroft-Karp and the one-row repair) is in bvn_match.c, the
- * alpha-aware search over quanta and hybrids (fast_bvn_auto) in
+ * alpha-aware search over quanta and hybrids (fast_bvn_search) in
  * bvn_search.c, and what they share in bvn_internal.h.
  *
  * The decomposition is Birkhoff's greedy algorithm: take a perfect matching

@@ -86,7 +86,7 @@ struct fast_bvn_model {
 double fast_bvn_time(const struct fast_bvn *b, const struct fast_bvn_model *m);
 
 /* What the alpha-aware search did. */
-struct fast_bvn_auto_info {
+struct fast_bvn_search_info {
 	uint32_t candidates;   /* decompositions tried */
 	uint64_t quantum;      /* chosen q (1 = exact won) */
 	double time_s;         /* modelled time of the choice (after trimming) */
@@ -112,8 +112,8 @@ struct fast_bvn_auto_info {
  * losing exact costs only its first terms.  Candidates share one scratch
  * (no allocation per candidate).  FAST_EINPUT if a line sum of S overflows
  * 64 bits, FAST_ENOMEM.  info may be NULL. */
-int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
-		  struct fast_bvn *out, struct fast_bvn_auto_info *info,
+int fast_bvn_search(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
+		  struct fast_bvn *out, struct fast_bvn_search_info *info,
 		  struct fast_err *err);
 
 enum fast_bvn_order {

@@ -1,6 +1,6 @@
 /*
  * bvn_search.c - the alpha-aware decomposition behind `--stages auto`
- * (fast_bvn_auto, bvn.h; not `--algo auto`, which is auto.c): a
+ * (fast_bvn_search, bvn.h; not `--algo auto`, which is algo_auto.c): a
  * search over quanta, each candidate decomposed with a running lower bound
  * that stops it once it cannot beat the best so far, improved by pairwise
  * exchange, and for small server counts hybrids of an exact prefix with a
@@ -618,8 +618,8 @@ out:
 	return rc;
 }
 
-int fast_bvn_auto(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
-		  struct fast_bvn *out, struct fast_bvn_auto_info *info,
+int fast_bvn_search(const uint64_t *S, uint32_t n, const struct fast_bvn_model *m,
+		  struct fast_bvn *out, struct fast_bvn_search_info *info,
 		  struct fast_err *err)
 {
 	struct search sr;

@@ -1,5 +1,5 @@
 /*
- * compile_fast.c - the FAST plan compiler, fast_compile_fast() (algo.h) (docs/DESIGN.md, "FAST, as this project
+ * compile_fast.c - the FAST plan compiler, fast_sched_fast() (algo.h) (docs/DESIGN.md, "FAST, as this project
  * implements it"): intrinsic traffic over scale-up, sender balancing into
  * lanes, the server matrix, padding and Birkhoff decomposition (bvn.c),
  * one RAIL step per term and one implied REDIST step per stage; or, where
@@ -185,12 +185,12 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 		*quantum = 1;
 	} else {
 		struct fast_bvn_model m;
-		struct fast_bvn_auto_info info;
+		struct fast_bvn_search_info info;
 		m.stage_s = fast_tier_step_s(&topo->out);
 		m.Bps = fast_tier_Bps(&topo->out);
 		if (!(m.Bps > 0))
 			m.Bps = 1; /* validated topologies never get here */
-		rc = fast_bvn_auto(bd->S, N, &m, bv, &info, bd->err);
+		rc = fast_bvn_search(bd->S, N, &m, bv, &info, bd->err);
 		*quantum = info.quantum;
 	}
 	if (rc < 0)
@@ -322,14 +322,14 @@ out:
 	return rc;
 }
 
-int fast_compile_fast_into(const struct fast_topo *topo, const uint64_t *D,
+int fast_sched_fast_into(const struct fast_topo *topo, const uint64_t *D,
 			   const struct fast_algo_opts *opts, struct fast_plan *plan,
 			   struct fast_scratch *scratch, struct fast_err *err)
 {
 	return compile(topo, D, opts, true, plan, scratch, err);
 }
 
-/* fast_compile_fast and fast_compile_fast_staged */
+/* fast_sched_fast and fast_sched_fast_staged */
 static int compile_trimmed(const struct fast_topo *topo, const uint64_t *D,
 			   const struct fast_algo_opts *opts, bool may_pack, struct fast_plan *out,
 			   struct fast_err *err)
@@ -349,14 +349,14 @@ static int compile_trimmed(const struct fast_topo *topo, const uint64_t *D,
 	return 0;
 }
 
-int fast_compile_fast_staged(const struct fast_topo *topo, const uint64_t *D,
+int fast_sched_fast_staged(const struct fast_topo *topo, const uint64_t *D,
 			     const struct fast_algo_opts *opts, struct fast_plan *out,
 			     struct fast_err *err)
 {
 	return compile_trimmed(topo, D, opts, false, out, err);
 }
 
-int fast_compile_fast(const struct fast_topo *topo, const uint64_t *D,
+int fast_sched_fast(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_plan *out,
 		      struct fast_err *err)
 {

@@ -1,11 +1,11 @@
 /*
- * compile_tokens.c - FAST on token traffic, fast_compile_fast_tokens()
+ * compile_tokens.c - FAST on token traffic, fast_sched_fast_tokens()
  * (algo.h), and the token helpers it shares with hier (tokens_internal.h).
  *
  * Dispatch.  A token of GPU s needing server B != server(s) crosses to B
  * once (per-server dedup): the deduplicated traffic is the virtual byte
  * matrix D of tokens_internal.h, and FAST's own compiler
- * (fast_compile_fast, compile_fast.c: intrinsic step, balancing into
+ * (fast_sched_fast, compile_fast.c: intrinsic step, balancing into
  * lanes, the server matrix and its Birkhoff stages, one REDIST per stage)
  * schedules it unchanged.  Its plan is then read through the streams:
  * every piece (s, c, off, len) of D becomes the pieces of the groups it
@@ -519,9 +519,9 @@ out:
 	return rc < 0 ? rc : 0;
 }
 
-int fast_compile_fast_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
-			     const struct fast_algo_opts *opts, struct fast_plan *out,
-			     struct fast_err *err)
+int fast_sched_fast_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
+			   const struct fast_algo_opts *opts, struct fast_plan *out,
+			   struct fast_err *err)
 {
 	struct tok_streams ts;
 	struct tok_build tb;
@@ -539,7 +539,7 @@ int fast_compile_fast_tokens(const struct fast_topo *topo, const struct fast_mat
 				    "use --stages auto or exact, or --dedup gpu");
 	if ((rc = tok_streams_build(&ts, topo, m, err)) < 0)
 		return rc;
-	if ((rc = fast_compile_fast_staged(topo, ts.D, opts, &bp, err)) < 0) {
+	if ((rc = fast_sched_fast_staged(topo, ts.D, opts, &bp, err)) < 0) {
 		tok_streams_free(&ts);
 		return rc;
 	}

@@ -25,7 +25,7 @@ const struct fast_limits *fast_traffic_limits(const struct fast_limits *lim,
 /* A zeroed matrix of `cells` entries.  Up to 32 MiB it starts on a
  * 64-byte line (as malloc's large blocks, 16 bytes past one, do not), so
  * that the rows of a multiple of 8 GPUs do too and --algo auto's
- * decision reads them with whole-line vector loads (lib/compile/auto.c,
+ * decision reads them with whole-line vector loads (lib/compile/algo_auto_feat.c,
  * gather8_avx512; fast_auto_choose at 16 x 8, medians of 31 batches in
  * six alternating rounds: 1.83-2.57 us against 2.03-2.81 us 16 bytes
  * past a line, as calloc's blocks start); above, calloc's untouched zero

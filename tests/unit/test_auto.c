@@ -1,17 +1,20 @@
 /*
- * test_auto.c - `--algo auto` (lib/compile/auto.c): the closed-form predictor
+ * test_auto.c - `--algo auto` (lib/compile/algo_auto*.c): the closed-form predictor
  * against the simulator on seeded cases, the choice against the simulated
  * times of every candidate, determinism, what an auto plan records, and
  * the feature pass (the vector and scalar gathers) against a naive
  * reference and the previous decision.
  *
- * lib/compile/auto.c is included, as test_exec includes exec/, so that its static
- * feature pass can be checked field by field.
+ * lib/compile/algo_auto*.c are included, as test_exec includes exec/, so that
+ * their static feature pass can be checked field by field.
  */
 #include <math.h>
 #include <string.h>
 
-#include "lib/compile/auto.c"
+#include "lib/compile/algo_auto.c"
+#include "lib/compile/algo_auto_feat.c"
+#include "lib/compile/algo_auto_model.c"
+#include "lib/compile/algo_auto_tokens.c"
 #include "lib/workload/gen.h"
 #include "fast/sim.h"
 #include "unit.h"
@@ -251,7 +254,7 @@ static void test_auto__the_diagonal_is_no_traffic(void)
 
 /* The decision takes each candidate's constants by its place in the
  * algorithm table: on a dense matrix its S is the model's for the name
- * (FAST's, packing its stages here, more: packed_synth in lib/compile/auto.c) */
+ * (FAST's, packing its stages here, more: packed_synth in lib/compile/algo_auto_model.c) */
 static void test_auto__candidates_are_the_table_in_order(void)
 {
 	struct fast_topo t;
@@ -393,27 +396,27 @@ static double ref_spread(const struct fast_topo *t, const uint64_t *D)
 static void ref_decide(const struct fast_topo *t, const uint64_t *D, const struct fast_algo_opts *o,
 		       const struct ref_feat *r, struct feat f, struct fast_auto_choice *out)
 {
-	uint32_t G = t->gpus;
-	double n = (double)t->servers * G, ln = log(n / 32.0), best = INFINITY, T[FAST_AUTO_MAX];
+	struct fast_auto_feat x;
+	double best = INFINITY, T[FAST_AUTO_MAX];
 
 	f.send_x = r->send_x, f.recv_x = r->recv_x, f.intra = r->intra, f.pxn_nic = r->pxn_nic;
 	f.pxn_up = r->pxn_up, f.hier_nic = r->hier_nic, f.srv = r->srv, f.hier_link = r->hier_link;
 	f.intra_msg = r->intra_msg, f.k_in = r->k_in, f.total = r->total, f.nnz = r->nnz;
 	f.largest = r->largest, f.pair = r->pair;
+	f.exact_pair = f.exact_hier = true;
+	feat_init(&x, t, D);
+	x.f = f;
+	x.spread_s = ref_spread(t, D), x.exact_spread = true;
 	memset(out, 0, sizeof *out);
-	for (uint32_t k = 0; k < NMODELS; k++) {
-		const struct model *m = &models[k];
-		const struct fast_algo *a = &fast_algos[k];
+	for (const struct fast_algo *a = fast_algos; a->name; a++) {
+		uint32_t k = out->n;
+		if (!a->model.predict)
+			continue;
 		out->algo[k] = a->name;
 		out->dedup[k] = FAST_DEDUP_GPU;
 		out->n++;
-		if (m->kind == K_FAST) {
-			T[k] = fast_T(t, &f, o, n, ln, &out->sim_s[k], &out->synth_s[k]);
-		} else {
-			out->synth_s[k] = synth_of(m, n, G, ln, r->nnz);
-			out->sim_s[k] = predict(t, &f, m, a, o, ref_spread(t, D), r->largest, NULL);
-			T[k] = out->sim_s[k] + out->synth_s[k];
-		}
+		CU_ASSERT(!a->model.predict(a, &x, o, &out->sim_s[k], &out->synth_s[k])); /* exact */
+		T[k] = out->sim_s[k] + out->synth_s[k];
 		best = dmin(best, T[k]);
 	}
 	for (uint32_t k = 0; k < out->n; k++)
@@ -421,6 +424,16 @@ static void ref_decide(const struct fast_topo *t, const uint64_t *D, const struc
 			out->best = k;
 			break;
 		}
+}
+
+/* The index of candidate name among the table's */
+static uint32_t cand_of(const char *name)
+{
+	uint32_t k = 0;
+
+	for (const struct fast_algo *a = fast_algos; a->name && strcmp(a->name, name); a++)
+		k += a->model.predict != NULL;
+	return k;
 }
 
 static uint64_t mix64(uint64_t *x)
@@ -508,18 +521,18 @@ static void test_auto__feature_pass_matches_reference(void)
 					CU_ASSERT_EQUAL_FATAL(fast_topo_preset(presets[pr], N, G, &lim, &t, &err), 0);
 					ref_matrix((enum ref_pattern)p, ng, pairs[z], seed++, D);
 					ref_gather(&t, D, &r);
-					CU_ASSERT_EQUAL_FATAL(gather(&t, D, &f), 0);
+					CU_ASSERT_EQUAL_FATAL(auto_gather(&t, D, &f), 0);
 					/* the pair where the taken path found it, hier's
 					 * loads from their pass where it did not */
 					if (f.exact_pair)
 						CU_ASSERT_EQUAL(f.pair, r.pair);
 					if (!f.exact_hier) {
 						struct feat h = f;
-						hier_floors(&t, &h); /* floors, never above */
+						auto_hier_floors(&t, &h); /* floors, never above */
 						CU_ASSERT(h.hier_nic <= r.hier_nic && h.hier_link <= r.hier_link &&
 							  h.largest <= r.largest);
 					}
-					CU_ASSERT_EQUAL_FATAL(hier_pass(&t, D, &f), 0);
+					CU_ASSERT_EQUAL_FATAL(auto_hier_pass(&t, D, &f), 0);
 					CU_ASSERT_EQUAL_FATAL(gather_g(&t, D, &fg, G), 0);
 					f2 = fg;
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -542,9 +555,9 @@ static void test_auto__feature_pass_matches_reference(void)
 								presets[pr], N, G, p, (unsigned long long)pairs[z],
 								path == 2 ? "AVX2" : path ? "scalar" : "taken");
 					}
-					CU_ASSERT_EQUAL(second_pass(&t, D, &spread), 0);
+					CU_ASSERT_EQUAL(auto_spread_pass(&t, D, &spread), 0);
 					CU_ASSERT_EQUAL(spread, ref_spread(&t, D));
-					CU_ASSERT_EQUAL(pair_pass(&t, D), r.pair); /* the pass this CPU takes */
+					CU_ASSERT_EQUAL(auto_pair_pass(&t, D), r.pair); /* the pass this CPU takes */
 					CU_ASSERT_EQUAL(pair_pass_g(D, N, G), r.pair);
 					if (r.largest > UINT64_MAX / G) /* block sums may wrap */
 						continue;
@@ -572,7 +585,8 @@ static void test_auto__feature_pass_matches_reference(void)
 	/* the cases reach several choices, not one */
 	CU_ASSERT(matrices >= 1500);
 	CU_ASSERT(choices >= 2500);
-	CU_ASSERT(picked[K_FAST] > 0 && picked[K_FANOUT] > 0 && picked[K_HIER] + picked[K_PXN] + picked[K_NCCL] > 0);
+	CU_ASSERT(picked[cand_of("fast")] > 0 && picked[cand_of("fanout")] > 0 &&
+		  picked[cand_of("hier")] + picked[cand_of("pxn")] + picked[cand_of("nccl")] > 0);
 }
 
 /* --- token traffic ------------------------------------------------------ */

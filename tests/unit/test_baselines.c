@@ -24,11 +24,11 @@ static const struct {
 	const char *name;
 	compile_fn fn;
 } algos[] = {
-	{ "fanout", fast_compile_fanout },
-	{ "nccl", fast_compile_nccl },
-	{ "pxn", fast_compile_pxn },
-	{ "spreadout", fast_compile_spreadout },
-	{ "hier", fast_compile_hier },
+	{ "fanout", fast_sched_fanout },
+	{ "nccl", fast_sched_nccl },
+	{ "pxn", fast_sched_pxn },
+	{ "spreadout", fast_sched_spreadout },
+	{ "hier", fast_sched_hier },
 };
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
@@ -233,7 +233,7 @@ static void test_baselines__fanout_two_concurrent_steps(void)
 	struct fast_err err;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(D);
-	CU_ASSERT_EQUAL_FATAL(fast_compile_fanout(&t, D, NULL, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_sched_fanout(&t, D, NULL, &p, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(p.nsteps, 2);
 	CU_ASSERT_EQUAL(p.steps[0].tier, FAST_TIER_OUT);
 	CU_ASSERT_EQUAL(p.steps[1].tier, FAST_TIER_UP);
@@ -305,13 +305,13 @@ static void test_baselines__nccl_slots_of_peers(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(D);
 	memset(&o, 0, sizeof(o));
 	o.peers = 4;
-	CU_ASSERT_EQUAL_FATAL(fast_compile_nccl(&t, D, &o, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_sched_nccl(&t, D, &o, &p, &err), 0);
 	nccl_slots_shape(&p, ng, G, 4);
 	CU_ASSERT_STRING_EQUAL(p.options, "peers=4");
 	fast_plan_free(&p);
 
 	/* the default is NCCL's 8 peers */
-	CU_ASSERT_EQUAL_FATAL(fast_compile_nccl(&t, D, NULL, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_sched_nccl(&t, D, NULL, &p, &err), 0);
 	nccl_slots_shape(&p, ng, G, 8);
 	CU_ASSERT_STRING_EQUAL(p.options, "peers=8");
 	fast_plan_free(&p);
@@ -335,7 +335,7 @@ static void test_baselines__nccl_empty_message_frees_slot(void)
 	o.peers = 4;
 	D[0 * ng + 5] = 0; /* rank 0, round 5 (slot 1) */
 	D[6 * ng + 9] = 0; /* rank 9 receives nothing in round 3 (slot 3) */
-	CU_ASSERT_EQUAL_FATAL(fast_compile_nccl(&t, D, &o, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_sched_nccl(&t, D, &o, &p, &err), 0);
 	CU_ASSERT_EQUAL(p.nsteps, ng * (ng - 1) - 2);
 	/* 0 -> 9, round 9: rank 0's previous send on slot 1 is round 1 (0 -> 1);
 	 * 9's previous receive on slot 1 is round 5 (4 -> 9) */
@@ -372,7 +372,7 @@ static void test_baselines__nccl_no_global_barrier(void)
 	memset(&o, 0, sizeof(o));
 	o.peers = P;
 	D[0 * ng + 1] = UINT64_C(1) << 30; /* round 1, slot 1 */
-	CU_ASSERT_EQUAL_FATAL(fast_compile_nccl(&t, D, &o, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_sched_nccl(&t, D, &o, &p, &err), 0);
 	hot = step_of(&p, 0, 1);
 	CU_ASSERT_FATAL(hot != UINT32_MAX);
 	reach = calloc(p.nsteps, 1); /* reach[s]: s waits for hot */
@@ -412,7 +412,7 @@ static void test_baselines__nccl_large_groups_by_server(void)
 		D[x] = fast_rng_below(&rng, 4) ? 0 : 1 + fast_rng_below(&rng, 300000);
 	for (int a = 0; a < 2; a++) {
 		struct fast_plan p;
-		CU_ASSERT_EQUAL_FATAL((a ? fast_compile_pxn : fast_compile_nccl)(&t, D, NULL, &p, &err), 0);
+		CU_ASSERT_EQUAL_FATAL((a ? fast_sched_pxn : fast_sched_nccl)(&t, D, NULL, &p, &err), 0);
 		for (uint32_t s = 0; s < p.nsteps; s++) {
 			const struct fast_step *st = &p.steps[s];
 			const struct fast_xfer *x0 = &p.xfers[st->xfer0];
@@ -443,7 +443,7 @@ static void test_baselines__spreadout_has_ng_minus_1_rounds(void)
 	uint32_t last_round = 0, rounds = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(D);
-	CU_ASSERT_EQUAL_FATAL(fast_compile_spreadout(&t, D, NULL, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_sched_spreadout(&t, D, NULL, &p, &err), 0);
 	for (uint32_t s = 0; s < p.nsteps; s++) {
 		const struct fast_step *st = &p.steps[s];
 		uint32_t r = round_of(&p.xfers[st->xfer0], ng);
@@ -501,7 +501,7 @@ static void test_baselines__pxn_relays_rail_aligned_in_chunks(void)
 	uint32_t relayed_steps = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(D);
-	CU_ASSERT_EQUAL_FATAL(fast_compile_pxn(&t, D, NULL, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_sched_pxn(&t, D, NULL, &p, &err), 0);
 	for (uint32_t s = 0; s < p.nsteps; s++) {
 		const struct fast_step *st = &p.steps[s];
 		if (st->tier != FAST_TIER_OUT)
@@ -537,7 +537,7 @@ static void test_baselines__hier_two_hops_pipelined(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(D);
 	memset(&o, 0, sizeof(o));
 	o.chunk_bytes = 1 << 20;
-	CU_ASSERT_EQUAL_FATAL(fast_compile_hier(&t, D, &o, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_sched_hier(&t, D, &o, &p, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(p.nsteps, 3);
 	CU_ASSERT_EQUAL(p.steps[0].tier, FAST_TIER_OUT);
 	CU_ASSERT_EQUAL(p.steps[1].tier, FAST_TIER_UP);

@@ -355,8 +355,8 @@ static void test_bvn__auto_never_worse_than_exact(void)
 		struct fast_bvn_model m = { .stage_s = (double)fast_rng_below(&rng, 50) * 1e-6,
 					    .Bps = 1e3 + (double)fast_rng_below(&rng, 50) * 1e9 };
 		struct fast_bvn a, e;
-		struct fast_bvn_auto_info info;
-		CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, n, &m, &a, &info, NULL), 0);
+		struct fast_bvn_search_info info;
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_search(S, n, &m, &a, &info, NULL), 0);
 		CU_ASSERT_EQUAL_FATAL(fast_bvn_quantized(S, n, 1, &e, NULL), 0);
 		fast_bvn_trim(&e, S);
 		CU_ASSERT(fast_bvn_time(&a, &m) <= fast_bvn_time(&e, &m) * (1 + 1e-12));
@@ -378,12 +378,12 @@ static void test_bvn__auto_wins_when_stages_are_costly(void)
 	uint64_t *S = calloc((size_t)n * n, sizeof *S);
 	struct fast_bvn_model m = { .stage_s = 10e-6, .Bps = 48e9 };
 	struct fast_bvn a, e;
-	struct fast_bvn_auto_info info;
+	struct fast_bvn_search_info info;
 	fast_rng_seed(&rng, 6);
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t j = 0; j < n; j++)
 			S[i * n + j] = i == j ? 0 : 16000000 + fast_rng_below(&rng, 32000000);
-	CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, n, &m, &a, &info, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_bvn_search(S, n, &m, &a, &info, NULL), 0);
 	CU_ASSERT_EQUAL_FATAL(fast_bvn_quantized(S, n, 1, &e, NULL), 0);
 	fast_bvn_trim(&e, S);
 	CU_ASSERT(a.nterms < e.nterms);
@@ -428,7 +428,7 @@ static void test_bvn__hybrid_beats_plain_quanta(void)
 		uint64_t *S = calloc((size_t)n * n, sizeof *S), big = 0, M = 0, sw = 0;
 		struct fast_bvn_model m = { .stage_s = 2e-6, .Bps = 1e9 }; /* 2000 B a stage */
 		struct fast_bvn a, a2, e;
-		struct fast_bvn_auto_info info;
+		struct fast_bvn_search_info info;
 		double ta;
 		for (uint32_t i = 0; i < n; i++) {
 			uint64_t r = 0;
@@ -446,7 +446,7 @@ static void test_bvn__hybrid_beats_plain_quanta(void)
 				c += S[(size_t)i * n + j];
 			M = c > M ? c : M;
 		}
-		CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, n, &m, &a, &info, NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_search(S, n, &m, &a, &info, NULL), 0);
 		ta = fast_bvn_time(&a, &m);
 		check_covers(S, n, &a, false);
 		hybrids += info.prefix > 0;
@@ -466,7 +466,7 @@ static void test_bvn__hybrid_beats_plain_quanta(void)
 		}
 		CU_ASSERT(sw <= M + M / 16);
 		CU_ASSERT(2 * a.nterms < e.nterms);
-		CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, n, &m, &a2, NULL, NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_search(S, n, &m, &a2, NULL, NULL), 0);
 		CU_ASSERT_EQUAL(a2.nterms, a.nterms);
 		CU_ASSERT(a.nterms == a2.nterms &&
 			  memcmp(a.perm, a2.perm, (size_t)a.nterms * n * sizeof *a.perm) == 0 &&
@@ -480,7 +480,7 @@ static void test_bvn__hybrid_beats_plain_quanta(void)
 }
 
 /* FNV-1a over the words of a decomposition */
-static uint64_t fingerprint(uint64_t h, const struct fast_bvn *b, const struct fast_bvn_auto_info *info)
+static uint64_t fingerprint(uint64_t h, const struct fast_bvn *b, const struct fast_bvn_search_info *info)
 {
 	uint64_t words[3] = { b->nterms, info->quantum, info->prefix };
 	for (int k = 0; k < 3; k++)
@@ -511,7 +511,7 @@ static void test_bvn__auto_decompositions_pinned(void)
 		struct fast_bvn_model m = { .stage_s = (double)fast_rng_below(&rng, 30) * 1e-6,
 					    .Bps = 1e8 + (double)fast_rng_below(&rng, 100) * 1e8 };
 		struct fast_bvn a;
-		struct fast_bvn_auto_info info;
+		struct fast_bvn_search_info info;
 		if (it % 5 == 4) { /* near-uniform: the hybrid's case */
 			S = calloc((size_t)n * n + 1, sizeof *S);
 			for (uint32_t i = 0; i < n; i++)
@@ -523,7 +523,7 @@ static void test_bvn__auto_decompositions_pinned(void)
 		} else {
 			S = random_matrix(&rng, n, it % 4);
 		}
-		CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, n, &m, &a, &info, NULL), 0);
+		CU_ASSERT_EQUAL_FATAL(fast_bvn_search(S, n, &m, &a, &info, NULL), 0);
 		check_covers(S, n, &a, true);
 		h = fingerprint(h, &a, &info);
 		fast_bvn_free(&a);
@@ -578,7 +578,7 @@ static void test_bvn__auto_server_matrices_pinned(void)
 			uint64_t *D = calloc((size_t)ng * ng, sizeof *D), *S = calloc((size_t)n * n, 8);
 			uint64_t sum = 0, unit;
 			struct fast_bvn a;
-			struct fast_bvn_auto_info info;
+			struct fast_bvn_search_info info;
 			for (size_t k = 0; k < (size_t)ng * ng; k++) {
 				double u = fast_rng_double(&rng);
 				uint64_t v = pat == 0   ? fast_rng_below(&rng, 1024)
@@ -591,7 +591,7 @@ static void test_bvn__auto_server_matrices_pinned(void)
 			for (size_t k = 0; k < (size_t)ng * ng; k++)
 				D[k] *= unit ? unit : 1;
 			CU_ASSERT_EQUAL_FATAL(fast_bvn_server_matrix(D, n, 4, S, NULL), 0);
-			CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, n, &models[it % 2], &a, &info, NULL), 0);
+			CU_ASSERT_EQUAL_FATAL(fast_bvn_search(S, n, &models[it % 2], &a, &info, NULL), 0);
 			check_covers(S, n, &a, true);
 			h = fingerprint(h, &a, &info);
 			fast_bvn_free(&a);
@@ -610,10 +610,10 @@ static void test_bvn__auto_overflow_rejected(void)
 	struct fast_bvn_model m = { .stage_s = 1e-6, .Bps = 1e9 };
 	struct fast_bvn a = { 0 };
 	struct fast_err err = { 0 };
-	CU_ASSERT_EQUAL(fast_bvn_auto(T, 3, &m, &a, NULL, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(fast_bvn_search(T, 3, &m, &a, NULL, &err), FAST_EINPUT);
 	CU_ASSERT(strstr(err.msg, "overflows 64 bits") != NULL);
 	CU_ASSERT(a.perm == NULL);
-	CU_ASSERT_EQUAL_FATAL(fast_bvn_auto(S, 2, &m, &a, NULL, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_bvn_search(S, 2, &m, &a, NULL, &err), 0);
 	check_covers(S, 2, &a, true);
 	fast_bvn_free(&a);
 }

@@ -331,7 +331,7 @@ static void random_opts(struct fast_rng *rng, struct fast_algo_opts *o)
 }
 
 /* The plan and scratch that check_one's second compile reuses, from case
- * to case of every size (fast_compile_fast_into): it must build the same
+ * to case of every size (fast_sched_fast_into): it must build the same
  * plan as a fresh compile. */
 static struct fast_plan reused;
 static struct fast_scratch reused_scratch;
@@ -344,7 +344,7 @@ static int check_one(const struct fast_topo *t, const uint64_t *D, const struct 
 	struct fast_err err;
 	int bad = 0;
 
-	if (fast_compile_fast(t, D, o, &p, &err) != 0) {
+	if (fast_sched_fast(t, D, o, &p, &err) != 0) {
 		fprintf(stderr, "compile: %s\n", err.msg);
 		return 1;
 	}
@@ -355,7 +355,7 @@ static int check_one(const struct fast_topo *t, const uint64_t *D, const struct 
 	if (deep)
 		bad += verify(&p, t, D);
 	bad += verify_compact(&p, t, D);
-	CU_ASSERT_FATAL(fast_compile_fast_into(t, D, o, q, &reused_scratch, &err) == 0);
+	CU_ASSERT_FATAL(fast_sched_fast_into(t, D, o, q, &reused_scratch, &err) == 0);
 	if (fast_plan_hash(&p) != fast_plan_hash(q) || strcmp(p.options, q->options) != 0 ||
 	    strcmp(p.algo, q->algo) != 0 || fast_plan_check(q, t, D, &err) != 0)
 		bad++;
@@ -411,7 +411,7 @@ static void test_fast__edge_cases(void)
 
 	/* all zeros: an empty plan */
 	one_case(N, G, D);
-	CU_ASSERT_EQUAL(fast_compile_fast(&(struct fast_topo){ 0 }, D, NULL, &p, NULL), FAST_EINPUT);
+	CU_ASSERT_EQUAL(fast_sched_fast(&(struct fast_topo){ 0 }, D, NULL, &p, NULL), FAST_EINPUT);
 	/* single non-zero entry */
 	D[3 * ng + 12] = 12345;
 	one_case(N, G, D);
@@ -457,7 +457,7 @@ static void test_fast__overflow_is_bad_input(void)
 	struct fast_err err = { 0 };
 	D[0 * ng + 2] = UINT64_MAX;
 	D[0 * ng + 3] = 5;
-	CU_ASSERT_EQUAL(fast_compile_fast(&t, D, NULL, &p, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(fast_sched_fast(&t, D, NULL, &p, &err), FAST_EINPUT);
 	CU_ASSERT(strstr(err.msg, "overflow") != NULL);
 }
 
@@ -476,9 +476,9 @@ static void test_fast__auto_fewer_stages_at_scale(void)
 		for (uint32_t d = 0; d < ng; d++)
 			D[(size_t)s * ng + d] = s == d ? 0 : fast_rng_below(&rng, 1024) * 4096;
 	fast_algo_opts_default(&o);
-	CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &a, NULL) == 0);
+	CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &a, NULL) == 0);
 	o.stages = FAST_STAGES_EXACT;
-	CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &e, NULL) == 0);
+	CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &e, NULL) == 0);
 	CU_ASSERT_FATAL(fast_plan_summarize(&a, &sa, NULL) == 0);
 	CU_ASSERT_FATAL(fast_plan_summarize(&e, &se, NULL) == 0);
 	CU_ASSERT(sa.rail_stages < se.rail_stages);
@@ -509,7 +509,7 @@ static void test_fast__jit_groups_and_tail_split(void)
 	CU_ASSERT_EQUAL(o.balance, FAST_BALANCE_JIT);
 	CU_ASSERT_EQUAL(o.order, FAST_ORDER_LARGEST_FIRST);
 	CU_ASSERT_EQUAL(check_one(&t, D, &o, true), 0);
-	CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &p, NULL) == 0);
+	CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &p, NULL) == 0);
 	for (size_t k = 0; k < p.nsteps; k++) {
 		const struct fast_step *st = &p.steps[k];
 		if (st->kind == FAST_STEP_EXPLICIT && st->tier == FAST_TIER_UP)
@@ -547,7 +547,7 @@ static void test_fast__broken_plans_are_caught(void)
 			D[(size_t)s * ng + d] = s / G == d / G ? 0 : (s % G == 0 ? 100000 : 10) + d;
 	fast_algo_opts_default(&o);
 	o.stages = FAST_STAGES_EXACT;
-	CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &p, NULL) == 0);
+	CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &p, NULL) == 0);
 	CU_ASSERT_EQUAL(verify(&p, &t, D), 0);
 	CU_ASSERT_EQUAL(fast_plan_check(&p, &t, D, NULL), 0);
 	for (size_t s = 0; s < p.nsteps; s++)
@@ -649,7 +649,7 @@ static void test_fast__packed_stages(void)
 		fast_algo_opts_default(&o);
 		o.stages = FAST_STAGES_PACKED;
 		o.balance = it % 3 ? FAST_BALANCE_JIT : FAST_BALANCE_UPFRONT;
-		CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &p, &err) == 0);
+		CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &p, &err) == 0);
 		bad += check_one(&t, D, &o, true);
 		for (uint32_t d = 1; d < N; d++) {
 			bool any = false;
@@ -694,12 +694,12 @@ static void test_fast__auto_packs_small_only(void)
 			for (uint32_t d = 0; d < ng; d++)
 				D[(size_t)s * ng + d] = s == d ? 0 : per[k] / (ng - 1);
 		fast_algo_opts_default(&o);
-		CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &p, &err) == 0);
+		CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &p, &err) == 0);
 		CU_ASSERT(strncmp(p.options, k ? "stages=auto(q=" : "stages=auto(packed)",
 				  k ? 14 : 19) == 0);
 		fast_plan_free(&p);
 		o.stages = FAST_STAGES_EXACT;
-		CU_ASSERT_FATAL(fast_compile_fast(&t, D, &o, &p, &err) == 0);
+		CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &p, &err) == 0);
 		CU_ASSERT(strncmp(p.options, "stages=exact ", 13) == 0);
 		fast_plan_free(&p);
 	}

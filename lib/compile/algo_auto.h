@@ -1,6 +1,6 @@
 /*
- * auto.h - `--algo auto`: per matrix, choose the schedule with the least
- * predicted completion time including its synthesis,
+ * algo_auto.h - `--algo auto` (not `--stages auto`, lib/compile/bvn_search.c):
+ * per matrix, choose the schedule with the least predicted completion time including its synthesis,
  *     T(a) = T_sim(a) + S(a),
  * over the compilers of the algorithm table (algo.h), each with the given
  * options.
@@ -10,10 +10,14 @@
  * microsecond at 4 x 8).  So nothing here simulates or compiles: T_sim(a)
  * comes from a closed-form cost model of the simulator (per-step latency
  * and overhead on the critical path, plus the bytes over the bottleneck
- * port at its effective rate, lib/compile/auto.c) computed in one pass over the
- * matrix (two when spreadout may win), and S(a) from a
- * synthesis-cost model with constants fitted on
- * this machine (stated in lib/compile/auto.c with the command that fitted them).
+ * port at its effective rate, lib/compile/algo_auto_model.c) computed in one
+ * pass over the matrix (lib/compile/algo_auto_feat.c; two when spreadout
+ * may win), and S(a) from a synthesis-cost model with constants fitted on
+ * this machine.  Both are each schedule's own, in its row of the
+ * algorithm table (struct fast_algo_model; lib/compile/algo.c states the
+ * constants with the command that fitted them): the choice iterates the
+ * table (lib/compile/algo_auto.c), so a schedule added there is a
+ * candidate.
  * Both are pure functions of (topology, matrix, options): every rank
  * chooses the same schedule, and the plan holds no measured time.
  *
@@ -25,8 +29,8 @@
  * (fast_auto_choose_matrix).  The simulator is deterministic: every rank
  * still chooses the same plan.
  */
-#ifndef FAST_AUTO_H
-#define FAST_AUTO_H
+#ifndef FAST_ALGO_AUTO_H
+#define FAST_ALGO_AUTO_H
 
 #include "fast/algo.h"
 
@@ -75,7 +79,7 @@ void fast_auto_predict(const struct fast_topo *topo, const uint64_t *D,
  * synth_s 0): the choice is then within the tie band of the best
  * candidate's evaluated time by construction, at the cost of every
  * candidate's compile and evaluation.  Without one (a lib-only caller) its
- * T_sim is predicted in closed form (lib/compile/auto.c, token_predict; synthesis
+ * T_sim is predicted in closed form (lib/compile/algo_auto_tokens.c, token_predict; synthesis
  * not weighed), one pass over the groups and one over an ng x ng matrix
  * more than on bytes. */
 int fast_auto_choose_matrix(const struct fast_topo *topo, const struct fast_matrix *m,
@@ -87,23 +91,43 @@ void fast_auto_opts_of(const struct fast_auto_choice *c, uint32_t k, const struc
 		       struct fast_algo_opts *out);
 
 /* Predicted synthesis time (s) of algo on an N x G topology whose matrix
- * has nnz non-zero cross-server messages (the model of lib/compile/auto.c); 0 for
- * an unknown name. */
+ * has nnz non-zero cross-server messages (its row's model, staged for fast);
+ * 0 for a name without one (auto) or unknown. */
 double fast_auto_synth_model(const char *algo, uint32_t N, uint32_t G, uint64_t nnz);
 
 /* The `auto` entry of the table: choose, compile the choice; the plan's
  * algo is the chosen schedule's name (the checker applies its rules) and
  * its options say that auto chose it, with the predicted times. */
-int fast_compile_auto(const struct fast_topo *topo, const uint64_t *D,
-		      const struct fast_algo_opts *opts, struct fast_plan *out,
-		      struct fast_err *err);
+int fast_sched_auto(const struct fast_topo *topo, const uint64_t *D,
+		    const struct fast_algo_opts *opts, struct fast_plan *out,
+		    struct fast_err *err);
 /* The same on token traffic m, with either dedup (fast_auto_choose_matrix;
  * the table's compile_tokens of auto, so that fast_compile_matrix adds the
  * chosen plan's "dedup=" to its options).  The options begin "auto: by sim
  * of 8 candidates: hier dedup=server sim_s=1.234e-05" when the choice was
  * evaluated, "auto: predicted sim_s=..." when predicted. */
-int fast_compile_auto_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
-			     const struct fast_algo_opts *opts, struct fast_plan *out,
-			     struct fast_err *err);
+int fast_sched_auto_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
+			   const struct fast_algo_opts *opts, struct fast_plan *out,
+			   struct fast_err *err);
+
+/* The table's model hooks (struct fast_algo_model, algo.h), one closed
+ * form per schedule (lib/compile/algo_auto_model.c). */
+bool fast_auto_model_fast(const struct fast_algo *a, const struct fast_auto_feat *x,
+			  const struct fast_algo_opts *o, double *sim_s, double *synth_s);
+bool fast_auto_model_fanout(const struct fast_algo *a, const struct fast_auto_feat *x,
+			    const struct fast_algo_opts *o, double *sim_s, double *synth_s);
+bool fast_auto_model_nccl(const struct fast_algo *a, const struct fast_auto_feat *x,
+			  const struct fast_algo_opts *o, double *sim_s, double *synth_s);
+bool fast_auto_model_pxn(const struct fast_algo *a, const struct fast_auto_feat *x,
+			 const struct fast_algo_opts *o, double *sim_s, double *synth_s);
+bool fast_auto_model_spreadout(const struct fast_algo *a, const struct fast_auto_feat *x,
+			       const struct fast_algo_opts *o, double *sim_s, double *synth_s);
+bool fast_auto_model_hier(const struct fast_algo *a, const struct fast_auto_feat *x,
+			  const struct fast_algo_opts *o, double *sim_s, double *synth_s);
+/* The refine hooks: FAST's largest server pair, hier's loads,
+ * spreadout's rounds (0, or -1 when out of memory). */
+int fast_auto_refine_pair(struct fast_auto_feat *x);
+int fast_auto_refine_hier(struct fast_auto_feat *x);
+int fast_auto_refine_rounds(struct fast_auto_feat *x);
 
 #endif
