@@ -22,13 +22,14 @@
  * into the case (a given plan): read them in place, never copy a row.
  *
  * Errors: a failed bound is recorded (bound_rc, bound_err) and the rows
- * are still evaluated; a failed row records its stage ("plan": the
- * compile, auto's decision or the synthesis timing; "sim") and its error,
- * and the rows after it are not evaluated (evaluated false).  The call
- * returns 0, or the first failure's negative FAST_E* code (the bound's
- * first, then the rows' in order) with err set to its message: the
- * result is filled either way and must be freed.  Only FAST_ENOMEM
- * before any row leaves it empty.
+ * are still evaluated.  The rows are compiled in order, then timed, then
+ * simulated in order; the first failure is recorded in its row (stage
+ * "plan": the compile, auto's decision or the synthesis timing, that on
+ * row 0; "sim") and ends the case: no row is evaluated after it (rows
+ * compiled before it keep their plans).  The call returns 0, or the first
+ * failure's negative FAST_E* code (the bound's first, then the row's) with
+ * err set to its message: the result is filled either way and must be
+ * freed; only FAST_ENOMEM before any row leaves it without rows.
  */
 #ifndef FAST_EVAL_H
 #define FAST_EVAL_H
