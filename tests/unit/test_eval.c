@@ -134,6 +134,17 @@ static void test_eval__tokens_auto_row_is_the_chosen_plan_simulated(void)
 	}
 }
 
+/* A case of the n rows a on m, each row's options the defaults. */
+static void rows_case(struct fast_case *c, const struct fast_topo *t, const struct fast_matrix *m,
+		      struct fast_case_algo *a, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		fast_algo_opts_default(&a[k].opts);
+	fast_case_init(c, t, m);
+	c->algos = a;
+	c->nalgos = n;
+}
+
 static void test_eval__failed_row_stops_the_case(void)
 {
 	struct fast_topo t = preset(2, 2);
@@ -144,11 +155,7 @@ static void test_eval__failed_row_stops_the_case(void)
 	struct fast_err err;
 
 	byte_traffic(&tr, 4, 1);
-	fast_algo_opts_default(&a[0].opts);
-	fast_algo_opts_default(&a[1].opts);
-	fast_case_init(&c, &t, &tr.m[0]);
-	c.algos = a;
-	c.nalgos = 2;
+	rows_case(&c, &t, &tr.m[0], a, 2);
 	CU_ASSERT_EQUAL(fast_case_eval(&c, &r, &err), FAST_EUSAGE);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r.rows);
 	CU_ASSERT_EQUAL(r.rows[0].rc, FAST_EUSAGE);
@@ -171,13 +178,9 @@ static void test_eval__synthesis_timed_for_compiled_rows(void)
 	struct fast_err err;
 
 	byte_traffic(&tr, 4, 2);
-	fast_algo_opts_default(&a[0].opts);
-	fast_algo_opts_default(&a[1].opts);
+	rows_case(&c, &t, &tr.m[0], a, 3);
 	CU_ASSERT_FATAL(fast_compile_matrix("nccl", &t, &tr.m[0], &a[0].opts, &given, &err) == 0);
 	a[2].plan = &given;
-	fast_case_init(&c, &t, &tr.m[0]);
-	c.algos = a;
-	c.nalgos = 3;
 	c.synthesis = true;
 	c.bound = FAST_CASE_BOUND_CLOSED;
 	CU_ASSERT_FATAL(fast_case_eval(&c, &r, &err) == 0);
