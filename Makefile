@@ -42,12 +42,14 @@ BIN := $(BUILD)/bin
 
 LIB_SRC  := $(sort $(wildcard lib/*/*.c))
 SIM_SRC  := $(sort $(wildcard sim/*.c))
+EVAL_SRC := $(sort $(wildcard eval/*.c))
 EXEC_SRC := $(sort $(filter-out exec/interpose.c,$(wildcard exec/*.c)))
 CMD_SRC  := $(sort $(wildcard cmd/*.c))
 # the subcommands are the rows of cmd/main.c's table (fast_commands)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o)
+EVAL_OBJ := $(EVAL_SRC:%.c=$(BUILD)/%.o)
 EXEC_OBJ := $(EXEC_SRC:%.c=$(BUILD)/%.o)
 CMD_OBJ  := $(CMD_SRC:%.c=$(BUILD)/%.o)
 
@@ -80,7 +82,7 @@ all: $(FAST_BIN) $(LIBFAST)
 
 # archives are written afresh: `ar r` into an old one would keep the
 # members of sources since removed or renamed
-$(LIBFAST): $(LIB_OBJ) $(SIM_OBJ)
+$(LIBFAST): $(LIB_OBJ) $(SIM_OBJ) $(EVAL_OBJ)
 	@mkdir -p $(@D)
 	@rm -f $@
 	$(AR) rcs $@ $^
@@ -90,6 +92,10 @@ $(BUILD)/lib/%.o: lib/%.c
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/sim/%.o: sim/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/eval/%.o: eval/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -246,7 +252,7 @@ deps:
 	@bash scripts/deps.sh
 
 # --- install ----------------------------------------------------------------
-# $(PREFIX)/bin/fast; lib/: libfast.a (lib/ + sim/), libfast_exec.{a,so},
+# $(PREFIX)/bin/fast; lib/: libfast.a (lib/ + sim/ + eval/), libfast_exec.{a,so},
 # libfast_interpose.so, pkgconfig/fast.pc and fast-exec.pc; include/fast/:
 # the public headers (#include <fast/plan.h>, compiled with
 # -I$(PREFIX)/include alone); share/fast/: schemas/, traces/ (and their

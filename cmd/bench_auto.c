@@ -6,7 +6,7 @@
  * Cases: h200 and mi300x-100g at 4 x 8 and 16 x 8 GPUs, uniform and Zipf
  * 0.8 traffic at 4 MiB mean per GPU (seed 1).  Each row is the decision's
  * median thread-CPU time as `fast compare` reports it (decision_s,
- * cmd/synthesis.c: 15 samples, each the mean of a batch of decisions
+ * eval/synth.c: 15 samples, each the mean of a batch of decisions
  * lasting at least 20 us) with [min..max] of the samples, and what was
  * chosen.  Target (issue 16): <= 1 us at 4 x 8, every case.
  */
@@ -15,7 +15,8 @@
 #include "bench.h"
 #include "cli.h"
 #include "lib/workload/gen.h"
-#include "synthesis.h"
+#include "fast/eval.h"
+#include "lib/compile/algo_auto.h"
 
 #define TARGET_S 1e-6
 
@@ -42,8 +43,7 @@ int fast_bench_auto(const struct bench_opts *o)
 				struct fast_gen_opts g;
 				struct fast_err err;
 				struct fast_auto_choice ch;
-				struct synth_unit dec = { .algo = NULL, .ao = NULL }; /* the decision */
-				struct bench_stats st;
+				struct fast_synth_unit dec = { .algo = NULL, .opts = NULL }; /* the decision */
 				double med;
 				fast_limits_default(&lim);
 				fast_gen_defaults(&g);
@@ -57,12 +57,12 @@ int fast_bench_auto(const struct bench_opts *o)
 				/* the process's first measurement runs cold (measured:
 				 * 1.13-1.46 us where the same case gives 0.96 later) */
 				for (int run = first ? 0 : 1; run < 2; run++)
-					if (synth_units(&t, &tr.m[0], &dec, 1, &err) < 0) {
+					if (fast_synth_time(&t, &tr.m[0], &dec, 1, &err) < 0) {
 						fast_traffic_free(&tr);
 						return cli_report(&err);
 					}
 				fast_auto_choose(&t, tr.m[0].bytes, NULL, &ch);
-				med = dec.median_s, st = dec.st;
+				med = dec.median_s;
 				fast_traffic_free(&tr);
 				if (servers[n] == 4) {
 					met = met && med <= TARGET_S;
@@ -73,10 +73,10 @@ int fast_bench_auto(const struct bench_opts *o)
 					       "\"traffic\": \"%s\", \"decision_s\": {\"median\": %.4g, \"min\": %.4g, "
 					       "\"max\": %.4g}, \"chosen\": \"%s\"}",
 					       first ? "" : ",", presets[pr], servers[n], g.ng, pat_names[pt], med,
-					       st.min, st.max, ch.algo[ch.best]);
+					       dec.min_s, dec.max_s, ch.algo[ch.best]);
 				else
 					printf("  %-12s %5u %-8s %8.3f [%7.3f..%7.3f]  %s\n", presets[pr], g.ng,
-					       pat_names[pt], med * 1e6, st.min * 1e6, st.max * 1e6,
+					       pat_names[pt], med * 1e6, dec.min_s * 1e6, dec.max_s * 1e6,
 					       ch.algo[ch.best]);
 				first = false;
 			}

@@ -1,8 +1,8 @@
 /*
  * bench_stats.c - how the tool measures itself: the thread-CPU clock,
- * peak memory and the statistics of a handful of samples.  Shared by
- * `fast bench` and by the synthesis_s column of compare, sweep and gate
- * (cmd/synthesis.c), so it depends on nothing else of cmd/.
+ * peak memory and the statistics of a handful of samples, for `fast
+ * bench` (the synthesis_s column of compare, sweep and gate is measured
+ * by eval/synth.c).
  */
 #include <sys/resource.h>
 #include <time.h>

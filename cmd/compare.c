@@ -11,10 +11,9 @@
 
 #include "builtin.h"
 #include "cli.h"
-#include "lib/compile/algo_auto.h"
+#include "fast/eval.h"
 #include "lib/base/json.h"
 #include "sim_common.h"
-#include "synthesis.h"
 
 const char cmd_compare_usage[] =
 	"fast compare (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
@@ -53,20 +52,20 @@ struct cell {
 	/* the auto row: its choice, the predictions, the decision's median */
 	const char *chosen;
 	double pred_sim_s, pred_synth_s, decision_s;
-	struct fast_auto_choice ch;
+	uint32_t ncand;
+	struct fast_case_candidate cand[FAST_CASE_MAX_CANDIDATES];
 	char chosen_name[ROW_NAME_MAX]; /* token traffic: "fast:dedup=server" */
 	bool tokens;                    /* the matrix is token traffic */
 };
 
-/* Candidate k of c as a row names it: on token traffic with its dedup
+/* Candidate c as a row names it: on token traffic with its dedup
  * ("hier:dedup=server"), on byte traffic the algorithm alone. */
-static const char *candidate_name(bool tokens, const struct fast_auto_choice *c, uint32_t k,
-				  char *buf, size_t len)
+static const char *candidate_name(bool tokens, const struct fast_case_candidate *c, char *buf,
+				  size_t len)
 {
 	if (!tokens)
-		return c->algo[k];
-	snprintf(buf, len, "%s:dedup=%s", c->algo[k],
-		 c->dedup[k] == FAST_DEDUP_GPU ? "gpu" : "server");
+		return c->algo;
+	snprintf(buf, len, "%s:dedup=%s", c->algo, c->dedup == FAST_DEDUP_GPU ? "gpu" : "server");
 	return buf;
 }
 
@@ -225,139 +224,71 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 		printf("  %-*s %14s\n", o->name_width, "LP bound", human_time(bound_s, a, sizeof a));
 }
 
-/* Compile row k's plan, time its synthesis and simulate it into c[k]. */
-static int compare_row(const struct opts *o, const struct fast_topo *t,
-		       const struct fast_matrix *mx, uint32_t k, struct cell *c,
-		       const struct fast_matrix *svg_of)
+/* Row k of the case's result into c[k]. */
+static void fill_cell(const struct opts *o, const struct fast_matrix *mx,
+		      const struct fast_case_row *w, struct cell *c)
 {
-	const uint64_t *D = mx->bytes;
-	struct fast_err err;
-	struct fast_plan p;
-	struct fast_sim_result r;
-	struct fast_sim_opts so = o->so;
-	const struct fast_algo_opts *ao = &o->row_ao[k];
-	bool is_auto = strcmp(o->base[k], "auto") == 0;
-	int rc;
-
-	if (is_auto && mx->kind != FAST_TRAFFIC_BYTES) {
-		/* token traffic: the candidates' (simulated) times and the
-		 * chosen plan from one decision */
-		if (fast_auto_choose_matrix(t, mx, ao, &c[k].ch, &p, &err) < 0)
-			return cli_report(&err);
-	} else if (fast_compile_matrix(o->base[k], t, mx, ao, &p, &err) < 0) {
-		return cli_report(&err);
+	c->time_s = w->sim.time_s;
+	c->algbw = w->sim.algbw_GBps;
+	c->bytes_out = w->bytes_out;
+	if (o->timing) {
+		c->synth_s = w->synth_s;
+		c->decision_s = w->is_auto ? w->decision_s : 0;
 	}
-	if (is_auto) {
-		/* the choice is deterministic: every candidate's full
-		 * prediction for the report (synthesis: compare_synth) */
-		if (mx->kind == FAST_TRAFFIC_BYTES)
-			fast_auto_predict(t, D, ao, &c[k].ch);
-		c[k].tokens = mx->kind != FAST_TRAFFIC_BYTES;
-		c[k].chosen = candidate_name(c[k].tokens, &c[k].ch, c[k].ch.best, c[k].chosen_name,
-					     sizeof c[k].chosen_name);
-		c[k].pred_sim_s = c[k].ch.sim_s[c[k].ch.best];
-		c[k].pred_synth_s = c[k].ch.synth_s[c[k].ch.best];
-	}
-	so.timeline = svg_of && (int)k == o->fast_idx;
-	so.traffic = D;
-	/* a token plan expands over the groups of its matrix */
-	rc = fast_sim_run_m(t, &p, mx, &so, &r, &err);
-	fast_plan_free(&p);
-	if (rc < 0) {
-		fast_err_prefix(&err, "%s", o->algos[k]);
-		return cli_report(&err);
-	}
-	c[k].time_s = r.time_s;
-	c[k].algbw = r.algbw_GBps;
-	c[k].bytes_out = 0;
-	for (uint32_t i = 0; i < r.nsteps; i++)
-		if (r.steps[i].tier == FAST_TIER_OUT)
-			c[k].bytes_out += r.steps[i].bytes;
-	if (so.timeline) {
-		char title[200];
-		snprintf(title, sizeof title, "fast on %s (%u x %u), matrix %lld (%s)", t->name, t->servers,
-			 t->gpus, (long long)(o->in.matrix >= 0 ? o->in.matrix : 0), svg_of->label);
-		rc = simc_write_svg(o->svg, t, &r, title);
-	}
-	fast_sim_result_free(&r);
-	return rc;
+	if (!w->is_auto)
+		return;
+	c->tokens = mx->kind != FAST_TRAFFIC_BYTES;
+	c->ncand = w->ncand;
+	memcpy(c->cand, w->cand, sizeof c->cand);
+	c->chosen = candidate_name(c->tokens, &w->cand[w->chosen], c->chosen_name,
+				   sizeof c->chosen_name);
+	c->pred_sim_s = w->cand[w->chosen].sim_s;
+	c->pred_synth_s = w->cand[w->chosen].synth_s;
 }
 
-/* Every row's synthesis side by side (synth_units): a unit per row, an
- * auto row's its decision's plus the chosen schedule's -- that schedule's
- * own row's where the report has one (the same samples), else a unit of
- * its own with auto's options. */
-static int compare_synth(const struct opts *o, const struct fast_topo *t,
-			 const struct fast_matrix *mx, struct cell *c)
-{
-	struct synth_unit u[2 * MAX_ALGOS];
-	uint32_t row_unit[MAX_ALGOS], chosen_unit[MAX_ALGOS], n = 0;
-	struct fast_auto_choice ch;
-	static struct fast_algo_opts chosen_ao[MAX_ALGOS]; /* cmd/ only: one thread */
-	struct fast_err err;
-
-	for (uint32_t k = 0; k < o->nalgos; k++)
-		if (strcmp(o->base[k], "auto") != 0) {
-			row_unit[k] = n;
-			u[n++] = (struct synth_unit){ .algo = o->base[k], .ao = &o->row_ao[k] };
-		}
-	for (uint32_t k = 0; k < o->nalgos; k++) {
-		const char *chosen;
-		if (strcmp(o->base[k], "auto") != 0)
-			continue;
-		if (fast_auto_choose_matrix(t, mx, &o->row_ao[k], &ch, NULL, &err) < 0)
-			return cli_report(&err);
-		chosen = ch.algo[ch.best];
-		fast_auto_opts_of(&ch, ch.best, &o->row_ao[k], &chosen_ao[k]);
-		row_unit[k] = n;
-		u[n++] = (struct synth_unit){ .algo = NULL, .ao = &o->row_ao[k] };
-		chosen_unit[k] = UINT32_MAX;
-		if (ch.evaluated) /* the decision compiled every candidate, the chosen too */
-			continue;
-		/* a row of the chosen schedule (on token traffic: with its dedup) */
-		for (uint32_t j = 0; j < o->nalgos; j++)
-			if (strcmp(o->algos[j], chosen) == 0 &&
-			    (mx->kind == FAST_TRAFFIC_BYTES || o->row_ao[j].dedup == chosen_ao[k].dedup))
-				chosen_unit[k] = row_unit[j];
-		if (chosen_unit[k] == UINT32_MAX) {
-			chosen_unit[k] = n;
-			u[n++] = (struct synth_unit){ .algo = chosen, .ao = &chosen_ao[k] };
-		}
-	}
-	if (synth_units(t, mx, u, n, &err) < 0)
-		return cli_report(&err);
-	for (uint32_t k = 0; k < o->nalgos; k++) {
-		c[k].synth_s = u[row_unit[k]].median_s;
-		if (strcmp(o->base[k], "auto") == 0) {
-			c[k].decision_s = c[k].synth_s;
-			if (chosen_unit[k] != UINT32_MAX)
-				c[k].synth_s += u[chosen_unit[k]].median_s;
-		}
-	}
-	return 0;
-}
-
-/* One matrix: its bound, then every algorithm; *done counts the units of
- * work for the progress line (nalgos + 1 a matrix). */
+/* One matrix: its bound and every row (include/fast/eval.h); *done counts
+ * the units of work for the progress line (nalgos + 1 a matrix). */
 static int compare_one(const struct opts *o, const struct fast_topo *t,
 		       const struct fast_matrix *mx, struct cell *c, struct fast_bound *bound,
 		       const struct fast_matrix *svg_of,
 		       struct cli_progress *pr, uint64_t *done)
 {
+	struct fast_case_algo a[MAX_ALGOS];
+	struct fast_case cs;
+	struct fast_case_result r;
 	struct fast_err err;
 	int rc;
 
-	if (fast_bound_matrix(t, mx, bound, &err) < 0)
+	fast_case_init(&cs, t, mx);
+	cs.sim = o->so;
+	cs.synthesis = o->timing;
+	cs.algos = a;
+	cs.nalgos = o->nalgos;
+	for (uint32_t k = 0; k < o->nalgos; k++)
+		a[k] = (struct fast_case_algo){ .algo = o->base[k], .opts = o->row_ao[k],
+						.timeline = svg_of && (int)k == o->fast_idx };
+	cli_progress_step(pr, *done + 1); /* the bound, the first unit */
+	if (fast_case_eval(&cs, &r, &err) < 0) {
+		for (uint32_t k = 0; r.bound_rc == 0 && k < r.nrows; k++)
+			if (r.rows[k].stage && strcmp(r.rows[k].stage, "sim") == 0)
+				fast_err_prefix(&err, "%s", o->algos[k]);
+		fast_case_result_free(&r);
 		return cli_report(&err);
-	cli_progress_step(pr, ++*done);
-	if (o->timing && (rc = compare_synth(o, t, mx, c)) != 0)
-		return rc;
-	for (uint32_t k = 0; k < o->nalgos; k++) {
-		if ((rc = compare_row(o, t, mx, k, c, svg_of)) != 0)
-			return rc;
-		cli_progress_step(pr, ++*done);
 	}
-	return 0;
+	*bound = r.bound;
+	for (uint32_t k = 0; k < o->nalgos; k++)
+		fill_cell(o, mx, &r.rows[k], &c[k]);
+	*done += o->nalgos + 1;
+	cli_progress_step(pr, *done);
+	rc = 0;
+	if (svg_of) {
+		char title[200];
+		snprintf(title, sizeof title, "fast on %s (%u x %u), matrix %lld (%s)", t->name, t->servers,
+			 t->gpus, (long long)(o->in.matrix >= 0 ? o->in.matrix : 0), svg_of->label);
+		rc = simc_write_svg(o->svg, t, &r.rows[o->fast_idx].sim, title);
+	}
+	fast_case_result_free(&r);
+	return rc;
 }
 
 /* matrix < 0: a total row, label "total" or the kind it sums */
@@ -427,14 +358,14 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 			put_field("decision_s", c[k].decision_s);
 		if (c[k].chosen && matrix >= 0) {
 			printf(", \"candidates\": {");
-			for (uint32_t j = 0; j < c[k].ch.n; j++) {
+			for (uint32_t j = 0; j < c[k].ncand; j++) {
 				char name[ROW_NAME_MAX];
 				/* evaluated (token traffic): the simulated times */
 				printf("%s\"%s\": {\"predicted_sim_s\": ", j ? ", " : "",
-				       candidate_name(c[k].tokens, &c[k].ch, j, name, sizeof name));
-				fast_json_put_double(stdout, c[k].ch.sim_s[j]);
+				       candidate_name(c[k].tokens, &c[k].cand[j], name, sizeof name));
+				fast_json_put_double(stdout, c[k].cand[j].sim_s);
 				printf(", \"predicted_synthesis_s\": ");
-				fast_json_put_double(stdout, c[k].ch.synth_s[j]);
+				fast_json_put_double(stdout, c[k].cand[j].synth_s);
 				printf("}");
 			}
 			printf("}");

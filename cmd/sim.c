@@ -9,6 +9,7 @@
 
 #include "builtin.h"
 #include "cli.h"
+#include "fast/eval.h"
 #include "lib/base/json.h"
 #include "sim_common.h"
 
@@ -238,6 +239,68 @@ static const struct fast_matrix *matrix_for(const struct opts *o, const struct f
 	return p->matrix < tr->count ? &tr->m[p->matrix] : NULL;
 }
 
+/* One plan simulated and printed (include/fast/eval.h's case of one row):
+ * the given plan (with its open view, or NULL) or, given NULL, matrix M
+ * compiled with --algo as plan mi; its bound when M is known. */
+static int sim_one(const struct opts *o, const struct fast_topo *t, const struct fast_plan *given,
+		   const struct fast_plan_view *view, const struct fast_matrix *M, uint32_t mi,
+		   bool first)
+{
+	struct fast_case_algo a = { .algo = given ? NULL : o->algo, .opts = o->ao, .plan = given,
+				    .view = view, .timeline = first && (o->timeline || o->svg) };
+	struct fast_case cs;
+	struct fast_case_result cr;
+	struct fast_case_row *w;
+	struct fast_plan *own;
+	struct fast_err err;
+	int rc = 0;
+
+	fast_case_init(&cs, t, M);
+	cs.algos = &a;
+	cs.nalgos = 1;
+	cs.sim = o->so;
+	cs.bound = M ? FAST_CASE_BOUND_LP : FAST_CASE_BOUND_NONE; /* token traffic: the token bound */
+	if (fast_case_eval(&cs, &cr, &err) < 0) {
+		w = cr.rows;
+		if (cr.bound_rc == 0 && w && w->stage && strcmp(w->stage, "sim") == 0) {
+			if (o->in.plan_path)
+				fast_err_prefix(&err, "%s: plan %u (%s)", o->in.plan_path, w->plan->matrix,
+						w->plan->label);
+			else
+				fast_err_prefix(&err, "plan %u (%s)", mi, M->label);
+		}
+		fast_case_result_free(&cr);
+		return cli_report(&err);
+	}
+	w = &cr.rows[0];
+	if (!given) { /* the compiled plan's number and label are the traffic's */
+		own = &w->own;
+		own->matrix = mi;
+		snprintf(own->label, sizeof own->label, "%s", M->label);
+	}
+	if (o->in.json)
+		print_json(o, t, w->plan, &w->sim, cr.bounded ? &cr.bound : NULL, first);
+	else
+		print_human(o, t, w->plan, &w->sim, cr.bounded ? &cr.bound : NULL, first);
+	if (first && o->timeline)
+		rc = simc_write_trace(o->timeline, t, &w->sim);
+	if (rc == 0 && first && o->svg) {
+		char title[320];
+		snprintf(title, sizeof title, "%s on %s (%u x %u), matrix %u (%s)", w->plan->algo,
+			 t->name, t->servers, t->gpus, w->plan->matrix, w->plan->label);
+		rc = simc_write_svg(o->svg, t, &w->sim, title);
+	}
+	fast_case_result_free(&cr);
+	return rc;
+}
+
+static void print_head(const struct opts *o, const struct fast_topo *t)
+{
+	if (o->in.json)
+		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, "
+		       "\"gpus_total\": %u, \"plans\": [\n", t->name, t->servers, t->gpus, fast_topo_ngpus(t));
+}
+
 /* Simulate and print every plan of ps (proved already when checked); plan
  * kept_i (UINT32_MAX: none) through its open view kept, the one its proof
  * opened. */
@@ -245,72 +308,49 @@ static int simulate_each(const struct opts *o, const struct fast_topo *t, struct
 			 const struct fast_traffic *tr, const struct fast_plan_view *kept,
 			 uint32_t kept_i)
 {
-	struct fast_sim_opts so = o->so;
-	struct fast_err err;
-	const struct fast_matrix *M;
 	bool first = true;
 	int rc = 0;
 
-	if (o->in.json)
-		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, "
-		       "\"gpus_total\": %u, \"plans\": [\n", t->name, t->servers, t->gpus, fast_topo_ngpus(t));
+	print_head(o, t);
 	for (uint32_t i = 0; i < ps->count; i++) {
 		const struct fast_plan *p = &ps->plans[i];
-		struct fast_bound b;
-		struct fast_sim_result r;
-		bool have_bound = false;
 
-		if (o->in.plan_path && o->in.matrix >= 0 && p->matrix != (uint64_t)o->in.matrix)
+		if (o->in.matrix >= 0 && p->matrix != (uint64_t)o->in.matrix)
 			continue;
-		so.timeline = first && (o->timeline || o->svg);
-		M = matrix_for(o, tr, p);
-		so.traffic = M ? M->bytes : NULL; /* the bandwidths' size: nccl-tests' (sim.h) */
-		/* a token plan expands over the groups of its matrix */
-		if ((i == kept_i ? fast_sim_run_view(t, kept, &so, &r, &err)
-				 : fast_sim_run_m(t, p, M,
-						  &so, &r, &err)) < 0) {
-			if (o->in.plan_path)
-				fast_err_prefix(&err, "%s: plan %u (%s)", o->in.plan_path, p->matrix,
-						p->label);
-			else
-				fast_err_prefix(&err, "plan %u (%s)", p->matrix, p->label);
-			return cli_report(&err);
-		}
-		if (M) {
-			/* token traffic: the token bound, for byte plans too */
-			if (fast_bound_matrix(t, M, &b, &err) < 0) {
-				fast_sim_result_free(&r);
-				return cli_report(&err);
-			}
-			have_bound = true;
-		}
-		cli_progress_step(o->pr, o->pr->n - ps->count + i + 1);
-		cli_progress_clear(o->pr);
-		if (o->in.json)
-			print_json(o, t, p, &r, have_bound ? &b : NULL, first);
-		else
-			print_human(o, t, p, &r, have_bound ? &b : NULL, first);
-		if (first && o->timeline && (rc = simc_write_trace(o->timeline, t, &r)) != 0) {
-			fast_sim_result_free(&r);
+		if ((rc = sim_one(o, t, p, i == kept_i ? kept : NULL, matrix_for(o, tr, p), p->matrix,
+				  first)) != 0)
 			return rc;
-		}
-		if (first && o->svg) {
-			char title[320];
-			snprintf(title, sizeof title, "%s on %s (%u x %u), matrix %u (%s)", p->algo, t->name,
-				 t->servers, t->gpus, p->matrix, p->label);
-			if ((rc = simc_write_svg(o->svg, t, &r, title)) != 0) {
-				fast_sim_result_free(&r);
-				return rc;
-			}
-		}
+		cli_progress_step(o->pr, i + 1);
+		cli_progress_clear(o->pr);
 		if (!first && (o->timeline || o->svg) && i == 1)
 			cli_warn("--timeline/--svg show the first plan only (choose one with --matrix)");
 		first = false;
-		fast_sim_result_free(&r);
 	}
 	if (first)
 		return cli_fail(FAST_EUSAGE, "--matrix %lld: no plan serves that matrix",
 				(long long)o->in.matrix);
+	if (o->in.json)
+		printf("\n]}\n");
+	return 0;
+}
+
+/* Compile every matrix with --algo, simulate and print it (two units of
+ * progress a matrix: the compile, the simulation). */
+static int compile_each(const struct opts *o, const struct fast_topo *t, const struct fast_traffic *tr)
+{
+	int rc;
+
+	print_head(o, t);
+	for (uint32_t i = 0; i < tr->count; i++) {
+		cli_progress_step(o->pr, 2 * (uint64_t)i + 1);
+		if ((rc = sim_one(o, t, NULL, NULL, &tr->m[i],
+				  o->in.matrix >= 0 ? (uint32_t)o->in.matrix : i, i == 0)) != 0)
+			return rc;
+		cli_progress_step(o->pr, 2 * (uint64_t)i + 2);
+		cli_progress_clear(o->pr);
+		if (i == 1 && (o->timeline || o->svg))
+			cli_warn("--timeline/--svg show the first plan only (choose one with --matrix)");
+	}
 	if (o->in.json)
 		printf("\n]}\n");
 	return 0;
@@ -346,25 +386,6 @@ static int simulate_all(const struct opts *o, const struct fast_topo *t, struct 
 	if (kept_i != UINT32_MAX)
 		fast_plan_view_close(&kept);
 	return rc;
-}
-
-static int compile_all(const struct opts *o, const struct fast_topo *t, const struct fast_traffic *tr,
-		       struct fast_planset *ps)
-{
-	struct fast_err err;
-
-	ps->plans = fast_calloc(tr->count ? tr->count : 1, sizeof *ps->plans);
-	if (!ps->plans)
-		return cli_fail(FAST_ENOMEM, "out of memory");
-	for (uint32_t i = 0; i < tr->count; i++) {
-		if (fast_compile_matrix(o->algo, t, &tr->m[i], &o->ao, &ps->plans[i], &err) < 0)
-			return cli_report(&err);
-		ps->count = i + 1;
-		cli_progress_step(o->pr, i + 1);
-		ps->plans[i].matrix = o->in.matrix >= 0 ? (uint32_t)o->in.matrix : i;
-		snprintf(ps->plans[i].label, sizeof ps->plans[i].label, "%s", tr->m[i].label);
-	}
-	return 0;
 }
 
 int cmd_sim(int argc, char **argv)
@@ -428,14 +449,13 @@ int cmd_sim(int argc, char **argv)
 		cli_progress_begin(&pr, "sim", ps.count);
 	} else {
 		cli_progress_begin(&pr, "sim", 2 * (uint64_t)tr.count);
-		rc = compile_all(&o, &t, &tr, &ps);
 	}
 	if (rc == 0) {
 		const char *outs[] = { o.timeline, o.svg };
 		rc = cli_outs_check(outs, 2);
 	}
 	if (rc == 0)
-		rc = simulate_all(&o, &t, &ps, &tr);
+		rc = o.in.plan_path ? simulate_all(&o, &t, &ps, &tr) : compile_each(&o, &t, &tr);
 	cli_progress_end(&pr);
 	fast_planset_free(&ps);
 	fast_traffic_free(&tr);

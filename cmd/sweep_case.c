@@ -2,7 +2,6 @@
  * sweep_case.c - one what-if case and its CSV row (see sweep_case.h).
  */
 #include "sweep_case.h"
-#include "synthesis.h"
 
 #include <errno.h>
 #include <math.h>
@@ -364,77 +363,77 @@ static void set_error(struct sweep_row *r, const char *what, const struct fast_e
 	sweep_sanitize(r->status);
 }
 
-int sweep_case_bound(const struct fast_topo *t, const struct fast_matrix *M,
-		     const struct sweep_eval *e, struct sweep_row *r)
+/* r's measured fields from row w of case result cr. */
+static void fill_row(const struct fast_case_row *w, struct sweep_row *r)
 {
-	struct fast_bound b;
+	const struct fast_plan *p = w->plan;
+
+	if (w->stage)
+		set_error(r, w->stage, &w->err);
+	if (p) {
+		r->steps = (uint32_t)p->nsteps;
+		r->rail_stages = 0;
+		for (size_t i = 0; i < p->nsteps; i++)
+			if (p->steps[i].kind == FAST_STEP_RAIL)
+				r->rail_stages++;
+	}
+	if (!isnan(w->synth_s))
+		r->synth_s = w->synth_s;
+	if (!w->evaluated || !w->simulated)
+		return;
+	r->time_s = w->sim.time_s;
+	r->algbw_GBps = w->sim.algbw_GBps;
+	r->busbw_GBps = w->sim.busbw_GBps;
+	r->time_with_synth_s = r->time_s + r->synth_s; /* NaN for a given plan */
+	if (!isnan(r->bound_s) && r->bound_s > 0)
+		r->ratio = r->time_s / r->bound_s;
+	else if (!isnan(r->closed_s) && r->closed_s > 0)
+		r->ratio = r->time_s / r->closed_s;
+}
+
+int sweep_case_eval(const struct fast_topo *t, const struct fast_matrix *M,
+		    const struct sweep_case_plan *cp, const struct sweep_eval *e,
+		    struct sweep_row *shared, bool *bounded, struct sweep_row *r)
+{
+	struct fast_case c;
+	struct fast_case_algo a = { .algo = cp->given ? NULL : cp->algo, .plan = cp->given,
+				    .view = cp->view };
+	struct fast_case_result cr;
 	struct fast_err err;
 	int rc;
 
-	if (e->bound == SWEEP_BOUND_NONE)
-		return 0;
-	rc = e->bound == SWEEP_BOUND_CLOSED ? fast_bound_matrix_closed(t, M, &b, &err)
-					     : fast_bound_matrix(t, M, &b, &err);
-	if (rc < 0) {
-		set_error(r, "bound", &err);
+	fast_case_init(&c, t, M);
+	c.algos = &a;
+	c.nalgos = 1;
+	c.bound = *bounded ? FAST_CASE_BOUND_NONE : (enum fast_case_bound)e->bound;
+	c.simulate = e->simulate;
+	c.sim = e->sim;
+	c.synthesis = !cp->given; /* a given plan has no synthesis */
+	if (cp->opts)
+		a.opts = *cp->opts;
+	rc = fast_case_eval(&c, &cr, &err);
+	if (!cr.rows) {
+		set_error(r, "plan", &err);
 		return rc;
 	}
-	if (e->bound != SWEEP_BOUND_CLOSED)
-		r->bound_s = b.lp_s;
-	r->closed_s = b.closed_s;
-	return 0;
-}
-
-int sweep_case_run(const struct fast_topo *t, const struct fast_matrix *M, const char *algo,
-		   const struct fast_algo_opts *ao, const struct fast_plan_view *given,
-		   const struct sweep_eval *e, struct sweep_row *r)
-{
-	struct fast_plan plan;
-	const struct fast_plan *p = given ? given->given : NULL;
-	struct fast_sim_result res;
-	struct fast_err err;
-	int rc = 0;
-
-	if (!given) {
-		/* this compile is the measurement's warm-up */
-		if ((rc = fast_compile_matrix(algo, t, M, ao, &plan, &err)) < 0) {
-			set_error(r, "plan", &err);
-			return rc;
-		}
-		if ((rc = synth_measure(algo, t, M, ao, &r->synth_s, NULL, &err)) < 0) {
-			fast_plan_free(&plan);
-			set_error(r, "plan", &err);
-			return rc;
-		}
-		p = &plan;
-	}
-	r->steps = (uint32_t)p->nsteps;
-	r->rail_stages = 0;
-	for (size_t i = 0; i < p->nsteps; i++)
-		if (p->steps[i].kind == FAST_STEP_RAIL)
-			r->rail_stages++;
-	if (e->simulate) {
-		struct fast_sim_opts so = e->sim;
-		so.traffic = M->bytes; /* the bandwidths' size (sim.h) */
-		/* a token plan expands over the groups of its matrix */
-		rc = given ? fast_sim_run_view(t, given, &so, &res, &err)
-			   : fast_sim_run_m(t, p, M, &so,
-					    &res, &err);
-		if (rc < 0) {
-			set_error(r, "sim", &err);
+	if (!*bounded && e->bound != SWEEP_BOUND_NONE) {
+		sweep_row_init(shared);
+		if (cr.bound_rc < 0) {
+			set_error(shared, "bound", &cr.bound_err);
 		} else {
-			r->time_s = res.time_s;
-			r->algbw_GBps = res.algbw_GBps;
-			r->busbw_GBps = res.busbw_GBps;
-			r->time_with_synth_s = r->time_s + r->synth_s; /* NaN for a given plan */
-			fast_sim_result_free(&res);
-			if (!isnan(r->bound_s) && r->bound_s > 0)
-				r->ratio = r->time_s / r->bound_s;
-			else if (!isnan(r->closed_s) && r->closed_s > 0)
-				r->ratio = r->time_s / r->closed_s;
+			if (e->bound != SWEEP_BOUND_CLOSED)
+				shared->bound_s = cr.bound.lp_s;
+			shared->closed_s = cr.bound.closed_s;
 		}
 	}
-	if (!given)
-		fast_plan_free(&plan);
+	*bounded = true;
+	if (e->bound != SWEEP_BOUND_NONE) {
+		r->bound_s = shared->bound_s;
+		r->closed_s = shared->closed_s;
+	}
+	fill_row(&cr.rows[0], r);
+	if (e->bound != SWEEP_BOUND_NONE && strcmp(shared->status, "ok") != 0)
+		snprintf(r->status, sizeof r->status, "%s", shared->status); /* the bound's first */
+	fast_case_result_free(&cr);
 	return rc;
 }

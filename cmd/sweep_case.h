@@ -26,7 +26,7 @@
  *   closed_s     closed-form bound
  *   ratio        time / bound (LP when computed, else closed form)
  *   rail_stages steps   plan shape
- *   synthesis_s  measured plan synthesis time (cmd/synthesis.h: the
+ *   synthesis_s  measured plan synthesis time (include/fast/eval.h: the
  *                median thread-CPU time of 15 compiles after a warm-up;
  *                auto: its decision's median plus the chosen schedule's;
  *                empty for a given plan)
@@ -62,6 +62,7 @@
 #include "cli.h"
 #include "fast/algo.h"
 #include "fast/bound.h"
+#include "fast/eval.h"
 #include "fast/sim.h"
 
 #define SWEEP_KEY_MAX 600
@@ -115,7 +116,12 @@ int sweep_row_parse_version(const char *line, int version, struct sweep_row *r, 
  * control characters) by '_' in s. */
 void sweep_sanitize(char *s);
 
-enum sweep_bound_mode { SWEEP_BOUND_LP = 0, SWEEP_BOUND_CLOSED = 1, SWEEP_BOUND_NONE = 2 };
+/* the case evaluator's modes (include/fast/eval.h) */
+enum sweep_bound_mode {
+	SWEEP_BOUND_LP = FAST_CASE_BOUND_LP,
+	SWEEP_BOUND_CLOSED = FAST_CASE_BOUND_CLOSED,
+	SWEEP_BOUND_NONE = FAST_CASE_BOUND_NONE,
+};
 
 struct sweep_eval {
 	bool simulate;
@@ -124,19 +130,26 @@ struct sweep_eval {
 };
 void sweep_eval_default(struct sweep_eval *e);
 
-/* Fill r->bound_s / closed_s for matrix M (per the mode; token traffic
- * gets its token bound, include/fast/bound.h).  A solver failure leaves bound_s
- * absent and returns the error (r->status is set). */
-int sweep_case_bound(const struct fast_topo *t, const struct fast_matrix *M,
-		     const struct sweep_eval *e, struct sweep_row *r);
-/* Compile matrix M with algo (fast_compile_matrix: token traffic gets the
- * token schedules) or use `given`, the view of a plan for M, when
- * non-NULL; simulate, and fill the measured fields of r (time, bandwidths, stages,
- * steps, synth time, ratio from the bound fields already in r, status).
- * Returns 0, or the negative error also recorded in r->status. */
-int sweep_case_run(const struct fast_topo *t, const struct fast_matrix *M, const char *algo,
-		   const struct fast_algo_opts *ao, const struct fast_plan_view *given,
-		   const struct sweep_eval *e, struct sweep_row *r);
+/* What a case runs: algo with options opts, or the plan given (given
+ * non-NULL, view: its open view or NULL; algo names it, opts NULL). */
+struct sweep_case_plan {
+	const char *algo;
+	const struct fast_algo_opts *opts;
+	const struct fast_plan *given;
+	const struct fast_plan_view *view;
+};
+
+/* Evaluate the case of row r (include/fast/eval.h's fast_case_eval): matrix
+ * M bounded per e's mode unless *bounded (then shared's bound fields
+ * are r's), compiled (cp), its synthesis timed and simulated; fill the
+ * measured fields of r (time, bandwidths, stages, steps, synthesis, ratio,
+ * status: the bound's error first, then the row's as "error:plan: ..." or
+ * "error:sim: ...").  A bound made here goes to shared (its fields and
+ * status) and sets *bounded, for the other cases of the matrix.  Returns
+ * 0, or the negative error also recorded in r->status. */
+int sweep_case_eval(const struct fast_topo *t, const struct fast_matrix *M,
+		    const struct sweep_case_plan *cp, const struct sweep_eval *e,
+		    struct sweep_row *shared, bool *bounded, struct sweep_row *r);
 
 /* Fill r->ident from what the row measures: the topology's parameters
  * (not its name), matrix D's bytes, r->matrix, r->label, r->algo, the

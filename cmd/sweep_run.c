@@ -33,24 +33,9 @@ void sweep_run_case(const struct sweep_spec *s, uint32_t g, uint64_t id, uint32_
 		if (!D) {
 			snprintf(r->status, sizeof r->status, "error:traffic: matrix %u not generated", m);
 		} else {
-			if (!*bounded) {
-				sweep_row_init(bound);
-				sweep_case_bound(t, M, &s->eval, bound);
-				*bounded = true;
-			}
+			struct sweep_case_plan cp = { s->algos[a].algo, &s->algos[a].opts, NULL, NULL };
 			sweep_case_measures(s, g, a, M, label, r);
-			r->bound_s = bound->bound_s;
-			r->closed_s = bound->closed_s;
-			if (strcmp(bound->status, "ok") != 0)
-				snprintf(r->status, sizeof r->status, "%s", bound->status);
-			{
-				char keep[sizeof r->status];
-				snprintf(keep, sizeof keep, "%s", r->status);
-				sweep_case_run(t, M, s->algos[a].algo, &s->algos[a].opts, NULL,
-					       &s->eval, r);
-				if (strcmp(keep, "ok") != 0)
-					snprintf(r->status, sizeof r->status, "%s", keep);
-			}
+			sweep_case_eval(t, M, &cp, &s->eval, bound, bounded, r);
 		}
 	}
 }
@@ -119,8 +104,12 @@ void gate_case_eval(const struct fast_topo *t, const char *topo_name, const char
 			snprintf(x->why, sizeof x->why, "plan check: %.180s", err.msg);
 		}
 	}
-	sweep_case_bound(t, M, ev, r);
-	sweep_case_run(t, M, algo, ao, given ? gv : NULL, ev, r);
+	{
+		struct sweep_case_plan cp = { algo, ao, given, given ? gv : NULL };
+		struct sweep_row shared;
+		bool bounded = false;
+		sweep_case_eval(t, M, &cp, ev, &shared, &bounded, r);
+	}
 	if (given)
 		fast_plan_view_close(gv);
 	if (strcmp(r->status, "ok") != 0) {

@@ -5,7 +5,7 @@
  * matrix of a gate made into its row and verdict (identity of the trace
  * case, check of a given plan, bound, compile and simulate, the ratio
  * limit and the comparison with a baseline row).  The steps themselves
- * (sweep_case_bound, sweep_case_run, sweep_row_ident) are in
+ * (sweep_case_eval, sweep_row_ident) are in
  * cmd/sweep_case.h; cmd/sweep.c and cmd/gate.c keep the options, the
  * scheduling of cases and the output.
  */

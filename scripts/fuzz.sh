@@ -58,7 +58,7 @@ cov)
 	llvmcov=$(command -v "llvm-cov-$ver" || command -v llvm-cov)
 	out=$BUILD/fuzz/cov
 	mkdir -p "$out"
-	srcs=(lib/*/*.c sim/*.c cmd/sweep_spec.c cmd/sweep_spec_axes.c cmd/sweep_case.c)
+	srcs=(lib/*/*.c sim/*.c eval/*.c cmd/sweep_spec.c cmd/sweep_spec_axes.c cmd/sweep_case.c)
 	"$cc" -std=c11 -O1 -g -D_POSIX_C_SOURCE=200809L -I. -Iinclude -fsanitize=fuzzer \
 		-fprofile-instr-generate -fcoverage-mapping -w \
 		-o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" "${srcs[@]}" -lcjson -lglpk -lm
