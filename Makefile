@@ -174,6 +174,29 @@ $(LIBFAST_INTERPOSE): $(BUILD)/pic/exec/interpose.o $(EXEC_PIC_OBJ) $(GPU_PIC_OB
 	@mkdir -p $(@D)
 	OMPI_CC=$(CC) $(MPICC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL) $(GPU_LIBS)
 
+# --- libfast.so: the library for foreign callers --------------------------
+# include/fast/api.h over lib/ + sim/ + the executor's program builder
+# (exec/prog*.c: pure, no MPI); exports fast_api_* alone (dist/libfast.map).
+# Built as $(BUILD)/lib/libfast.so.0 (the soname) with libfast.so beside it;
+# installed as libfast.so.$(VERSION) with both links.  python/fast loads it.
+VERSION    := $(shell sed -n 's/^\#define FAST_VERSION "\(.*\)"/\1/p' include/fast/common.h)
+API_SRC    := $(sort $(wildcard api/*.c))
+API_PIC_OBJ := $(API_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/exec/prog.o $(BUILD)/pic/exec/prog_wave.o \
+               $(SIM_SRC:%.c=$(BUILD)/pic/%.o) $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+LIBFAST_SO := $(BUILD)/lib/libfast.so.0
+
+all: $(LIBFAST_SO)
+
+$(BUILD)/pic/api/%.o: api/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
+
+$(LIBFAST_SO): $(API_PIC_OBJ) dist/libfast.map
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,libfast.so.0 -Wl,--version-script=dist/libfast.map \
+		-o $@ $(API_PIC_OBJ) $(LDLIBS_ALL)
+	ln -sf libfast.so.0 $(BUILD)/lib/libfast.so
+
 $(FAST_BIN): $(CMD_OBJ) $(EXEC_OBJ) $(GPU_OBJ) $(LIBFAST)
 	@mkdir -p $(@D)
 	OMPI_CC=$(CC) $(MPICC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(EXEC_OBJ) $(GPU_OBJ) $(LIBFAST) $(LDLIBS_ALL) $(GPU_LIBS)
@@ -278,7 +301,7 @@ DATA_DIRS  := $(sort $(patsubst %/,%,$(dir $(DATA_FILES))))
 # the public headers: include/fast/ (the internal ones, lib/*/*.h, are not installed)
 HEADERS    := $(sort $(wildcard include/fast/*.h))
 DOC_FILES  := README.md $(sort $(wildcard docs/*.md))
-PC_FILES   := fast.pc fast-exec.pc
+PC_FILES   := fast.pc fast-exec.pc fast-api.pc
 D := $(DESTDIR)$(PREFIX)
 
 install: all man
@@ -288,6 +311,9 @@ install: all man
 	install -m 0755 $(FAST_BIN) $(D)/bin/fast
 	install -m 0644 $(LIBFAST) $(LIBFAST_EXEC_A) $(D)/lib/
 	install -m 0755 $(LIBFAST_EXEC_SO) $(LIBFAST_INTERPOSE) $(D)/lib/
+	install -m 0755 $(LIBFAST_SO) $(D)/lib/libfast.so.$(VERSION)
+	ln -sf libfast.so.$(VERSION) $(D)/lib/libfast.so.0
+	ln -sf libfast.so.0 $(D)/lib/libfast.so
 	install -m 0644 $(HEADERS) $(D)/include/fast/
 	for f in $(DATA_FILES); do install -m 0644 $$f $(D)/share/fast/$$f || exit; done
 	chmod 0755 $(D)/share/fast/traces/import.sh
@@ -302,6 +328,7 @@ install: all man
 # (never one that still holds other files, never the prefix itself).
 uninstall:
 	rm -f $(D)/bin/fast $(addprefix $(D)/lib/,$(notdir $(LIBFAST) $(EXEC_LIBS))) \
+		$(addprefix $(D)/lib/,libfast.so libfast.so.0 libfast.so.$(VERSION)) \
 		$(addprefix $(D)/lib/pkgconfig/,$(PC_FILES)) $(addprefix $(D)/include/fast/,$(notdir $(HEADERS))) \
 		$(addprefix $(D)/share/fast/,$(DATA_FILES)) $(D)/share/man/man1/fast.1 \
 		$(D)/share/bash-completion/completions/fast $(addprefix $(D)/share/doc/fast/,$(DOC_FILES))
