@@ -76,6 +76,11 @@ int fast_api_exit_status(int code)
 	return fast_err_exit_status(code);
 }
 
+void fast_api_algo_list(char *buf, size_t len)
+{
+	fast_algo_list(buf, len);
+}
+
 void fast_api_string_free(char *s)
 {
 	free(s);
@@ -291,7 +296,7 @@ void fast_api_traffic_shape(const struct fast_api_traffic *t, uint32_t *p, uint3
 }
 
 int fast_api_traffic_matrix(const struct fast_api_traffic *t, uint32_t k, uint64_t *bytes,
-			    char *label, size_t len, struct fast_api_error *err)
+			    char *label, size_t len, uint32_t *kind, struct fast_api_error *err)
 {
 	if (k >= t->t.count)
 		return fail(err, FAST_EUSAGE, "matrix %u: the traffic has %u matrices", k, t->t.count);
@@ -299,6 +304,8 @@ int fast_api_traffic_matrix(const struct fast_api_traffic *t, uint32_t k, uint64
 		memcpy(bytes, t->t.m[k].bytes, (size_t)t->t.ng * t->t.ng * sizeof *bytes);
 	if (label && len)
 		snprintf(label, len, "%s", t->t.m[k].label);
+	if (kind)
+		*kind = (uint32_t)t->t.m[k].kind;
 	return 0;
 }
 

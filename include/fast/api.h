@@ -66,6 +66,9 @@ struct fast_api_prog;    /* one rank's program of one plan */
 const char *fast_api_version(void);
 /* The exit status the command line gives for code (0..4). */
 int fast_api_exit_status(int code);
+/* The algorithms fast_api_compile takes, comma-separated ("fast, fanout,
+ * ..."), into buf of len bytes. */
+void fast_api_algo_list(char *buf, size_t len);
 /* Release a string this library returned. */
 void fast_api_string_free(char *s);
 
@@ -101,10 +104,11 @@ int fast_api_traffic_parse(const char *text, const char *name, struct fast_api_t
 			   struct fast_api_error *err);
 void fast_api_traffic_shape(const struct fast_api_traffic *t, uint32_t *p, uint32_t *count);
 /* Matrix k's byte matrix (token traffic: its per-GPU bytes) into
- * bytes[p * p]; its label into label[len].  FAST_API_EUSAGE for k out of
- * range. */
+ * bytes[p * p], its label into label[len], its kind (0 bytes, 1 token
+ * dispatch, 2 token combine) into *kind; any may be NULL.
+ * FAST_API_EUSAGE for k out of range. */
 int fast_api_traffic_matrix(const struct fast_api_traffic *t, uint32_t k, uint64_t *bytes,
-			    char *label, size_t len, struct fast_api_error *err);
+			    char *label, size_t len, uint32_t *kind, struct fast_api_error *err);
 /* The traffic JSON file's text (dense rows). */
 int fast_api_traffic_json(const struct fast_api_traffic *t, char **json,
 			  struct fast_api_error *err);
