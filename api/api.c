@@ -27,6 +27,7 @@ struct fast_api_topo {
 };
 struct fast_api_traffic {
 	struct fast_traffic t;
+	char name[256]; /* the file, or "traffic": messages name it */
 };
 struct fast_api_plans {
 	struct fast_planset ps;
@@ -118,6 +119,14 @@ static int mem_close(struct mem *m, int rc, char **json, struct fast_api_error *
 	return 0;
 }
 
+/* The command line's default limits (include/fast/common.h): every reader
+ * takes them (some need them given). */
+static const struct fast_limits *limits(struct fast_limits *l)
+{
+	fast_limits_default(l);
+	return l;
+}
+
 /* --- topology --------------------------------------------------------- */
 
 static int topo_new(struct fast_api_topo **out, const struct fast_topo *t,
@@ -136,11 +145,12 @@ int fast_api_topo_preset(const char *name, uint32_t servers, uint32_t gpus,
 			 struct fast_api_topo **out, struct fast_api_error *err)
 {
 	struct fast_topo t;
+	struct fast_limits lim;
 	struct fast_err e;
 
 	if (!name)
 		return fail(err, FAST_EUSAGE, "no preset name");
-	if (fast_topo_preset(name, servers, gpus, NULL, &t, &e) < 0)
+	if (fast_topo_preset(name, servers, gpus, limits(&lim), &t, &e) < 0)
 		return give(err, &e);
 	return topo_new(out, &t, err);
 }
@@ -148,9 +158,10 @@ int fast_api_topo_preset(const char *name, uint32_t servers, uint32_t gpus,
 int fast_api_topo_load(const char *path, struct fast_api_topo **out, struct fast_api_error *err)
 {
 	struct fast_topo t;
+	struct fast_limits lim;
 	struct fast_err e;
 
-	if (fast_topo_load(path, NULL, &t, &e) < 0)
+	if (fast_topo_load(path, limits(&lim), &t, &e) < 0)
 		return give(err, &e);
 	return topo_new(out, &t, err);
 }
@@ -159,9 +170,10 @@ int fast_api_topo_parse(const char *text, const char *name, struct fast_api_topo
 			struct fast_api_error *err)
 {
 	struct fast_topo t;
+	struct fast_limits lim;
 	struct fast_err e;
 
-	if (fast_topo_parse(text, strlen(text), name ? name : "topology", NULL, &t, &e) < 0)
+	if (fast_topo_parse(text, strlen(text), name ? name : "topology", limits(&lim), &t, &e) < 0)
 		return give(err, &e);
 	return topo_new(out, &t, err);
 }
@@ -200,6 +212,7 @@ static int traffic_new(uint32_t p, uint32_t count, const uint64_t *u, const int6
 		       struct fast_api_traffic **out, struct fast_api_error *err)
 {
 	struct fast_api_traffic *h;
+	struct fast_limits lim;
 	struct fast_err e;
 	size_t cells = (size_t)p * p;
 
@@ -207,7 +220,7 @@ static int traffic_new(uint32_t p, uint32_t count, const uint64_t *u, const int6
 		return fail(err, FAST_EINPUT, "traffic: %s", p == 0 ? "no GPUs (P = 0)" : "no matrices");
 	if (!(h = calloc(1, sizeof *h)))
 		return fail(err, FAST_ENOMEM, "out of memory");
-	if (fast_traffic_alloc(&h->t, p, count, NULL, &e) < 0) {
+	if (fast_traffic_alloc(&h->t, p, count, limits(&lim), &e) < 0) {
 		free(h);
 		return give(err, &e);
 	}
@@ -233,6 +246,7 @@ static int traffic_new(uint32_t p, uint32_t count, const uint64_t *u, const int6
 			h->t.m[k].bytes[c] = v;
 		}
 	snprintf(h->t.source, sizeof h->t.source, "arrays");
+	snprintf(h->name, sizeof h->name, "traffic");
 	if (fast_traffic_check_sums(&h->t, "traffic", &e) < 0) {
 		fast_api_traffic_free(h);
 		return give(err, &e);
@@ -253,7 +267,7 @@ int fast_api_traffic_new_i64(uint32_t p, uint32_t count, const int64_t *bytes,
 	return traffic_new(p, count, NULL, bytes, out, err);
 }
 
-static int traffic_take(struct fast_traffic *t, struct fast_api_traffic **out,
+static int traffic_take(struct fast_traffic *t, const char *name, struct fast_api_traffic **out,
 			struct fast_api_error *err)
 {
 	struct fast_api_traffic *h = malloc(sizeof *h);
@@ -263,6 +277,7 @@ static int traffic_take(struct fast_traffic *t, struct fast_api_traffic **out,
 		return fail(err, FAST_ENOMEM, "out of memory");
 	}
 	h->t = *t;
+	snprintf(h->name, sizeof h->name, "%s", name);
 	*out = h;
 	return 0;
 }
@@ -271,22 +286,24 @@ int fast_api_traffic_load(const char *path, struct fast_api_traffic **out,
 			  struct fast_api_error *err)
 {
 	struct fast_traffic t;
+	struct fast_limits lim;
 	struct fast_err e;
 
-	if (fast_traffic_load(path, NULL, &t, &e) < 0)
+	if (fast_traffic_load(path, limits(&lim), &t, &e) < 0)
 		return give(err, &e);
-	return traffic_take(&t, out, err);
+	return traffic_take(&t, path, out, err);
 }
 
 int fast_api_traffic_parse(const char *text, const char *name, struct fast_api_traffic **out,
 			   struct fast_api_error *err)
 {
 	struct fast_traffic t;
+	struct fast_limits lim;
 	struct fast_err e;
 
-	if (fast_traffic_parse(text, strlen(text), name ? name : "traffic", NULL, &t, &e) < 0)
+	if (fast_traffic_parse(text, strlen(text), name ? name : "traffic", limits(&lim), &t, &e) < 0)
 		return give(err, &e);
-	return traffic_take(&t, out, err);
+	return traffic_take(&t, name ? name : "traffic", out, err);
 }
 
 void fast_api_traffic_shape(const struct fast_api_traffic *t, uint32_t *p, uint32_t *count)
@@ -416,7 +433,7 @@ int fast_api_compile(const struct fast_api_topo *topo, const struct fast_api_tra
 	if ((rc = compile_options(names, values, n, &o, &given, err)) < 0 ||
 	    (rc = algo_applies(algo, given, err)) < 0)
 		return rc;
-	if (fast_traffic_check_topo(t, &topo->t, "traffic", &e) < 0)
+	if (fast_traffic_check_topo(t, &topo->t, tr->name, &e) < 0)
 		return give(err, &e);
 	if ((rc = plans_new(&h, "plans", err)) < 0)
 		return rc;
@@ -427,7 +444,7 @@ int fast_api_compile(const struct fast_api_topo *topo, const struct fast_api_tra
 	for (uint32_t i = 0; i < t->count; i++) {
 		struct fast_plan *p = &h->ps.plans[i];
 		if (fast_compile_matrix(algo, &topo->t, &t->m[i], &o, p, &e) < 0) {
-			fast_err_prefix(&e, "traffic: matrix %u (%s)", i, t->m[i].label);
+			fast_err_prefix(&e, "%s: matrix %u (%s)", tr->name, i, t->m[i].label);
 			fast_api_plans_free(h);
 			return give(err, &e);
 		}
@@ -442,10 +459,11 @@ int fast_api_compile(const struct fast_api_topo *topo, const struct fast_api_tra
 int fast_api_plans_load(const char *path, struct fast_api_plans **out, struct fast_api_error *err)
 {
 	struct fast_planset ps;
+	struct fast_limits lim;
 	struct fast_err e;
 	int rc;
 
-	if (fast_planset_load(path, NULL, &ps, &e) < 0)
+	if (fast_planset_load(path, limits(&lim), &ps, &e) < 0)
 		return give(err, &e);
 	if ((rc = plans_new(out, path, err)) < 0) {
 		fast_planset_free(&ps);
@@ -459,12 +477,13 @@ int fast_api_plans_parse(const char *text, const char *name, struct fast_api_pla
 			 struct fast_api_error *err)
 {
 	struct fast_planset ps;
+	struct fast_limits lim;
 	struct fast_err e;
 	int rc;
 
 	if (!name)
 		name = "plans";
-	if (fast_planset_parse(text, strlen(text), name, NULL, &ps, &e) < 0)
+	if (fast_planset_parse(text, strlen(text), name, limits(&lim), &ps, &e) < 0)
 		return give(err, &e);
 	if ((rc = plans_new(out, name, err)) < 0) {
 		fast_planset_free(&ps);
@@ -544,7 +563,7 @@ int fast_api_check(const struct fast_api_topo *topo, const struct fast_api_traff
 	const struct fast_traffic *t = &tr->t;
 	struct fast_err e;
 
-	if (fast_traffic_check_topo(t, &topo->t, "traffic", &e) < 0)
+	if (fast_traffic_check_topo(t, &topo->t, tr->name, &e) < 0)
 		return give(err, &e);
 	for (uint32_t m = 0; m < t->count; m++)
 		if (!plan_for(ps, m, t->count, &e))
@@ -570,7 +589,7 @@ int fast_api_bound_json(const struct fast_api_topo *topo, const struct fast_api_
 	struct mem m;
 	int rc;
 
-	if (fast_traffic_check_topo(t, &topo->t, "traffic", &e) < 0)
+	if (fast_traffic_check_topo(t, &topo->t, tr->name, &e) < 0)
 		return give(err, &e);
 	if ((rc = mem_open(&m, err)) < 0)
 		return rc;
@@ -659,7 +678,7 @@ int fast_api_sim_json(const struct fast_api_topo *topo, const struct fast_api_tr
 
 	if ((rc = sim_options(names, values, n, &s, err)) < 0)
 		return rc;
-	if (traf && fast_traffic_check_topo(traf, t, "traffic", &e) < 0)
+	if (traf && fast_traffic_check_topo(traf, t, tr->name, &e) < 0)
 		return give(err, &e);
 	if (ps->ps.count == 0)
 		return fail(err, FAST_EINPUT, "%s: no plans", ps->name);

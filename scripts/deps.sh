@@ -16,6 +16,7 @@ pkgs=(
 	libopenmpi-dev openmpi-bin    # the executor (exec/, fast run, mpirun)
 	libcunit1-dev                 # unit tests
 	python3 python3-jsonschema    # schema validation of presets and traces
+	python3-numpy python3-pytest  # import fast (python/) and its test stage
 	valgrind                      # memcheck stage of the test suite
 	gnuplot-nox                   # figures in results/
 	bc procps                     # test scripts

@@ -283,6 +283,15 @@ class Topology(_Handle):
 
 def _as_matrices(matrices):
     """A (count, P, P) integer array of a P x P matrix or a list of them."""
+    try:
+        return _as_matrices_(matrices)
+    except (ValueError, TypeError) as e:
+        if isinstance(e, Error):
+            raise
+        raise InputError(-1, "traffic: not a matrix of byte counts (%s)" % e) from None
+
+
+def _as_matrices_(matrices):
     if isinstance(matrices, (list, tuple)) and matrices and not np.isscalar(matrices[0]) \
             and np.ndim(matrices[0]) == 2:
         arrs = [np.asarray(m) for m in matrices]
