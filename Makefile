@@ -74,7 +74,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BIN)/tests/%)
 
 .PHONY: all test test-unit test-golden test-mpi test-san test-valgrind test-gpu \
-        bench bench-vs bench-testbed fidelity-testbed demo deps install uninstall man clean results
+        bench bench-vs bench-testbed fidelity-testbed demo deps install uninstall man clean results print-pysite
 
 all: $(FAST_BIN) $(LIBFAST)
 
@@ -270,7 +270,9 @@ deps:
 
 # --- install ----------------------------------------------------------------
 # $(PREFIX)/bin/fast; lib/: libfast.a (lib/ + sim/), libfast_exec.{a,so},
-# libfast_interpose.so, pkgconfig/fast.pc and fast-exec.pc; include/fast/:
+# libfast_interpose.so, libfast.so.VERSION with its links libfast.so.0 and
+# libfast.so (include/fast/api.h), pkgconfig/fast.pc, fast-exec.pc and
+# fast-api.pc; $(PYSITE)/fast: the Python package (below); include/fast/:
 # the public headers (#include <fast/plan.h>, compiled with
 # -I$(PREFIX)/include alone); share/fast/: schemas/, traces/ (and their
 # README), data/moe/ (the MoE data set, licences included; where an
@@ -303,6 +305,15 @@ HEADERS    := $(sort $(wildcard include/fast/*.h))
 DOC_FILES  := README.md $(sort $(wildcard docs/*.md))
 PC_FILES   := fast.pc fast-exec.pc fast-api.pc
 D := $(DESTDIR)$(PREFIX)
+# `import fast` (python/fast, pure Python over lib/libfast.so.0, which it
+# finds three directories up): where Debian's /usr/bin/python3 looks for
+# this prefix -- /usr: lib/python3/dist-packages; /usr/local:
+# lib/python3.X/dist-packages; any other prefix: lib/python3/dist-packages,
+# with PYTHONPATH=$(PREFIX)/lib/python3/dist-packages set by the user (or
+# give PYSITE, relative to the prefix).
+PYSITE ?= $(if $(filter /usr/local,$(PREFIX)),lib/$(shell /usr/bin/python3 -c \
+	'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null || echo python3)/dist-packages,lib/python3/dist-packages)
+PY_FILES := $(sort $(wildcard python/fast/*.py))
 
 install: all man
 	install -d $(D)/bin $(D)/lib/pkgconfig $(D)/share/man/man1 \
@@ -323,6 +334,8 @@ install: all man
 	install -m 0644 $(MAN_PAGE) $(D)/share/man/man1/fast.1
 	install -m 0644 $(COMPLETION) $(D)/share/bash-completion/completions/fast
 	for f in $(DOC_FILES); do install -m 0644 $$f $(D)/share/doc/fast/$$f || exit; done
+	install -d $(D)/$(PYSITE)/fast
+	install -m 0644 $(PY_FILES) $(D)/$(PYSITE)/fast/
 
 # Only what install wrote, then the directories left empty inside the prefix
 # (never one that still holds other files, never the prefix itself).
@@ -331,10 +344,17 @@ uninstall:
 		$(addprefix $(D)/lib/,libfast.so libfast.so.0 libfast.so.$(VERSION)) \
 		$(addprefix $(D)/lib/pkgconfig/,$(PC_FILES)) $(addprefix $(D)/include/fast/,$(notdir $(HEADERS))) \
 		$(addprefix $(D)/share/fast/,$(DATA_FILES)) $(D)/share/man/man1/fast.1 \
-		$(D)/share/bash-completion/completions/fast $(addprefix $(D)/share/doc/fast/,$(DOC_FILES))
+		$(D)/share/bash-completion/completions/fast $(addprefix $(D)/share/doc/fast/,$(DOC_FILES)) \
+		$(addprefix $(D)/$(PYSITE)/fast/,$(notdir $(PY_FILES)))
+	rm -rf $(D)/$(PYSITE)/fast/__pycache__
 	for d in $(addprefix share/fast/,$(DATA_DIRS)) include/fast \
-		share/doc/fast/docs share/man/man1 share/bash-completion/completions bin lib/pkgconfig; do \
+		share/doc/fast/docs share/man/man1 share/bash-completion/completions bin lib/pkgconfig \
+		$(PYSITE)/fast; do \
 		while [ "$$d" != . ] && rmdir $(D)/$$d 2>/dev/null; do d=$$(dirname $$d); done; done
+
+# the Python package's directory under the prefix (tests/install/run.sh)
+print-pysite:
+	@echo $(PYSITE)
 
 clean:
 	rm -rf build build-san build-cuda build-hip build-san-cuda build-san-hip build-fuzz build-gpucheck-cuda build-gpucheck-hip
