@@ -21,7 +21,9 @@
 #                        elsewhere, pkg-config builds, make uninstall
 #   sanitizer       210  ASan+UBSan build: unit suites and golden tests
 #   python           40  import fast (python/fast over libfast.so) against the
-#                        CLI under /usr/bin/python3 (tests/python/run.sh)
+#                        CLI under /usr/bin/python3 (tests/python/run.sh), and
+#                        fast.torch against torch.distributed, 8 gloo ranks
+#                        (where python3-torch is: CI installs it)
 #   valgrind        300  golden tests under valgrind memcheck
 #   fuzz            180  fuzz corpus replay and 30 s of fuzzing per target
 #                        (where clang is: CI installs it)
