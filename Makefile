@@ -76,7 +76,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BIN)/tests/%)
 
 .PHONY: all test test-unit test-golden test-mpi test-san test-valgrind test-gpu \
-        bench bench-vs bench-testbed fidelity-testbed demo deps install uninstall man clean results
+        bench bench-vs bench-testbed fidelity-testbed demo deps install uninstall man clean results print-pysite
 
 all: $(FAST_BIN) $(LIBFAST)
 
@@ -180,6 +180,29 @@ $(LIBFAST_INTERPOSE): $(BUILD)/pic/exec/interpose.o $(EXEC_PIC_OBJ) $(GPU_PIC_OB
 	@mkdir -p $(@D)
 	OMPI_CC=$(CC) $(MPICC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL) $(GPU_LIBS)
 
+# --- libfast.so: the library for foreign callers --------------------------
+# include/fast/api.h over lib/ + sim/ + the executor's program builder
+# (exec/prog*.c: pure, no MPI); exports fast_api_* alone (dist/libfast.map).
+# Built as $(BUILD)/lib/libfast.so.0 (the soname) with libfast.so beside it;
+# installed as libfast.so.$(VERSION) with both links.  python/fast loads it.
+VERSION    := $(shell sed -n 's/^\#define FAST_VERSION "\(.*\)"/\1/p' include/fast/common.h)
+API_SRC    := $(sort $(wildcard api/*.c))
+API_PIC_OBJ := $(API_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/exec/prog.o $(BUILD)/pic/exec/prog_wave.o \
+               $(SIM_SRC:%.c=$(BUILD)/pic/%.o) $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+LIBFAST_SO := $(BUILD)/lib/libfast.so.0
+
+all: $(LIBFAST_SO)
+
+$(BUILD)/pic/api/%.o: api/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
+
+$(LIBFAST_SO): $(API_PIC_OBJ) dist/libfast.map
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,libfast.so.0 -Wl,--version-script=dist/libfast.map \
+		-o $@ $(API_PIC_OBJ) $(LDLIBS_ALL)
+	ln -sf libfast.so.0 $(BUILD)/lib/libfast.so
+
 $(FAST_BIN): $(CMD_OBJ) $(EXEC_OBJ) $(GPU_OBJ) $(LIBFAST)
 	@mkdir -p $(@D)
 	OMPI_CC=$(CC) $(MPICC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(EXEC_OBJ) $(GPU_OBJ) $(LIBFAST) $(LDLIBS_ALL) $(GPU_LIBS)
@@ -253,7 +276,9 @@ deps:
 
 # --- install ----------------------------------------------------------------
 # $(PREFIX)/bin/fast; lib/: libfast.a (lib/ + sim/ + eval/), libfast_exec.{a,so},
-# libfast_interpose.so, pkgconfig/fast.pc and fast-exec.pc; include/fast/:
+# libfast_interpose.so, libfast.so.VERSION with its links libfast.so.0 and
+# libfast.so (include/fast/api.h), pkgconfig/fast.pc, fast-exec.pc and
+# fast-api.pc; $(PYSITE)/fast: the Python package (below); include/fast/:
 # the public headers (#include <fast/plan.h>, compiled with
 # -I$(PREFIX)/include alone); share/fast/: schemas/, traces/ (and their
 # README), data/moe/ (the MoE data set, licences included; where an
@@ -284,8 +309,17 @@ DATA_DIRS  := $(sort $(patsubst %/,%,$(dir $(DATA_FILES))))
 # the public headers: include/fast/ (the internal ones, lib/*/*.h, are not installed)
 HEADERS    := $(sort $(wildcard include/fast/*.h))
 DOC_FILES  := README.md $(sort $(wildcard docs/*.md))
-PC_FILES   := fast.pc fast-exec.pc
+PC_FILES   := fast.pc fast-exec.pc fast-api.pc
 D := $(DESTDIR)$(PREFIX)
+# `import fast` (python/fast, pure Python over lib/libfast.so.0, which it
+# finds three directories up): where Debian's /usr/bin/python3 looks for
+# this prefix -- /usr: lib/python3/dist-packages; /usr/local:
+# lib/python3.X/dist-packages; any other prefix: lib/python3/dist-packages,
+# with PYTHONPATH=$(PREFIX)/lib/python3/dist-packages set by the user (or
+# give PYSITE, relative to the prefix).
+PYSITE ?= $(if $(filter /usr/local,$(PREFIX)),lib/$(shell /usr/bin/python3 -c \
+	'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null || echo python3)/dist-packages,lib/python3/dist-packages)
+PY_FILES := $(sort $(wildcard python/fast/*.py))
 
 install: all man
 	install -d $(D)/bin $(D)/lib/pkgconfig $(D)/share/man/man1 \
@@ -294,6 +328,9 @@ install: all man
 	install -m 0755 $(FAST_BIN) $(D)/bin/fast
 	install -m 0644 $(LIBFAST) $(LIBFAST_EXEC_A) $(D)/lib/
 	install -m 0755 $(LIBFAST_EXEC_SO) $(LIBFAST_INTERPOSE) $(D)/lib/
+	install -m 0755 $(LIBFAST_SO) $(D)/lib/libfast.so.$(VERSION)
+	ln -sf libfast.so.$(VERSION) $(D)/lib/libfast.so.0
+	ln -sf libfast.so.0 $(D)/lib/libfast.so
 	install -m 0644 $(HEADERS) $(D)/include/fast/
 	for f in $(DATA_FILES); do install -m 0644 $$f $(D)/share/fast/$$f || exit; done
 	chmod 0755 $(D)/share/fast/traces/import.sh
@@ -303,17 +340,27 @@ install: all man
 	install -m 0644 $(MAN_PAGE) $(D)/share/man/man1/fast.1
 	install -m 0644 $(COMPLETION) $(D)/share/bash-completion/completions/fast
 	for f in $(DOC_FILES); do install -m 0644 $$f $(D)/share/doc/fast/$$f || exit; done
+	install -d $(D)/$(PYSITE)/fast
+	install -m 0644 $(PY_FILES) $(D)/$(PYSITE)/fast/
 
 # Only what install wrote, then the directories left empty inside the prefix
 # (never one that still holds other files, never the prefix itself).
 uninstall:
 	rm -f $(D)/bin/fast $(addprefix $(D)/lib/,$(notdir $(LIBFAST) $(EXEC_LIBS))) \
+		$(addprefix $(D)/lib/,libfast.so libfast.so.0 libfast.so.$(VERSION)) \
 		$(addprefix $(D)/lib/pkgconfig/,$(PC_FILES)) $(addprefix $(D)/include/fast/,$(notdir $(HEADERS))) \
 		$(addprefix $(D)/share/fast/,$(DATA_FILES)) $(D)/share/man/man1/fast.1 \
-		$(D)/share/bash-completion/completions/fast $(addprefix $(D)/share/doc/fast/,$(DOC_FILES))
+		$(D)/share/bash-completion/completions/fast $(addprefix $(D)/share/doc/fast/,$(DOC_FILES)) \
+		$(addprefix $(D)/$(PYSITE)/fast/,$(notdir $(PY_FILES)))
+	rm -rf $(D)/$(PYSITE)/fast/__pycache__
 	for d in $(addprefix share/fast/,$(DATA_DIRS)) include/fast \
-		share/doc/fast/docs share/man/man1 share/bash-completion/completions bin lib/pkgconfig; do \
+		share/doc/fast/docs share/man/man1 share/bash-completion/completions bin lib/pkgconfig \
+		$(PYSITE)/fast; do \
 		while [ "$$d" != . ] && rmdir $(D)/$$d 2>/dev/null; do d=$$(dirname $$d); done; done
+
+# the Python package's directory under the prefix (tests/install/run.sh)
+print-pysite:
+	@echo $(PYSITE)
 
 clean:
 	rm -rf build build-san build-cuda build-hip build-san-cuda build-san-hip build-fuzz build-gpucheck-cuda build-gpucheck-hip

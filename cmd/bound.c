@@ -10,14 +10,12 @@
  * LP values are printed to the nanosecond (and the ratio to 6 decimals)
  * in both forms, since their last bits may vary with the simplex path.
  */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "builtin.h"
 #include "cli.h"
 #include "fast/bound.h"
-#include "lib/base/json.h"
 
 const char cmd_bound_usage[] =
 	"fast bound (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
@@ -55,46 +53,6 @@ static void print_topo_line(FILE *f, const struct fast_topo *t)
 	if (t->core_oversub > 1)
 		fprintf(f, ", core %.3g:1", t->core_oversub);
 	fprintf(f, "\n");
-}
-
-static void json_topo(FILE *f, const struct fast_topo *t)
-{
-	fprintf(f, "{\"name\": ");
-	fast_json_put_string(f, t->name);
-	fprintf(f, ", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, \"scale_up\": \"%s\"}",
-		t->servers, t->gpus, fast_topo_ngpus(t), t->up_kind == FAST_UP_MESH ? "mesh" : "switch");
-}
-
-static void json_bound(FILE *f, const struct fast_bound *b, uint32_t matrix, const char *label,
-		       bool closed_only, bool timing)
-{
-	fprintf(f, "    {\"matrix\": %u, \"label\": ", matrix);
-	fast_json_put_string(f, label);
-	fprintf(f, ", \"closed_s\": ");
-	fast_json_put_double(f, b->closed_s);
-	fprintf(f, ", \"closed_server\": %u, \"closed_direction\": \"%s\"", b->closed_server,
-	       b->closed_is_ingress ? "ingress" : "egress");
-	if (closed_only) {
-		fprintf(f, "}");
-		return;
-	}
-	/* the LP optimum's last bits depend on the simplex path (GLPK
-	 * version): nanoseconds and six decimals of the ratio are stable */
-	fprintf(f, ", \"lp_s\": ");
-	fast_json_put_double(f, round(b->lp_s * 1e9) / 1e9);
-	fprintf(f, ", \"ratio\": ");
-	if (b->closed_s > 0)
-		fast_json_put_double(f, round(b->lp_s / b->closed_s * 1e6) / 1e6);
-	else
-		fprintf(f, "null");
-	fprintf(f, ", \"lp_server\": %u, \"binding\": ", b->lp_server);
-	fast_json_put_string(f, b->binding);
-	fprintf(f, ", \"lps_solved\": %u", b->lps_solved);
-	if (timing) {
-		fprintf(f, ", \"solve_s\": ");
-		fast_json_put_double(f, b->solve_s);
-	}
-	fprintf(f, "}");
 }
 
 int cmd_bound(int argc, char **argv)
@@ -141,7 +99,7 @@ int cmd_bound(int argc, char **argv)
 
 	if (in.json) {
 		fprintf(f, "{\n  \"topology\": ");
-		json_topo(f, &topo);
+		fast_bound_json_topo(f, &topo);
 		fprintf(f, ",\n  \"bounds\": [\n");
 	} else {
 		print_topo_line(f, &topo);
@@ -169,7 +127,7 @@ int cmd_bound(int argc, char **argv)
 		solve_total += b.solve_s;
 		lps += b.lps_solved;
 		if (in.json) {
-			json_bound(f, &b, index, tr.m[i].label, closed_only, !no_timing);
+			fast_bound_json(f, &b, index, tr.m[i].label, closed_only, !no_timing);
 			fprintf(f, "%s\n", i + 1 < tr.count ? "," : "");
 		} else if (closed_only) {
 			fprintf(f, "%6u  %-20s %14.3f\n", index, tr.m[i].label, b.closed_s * 1e6);

@@ -10,7 +10,6 @@
 #include "builtin.h"
 #include "cli.h"
 #include "fast/eval.h"
-#include "lib/base/json.h"
 #include "sim_common.h"
 
 const char cmd_sim_usage[] =
@@ -55,26 +54,6 @@ struct opts {
 
 #define TOP_RES 6
 
-
-/* indices of the most utilised resources (ties by index) */
-static uint32_t top_resources(const struct fast_sim_result *r, uint32_t *idx, uint32_t k)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < r->nres; i++) {
-		uint32_t j;
-		if (r->res[i].bytes == 0)
-			continue;
-		if (n < k)
-			n++;
-		else if (!(r->res[i].util > r->res[idx[n - 1]].util))
-			continue;
-		for (j = n - 1; j > 0 && r->res[i].util > r->res[idx[j - 1]].util; j--)
-			idx[j] = idx[j - 1];
-		idx[j] = i;
-	}
-	return n;
-}
 
 struct tier_util {
 	double mean, max;
@@ -126,7 +105,7 @@ static void print_human(const struct opts *o, const struct fast_topo *t, const s
 	tier_util(r, false, &up);
 	printf("  utilisation  NIC mean %.1f%% max %.1f%%; scale-up mean %.1f%% max %.1f%%\n",
 	       100 * nic.mean, 100 * nic.max, 100 * up.mean, 100 * up.max);
-	n = top_resources(r, idx, TOP_RES);
+	n = fast_sim_top_resources(r, idx, TOP_RES);
 	printf("  busiest     ");
 	for (uint32_t k = 0; k < n; k++)
 		printf(" %s %.1f%%%s", fast_sim_res_name(t, &r->res[idx[k]], name, sizeof name),
@@ -147,84 +126,6 @@ static void print_human(const struct opts *o, const struct fast_topo *t, const s
 			       (unsigned long long)st->bytes, st->transfers);
 		}
 	}
-}
-
-/* "name": v as the shortest exact decimal, after sep */
-static void num(const char *sep, const char *name, double v)
-{
-	printf("%s\"%s\": ", sep, name);
-	fast_json_put_double(stdout, v);
-}
-
-static void print_json(const struct opts *o, const struct fast_topo *t, const struct fast_plan *p,
-		       const struct fast_sim_result *r, const struct fast_bound *b, bool first)
-{
-	char name[48];
-	uint32_t idx[TOP_RES], n = top_resources(r, idx, TOP_RES);
-
-	printf("%s    {\"matrix\": %u, \"label\": ", first ? "" : ",\n", p->matrix);
-	fast_json_put_string(stdout, p->label);
-	printf(", \"algo\": ");
-	fast_json_put_string(stdout, p->algo);
-	num(", ", "time_s", r->time_s);
-	num(", ", "algbw_GBps", r->algbw_GBps);
-	num(", ", "busbw_GBps", r->busbw_GBps);
-	printf(", \"gpu_bytes\": %llu,\n", (unsigned long long)r->gpu_bytes);
-	if (b) {
-		num("     ", "bound_s", b->lp_s);
-		num(", ", "closed_bound_s", b->closed_s);
-		num(", ", "ratio", b->lp_s > 0 ? r->time_s / b->lp_s : 0.0);
-		printf(", \"binding\": ");
-		fast_json_put_string(stdout, b->binding);
-		printf(",\n");
-	} else {
-		printf("     \"bound_s\": null, \"ratio\": null,\n");
-	}
-	printf("     \"flows\": %llu, \"events\": %llu, \"allocations\": %llu, \"congestion\": %s",
-	       (unsigned long long)r->flows, (unsigned long long)r->events,
-	       (unsigned long long)r->recomputes, o->so.congestion ? "true" : "false");
-	num(", ", "epsilon", o->so.epsilon);
-	if (o->so.sync != FAST_SIM_SYNC_STEP)
-		printf(", \"sync\": \"%s\"", simc_sync_name(o->so.sync));
-	printf(",\n");
-	if (o->timing) {
-		num("     ", "sim_wall_s", r->wall_s);
-		printf(",\n");
-	}
-	printf("     \"busiest\": [");
-	for (uint32_t k = 0; k < n; k++) {
-		printf("%s{\"resource\": \"%s\"", k ? ", " : "",
-		       fast_sim_res_name(t, &r->res[idx[k]], name, sizeof name));
-		num(", ", "util", r->res[idx[k]].util);
-		printf("}");
-	}
-	printf("],\n     \"resources\": [");
-	n = 0;
-	for (uint32_t i = 0; i < r->nres; i++) {
-		if (r->res[i].kind == FAST_RES_MESH_LINK && r->res[i].gpu == r->res[i].peer)
-			continue;
-		printf("%s{\"resource\": \"%s\", \"bytes\": %llu", n++ ? ", " : "",
-		       fast_sim_res_name(t, &r->res[i], name, sizeof name),
-		       (unsigned long long)r->res[i].bytes);
-		num(", ", "util", r->res[i].util);
-		printf("}");
-	}
-	printf("]");
-	if (o->steps) {
-		printf(",\n     \"steps\": [");
-		for (uint32_t s = 0; s < r->nsteps; s++) {
-			const struct fast_sim_step *st = &r->steps[s];
-			printf("%s\n       {\"id\": %u, \"kind\": \"%s\"", s ? "," : "", s,
-			       fast_step_kind_name(st->kind, st->tier));
-			num(", ", "ready_s", st->ready_s);
-			num(", ", "start_s", st->start_s);
-			num(", ", "end_s", st->end_s);
-			printf(", \"bytes\": %llu, \"transfers\": %u}", (unsigned long long)st->bytes,
-			       st->transfers);
-		}
-		printf("]");
-	}
-	printf("}");
 }
 
 /* The matrix of the traffic a plan serves: with --matrix the traffic holds
@@ -279,7 +180,8 @@ static int sim_one(const struct opts *o, const struct fast_topo *t, const struct
 		snprintf(own->label, sizeof own->label, "%s", M->label);
 	}
 	if (o->in.json)
-		print_json(o, t, w->plan, &w->sim, cr.bounded ? &cr.bound : NULL, first);
+		fast_sim_json_plan(stdout, t, w->plan, &w->sim, cr.bounded ? &cr.bound : NULL, &o->so,
+				   o->steps, o->timing, first);
 	else
 		print_human(o, t, w->plan, &w->sim, cr.bounded ? &cr.bound : NULL, first);
 	if (first && o->timeline)
@@ -297,8 +199,7 @@ static int sim_one(const struct opts *o, const struct fast_topo *t, const struct
 static void print_head(const struct opts *o, const struct fast_topo *t)
 {
 	if (o->in.json)
-		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, "
-		       "\"gpus_total\": %u, \"plans\": [\n", t->name, t->servers, t->gpus, fast_topo_ngpus(t));
+		fast_sim_json_head(stdout, t);
 }
 
 /* Simulate and print every plan of ps (proved already when checked); plan
@@ -330,7 +231,7 @@ static int simulate_each(const struct opts *o, const struct fast_topo *t, struct
 		return cli_fail(FAST_EUSAGE, "--matrix %lld: no plan serves that matrix",
 				(long long)o->in.matrix);
 	if (o->in.json)
-		printf("\n]}\n");
+		fast_sim_json_tail(stdout);
 	return 0;
 }
 
@@ -352,7 +253,7 @@ static int compile_each(const struct opts *o, const struct fast_topo *t, const s
 			cli_warn("--timeline/--svg show the first plan only (choose one with --matrix)");
 	}
 	if (o->in.json)
-		printf("\n]}\n");
+		fast_sim_json_tail(stdout);
 	return 0;
 }
 

@@ -6,7 +6,8 @@
 #
 #   scripts/deps.sh          build + test + study packages
 #   FAST_DEPS_EXTRA="pkg..." more packages (e.g. hipcc for HIP builds)
-#   CI=true                  also hipcc, for the GPU compile stage
+#   CI=true                  also hipcc, for the GPU compile stage, and
+#                            python3-torch, for fast.torch's test (python stage)
 set -eu
 
 pkgs=(
@@ -16,6 +17,7 @@ pkgs=(
 	libopenmpi-dev openmpi-bin    # the executor (exec/, fast run, mpirun)
 	libcunit1-dev                 # unit tests
 	python3 python3-jsonschema    # schema validation of presets and traces
+	python3-numpy python3-pytest  # import fast (python/) and its test stage
 	valgrind                      # memcheck stage of the test suite
 	gnuplot-nox                   # figures in results/
 	bc procps                     # test scripts
@@ -40,6 +42,13 @@ done
 hip=()
 if [ "${CI:-}" = true ] && ! command -v hipcc >/dev/null 2>&1; then
 	hip=(hipcc)
+fi
+# CI also runs fast.torch against torch.distributed (tests/python/test_torch.py,
+# skipped elsewhere without it): python3-torch, CPU build, about 1 GB with its
+# libraries: for CI's test command, not for the main job (make demo).
+if [ "${CI:-}" = true ] && ! dpkg-query -W -f='${Status}' python3-torch 2>/dev/null |
+	grep -q "install ok installed"; then
+	missing+=(python3-torch)
 fi
 if [ ${#missing[@]} -eq 0 ] && [ ${#hip[@]} -eq 0 ]; then
 	echo "deps: all ${#pkgs[@]} packages present"

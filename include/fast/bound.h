@@ -17,6 +17,8 @@
 #ifndef FAST_BOUND_H
 #define FAST_BOUND_H
 
+#include <stdio.h>
+
 #include "common.h"
 #include "topo.h"
 #include "traffic.h"
@@ -55,5 +57,13 @@ int fast_bound_matrix(const struct fast_topo *topo, const struct fast_matrix *m,
 /* The closed form of the same (no GLPK); errors as above. */
 int fast_bound_matrix_closed(const struct fast_topo *topo, const struct fast_matrix *m,
 			     struct fast_bound *out, struct fast_err *err);
+
+/* JSON of `fast bound --json` (lib/bound/bound_json.c): the topology
+ * object, and one matrix's bound (indented as a row of "bounds"; closed_only:
+ * no LP fields; timing: with "solve_s").  Stream errors are the caller's to
+ * check (ferror). */
+void fast_bound_json_topo(FILE *f, const struct fast_topo *t);
+void fast_bound_json(FILE *f, const struct fast_bound *b, uint32_t matrix, const char *label,
+		     bool closed_only, bool timing);
 
 #endif

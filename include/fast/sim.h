@@ -228,6 +228,23 @@ struct fast_sim_eval {
 };
 void fast_sim_evaluator_init(struct fast_sim_eval *se, const struct fast_sim_opts *o);
 
+/* --- JSON (sim/sim_json.c): `fast sim --json`, one writer for the command
+ * and the library API (include/fast/api.h) ------------------------------ */
+
+struct fast_bound;
+/* Indices of the (at most k) most utilised resources that carried bytes,
+ * by utilisation, ties by index, into idx[k]; returns how many. */
+uint32_t fast_sim_top_resources(const struct fast_sim_result *r, uint32_t *idx, uint32_t k);
+/* The document: head, then a plan object per simulated plan (first: the
+ * first one), then tail.  b: the plan's bound (NULL: "bound_s": null); so:
+ * the options it ran with; steps: per-step times; timing: the simulator's
+ * wall time.  Stream errors are the caller's to check (ferror). */
+void fast_sim_json_head(FILE *f, const struct fast_topo *t);
+void fast_sim_json_plan(FILE *f, const struct fast_topo *t, const struct fast_plan *p,
+			const struct fast_sim_result *r, const struct fast_bound *b,
+			const struct fast_sim_opts *so, bool steps, bool timing, bool first);
+void fast_sim_json_tail(FILE *f);
+
 /* --- timelines (sim/timeline.c) ------------------------------------- */
 
 /* Chrome trace (traceEvents JSON, opens in Perfetto): one process per

@@ -178,6 +178,11 @@ int fast_traffic_load(const char *path, const struct fast_limits *lim,
 int fast_traffic_parse(const char *text, size_t len, const char *name,
 		       const struct fast_limits *lim, struct fast_traffic *out,
 		       struct fast_err *err);
+/* The loaders' sum check for traffic built in memory (the library API's
+ * arrays): every row, column and matrix total, and the total over all
+ * matrices, fits 64 bits.  FAST_EINPUT "name: /matrices/K: the sum of row
+ * R overflows 64 bits", FAST_ENOMEM. */
+int fast_traffic_check_sums(const struct fast_traffic *t, const char *name, struct fast_err *err);
 /* Check the traffic fits a topology: ng == N * G (FAST_EINPUT otherwise,
  * naming both sizes). */
 int fast_traffic_check_topo(const struct fast_traffic *t, const struct fast_topo *topo,

@@ -110,6 +110,11 @@ static int check_all_sums(const struct fast_traffic *t, const char *name, bool j
 	return rc;
 }
 
+int fast_traffic_check_sums(const struct fast_traffic *t, const char *name, struct fast_err *err)
+{
+	return check_all_sums(t, name, true, err);
+}
+
 /* --- JSON ---------------------------------------------------------------- */
 
 static const char *const root_keys[] = { "version", "gpus_total", "gpus", "source", "matrices",

@@ -127,6 +127,36 @@ check "every header, libfast_exec via pkg-config fast-exec, under mpirun" bash -
 	mpicc -std=c11 -Wall -Wextra -Werror \$(pkg-config --cflags fast-exec) prog_exec.c -o prog_exec \
 		\$(pkg-config --libs fast-exec) && mpirun --oversubscribe -np 4 ./prog_exec"
 
+# --- libfast.so and import fast ------------------------------------------------
+check "libfast.so: soname links, only fast_api_* exported" bash -c "
+	[ \"\$(readlink '$PREFIX/lib/libfast.so')\" = libfast.so.0 ] &&
+	[ -f \"\$(readlink -f '$PREFIX/lib/libfast.so.0')\" ] &&
+	objdump -p '$PREFIX/lib/libfast.so.0' | grep -q 'SONAME *libfast.so.0\$' &&
+	[ -z \"\$(nm -D --defined-only '$PREFIX/lib/libfast.so' | awk '{print \$3}' | grep -v '^fast_api_')\" ]"
+check "a C program against api.h alone via pkg-config fast-api" bash -c "
+	cc -std=c11 -Wall -Wextra -Werror \$(pkg-config --cflags fast-api) '$ROOT/tests/install/prog_api.c' \
+		-o prog_api \$(pkg-config --libs fast-api) -Wl,-rpath,'$PREFIX/lib' && ./prog_api"
+PYSITE=$(make -s -C "$ROOT" --no-print-directory print-pysite PREFIX="$PREFIX")
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+	check "import fast from outside the checkout (PYTHONPATH=PREFIX/$PYSITE)" \
+		env PYTHONPATH="$PREFIX/$PYSITE" /usr/bin/python3 -c "
+import fast, os, subprocess, json
+assert fast.__file__.startswith('$PREFIX/'), fast.__file__
+t = fast.Topology.preset('h200', 2)
+tr = fast.Traffic.load('$T/deepseek-v2-lite-intent-ep16.json')
+cli = subprocess.run(['$F', 'sim', '--preset', 'h200', '--servers', '2', '--traffic',
+                      '$T/deepseek-v2-lite-intent-ep16.json', '--matrix', '0', '--json'],
+                     capture_output=True, text=True, check=True)
+want = json.loads(cli.stdout)['plans'][0]
+got = fast.sim(t, tr)['plans'][0]
+assert got['time_s'] == want['time_s'] and got['bound_s'] == want['bound_s'], (got, want)"
+	awk '/^```python$/ { on = 1; next } on && /^```$/ { exit } on' "$ROOT/README.md" >readme.py
+	check "the README's Python example runs against the prefix" bash -c "
+		[ -s readme.py ] && cd '$T/..' && PYTHONPATH='$PREFIX/$PYSITE' /usr/bin/python3 '$WORK/elsewhere/readme.py'"
+else
+	echo "skip import fast (no numpy for /usr/bin/python3: bash scripts/deps.sh)"
+fi
+
 # --- the installed tree moved: data found beside the executable --------------
 mv "$PREFIX" "$WORK/moved"
 check "moved install finds its data (BIN/../share/fast/data/moe)" \

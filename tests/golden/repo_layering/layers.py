@@ -22,11 +22,11 @@ LAYERS = [
     ["compile", "check", "bound", "export", "calib"],
     ["sim"],                                    # the flow-level simulator
     ["exec", "eval"],                           # the MPI executor; one case evaluated
-    ["cmd"],                                    # the CLI
+    ["cmd", "api"],                             # the CLI; libfast.so's API for foreign callers
 ]
 PUBLIC = {"common.h": "base", "topo.h": "model", "traffic.h": "model", "plan.h": "plan",
           "algo.h": "compile", "check.h": "check", "bound.h": "bound", "sim.h": "sim",
-          "exec.h": "exec", "prog.h": "exec", "eval.h": "eval"}
+          "exec.h": "exec", "prog.h": "exec", "eval.h": "eval", "api.h": "api"}
 level = {name: i for i, row in enumerate(LAYERS) for name in row}
 
 
@@ -39,7 +39,7 @@ def folder(path):
     return parts[1] if parts[0] == "lib" else parts[0]
 
 
-files = subprocess.check_output(["git", "ls-files", "include", "lib", "sim", "exec", "eval", "cmd"],
+files = subprocess.check_output(["git", "ls-files", "include", "lib", "sim", "exec", "eval", "cmd", "api"],
                                 text=True).split()
 bad, n = [], 0
 for f in files:

@@ -1,0 +1,124 @@
+/*
+ * sim_json.c - the JSON form of simulation results (`fast sim --json`, and
+ * the library API's fast_api_sim_json, include/fast/api.h): one writer, so
+ * the command and foreign callers print the same document
+ * (schemas/sim.schema.json).
+ */
+#include <stdio.h>
+
+#include "fast/bound.h"
+#include "fast/sim.h"
+#include "lib/base/json.h"
+
+uint32_t fast_sim_top_resources(const struct fast_sim_result *r, uint32_t *idx, uint32_t k)
+{
+	uint32_t n = 0;
+
+	if (k == 0)
+		return 0;
+	for (uint32_t i = 0; i < r->nres; i++) {
+		uint32_t j;
+		if (r->res[i].bytes == 0)
+			continue;
+		if (n < k)
+			n++;
+		else if (!(r->res[i].util > r->res[idx[n - 1]].util))
+			continue;
+		for (j = n - 1; j > 0 && r->res[i].util > r->res[idx[j - 1]].util; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = i;
+	}
+	return n;
+}
+
+void fast_sim_json_head(FILE *f, const struct fast_topo *t)
+{
+	fprintf(f, "{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, "
+		"\"gpus_total\": %u, \"plans\": [\n", t->name, t->servers, t->gpus, fast_topo_ngpus(t));
+}
+
+void fast_sim_json_tail(FILE *f)
+{
+	fprintf(f, "\n]}\n");
+}
+
+/* "name": v as the shortest exact decimal, after sep */
+static void num(FILE *f, const char *sep, const char *name, double v)
+{
+	fprintf(f, "%s\"%s\": ", sep, name);
+	fast_json_put_double(f, v);
+}
+
+#define TOP_RES 6
+
+void fast_sim_json_plan(FILE *f, const struct fast_topo *t, const struct fast_plan *p,
+			const struct fast_sim_result *r, const struct fast_bound *b,
+			const struct fast_sim_opts *so, bool steps, bool timing, bool first)
+{
+	char name[48];
+	uint32_t idx[TOP_RES], n = fast_sim_top_resources(r, idx, TOP_RES);
+
+	fprintf(f, "%s    {\"matrix\": %u, \"label\": ", first ? "" : ",\n", p->matrix);
+	fast_json_put_string(f, p->label);
+	fprintf(f, ", \"algo\": ");
+	fast_json_put_string(f, p->algo);
+	num(f, ", ", "time_s", r->time_s);
+	num(f, ", ", "algbw_GBps", r->algbw_GBps);
+	num(f, ", ", "busbw_GBps", r->busbw_GBps);
+	fprintf(f, ", \"gpu_bytes\": %llu,\n", (unsigned long long)r->gpu_bytes);
+	if (b) {
+		num(f, "     ", "bound_s", b->lp_s);
+		num(f, ", ", "closed_bound_s", b->closed_s);
+		num(f, ", ", "ratio", b->lp_s > 0 ? r->time_s / b->lp_s : 0.0);
+		fprintf(f, ", \"binding\": ");
+		fast_json_put_string(f, b->binding);
+		fprintf(f, ",\n");
+	} else {
+		fprintf(f, "     \"bound_s\": null, \"ratio\": null,\n");
+	}
+	fprintf(f, "     \"flows\": %llu, \"events\": %llu, \"allocations\": %llu, \"congestion\": %s",
+		(unsigned long long)r->flows, (unsigned long long)r->events,
+		(unsigned long long)r->recomputes, so->congestion ? "true" : "false");
+	num(f, ", ", "epsilon", so->epsilon);
+	if (so->sync != FAST_SIM_SYNC_STEP)
+		fprintf(f, ", \"sync\": \"%s\"", so->sync == FAST_SIM_SYNC_RANK ? "rank" : "step");
+	fprintf(f, ",\n");
+	if (timing) {
+		num(f, "     ", "sim_wall_s", r->wall_s);
+		fprintf(f, ",\n");
+	}
+	fprintf(f, "     \"busiest\": [");
+	for (uint32_t k = 0; k < n; k++) {
+		fprintf(f, "%s{\"resource\": \"%s\"", k ? ", " : "",
+			fast_sim_res_name(t, &r->res[idx[k]], name, sizeof name));
+		num(f, ", ", "util", r->res[idx[k]].util);
+		fprintf(f, "}");
+	}
+	fprintf(f, "],\n     \"resources\": [");
+	n = 0;
+	for (uint32_t i = 0; i < r->nres; i++) {
+		if (r->res[i].kind == FAST_RES_MESH_LINK && r->res[i].gpu == r->res[i].peer)
+			continue;
+		fprintf(f, "%s{\"resource\": \"%s\", \"bytes\": %llu", n++ ? ", " : "",
+			fast_sim_res_name(t, &r->res[i], name, sizeof name),
+			(unsigned long long)r->res[i].bytes);
+		num(f, ", ", "util", r->res[i].util);
+		fprintf(f, "}");
+	}
+	fprintf(f, "]");
+	if (steps) {
+		fprintf(f, ",\n     \"steps\": [");
+		for (uint32_t s = 0; s < r->nsteps; s++) {
+			const struct fast_sim_step *st = &r->steps[s];
+			fprintf(f, "%s\n       {\"id\": %u, \"kind\": \"%s\"", s ? "," : "", s,
+				fast_step_kind_name(st->kind, st->tier));
+			num(f, ", ", "ready_s", st->ready_s);
+			num(f, ", ", "start_s", st->start_s);
+			num(f, ", ", "end_s", st->end_s);
+			fprintf(f, ", \"bytes\": %llu, \"transfers\": %u}", (unsigned long long)st->bytes,
+				st->transfers);
+		}
+		fprintf(f, "]");
+	}
+	fprintf(f, "}");
+}
