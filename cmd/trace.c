@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "config.h" /* FAST_DATADIR: the Makefile's $(PREFIX)/share/fast */
 #include "lib/workload/moe.h"
+#include "lib/workload/moe_routing.h"
 
 #define MAX_LAYERS 256
 
@@ -101,6 +102,64 @@ static void import_progress(void *arg, uint32_t done, uint32_t n)
 	cli_progress_step(pr, done);
 }
 
+/* Write t (freed) to path; the one-line note when it is a file. */
+static int write_traffic(struct fast_traffic *t, const char *path, bool sparse, const char *what)
+{
+	struct fast_err err;
+	struct cli_out out;
+	int rc = cli_out_open(&out, path);
+
+	if (rc) {
+		fast_traffic_free(t);
+		return rc;
+	}
+	if (fast_traffic_write(t, sparse, out.f, &err) < 0) {
+		fast_traffic_free(t);
+		return cli_out_fail(&out, &err);
+	}
+	rc = cli_out_commit(&out);
+	if (rc == 0 && !out.is_stdout)
+		printf("wrote %s: %u matri%s of %u GPUs (%s, %s%s%s)\n", path, t->count,
+		       t->count == 1 ? "x" : "ces", t->ng, what, t->m[0].label,
+		       t->count > 1 ? " .. " : "", t->count > 1 ? t->m[t->count - 1].label : "");
+	fast_traffic_free(t);
+	return rc;
+}
+
+/* --routing FILE: read it, then import as the data set is. */
+static int import_routing(struct fast_moe_import *o, const struct fast_moe_routing_opt *ro,
+			  struct fast_moe_routing *r, struct cli_inputs *in, bool tokens_at_given,
+			  bool sparse)
+{
+	struct fast_traffic t;
+	struct fast_err err;
+	int rc;
+
+	cli_input(ro->path);
+	if (ro->src_path)
+		cli_input(ro->src_path);
+	if ((rc = cli_out_check(in->out_path)) != 0)
+		return rc;
+	rc = fast_moe_routing_load(ro, &in->lim, r, &err);
+	if (rc == 0 && tokens_at_given &&
+	    (r->kind == FAST_ROUTING_SRC_COUNTS || (r->tok && r->tok[0].src))) {
+		fast_moe_routing_free(r);
+		return cli_usage_error("trace", "--tokens-at: %s gives each token's source GPU",
+				       ro->path);
+	}
+	if (rc == 0) {
+		o->routing = r;
+		rc = fast_moe_import(o, &in->lim, &t, &err);
+	}
+	fast_moe_routing_free(r);
+	if (rc < 0) {
+		if (err.code == FAST_EUSAGE)
+			return cli_usage_error("trace", "%s", err.msg);
+		return cli_report(&err);
+	}
+	return write_traffic(&t, in->out_path, sparse, "routing");
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct cli_scan s;
@@ -108,11 +167,13 @@ int cmd_trace(int argc, char **argv)
 	struct fast_moe_import o;
 	struct fast_traffic t;
 	struct fast_err err;
-	struct cli_out out;
 	const char *layers = NULL, *placement = NULL, *tokens_at = NULL;
 	uint32_t lv[MAX_LAYERS], ep = 8, gps = 0;
 	char found[PATH_MAX], tried[3 * PATH_MAX + 8];
 	bool sparse = false, token_bytes_given = false;
+	struct fast_moe_routing_opt ro = { 0 };
+	struct fast_moe_routing routing = { 0 };
+	const char *axes = NULL;
 	struct cli_progress pr;
 	int rc;
 
@@ -132,6 +193,14 @@ int cmd_trace(int argc, char **argv)
 		    cli_value(&s, "--placement", &placement) ||
 		    cli_value(&s, "--tokens-at", &tokens_at))
 			continue;
+		if (cli_value(&s, "--routing", &ro.path) || cli_value(&s, "--token-src", &ro.src_path) ||
+		    cli_value(&s, "--axes", &axes) ||
+		    cli_u32(&s, "--experts", 1, 65536, &ro.experts))
+			continue;
+		if (cli_flag(&s, "--counts")) {
+			ro.counts = true;
+			continue;
+		}
 		if (cli_size(&s, "--token-bytes", &o.token_bytes)) {
 			token_bytes_given = true;
 			continue;
@@ -161,9 +230,18 @@ int cmd_trace(int argc, char **argv)
 	if (s.npos > 1 || strcmp(s.pos[0], "import") != 0)
 		return cli_usage_error("trace", "unknown action '%.40s' (known: import)",
 				       s.pos[s.npos > 1 && strcmp(s.pos[0], "import") == 0 ? 1 : 0]);
-	if (!o.source)
-		return cli_usage_error("trace", "--source is required (deepseek-v2-lite, olmoe, "
-						"olmoe-sft, olmoe-dpo, mixtral, switch128)");
+	if (!o.source == !ro.path)
+		return cli_usage_error("trace", "give --source NAME (deepseek-v2-lite, olmoe, "
+						"olmoe-sft, olmoe-dpo, mixtral, switch128) or --routing FILE%s",
+				       o.source ? ", not both" : "");
+	if (!ro.path && (ro.experts || ro.counts || ro.src_path || axes))
+		return cli_usage_error("trace", "--experts, --counts, --token-src and --axes apply to "
+						"--routing");
+	if (axes && strcmp(axes, "ltk") && strcmp(axes, "tlk"))
+		return cli_usage_error("trace", "--axes: '%.40s' is not ltk or tlk", axes);
+	ro.tokens_first = axes && strcmp(axes, "tlk") == 0;
+	if (ro.path && (o.domain || o.selection || o.data_dir))
+		return cli_usage_error("trace", "--domain, --selection and --data apply to --source");
 	if (layers && parse_layers(layers, lv, &o.nlayers) < 0)
 		return cli_usage_error("trace", "--layers: '%.40s' is not 'all' or a list like 1,5,9",
 				       layers);
@@ -182,6 +260,8 @@ int cmd_trace(int argc, char **argv)
 				       gps);
 	o.ng = ep;
 	o.gpus_per_server = gps;
+	if (ro.path)
+		return import_routing(&o, &ro, &routing, &in, tokens_at != NULL, sparse);
 	if (!o.data_dir) {
 		o.data_dir = data_dir_default(found, sizeof found, tried, sizeof tried);
 		if (!o.data_dir)
@@ -203,22 +283,7 @@ int cmd_trace(int argc, char **argv)
 			return cli_usage_error("trace", "%s", err.msg);
 		return cli_report(&err);
 	}
-	rc = cli_out_open(&out, in.out_path);
-	if (rc) {
-		fast_traffic_free(&t);
-		return rc;
-	}
-	if (fast_traffic_write(&t, sparse, out.f, &err) < 0) {
-		fast_traffic_free(&t);
-		return cli_out_fail(&out, &err);
-	}
-	rc = cli_out_commit(&out);
-	if (rc == 0 && !out.is_stdout)
-		printf("wrote %s: %u matri%s of %u GPUs (%s, %s%s%s)\n", in.out_path, t.count,
-		       t.count == 1 ? "x" : "ces", t.ng, o.source, t.m[0].label,
-		       t.count > 1 ? " .. " : "", t.count > 1 ? t.m[t.count - 1].label : "");
-	fast_traffic_free(&t);
-	return rc;
+	return write_traffic(&t, in.out_path, sparse, o.source);
 }
 
 const char cmd_trace_usage[] =
