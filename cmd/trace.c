@@ -126,6 +126,22 @@ static int write_traffic(struct fast_traffic *t, const char *path, bool sparse, 
 	return rc;
 }
 
+/* The options that belong to --routing or to --source only: 0, or the
+ * usage error's exit code. */
+static int routing_options(const struct fast_moe_import *o, struct fast_moe_routing_opt *ro,
+			   const char *axes)
+{
+	if (!ro->path && (ro->experts || ro->counts || ro->src_path || axes))
+		return cli_usage_error("trace", "--experts, --counts, --token-src and --axes apply to "
+						"--routing");
+	if (axes && strcmp(axes, "ltk") && strcmp(axes, "tlk"))
+		return cli_usage_error("trace", "--axes: '%.40s' is not ltk or tlk", axes);
+	ro->tokens_first = axes && strcmp(axes, "tlk") == 0;
+	if (ro->path && (o->domain || o->selection || o->data_dir))
+		return cli_usage_error("trace", "--domain, --selection and --data apply to --source");
+	return 0;
+}
+
 /* --routing FILE: read it, then import as the data set is. */
 static int import_routing(struct fast_moe_import *o, const struct fast_moe_routing_opt *ro,
 			  struct fast_moe_routing *r, struct cli_inputs *in, bool tokens_at_given,
@@ -234,14 +250,8 @@ int cmd_trace(int argc, char **argv)
 		return cli_usage_error("trace", "give --source NAME (deepseek-v2-lite, olmoe, "
 						"olmoe-sft, olmoe-dpo, mixtral, switch128) or --routing FILE%s",
 				       o.source ? ", not both" : "");
-	if (!ro.path && (ro.experts || ro.counts || ro.src_path || axes))
-		return cli_usage_error("trace", "--experts, --counts, --token-src and --axes apply to "
-						"--routing");
-	if (axes && strcmp(axes, "ltk") && strcmp(axes, "tlk"))
-		return cli_usage_error("trace", "--axes: '%.40s' is not ltk or tlk", axes);
-	ro.tokens_first = axes && strcmp(axes, "tlk") == 0;
-	if (ro.path && (o.domain || o.selection || o.data_dir))
-		return cli_usage_error("trace", "--domain, --selection and --data apply to --source");
+	if ((rc = routing_options(&o, &ro, axes)) != 0)
+		return rc;
 	if (layers && parse_layers(layers, lv, &o.nlayers) < 0)
 		return cli_usage_error("trace", "--layers: '%.40s' is not 'all' or a list like 1,5,9",
 				       layers);
