@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "config.h" /* FAST_DATADIR: the Makefile's $(PREFIX)/share/fast */
 #include "lib/workload/moe.h"
+#include "lib/workload/moe_routing.h"
 
 #define MAX_LAYERS 256
 
@@ -101,6 +102,80 @@ static void import_progress(void *arg, uint32_t done, uint32_t n)
 	cli_progress_step(pr, done);
 }
 
+/* Write t (freed) to path; the one-line note when it is a file. */
+static int write_traffic(struct fast_traffic *t, const char *path, bool sparse, const char *what)
+{
+	struct fast_err err;
+	struct cli_out out;
+	int rc = cli_out_open(&out, path);
+
+	if (rc) {
+		fast_traffic_free(t);
+		return rc;
+	}
+	if (fast_traffic_write(t, sparse, out.f, &err) < 0) {
+		fast_traffic_free(t);
+		return cli_out_fail(&out, &err);
+	}
+	rc = cli_out_commit(&out);
+	if (rc == 0 && !out.is_stdout)
+		printf("wrote %s: %u matri%s of %u GPUs (%s, %s%s%s)\n", path, t->count,
+		       t->count == 1 ? "x" : "ces", t->ng, what, t->m[0].label,
+		       t->count > 1 ? " .. " : "", t->count > 1 ? t->m[t->count - 1].label : "");
+	fast_traffic_free(t);
+	return rc;
+}
+
+/* The options that belong to --routing or to --source only: 0, or the
+ * usage error's exit code. */
+static int routing_options(const struct fast_moe_import *o, struct fast_moe_routing_opt *ro,
+			   const char *axes)
+{
+	if (!ro->path && (ro->experts || ro->counts || ro->src_path || axes))
+		return cli_usage_error("trace", "--experts, --counts, --token-src and --axes apply to "
+						"--routing");
+	if (axes && strcmp(axes, "ltk") && strcmp(axes, "tlk"))
+		return cli_usage_error("trace", "--axes: '%.40s' is not ltk or tlk", axes);
+	ro->tokens_first = axes && strcmp(axes, "tlk") == 0;
+	if (ro->path && (o->domain || o->selection || o->data_dir))
+		return cli_usage_error("trace", "--domain, --selection and --data apply to --source");
+	return 0;
+}
+
+/* --routing FILE: read it, then import as the data set is. */
+static int import_routing(struct fast_moe_import *o, const struct fast_moe_routing_opt *ro,
+			  struct fast_moe_routing *r, struct cli_inputs *in, bool tokens_at_given,
+			  bool sparse)
+{
+	struct fast_traffic t;
+	struct fast_err err;
+	int rc;
+
+	cli_input(ro->path);
+	if (ro->src_path)
+		cli_input(ro->src_path);
+	if ((rc = cli_out_check(in->out_path)) != 0)
+		return rc;
+	rc = fast_moe_routing_load(ro, &in->lim, r, &err);
+	if (rc == 0 && tokens_at_given &&
+	    (r->kind == FAST_ROUTING_SRC_COUNTS || (r->tok && r->tok[0].src))) {
+		fast_moe_routing_free(r);
+		return cli_usage_error("trace", "--tokens-at: %s gives each token's source GPU",
+				       ro->path);
+	}
+	if (rc == 0) {
+		o->routing = r;
+		rc = fast_moe_import(o, &in->lim, &t, &err);
+	}
+	fast_moe_routing_free(r);
+	if (rc < 0) {
+		if (err.code == FAST_EUSAGE)
+			return cli_usage_error("trace", "%s", err.msg);
+		return cli_report(&err);
+	}
+	return write_traffic(&t, in->out_path, sparse, "routing");
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct cli_scan s;
@@ -108,11 +183,13 @@ int cmd_trace(int argc, char **argv)
 	struct fast_moe_import o;
 	struct fast_traffic t;
 	struct fast_err err;
-	struct cli_out out;
 	const char *layers = NULL, *placement = NULL, *tokens_at = NULL;
 	uint32_t lv[MAX_LAYERS], ep = 8, gps = 0;
 	char found[PATH_MAX], tried[3 * PATH_MAX + 8];
 	bool sparse = false, token_bytes_given = false;
+	struct fast_moe_routing_opt ro = { 0 };
+	struct fast_moe_routing routing = { 0 };
+	const char *axes = NULL;
 	struct cli_progress pr;
 	int rc;
 
@@ -132,6 +209,14 @@ int cmd_trace(int argc, char **argv)
 		    cli_value(&s, "--placement", &placement) ||
 		    cli_value(&s, "--tokens-at", &tokens_at))
 			continue;
+		if (cli_value(&s, "--routing", &ro.path) || cli_value(&s, "--token-src", &ro.src_path) ||
+		    cli_value(&s, "--axes", &axes) ||
+		    cli_u32(&s, "--experts", 1, 65536, &ro.experts))
+			continue;
+		if (cli_flag(&s, "--counts")) {
+			ro.counts = true;
+			continue;
+		}
 		if (cli_size(&s, "--token-bytes", &o.token_bytes)) {
 			token_bytes_given = true;
 			continue;
@@ -161,9 +246,12 @@ int cmd_trace(int argc, char **argv)
 	if (s.npos > 1 || strcmp(s.pos[0], "import") != 0)
 		return cli_usage_error("trace", "unknown action '%.40s' (known: import)",
 				       s.pos[s.npos > 1 && strcmp(s.pos[0], "import") == 0 ? 1 : 0]);
-	if (!o.source)
-		return cli_usage_error("trace", "--source is required (deepseek-v2-lite, olmoe, "
-						"olmoe-sft, olmoe-dpo, mixtral, switch128)");
+	if (!o.source == !ro.path)
+		return cli_usage_error("trace", "give --source NAME (deepseek-v2-lite, olmoe, "
+						"olmoe-sft, olmoe-dpo, mixtral, switch128) or --routing FILE%s",
+				       o.source ? ", not both" : "");
+	if ((rc = routing_options(&o, &ro, axes)) != 0)
+		return rc;
 	if (layers && parse_layers(layers, lv, &o.nlayers) < 0)
 		return cli_usage_error("trace", "--layers: '%.40s' is not 'all' or a list like 1,5,9",
 				       layers);
@@ -182,6 +270,8 @@ int cmd_trace(int argc, char **argv)
 				       gps);
 	o.ng = ep;
 	o.gpus_per_server = gps;
+	if (ro.path)
+		return import_routing(&o, &ro, &routing, &in, tokens_at != NULL, sparse);
 	if (!o.data_dir) {
 		o.data_dir = data_dir_default(found, sizeof found, tried, sizeof tried);
 		if (!o.data_dir)
@@ -203,30 +293,17 @@ int cmd_trace(int argc, char **argv)
 			return cli_usage_error("trace", "%s", err.msg);
 		return cli_report(&err);
 	}
-	rc = cli_out_open(&out, in.out_path);
-	if (rc) {
-		fast_traffic_free(&t);
-		return rc;
-	}
-	if (fast_traffic_write(&t, sparse, out.f, &err) < 0) {
-		fast_traffic_free(&t);
-		return cli_out_fail(&out, &err);
-	}
-	rc = cli_out_commit(&out);
-	if (rc == 0 && !out.is_stdout)
-		printf("wrote %s: %u matri%s of %u GPUs (%s, %s%s%s)\n", in.out_path, t.count,
-		       t.count == 1 ? "x" : "ces", t.ng, o.source, t.m[0].label,
-		       t.count > 1 ? " .. " : "", t.count > 1 ? t.m[t.count - 1].label : "");
-	fast_traffic_free(&t);
-	return rc;
+	return write_traffic(&t, in.out_path, sparse, o.source);
 }
 
 const char cmd_trace_usage[] =
-	"fast trace import --source NAME [--data DIR] [--layers L1,L2|all]\n"
-	"                  [--domain D] [--selection topk|top1] [--ep N]\n"
-	"                  [--gpus-per-server G] [--placement P] [--tokens-at P]\n"
-	"                  [--token-bytes B] [--tokens | --no-dedup] [--no-combine]\n"
-	"                  [-o FILE] [--sparse]\n"
+	"fast trace import --source NAME [--data DIR] [--domain D]\n"
+	"                  [--selection topk|top1] [options]\n"
+	"fast trace import --routing FILE --token-bytes B [--experts E] [--counts]\n"
+	"                  [--axes ltk|tlk] [--token-src FILE] [options]\n"
+	"options: [--layers L1,L2|all] [--ep N] [--gpus-per-server G] [--placement P]\n"
+	"         [--tokens-at P] [--token-bytes B] [--tokens | --no-dedup]\n"
+	"         [--no-combine] [-o FILE] [--sparse]\n"
 	"\n"
 	"Build per-layer MoE dispatch matrices (and their transposes, the combine\n"
 	"phase), labelled layerL/dispatch and layerL/combine, from measured expert\n"
@@ -245,11 +322,33 @@ const char cmd_trace_usage[] =
 	"                    without tulu.  Apache-2.0 (OLMoE repository).\n"
 	"  switch128         128, top-1, 1536 B (switch-base-128), one pooled layer.\n"
 	"                    MIT (specMoE); small, self-collected: the weakest.\n"
+	"A user's routing (--routing FILE, by extension; docs/formats.md, \"Routing\n"
+	"files\", gives each layout and the upstream versions it was read from):\n"
+	"  .npy    expert ids [tokens, top_k] or [layers, tokens, top_k] (--axes tlk:\n"
+	"          [tokens, layers, top_k], vLLM's capture), int8..int64 or uint8..\n"
+	"          uint64, little-endian, C order, NPY 1.0-3.0; with --counts per-expert\n"
+	"          counts [layers, experts] (EPLB's weight) or [layers, gpus, experts]\n"
+	"  .jsonl  Megatron-LM router trace records (layer, top_indices, rank = the\n"
+	"          tokens' source GPU) or one token per line {\"experts\", \"layer\",\n"
+	"          \"src\"}\n"
+	"  .json   counts [layers][experts] or [layers][gpus][experts]\n"
+	"  .csv    header layer,src,token,e0..e{k-1} (ids) or layer,src,expert,count\n"
+	"Expert ids need --experts E (the count of experts, which ids do not say).\n"
+	"Tokens start on the GPU the file gives (rank, src, --token-src), else as\n"
+	"--tokens-at says.  Per-expert counts [layers, experts] are split evenly over\n"
+	"the sources; all counts are one copy per (token, expert).\n"
+	"\n"
 	"Per-expert counts carry no per-token routing: each layer's selections are\n"
 	"split over the source GPUs in proportion to their tokens (routing assumed\n"
 	"independent of the token's GPU), one copy per (token, expert).\n"
 	"\n"
 	"Options:\n"
+	"  --routing FILE      a user's routing instead of --source (above)\n"
+	"  --experts E         experts of the model (expert ids); checked against counts\n"
+	"  --counts            the .npy holds counts, not expert ids\n"
+	"  --axes ltk|tlk      a 3-D .npy of ids: [layers, tokens, top_k] (default) or\n"
+	"                      [tokens, layers, top_k]\n"
+	"  --token-src FILE    a 1-D .npy of each token's source GPU (ids in .npy)\n"
 	"  --data DIR          the data set root.  Without it: $FAST_DATA_DIR if set\n"
 	"                      (used as given); else the installed copy\n"
 	"                      (PREFIX/share/fast/data/moe, PREFIX as built); else\n"
@@ -263,7 +362,8 @@ const char cmd_trace_usage[] =
 	"  --placement P       experts on GPUs: contiguous (default) | round-robin\n"
 	"  --tokens-at P       tokens (data order) on source GPUs: contiguous\n"
 	"                      blocks (default) | round-robin\n"
-	"  --token-bytes B     bytes per token copy (default per source, above)\n"
+	"  --token-bytes B     bytes per token copy (default per source, above;\n"
+	"                      required with --routing)\n"
 	"  --tokens            token traffic (per-token routing only: deepseek-v2-lite,\n"
 	"                      --domain intent): per layer, groups [src, [GPUs],\n"
 	"                      tokens] of the tokens of one source GPU whose experts\n"
@@ -276,4 +376,5 @@ const char cmd_trace_usage[] =
 	"  --sparse            write [src, dst, bytes] entries instead of dense rows\n"
 	"  -o FILE             output (default - = stdout)\n"
 	"\n"
-	"Exit codes: 0 ok, 2 usage, 3 bad or unreadable data (file:line), 4 write failure.\n";
+	"Exit codes: 0 ok, 2 usage, 3 bad or unreadable data (file:line, or file:\n"
+	"[index] in a .npy), 4 write failure.\n";

@@ -54,6 +54,8 @@
 #include "fast/topo.h"
 #include "fast/traffic.h"
 
+struct fast_moe_routing; /* lib/workload/moe_routing.h */
+
 enum fast_placement {
 	FAST_PLACE_CONTIGUOUS = 0,
 	FAST_PLACE_ROUND_ROBIN = 1,
@@ -77,12 +79,15 @@ uint32_t fast_moe_expert_gpu(const struct fast_moe_layout *l, uint32_t expert, u
 /* Source GPU of token `token` out of ntokens (token < ntokens). */
 uint32_t fast_moe_token_src(const struct fast_moe_layout *l, uint64_t token, uint64_t ntokens);
 
-/* Per-token routing: ids[t * topk + j] is the j-th expert of token t. */
+/* Per-token routing: ids[t * topk + j] is the j-th expert of token t;
+ * src[t], when src is not NULL, the GPU the token starts on (a routing
+ * file that says it), else the layout's rule (fast_moe_token_src). */
 struct fast_moe_tokens {
 	uint64_t ntokens;
 	uint32_t topk;
 	uint32_t nseq;  /* lines (sequences) read */
 	uint16_t *ids;  /* ntokens * topk, owned */
+	uint32_t *src;  /* NULL or ntokens source GPUs (< the layout's ng), owned */
 };
 void fast_moe_tokens_free(struct fast_moe_tokens *t);
 
@@ -177,6 +182,11 @@ struct fast_moe_import {
 	 * number (the command's progress line; lib/ does not print) */
 	void (*progress)(void *arg, uint32_t done, uint32_t n);
 	void *progress_arg;
+	/* NULL, or a user's routing (moe_routing.h, fast_moe_routing_load)
+	 * imported instead of `source` (then ignored): the same layouts,
+	 * dedup, token traffic and combine as the data set; token_bytes is
+	 * required (the file does not say the hidden size) */
+	const struct fast_moe_routing *routing;
 };
 
 /* Build a trace with, per layer in ascending order, "layerL/dispatch" and

@@ -13,10 +13,11 @@
 #include "lib/base/json.h"
 #include "lib/workload/moe.h"
 #include "lib/workload/moe_internal.h"
+#include "lib/workload/moe_routing.h"
 
 /* --- models -------------------------------------------------------------- */
 
-enum kind { KIND_DEEPSEEK, KIND_COUNTS, KIND_SWITCH };
+enum kind { KIND_DEEPSEEK, KIND_COUNTS, KIND_SWITCH, KIND_ROUTING /* a user's file */ };
 
 struct model_def {
 	struct fast_moe_model pub; /* first: fast_moe_model_find returns it */
@@ -185,7 +186,8 @@ struct imp {
 	char path[4096];
 	char *text; /* the CSV, read once */
 	size_t len;
-	bool per_token; /* DeepSeek raw intent */
+	bool per_token; /* DeepSeek raw intent, or a routing file of expert ids */
+	struct model_def user; /* KIND_ROUTING: the model as the routing file says it */
 };
 
 /* The per-token routing of one layer (raw_intent/expert_weights_L.txt). */
@@ -197,6 +199,8 @@ static int layer_tokens(struct imp *im, uint32_t layer, struct fast_moe_tokens *
 	size_t len;
 	int rc;
 
+	if (im->opt->routing)
+		return fast_moe_routing_tokens(im->opt->routing, layer, im->layout.ng, t, err);
 	snprintf(file, sizeof file, "expert_weights_%u.txt", layer);
 	rc = path_join(im->path, sizeof im->path, im->opt->data_dir, md->folder, "raw_intent", err);
 	if (rc == 0) {
@@ -230,6 +234,8 @@ static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, struct
 		fast_moe_tokens_free(&t);
 		return rc;
 	}
+	if (im->opt->routing)
+		return fast_moe_routing_count(im->opt->routing, &im->layout, layer, counts, err);
 	if (md->kind == KIND_SWITCH)
 		rc = switch_counts(im->path, im->lim, md->pub.experts, &g, err);
 	else if (md->kind == KIND_DEEPSEEK)
@@ -299,6 +305,43 @@ static bool has_layer(const uint32_t *v, uint32_t n, uint32_t x)
 	return false;
 }
 
+/* A routing file as a model: its experts and top-k, no hidden size (the
+ * caller gives --token-bytes), layers as the file numbers them. */
+static const struct model_def *routing_model(struct imp *im, const struct fast_moe_routing *r)
+{
+	im->user.pub = (struct fast_moe_model){ "routing", r->path, "a routing file", r->experts,
+						r->topk, 0, "-", "-" };
+	im->user.kind = KIND_ROUTING;
+	return &im->user;
+}
+
+static void routing_describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
+{
+	const struct fast_moe_import *o = im->opt;
+	const struct fast_moe_routing *r = o->routing;
+	const char *what, *method;
+	bool src = r->kind == FAST_ROUTING_SRC_COUNTS || (r->nlayers && r->tok && r->tok[0].src);
+	char k[24] = "";
+
+	if (r->kind == FAST_ROUTING_IDS)
+		snprintf(k, sizeof k, ", top-%u", r->topk);
+	what = r->kind == FAST_ROUTING_IDS	? "expert ids per token"
+	       : r->kind == FAST_ROUTING_COUNTS ? "per-expert counts (split evenly over sources)"
+						 : "per-source expert counts";
+	if (o->tokens)
+		method = "token groups (source GPU, destination GPUs, tokens)";
+	else if (r->kind == FAST_ROUTING_IDS && !o->no_dedup)
+		method = "exact dispatch (a token sent once per GPU)";
+	else
+		method = "one copy per (token, expert)";
+	snprintf(t->source, sizeof t->source,
+		 "routing %s (%s, %u experts%s): %s; %s; EP%u, experts %s, tokens %s, %llu B/token "
+		 "(fast trace import --routing)",
+		 r->path, r->format, r->experts, k, what, method, o->ng,
+		 fast_placement_name(o->experts_at),
+		 src ? "as the file says" : fast_placement_name(o->tokens_at), (unsigned long long)B);
+}
+
 static void describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
 {
 	const struct fast_moe_import *o = im->opt;
@@ -306,6 +349,10 @@ static void describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
 	char ep[48];
 	const char *method;
 
+	if (o->routing) {
+		routing_describe(im, B, t);
+		return;
+	}
 	if (o->gpus_per_server && o->ng % o->gpus_per_server == 0)
 		snprintf(ep, sizeof ep, "EP%u (%ux%u)", o->ng, o->ng / o->gpus_per_server,
 			 o->gpus_per_server);
@@ -342,7 +389,8 @@ static int check_options(struct imp *im, struct fast_err *err)
 	const struct fast_limits *lim = im->lim;
 	int rc;
 
-	im->md = (const struct model_def *)fast_moe_model_find(opt->source ? opt->source : "");
+	im->md = opt->routing ? routing_model(im, opt->routing)
+			      : (const struct model_def *)fast_moe_model_find(opt->source ? opt->source : "");
 	if (!im->md)
 		return fast_err_set(err, FAST_EUSAGE,
 				    "unknown source '%.40s' (known: deepseek-v2-lite, olmoe, olmoe-sft, "
@@ -362,6 +410,10 @@ static int check_options(struct imp *im, struct fast_err *err)
 	if (opt->ng > lim->max_gpus)
 		return fast_err_set(err, FAST_ELIMIT, "EP%u exceeds the limit of %u GPUs", opt->ng,
 				    lim->max_gpus);
+	if (opt->routing && !opt->token_bytes)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "--token-bytes B is needed with --routing (the bytes of one token: "
+				    "hidden size x bytes per element)");
 	im->domain = opt->domain ? opt->domain : im->md->pub.default_domain;
 	im->selection = opt->selection ? opt->selection : "topk";
 	if (im->md->kind != KIND_COUNTS && opt->selection && strcmp(opt->selection, "topk") != 0)
@@ -373,7 +425,13 @@ static int check_options(struct imp *im, struct fast_err *err)
 				    im->selection);
 	if (im->md->kind == KIND_SWITCH && strcmp(im->domain, "pooled") != 0)
 		return fast_err_set(err, FAST_EUSAGE, "switch128 has no domains (its counts are pooled)");
-	im->per_token = im->md->kind == KIND_DEEPSEEK && strcmp(im->domain, "intent") == 0;
+	im->per_token = (im->md->kind == KIND_DEEPSEEK && strcmp(im->domain, "intent") == 0) ||
+			(opt->routing && opt->routing->kind == FAST_ROUTING_IDS);
+	if (opt->routing && opt->tokens && !im->per_token)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "%s: --tokens needs expert ids per token, and this file has only "
+				    "expert counts",
+				    opt->routing->path);
 	if (opt->tokens && !im->per_token)
 		return fast_err_set(err, FAST_EUSAGE,
 				    "%s %s %s: --tokens needs per-token routing, and this data has "
@@ -401,7 +459,16 @@ static int open_data(struct imp *im, uint32_t **present, uint32_t *npresent, str
 	const struct fast_limits *lim = im->lim;
 	int rc;
 
-	if (im->per_token) {
+	if (opt->routing) {
+		*npresent = opt->routing->nlayers;
+		*present = fast_calloc(*npresent ? *npresent : 1, sizeof **present);
+		if (!*present)
+			rc = fast_err_set(err, FAST_ENOMEM, "out of memory");
+		else {
+			memcpy(*present, opt->routing->layers, *npresent * sizeof **present);
+			rc = 0;
+		}
+	} else if (im->per_token) {
 		rc = path_join(im->path, sizeof im->path, opt->data_dir, im->md->folder, "raw_intent",
 			       err);
 		if (rc == 0)

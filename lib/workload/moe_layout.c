@@ -70,7 +70,9 @@ void fast_moe_tokens_free(struct fast_moe_tokens *t)
 	if (!t)
 		return;
 	free(t->ids);
+	free(t->src);
 	t->ids = NULL;
+	t->src = NULL;
 	t->ntokens = 0;
 }
 
@@ -85,6 +87,13 @@ void fast_moe_groups_free(struct fast_moe_groups *g)
 }
 
 /* --- counting ----------------------------------------------------------- */
+
+/* The GPU token tok starts on: the file's, else the layout's rule. */
+static uint32_t src_of(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
+		       uint64_t tok)
+{
+	return t->src ? t->src[tok] : fast_moe_token_src(l, tok, t->ntokens);
+}
 
 /* Expert ids of t in range (FAST_EINPUT naming the first that is not). */
 static int check_ids(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
@@ -130,7 +139,7 @@ int fast_moe_count_tokens(const struct fast_moe_layout *l, const struct fast_moe
 	if (!(d = fast_calloc(K ? K : 1, sizeof *d)))
 		return fast_err_set(err, FAST_ENOMEM, "out of memory");
 	for (uint64_t tok = 0; tok < t->ntokens; tok++) {
-		uint32_t s = fast_moe_token_src(l, tok, t->ntokens);
+		uint32_t s = src_of(l, t, tok);
 		if (dedup) {
 			uint32_t n = token_gpus(l, t, tok, s, d);
 			for (uint32_t i = 0; i < n; i++)
@@ -155,7 +164,7 @@ int fast_moe_group_tokens(const struct fast_moe_layout *l, const struct fast_moe
 	if (!(d = fast_calloc(t->topk ? t->topk : 1, sizeof *d)))
 		return fast_err_set(err, FAST_ENOMEM, "out of memory");
 	for (uint64_t tok = 0; tok < t->ntokens && rc == 0; tok++) {
-		uint32_t s = fast_moe_token_src(l, tok, t->ntokens);
+		uint32_t s = src_of(l, t, tok);
 		uint32_t n = token_gpus(l, t, tok, s, d);
 		if (n > FAST_GROUP_MAX_DESTS)
 			rc = fast_err_set(err, FAST_EINPUT,

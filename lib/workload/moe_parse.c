@@ -150,7 +150,7 @@ int fast_moe_parse_deepseek_raw(const char *text, size_t len, const char *name,
 				struct fast_err *err)
 {
 	struct lines it = lines_of(text, len);
-	struct fast_moe_tokens t = { 0, topk, 0, NULL };
+	struct fast_moe_tokens t = { 0, topk, 0, NULL, NULL };
 	struct field *f = NULL;
 	uint64_t cap = 0;
 	size_t fcap = 0;

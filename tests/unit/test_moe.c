@@ -82,7 +82,7 @@ static const uint16_t layer1[5 * 6] = {
 static void test_moe__token_counted_once_per_gpu(void)
 {
 	struct fast_moe_layout l = layout(2, 64, FAST_PLACE_CONTIGUOUS, FAST_PLACE_CONTIGUOUS);
-	struct fast_moe_tokens t = { 5, 6, 2, (uint16_t *)layer1 };
+	struct fast_moe_tokens t = { 5, 6, 2, (uint16_t *)layer1, NULL };
 	struct fast_err err;
 	uint64_t c[4] = { 0 };
 
@@ -97,7 +97,7 @@ static void test_moe__token_counted_once_per_gpu(void)
 	CU_ASSERT_EQUAL(fast_moe_count_tokens(&l, &t, true, c, &err), 0);
 	CU_ASSERT(c[0] + c[1] == 6 && c[2] + c[3] == 4);
 	uint16_t bad[6] = { 0, 1, 2, 3, 4, 70 };
-	struct fast_moe_tokens tb = { 1, 6, 1, bad };
+	struct fast_moe_tokens tb = { 1, 6, 1, bad, NULL };
 	CU_ASSERT_EQUAL(fast_moe_count_tokens(&l, &tb, true, c, &err), FAST_EINPUT);
 }
 

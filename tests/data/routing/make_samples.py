@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Write the sample routing files of tests/data/routing (and the malformed
+ones of tests/bad/routing_*), with the standard library only: the .npy files
+are written here byte by byte from NumPy's format description (magic,
+version, little-endian header length, a padded dict header, C-order data),
+so no NumPy is needed.  Deterministic (seeded); rerun after changing it:
+
+    python3 tests/data/routing/make_samples.py
+
+The model: 8 experts, top-2, two layers (0 and 1), 12 tokens per layer,
+sources on 4 GPUs where a file gives them.
+"""
+import json
+import os
+import random
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+E, K, L, T, G = 8, 2, 2, 12, 4
+
+FMT = {"i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I", "i8": "q", "u8": "Q"}
+
+
+def npy_bytes(shape, flat, dtype, version=1, order="<", fortran=False):
+    """An .npy file: header dict padded so that the data starts at a
+    multiple of 64, as NumPy writes it."""
+    code = ("|" if dtype[1] == "1" else order) + dtype
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    head = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (
+        code, "True" if fortran else "False", dims)
+    pre = 10 if version == 1 else 12
+    pad = (64 - (pre + len(head) + 1) % 64) % 64
+    head = (head + " " * pad + "\n").encode("latin1" if version < 3 else "utf8")
+    size = struct.pack("<H", len(head)) if version == 1 else struct.pack("<I", len(head))
+    data = struct.pack(("<" if order != ">" else ">") + FMT[dtype] * len(flat), *flat)
+    return b"\x93NUMPY" + bytes([version, 0]) + size + head + data
+
+
+def write(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+        f.write(data)
+
+
+def routing():
+    """ids[l][t] = K distinct experts; src[t] in 0..G-1."""
+    rnd = random.Random(26)
+    ids = [[rnd.sample(range(E), K) for _ in range(T)] for _ in range(L)]
+    src = [rnd.randrange(G) for _ in range(T)]
+    return ids, src
+
+
+def main():
+    ids, src = routing()
+    d = HERE
+    flat_ltk = [e for l in range(L) for t in range(T) for e in ids[l][t]]
+    flat_tlk = [e for t in range(T) for l in range(L) for e in ids[l][t]]
+    write(f"{d}/ids_ltk.npy", npy_bytes((L, T, K), flat_ltk, "i2"))
+    write(f"{d}/ids_tlk_v2.npy", npy_bytes((T, L, K), flat_tlk, "i4", version=2))
+    write(f"{d}/ids_2d_v3.npy", npy_bytes((T, K), [e for t in ids[0] for e in t], "u1", version=3))
+    write(f"{d}/ids_i8.npy", npy_bytes((L, T, K), flat_ltk, "i8"))
+    write(f"{d}/src.npy", npy_bytes((T,), src, "i8"))
+    # Megatron-LM router trace: one record per (step, layer) of one rank;
+    # here rank r holds tokens with src == r, two steps of half the tokens
+    lines = []
+    for step in range(2):
+        part = range(step * T // 2, (step + 1) * T // 2)
+        for rank in range(G):
+            for l in range(L):
+                rows = [ids[l][t] for t in part if src[t] == rank]
+                lines.append({"step": step, "stage": "pre_dispatch", "block": "decoder",
+                              "layer": l, "rank": rank, "num_tokens": len(rows), "topk": K,
+                              "top_indices": rows})
+        lines.append({"step": step, "stage": "pre_dispatch", "block": "mtp", "mtp_idx": 0,
+                      "layer": 0, "rank": 0, "num_tokens": 1, "topk": K,
+                      "top_indices": [[0, 1]]})
+    write(f"{d}/megatron_trace.jsonl", "".join(json.dumps(x) + "\n" for x in lines))
+    write(f"{d}/tokens.jsonl", "".join(json.dumps({"layer": l, "experts": ids[l][t]}) + "\n"
+                                       for l in range(L) for t in range(T)))
+    write(f"{d}/ids.csv", "layer,token,e0,e1\n" + "".join(
+        f"{l},{t},{ids[l][t][0]},{ids[l][t][1]}\n" for l in range(L) for t in range(T)))
+    write(f"{d}/ids_src.csv", "layer,src,e0,e1\n" + "".join(
+        f"{l},{src[t]},{ids[l][t][0]},{ids[l][t][1]}\n" for l in range(L) for t in range(T)))
+    # counts: per expert, and per source (from the same routing, sources src)
+    cnt = [[sum(e in tok for tok in ids[l]) for e in range(E)] for l in range(L)]
+    scnt = [[[sum(e in ids[l][t] for t in range(T) if src[t] == s) for e in range(E)]
+             for s in range(G)] for l in range(L)]
+    write(f"{d}/counts.npy", npy_bytes((L, E), [c for r in cnt for c in r], "i4"))
+    write(f"{d}/counts_src.npy",
+          npy_bytes((L, G, E), [c for l in scnt for r in l for c in r], "u2"))
+    write(f"{d}/counts.json", json.dumps(cnt) + "\n")
+    write(f"{d}/counts_src.json", json.dumps(scnt) + "\n")
+    write(f"{d}/counts.csv", "layer,expert,count\n" + "".join(
+        f"{l},{e},{cnt[l][e]}\n" for l in range(L) for e in range(E)))
+    write(f"{d}/counts_src.csv", "layer,src,expert,count\n" + "".join(
+        f"{l},{s},{e},{scnt[l][s][e]}\n" for l in range(L) for s in range(G) for e in range(E)))
+    bad(ids)
+
+
+def bad(ids):
+    """Malformed inputs, each in its tests/bad case folder."""
+    b = f"{ROOT}/tests/bad"
+    flat = [e for l in range(L) for t in range(T) for e in ids[l][t]]
+    out_of_range = list(flat)
+    out_of_range[2 * K * T - 3] = 9  # layer 1, token 10, slot 1
+    write(f"{b}/routing_npy_expert_range/r.npy", npy_bytes((L, T, K), out_of_range, "i2"))
+    dup = list(flat)
+    dup[K * 5 + 1] = dup[K * 5]  # layer 0, token 5
+    write(f"{b}/routing_npy_duplicate/r.npy", npy_bytes((L, T, K), dup, "i2"))
+    write(f"{b}/routing_npy_truncated/r.npy", npy_bytes((L, T, K), flat, "i2")[:-7])
+    write(f"{b}/routing_npy_big_endian/r.npy", npy_bytes((L, T, K), flat, "i2", order=">"))
+    write(f"{b}/routing_npy_fortran/r.npy", npy_bytes((L, T, K), flat, "i2", fortran=True))
+    f4 = npy_bytes((L, T, K), flat, "i4").replace(b"'<i4'", b"'<f4'")
+    write(f"{b}/routing_npy_float/r.npy", f4)
+    write(f"{b}/routing_npy_shape_1d/r.npy", npy_bytes((L * T * K,), flat, "i2"))
+    big = [2 ** 62, 2 ** 62] + [0] * (E - 2)
+    write(f"{b}/routing_npy_counts_overflow/r.npy", npy_bytes((1, E), big, "i8"))
+    write(f"{b}/routing_jsonl_expert_range/r.jsonl",
+          json.dumps({"layer": 0, "rank": 0, "top_indices": [[1, 2], [3, 4]]}) + "\n" +
+          json.dumps({"layer": 0, "rank": 1, "top_indices": [[1, 2], [3, 8]]}) + "\n")
+    write(f"{b}/routing_jsonl_duplicate/r.jsonl",
+          json.dumps({"layer": 0, "experts": [1, 2]}) + "\n" +
+          json.dumps({"layer": 0, "experts": [5, 5]}) + "\n")
+    write(f"{b}/routing_jsonl_truncated/r.jsonl",
+          json.dumps({"layer": 0, "experts": [1, 2]}) + "\n" + '{"layer": 0, "experts": [1,')
+    write(f"{b}/routing_csv_expert_range/r.csv", "layer,e0,e1\n0,1,2\n0,-1,3\n")
+    write(f"{b}/routing_csv_counts_overflow/r.csv",
+          "layer,expert,count\n0,0,9007199254740000\n0,1,9007199254740000\n")
+
+
+if __name__ == "__main__":
+    main()

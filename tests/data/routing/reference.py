@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""An independent computation of the traffic `fast trace import --routing`
+must produce, for every sample file of tests/data/routing, checked against
+the binary byte for byte (standard library only; it shares no code with
+the importer: its own .npy, JSON-lines and CSV readers, its own layouts).
+
+    python3 tests/data/routing/reference.py path/to/fast
+
+For each file and each layout (EP 4 on 2 x 2 and EP 16 on 4 x 4, where 8
+experts get 2 replicas; experts contiguous and round-robin; tokens
+contiguous and round-robin where the file does not give sources) it
+compares the byte dispatch (dedup per GPU, and --no-dedup), its combine
+(the transpose) and the token groups (--tokens).  Prints one line per
+file and "ok N comparisons"; exits 1 on the first difference.
+"""
+import csv
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+E, B = 8, 16
+
+
+def read_npy(path):
+    raw = open(path, "rb").read()
+    assert raw[:6] == b"\x93NUMPY"
+    major = raw[6]
+    if major == 1:
+        (hl,), pre = struct.unpack("<H", raw[8:10]), 10
+    else:
+        (hl,), pre = struct.unpack("<I", raw[8:12]), 12
+    hdr = eval(raw[pre:pre + hl].decode("utf8"), {})  # our own sample files
+    code = hdr["descr"]
+    fmt = {"i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I", "i8": "q",
+           "u8": "Q"}[code[1:]]
+    n = 1
+    for d in hdr["shape"]:
+        n *= d
+    return list(hdr["shape"]), list(struct.unpack("<" + fmt * n, raw[pre + hl:]))
+
+
+def ids_file(path, tokens_first=False):
+    """{layer: [(src or None, [ids])]} in file order."""
+    layers = {}
+    if path.endswith(".npy"):
+        shape, v = read_npy(path)
+        if len(shape) == 2:
+            shape, tokens_first = [1] + shape, False
+        if tokens_first:
+            T, L, K = shape
+            at = lambda l, t: v[(t * L + l) * K:(t * L + l + 1) * K]
+        else:
+            L, T, K = shape
+            at = lambda l, t: v[(l * T + t) * K:(l * T + t + 1) * K]
+        for l in range(L):
+            layers[l] = [(None, at(l, t)) for t in range(T)]
+    elif path.endswith(".jsonl"):
+        for line in open(path):
+            o = json.loads(line)
+            if "mtp_idx" in o or o.get("block", "decoder") != "decoder":
+                continue
+            if "top_indices" in o:
+                for row in o["top_indices"]:
+                    layers.setdefault(o["layer"], []).append((o.get("rank"), row))
+            else:
+                layers.setdefault(o.get("layer", 0), []).append((o.get("src"), o["experts"]))
+    else:
+        for row in csv.DictReader(open(path)):
+            k = sorted(c for c in row if c.startswith("e") and c[1:].isdigit())
+            src = int(row["src"]) if "src" in row else None
+            layers.setdefault(int(row.get("layer", 0)), []).append(
+                (src, [int(row["e%d" % j]) for j in range(len(k))]))
+    return layers
+
+
+def counts_file(path):
+    """{layer: counts[E]} or {layer: counts[G][E]}."""
+    if path.endswith(".npy"):
+        shape, v = read_npy(path)
+        per = len(v) // shape[0]
+        if len(shape) == 2:
+            return {l: v[l * per:(l + 1) * per] for l in range(shape[0])}
+        G, En = shape[1], shape[2]
+        return {l: [v[l * per + s * En:l * per + (s + 1) * En] for s in range(G)]
+                for l in range(shape[0])}
+    if path.endswith(".json"):
+        return dict(enumerate(json.load(open(path))))
+    out = {}
+    for row in csv.DictReader(open(path)):
+        l, e, c = int(row["layer"]), int(row["expert"]), int(row["count"])
+        if "src" in row:
+            s = int(row["src"])
+            m = out.setdefault(l, [])
+            while len(m) <= s:
+                m.append([0] * E)
+            m[s][e] += c
+        else:
+            out.setdefault(l, [0] * E)[e] += c
+    return out
+
+
+def expert_gpu(e, s, ng, rr):
+    if E >= ng:
+        return e % ng if rr else e * ng // E
+    r = ng // E
+    return e + (s % r) * E if rr else e * r + s % r
+
+
+def token_src(t, T, ng, rr):
+    return t % ng if rr else t * ng // T
+
+
+def ids_traffic(tokens, ng, erre, trr, mode):
+    """mode: 'dedup' | 'nodedup' -> byte matrix; 'tokens' -> groups."""
+    m = [[0] * ng for _ in range(ng)]
+    groups = {}
+    T = len(tokens)
+    for t, (src, ids) in enumerate(tokens):
+        s = src if src is not None else token_src(t, T, ng, trr)
+        gpus = [expert_gpu(e, s, ng, erre) for e in ids]
+        if mode == "nodedup":
+            for d in gpus:
+                m[s][d] += B
+            continue
+        dests = tuple(sorted(set(gpus)))
+        for d in dests:
+            m[s][d] += B
+        groups.setdefault(s, {}).setdefault(dests, 0)
+        groups[s][dests] += 1
+    glist = [[s, list(d), n] for s in sorted(groups) for d, n in groups[s].items()]
+    return m, glist
+
+
+def counts_traffic(c, ng, erre):
+    m = [[0] * ng for _ in range(ng)]
+    if isinstance(c[0], list):  # per source
+        for s in range(ng):
+            for e in range(E):
+                m[s][expert_gpu(e, s, ng, erre)] += c[s][e] * B
+        return m
+    for e in range(E):
+        # even split, largest remainder: the extra units go to sources
+        # e, e+1, ... (mod ng)
+        q, rem = divmod(c[e], ng)
+        for s in range(ng):
+            extra = 1 if (s - e) % ng < rem else 0
+            m[s][expert_gpu(e, s, ng, erre)] += (q + extra) * B
+    return m
+
+
+def run(fast, args):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "t.json")
+        r = subprocess.run([fast, "trace", "import"] + args + ["-o", out],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit("FAIL: fast %s: %s" % (" ".join(args), r.stderr.strip()))
+        return json.load(open(out))
+
+
+def transpose(m):
+    return [list(r) for r in zip(*m)]
+
+
+def main():
+    fast = sys.argv[1]
+    n = 0
+    ids_files = [("ids_ltk.npy", []), ("ids_i8.npy", []), ("ids_tlk_v2.npy", ["--axes", "tlk"]),
+                 ("ids_2d_v3.npy", []), ("megatron_trace.jsonl", []), ("tokens.jsonl", []),
+                 ("ids.csv", []), ("ids_src.csv", []),
+                 ("ids_ltk.npy", ["--token-src", os.path.join(HERE, "src.npy")])]
+    for name, extra in ids_files:
+        path = os.path.join(HERE, name)
+        layers = ids_file(path, "--axes" in extra)
+        if "--token-src" in extra:
+            _, src = read_npy(extra[1])
+            layers = {l: [(src[t], ids) for t, (_, ids) in enumerate(v)] for l, v in layers.items()}
+        has_src = layers[min(layers)][0][0] is not None
+        for ng, gps in ((4, 2), (16, 4)):
+            for erre in (False, True):
+                for trr in ((False,) if has_src else (False, True)):
+                    base = ["--routing", path, "--experts", str(E), "--token-bytes", str(B),
+                            "--ep", str(ng), "--gpus-per-server", str(gps)] + extra
+                    base += ["--placement", "round-robin" if erre else "contiguous"]
+                    if not has_src:
+                        base += ["--tokens-at", "round-robin" if trr else "contiguous"]
+                    for mode, flag in (("dedup", []), ("nodedup", ["--no-dedup"]),
+                                       ("tokens", ["--tokens"])):
+                        got = run(fast, base + flag)["matrices"]
+                        want = []
+                        for l in sorted(layers):
+                            m, g = ids_traffic(layers[l], ng, erre, trr, mode)
+                            want.append((m, g))
+                        for i, (m, g) in enumerate(want):
+                            d, c = got[2 * i], got[2 * i + 1]
+                            if mode == "tokens":
+                                ok = d["groups"] == g and c["groups"] == g
+                            else:
+                                ok = d["rows"] == m and c["rows"] == transpose(m)
+                            if not ok:
+                                sys.exit("FAIL: %s %s layer %d" % (name, " ".join(base + flag), i))
+                            n += 1
+        print("%s: agrees" % name)
+    for name in ("counts.npy", "counts_src.npy", "counts.json", "counts_src.json", "counts.csv",
+                 "counts_src.csv"):
+        path = os.path.join(HERE, name)
+        layers = counts_file(path)
+        for erre in (False, True):
+            args = ["--routing", path, "--token-bytes", str(B), "--ep", "4", "--gpus-per-server",
+                    "2", "--placement", "round-robin" if erre else "contiguous"]
+            if name.endswith(".npy"):
+                args.append("--counts")
+            got = run(fast, args)["matrices"]
+            for i, l in enumerate(sorted(layers)):
+                m = counts_traffic(layers[l], 4, erre)
+                if got[2 * i]["rows"] != m or got[2 * i + 1]["rows"] != transpose(m):
+                    sys.exit("FAIL: %s %s layer %d" % (name, " ".join(args), l))
+                n += 1
+        print("%s: agrees" % name)
+    print("ok %d comparisons" % n)
+
+
+if __name__ == "__main__":
+    main()
