@@ -7,13 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fast/sim.h"
-
-void cli_algo_opts_default(struct fast_algo_opts *o)
-{
-	fast_algo_opts_default(o);
-	o->eval = fast_sim_evaluator();
-}
 
 /* "--order" for the option "order".  The scanner keeps the names it tried
  * for its "did you mean" (cli_unknown), so they must outlive this call:

@@ -10,12 +10,6 @@
 #include "cli.h"
 #include "fast/algo.h"
 
-/* fast_algo_opts_default, with the simulator as --algo auto's evaluator
- * (include/fast/sim.h, fast_sim_evaluator: on token traffic auto compiles and
- * simulates every candidate): what every command that compiles starts
- * from, so that they all choose the plan `fast run` does. */
-void cli_algo_opts_default(struct fast_algo_opts *o);
-
 /* Consume one option of the table (--stages, --order, --balance, --peers,
  * --chunk): set it in o and its bit in *given.  A bad value is a usage
  * error ("--order: unknown value 'x' (known: ...)"): s->failed is set. */

@@ -14,6 +14,7 @@
 #include "fast/eval.h"
 #include "lib/base/json.h"
 #include "sim_common.h"
+#include "fast/sim.h"
 
 const char cmd_compare_usage[] =
 	"fast compare (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
@@ -396,7 +397,7 @@ int cmd_compare(int argc, char **argv)
 	o.timing = true;
 	cli_progress_begin(&pr, "compare", 0);
 	cli_inputs_init(&o.in);
-	cli_algo_opts_default(&o.ao);
+	fast_sim_algo_opts_default(&o.ao);
 	fast_sim_opts_default(&o.so);
 	for (cli_begin(&s, argc, argv, "compare"); cli_more(&s);) {
 		if (cli_inputs_option(&s, &o.in) || cli_algo_option(&s, &o.ao, &given) ||

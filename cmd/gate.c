@@ -24,6 +24,7 @@
 #include "sim_common.h"
 #include "sweep_case.h"
 #include "sweep_run.h"
+#include "fast/sim.h"
 
 const char cmd_gate_usage[] =
 	"fast gate (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
@@ -237,7 +238,7 @@ int cmd_gate(int argc, char **argv)
 	int rc;
 
 	cli_inputs_init(&in);
-	cli_algo_opts_default(&ao);
+	fast_sim_algo_opts_default(&ao);
 	sweep_eval_default(&ev);
 	for (cli_begin(&s, argc, argv, "gate"); cli_more(&s);) {
 		if (cli_inputs_option(&s, &in) || cli_algo_option(&s, &ao, &opts_given) ||

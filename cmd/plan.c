@@ -11,6 +11,7 @@
 #include "builtin.h"
 #include "cli.h"
 #include "cli_algo.h"
+#include "fast/sim.h"
 
 const char cmd_plan_usage[] =
 	"fast plan (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
@@ -54,7 +55,7 @@ int cmd_plan(int argc, char **argv)
 	int rc;
 
 	cli_inputs_init(&in);
-	cli_algo_opts_default(&opts);
+	fast_sim_algo_opts_default(&opts);
 	for (cli_begin(&s, argc, argv, "plan"); cli_more(&s);) {
 		if (cli_inputs_option(&s, &in))
 			continue;

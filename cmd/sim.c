@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "fast/eval.h"
 #include "sim_common.h"
+#include "fast/sim.h"
 
 const char cmd_sim_usage[] =
 	"fast sim (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
@@ -303,7 +304,7 @@ int cmd_sim(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.pr = &pr;
 	cli_inputs_init(&o.in);
-	cli_algo_opts_default(&o.ao);
+	fast_sim_algo_opts_default(&o.ao);
 	fast_sim_opts_default(&o.so);
 	for (cli_begin(&s, argc, argv, "sim"); cli_more(&s);) {
 		if (cli_inputs_option(&s, &o.in) || cli_algo_option(&s, &o.ao, &given) ||

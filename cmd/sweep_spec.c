@@ -20,6 +20,7 @@
 #include "cli_algo.h"
 #include "fast/algo.h"
 #include "lib/base/json.h"
+#include "fast/sim.h"
 
 #define NOSIZE UINT32_MAX
 
@@ -455,7 +456,7 @@ static int parse_algos(struct fast_jctx *c, const struct fast_jv *root, struct s
 				return rc;
 			v = &s->algos[s->nalgos - 1];
 			snprintf(v->algo, sizeof v->algo, "%s", al->name);
-			cli_algo_opts_default(&v->opts);
+			fast_sim_algo_opts_default(&v->opts);
 			for (uint32_t k = nax; k-- > 0;) {
 				if ((al->options & ax[k].opt->bit) && ax[k].n)
 					ax[k].opt->set(&v->opts, ax[k].v[rest % radix[k]]);

@@ -36,10 +36,9 @@ void fast_exec_opts_default(struct fast_exec_opts *o)
 	memset(o, 0, sizeof *o);
 	o->backend = "host";
 	o->algo = "fast";
-	fast_algo_opts_default(&o->algo_opts);
 	/* --algo auto on token traffic chooses by simulation, as every
-	 * command does (cmd/cli_algo.c): every rank the same plan */
-	o->algo_opts.eval = fast_sim_evaluator();
+	 * command does: every rank the same plan */
+	fast_sim_algo_opts_default(&o->algo_opts);
 	o->device = -1;
 }
 

@@ -36,6 +36,12 @@ const struct fast_plan_eval *fast_sim_evaluator(void)
 	return &sim;
 }
 
+void fast_sim_algo_opts_default(struct fast_algo_opts *o)
+{
+	fast_algo_opts_default(o);
+	o->eval = fast_sim_evaluator();
+}
+
 void fast_sim_evaluator_init(struct fast_sim_eval *se, const struct fast_sim_opts *o)
 {
 	se->opts = *o;

@@ -228,6 +228,10 @@ struct fast_sim_eval {
 };
 void fast_sim_evaluator_init(struct fast_sim_eval *se, const struct fast_sim_opts *o);
 
+/* The compiler options every command and the executor start from:
+ * fast_algo_opts_default with fast_sim_evaluator() as auto's evaluator. */
+void fast_sim_algo_opts_default(struct fast_algo_opts *o);
+
 /* --- JSON (sim/sim_json.c): `fast sim --json`, one writer for the command
  * and the library API (include/fast/api.h) ------------------------------ */
 

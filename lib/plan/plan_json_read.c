@@ -211,7 +211,7 @@ static int read_transfers(struct fast_jctx *c, const struct fast_jv *v, struct f
 		return FAST_EINPUT;
 	for (const struct fast_jv *e = fast_jv_first(v); e && rc == 0; e = fast_jv_next(e), idx++) {
 		const struct fast_jv *el[3];
-		uint32_t from, to;
+		uint32_t from = 0, to;
 		size_t old = fast_jctx_push_index(c, idx);
 		rc = tuple(c, e, npos + 1, sum ? "a sum [gpu, pieces]" : "a transfer [from, to, pieces]",
 			   el);
