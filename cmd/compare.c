@@ -376,19 +376,146 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 	printf("]}");
 }
 
-int cmd_compare(int argc, char **argv)
+/* The sums over the matrices, all of them and per matrix kind (enum
+ * fast_traffic_kind). */
+struct totals {
+	struct cell all[MAX_ALGOS], kind[3][MAX_ALGOS];
+	double bound, kind_bound[3];
+	uint32_t kind_count[3], nkinds;
+};
+
+static void totals_add(struct totals *tt, const struct opts *o, const struct fast_matrix *m,
+		       const struct cell *c, double bound_s)
+{
+	tt->bound += bound_s;
+	tt->kind_bound[m->kind] += bound_s;
+	tt->nkinds += tt->kind_count[m->kind]++ == 0;
+	for (uint32_t k = 0; k < o->nalgos; k++) {
+		struct cell *kt = &tt->kind[m->kind][k];
+		tt->all[k].time_s += c[k].time_s;
+		tt->all[k].synth_s += c[k].synth_s;
+		tt->all[k].bytes_out += c[k].bytes_out;
+		kt->time_s += c[k].time_s;
+		kt->synth_s += c[k].synth_s;
+		kt->bytes_out += c[k].bytes_out;
+	}
+}
+
+/* The total rows: per kind where the traffic has several, then over all
+ * matrices where it has several.  algbw over a whole trace is not
+ * defined: the cells' 0. */
+static void print_totals(const struct opts *o, const struct totals *tt, uint32_t count)
+{
+	for (uint32_t kind = 0; tt->nkinds > 1 && kind < 3; kind++) {
+		const char *name = fast_traffic_kind_name((enum fast_traffic_kind)kind);
+		if (!tt->kind_count[kind])
+			continue;
+		if (o->csv) {
+			print_csv_rows(o, -1, name, tt->kind[kind], tt->kind_bound[kind]);
+		} else if (o->in.json) {
+			print_json_block(o, -1, name, tt->kind[kind], NULL, tt->kind_bound[kind], false);
+		} else {
+			char title[128];
+			snprintf(title, sizeof title, "\ntotal over the %s matrices (%u; sum of times; algbw "
+				 "not applicable)", name, tt->kind_count[kind]);
+			print_table(o, title, tt->kind[kind], tt->kind_bound[kind], true);
+		}
+	}
+	if (count > 1) {
+		if (o->csv)
+			print_csv_rows(o, -1, "total", tt->all, tt->bound);
+		else if (o->in.json)
+			print_json_block(o, -1, "total", tt->all, NULL, tt->bound, false);
+		else
+			print_table(o, "\ntotal over all matrices (sum of times; algbw not applicable)",
+				    tt->all, tt->bound, true);
+	}
+}
+
+/* The options into *o: -1 to go on, or the command's exit status (0 after
+ * --help, 2 for a usage error), as cli_end. */
+static int parse_options(int argc, char **argv, struct opts *o)
 {
 	struct cli_scan s;
+	const char *algos = NULL; /* every algorithm of the table */
+	unsigned given = 0;
+	int rc;
+
+	for (cli_begin(&s, argc, argv, "compare"); cli_more(&s);) {
+		if (cli_inputs_option(&s, &o->in) || cli_algo_option(&s, &o->ao, &given) ||
+		    simc_sim_option(&s, &o->so) || cli_value(&s, "--algos", &algos) ||
+		    cli_value(&s, "--svg", &o->svg))
+			continue;
+		if (cli_flag(&s, "--csv")) {
+			o->csv = true;
+			continue;
+		}
+		if (cli_flag(&s, "--no-timing")) {
+			o->timing = false;
+			continue;
+		}
+		return cli_unknown(&s);
+	}
+	if ((rc = cli_end(&s, false)) >= 0)
+		return rc;
+	if (o->csv && o->in.json)
+		return cli_usage_error("compare", "give --json or --csv, not both");
+	if (!o->in.traffic_path)
+		return cli_usage_error("compare", "--traffic FILE is required");
+	if ((rc = parse_algos(o, algos)) != 0 ||
+	    (rc = cli_algo_applies("compare", o->base, o->nalgos, given)) != 0)
+		return rc;
+	o->fast_idx = -1;
+	o->name_width = 10;
+	for (uint32_t k = 0; k < o->nalgos; k++) {
+		if (strcmp(o->base[k], "fast") == 0 &&
+		    (o->fast_idx < 0 || strcmp(o->algos[k], "fast") == 0))
+			o->fast_idx = (int)k;
+		if ((int)strlen(o->algos[k]) > o->name_width)
+			o->name_width = (int)strlen(o->algos[k]);
+	}
+	if (o->svg && o->fast_idx < 0)
+		return cli_usage_error("compare", "--svg draws FAST's plan: include fast in --algos");
+	return -1;
+}
+
+static void print_head(const struct opts *o, const struct fast_topo *t)
+{
+	if (o->csv) {
+		printf("matrix,label,algo,time_s,algbw_GBps,bound_s,ratio,fast_speedup,bytes_out%s\n",
+		       o->timing ? ",synthesis_s,time_with_synthesis_s" : "");
+	} else if (o->in.json) {
+		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, "
+		       "\"congestion\": %s, %s\"matrices\": [\n", t->name, t->servers, t->gpus,
+		       fast_topo_ngpus(t), o->so.congestion ? "true" : "false",
+		       o->so.sync == FAST_SIM_SYNC_RANK ? "\"sync\": \"rank\", " : "");
+	}
+}
+
+static void print_matrix(const struct opts *o, const struct fast_topo *t, const struct fast_matrix *m,
+			 uint32_t i, int64_t mi, const struct cell *c, const struct fast_bound *b)
+{
+	if (o->csv) {
+		print_csv_rows(o, mi, m->label, c, b->lp_s);
+	} else if (o->in.json) {
+		print_json_block(o, mi, m->label, c, b, b->lp_s, i == 0);
+	} else {
+		char title[256];
+		snprintf(title, sizeof title, "%smatrix %lld (%s) on %s, %u servers x %u GPUs%s%s",
+			 i ? "\n" : "", (long long)mi, m->label, t->name, t->servers, t->gpus,
+			 o->so.congestion ? "" : ", no congestion",
+			 o->so.sync == FAST_SIM_SYNC_RANK ? ", --sync rank" : "");
+		print_table(o, title, c, b->lp_s, true);
+	}
+}
+
+int cmd_compare(int argc, char **argv)
+{
 	struct opts o;
 	struct fast_topo t;
 	struct fast_traffic tr = { 0 };
-	const char *algos = NULL; /* every algorithm of the table */
-	struct cell *cells = NULL, total[MAX_ALGOS];
-	/* the sums per matrix kind (enum fast_traffic_kind) */
-	struct cell kind_total[3][MAX_ALGOS];
-	double total_bound = 0, kind_bound[3] = { 0 };
-	uint32_t kind_count[3] = { 0 }, nkinds = 0;
-	unsigned given = 0;
+	struct cell *cells = NULL;
+	struct totals *tt = NULL;
 	struct cli_progress pr;
 	uint64_t done = 0;
 	int rc;
@@ -399,61 +526,21 @@ int cmd_compare(int argc, char **argv)
 	cli_inputs_init(&o.in);
 	fast_sim_algo_opts_default(&o.ao);
 	fast_sim_opts_default(&o.so);
-	for (cli_begin(&s, argc, argv, "compare"); cli_more(&s);) {
-		if (cli_inputs_option(&s, &o.in) || cli_algo_option(&s, &o.ao, &given) ||
-		    simc_sim_option(&s, &o.so) || cli_value(&s, "--algos", &algos) ||
-		    cli_value(&s, "--svg", &o.svg))
-			continue;
-		if (cli_flag(&s, "--csv")) {
-			o.csv = true;
-			continue;
-		}
-		if (cli_flag(&s, "--no-timing")) {
-			o.timing = false;
-			continue;
-		}
-		return cli_unknown(&s);
-	}
-	if ((rc = cli_end(&s, false)) >= 0)
+	if ((rc = parse_options(argc, argv, &o)) >= 0)
 		return rc;
-	if (o.csv && o.in.json)
-		return cli_usage_error("compare", "give --json or --csv, not both");
-	if (!o.in.traffic_path)
-		return cli_usage_error("compare", "--traffic FILE is required");
-	if ((rc = parse_algos(&o, algos)) != 0 ||
-	    (rc = cli_algo_applies("compare", o.base, o.nalgos, given)) != 0)
-		return rc;
-	o.fast_idx = -1;
-	o.name_width = 10;
-	for (uint32_t k = 0; k < o.nalgos; k++) {
-		if (strcmp(o.base[k], "fast") == 0 &&
-		    (o.fast_idx < 0 || strcmp(o.algos[k], "fast") == 0))
-			o.fast_idx = (int)k;
-		if ((int)strlen(o.algos[k]) > o.name_width)
-			o.name_width = (int)strlen(o.algos[k]);
-	}
-	if (o.svg && o.fast_idx < 0)
-		return cli_usage_error("compare", "--svg draws FAST's plan: include fast in --algos");
 	if ((rc = cli_load_topo(&o.in, &t)) != 0)
 		return rc;
 	if ((rc = cli_load_traffic(&o.in, &t, &tr)) != 0)
 		return rc;
 	cells = fast_calloc((size_t)tr.count * o.nalgos, sizeof *cells);
-	if (!cells) {
+	tt = fast_calloc(1, sizeof *tt);
+	if (!cells || !tt) {
+		free(cells);
+		free(tt);
 		fast_traffic_free(&tr);
 		return cli_fail(FAST_ENOMEM, "out of memory");
 	}
-	memset(total, 0, sizeof total);
-	memset(kind_total, 0, sizeof kind_total);
-	if (o.csv) {
-		printf("matrix,label,algo,time_s,algbw_GBps,bound_s,ratio,fast_speedup,bytes_out%s\n",
-		       o.timing ? ",synthesis_s,time_with_synthesis_s" : "");
-	} else if (o.in.json) {
-		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, "
-		       "\"congestion\": %s, %s\"matrices\": [\n", t.name, t.servers, t.gpus, fast_topo_ngpus(&t),
-		       o.so.congestion ? "true" : "false",
-		       o.so.sync == FAST_SIM_SYNC_RANK ? "\"sync\": \"rank\", " : "");
-	}
+	print_head(&o, &t);
 	cli_progress_begin(&pr, "compare", (uint64_t)tr.count * (o.nalgos + 1));
 	for (uint32_t m = 0; m < tr.count; m++) {
 		struct cell *c = &cells[(size_t)m * o.nalgos];
@@ -465,63 +552,17 @@ int cmd_compare(int argc, char **argv)
 		cli_progress_clear(&pr);
 		if (rc != 0)
 			goto out;
-		total_bound += b.lp_s;
-		kind_bound[tr.m[m].kind] += b.lp_s;
-		nkinds += kind_count[tr.m[m].kind]++ == 0;
-		for (uint32_t k = 0; k < o.nalgos; k++) {
-			struct cell *kt = &kind_total[tr.m[m].kind][k];
-			total[k].time_s += c[k].time_s;
-			total[k].synth_s += c[k].synth_s;
-			total[k].bytes_out += c[k].bytes_out;
-			kt->time_s += c[k].time_s;
-			kt->synth_s += c[k].synth_s;
-			kt->bytes_out += c[k].bytes_out;
-		}
-		if (o.csv) {
-			print_csv_rows(&o, mi, tr.m[m].label, c, b.lp_s);
-		} else if (o.in.json) {
-			print_json_block(&o, mi, tr.m[m].label, c, &b, b.lp_s, m == 0);
-		} else {
-			char title[256];
-			snprintf(title, sizeof title, "%smatrix %lld (%s) on %s, %u servers x %u GPUs%s%s", m ? "\n" : "",
-				 (long long)mi, tr.m[m].label, t.name, t.servers, t.gpus,
-				 o.so.congestion ? "" : ", no congestion",
-				 o.so.sync == FAST_SIM_SYNC_RANK ? ", --sync rank" : "");
-			print_table(&o, title, c, b.lp_s, true);
-		}
+		totals_add(tt, &o, &tr.m[m], c, b.lp_s);
+		print_matrix(&o, &t, &tr.m[m], m, mi, c, &b);
 	}
-	/* totals: algbw over the whole trace is not defined; report 0 (the
-	 * cells' algbw is 0 from the memsets) */
-	for (uint32_t kind = 0; nkinds > 1 && kind < 3; kind++) {
-		const char *name = fast_traffic_kind_name((enum fast_traffic_kind)kind);
-		if (!kind_count[kind])
-			continue;
-		if (o.csv) {
-			print_csv_rows(&o, -1, name, kind_total[kind], kind_bound[kind]);
-		} else if (o.in.json) {
-			print_json_block(&o, -1, name, kind_total[kind], NULL, kind_bound[kind], false);
-		} else {
-			char title[128];
-			snprintf(title, sizeof title, "\ntotal over the %s matrices (%u; sum of times; algbw "
-				 "not applicable)", name, kind_count[kind]);
-			print_table(&o, title, kind_total[kind], kind_bound[kind], true);
-		}
-	}
-	if (tr.count > 1) {
-		if (o.csv)
-			print_csv_rows(&o, -1, "total", total, total_bound);
-		else if (o.in.json)
-			print_json_block(&o, -1, "total", total, NULL, total_bound, false);
-		else
-			print_table(&o, "\ntotal over all matrices (sum of times; algbw not applicable)", total,
-				    total_bound, true);
-	}
+	print_totals(&o, tt, tr.count);
 	if (o.in.json)
 		printf("\n]}\n");
 	rc = 0;
 out:
 	cli_progress_end(&pr);
 	free(cells);
+	free(tt);
 	fast_traffic_free(&tr);
 	return rc;
 }

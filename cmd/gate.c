@@ -217,6 +217,62 @@ static int write_baseline(const char *path, const struct gate_verdict *v, uint32
 	return cli_out_commit(&out);
 }
 
+/* The plan of --plan for matrix mi (row i of the traffic), fitted to the
+ * topology and opened as its one view *gv: 0, or the exit status. */
+static int open_given(const struct cli_inputs *in, const struct fast_planset *ps,
+		      const struct fast_topo *topo, const struct fast_traffic *tr, uint32_t i,
+		      uint32_t mi, const struct fast_plan **given, struct fast_plan_view *gv)
+{
+	struct fast_err err;
+
+	*given = NULL;
+	for (uint32_t k = 0; k < ps->count && !*given; k++)
+		if (ps->plans[k].matrix == mi)
+			*given = &ps->plans[k];
+	if (!*given && in->matrix < 0 && i < ps->count && ps->count == tr->count)
+		*given = &ps->plans[i];
+	if (!*given)
+		return cli_fail(FAST_EINPUT, "%s: no plan for matrix %u of %s", in->plan_path, mi,
+				in->traffic_path);
+	if (fast_plan_fits_topo(*given, topo, &err) < 0 ||
+	    fast_plan_view_open_m(gv, *given, &tr->m[i], tr->ng, &err) < 0) {
+		fast_err_prefix(&err, "%s: plan for matrix %u", in->plan_path, mi);
+		return cli_report(&err);
+	}
+	return 0;
+}
+
+/* Row x against its baseline row in base (NULL: none given), and what
+ * stderr says of it: a missing baseline (counted in *nnobase), an
+ * offending row (counted in *noff). */
+static void judge(struct gate_verdict *x, uint32_t mi, const struct baseline *base,
+		  const char *base_path, double tol, bool require_base, struct cli_progress *pr,
+		  uint32_t *nnobase, uint32_t *noff)
+{
+	const struct sweep_row *r = &x->row;
+
+	if (base && !x->failed) {
+		const struct sweep_row *b = baseline_find(base, r);
+		gate_case_compare(x, b, tol, require_base);
+		if (x->no_base) {
+			(*nnobase)++;
+			if (!require_base) {
+				cli_progress_clear(pr);
+				fprintf(stderr, "fast gate: no baseline for row matrix %u (%s, %s, %s): ident %s %s %s\n",
+					mi, r->label, r->algo, r->options, r->ident,
+					b ? "has no time in" : "not in", base_path);
+			}
+		}
+	}
+	if (offends(x, require_base)) {
+		(*noff)++;
+		cli_progress_clear(pr);
+		fprintf(stderr, "fast gate: %s matrix %u (%s, %s): %s\n",
+			x->failed ? "ERROR" : x->incorrect ? "INCORRECT" : "FAIL", mi, r->label, r->algo,
+			x->why);
+	}
+}
+
 int cmd_gate(int argc, char **argv)
 {
 	struct cli_scan s;
@@ -296,50 +352,14 @@ int cmd_gate(int argc, char **argv)
 		const struct fast_plan *given = NULL;
 		struct fast_plan_view gv; /* given's one view: checked, then simulated */
 		struct gate_verdict *x = &v[i];
-		struct sweep_row *r = &x->row;
 
-		if (in.plan_path) {
-			for (uint32_t k = 0; k < ps.count && !given; k++)
-				if (ps.plans[k].matrix == mi)
-					given = &ps.plans[k];
-			if (!given && in.matrix < 0 && i < ps.count && ps.count == tr.count)
-				given = &ps.plans[i];
-			if (!given) {
-				rc = cli_fail(FAST_EINPUT, "%s: no plan for matrix %u of %s", in.plan_path,
-					      mi, in.traffic_path);
-				goto out;
-			}
-			struct fast_err err;
-			if (fast_plan_fits_topo(given, &topo, &err) < 0 ||
-			    fast_plan_view_open_m(&gv, given, &tr.m[i], tr.ng, &err) < 0) {
-				fast_err_prefix(&err, "%s: plan for matrix %u", in.plan_path, mi);
-				rc = cli_report(&err);
-				goto out;
-			}
-		}
+		if (in.plan_path && (rc = open_given(&in, &ps, &topo, &tr, i, mi, &given, &gv)) != 0)
+			goto out;
 		gate_case_eval(&topo, in.preset ? in.preset : base_name(in.topo_path), in.traffic_path,
 			       mi, &tr.m[i], algo, &ao, options, given, &gv, &ev, max_ratio, x);
-		if (base_path && !x->failed) {
-			const struct sweep_row *b = baseline_find(&base, r);
-			gate_case_compare(x, b, tol, require_base);
-			if (x->no_base) {
-				nnobase++;
-				if (!require_base) {
-					cli_progress_clear(&pr);
-					fprintf(stderr, "fast gate: no baseline for row matrix %u (%s, %s, %s): ident %s %s %s\n",
-						mi, r->label, r->algo, r->options, r->ident,
-						b ? "has no time in" : "not in", base_path);
-				}
-			}
-		}
-		if (offends(x, require_base)) {
-			pass = false;
-			noff++;
-			cli_progress_clear(&pr);
-			fprintf(stderr, "fast gate: %s matrix %u (%s, %s): %s\n",
-				x->failed ? "ERROR" : x->incorrect ? "INCORRECT" : "FAIL", mi, r->label,
-				r->algo, x->why);
-		}
+		judge(x, mi, base_path ? &base : NULL, base_path, tol, require_base, &pr, &nnobase,
+		      &noff);
+		pass = pass && !offends(x, require_base);
 	}
 	cli_progress_end(&pr);
 	if (in.json)
