@@ -1,0 +1,34 @@
+"""examples/moe_layer.py runs: 8 gloo processes, a small size, one layer;
+the outputs through torch.distributed.all_to_all_single and through
+fast.torch.all_to_all_single are identical (the example exits 1 when they
+are not) and it prints two equal checksums and a time per layer.  A skip
+without python3-torch, except in CI (as test_torch.py)."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+try:
+    import torch  # noqa: F401
+except ImportError:
+    if os.environ.get("CI") == "true":
+        raise
+    pytest.skip("python3-torch not installed (CI=true bash scripts/deps.sh installs it)",
+                allow_module_level=True)
+
+
+def test_moe_layer_example_outputs_match():
+    env = dict(os.environ, OMP_NUM_THREADS="1",
+               PYTHONPATH=os.environ.get("FAST_PYTHONPATH", os.path.join(ROOT, "python")))
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "moe_layer.py"),
+                        "--ranks", "8", "--tokens", "32", "--hidden", "16", "--layers", "1",
+                        "--reps", "1"], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr[-2000:]
+    sums = re.findall(r"^output checksum  (torch|fast ) (\S+)$", r.stdout, re.M)
+    assert [k for k, _ in sums] == ["torch", "fast "], r.stdout
+    assert sums[0][1] == sums[1][1], r.stdout
+    assert "outputs identical on all 8 ranks: yes" in r.stdout
+    assert re.search(r"^    0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$", r.stdout, re.M), r.stdout
