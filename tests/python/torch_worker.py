@@ -1,41 +1,51 @@
-"""One rank of test_torch.py: fast.torch.all_to_all_single against
-torch.distributed.all_to_all_single on the same inputs (gloo, env://)."""
+"""test_torch.py's ranks: fast.torch.all_to_all_single against
+torch.distributed.all_to_all_single on the same inputs (gloo, env://).
+Run once; it forks WORLD_SIZE ranks (torch imported once, not per rank:
+on two cores eight imports of torch were most of the test's time)."""
 import os
 import sys
 
 import numpy as np
 import torch
 import torch.distributed as dist
+import torch.multiprocessing as mp
 
 sys.path.insert(0, os.environ["FAST_PYTHONPATH"])
 import fast  # noqa: E402
 import fast.torch  # noqa: E402
 
-dist.init_process_group("gloo", init_method="env://")
-p, rank = dist.get_world_size(), dist.get_rank()
-topo = fast.Topology.preset("h200", servers=2, gpus=p // 2)
-for trial, (algo, dtype, width) in enumerate([("fast", torch.float32, 3), ("pxn", torch.int64, 1),
-                                              ("hier", torch.float64, 5), ("fanout", torch.int32, 2),
-                                              ("fast", torch.float32, 3)]):
-    S = np.random.default_rng(100 + trial % 4).integers(0, 6, size=(p, p))
-    S[1, 2] = 0  # an empty message
-    rows = int(S[rank].sum())
-    inp = (torch.arange(rows * width, dtype=torch.float64) + 1000 * rank).to(dtype).reshape(rows, width)
-    if width == 1:
-        inp = inp.reshape(-1)
-    out_shape = (int(S[:, rank].sum()),) + tuple(inp.shape[1:])
-    want, got = torch.empty(out_shape, dtype=dtype), torch.full(out_shape, -7).to(dtype)
-    dist.all_to_all_single(want, inp, list(S[:, rank]), list(S[rank]))
-    fast.torch.all_to_all_single(got, inp, list(S[:, rank]), list(S[rank]), topology=topo,
-                                 algo=algo)
-    if not torch.equal(want, got):
-        sys.exit("rank %d, %s %s: output differs from torch.distributed's" % (rank, algo, dtype))
-# equal splits, the default topology
-inp = torch.arange(4 * p, dtype=torch.float32) + 100 * rank
-want, got = torch.empty(4 * p), torch.empty(4 * p)
-dist.all_to_all_single(want, inp)
-fast.torch.all_to_all_single(got, inp)
-assert torch.equal(want, got), "equal splits"
-dist.barrier()
-dist.destroy_process_group()
-print("rank %d ok" % rank)
+
+def main(rank):
+    os.environ["RANK"] = str(rank)
+    dist.init_process_group("gloo", init_method="env://")
+    p, rank = dist.get_world_size(), dist.get_rank()
+    topo = fast.Topology.preset("h200", servers=2, gpus=p // 2)
+    for trial, (algo, dtype, width) in enumerate([("fast", torch.float32, 3), ("pxn", torch.int64, 1),
+                                                  ("hier", torch.float64, 5), ("fanout", torch.int32, 2),
+                                                  ("fast", torch.float32, 3)]):
+        S = np.random.default_rng(100 + trial % 4).integers(0, 6, size=(p, p))
+        S[1, 2] = 0  # an empty message
+        rows = int(S[rank].sum())
+        inp = (torch.arange(rows * width, dtype=torch.float64) + 1000 * rank).to(dtype).reshape(rows, width)
+        if width == 1:
+            inp = inp.reshape(-1)
+        out_shape = (int(S[:, rank].sum()),) + tuple(inp.shape[1:])
+        want, got = torch.empty(out_shape, dtype=dtype), torch.full(out_shape, -7).to(dtype)
+        dist.all_to_all_single(want, inp, list(S[:, rank]), list(S[rank]))
+        fast.torch.all_to_all_single(got, inp, list(S[:, rank]), list(S[rank]), topology=topo,
+                                     algo=algo)
+        if not torch.equal(want, got):
+            sys.exit("rank %d, %s %s: output differs from torch.distributed's" % (rank, algo, dtype))
+    # equal splits, the default topology
+    inp = torch.arange(4 * p, dtype=torch.float32) + 100 * rank
+    want, got = torch.empty(4 * p), torch.empty(4 * p)
+    dist.all_to_all_single(want, inp)
+    fast.torch.all_to_all_single(got, inp)
+    assert torch.equal(want, got), "equal splits"
+    dist.barrier()
+    dist.destroy_process_group()
+    print("rank %d ok" % rank)
+
+
+if __name__ == "__main__":
+    mp.start_processes(main, nprocs=int(os.environ["WORLD_SIZE"]), start_method="fork")
