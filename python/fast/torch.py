@@ -63,6 +63,17 @@ def _global(group, r):
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
                       group=None, topology=None, algo="fast", **options):
     """torch.distributed.all_to_all_single over a FAST plan (see the module)."""
+    D = _matrix(output, input, output_split_sizes, input_split_sizes, group)
+    topology = topology or _default_topology(D.shape[0])
+    prog = _program(topology, algo, D, dist.get_rank(group), options)
+    _walk(prog, D, output, input, group)
+    return output
+
+
+def _matrix(output, input, output_split_sizes, input_split_sizes, group):
+    """The P x P byte matrix D[s][d] every rank agrees on: the split sizes
+    checked and gathered (one all_gather of P integers).  Raises
+    fast.InputError on tensors or split sizes all_to_all_single refuses."""
     p = dist.get_world_size(group)
     rank = dist.get_rank(group)
     if input.device.type != "cpu" or output.device.type != "cpu":
@@ -70,8 +81,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     if input.dtype != output.dtype:
         raise fast.InputError(-1, "fast.torch: input is %s, output %s" % (input.dtype,
                                                                          output.dtype))
-    row_elems = int(np.prod(input.shape[1:])) if input.dim() > 1 else 1
-    esize = input.element_size() * row_elems
+    esize = _row_bytes(input)
     if input_split_sizes is None or len(input_split_sizes) == 0:
         if input.shape[0] % p:
             raise fast.InputError(-1, "fast.torch: %d rows do not split evenly over %d ranks"
@@ -95,9 +105,18 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         raise fast.InputError(-1, "fast.torch: split sizes exceed the tensors")
     if not output.is_contiguous():
         raise fast.InputError(-1, "fast.torch: the output must be contiguous")
-    topology = topology or _default_topology(p)
-    prog = _program(topology, algo, D, rank, options)
+    return D
 
+
+def _row_bytes(t):
+    return t.element_size() * (int(np.prod(t.shape[1:])) if t.dim() > 1 else 1)
+
+
+def _walk(prog, D, output, input, group):
+    """Run the rank's program wave by wave: copies, receives and sends
+    posted together and waited for, copies."""
+    p = D.shape[0]
+    rank = dist.get_rank(group)
     send = input.contiguous().reshape(-1).view(torch.uint8)
     recv = output.reshape(-1).view(torch.uint8)
     sd = np.concatenate([[0], np.cumsum(D[rank])])
