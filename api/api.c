@@ -321,7 +321,7 @@ void fast_api_traffic_free(struct fast_api_traffic *t)
 
 /* The compile options names[i] = values[i] into o, as the command line's
  * --NAME VALUE (same messages); *given: their FAST_OPT_* bits. */
-static int compile_options(const char *const *names, const char *const *values, size_t n,
+int api_compile_options(const char *const *names, const char *const *values, size_t n,
 			   struct fast_algo_opts *o, unsigned *given, struct fast_api_error *err)
 {
 	*given = 0;
@@ -345,7 +345,7 @@ static int compile_options(const char *const *names, const char *const *values, 
 }
 
 /* cmd/cli_algo.c's cli_algo_known and cli_algo_applies, in their words */
-static int algo_applies(const char *algo, unsigned given, struct fast_api_error *err)
+int api_algo_applies(const char *algo, unsigned given, struct fast_api_error *err)
 {
 	const struct fast_algo *a = fast_algo_find(algo);
 
@@ -400,8 +400,8 @@ int fast_api_compile(const struct fast_api_topo *topo, const struct fast_api_tra
 	o.eval = fast_sim_evaluator(); /* auto chooses as the commands do */
 	if (!algo)
 		algo = "fast";
-	if ((rc = compile_options(names, values, n, &o, &given, err)) < 0 ||
-	    (rc = algo_applies(algo, given, err)) < 0)
+	if ((rc = api_compile_options(names, values, n, &o, &given, err)) < 0 ||
+	    (rc = api_algo_applies(algo, given, err)) < 0)
 		return rc;
 	if (fast_traffic_check_topo(t, &topo->t, tr->name, &e) < 0)
 		return api_give(err, &e);

@@ -14,6 +14,7 @@
 #include "fast/api.h"
 #include "fast/plan.h"
 #include "fast/prog.h"
+#include "fast/sim.h"
 #include "fast/topo.h"
 #include "fast/traffic.h"
 
@@ -55,6 +56,23 @@ struct mem {
 };
 int api_mem_open(struct mem *m, struct fast_api_error *err);
 int api_mem_close(struct mem *m, int rc, char **json, struct fast_api_error *err);
+
+/* The compile options names[i] = values[i] into o, as the command line's
+ * --NAME VALUE (same messages); *given: their FAST_OPT_* bits (api.c). */
+struct fast_algo_opts;
+int api_compile_options(const char *const *names, const char *const *values, size_t n,
+			struct fast_algo_opts *o, unsigned *given, struct fast_api_error *err);
+/* FAST_API_EUSAGE unless algo is a known algorithm taking every option of
+ * given, in cmd/cli_algo.c's words (api.c). */
+int api_algo_applies(const char *algo, unsigned given, struct fast_api_error *err);
+
+/* The simulator options of api.h (api_run.c): defaults, then the n given. */
+struct sim_settings {
+	struct fast_sim_opts so;
+	bool steps, check;
+};
+int api_sim_options(const char *const *names, const char *const *values, size_t n,
+		    struct sim_settings *s, struct fast_api_error *err);
 
 /* The command line's default limits in *l, returned. */
 const struct fast_limits *api_limits(struct fast_limits *l);

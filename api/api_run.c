@@ -102,12 +102,7 @@ static int on_off(const char *name, const char *v, bool *out, struct fast_api_er
 	return 0;
 }
 
-struct sim_settings {
-	struct fast_sim_opts so;
-	bool steps, check;
-};
-
-static int sim_options(const char *const *names, const char *const *values, size_t n,
+int api_sim_options(const char *const *names, const char *const *values, size_t n,
 		       struct sim_settings *s, struct fast_api_error *err)
 {
 	int rc = 0;
@@ -155,7 +150,7 @@ int fast_api_sim_json(const struct fast_api_topo *topo, const struct fast_api_tr
 	struct mem m;
 	int rc;
 
-	if ((rc = sim_options(names, values, n, &s, err)) < 0)
+	if ((rc = api_sim_options(names, values, n, &s, err)) < 0)
 		return rc;
 	if (traf && fast_traffic_check_topo(traf, t, tr->name, &e) < 0)
 		return api_give(err, &e);

@@ -150,6 +150,18 @@ int fast_api_bound_json(const struct fast_api_topo *topo, const struct fast_api_
 int fast_api_sim_json(const struct fast_api_topo *topo, const struct fast_api_traffic *tr,
 		      const struct fast_api_plans *ps, const char *const *names,
 		      const char *const *values, size_t n, char **json, struct fast_api_error *err);
+/* auto's row of `fast compare --json --no-timing` per matrix of tr, with
+ * the n compile options (as fast_api_compile's) and the sim_n simulator
+ * options (congestion, sync, epsilon; as fast_api_sim_json's): a JSON
+ * array with, per matrix, {"matrix", "bound_s", "binding", "time_s",
+ * "algbw_GBps", "bytes_out", "chosen", "predicted_sim_s",
+ * "predicted_synthesis_s", "candidates"} (the row's fields; the bound the
+ * LP's) into *json.  The case evaluator's (include/fast/eval.h) as the
+ * command's: one decision and the chosen plan's simulation per matrix. */
+int fast_api_auto_json(const struct fast_api_topo *topo, const struct fast_api_traffic *tr,
+		       const char *const *names, const char *const *values, size_t n,
+		       const char *const *sim_names, const char *const *sim_values, size_t sim_n,
+		       char **json, struct fast_api_error *err);
 
 /* --- per-rank programs (include/fast/prog.h, what `fast run` executes) ---- */
 /* Rank rank's program of plan i of ps over the matrix it serves in tr,

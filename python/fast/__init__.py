@@ -114,6 +114,7 @@ _SIGS = {
     "check": (_I, [_P, _P, _P, _E]),
     "bound_json": (_I, [_P, _P, _I, _I, _PP, _E]),
     "sim_json": (_I, [_P, _P, _P, _STRS, _STRS, _SZ, _PP, _E]),
+    "auto_json": (_I, [_P, _P, _STRS, _STRS, _SZ, _STRS, _STRS, _SZ, _PP, _E]),
     "prog_build": (_I, [_P, _P, _U32, _U32, _U32, _PP, _E]),
     "prog_info": (None, [_P, ctypes.POINTER(_ProgInfo)]),
     "prog_arrays": (None, [_P, _P, _P, _P, _P]),
@@ -543,6 +544,18 @@ def bound(topology, traffic, closed_only=False, timing=False):
     return json.loads(_take_string(p))
 
 
+def _auto_rows(topology, traffic, opts, congestion, sync, epsilon):
+    """auto's compare row per matrix (fast_api_auto_json): a list of dicts
+    with the fields of a sim plan entry compare reads, and auto's."""
+    names, values, n = _options(opts)
+    snames, svalues, sn = _options({"congestion": congestion, "sync": sync,
+                                    "epsilon": repr(float(epsilon))})
+    p = ctypes.c_void_p()
+    _call("auto_json", topology._h, traffic._h, names, values, n, snames, svalues, sn,
+          ctypes.byref(p))
+    return json.loads(_take_string(p))
+
+
 def _row(entry, options):
     """("name", algo, options) of a compare row "NAME[:OPT=VALUE...]"."""
     parts = entry.split(":")
@@ -559,19 +572,18 @@ def _row(entry, options):
 def compare(topology, traffic, algos=None, congestion=True, sync="step", epsilon=0.0,
             **options):
     """`fast compare --json --no-timing` as a dict: every algorithm (all
-    but auto, or algos: names or "NAME:OPT=VALUE" rows) compiled and
-    simulated on each matrix, with the LP bound, ratios, FAST's speedup and
-    per-kind and overall totals.  Synthesis times are left out (they are
-    measurements); auto rows are not offered here (use sim(algo="auto"))."""
+    but auto, or algos: names or "NAME:OPT=VALUE" rows, auto included)
+    compiled and simulated on each matrix, with the LP bound, ratios,
+    FAST's speedup and per-kind and overall totals.  Synthesis times are
+    left out (they are measurements).  An auto row is the command's: its
+    choice, predictions and candidates from the library's case evaluator
+    (fast_api_auto_json)."""
     traffic = _traffic(traffic)
     if algos is None:
         algos = [a for a in algorithms() if a != "auto"]
     elif isinstance(algos, str):
         algos = algos.split(",")
     rows = [_row(a, options) for a in algos]
-    if any(r[1] == "auto" for r in rows):
-        raise InputError(-3, "compare: an auto row is not offered by fast.compare (its "
-                         "prediction fields are the command's); run fast compare")
     fast_idx = None
     for k, (name, base, _) in enumerate(rows):
         if base == "fast" and (fast_idx is None or name == "fast"):
@@ -579,6 +591,10 @@ def compare(topology, traffic, algos=None, congestion=True, sync="step", epsilon
     kinds = traffic.kinds
     results = []  # per row: the sim document
     for name, base, opts in rows:
+        if base == "auto":
+            results.append({"plans": _auto_rows(topology, traffic, opts, congestion, sync,
+                                                epsilon)})
+            continue
         plan = compile(topology, traffic, base, **opts)
         results.append(sim(topology, traffic, plan, steps=True, congestion=congestion,
                            sync=sync, epsilon=epsilon, check=False))
@@ -587,9 +603,15 @@ def compare(topology, traffic, algos=None, congestion=True, sync="step", epsilon
         out = []
         for res in results:
             p = res["plans"][m]
-            out.append({"time_s": p["time_s"], "algbw": p["algbw_GBps"],
-                        "bytes_out": sum(s["bytes"] for s in p["steps"]
-                                         if s["kind"] in ("out", "rail"))})
+            c = {"time_s": p["time_s"], "algbw": p["algbw_GBps"]}
+            if "chosen" in p:  # auto's row
+                c["bytes_out"] = p["bytes_out"]
+                c["auto"] = {k: p[k] for k in ("chosen", "predicted_sim_s",
+                                               "predicted_synthesis_s", "candidates")}
+            else:
+                c["bytes_out"] = sum(s["bytes"] for s in p["steps"]
+                                     if s["kind"] in ("out", "rail"))
+            out.append(c)
         return out
 
     def block(head, c, bound_s, binding=None):
@@ -605,6 +627,8 @@ def compare(topology, traffic, algos=None, congestion=True, sync="step", epsilon
             if f is not None and f["time_s"] > 0:
                 a["fast_speedup"] = c[k]["time_s"] / f["time_s"]
             a["bytes_out"] = c[k]["bytes_out"]
+            if "auto" in c[k]:
+                a.update(c[k]["auto"])  # matrices only: totals carry none, as the command's
             d["algorithms"].append(a)
         return d
 

@@ -170,6 +170,39 @@ def test_compare_tokens_equal_cli():
     assert got == want
 
 
+@pytest.mark.parametrize("mean", ["4K", "256M"])
+def test_compare_auto_row_equals_cli(tmp_path, mean):
+    # auto's row: the chosen schedule (a baseline at 4 KiB, FAST at 256 MiB),
+    # its predictions and every candidate's; auto first, so its row gives the bound
+    t = tmp_path / "t.json"
+    cli("gen", "--preset", "h200", "--servers", "2", "--gpus", "4", "--pattern", "zipf",
+        "--mean-bytes", mean, "-o", t)
+    topo = ["--preset", "h200", "--servers", "2", "--gpus", "4"]
+    want = cli_json("compare", *topo, "--traffic", t, "--no-timing", "--algos",
+                    "auto,fast,fanout,hier")
+    got = fast.compare(h200(gpus=4), fast.Traffic.load(str(t)),
+                       algos=["auto", "fast", "fanout", "hier"])
+    assert got == want
+    assert "candidates" in got["matrices"][0]["algorithms"][0]
+
+
+def test_compare_auto_row_options_and_tokens_equal_cli(work):
+    d, _ = work
+    want = cli_json("compare", *TOPO, "--traffic", d / "bytes.json", "--no-timing",
+                    "--algos", "fast,auto,auto:stages=exact", "--sync", "rank")
+    got = fast.compare(h200(), fast.Traffic.load(str(d / "bytes.json")),
+                       algos="fast,auto,auto:stages=exact", sync="rank")
+    assert got == want
+    # token traffic: the evaluated choice, candidates named with their dedup,
+    # no auto fields in the per-kind totals
+    for extra in ([], ["--no-congestion"]):
+        want = cli_json("compare", *TOK_TOPO, "--traffic", TOKENS, "--no-timing",
+                        "--algos", "fast,auto", *extra)
+        got = fast.compare(h200(gpus=2), fast.Traffic.load(TOKENS), algos=["fast", "auto"],
+                           congestion=not extra)
+        assert got == want
+
+
 # --- check, programs ----------------------------------------------------------------
 
 def test_check_failure_carries_cli_message(work):
