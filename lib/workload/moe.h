@@ -97,6 +97,13 @@ void fast_moe_tokens_free(struct fast_moe_tokens *t);
 int fast_moe_count_tokens(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
 			  bool dedup, uint64_t *counts, struct fast_err *err);
 
+/* Add to pairs[g] (ng entries) the (token, expert) pairs GPU g computes:
+ * one per token and expert, at the GPU of the replica the token uses (the
+ * column sums of fast_moe_count_tokens without dedup).  FAST_EINPUT for
+ * an expert id out of range. */
+int fast_moe_tokens_pairs(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
+			  uint64_t *pairs, struct fast_err *err);
+
 /* Add every token of t to b as one token of its source GPU going to the
  * distinct GPUs of its experts (traffic.h token groups; a token is on
  * GPU fast_moe_token_src, its j-th expert on fast_moe_expert_gpu), so that
@@ -190,7 +197,8 @@ struct fast_moe_import {
 };
 
 /* Build a trace with, per layer in ascending order, "layerL/dispatch" and
- * (unless no_combine) "layerL/combine" = its transpose; switch-base-128
+ * (unless no_combine) "layerL/combine" = its transpose, each with the
+ * layer's compute_pairs (traffic.h: per GPU, its (token, expert) pairs); switch-base-128
  * has one pooled layer, labelled "pooled/...".  t->source names the data
  * set, its licence and the method.  Errors: FAST_EUSAGE (unknown source,
  * domain, selection or layer), FAST_EINPUT (unreadable or malformed data,

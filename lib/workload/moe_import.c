@@ -219,7 +219,10 @@ static int layer_tokens(struct imp *im, uint32_t layer, struct fast_moe_tokens *
 	return rc;
 }
 
-static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, struct fast_err *err)
+/* Layer `layer`'s token copies into counts (ng x ng) and its (token,
+ * expert) pairs per GPU into pairs (ng, zeroed). */
+static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, uint64_t *pairs,
+			struct fast_err *err)
 {
 	const struct model_def *md = im->md;
 	struct fast_moe_groups g = { 0 };
@@ -231,12 +234,14 @@ static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, struct
 		if ((rc = layer_tokens(im, layer, &t, err)) < 0)
 			return rc;
 		rc = fast_moe_count_tokens(&im->layout, &t, !im->opt->no_dedup, counts, err);
+		if (rc == 0)
+			rc = fast_moe_tokens_pairs(&im->layout, &t, pairs, err);
 		fast_moe_tokens_free(&t);
 		return rc;
 	}
 	if (im->opt->routing)
-		return fast_moe_routing_count(im->opt->routing, &im->layout, layer, counts, err);
-	if (md->kind == KIND_SWITCH)
+		rc = fast_moe_routing_count(im->opt->routing, &im->layout, layer, counts, err);
+	else if (md->kind == KIND_SWITCH)
 		rc = switch_counts(im->path, im->lim, md->pub.experts, &g, err);
 	else if (md->kind == KIND_DEEPSEEK)
 		rc = fast_moe_parse_seq_csv(im->text, im->len, im->path, im->domain, layer,
@@ -245,9 +250,12 @@ static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, struct
 		rc = fast_moe_parse_counts_csv(im->text, im->len, im->path, md->csv_model,
 					       im->selection, im->domain, layer, md->pub.experts,
 					       md->pub.topk, &g, err);
-	if (rc == 0)
+	if (rc == 0 && !im->opt->routing)
 		rc = fast_moe_count_groups(&im->layout, &g, counts, err);
 	fast_moe_groups_free(&g);
+	/* counts are one copy per (token, expert): a GPU computes its column */
+	for (size_t k = 0; rc == 0 && k < (size_t)im->layout.ng * im->layout.ng; k++)
+		pairs[k % im->layout.ng] += counts[k];
 	return rc;
 }
 
@@ -264,9 +272,10 @@ static int check_total(uint32_t layer, uint64_t copies, uint64_t B, struct fast_
 }
 
 /* The token groups of one layer's dispatch into m (bytes per token B),
- * out of *left groups still allowed (decreased). */
+ * out of *left groups still allowed (decreased); its (token, expert) pairs
+ * per GPU into pairs (ng, zeroed). */
 static int layer_groups(struct imp *im, uint32_t layer, uint64_t B, uint64_t *left,
-			struct fast_matrix *m, struct fast_err *err)
+			uint64_t *pairs, struct fast_matrix *m, struct fast_err *err)
 {
 	struct fast_moe_tokens t;
 	struct fast_groups b;
@@ -277,6 +286,8 @@ static int layer_groups(struct imp *im, uint32_t layer, uint64_t B, uint64_t *le
 		return rc;
 	fast_groups_init(&b, im->layout.ng, *left);
 	rc = fast_moe_group_tokens(&im->layout, &t, &b, err);
+	if (rc == 0)
+		rc = fast_moe_tokens_pairs(&im->layout, &t, pairs, err);
 	fast_moe_tokens_free(&t);
 	if (rc == FAST_ELIMIT) /* the builder knows only what was left */
 		rc = fast_err_set(err, FAST_ELIMIT,
@@ -505,13 +516,17 @@ static int import_layer(struct imp *im, uint32_t layer, uint32_t i, uint32_t per
 {
 	const struct fast_moe_import *opt = im->opt;
 	uint64_t *m = t->m[i * per].bytes, sum = 0;
+	uint64_t *pairs = fast_calloc(opt->ng, sizeof *pairs);
 	size_t nn = (size_t)opt->ng * opt->ng;
 	int rc;
 
+	if (!pairs)
+		return fast_err_set(err, FAST_ENOMEM, "out of memory");
+	t->m[i * per].compute_pairs = pairs; /* freed with t */
 	if (opt->tokens) {
-		rc = layer_groups(im, layer, B, groups_left, &t->m[i * per], err);
+		rc = layer_groups(im, layer, B, groups_left, pairs, &t->m[i * per], err);
 	} else {
-		rc = layer_counts(im, layer, m, err);
+		rc = layer_counts(im, layer, m, pairs, err);
 		for (size_t k = 0; rc == 0 && k < nn; k++)
 			sum += m[k];
 		if (rc == 0)
@@ -526,6 +541,10 @@ static int import_layer(struct imp *im, uint32_t layer, uint32_t i, uint32_t per
 		else
 			snprintf(prefix, sizeof prefix, "layer%u", layer);
 		snprintf(t->m[i * per].label, sizeof t->m[0].label, "%s/dispatch", prefix);
+		if (per == 2 && !(t->m[i * per + 1].compute_pairs = fast_calloc(opt->ng, sizeof *pairs)))
+			return fast_err_set(err, FAST_ENOMEM, "out of memory");
+		if (per == 2) /* the combine's experts are the dispatch's */
+			memcpy(t->m[i * per + 1].compute_pairs, pairs, opt->ng * sizeof *pairs);
 		if (per == 2 && opt->tokens) {
 			rc = fast_matrix_copy_groups(&t->m[i * per + 1], &t->m[i * per],
 						     FAST_TRAFFIC_COMBINE, opt->ng, err);

@@ -153,6 +153,20 @@ int fast_moe_count_tokens(const struct fast_moe_layout *l, const struct fast_moe
 	return 0;
 }
 
+int fast_moe_tokens_pairs(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
+			  uint64_t *pairs, struct fast_err *err)
+{
+	uint32_t K = t->topk;
+	int rc = check_ids(l, t, err);
+
+	for (uint64_t tok = 0; rc == 0 && tok < t->ntokens; tok++) {
+		uint32_t s = src_of(l, t, tok);
+		for (uint32_t j = 0; j < K; j++)
+			pairs[fast_moe_expert_gpu(l, t->ids[tok * K + j], s)]++;
+	}
+	return rc;
+}
+
 int fast_moe_group_tokens(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
 			  struct fast_groups *b, struct fast_err *err)
 {

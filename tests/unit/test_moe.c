@@ -101,6 +101,39 @@ static void test_moe__token_counted_once_per_gpu(void)
 	CU_ASSERT_EQUAL(fast_moe_count_tokens(&l, &tb, true, c, &err), FAST_EINPUT);
 }
 
+/* The pairs a GPU computes are the columns of the no-dedup count matrix,
+ * for every placement, replicas included (E = 4 experts on 8 GPUs). */
+static void test_moe__pairs_are_no_dedup_columns(void)
+{
+	uint16_t ids[40];
+	struct fast_moe_tokens t = { 20, 2, 1, ids, NULL };
+	struct fast_err err;
+
+	for (uint32_t i = 0; i < 20; i++) { /* two distinct experts of 0..3 */
+		ids[2 * i] = (uint16_t)(i * 7 % 4);
+		ids[2 * i + 1] = (uint16_t)((i * 7 + 1 + i % 3) % 4);
+	}
+	for (int ex = 0; ex < 2; ex++)
+		for (int tok = 0; tok < 2; tok++) {
+			struct fast_moe_layout l = layout(8, 4, (enum fast_placement)ex,
+							  (enum fast_placement)tok);
+			uint64_t c[64] = { 0 }, p[8] = { 0 }, col[8] = { 0 }, sum = 0;
+
+			CU_ASSERT_EQUAL(fast_moe_count_tokens(&l, &t, false, c, &err), 0);
+			CU_ASSERT_EQUAL(fast_moe_tokens_pairs(&l, &t, p, &err), 0);
+			for (uint32_t k = 0; k < 64; k++)
+				col[k % 8] += c[k];
+			for (uint32_t g = 0; g < 8; g++)
+				sum += p[g];
+			CU_ASSERT(memcmp(p, col, sizeof p) == 0);
+			CU_ASSERT_EQUAL(sum, 40);
+		}
+	ids[3] = 9;
+	uint64_t p[8] = { 0 };
+	struct fast_moe_layout l = layout(8, 4, FAST_PLACE_CONTIGUOUS, FAST_PLACE_CONTIGUOUS);
+	CU_ASSERT_EQUAL(fast_moe_tokens_pairs(&l, &t, p, &err), FAST_EINPUT);
+}
+
 static void test_moe__groups_split_by_token_share(void)
 {
 	/* one group of 10 tokens, 4 experts, EP4 contiguous tokens:
@@ -502,6 +535,7 @@ UNIT_MAIN("moe",
 	  UNIT_TEST(test_moe__expert_placement),
 	  UNIT_TEST(test_moe__token_sources),
 	  UNIT_TEST(test_moe__token_counted_once_per_gpu),
+	  UNIT_TEST(test_moe__pairs_are_no_dedup_columns),
 	  UNIT_TEST(test_moe__groups_split_by_token_share),
 	  UNIT_TEST(test_moe__raw_parser_errors_name_the_line),
 	  UNIT_TEST(test_moe__csv_parser_errors_name_the_line),
