@@ -13,6 +13,7 @@
 #include "lib/base/json.h"
 #include "lib/workload/moe.h"
 #include "lib/workload/moe_internal.h"
+#include "lib/workload/moe_place.h"
 #include "lib/workload/moe_routing.h"
 
 /* --- models -------------------------------------------------------------- */
@@ -188,6 +189,8 @@ struct imp {
 	size_t len;
 	bool per_token; /* DeepSeek raw intent, or a routing file of expert ids */
 	struct model_def user; /* KIND_ROUTING: the model as the routing file says it */
+	struct fast_moe_place place; /* the maps in use (a file's copied, or EPLB's) */
+	uint32_t *rep_off, *rep_gpu;  /* the layout's replica tables of the layer */
 };
 
 /* The per-token routing of one layer (raw_intent/expert_weights_L.txt). */
@@ -326,13 +329,27 @@ static const struct model_def *routing_model(struct imp *im, const struct fast_m
 	return &im->user;
 }
 
+/* The experts' placement as the provenance text says it. */
+static const char *experts_text(const struct fast_moe_import *o, char *buf, size_t size)
+{
+	const char *c = o->replica_spread ? "spread" : "local";
+
+	if (o->eplb)
+		snprintf(buf, size, "eplb:%u (replica choice %s)", o->eplb_redundant, c);
+	else if (o->place_path)
+		snprintf(buf, size, "from %.120s (replica choice %s)", o->place_path, c);
+	else
+		snprintf(buf, size, "%s", fast_placement_name(o->experts_at));
+	return buf;
+}
+
 static void routing_describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
 {
 	const struct fast_moe_import *o = im->opt;
 	const struct fast_moe_routing *r = o->routing;
 	const char *what, *method;
 	bool src = r->kind == FAST_ROUTING_SRC_COUNTS || (r->nlayers && r->tok && r->tok[0].src);
-	char k[24] = "";
+	char k[24] = "", ex[160];
 
 	if (r->kind == FAST_ROUTING_IDS)
 		snprintf(k, sizeof k, ", top-%u", r->topk);
@@ -348,8 +365,7 @@ static void routing_describe(const struct imp *im, uint64_t B, struct fast_traff
 	snprintf(t->source, sizeof t->source,
 		 "routing %s (%s, %u experts%s): %s; %s; EP%u, experts %s, tokens %s, %llu B/token "
 		 "(fast trace import --routing)",
-		 r->path, r->format, r->experts, k, what, method, o->ng,
-		 fast_placement_name(o->experts_at),
+		 r->path, r->format, r->experts, k, what, method, o->ng, experts_text(o, ex, sizeof ex),
 		 src ? "as the file says" : fast_placement_name(o->tokens_at), (unsigned long long)B);
 }
 
@@ -357,7 +373,7 @@ static void describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
 {
 	const struct fast_moe_import *o = im->opt;
 	const struct model_def *md = im->md;
-	char ep[48];
+	char ep[48], ex[160];
 	const char *method;
 
 	if (o->routing) {
@@ -387,7 +403,7 @@ static void describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
 		 md->pub.name, md->kind == KIND_DEEPSEEK ? "task" : "domain", im->domain,
 		 md->kind == KIND_COUNTS ? " selection " : "",
 		 md->kind == KIND_COUNTS ? im->selection : "", md->pub.origin, method, ep,
-		 fast_placement_name(o->experts_at), fast_placement_name(o->tokens_at),
+		 experts_text(o, ex, sizeof ex), fast_placement_name(o->tokens_at),
 		 (unsigned long long)B, md->pub.hidden,
 		 B == 2ull * md->pub.hidden ? "default" : "overridden");
 }
@@ -509,6 +525,92 @@ static int open_data(struct imp *im, uint32_t **present, uint32_t *npresent, str
 	return rc;
 }
 
+/* Per-expert loads of one layer ((token, expert) selections) into load
+ * (E, zeroed): per-token data, or a routing file's counts. */
+static int layer_loads(struct imp *im, uint32_t layer, uint64_t *load, struct fast_err *err)
+{
+	const struct fast_moe_routing *r = im->opt->routing;
+	uint32_t E = im->layout.experts;
+	int rc, i;
+
+	if (im->per_token) {
+		struct fast_moe_tokens t;
+		if ((rc = layer_tokens(im, layer, &t, err)) < 0)
+			return rc;
+		for (uint64_t k = 0; k < t.ntokens * t.topk; k++)
+			if (t.ids[k] < E)
+				load[t.ids[k]]++;
+		fast_moe_tokens_free(&t);
+		return 0;
+	}
+	if (!r || (i = fast_moe_routing_find(r, layer)) < 0)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "--placement eplb:R needs per-token routing or a routing file's "
+				    "counts");
+	for (uint32_t s = 0; s < (r->kind == FAST_ROUTING_SRC_COUNTS ? r->ngpus : 1); s++)
+		for (uint32_t e = 0; e < E; e++)
+			load[e] += r->counts[((size_t)i * (r->kind == FAST_ROUTING_SRC_COUNTS ? r->ngpus : 1) + s) * E + e];
+	return 0;
+}
+
+/* The explicit placement of the i-th imported layer into the layout's
+ * replica tables: the file's row i, or EPLB's map of the layer's loads
+ * (kept in im->place). */
+static int layer_place(struct imp *im, uint32_t layer, uint32_t i, struct fast_err *err)
+{
+	const struct fast_moe_import *o = im->opt;
+	uint32_t E = im->layout.experts, *row = im->place.phy2log + (size_t)i * im->place.slots;
+	uint64_t *load;
+	int rc = 0;
+
+	if (o->eplb) {
+		if (!(load = fast_calloc(E, sizeof *load)))
+			return fast_err_set(err, FAST_ENOMEM, "out of memory");
+		rc = layer_loads(im, layer, load, err);
+		if (rc == 0)
+			rc = fast_moe_place_eplb(load, E, o->eplb_redundant, o->ng, o->gpus_per_server,
+						 row, err);
+		free(load);
+	}
+	if (rc == 0) {
+		fast_moe_place_replicas(row, im->place.slots, E, o->ng, im->rep_off, im->rep_gpu);
+		im->layout.rep_off = im->rep_off;
+		im->layout.rep_gpu = im->rep_gpu;
+	}
+	return rc;
+}
+
+/* The maps of nl layers: room for EPLB's, or the file's (nl rows). */
+static int place_alloc(struct imp *im, uint32_t nl, struct fast_err *err)
+{
+	const struct fast_moe_import *o = im->opt;
+	uint32_t E = im->layout.experts;
+	int rc;
+
+	if (!o->gpus_per_server || o->ng % o->gpus_per_server)
+		return fast_err_set(err, FAST_EUSAGE, "--placement: needs --gpus-per-server dividing --ep");
+	if (o->eplb) {
+		im->place.nlayers = nl;
+		im->place.slots = E + o->eplb_redundant;
+		im->place.phy2log = fast_calloc((size_t)nl * im->place.slots, sizeof *im->place.phy2log);
+		if (!im->place.phy2log)
+			return fast_err_set(err, FAST_ENOMEM, "out of memory");
+	} else {
+		if ((rc = fast_moe_place_load(o->place_path, im->lim, o->ng, E, &im->place, err)) < 0)
+			return rc;
+		if (im->place.nlayers != nl)
+			return fast_err_set(err, FAST_EINPUT, "%s: %u layers, but the import has %u",
+					    o->place_path, im->place.nlayers, nl);
+	}
+	im->rep_off = fast_calloc(E + 1, sizeof *im->rep_off);
+	im->rep_gpu = fast_calloc(im->place.slots, sizeof *im->rep_gpu);
+	if (!im->rep_off || !im->rep_gpu)
+		return fast_err_set(err, FAST_ENOMEM, "out of memory");
+	im->layout.gpus_per_server = o->gpus_per_server;
+	im->layout.spread = o->replica_spread;
+	return 0;
+}
+
 /* Layer `layer` into matrix i * per of t (and its combine at i * per + 1
  * when per is 2): token groups, or counts times B bytes per token. */
 static int import_layer(struct imp *im, uint32_t layer, uint32_t i, uint32_t per, uint64_t B,
@@ -604,13 +706,24 @@ int fast_moe_import(const struct fast_moe_import *opt, const struct fast_limits 
 				  lim->max_matrices);
 	if (rc == 0)
 		rc = fast_traffic_alloc(&t, opt->ng, nl * per, lim, err);
+	if (rc == 0 && (opt->eplb || opt->place_path))
+		rc = place_alloc(&im, nl, err);
 	for (uint32_t i = 0; rc == 0 && i < nl; i++) {
-		rc = import_layer(&im, layers[i], i, per, B, &groups_left, &t, err);
+		if (im.place.phy2log)
+			rc = layer_place(&im, layers[i], i, err);
+		if (rc == 0)
+			rc = import_layer(&im, layers[i], i, per, B, &groups_left, &t, err);
 		if (rc == 0 && opt->progress)
 			opt->progress(opt->progress_arg, i + 1, nl);
 	}
 	free(present);
 	free(im.text);
+	free(im.rep_off);
+	free(im.rep_gpu);
+	if (rc == 0 && opt->place_out)
+		*opt->place_out = im.place;
+	else
+		fast_moe_place_free(&im.place);
 	if (rc < 0) {
 		fast_traffic_free(&t);
 		return rc;

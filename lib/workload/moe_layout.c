@@ -42,10 +42,31 @@ int fast_moe_layout_check(const struct fast_moe_layout *l, struct fast_err *err)
 	return 0;
 }
 
+/* The replica a token of GPU src uses (the layout's comment in moe.h). */
+static uint32_t replica_gpu(const struct fast_moe_layout *l, uint32_t expert, uint32_t src)
+{
+	const uint32_t *r = l->rep_gpu + l->rep_off[expert];
+	uint32_t n = l->rep_off[expert + 1] - l->rep_off[expert], G = l->gpus_per_server, k = 0;
+
+	if (!l->spread) {
+		for (uint32_t i = 0; i < n; i++)
+			if (r[i] == src)
+				return src;
+		for (uint32_t i = 0; G && i < n; i++)
+			k += r[i] / G == src / G;
+		for (uint32_t i = 0, j = 0; k && i < n; i++)
+			if (r[i] / G == src / G && j++ == src % k)
+				return r[i];
+	}
+	return r[src % n];
+}
+
 uint32_t fast_moe_expert_gpu(const struct fast_moe_layout *l, uint32_t expert, uint32_t src)
 {
 	uint32_t ng = l->ng, E = l->experts;
 
+	if (l->rep_off)
+		return replica_gpu(l, expert, src);
 	if (E >= ng) {
 		if (l->experts_at == FAST_PLACE_ROUND_ROBIN)
 			return expert % ng;

@@ -20,7 +20,7 @@
 static struct fast_moe_layout layout(uint32_t ng, uint32_t E, enum fast_placement ex,
 				     enum fast_placement tok)
 {
-	struct fast_moe_layout l = { ng, E, ex, tok };
+	struct fast_moe_layout l = { .ng = ng, .experts = E, .experts_at = ex, .tokens_at = tok };
 	return l;
 }
 
