@@ -160,6 +160,7 @@ int cli_load_traffic(const struct cli_inputs *in, const struct fast_topo *topo,
 				free(t.m[i].bytes);
 				free(t.m[i].groups);
 				free(t.m[i].dsts);
+				free(t.m[i].compute_pairs);
 			}
 		if (k != 0)
 			t.m[0] = t.m[k];

@@ -16,9 +16,14 @@
 #include "cli.h"
 #include "config.h" /* FAST_DATADIR: the Makefile's $(PREFIX)/share/fast */
 #include "lib/workload/moe.h"
+#include "lib/workload/moe_place.h"
 #include "lib/workload/moe_routing.h"
 
 #define MAX_LAYERS 256
+
+/* --placement-out: its path, and the maps the import made for it */
+static const char *place_out_path;
+static struct fast_moe_place place_out;
 
 static bool is_dir(const char *path)
 {
@@ -102,13 +107,35 @@ static void import_progress(void *arg, uint32_t done, uint32_t n)
 	cli_progress_step(pr, done);
 }
 
-/* Write t (freed) to path; the one-line note when it is a file. */
+/* --placement-out: the maps EPLB made (freed here). */
+static int write_place(void)
+{
+	struct fast_err err;
+	struct cli_out out;
+	int rc;
+
+	if (!place_out_path)
+		return 0;
+	if ((rc = cli_out_open(&out, place_out_path)) == 0) {
+		if (fast_moe_place_write(&place_out, out.f, &err) < 0)
+			rc = cli_out_fail(&out, &err);
+		else
+			rc = cli_out_commit(&out);
+	}
+	fast_moe_place_free(&place_out);
+	return rc;
+}
+
+/* Write t (freed) to path, after --placement-out's maps when asked; the
+ * one-line note when it is a file. */
 static int write_traffic(struct fast_traffic *t, const char *path, bool sparse, const char *what)
 {
 	struct fast_err err;
 	struct cli_out out;
-	int rc = cli_out_open(&out, path);
+	int rc = write_place();
 
+	if (rc == 0)
+		rc = cli_out_open(&out, path);
 	if (rc) {
 		fast_traffic_free(t);
 		return rc;
@@ -140,6 +167,40 @@ static int routing_options(const struct fast_moe_import *o, struct fast_moe_rout
 	if (ro->path && (o->domain || o->selection || o->data_dir))
 		return cli_usage_error("trace", "--domain, --selection and --data apply to --source");
 	return 0;
+}
+
+/* --placement contiguous|round-robin|eplb:R|FILE, --replica-choice
+ * local|spread: 0, or the usage error's exit code. */
+static int placement_options(struct fast_moe_import *o, const char *placement, const char *choice)
+{
+	struct fast_err err;
+	char *end;
+	unsigned long r;
+
+	if (choice && strcmp(choice, "local") && strcmp(choice, "spread"))
+		return cli_usage_error("trace", "--replica-choice: '%.40s' is not local or spread", choice);
+	o->replica_spread = choice && strcmp(choice, "spread") == 0;
+	if (!placement || fast_placement_parse(placement, &o->experts_at, &err) == 0) {
+		if (place_out_path)
+			return cli_usage_error("trace", "--placement-out needs --placement eplb:R");
+		return 0;
+	}
+	if (strncmp(placement, "eplb:", 5) == 0) {
+		errno = 0;
+		r = strtoul(placement + 5, &end, 10);
+		if (!placement[5] || *end || errno || placement[5] == '-' || r > 65536)
+			return cli_usage_error("trace", "--placement: '%.40s' is not eplb:R (R redundant "
+							"experts, 0..65536)", placement);
+		o->eplb = true;
+		o->eplb_redundant = (uint32_t)r;
+	} else {
+		o->place_path = placement;
+		cli_input(placement);
+	}
+	if (place_out_path && !o->eplb)
+		return cli_usage_error("trace", "--placement-out needs --placement eplb:R");
+	o->place_out = place_out_path ? &place_out : NULL;
+	return place_out_path ? cli_out_check(place_out_path) : 0;
 }
 
 /* --routing FILE: read it, then import as the data set is. */
@@ -183,7 +244,7 @@ int cmd_trace(int argc, char **argv)
 	struct fast_moe_import o;
 	struct fast_traffic t;
 	struct fast_err err;
-	const char *layers = NULL, *placement = NULL, *tokens_at = NULL;
+	const char *layers = NULL, *placement = NULL, *tokens_at = NULL, *choice = NULL;
 	uint32_t lv[MAX_LAYERS], ep = 8, gps = 0;
 	char found[PATH_MAX], tried[3 * PATH_MAX + 8];
 	bool sparse = false, token_bytes_given = false;
@@ -206,7 +267,8 @@ int cmd_trace(int argc, char **argv)
 		    cli_value(&s, "--selection", &o.selection) ||
 		    cli_u32(&s, "--ep", 1, 1u << 20, &ep) ||
 		    cli_u32(&s, "--gpus-per-server", 1, 1u << 16, &gps) ||
-		    cli_value(&s, "--placement", &placement) ||
+		    cli_value(&s, "--placement", &placement) || cli_value(&s, "--replica-choice", &choice) ||
+		    cli_value(&s, "--placement-out", &place_out_path) ||
 		    cli_value(&s, "--tokens-at", &tokens_at))
 			continue;
 		if (cli_value(&s, "--routing", &ro.path) || cli_value(&s, "--token-src", &ro.src_path) ||
@@ -259,8 +321,8 @@ int cmd_trace(int argc, char **argv)
 	if (token_bytes_given && o.token_bytes == 0)
 		return cli_usage_error("trace", "--token-bytes must be >= 1");
 	o.layers = o.nlayers ? lv : NULL;
-	if (placement && fast_placement_parse(placement, &o.experts_at, &err) < 0)
-		return cli_usage_error("trace", "--placement: %s", err.msg);
+	if ((rc = placement_options(&o, placement, choice)) != 0)
+		return rc;
 	if (tokens_at && fast_placement_parse(tokens_at, &o.tokens_at, &err) < 0)
 		return cli_usage_error("trace", "--tokens-at: %s", err.msg);
 	if (!gps)
@@ -359,7 +421,16 @@ const char cmd_trace_usage[] =
 	"  --selection S       olmoe/mixtral counts: topk (default) or top1\n"
 	"  --ep N              GPUs of the expert-parallel group (default 8)\n"
 	"  --gpus-per-server G for the description (default min(8, N))\n"
-	"  --placement P       experts on GPUs: contiguous (default) | round-robin\n"
+	"  --placement P       experts on GPUs: contiguous (default) | round-robin |\n"
+	"                      FILE (a physical-to-logical map per layer as EPLB returns\n"
+	"                      it: JSON [layers][slots], slots over the GPUs in order;\n"
+	"                      an expert may have several replicas) | eplb:R (EPLB's\n"
+	"                      hierarchical policy with R redundant experts on each\n"
+	"                      layer's own loads)\n"
+	"  --replica-choice C  the replica a token uses: local (default: one on its own\n"
+	"                      GPU, else on its own server, else any; the (source GPU\n"
+	"                      mod candidates)-th) | spread (the (source mod replicas)-th)\n"
+	"  --placement-out F   write the maps eplb:R made (the FILE format)\n"
 	"  --tokens-at P       tokens (data order) on source GPUs: contiguous\n"
 	"                      blocks (default) | round-robin\n"
 	"  --token-bytes B     bytes per token copy (default per source, above;\n"

@@ -30,7 +30,9 @@ const char cmd_traffic_usage[] =
 	"         once per destination GPU (their byte matrix, what every statistic\n"
 	"         above is of) and once per destination server (a token crosses to a\n"
 	"         server once and is copied there; combine: summed there first), and\n"
-	"         the factor between the two.\n"
+	"         the factor between the two.  Imported MoE traces (version 4) also\n"
+	"         give the compute imbalance: the most (token, expert) pairs a GPU\n"
+	"         computes over the mean (what EPLB balances).\n"
 	"convert  json: dense rows; sparse: [src, dst, bytes] triples of the non-zero\n"
 	"         entries; nccl: one matrix (choose it with --matrix when the file has\n"
 	"         several) as N lines of N numbers, each rounded up to a multiple of\n"
@@ -158,6 +160,13 @@ static void show_human(const struct args *a, const struct fast_traffic *t, uint3
 			       fast_size_format(dd[k].per_server, b2, sizeof b2),
 			       dedup_factor(&dd[k]));
 		}
+		if (t->m[k].compute_pairs) {
+			uint64_t mx;
+			double mean, imb = fast_matrix_compute_imbalance(&t->m[k], t->ng, &mx, &mean);
+			printf("  compute           imbalance %.3f (max %llu, mean %.1f (token, expert) "
+			       "pairs per GPU)\n",
+			       imb, (unsigned long long)mx, mean);
+		}
 		printf("  total             %llu B (%s)\n", (unsigned long long)st.total,
 		       fast_size_format(st.total, b1, sizeof b1));
 		printf("  local (diagonal)  %llu B (%.1f%%)\n", (unsigned long long)st.local,
@@ -231,6 +240,13 @@ static void show_json(const struct args *a, const struct fast_traffic *t, uint32
 			       (unsigned long long)dd[k].tokens, (unsigned long long)dd[k].per_gpu,
 			       (unsigned long long)dd[k].per_server);
 			put_num("dedup_factor", dedup_factor(&dd[k]), true);
+		}
+		if (t->m[k].compute_pairs) {
+			uint64_t mx;
+			double mean, imb = fast_matrix_compute_imbalance(&t->m[k], t->ng, &mx, &mean);
+			printf(", \"compute_pairs_max\": %llu, ", (unsigned long long)mx);
+			put_num("compute_pairs_mean", mean, false);
+			put_num("compute_imbalance", imb, true);
 		}
 		fputc('}', stdout);
 	}

@@ -21,11 +21,13 @@
 #include "common.h"
 #include "topo.h"
 
-/* Versions read: 1 to FAST_TRAFFIC_VERSION.  Written: 3 when the traffic
- * has a token matrix ("kind", "groups"), which older readers cannot read;
- * 2 otherwise, so that byte traffic stays readable by them.  1 named
- * gpus_total "gpus"; both names are read. */
-#define FAST_TRAFFIC_VERSION 3
+/* Versions read: 1 to FAST_TRAFFIC_VERSION.  Written: 4 when a matrix
+ * carries compute_pairs, 3 when the traffic has a token matrix ("kind",
+ * "groups"), which older readers cannot read; 2 otherwise, so that byte
+ * traffic stays readable by them.  1 named gpus_total "gpus"; both names
+ * are read. */
+#define FAST_TRAFFIC_VERSION 4
+#define FAST_TRAFFIC_VERSION_TOKENS 3
 #define FAST_TRAFFIC_VERSION_BYTES 2
 
 /*
@@ -78,7 +80,18 @@ struct fast_matrix {
 	uint32_t ngroups;
 	uint32_t *dsts;            /* ndsts entries, owned */
 	uint32_t ndsts;
+	/* NULL, or ng entries, owned: the (token, expert) pairs each GPU
+	 * computes in the MoE layer this matrix moves tokens for (trace
+	 * import: column sums of the one-copy-per-(token, expert) count
+	 * matrix, whatever the dedup of the bytes); file version 4 */
+	uint64_t *compute_pairs;
 };
+
+/* Compute imbalance of m: the largest of m->compute_pairs over their mean
+ * (1 when all are 0); *max and *mean (either may be NULL) receive the two.
+ * m->compute_pairs must not be NULL. */
+double fast_matrix_compute_imbalance(const struct fast_matrix *m, uint32_t ng, uint64_t *max,
+				     double *mean);
 
 /* "bytes", "dispatch", "combine". */
 const char *fast_traffic_kind_name(enum fast_traffic_kind k);
@@ -160,6 +173,8 @@ struct fast_traffic {
 
 /* Does any matrix of t carry token groups (kind != BYTES)? */
 bool fast_traffic_has_tokens(const struct fast_traffic *t);
+/* Does any matrix of t carry compute_pairs? */
+bool fast_traffic_has_pairs(const struct fast_traffic *t);
 
 /* Allocate count zeroed ng x ng matrices (kind BYTES, no groups) labelled "m0", "m1", ...  Refuses
  * (FAST_ELIMIT) dimensions beyond lim before allocating: more than

@@ -113,6 +113,7 @@ void fast_traffic_free(struct fast_traffic *t)
 		free(t->m[i].bytes);
 		free(t->m[i].groups);
 		free(t->m[i].dsts);
+		free(t->m[i].compute_pairs);
 	}
 	free(t->m);
 	memset(t, 0, sizeof *t);
@@ -212,7 +213,9 @@ int fast_traffic_write(const struct fast_traffic *t, bool sparse, FILE *f,
 	uint32_t ng = t->ng;
 
 	fprintf(f, "{\n  \"version\": %d,\n  \"gpus_total\": %u,\n  \"source\": ",
-		fast_traffic_has_tokens(t) ? FAST_TRAFFIC_VERSION : FAST_TRAFFIC_VERSION_BYTES,
+		fast_traffic_has_pairs(t)    ? FAST_TRAFFIC_VERSION
+		: fast_traffic_has_tokens(t) ? FAST_TRAFFIC_VERSION_TOKENS
+					     : FAST_TRAFFIC_VERSION_BYTES,
 		ng);
 	fast_json_put_string(f, t->source);
 	fputs(",\n  \"matrices\": [", f);
@@ -222,6 +225,7 @@ int fast_traffic_write(const struct fast_traffic *t, bool sparse, FILE *f,
 
 		fputs(k ? ",\n    {\n      \"label\": " : "\n    {\n      \"label\": ", f);
 		fast_json_put_string(f, t->m[k].label);
+		fast_traffic_write_pairs(&t->m[k], ng, f);
 		if (t->m[k].kind != FAST_TRAFFIC_BYTES) {
 			write_groups(&t->m[k], f);
 			continue;

@@ -120,7 +120,7 @@ int fast_traffic_check_sums(const struct fast_traffic *t, const char *name, stru
 static const char *const root_keys[] = { "version", "gpus_total", "gpus", "source", "matrices",
 					  NULL };
 static const char *const matrix_keys[] = { "label", "kind", "token_bytes", "groups", "rows",
-					    "entries", NULL };
+					    "entries", "compute_pairs", NULL };
 
 /* One byte count at the current path. */
 static int as_bytes(struct fast_jctx *c, const struct fast_jv *v, uint64_t *out)
@@ -429,7 +429,8 @@ static int load_matrix(struct fast_jctx *c, const struct fast_jv *m, uint64_t ve
 
 	if ((rc = fast_jv_expect_object(c, m, matrix_keys)) < 0)
 		return rc;
-	if ((rc = fast_jv_get_string(c, m, "label", false, out->label, sizeof out->label)) < 0)
+	if ((rc = fast_jv_get_string(c, m, "label", false, out->label, sizeof out->label)) < 0 ||
+	    (rc = fast_traffic_read_pairs(c, m, version, ng, out)) < 0)
 		return rc;
 	if (fast_jv_get(m, "kind"))
 		return load_tokens(c, m, version, ng, budget, out);

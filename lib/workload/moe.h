@@ -55,6 +55,7 @@
 #include "fast/traffic.h"
 
 struct fast_moe_routing; /* lib/workload/moe_routing.h */
+struct fast_moe_place;   /* lib/workload/moe_place.h */
 
 enum fast_placement {
 	FAST_PLACE_CONTIGUOUS = 0,
@@ -70,6 +71,16 @@ struct fast_moe_layout {
 	uint32_t experts;             /* E */
 	enum fast_placement experts_at; /* expert -> GPU */
 	enum fast_placement tokens_at;  /* token -> source GPU */
+	/* NULL, or an explicit placement of one layer (moe_place.h): expert
+	 * e's replicas on GPUs rep_gpu[rep_off[e] .. rep_off[e + 1]), which
+	 * replace experts_at.  A token of GPU s uses (replica choice): with
+	 * spread false, a replica on s, else one on s's server (servers of
+	 * gpus_per_server GPUs), else any; among the candidates, the
+	 * (s mod their number)-th; with spread true, always the (s mod
+	 * replicas)-th of all.  Byte and token traffic both route by it. */
+	const uint32_t *rep_off, *rep_gpu;
+	uint32_t gpus_per_server;
+	bool spread;
 };
 
 /* ng >= 1, E >= 1, and E >= ng or ng a multiple of E (FAST_EINPUT). */
@@ -96,6 +107,13 @@ void fast_moe_tokens_free(struct fast_moe_tokens *t);
  * (token, expert).  Expert ids must be < l->experts (FAST_EINPUT). */
 int fast_moe_count_tokens(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
 			  bool dedup, uint64_t *counts, struct fast_err *err);
+
+/* Add to pairs[g] (ng entries) the (token, expert) pairs GPU g computes:
+ * one per token and expert, at the GPU of the replica the token uses (the
+ * column sums of fast_moe_count_tokens without dedup).  FAST_EINPUT for
+ * an expert id out of range. */
+int fast_moe_tokens_pairs(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
+			  uint64_t *pairs, struct fast_err *err);
 
 /* Add every token of t to b as one token of its source GPU going to the
  * distinct GPUs of its experts (traffic.h token groups; a token is on
@@ -182,6 +200,16 @@ struct fast_moe_import {
 	 * number (the command's progress line; lib/ does not print) */
 	void (*progress)(void *arg, uint32_t done, uint32_t n);
 	void *progress_arg;
+	/* explicit placements (moe_place.h), replacing experts_at: place_path,
+	 * a file of one map per imported layer, or eplb (R = eplb_redundant): EPLB's
+	 * hierarchical policy with R redundant experts on each layer's own
+	 * loads, written to place_out when not NULL (its phy2log is the
+	 * caller's to free with fast_moe_place_free) */
+	const char *place_path;
+	uint32_t eplb_redundant;
+	bool eplb;
+	bool replica_spread;        /* the replica choice: spread (else local) */
+	struct fast_moe_place *place_out;
 	/* NULL, or a user's routing (moe_routing.h, fast_moe_routing_load)
 	 * imported instead of `source` (then ignored): the same layouts,
 	 * dedup, token traffic and combine as the data set; token_bytes is
@@ -190,7 +218,8 @@ struct fast_moe_import {
 };
 
 /* Build a trace with, per layer in ascending order, "layerL/dispatch" and
- * (unless no_combine) "layerL/combine" = its transpose; switch-base-128
+ * (unless no_combine) "layerL/combine" = its transpose, each with the
+ * layer's compute_pairs (traffic.h: per GPU, its (token, expert) pairs); switch-base-128
  * has one pooled layer, labelled "pooled/...".  t->source names the data
  * set, its licence and the method.  Errors: FAST_EUSAGE (unknown source,
  * domain, selection or layer), FAST_EINPUT (unreadable or malformed data,

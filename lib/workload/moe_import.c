@@ -13,6 +13,7 @@
 #include "lib/base/json.h"
 #include "lib/workload/moe.h"
 #include "lib/workload/moe_internal.h"
+#include "lib/workload/moe_place.h"
 #include "lib/workload/moe_routing.h"
 
 /* --- models -------------------------------------------------------------- */
@@ -188,6 +189,8 @@ struct imp {
 	size_t len;
 	bool per_token; /* DeepSeek raw intent, or a routing file of expert ids */
 	struct model_def user; /* KIND_ROUTING: the model as the routing file says it */
+	struct fast_moe_place place; /* the maps in use (a file's copied, or EPLB's) */
+	uint32_t *rep_off, *rep_gpu;  /* the layout's replica tables of the layer */
 };
 
 /* The per-token routing of one layer (raw_intent/expert_weights_L.txt). */
@@ -219,7 +222,10 @@ static int layer_tokens(struct imp *im, uint32_t layer, struct fast_moe_tokens *
 	return rc;
 }
 
-static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, struct fast_err *err)
+/* Layer `layer`'s token copies into counts (ng x ng) and its (token,
+ * expert) pairs per GPU into pairs (ng, zeroed). */
+static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, uint64_t *pairs,
+			struct fast_err *err)
 {
 	const struct model_def *md = im->md;
 	struct fast_moe_groups g = { 0 };
@@ -231,12 +237,14 @@ static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, struct
 		if ((rc = layer_tokens(im, layer, &t, err)) < 0)
 			return rc;
 		rc = fast_moe_count_tokens(&im->layout, &t, !im->opt->no_dedup, counts, err);
+		if (rc == 0)
+			rc = fast_moe_tokens_pairs(&im->layout, &t, pairs, err);
 		fast_moe_tokens_free(&t);
 		return rc;
 	}
 	if (im->opt->routing)
-		return fast_moe_routing_count(im->opt->routing, &im->layout, layer, counts, err);
-	if (md->kind == KIND_SWITCH)
+		rc = fast_moe_routing_count(im->opt->routing, &im->layout, layer, counts, err);
+	else if (md->kind == KIND_SWITCH)
 		rc = switch_counts(im->path, im->lim, md->pub.experts, &g, err);
 	else if (md->kind == KIND_DEEPSEEK)
 		rc = fast_moe_parse_seq_csv(im->text, im->len, im->path, im->domain, layer,
@@ -245,9 +253,12 @@ static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, struct
 		rc = fast_moe_parse_counts_csv(im->text, im->len, im->path, md->csv_model,
 					       im->selection, im->domain, layer, md->pub.experts,
 					       md->pub.topk, &g, err);
-	if (rc == 0)
+	if (rc == 0 && !im->opt->routing)
 		rc = fast_moe_count_groups(&im->layout, &g, counts, err);
 	fast_moe_groups_free(&g);
+	/* counts are one copy per (token, expert): a GPU computes its column */
+	for (size_t k = 0; rc == 0 && k < (size_t)im->layout.ng * im->layout.ng; k++)
+		pairs[k % im->layout.ng] += counts[k];
 	return rc;
 }
 
@@ -264,9 +275,10 @@ static int check_total(uint32_t layer, uint64_t copies, uint64_t B, struct fast_
 }
 
 /* The token groups of one layer's dispatch into m (bytes per token B),
- * out of *left groups still allowed (decreased). */
+ * out of *left groups still allowed (decreased); its (token, expert) pairs
+ * per GPU into pairs (ng, zeroed). */
 static int layer_groups(struct imp *im, uint32_t layer, uint64_t B, uint64_t *left,
-			struct fast_matrix *m, struct fast_err *err)
+			uint64_t *pairs, struct fast_matrix *m, struct fast_err *err)
 {
 	struct fast_moe_tokens t;
 	struct fast_groups b;
@@ -277,6 +289,8 @@ static int layer_groups(struct imp *im, uint32_t layer, uint64_t B, uint64_t *le
 		return rc;
 	fast_groups_init(&b, im->layout.ng, *left);
 	rc = fast_moe_group_tokens(&im->layout, &t, &b, err);
+	if (rc == 0)
+		rc = fast_moe_tokens_pairs(&im->layout, &t, pairs, err);
 	fast_moe_tokens_free(&t);
 	if (rc == FAST_ELIMIT) /* the builder knows only what was left */
 		rc = fast_err_set(err, FAST_ELIMIT,
@@ -315,13 +329,27 @@ static const struct model_def *routing_model(struct imp *im, const struct fast_m
 	return &im->user;
 }
 
+/* The experts' placement as the provenance text says it. */
+static const char *experts_text(const struct fast_moe_import *o, char *buf, size_t size)
+{
+	const char *c = o->replica_spread ? "spread" : "local";
+
+	if (o->eplb)
+		snprintf(buf, size, "eplb:%u (replica choice %s)", o->eplb_redundant, c);
+	else if (o->place_path)
+		snprintf(buf, size, "from %.120s (replica choice %s)", o->place_path, c);
+	else
+		snprintf(buf, size, "%s", fast_placement_name(o->experts_at));
+	return buf;
+}
+
 static void routing_describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
 {
 	const struct fast_moe_import *o = im->opt;
 	const struct fast_moe_routing *r = o->routing;
 	const char *what, *method;
 	bool src = r->kind == FAST_ROUTING_SRC_COUNTS || (r->nlayers && r->tok && r->tok[0].src);
-	char k[24] = "";
+	char k[24] = "", ex[160];
 
 	if (r->kind == FAST_ROUTING_IDS)
 		snprintf(k, sizeof k, ", top-%u", r->topk);
@@ -337,8 +365,7 @@ static void routing_describe(const struct imp *im, uint64_t B, struct fast_traff
 	snprintf(t->source, sizeof t->source,
 		 "routing %s (%s, %u experts%s): %s; %s; EP%u, experts %s, tokens %s, %llu B/token "
 		 "(fast trace import --routing)",
-		 r->path, r->format, r->experts, k, what, method, o->ng,
-		 fast_placement_name(o->experts_at),
+		 r->path, r->format, r->experts, k, what, method, o->ng, experts_text(o, ex, sizeof ex),
 		 src ? "as the file says" : fast_placement_name(o->tokens_at), (unsigned long long)B);
 }
 
@@ -346,7 +373,7 @@ static void describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
 {
 	const struct fast_moe_import *o = im->opt;
 	const struct model_def *md = im->md;
-	char ep[48];
+	char ep[48], ex[160];
 	const char *method;
 
 	if (o->routing) {
@@ -376,7 +403,7 @@ static void describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
 		 md->pub.name, md->kind == KIND_DEEPSEEK ? "task" : "domain", im->domain,
 		 md->kind == KIND_COUNTS ? " selection " : "",
 		 md->kind == KIND_COUNTS ? im->selection : "", md->pub.origin, method, ep,
-		 fast_placement_name(o->experts_at), fast_placement_name(o->tokens_at),
+		 experts_text(o, ex, sizeof ex), fast_placement_name(o->tokens_at),
 		 (unsigned long long)B, md->pub.hidden,
 		 B == 2ull * md->pub.hidden ? "default" : "overridden");
 }
@@ -498,6 +525,92 @@ static int open_data(struct imp *im, uint32_t **present, uint32_t *npresent, str
 	return rc;
 }
 
+/* Per-expert loads of one layer ((token, expert) selections) into load
+ * (E, zeroed): per-token data, or a routing file's counts. */
+static int layer_loads(struct imp *im, uint32_t layer, uint64_t *load, struct fast_err *err)
+{
+	const struct fast_moe_routing *r = im->opt->routing;
+	uint32_t E = im->layout.experts;
+	int rc, i;
+
+	if (im->per_token) {
+		struct fast_moe_tokens t;
+		if ((rc = layer_tokens(im, layer, &t, err)) < 0)
+			return rc;
+		for (uint64_t k = 0; k < t.ntokens * t.topk; k++)
+			if (t.ids[k] < E)
+				load[t.ids[k]]++;
+		fast_moe_tokens_free(&t);
+		return 0;
+	}
+	if (!r || (i = fast_moe_routing_find(r, layer)) < 0)
+		return fast_err_set(err, FAST_EUSAGE,
+				    "--placement eplb:R needs per-token routing or a routing file's "
+				    "counts");
+	for (uint32_t s = 0; s < (r->kind == FAST_ROUTING_SRC_COUNTS ? r->ngpus : 1); s++)
+		for (uint32_t e = 0; e < E; e++)
+			load[e] += r->counts[((size_t)i * (r->kind == FAST_ROUTING_SRC_COUNTS ? r->ngpus : 1) + s) * E + e];
+	return 0;
+}
+
+/* The explicit placement of the i-th imported layer into the layout's
+ * replica tables: the file's row i, or EPLB's map of the layer's loads
+ * (kept in im->place). */
+static int layer_place(struct imp *im, uint32_t layer, uint32_t i, struct fast_err *err)
+{
+	const struct fast_moe_import *o = im->opt;
+	uint32_t E = im->layout.experts, *row = im->place.phy2log + (size_t)i * im->place.slots;
+	uint64_t *load;
+	int rc = 0;
+
+	if (o->eplb) {
+		if (!(load = fast_calloc(E, sizeof *load)))
+			return fast_err_set(err, FAST_ENOMEM, "out of memory");
+		rc = layer_loads(im, layer, load, err);
+		if (rc == 0)
+			rc = fast_moe_place_eplb(load, E, o->eplb_redundant, o->ng, o->gpus_per_server,
+						 row, err);
+		free(load);
+	}
+	if (rc == 0) {
+		fast_moe_place_replicas(row, im->place.slots, E, o->ng, im->rep_off, im->rep_gpu);
+		im->layout.rep_off = im->rep_off;
+		im->layout.rep_gpu = im->rep_gpu;
+	}
+	return rc;
+}
+
+/* The maps of nl layers: room for EPLB's, or the file's (nl rows). */
+static int place_alloc(struct imp *im, uint32_t nl, struct fast_err *err)
+{
+	const struct fast_moe_import *o = im->opt;
+	uint32_t E = im->layout.experts;
+	int rc;
+
+	if (!o->gpus_per_server || o->ng % o->gpus_per_server)
+		return fast_err_set(err, FAST_EUSAGE, "--placement: needs --gpus-per-server dividing --ep");
+	if (o->eplb) {
+		im->place.nlayers = nl;
+		im->place.slots = E + o->eplb_redundant;
+		im->place.phy2log = fast_calloc((size_t)nl * im->place.slots, sizeof *im->place.phy2log);
+		if (!im->place.phy2log)
+			return fast_err_set(err, FAST_ENOMEM, "out of memory");
+	} else {
+		if ((rc = fast_moe_place_load(o->place_path, im->lim, o->ng, E, &im->place, err)) < 0)
+			return rc;
+		if (im->place.nlayers != nl)
+			return fast_err_set(err, FAST_EINPUT, "%s: %u layers, but the import has %u",
+					    o->place_path, im->place.nlayers, nl);
+	}
+	im->rep_off = fast_calloc(E + 1, sizeof *im->rep_off);
+	im->rep_gpu = fast_calloc(im->place.slots, sizeof *im->rep_gpu);
+	if (!im->rep_off || !im->rep_gpu)
+		return fast_err_set(err, FAST_ENOMEM, "out of memory");
+	im->layout.gpus_per_server = o->gpus_per_server;
+	im->layout.spread = o->replica_spread;
+	return 0;
+}
+
 /* Layer `layer` into matrix i * per of t (and its combine at i * per + 1
  * when per is 2): token groups, or counts times B bytes per token. */
 static int import_layer(struct imp *im, uint32_t layer, uint32_t i, uint32_t per, uint64_t B,
@@ -505,13 +618,17 @@ static int import_layer(struct imp *im, uint32_t layer, uint32_t i, uint32_t per
 {
 	const struct fast_moe_import *opt = im->opt;
 	uint64_t *m = t->m[i * per].bytes, sum = 0;
+	uint64_t *pairs = fast_calloc(opt->ng, sizeof *pairs);
 	size_t nn = (size_t)opt->ng * opt->ng;
 	int rc;
 
+	if (!pairs)
+		return fast_err_set(err, FAST_ENOMEM, "out of memory");
+	t->m[i * per].compute_pairs = pairs; /* freed with t */
 	if (opt->tokens) {
-		rc = layer_groups(im, layer, B, groups_left, &t->m[i * per], err);
+		rc = layer_groups(im, layer, B, groups_left, pairs, &t->m[i * per], err);
 	} else {
-		rc = layer_counts(im, layer, m, err);
+		rc = layer_counts(im, layer, m, pairs, err);
 		for (size_t k = 0; rc == 0 && k < nn; k++)
 			sum += m[k];
 		if (rc == 0)
@@ -526,6 +643,10 @@ static int import_layer(struct imp *im, uint32_t layer, uint32_t i, uint32_t per
 		else
 			snprintf(prefix, sizeof prefix, "layer%u", layer);
 		snprintf(t->m[i * per].label, sizeof t->m[0].label, "%s/dispatch", prefix);
+		if (per == 2 && !(t->m[i * per + 1].compute_pairs = fast_calloc(opt->ng, sizeof *pairs)))
+			return fast_err_set(err, FAST_ENOMEM, "out of memory");
+		if (per == 2) /* the combine's experts are the dispatch's */
+			memcpy(t->m[i * per + 1].compute_pairs, pairs, opt->ng * sizeof *pairs);
 		if (per == 2 && opt->tokens) {
 			rc = fast_matrix_copy_groups(&t->m[i * per + 1], &t->m[i * per],
 						     FAST_TRAFFIC_COMBINE, opt->ng, err);
@@ -585,13 +706,24 @@ int fast_moe_import(const struct fast_moe_import *opt, const struct fast_limits 
 				  lim->max_matrices);
 	if (rc == 0)
 		rc = fast_traffic_alloc(&t, opt->ng, nl * per, lim, err);
+	if (rc == 0 && (opt->eplb || opt->place_path))
+		rc = place_alloc(&im, nl, err);
 	for (uint32_t i = 0; rc == 0 && i < nl; i++) {
-		rc = import_layer(&im, layers[i], i, per, B, &groups_left, &t, err);
+		if (im.place.phy2log)
+			rc = layer_place(&im, layers[i], i, err);
+		if (rc == 0)
+			rc = import_layer(&im, layers[i], i, per, B, &groups_left, &t, err);
 		if (rc == 0 && opt->progress)
 			opt->progress(opt->progress_arg, i + 1, nl);
 	}
 	free(present);
 	free(im.text);
+	free(im.rep_off);
+	free(im.rep_gpu);
+	if (rc == 0 && opt->place_out)
+		*opt->place_out = im.place;
+	else
+		fast_moe_place_free(&im.place);
 	if (rc < 0) {
 		fast_traffic_free(&t);
 		return rc;

@@ -42,10 +42,31 @@ int fast_moe_layout_check(const struct fast_moe_layout *l, struct fast_err *err)
 	return 0;
 }
 
+/* The replica a token of GPU src uses (the layout's comment in moe.h). */
+static uint32_t replica_gpu(const struct fast_moe_layout *l, uint32_t expert, uint32_t src)
+{
+	const uint32_t *r = l->rep_gpu + l->rep_off[expert];
+	uint32_t n = l->rep_off[expert + 1] - l->rep_off[expert], G = l->gpus_per_server, k = 0;
+
+	if (!l->spread) {
+		for (uint32_t i = 0; i < n; i++)
+			if (r[i] == src)
+				return src;
+		for (uint32_t i = 0; G && i < n; i++)
+			k += r[i] / G == src / G;
+		for (uint32_t i = 0, j = 0; k && i < n; i++)
+			if (r[i] / G == src / G && j++ == src % k)
+				return r[i];
+	}
+	return r[src % n];
+}
+
 uint32_t fast_moe_expert_gpu(const struct fast_moe_layout *l, uint32_t expert, uint32_t src)
 {
 	uint32_t ng = l->ng, E = l->experts;
 
+	if (l->rep_off)
+		return replica_gpu(l, expert, src);
 	if (E >= ng) {
 		if (l->experts_at == FAST_PLACE_ROUND_ROBIN)
 			return expert % ng;
@@ -151,6 +172,20 @@ int fast_moe_count_tokens(const struct fast_moe_layout *l, const struct fast_moe
 	}
 	free(d);
 	return 0;
+}
+
+int fast_moe_tokens_pairs(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,
+			  uint64_t *pairs, struct fast_err *err)
+{
+	uint32_t K = t->topk;
+	int rc = check_ids(l, t, err);
+
+	for (uint64_t tok = 0; rc == 0 && tok < t->ntokens; tok++) {
+		uint32_t s = src_of(l, t, tok);
+		for (uint32_t j = 0; j < K; j++)
+			pairs[fast_moe_expert_gpu(l, t->ids[tok * K + j], s)]++;
+	}
+	return rc;
 }
 
 int fast_moe_group_tokens(const struct fast_moe_layout *l, const struct fast_moe_tokens *t,

@@ -14,13 +14,14 @@
 #include <string.h>
 
 #include "lib/workload/moe.h"
+#include "lib/workload/moe_place.h"
 
 #define FIXTURE "tests/data/moe"
 
 static struct fast_moe_layout layout(uint32_t ng, uint32_t E, enum fast_placement ex,
 				     enum fast_placement tok)
 {
-	struct fast_moe_layout l = { ng, E, ex, tok };
+	struct fast_moe_layout l = { .ng = ng, .experts = E, .experts_at = ex, .tokens_at = tok };
 	return l;
 }
 
@@ -99,6 +100,69 @@ static void test_moe__token_counted_once_per_gpu(void)
 	uint16_t bad[6] = { 0, 1, 2, 3, 4, 70 };
 	struct fast_moe_tokens tb = { 1, 6, 1, bad, NULL };
 	CU_ASSERT_EQUAL(fast_moe_count_tokens(&l, &tb, true, c, &err), FAST_EINPUT);
+}
+
+/* The pairs a GPU computes are the columns of the no-dedup count matrix,
+ * for every placement, replicas included (E = 4 experts on 8 GPUs). */
+static void test_moe__pairs_are_no_dedup_columns(void)
+{
+	uint16_t ids[40];
+	struct fast_moe_tokens t = { 20, 2, 1, ids, NULL };
+	struct fast_err err;
+
+	for (uint32_t i = 0; i < 20; i++) { /* two distinct experts of 0..3 */
+		ids[2 * i] = (uint16_t)(i * 7 % 4);
+		ids[2 * i + 1] = (uint16_t)((i * 7 + 1 + i % 3) % 4);
+	}
+	for (int ex = 0; ex < 2; ex++)
+		for (int tok = 0; tok < 2; tok++) {
+			struct fast_moe_layout l = layout(8, 4, (enum fast_placement)ex,
+							  (enum fast_placement)tok);
+			uint64_t c[64] = { 0 }, p[8] = { 0 }, col[8] = { 0 }, sum = 0;
+
+			CU_ASSERT_EQUAL(fast_moe_count_tokens(&l, &t, false, c, &err), 0);
+			CU_ASSERT_EQUAL(fast_moe_tokens_pairs(&l, &t, p, &err), 0);
+			for (uint32_t k = 0; k < 64; k++)
+				col[k % 8] += c[k];
+			for (uint32_t g = 0; g < 8; g++)
+				sum += p[g];
+			CU_ASSERT(memcmp(p, col, sizeof p) == 0);
+			CU_ASSERT_EQUAL(sum, 40);
+		}
+	ids[3] = 9;
+	uint64_t p[8] = { 0 };
+	struct fast_moe_layout l = layout(8, 4, FAST_PLACE_CONTIGUOUS, FAST_PLACE_CONTIGUOUS);
+	CU_ASSERT_EQUAL(fast_moe_tokens_pairs(&l, &t, p, &err), FAST_EINPUT);
+}
+
+/* EPLB's hierarchical policy by hand: 8 experts on 2 servers x 2 GPUs, 4
+ * redundant.  Servers: e0 (100) to server 0, e7 (50) to 1, then e1..e3
+ * (1 each) to the lighter server 1 until full, e4..e6 to 0.  Server 0's
+ * two extra replicas both go to e0 (100, then 50 per replica), server 1's
+ * to e7; then three slots per GPU, heaviest first to the lighter GPU (a
+ * GPU's slots in expert order). */
+static void test_moe__eplb_by_hand(void)
+{
+	const uint64_t load[8] = { 100, 1, 1, 1, 1, 1, 1, 50 };
+	const uint32_t want[12] = { 0, 0, 6, 0, 4, 5, 3, 7, 7, 1, 2, 7 };
+	uint32_t out[12], off[9], gpu[12];
+	struct fast_err err;
+
+	CU_ASSERT_EQUAL(fast_moe_place_eplb(load, 8, 4, 4, 2, out, &err), 0);
+	CU_ASSERT(memcmp(out, want, sizeof want) == 0);
+	fast_moe_place_replicas(out, 12, 8, 4, off, gpu);
+	CU_ASSERT(off[0] == 0 && off[1] == 3 && off[8] == 12);
+	CU_ASSERT(gpu[0] == 0 && gpu[1] == 0 && gpu[2] == 1); /* e0: slots 0, 1, 3 */
+	/* a token of GPU 1 uses its own replica; of GPU 3, spread over e0's */
+	struct fast_moe_layout l = { .ng = 4, .experts = 8, .rep_off = off, .rep_gpu = gpu,
+				     .gpus_per_server = 2 };
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 0, 1), 1);
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 0, 3), gpu[3 % 3]);
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 7, 0), 2 + 0); /* e7 on GPUs 2, 2, 3 */
+	l.spread = true;
+	CU_ASSERT_EQUAL(fast_moe_expert_gpu(&l, 0, 2), 1); /* the (2 mod 3)-th: GPU 1 */
+	/* 8 + 3 slots do not divide over 4 GPUs */
+	CU_ASSERT_EQUAL(fast_moe_place_eplb(load, 8, 3, 4, 2, out, &err), FAST_EUSAGE);
 }
 
 static void test_moe__groups_split_by_token_share(void)
@@ -502,6 +566,8 @@ UNIT_MAIN("moe",
 	  UNIT_TEST(test_moe__expert_placement),
 	  UNIT_TEST(test_moe__token_sources),
 	  UNIT_TEST(test_moe__token_counted_once_per_gpu),
+	  UNIT_TEST(test_moe__pairs_are_no_dedup_columns),
+	  UNIT_TEST(test_moe__eplb_by_hand),
 	  UNIT_TEST(test_moe__groups_split_by_token_share),
 	  UNIT_TEST(test_moe__raw_parser_errors_name_the_line),
 	  UNIT_TEST(test_moe__csv_parser_errors_name_the_line),

@@ -134,7 +134,7 @@ static void test_routing__counts_split(void)
 	uint32_t layer0 = 0;
 	uint64_t c[2] = { 5, 2 }, counts[4] = { 0 };
 	struct fast_moe_routing r = { 0 };
-	struct fast_moe_layout l = { 2, 2, FAST_PLACE_CONTIGUOUS, FAST_PLACE_CONTIGUOUS };
+	struct fast_moe_layout l = { .ng = 2, .experts = 2 };
 	struct fast_err err;
 
 	snprintf(r.path, sizeof r.path, "c.json");

@@ -189,8 +189,11 @@ static void test_traffic__bad_json_names_file_and_path(void)
 		     "t.json: /: missing required key \"matrices\"");
 	expect_error("{\"gpus\": 2, \"matrices\": []}", FAST_EINPUT,
 		     "t.json: /: missing required key \"version\"");
-	expect_error("{\"version\": 4, \"gpus\": 2, \"matrices\": []}", FAST_EINPUT,
-		     "t.json: /version: unsupported version 4 (this build reads versions 1 to 3)");
+	expect_error("{\"version\": 5, \"gpus\": 2, \"matrices\": []}", FAST_EINPUT,
+		     "t.json: /version: unsupported version 5 (this build reads versions 1 to 4)");
+	expect_error("{\"version\": 4, \"gpus\": 2, \"matrices\": [{\"compute_pairs\": [1, -1], "
+		     "\"rows\": [[0, 1], [1, 0]]}]}",
+		     FAST_EINPUT, "t.json: /matrices/0/compute_pairs/1: must be a non-negative integer");
 	expect_error("{\"version\": 1, \"gpus\": 2, \"matrices\": [], \"Gpus\": 2}", FAST_EINPUT,
 		     "t.json: /: unknown key \"Gpus\"");
 	expect_error("{\"version\": 1, \"gpus\": 2, \"gpus\": 3, \"matrices\": []}", FAST_EINPUT,

@@ -11,7 +11,9 @@ experts get 2 replicas; experts contiguous and round-robin; tokens
 contiguous and round-robin where the file does not give sources) it
 compares the byte dispatch (dedup per GPU, and --no-dedup), its combine
 (the transpose) and the token groups (--tokens).  Prints one line per
-file and "ok N comparisons"; exits 1 on the first difference.
+file and "ok N comparisons"; exits 1 on the first difference.  A replicated
+--placement FILE (both --replica-choice rules) is checked the same way,
+with each matrix's compute_pairs (the no-dedup columns).
 """
 import csv
 import json
@@ -103,7 +105,26 @@ def counts_file(path):
     return out
 
 
+# An explicit placement (--placement FILE) in use: None, or (reps, gps,
+# spread) where reps[e] lists the GPUs of expert e's slots in slot order.
+PLACE = None
+
+
+def replica_gpu(e, s):
+    reps, gps, spread = PLACE
+    r = reps[e]
+    if not spread:
+        if s in r:
+            return s  # a replica on the token's own GPU
+        same = [g for g in r if g // gps == s // gps]
+        if same:  # else one on its own server, the (s mod their number)-th
+            return same[s % len(same)]
+    return r[s % len(r)]
+
+
 def expert_gpu(e, s, ng, rr):
+    if PLACE is not None:
+        return replica_gpu(e, s)
     if E >= ng:
         return e % ng if rr else e * ng // E
     r = ng // E
@@ -166,6 +187,59 @@ def transpose(m):
     return [list(r) for r in zip(*m)]
 
 
+def placement_map(nlayers, ng, extra):
+    """A replicated map per layer: every expert once, then `extra` more
+    slots, shuffled by a fixed rule (no randomness)."""
+    rows = []
+    for l in range(nlayers):
+        row = list(range(E)) + [(3 * l + 5 * j + 1) % E for j in range(extra)]
+        k = len(row)
+        rows.append([row[(7 * i + l) % k] for i in range(k)])  # 7 is prime to k
+    return rows
+
+
+def placement_files(fast):
+    """--placement FILE with replicas, both replica choices: bytes (dedup,
+    --no-dedup), token groups and compute_pairs against this file's rule."""
+    global PLACE
+    n = 0
+    for name in ("ids_ltk.npy", "ids.csv", "ids_src.csv"):
+        path = os.path.join(HERE, name)
+        layers = ids_file(path)
+        for ng, gps, extra in ((4, 2, 4), (16, 4, 8)):
+            rows = placement_map(len(layers), ng, extra)
+            per = (E + extra) // ng
+            with tempfile.TemporaryDirectory() as d:
+                pf = os.path.join(d, "p.json")
+                json.dump(rows, open(pf, "w"))
+                for choice in ("local", "spread"):
+                    base = ["--routing", path, "--experts", str(E), "--token-bytes", str(B),
+                            "--ep", str(ng), "--gpus-per-server", str(gps), "--placement", pf,
+                            "--replica-choice", choice]
+                    for mode, flag in (("dedup", []), ("nodedup", ["--no-dedup"]),
+                                       ("tokens", ["--tokens"])):
+                        got = run(fast, base + flag)["matrices"]
+                        for i, l in enumerate(sorted(layers)):
+                            reps = [[s // per for s, x in enumerate(rows[i]) if x == e]
+                                    for e in range(E)]
+                            PLACE = (reps, gps, choice == "spread")
+                            m, g = ids_traffic(layers[l], ng, False, False, mode)
+                            pm, _ = ids_traffic(layers[l], ng, False, False, "nodedup")
+                            PLACE = None
+                            pairs = [sum(pm[s][c] for s in range(ng)) // B for c in range(ng)]
+                            dd, c = got[2 * i], got[2 * i + 1]
+                            ok = dd["compute_pairs"] == pairs and c["compute_pairs"] == pairs
+                            if mode == "tokens":
+                                ok = ok and dd["groups"] == g and c["groups"] == g
+                            else:
+                                ok = ok and dd["rows"] == m and c["rows"] == transpose(m)
+                            if not ok:
+                                sys.exit("FAIL: %s %s layer %d" % (name, " ".join(base + flag), i))
+                            n += 1
+        print("%s with a replicated placement file: agrees" % name)
+    return n
+
+
 def main():
     fast = sys.argv[1]
     n = 0
@@ -221,6 +295,7 @@ def main():
                     sys.exit("FAIL: %s %s layer %d" % (name, " ".join(args), l))
                 n += 1
         print("%s: agrees" % name)
+    n += placement_files(fast)
     print("ok %d comparisons" % n)
 
 
