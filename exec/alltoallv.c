@@ -130,6 +130,7 @@ int fast_exec_gather_groups(struct fast_exec *x, const struct fast_matrix *mine,
 	all = fast_calloc(total_g + 1, sizeof *all);
 	m.groups = fast_calloc(total_g + 1, sizeof *m.groups);
 	m.dsts = fast_calloc(total_d + 1, sizeof *m.dsts);
+	m.ng = n;
 	m.bytes = fast_calloc((size_t)n * n, sizeof *m.bytes);
 	bad = !all || !m.groups || !m.dsts || !m.bytes;
 	if (MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || any) {

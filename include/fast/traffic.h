@@ -68,9 +68,17 @@ struct fast_group {
 	uint64_t tokens;        /* > 0 */
 };
 
+/*
+ * One matrix of a traffic, the one type that crosses the API for traffic:
+ * it knows its size (ng GPUs), so every operation on it (compile, bound,
+ * check, open a plan's view) takes the matrix alone.  Every producer sets
+ * ng: fast_traffic_alloc (and so the loaders and generators),
+ * fast_groups_finish, fast_matrix_copy_groups, fast_matrix_of.
+ */
 struct fast_matrix {
 	char label[FAST_NAME_MAX]; /* e.g. "layer3/dispatch" or "m0" */
-	uint64_t *bytes;           /* ng * ng, row-major, owned */
+	uint32_t ng;               /* GPUs: bytes is ng x ng */
+	uint64_t *bytes;           /* ng * ng, row-major, owned (but see fast_matrix_of) */
 	/* token traffic (kind != FAST_TRAFFIC_BYTES); zero / NULL otherwise */
 	enum fast_traffic_kind kind;
 	uint64_t token_bytes;      /* bytes per token, > 0 */
@@ -79,6 +87,13 @@ struct fast_matrix {
 	uint32_t *dsts;            /* ndsts entries, owned */
 	uint32_t ndsts;
 };
+
+/* A caller's plain byte array as a matrix: kind BYTES, ng GPUs, label
+ * empty, no groups.  `bytes` (ng * ng, row-major) is borrowed, not copied:
+ * it must outlive the matrix, and the library never frees it (never pass
+ * such a matrix to anything that frees, e.g. inside a fast_traffic given
+ * to fast_traffic_free).  The operations only read it. */
+struct fast_matrix fast_matrix_of(const uint64_t *bytes, uint32_t ng);
 
 /* "bytes", "dispatch", "combine". */
 const char *fast_traffic_kind_name(enum fast_traffic_kind k);
