@@ -309,7 +309,8 @@ static int load_cells(const char *const *paths, const bool *check, const char *c
 				}
 				memcpy(e->D, D, (size_t)ng * ng * sizeof *D);
 				fast_algo_opts_default(&ao);
-				if (fast_compile(algo, &pt, e->D, &ao, &e->plan, &err) < 0) {
+				struct fast_matrix mx = fast_matrix_of(e->D, fast_topo_ngpus(&pt));
+				if (fast_compile(algo, &pt, &mx, &ao, &e->plan, &err) < 0) {
 					fast_err_prefix(&err, "%s: %s", paths[f], run.algo);
 					rc = cli_report(&err);
 					break;

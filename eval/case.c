@@ -119,7 +119,7 @@ static int decide_auto(const struct fast_case *c, uint32_t k, struct fast_case_r
 	if (m->kind == FAST_TRAFFIC_BYTES) {
 		fast_auto_predict(c->topo, m->bytes, &a->opts, &ch);
 		fast_auto_opts_of(&ch, ch.best, &a->opts, &o);
-		if ((rc = fast_compile_matrix(ch.algo[ch.best], c->topo, m, &o, &w->own, err)) < 0)
+		if ((rc = fast_compile(ch.algo[ch.best], c->topo, m, &o, &w->own, err)) < 0)
 			return rc;
 		row_choice(w, &ch);
 		return 0;
@@ -162,7 +162,7 @@ static int compile_row(const struct fast_case *c, uint32_t k, struct fast_case_r
 	if (strcmp(a->algo, "auto") == 0)
 		rc = decide_auto(c, k, w, err);
 	else
-		rc = fast_compile_matrix(a->algo, c->topo, c->matrix, &a->opts, &w->own, err);
+		rc = fast_compile(a->algo, c->topo, c->matrix, &a->opts, &w->own, err);
 	if (rc == 0)
 		w->plan = &w->own;
 	return rc;

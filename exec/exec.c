@@ -391,11 +391,12 @@ static int prepared_open(struct fast_exec *x, const struct fast_plan *plan,
 			rc = fast_err_set(err, FAST_EUSAGE,
 					  "algorithm '%s' compiles no token plans (with this dedup): run the token traffic's byte matrix",
 					  x->algo);
-		else
-			rc = sv->m ? fast_compile_matrix(x->algo, &x->topo, sv->m, &x->opts.algo_opts,
-							 &pp->compiled, err)
-				   : fast_compile(x->algo, &x->topo, sv->D, &x->opts.algo_opts,
-						  &pp->compiled, err);
+		else {
+			struct fast_matrix bm = fast_matrix_of(sv->D, fast_topo_ngpus(&x->topo));
+
+			rc = fast_compile(x->algo, &x->topo, sv->m ? sv->m : &bm, &x->opts.algo_opts,
+					  &pp->compiled, err);
+		}
 		if (rc < 0)
 			return rc;
 		pp->have_compiled = true;

@@ -129,7 +129,7 @@ void fast_case_result_free(struct fast_case_result *r);
 #define FAST_SYNTH_REPEATS 15
 
 /* A unit to time: the compile of algo (auto included: its whole compile;
- * token traffic as fast_compile_matrix), or with algo NULL auto's decision
+ * token traffic as fast_compile), or with algo NULL auto's decision
  * alone (fast_auto_choose_matrix), with options opts (NULL: defaults). */
 struct fast_synth_unit {
 	const char *algo;

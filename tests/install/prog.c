@@ -25,7 +25,8 @@ int main(void)
 		for (int d = 0; d < 8; d++)
 			D[s * 8 + d] = (uint64_t)(1 + (s * 3 + d * 5) % 7) << 20;
 	fast_algo_opts_default(&ao);
-	if (fast_compile("fast", &topo, D, &ao, &plan, &err) < 0)
+	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&topo));
+	if (fast_compile("fast", &topo, &mx, &ao, &plan, &err) < 0)
 		goto fail;
 	if (fast_plan_check(&plan, &topo, D, &err) < 0 || fast_bound_compute(&topo, D, &b, &err) < 0)
 		goto fail;

@@ -270,7 +270,8 @@ static int mut_one(const char *algo, const struct fast_topo *t, const uint64_t *
 	struct mutation m;
 	int rc;
 
-	if ((rc = fast_compile(algo, t, D, NULL, &p, err)) < 0)
+	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(t));
+	if ((rc = fast_compile(algo, t, &mx, NULL, &p, err)) < 0)
 		return rc;
 	rc = fast_plan_expand(&p, &ex, err);
 	fast_plan_free(&p);

@@ -226,7 +226,7 @@ static void test_algo__plan_size_bounded_by_shape(void)
 						int rc;
 						if (!shape_opts(set, a, &rng, &o))
 							continue;
-						rc = fast_compile_matrix(a->name, &topo, &t.m[0], &o, &p, &err);
+						rc = fast_compile(a->name, &topo, &t.m[0], &o, &p, &err);
 						if (rc < 0) { /* only fast's packed stages on tokens, up front */
 							CU_ASSERT(rc == FAST_EUSAGE && set == 5 &&
 								  k != FAST_TRAFFIC_BYTES);

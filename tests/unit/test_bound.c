@@ -407,7 +407,8 @@ static void test_bound__below_simulated_plans(void)
 				struct fast_sim_result r;
 				struct fast_algo_opts o;
 				fast_algo_opts_default(&o);
-				if (fast_compile(names[a], &t, D, &o, &p, &err) < 0) {
+				struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&t));
+				if (fast_compile(names[a], &t, &mx, &o, &p, &err) < 0) {
 					CU_FAIL("compile failed");
 					continue;
 				}
@@ -608,7 +609,8 @@ static void test_bound__tokens_below_byte_plans(void)
 					struct fast_sim_result r;
 					struct fast_algo_opts o;
 					fast_algo_opts_default(&o);
-					if (fast_compile(names[a], &t, tr.m[0].bytes, &o, &p, &err) < 0) {
+					struct fast_matrix mx = fast_matrix_of(tr.m[0].bytes, fast_topo_ngpus(&t));
+					if (fast_compile(names[a], &t, &mx, &o, &p, &err) < 0) {
 						CU_FAIL("compile failed");
 						continue;
 					}

@@ -804,7 +804,8 @@ static void test_check__every_compiler_passes(void)
 			struct fast_plan p;
 			struct fast_algo_opts o;
 			fast_algo_opts_default(&o);
-			int rc = fast_compile(al->name, &topo, D, &o, &p, &err);
+			struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&topo));
+			int rc = fast_compile(al->name, &topo, &mx, &o, &p, &err);
 			CU_ASSERT_EQUAL(rc, 0);
 			if (rc < 0) {
 				fprintf(stderr, "\n  %s %ux%u: compile: %s\n", al->name, shapes[sh][0],

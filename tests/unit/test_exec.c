@@ -295,7 +295,8 @@ static long run_algo(const char *algo, const struct fast_topo *t, const uint64_t
 	long wrong = -10;
 
 	*code = 0;
-	if (fast_compile(algo, t, D, NULL, &p, &err) < 0) {
+	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(t));
+	if (fast_compile(algo, t, &mx, NULL, &p, &err) < 0) {
 		*code = err.code;
 		return -10;
 	}
@@ -409,7 +410,8 @@ static void test_exec__refuses_sending_bytes_not_held(void)
 
 	topo(&t, 2, 4);
 	matrix(D, 8, 0, 9);
-	CU_ASSERT_FATAL(fast_compile("pxn", &t, D, NULL, &p, &err) == 0);
+	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&t));
+	CU_ASSERT_FATAL(fast_compile("pxn", &t, &mx, NULL, &p, &err) == 0);
 	CU_ASSERT_FATAL(fast_plan_expand(&p, &ex, &err) == 0);
 	for (size_t s = 0; s < ex.nsteps; s++)
 		ex.steps[s].ndeps = 0; /* every step in the first wave */
@@ -443,7 +445,8 @@ static void test_exec__refuses_plan_for_other_matrix(void)
 	matrix(D, 8, 0, 1);
 	memcpy(E, D, sizeof E);
 	E[1 * 8 + 6] /= 2; /* message 1->6 shorter than the plan says */
-	CU_ASSERT_FATAL(fast_compile("fanout", &t, D, NULL, &p, &err) == 0);
+	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&t));
+	CU_ASSERT_FATAL(fast_compile("fanout", &t, &mx, NULL, &p, &err) == 0);
 	CU_ASSERT_FATAL(fast_plan_expand(&p, &ex, &err) == 0);
 	CU_ASSERT_FATAL(fast_plan_view_open(&v, &ex, &err) == 0);
 	CU_ASSERT_EQUAL(fast_prog_build(&v, E, 1, 1, &g, &err), FAST_EINPUT);
@@ -792,7 +795,7 @@ static void test_exec__token_schedules_property(void)
 			fast_algo_opts_default(&o);
 			if (a == 2)
 				o.chunk_bytes = 64;
-			CU_ASSERT_FATAL(fast_compile_matrix(a ? "hier" : "fast", &t, &m, &o, &p, &err) == 0);
+			CU_ASSERT_FATAL(fast_compile(a ? "hier" : "fast", &t, &m, &o, &p, &err) == 0);
 			CU_ASSERT_EQUAL(p.kind, k);
 			CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, ng, &err), 0);
 			for (uint32_t passes = 1; passes <= 3; passes += 2) {
@@ -838,7 +841,7 @@ static void test_exec__token_mutants_checker_accepted(void)
 
 		topo(&t, n, g);
 		random_tokens(&m, k, ng, &rng);
-		CU_ASSERT_FATAL(fast_compile_matrix(i % 2 ? "hier" : "fast", &t, &m, NULL, &p, &err) == 0);
+		CU_ASSERT_FATAL(fast_compile(i % 2 ? "hier" : "fast", &t, &m, NULL, &p, &err) == 0);
 		CU_ASSERT_FATAL(fast_plan_expand_m(&p, &m, ng, &ex, &err) == 0);
 		while (!x && tries++ < 100) {
 			const struct fast_step *st = &ex.steps[fast_rng_below(&rng, ex.nsteps)];

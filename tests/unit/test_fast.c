@@ -594,9 +594,10 @@ static void test_fast__dispatch_by_name(void)
 	CU_ASSERT_EQUAL(k, 7); /* with auto */
 	CU_ASSERT(!fast_algo_known("fastest"));
 	CU_ASSERT(!fast_algo_known(NULL));
-	CU_ASSERT_EQUAL(fast_compile("fastest", &t, D, &o, &p, &err), FAST_EUSAGE);
+	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&t));
+	CU_ASSERT_EQUAL(fast_compile("fastest", &t, &mx, &o, &p, &err), FAST_EUSAGE);
 	CU_ASSERT(strstr(err.msg, "fastest") != NULL);
-	CU_ASSERT_EQUAL_FATAL(fast_compile("fast", &t, D, NULL, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_compile("fast", &t, &mx, NULL, &p, &err), 0);
 	CU_ASSERT_EQUAL(verify(&p, &t, D), 0);
 	fast_plan_free(&p);
 }

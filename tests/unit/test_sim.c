@@ -630,7 +630,8 @@ static void test_sim__components_match_reference(void)
 		for (int k = 0; k < 5; k++) {
 			struct fast_algo_opts ao;
 			fast_algo_opts_default(&ao);
-			CU_ASSERT_FATAL(fast_compile(algos[k], &h, D, &ao, &p, NULL) == 0);
+			struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&h));
+			CU_ASSERT_FATAL(fast_compile(algos[k], &h, &mx, &ao, &p, NULL) == 0);
 			fast_sim_opts_default(&o);
 			sim_time(&h, &p, &o, &a);
 			o.reference = true;
@@ -842,7 +843,8 @@ static void test_sim__never_beats_lp_bound(void)
 				struct fast_plan p;
 				struct fast_sim_result r;
 				fast_algo_opts_default(&ao);
-				if (fast_compile(al->name, &t, D, &ao, &p, &err) != 0) {
+				struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&t));
+				if (fast_compile(al->name, &t, &mx, &ao, &p, &err) != 0) {
 					fprintf(stderr, "compile %s: %s\n", al->name, err.msg);
 					CU_FAIL("compile");
 					continue;
@@ -1354,7 +1356,7 @@ static void test_sim__token_schedules_above_bound(void)
 					double bound_s;
 					fast_algo_opts_default(&ao);
 					ao.dedup = dedup ? FAST_DEDUP_GPU : FAST_DEDUP_SERVER;
-					if (fast_compile_matrix(al->name, &t, &tr.m[0], &ao, &p, &err) != 0) {
+					if (fast_compile(al->name, &t, &tr.m[0], &ao, &p, &err) != 0) {
 						fprintf(stderr, "compile %s: %s\n", al->name, err.msg);
 						CU_FAIL("compile");
 						continue;
