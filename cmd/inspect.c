@@ -158,7 +158,7 @@ int cmd_inspect(int argc, char **argv)
 			fast_traffic_free(&t);
 			return cli_fail(FAST_ENOMEM, "inspect: out of memory");
 		}
-		if ((rc = fast_plan_view_open_m(&v, p, m, t.ng, &err)) == 0) {
+		if ((rc = fast_plan_view_open(&v, p, m, &err)) == 0) {
 			rc = fast_plan_summarize_view(&v, &sm, peak, &err);
 			fast_plan_view_close(&v);
 		}

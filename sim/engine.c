@@ -602,7 +602,7 @@ int fast_sim_run_m(const struct fast_topo *topo, const struct fast_plan *p,
 	/* the cheap refusals before the plan is validated and expanded */
 	if ((rc = sim_inputs_ok(topo, p, &o, err)) < 0)
 		return rc;
-	if ((rc = fast_plan_view_open_m(&v, p, m, fast_topo_ngpus(topo), err)) < 0)
+	if ((rc = fast_plan_view_open(&v, p, m, err)) < 0)
 		return rc;
 	rc = fast_sim_run_view(topo, &v, &o, out, err);
 	fast_plan_view_close(&v);

@@ -189,7 +189,7 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
 		 const struct fast_sim_opts *opts, struct fast_sim_result *out,
 		 struct fast_err *err);
 /* The same with the matrix p serves (m may be NULL): a token plan's REDIST
- * steps expand over its groups (fast_plan_view_open_m); FAST_EINPUT too
+ * steps expand over its groups (fast_plan_view_open); FAST_EINPUT too
  * when p does not fit m. */
 int fast_sim_run_m(const struct fast_topo *topo, const struct fast_plan *p,
 		   const struct fast_matrix *m, const struct fast_sim_opts *opts,

@@ -27,6 +27,8 @@ static void check_against_own_messages(const struct fast_plan *p, const struct f
 {
 	uint32_t ng = p->servers * p->gpus;
 	struct fast_topo topo;
+	struct fast_matrix m;
+	struct fast_plan_view v;
 	struct fast_err err;
 	uint64_t *D;
 	int rc;
@@ -50,7 +52,11 @@ static void check_against_own_messages(const struct fast_plan *p, const struct f
 			D[(size_t)q->src * ng + q->dst] = end;
 	}
 	memset(&err, 0x55, sizeof err);
-	rc = fast_plan_check(p, &topo, D, &err);
+	m = fast_matrix_of(D, ng);
+	if ((rc = fast_plan_view_open(&v, p, &m, &err)) == 0) {
+		rc = fast_plan_check(&v, &topo, &err);
+		fast_plan_view_close(&v);
+	}
 	if (rc < 0)
 		FUZZ_CHECK_ERR(rc, err);
 	free(D);
@@ -108,7 +114,7 @@ static void check_token_plan(const struct fast_plan *p, const struct fast_limits
 	t.m[0].ndsts = ngroups * 64;
 	if (fast_matrix_bytes_from_groups(&t.m[0], ng, &err) == 0) {
 		memset(&err, 0x55, sizeof err);
-		rc = fast_plan_view_open_m(&v, p, &t.m[0], ng, &err);
+		rc = fast_plan_view_open(&v, p, &t.m[0], &err);
 		if (rc < 0) {
 			FUZZ_CHECK_ERR(rc, err);
 		} else {
@@ -119,7 +125,7 @@ static void check_token_plan(const struct fast_plan *p, const struct fast_limits
 				FUZZ_CHECK_ERR(rc, err);
 			if (v.x->npieces <= CHECK_MAX_PIECES) {
 				memset(&err, 0x55, sizeof err);
-				rc = fast_plan_check_view(&v, &topo, NULL, &err);
+				rc = fast_plan_check(&v, &topo, &err);
 				if (rc < 0)
 					FUZZ_CHECK_ERR(rc, err);
 			}
@@ -175,7 +181,7 @@ static void one_plan(const struct fast_plan *p, const struct fast_limits *lim)
 	free(order);
 
 	memset(&err, 0x55, sizeof err);
-	rc = fast_plan_expand(p, &x, &err);
+	rc = fast_plan_expand(p, NULL, &x, &err);
 	if (rc < 0) {
 		FUZZ_CHECK_ERR(rc, err);
 	} else {

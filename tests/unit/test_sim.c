@@ -873,7 +873,7 @@ static double tok_sim(const struct fast_topo *t, const struct fast_plan *p,
 {
 	struct fast_bound b;
 	struct fast_err err = { 0 };
-	int rc = fast_plan_check_matrix(p, t, m, fast_topo_ngpus(t), &err);
+	int rc = unit_check_matrix(p, t, m, &err);
 
 	if (rc != 0)
 		fprintf(stderr, "check: %s\n", err.msg);

@@ -2,7 +2,7 @@
  * test_tokens.c - the schedules of token traffic (lib/compile/compile_tokens.c,
  * fast; lib/compile/baselines.c, hier; lib/compile/algo.c, fast_compile): on
  * hand-built token matrices and seeded random ones over 1-6 servers x 1-8
- * GPUs, dispatch and combine, every plan passes fast_plan_check_matrix
+ * GPUs, dispatch and combine, every plan passes fast_plan_check
  * and a naive token walk of this file (which refuses mutants), and its
  * scale-out bytes are exactly the per-server dedup volume (a token crosses
  * to each remote server of its destinations once); dedup=gpu and the
@@ -347,7 +347,7 @@ static uint64_t compile_checked(const char *algo, const struct fast_topo *t,
 		return out;
 	}
 	CU_ASSERT_EQUAL(p.kind, want_kind);
-	if (fast_plan_check_matrix(&p, t, m, t->servers * t->gpus, &err) != 0) {
+	if (unit_check_matrix(&p, t, m, &err) != 0) {
 		CU_FAIL("plan fails the checker");
 		fprintf(stderr, "%s %s on %ux%u: %s\n", algo, fast_traffic_kind_name(m->kind),
 			t->servers, t->gpus, err.msg);
@@ -367,7 +367,7 @@ static uint64_t compile_checked(const char *algo, const struct fast_topo *t,
 		/* the library's view: validation, expansion over the groups and
 		 * the summary; its explicit form passes the naive walk too */
 		struct fast_plan_view v;
-		CU_ASSERT_EQUAL_FATAL(fast_plan_view_open_m(&v, &p, m, t->servers * t->gpus, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(fast_plan_view_open(&v, &p, m, &err), 0);
 		CU_ASSERT(naive_check(v.x, m, t->gpus));
 		CU_ASSERT_EQUAL(fast_plan_summarize_view(&v, &s, NULL, &err), 0);
 		CU_ASSERT_EQUAL(s.bytes_out, naive_bytes_out(&p));
@@ -476,7 +476,7 @@ static void test_tokens__combine_reduces_before_crossing(void)
 		}
 		CU_ASSERT_EQUAL(reduced, 1000); /* every byte summed once */
 		CU_ASSERT(naive_check(&p, &m, 4));
-		CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, t.servers * t.gpus, &err), 0);
+		CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &m, &err), 0);
 		fast_plan_free(&p);
 	}
 	free_matrix(&m);
@@ -533,7 +533,7 @@ static void test_tokens__naive_check_refuses_mutants(void)
 			bool done = false;
 			CU_ASSERT_EQUAL_FATAL(fast_compile(algo, &t, &m, NULL, &p, &err), 0);
 			CU_ASSERT(naive_check(&p, &m, 4));
-		CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, t.servers * t.gpus, &err), 0);
+		CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &m, &err), 0);
 			for (size_t s = p.nsteps; s-- > 0 && !done;) {
 				struct fast_step *st = &p.steps[s];
 				if (mut == 0 && st->kind == FAST_STEP_RAIL && st->budget > 1) {
@@ -548,7 +548,7 @@ static void test_tokens__naive_check_refuses_mutants(void)
 			}
 			CU_ASSERT(done);
 			CU_ASSERT(!naive_check(&p, &m, 4));
-			CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, t.servers * t.gpus, &err), FAST_ECHECK);
+			CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &m, &err), FAST_ECHECK);
 			fast_plan_free(&p);
 		}
 		free_matrix(&m);
