@@ -82,8 +82,7 @@ int fast_api_bound_json(const struct fast_api_topo *topo, const struct fast_api_
 	fprintf(m.f, ",\n  \"bounds\": [\n");
 	for (uint32_t i = 0; i < t->count && rc == 0; i++) {
 		struct fast_bound b;
-		if ((closed_only ? fast_bound_matrix_closed(&topo->t, &t->m[i], &b, &e)
-				 : fast_bound_matrix(&topo->t, &t->m[i], &b, &e)) < 0) {
+		if (fast_bound_compute(&topo->t, &t->m[i], closed_only, &b, &e) < 0) {
 			fast_err_prefix(&e, "matrix %u (%s)", i, t->m[i].label);
 			rc = api_give(err, &e);
 			break;
@@ -203,7 +202,7 @@ int fast_api_sim_json(const struct fast_api_topo *topo, const struct fast_api_tr
 			rc = api_give(err, &e);
 			break;
 		}
-		if (M && fast_bound_matrix(t, M, &b, &e) < 0) {
+		if (M && fast_bound_compute(t, M, false, &b, &e) < 0) {
 			fast_sim_result_free(&r);
 			rc = api_give(err, &e);
 			break;

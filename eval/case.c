@@ -277,9 +277,8 @@ static void bound_case(const struct fast_case *c, struct fast_case_result *r)
 {
 	if (c->bound == FAST_CASE_BOUND_NONE || !c->matrix)
 		return;
-	r->bound_rc = c->bound == FAST_CASE_BOUND_CLOSED
-			      ? fast_bound_matrix_closed(c->topo, c->matrix, &r->bound, &r->bound_err)
-			      : fast_bound_matrix(c->topo, c->matrix, &r->bound, &r->bound_err);
+	r->bound_rc = fast_bound_compute(c->topo, c->matrix, c->bound == FAST_CASE_BOUND_CLOSED,
+					 &r->bound, &r->bound_err);
 	r->bounded = r->bound_rc == 0;
 }
 

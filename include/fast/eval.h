@@ -44,8 +44,8 @@
 
 /* Which bound a case computes. */
 enum fast_case_bound {
-	FAST_CASE_BOUND_LP = 0,     /* fast_bound_matrix: closed form and LP */
-	FAST_CASE_BOUND_CLOSED = 1, /* fast_bound_matrix_closed: closed form only */
+	FAST_CASE_BOUND_LP = 0,     /* fast_bound_compute: closed form and LP */
+	FAST_CASE_BOUND_CLOSED = 1, /* fast_bound_compute closed_only: closed form only */
 	FAST_CASE_BOUND_NONE = 2,
 };
 

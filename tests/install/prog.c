@@ -32,7 +32,7 @@ int main(void)
 		goto fail;
 	if (fast_plan_view_open(&v, &plan, &m, &err) < 0)
 		goto fail;
-	if (fast_plan_check(&v, &topo, &err) < 0 || fast_bound_compute(&topo, D, &b, &err) < 0)
+	if (fast_plan_check(&v, &topo, &err) < 0 || fast_bound_compute(&topo, &m, false, &b, &err) < 0)
 		goto fail;
 	fast_sim_opts_default(&so);
 	if (fast_sim_run(&topo, &plan, &so, &r, &err) < 0)

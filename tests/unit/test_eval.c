@@ -87,7 +87,7 @@ static void check_case(const struct fast_topo *t, const struct fast_matrix *m,
 		a[k].opts.eval = fast_sim_evaluator();
 	}
 	CU_ASSERT_FATAL(fast_case_eval(&c, &r, &err) == 0);
-	CU_ASSERT_FATAL(fast_bound_matrix(t, m, &b, &err) == 0);
+	CU_ASSERT_FATAL(fast_bound_compute(t, m, false, &b, &err) == 0);
 	CU_ASSERT(r.bounded);
 	CU_ASSERT_EQUAL(r.bound.lp_s, b.lp_s);
 	CU_ASSERT_EQUAL(r.bound.closed_s, b.closed_s);

@@ -837,7 +837,7 @@ static void test_sim__never_beats_lp_bound(void)
 		for (int trial = 0; trial < 3; trial++) {
 			for (uint32_t i = 0; i < ng * ng; i++)
 				D[i] = (i % (ng + 1) == 0) ? 0 : 512 * fast_rng_below(&rng, 4096);
-			CU_ASSERT_FATAL(fast_bound_compute(&t, D, &b, &err) == 0);
+			CU_ASSERT_FATAL(unit_bound(&t, D, false, &b, &err) == 0);
 			for (const struct fast_algo *al = fast_algos; al->name; al++) {
 				struct fast_algo_opts ao;
 				struct fast_plan p;
@@ -882,7 +882,7 @@ static double tok_sim(const struct fast_topo *t, const struct fast_plan *p,
 	if (rc != 0)
 		fprintf(stderr, "sim: %s\n", err.msg);
 	CU_ASSERT_FATAL(rc == 0);
-	CU_ASSERT_FATAL(fast_bound_matrix(t, m, &b, &err) == 0);
+	CU_ASSERT_FATAL(fast_bound_compute(t, m, false, &b, &err) == 0);
 	*bound_s = b.lp_s;
 	return r->time_s;
 }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fast/bound.h"
 #include "fast/check.h"
 #include "fast/topo.h"
 #include "fast/traffic.h"
@@ -67,6 +68,15 @@ static inline int unit_check(const struct fast_plan *p, const struct fast_topo *
 	struct fast_matrix m = fast_matrix_of(D, p->servers * p->gpus);
 
 	return unit_check_matrix(p, t, &m, err);
+}
+
+/* fast_bound_compute of a plain byte matrix D on topology t's GPUs. */
+static inline int unit_bound(const struct fast_topo *t, const uint64_t *D, bool closed_only,
+			     struct fast_bound *out, struct fast_err *err)
+{
+	struct fast_matrix m = fast_matrix_of(D, t->servers * t->gpus);
+
+	return fast_bound_compute(t, &m, closed_only, out, err);
 }
 
 #define UNIT_TEST(f) { #f, f }
