@@ -194,10 +194,16 @@ int fast_api_sim_json(const struct fast_api_topo *topo, const struct fast_api_tr
 			traf && traf->count && p->matrix < traf->count ? &traf->m[p->matrix] : NULL;
 		struct fast_sim_opts so = s.so;
 		struct fast_sim_result r;
+		struct fast_plan_view v;
 		struct fast_bound b;
+		int sr;
 
 		so.traffic = M ? M->bytes : NULL;
-		if (fast_sim_run_m(t, p, M, &so, &r, &e) < 0) {
+		if ((sr = fast_plan_view_open(&v, p, M, &e)) == 0) {
+			sr = fast_sim_run(t, &v, &so, &r, &e);
+			fast_plan_view_close(&v);
+		}
+		if (sr < 0) {
 			fast_err_prefix(&e, "%s: plan %u (%s)", ps->name, p->matrix, p->label);
 			rc = api_give(err, &e);
 			break;

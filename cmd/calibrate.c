@@ -165,11 +165,17 @@ static double fit_cost(void *vctx, const double *x)
 		struct cell *e = &c->cells[k];
 		struct fast_sim_opts so;
 		struct fast_sim_result r;
+		struct fast_plan_view v;
 		double rel;
+		int rc;
 		fast_sim_opts_default(&so);
 		so.traffic = e->D;
 		so.sync = c->sync;
-		if (fast_sim_run(c->topo, &e->plan, &so, &r, &err) < 0)
+		if ((rc = fast_plan_view_open(&v, &e->plan, NULL, &err)) == 0) {
+			rc = fast_sim_run(c->topo, &v, &so, &r, &err);
+			fast_plan_view_close(&v);
+		}
+		if (rc < 0)
 			return HUGE_VAL;
 		e->sim_us = r.time_s * 1e6;
 		fast_sim_result_free(&r);

@@ -63,9 +63,14 @@ static int keep_time(const struct fast_plan_eval *e, const struct fast_topo *top
 {
 	struct keep_eval *ke = (struct keep_eval *)(uintptr_t)e->ctx;
 	struct fast_sim_result r;
+	struct fast_plan_view v;
 	int rc;
 
-	if ((rc = fast_sim_run_m(topo, p, m, &ke->opts, &r, err)) < 0)
+	if ((rc = fast_plan_view_open(&v, p, m, err)) < 0)
+		return rc;
+	rc = fast_sim_run(topo, &v, &ke->opts, &r, err);
+	fast_plan_view_close(&v);
+	if (rc < 0)
 		return rc;
 	*time_s = r.time_s;
 	if (ke->n < FAST_AUTO_MAX) {
@@ -257,9 +262,15 @@ static int simulate_row(const struct fast_case *c, uint32_t k, struct fast_case_
 	int rc = 0;
 
 	if (!w->simulated) {
-		/* a token plan expands over the groups of its matrix */
-		rc = !a->algo && a->view ? fast_sim_run_view(c->topo, a->view, &so, &w->sim, err)
-					 : fast_sim_run_m(c->topo, w->plan, c->matrix, &so, &w->sim, err);
+		/* a given plan's open view; a compiled one's, its token plan
+		 * expanding over the groups of its matrix */
+		struct fast_plan_view v;
+		if (!a->algo && a->view)
+			rc = fast_sim_run(c->topo, a->view, &so, &w->sim, err);
+		else if ((rc = fast_plan_view_open(&v, w->plan, c->matrix, err)) == 0) {
+			rc = fast_sim_run(c->topo, &v, &so, &w->sim, err);
+			fast_plan_view_close(&v);
+		}
 		if (rc < 0)
 			return rc;
 		w->simulated = true;

@@ -35,7 +35,7 @@ int main(void)
 	if (fast_plan_check(&v, &topo, &err) < 0 || fast_bound_compute(&topo, &m, false, &b, &err) < 0)
 		goto fail;
 	fast_sim_opts_default(&so);
-	if (fast_sim_run(&topo, &plan, &so, &r, &err) < 0)
+	if (fast_sim_run(&topo, &v, &so, &r, &err) < 0)
 		goto fail;
 	printf("FAST %.3f us, LP bound %.3f us, ratio %.4f\n", r.time_s * 1e6, b.lp_s * 1e6,
 	       r.time_s / b.lp_s);

@@ -67,7 +67,7 @@ static double simulate(const char *algo, const struct fast_topo *t, const uint64
 	so.traffic = D;
 	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(t));
 	CU_ASSERT_EQUAL_FATAL(fast_compile(algo, t, &mx, NULL, &p, &err), 0);
-	CU_ASSERT_EQUAL_FATAL(fast_sim_run(t, &p, &so, &r, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_sim(t, &p, NULL, &so, &r, &err), 0);
 	time_s = r.time_s;
 	fast_sim_result_free(&r);
 	fast_plan_free(&p);
@@ -605,7 +605,7 @@ static double sim_time_of(const struct fast_topo *t, const struct fast_matrix *m
 
 	fast_sim_opts_default(&so);
 	so.traffic = m->bytes;
-	CU_ASSERT_EQUAL_FATAL(fast_sim_run_m(t, p, m, &so, &r, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_sim(t, p, m, &so, &r, &err), 0);
 	time_s = r.time_s;
 	fast_sim_result_free(&r);
 	return time_s;

@@ -412,7 +412,7 @@ static void test_bound__below_simulated_plans(void)
 					CU_FAIL("compile failed");
 					continue;
 				}
-				if (fast_sim_run(&t, &p, &so, &r, &err) == 0) {
+				if (unit_sim(&t, &p, NULL, &so, &r, &err) == 0) {
 					runs++;
 					if (r.time_s >= b.lp_s * (1 - 1e-9))
 						below++;
@@ -615,7 +615,7 @@ static void test_bound__tokens_below_byte_plans(void)
 						continue;
 					}
 					CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &tr.m[0], &err), 0);
-					if (fast_sim_run(&t, &p, &so, &r, &err) == 0) {
+					if (unit_sim(&t, &p, NULL, &so, &r, &err) == 0) {
 						runs++;
 						if (r.time_s >= b.lp_s * (1 - 1e-9))
 							below++;

@@ -1,7 +1,7 @@
 /*
  * test_eval.c - the case evaluator (include/fast/eval.h) against the naive
  * reference it replaces: each row's plan compiled and simulated on its own
- * (fast_compile, fast_sim_run_m) and the bound computed apart give
+ * (fast_compile, fast_sim_run on its view) and the bound computed apart give
  * the same times, bandwidths and bound; auto's row on token traffic, whose
  * simulation is its decision's, is the chosen plan simulated afresh, with
  * the default simulator options and with others; a failed row stops the
@@ -58,7 +58,7 @@ static void check_row(const struct fast_topo *t, const struct fast_matrix *m,
 	CU_ASSERT_FATAL(fast_compile(algo, t, m, &o, &p, &err) == 0);
 	CU_ASSERT_EQUAL(p.nsteps, w->plan->nsteps);
 	so.traffic = m->bytes;
-	CU_ASSERT_FATAL(fast_sim_run_m(t, &p, m, &so, &ref, &err) == 0);
+	CU_ASSERT_FATAL(unit_sim(t, &p, m, &so, &ref, &err) == 0);
 	CU_ASSERT_EQUAL(ref.time_s, w->sim.time_s);
 	CU_ASSERT_EQUAL(ref.algbw_GBps, w->sim.algbw_GBps);
 	CU_ASSERT_EQUAL(ref.nsteps, w->sim.nsteps);

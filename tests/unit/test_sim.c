@@ -58,7 +58,7 @@ static double sim_time(const struct fast_topo *t, const struct fast_plan *p,
 		       const struct fast_sim_opts *o, struct fast_sim_result *r)
 {
 	struct fast_err err = { 0 };
-	int rc = fast_sim_run(t, p, o, r, &err);
+	int rc = unit_sim(t, p, NULL, o, r, &err);
 	if (rc != 0)
 		fprintf(stderr, "sim: %s\n", err.msg);
 	CU_ASSERT_FATAL(rc == 0);
@@ -803,13 +803,13 @@ static void test_sim__rejects_bad_plans(void)
 	fast_plan_init(&p, 2, 2, "test");
 	step(&p, FAST_TIER_UP);
 	add_xfer(&p, 0, 2, MB);
-	CU_ASSERT_EQUAL(fast_sim_run(&t, &p, NULL, &r, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(unit_sim(&t, &p, NULL, NULL, &r, &err), FAST_EINPUT);
 	CU_ASSERT(strstr(err.msg, "step 0") != NULL);
 	fast_plan_free(&p);
 
 	/* wrong dimensions */
 	fast_plan_init(&p, 4, 2, "test");
-	CU_ASSERT_EQUAL(fast_sim_run(&t, &p, NULL, &r, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(unit_sim(&t, &p, NULL, NULL, &r, &err), FAST_EINPUT);
 	fast_plan_free(&p);
 }
 
@@ -878,7 +878,7 @@ static double tok_sim(const struct fast_topo *t, const struct fast_plan *p,
 	if (rc != 0)
 		fprintf(stderr, "check: %s\n", err.msg);
 	CU_ASSERT_FATAL(rc == 0);
-	rc = fast_sim_run_m(t, p, m, NULL, r, &err);
+	rc = unit_sim(t, p, m, NULL, r, &err);
 	if (rc != 0)
 		fprintf(stderr, "sim: %s\n", err.msg);
 	CU_ASSERT_FATAL(rc == 0);

@@ -22,6 +22,7 @@
 
 #include "fast/bound.h"
 #include "fast/check.h"
+#include "fast/sim.h"
 #include "fast/topo.h"
 #include "fast/traffic.h"
 
@@ -77,6 +78,22 @@ static inline int unit_bound(const struct fast_topo *t, const uint64_t *D, bool 
 	struct fast_matrix m = fast_matrix_of(D, t->servers * t->gpus);
 
 	return fast_bound_compute(t, &m, closed_only, out, err);
+}
+
+/* fast_sim_run of a bare plan p serving m (NULL: none): open its view,
+ * simulate, close. */
+static inline int unit_sim(const struct fast_topo *t, const struct fast_plan *p,
+			   const struct fast_matrix *m, const struct fast_sim_opts *o,
+			   struct fast_sim_result *r, struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc = fast_plan_view_open(&v, p, m, err);
+
+	if (rc == 0) {
+		rc = fast_sim_run(t, &v, o, r, err);
+		fast_plan_view_close(&v);
+	}
+	return rc;
 }
 
 #define UNIT_TEST(f) { #f, f }
