@@ -462,16 +462,13 @@ struct fast_plan_summary {
  * x then stages until it sends it on).  bytes_out, as for every plan, is
  * the bytes of tier-out steps (local copies excluded): the bytes crossing
  * servers when every tier-out transfer joins two servers, as the
- * compilers' do (the checker does not require it). */
-int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
-			struct fast_err *err);
-/* Peak staging bytes of every GPU (peak[servers * gpus], caller
- * allocated), as defined above. */
-int fast_plan_staging(const struct fast_plan *p, uint64_t *peak, struct fast_err *err);
-/* Both of the above on an open view, in one walk: the summary, and when
- * peak is not NULL the per-GPU peaks (peak[servers * gpus], caller
- * allocated) of which the summary's peak_staging is the largest. */
-int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_summary *out,
-			     uint64_t *peak, struct fast_err *err);
+ * compilers' do (the checker does not require it).
+ *
+ * On an open view (a bare plan p: fast_plan_view_open(&v, p, m, err)
+ * first), in one walk: the summary, and when peak is not NULL the per-GPU
+ * peak staging bytes (peak[servers * gpus], caller allocated) of which the
+ * summary's peak_staging is the largest. */
+int fast_plan_summarize(const struct fast_plan_view *v, struct fast_plan_summary *out,
+			uint64_t *peak, struct fast_err *err);
 
 #endif

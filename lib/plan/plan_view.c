@@ -241,8 +241,8 @@ out:
 	return rc;
 }
 
-int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_summary *out,
-			     uint64_t *peak, struct fast_err *err)
+int fast_plan_summarize(const struct fast_plan_view *v, struct fast_plan_summary *out,
+			uint64_t *peak, struct fast_err *err)
 {
 	const struct fast_plan *p = v->given, *e = v->x;
 	struct fast_plan_summary sm;
@@ -300,31 +300,5 @@ int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_su
 		*out = sm;
 	}
 	free(own);
-	return rc;
-}
-
-int fast_plan_staging(const struct fast_plan *p, uint64_t *peak, struct fast_err *err)
-{
-	struct fast_plan_view v;
-	struct fast_plan_summary sm;
-	int rc = fast_plan_view_open(&v, p, NULL, err);
-
-	if (rc < 0)
-		return rc;
-	rc = fast_plan_summarize_view(&v, &sm, peak, err);
-	fast_plan_view_close(&v);
-	return rc;
-}
-
-int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
-			struct fast_err *err)
-{
-	struct fast_plan_view v;
-	int rc = fast_plan_view_open(&v, p, NULL, err);
-
-	if (rc < 0)
-		return rc;
-	rc = fast_plan_summarize_view(&v, out, NULL, err);
-	fast_plan_view_close(&v);
 	return rc;
 }

@@ -5,7 +5,7 @@
  * Any input must give either a plan set or an error with a message.  For
  * each plan that loads: fast_plan_validate must accept it (the reader
  * validated it), fast_plan_expand, fast_plan_topo_order, fast_plan_summarize
- * and fast_plan_staging must not crash, the expansion must validate and
+ * (with the staging peaks) must not crash, the expansion must validate and
  * hash like itself, the plan set must survive a write/parse round trip with
  * the same hashes, and fast_plan_check must run (against the messages the
  * plan's own pieces imply, on a preset topology of the plan's shape) when
@@ -120,7 +120,7 @@ static void check_token_plan(const struct fast_plan *p, const struct fast_limits
 		} else {
 			FUZZ_CHECK(v.x->nlanes == 0 && v.x->nsteps == p->nsteps);
 			memset(&err, 0x55, sizeof err);
-			rc = fast_plan_summarize_view(&v, &sum, NULL, &err);
+			rc = fast_plan_summarize(&v, &sum, NULL, &err);
 			if (rc < 0)
 				FUZZ_CHECK_ERR(rc, err);
 			if (v.x->npieces <= CHECK_MAX_PIECES) {
@@ -163,6 +163,7 @@ static void one_plan(const struct fast_plan *p, const struct fast_limits *lim)
 	struct fast_plan x;
 	struct fast_plan_summary sum;
 	struct fast_err err;
+	struct fast_plan_view v;
 	uint32_t ng = p->servers * p->gpus;
 	uint32_t *order;
 	uint64_t *peak;
@@ -195,19 +196,17 @@ static void one_plan(const struct fast_plan *p, const struct fast_limits *lim)
 		fast_plan_free(&x);
 	}
 
+	peak = calloc(ng, sizeof *peak);
+	FUZZ_CHECK(peak != NULL);
 	memset(&err, 0x55, sizeof err);
-	rc = fast_plan_summarize(p, &sum, &err);
+	if ((rc = fast_plan_view_open(&v, p, NULL, &err)) == 0) {
+		rc = fast_plan_summarize(&v, &sum, peak, &err);
+		fast_plan_view_close(&v);
+	}
 	if (rc < 0)
 		FUZZ_CHECK_ERR(rc, err);
 	else
 		FUZZ_CHECK(sum.steps_up + sum.steps_out == p->nsteps);
-
-	peak = calloc(ng, sizeof *peak);
-	FUZZ_CHECK(peak != NULL);
-	memset(&err, 0x55, sizeof err);
-	rc = fast_plan_staging(p, peak, &err);
-	if (rc < 0)
-		FUZZ_CHECK_ERR(rc, err);
 	free(peak);
 	if (p->kind != FAST_TRAFFIC_BYTES)
 		check_token_plan(p, lim);

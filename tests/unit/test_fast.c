@@ -479,8 +479,8 @@ static void test_fast__auto_fewer_stages_at_scale(void)
 	CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &a, NULL) == 0);
 	o.stages = FAST_STAGES_EXACT;
 	CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &e, NULL) == 0);
-	CU_ASSERT_FATAL(fast_plan_summarize(&a, &sa, NULL) == 0);
-	CU_ASSERT_FATAL(fast_plan_summarize(&e, &se, NULL) == 0);
+	CU_ASSERT_FATAL(unit_summarize(&a, &sa, NULL, NULL) == 0);
+	CU_ASSERT_FATAL(unit_summarize(&e, &se, NULL, NULL) == 0);
 	CU_ASSERT(sa.rail_stages < se.rail_stages);
 	CU_ASSERT(strncmp(a.options, "stages=auto(q=", 14) == 0);
 	CU_ASSERT_EQUAL(strcmp(a.algo, "fast"), 0);

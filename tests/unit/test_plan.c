@@ -404,7 +404,7 @@ static void test_plan__summary_and_staging(void)
 	uint64_t peak[4];
 
 	build_fast(&p);
-	OK(fast_plan_summarize(&p, &sm, &err));
+	OK(unit_summarize(&p, &sm, NULL, &err));
 	CU_ASSERT_EQUAL(sm.steps_up, 4);
 	CU_ASSERT_EQUAL(sm.steps_out, 2);
 	CU_ASSERT_EQUAL(sm.rail_stages, 2);
@@ -421,7 +421,7 @@ static void test_plan__summary_and_staging(void)
 	 * holds 10 then 20 relay bytes */
 	CU_ASSERT_EQUAL(sm.peak_staging, 70);
 	CU_ASSERT_EQUAL(sm.peak_staging_gpu, 1);
-	OK(fast_plan_staging(&p, peak, &err));
+	OK(unit_summarize(&p, &(struct fast_plan_summary){ 0 }, peak, &err));
 	CU_ASSERT(peak[0] == 0 && peak[1] == 70 && peak[2] == 0 && peak[3] == 20);
 	fast_plan_free(&p);
 }
@@ -457,12 +457,12 @@ static void test_plan__view_aliases_or_expands(void)
 	}
 	OK(fast_plan_view_open(&w, &e, NULL, &err));
 	CU_ASSERT(!w.owned && w.given == &e && w.x == &e);
-	OK(fast_plan_summarize_view(&v, &a, peak, &err));
-	OK(fast_plan_summarize(&p, &b, &err));
+	OK(fast_plan_summarize(&v, &a, peak, &err));
+	OK(unit_summarize(&p, &b, NULL, &err));
 	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof a), 0);
-	OK(fast_plan_staging(&p, peak2, &err));
+	OK(unit_summarize(&p, &(struct fast_plan_summary){ 0 }, peak2, &err));
 	CU_ASSERT_EQUAL(memcmp(peak, peak2, sizeof peak), 0);
-	OK(fast_plan_summarize_view(&w, &b, NULL, &err));
+	OK(fast_plan_summarize(&w, &b, NULL, &err));
 	CU_ASSERT_EQUAL(a.bytes_up, b.bytes_up);
 	CU_ASSERT_EQUAL(a.peak_staging, b.peak_staging);
 	CU_ASSERT_EQUAL(b.rail_stages, 0); /* counted on the plan as given */

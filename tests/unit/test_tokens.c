@@ -353,7 +353,7 @@ static uint64_t compile_checked(const char *algo, const struct fast_topo *t,
 			t->servers, t->gpus, err.msg);
 	} else if (p.kind == FAST_TRAFFIC_BYTES) {
 		if (
-		    fast_plan_summarize(&p, &s, &err) != 0) {
+		    unit_summarize(&p, &s, NULL, &err) != 0) {
 			CU_FAIL("byte plan fails the checker");
 			fprintf(stderr, "%s: %s\n", algo, err.msg);
 		} else {
@@ -369,7 +369,7 @@ static uint64_t compile_checked(const char *algo, const struct fast_topo *t,
 		struct fast_plan_view v;
 		CU_ASSERT_EQUAL_FATAL(fast_plan_view_open(&v, &p, m, &err), 0);
 		CU_ASSERT(naive_check(v.x, m, t->gpus));
-		CU_ASSERT_EQUAL(fast_plan_summarize_view(&v, &s, NULL, &err), 0);
+		CU_ASSERT_EQUAL(fast_plan_summarize(&v, &s, NULL, &err), 0);
 		CU_ASSERT_EQUAL(s.bytes_out, naive_bytes_out(&p));
 		out = s.bytes_out;
 		fast_plan_view_close(&v);

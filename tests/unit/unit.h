@@ -96,6 +96,20 @@ static inline int unit_sim(const struct fast_topo *t, const struct fast_plan *p,
 	return rc;
 }
 
+/* fast_plan_summarize of a bare byte plan p (peak may be NULL). */
+static inline int unit_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
+				 uint64_t *peak, struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc = fast_plan_view_open(&v, p, NULL, err);
+
+	if (rc == 0) {
+		rc = fast_plan_summarize(&v, out, peak, err);
+		fast_plan_view_close(&v);
+	}
+	return rc;
+}
+
 #define UNIT_TEST(f) { #f, f }
 
 static inline int unit_run(const char *suite, const struct unit_test *tests, size_t n)
