@@ -277,7 +277,7 @@ static int traffic_show(int argc, char **argv)
 		fast_traffic_stats(t.m[k].bytes, t.ng, G, &sts[k]);
 		fast_add_u64(grand, sts[k].total, &grand); /* cannot overflow: checked at load */
 		/* cannot fail either: at most the byte matrix's total */
-		if (fast_matrix_dedup_bytes(&t.m[k], t.ng, G, &dd[k].per_gpu, &dd[k].per_server,
+		if (fast_matrix_dedup_bytes(&t.m[k], G, &dd[k].per_gpu, &dd[k].per_server,
 					    &err) < 0) {
 			free(sts);
 			free(dd);

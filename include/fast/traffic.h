@@ -105,14 +105,15 @@ static inline uint64_t fast_group_bytes(const struct fast_matrix *m, uint32_t g)
 	return m->groups[g].tokens * m->token_bytes;
 }
 
-/* Fill m->bytes (ng x ng, already allocated) from m's groups, as above.
+/* Fill m->bytes (ng x ng, already allocated) from m's groups, as above,
+ * and set m->ng = ng (how a matrix built from groups learns its size).
  * FAST_EINPUT naming the group on a GPU out of range, a destination list
  * not ascending and distinct, or a sum over 64 bits. */
 int fast_matrix_bytes_from_groups(struct fast_matrix *m, uint32_t ng, struct fast_err *err);
 
 /*
- * Bytes of matrix m that cross servers (GPU x is on server x / G, G =
- * gpus_per_server >= 1; a last partial server is allowed):
+ * Bytes of matrix m (m->ng GPUs) that cross servers (GPU x is on server
+ * x / G, G = gpus_per_server >= 1; a last partial server is allowed):
  *   *per_gpu     one copy per destination GPU (the byte matrix: what a
  *                dispatcher that deduplicates per GPU sends), sum over
  *                groups of tokens * token_bytes * |{d in Dest(g) : server(d)
@@ -126,7 +127,7 @@ int fast_matrix_bytes_from_groups(struct fast_matrix *m, uint32_t ng, struct fas
  * Either pointer may be NULL.  FAST_EINPUT if a sum exceeds 64 bits (never
  * on a loaded traffic, whose byte matrix sums are checked).
  */
-int fast_matrix_dedup_bytes(const struct fast_matrix *m, uint32_t ng, uint32_t gpus_per_server,
+int fast_matrix_dedup_bytes(const struct fast_matrix *m, uint32_t gpus_per_server,
 			    uint64_t *per_gpu, uint64_t *per_server, struct fast_err *err);
 
 /*
@@ -164,7 +165,7 @@ void fast_groups_free(struct fast_groups *b);
 /* Copy src's groups and destinations into dst (which has none), with kind
  * `kind`, and fill dst->bytes from them.  FAST_ENOMEM. */
 int fast_matrix_copy_groups(struct fast_matrix *dst, const struct fast_matrix *src,
-			    enum fast_traffic_kind kind, uint32_t ng, struct fast_err *err);
+			    enum fast_traffic_kind kind, struct fast_err *err);
 
 struct fast_traffic {
 	uint32_t ng;               /* GPUs */
@@ -231,6 +232,6 @@ int fast_matrix_transpose(uint64_t *bytes, uint32_t ng, struct fast_err *err);
 /* The other phase of m: its byte matrix transposed and, for token traffic,
  * DISPATCH and COMBINE swapped (the same groups), so that the byte matrix
  * stays the one of the groups.  Cannot fail. */
-void fast_matrix_other_phase(struct fast_matrix *m, uint32_t ng);
+void fast_matrix_other_phase(struct fast_matrix *m);
 
 #endif

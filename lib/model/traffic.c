@@ -421,9 +421,9 @@ int fast_matrix_transpose(uint64_t *bytes, uint32_t ng, struct fast_err *err)
 	return 0;
 }
 
-void fast_matrix_other_phase(struct fast_matrix *m, uint32_t ng)
+void fast_matrix_other_phase(struct fast_matrix *m)
 {
-	fast_matrix_transpose(m->bytes, ng, NULL);
+	fast_matrix_transpose(m->bytes, m->ng, NULL);
 	if (m->kind == FAST_TRAFFIC_DISPATCH)
 		m->kind = FAST_TRAFFIC_COMBINE;
 	else if (m->kind == FAST_TRAFFIC_COMBINE)
