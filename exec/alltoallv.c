@@ -183,8 +183,12 @@ int fast_alltoallv(const void *sendbuf, const uint64_t *sendcounts, const uint64
 	if (rc == 0) {
 		if (strcmp(fast_exec_algo(x), "mpi") == 0)
 			rc = fast_exec_run_mpi(x, D, sendbuf, sdispls, recvbuf, rdispls, err);
-		else if ((rc = fast_exec_prepare(x, NULL, D, &g, err)) == 0)
-			rc = fast_exec_run(x, g, sendbuf, sdispls, recvbuf, rdispls, err);
+		else {
+			struct fast_matrix m = fast_matrix_of(D, (uint32_t)ng);
+
+			if ((rc = fast_exec_prepare(x, NULL, &m, &g, err)) == 0)
+				rc = fast_exec_run(x, g, sendbuf, sdispls, recvbuf, rdispls, err);
+		}
 	}
 	free(D);
 	return rc;

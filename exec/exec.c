@@ -513,23 +513,15 @@ static int prepare(struct fast_exec *x, const struct fast_plan *plan, const stru
 	return 0;
 }
 
-int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
-		      struct fast_prog **prog, struct fast_err *err)
+int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan,
+		      const struct fast_matrix *m, struct fast_prog **prog, struct fast_err *err)
 {
-	struct serves sv = { D, NULL };
-
-	return prepare(x, plan, &sv, prog, err);
-}
-
-int fast_exec_prepare_tokens(struct fast_exec *x, const struct fast_plan *plan,
-			     const struct fast_matrix *m, struct fast_prog **prog,
-			     struct fast_err *err)
-{
-	struct serves sv = { NULL, m };
+	struct serves sv = { NULL, NULL };
 
 	if (m->kind == FAST_TRAFFIC_BYTES)
-		return fast_err_set(err, FAST_EINPUT, "executor: matrix '%s' has no token groups",
-				    m->label);
+		sv.D = m->bytes;
+	else
+		sv.m = m;
 	return prepare(x, plan, &sv, prog, err);
 }
 
