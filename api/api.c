@@ -413,7 +413,7 @@ int fast_api_compile(const struct fast_api_topo *topo, const struct fast_api_tra
 	}
 	for (uint32_t i = 0; i < t->count; i++) {
 		struct fast_plan *p = &h->ps.plans[i];
-		if (fast_compile_matrix(algo, &topo->t, &t->m[i], &o, p, &e) < 0) {
+		if (fast_compile(algo, &topo->t, &t->m[i], &o, p, &e) < 0) {
 			fast_err_prefix(&e, "%s: matrix %u (%s)", tr->name, i, t->m[i].label);
 			fast_api_plans_free(h);
 			return api_give(err, &e);

@@ -49,7 +49,12 @@ int fast_api_check(const struct fast_api_topo *topo, const struct fast_api_traff
 			return api_give(err, &e);
 	for (uint32_t m = 0; m < t->count; m++) {
 		const struct fast_plan *p = &ps->ps.plans[m];
-		int rc = fast_plan_check_matrix(p, &topo->t, &t->m[m], t->ng, &e);
+		struct fast_plan_view v;
+		int rc = fast_plan_view_open(&v, p, &t->m[m], &e);
+		if (rc == 0) {
+			rc = fast_plan_check(&v, &topo->t, &e);
+			fast_plan_view_close(&v);
+		}
 		if (rc == FAST_ECHECK)
 			fast_err_prefix(&e, "plan %u (%s, matrix %u)", m, p->label, p->matrix);
 		else if (rc < 0)
@@ -77,8 +82,7 @@ int fast_api_bound_json(const struct fast_api_topo *topo, const struct fast_api_
 	fprintf(m.f, ",\n  \"bounds\": [\n");
 	for (uint32_t i = 0; i < t->count && rc == 0; i++) {
 		struct fast_bound b;
-		if ((closed_only ? fast_bound_matrix_closed(&topo->t, &t->m[i], &b, &e)
-				 : fast_bound_matrix(&topo->t, &t->m[i], &b, &e)) < 0) {
+		if (fast_bound_compute(&topo->t, &t->m[i], closed_only, &b, &e) < 0) {
 			fast_err_prefix(&e, "matrix %u (%s)", i, t->m[i].label);
 			rc = api_give(err, &e);
 			break;
@@ -163,9 +167,9 @@ int fast_api_sim_json(const struct fast_api_topo *topo, const struct fast_api_tr
 		struct fast_plan_view v;
 		if (p->matrix >= traf->count)
 			continue;
-		rc = fast_plan_view_open_m(&v, p, &traf->m[p->matrix], traf->ng, &e);
+		rc = fast_plan_view_open(&v, p, &traf->m[p->matrix], &e);
 		if (rc == 0) {
-			rc = fast_plan_check_view(&v, t, traf->m[p->matrix].bytes, &e);
+			rc = fast_plan_check(&v, t, &e);
 			fast_plan_view_close(&v);
 		}
 		if (rc == FAST_ECHECK)
@@ -185,15 +189,21 @@ int fast_api_sim_json(const struct fast_api_topo *topo, const struct fast_api_tr
 			traf && traf->count && p->matrix < traf->count ? &traf->m[p->matrix] : NULL;
 		struct fast_sim_opts so = s.so;
 		struct fast_sim_result r;
+		struct fast_plan_view v;
 		struct fast_bound b;
+		int sr;
 
 		so.traffic = M ? M->bytes : NULL;
-		if (fast_sim_run_m(t, p, M, &so, &r, &e) < 0) {
+		if ((sr = fast_plan_view_open(&v, p, M, &e)) == 0) {
+			sr = fast_sim_run(t, &v, &so, &r, &e);
+			fast_plan_view_close(&v);
+		}
+		if (sr < 0) {
 			fast_err_prefix(&e, "%s: plan %u (%s)", ps->name, p->matrix, p->label);
 			rc = api_give(err, &e);
 			break;
 		}
-		if (M && fast_bound_matrix(t, M, &b, &e) < 0) {
+		if (M && fast_bound_compute(t, M, false, &b, &e) < 0) {
 			fast_sim_result_free(&r);
 			rc = api_give(err, &e);
 			break;
@@ -233,7 +243,7 @@ int fast_api_prog_build(const struct fast_api_traffic *tr, const struct fast_api
 	M = &t->m[p->matrix];
 	if (!(h = calloc(1, sizeof *h)))
 		return api_fail(err, FAST_ENOMEM, "out of memory");
-	if (fast_plan_view_open_m(&v, p, M, t->ng, &e) < 0) {
+	if (fast_plan_view_open(&v, p, M, &e) < 0) {
 		free(h);
 		fast_err_prefix(&e, "%s: /plans/%u", ps->name, i);
 		return api_give(err, &e);

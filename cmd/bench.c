@@ -64,7 +64,8 @@ int bench_random_plan(const char *algo, uint32_t servers, uint32_t gpus, struct 
 	if ((rc = fast_gen_traffic(&g, &lim, tr, err)) < 0)
 		return rc;
 	fast_algo_opts_default(&ao);
-	rc = fast_compile(algo, t, tr->m[0].bytes, &ao, p, err);
+	struct fast_matrix mx = fast_matrix_of(tr->m[0].bytes, fast_topo_ngpus(t));
+	rc = fast_compile(algo, t, &mx, &ao, p, err);
 	if (rc < 0 || tr == &own)
 		fast_traffic_free(tr);
 	return rc;

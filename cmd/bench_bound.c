@@ -36,12 +36,13 @@ struct row {
 static int measure(const struct fast_topo *t, const uint64_t *D, int reps, struct row *r,
 		   struct fast_err *err)
 {
+	struct fast_matrix m = fast_matrix_of(D, fast_topo_ngpus(t));
 	double solve[16], total[16];
 	struct fast_bound b;
 
 	for (int i = 0; i < reps; i++) {
 		double t0 = fast_now();
-		int rc = fast_bound_compute(t, D, &b, err);
+		int rc = fast_bound_compute(t, &m, false, &b, err);
 		if (rc < 0)
 			return rc;
 		total[i] = fast_now() - t0;

@@ -192,7 +192,7 @@ static double work_expand(void *ctx)
 	struct fast_plan e;
 	double t0 = bench_cpu_now(), t;
 
-	if (fast_plan_expand(&j->plan, &e, &j->err) < 0)
+	if (fast_plan_expand(&j->plan, NULL, &e, &j->err) < 0)
 		return -1;
 	t = bench_cpu_now() - t0;
 	j->expanded_pieces = e.npieces;
@@ -558,7 +558,7 @@ static unsigned long long child_peak(uint32_t N, bool expand)
 		fast_algo_opts_default(&opts);
 		if (!D || fast_sched_fast(&topo, D, &opts, &p, NULL) < 0)
 			_exit(1);
-		if (expand && fast_plan_expand(&p, &e, NULL) < 0)
+		if (expand && fast_plan_expand(&p, NULL, &e, NULL) < 0)
 			_exit(1);
 		_exit(0);
 	}

@@ -115,8 +115,7 @@ int cmd_bound(int argc, char **argv)
 		struct fast_bound b;
 		struct fast_err err;
 
-		if ((closed_only ? fast_bound_matrix_closed(&topo, &tr.m[i], &b, &err)
-				 : fast_bound_matrix(&topo, &tr.m[i], &b, &err)) < 0) {
+		if (fast_bound_compute(&topo, &tr.m[i], closed_only, &b, &err) < 0) {
 			fast_err_prefix(&err, "matrix %u (%s)", index, tr.m[i].label);
 			rc = cli_report(&err);
 			goto done;

@@ -165,11 +165,17 @@ static double fit_cost(void *vctx, const double *x)
 		struct cell *e = &c->cells[k];
 		struct fast_sim_opts so;
 		struct fast_sim_result r;
+		struct fast_plan_view v;
 		double rel;
+		int rc;
 		fast_sim_opts_default(&so);
 		so.traffic = e->D;
 		so.sync = c->sync;
-		if (fast_sim_run(c->topo, &e->plan, &so, &r, &err) < 0)
+		if ((rc = fast_plan_view_open(&v, &e->plan, NULL, &err)) == 0) {
+			rc = fast_sim_run(c->topo, &v, &so, &r, &err);
+			fast_plan_view_close(&v);
+		}
+		if (rc < 0)
 			return HUGE_VAL;
 		e->sim_us = r.time_s * 1e6;
 		fast_sim_result_free(&r);
@@ -309,7 +315,8 @@ static int load_cells(const char *const *paths, const bool *check, const char *c
 				}
 				memcpy(e->D, D, (size_t)ng * ng * sizeof *D);
 				fast_algo_opts_default(&ao);
-				if (fast_compile(algo, &pt, e->D, &ao, &e->plan, &err) < 0) {
+				struct fast_matrix mx = fast_matrix_of(e->D, fast_topo_ngpus(&pt));
+				if (fast_compile(algo, &pt, &mx, &ao, &e->plan, &err) < 0) {
 					fast_err_prefix(&err, "%s: %s", paths[f], run.algo);
 					rc = cli_report(&err);
 					break;

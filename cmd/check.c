@@ -51,6 +51,7 @@ int cmd_check(int argc, char **argv)
 	struct fast_topo topo;
 	struct fast_traffic t;
 	struct fast_planset ps;
+	struct fast_plan_view v;
 	struct fast_err err;
 	uint32_t failed = 0, nmat;
 	int rc;
@@ -90,7 +91,11 @@ int cmd_check(int argc, char **argv)
 		uint32_t pidx = (uint32_t)(p - ps.plans);
 		/* a byte plan against the matrix's bytes (a token matrix's
 		 * per-GPU bytes), a token plan against its groups */
-		rc = fast_plan_check_matrix(p, &topo, &t.m[m], t.ng, &err);
+		rc = fast_plan_view_open(&v, p, &t.m[m], &err);
+		if (rc == 0) {
+			rc = fast_plan_check(&v, &topo, &err);
+			fast_plan_view_close(&v);
+		}
 		if (rc < 0 && rc != FAST_ECHECK) {
 			fast_err_prefix(&err, "%s: /plans/%u", in.plan_path, pidx);
 			fast_planset_free(&ps);

@@ -235,7 +235,7 @@ static int open_given(const struct cli_inputs *in, const struct fast_planset *ps
 		return cli_fail(FAST_EINPUT, "%s: no plan for matrix %u of %s", in->plan_path, mi,
 				in->traffic_path);
 	if (fast_plan_fits_topo(*given, topo, &err) < 0 ||
-	    fast_plan_view_open_m(gv, *given, &tr->m[i], tr->ng, &err) < 0) {
+	    fast_plan_view_open(gv, *given, &tr->m[i], &err) < 0) {
 		fast_err_prefix(&err, "%s: plan for matrix %u", in->plan_path, mi);
 		return cli_report(&err);
 	}

@@ -3,7 +3,7 @@
  * per tier, rail stages, bytes per tier, bytes relayed, the largest step,
  * transfers and pieces after expansion, and the peak staging bytes per GPU
  * (what an executor must buffer for others; definition in include/fast/plan.h).
- * Thin: fast_planset_load(), one plan view and fast_plan_summarize_view()
+ * Thin: fast_planset_load(), one plan view and fast_plan_summarize()
  * per plan, then a table or JSON.
  */
 #include <stdlib.h>
@@ -158,8 +158,8 @@ int cmd_inspect(int argc, char **argv)
 			fast_traffic_free(&t);
 			return cli_fail(FAST_ENOMEM, "inspect: out of memory");
 		}
-		if ((rc = fast_plan_view_open_m(&v, p, m, t.ng, &err)) == 0) {
-			rc = fast_plan_summarize_view(&v, &sm, peak, &err);
+		if ((rc = fast_plan_view_open(&v, p, m, &err)) == 0) {
+			rc = fast_plan_summarize(&v, &sm, peak, &err);
 			fast_plan_view_close(&v);
 		}
 		if (rc < 0) {

@@ -93,8 +93,8 @@ int cmd_plan(int argc, char **argv)
 	for (uint32_t i = 0; i < t.count; i++) {
 		struct fast_plan *p = &ps.plans[i];
 		if (transpose) /* token traffic: a dispatch becomes its combine */
-			fast_matrix_other_phase(&t.m[i], t.ng);
-		if ((rc = fast_compile_matrix(algo, &topo, &t.m[i], &opts, p, &err)) < 0) {
+			fast_matrix_other_phase(&t.m[i]);
+		if ((rc = fast_compile(algo, &topo, &t.m[i], &opts, p, &err)) < 0) {
 			fast_err_prefix(&err, "%s: matrix %u (%s)", in.traffic_path,
 					in.matrix >= 0 ? (uint32_t)in.matrix : i, t.m[i].label);
 			cli_out_abort(&o);

@@ -505,7 +505,7 @@ int cmd_run(int argc, char **argv)
 	for (uint32_t m = 0; in.have_ps && m < in.t.count; m++) {
 		const struct fast_plan *p = cli_plan_for(&in.ps, &in.o.in, m, in.t.count, &err);
 		if (p && (fast_plan_fits_topo(p, &c.topo, &err) < 0 ||
-			  fast_plan_fits_matrix(p, &in.t.m[m], in.t.ng, &err) < 0)) {
+			  fast_plan_fits_matrix(p, &in.t.m[m], &err) < 0)) {
 			fast_err_prefix(&err, "%s: /plans/%u", in.o.in.plan_path, (uint32_t)(p - in.ps.plans));
 			p = NULL;
 		}

@@ -213,18 +213,22 @@ static int prepare(struct run_ctx *c, struct work *w, struct fast_prog **prog,
 	int rc;
 
 	if (w->m && !w->gather)
-		return fast_exec_prepare_tokens(c->x, c->plan, w->m, prog, err);
+		return fast_exec_prepare(c->x, c->plan, w->m, prog, err);
 	if (w->m) {
 		gathered_free(w);
 		if ((rc = fast_exec_gather_groups(c->x, &w->mine, &w->gathered, err)) < 0)
 			return rc;
-		return fast_exec_prepare_tokens(c->x, c->plan, &w->gathered, prog, err);
+		return fast_exec_prepare(c->x, c->plan, &w->gathered, prog, err);
 	}
 	/* the real MoE case: every rank knows only its own send counts */
 	if ((rc = fast_exec_gather_matrix(c->x, w->row, w->col, w->Dg, err)) < 0)
 		return rc;
-	if (!c->mpi && (rc = fast_exec_prepare(c->x, c->plan, w->Dg, prog, err)) < 0)
-		return rc;
+	if (!c->mpi) {
+		struct fast_matrix bm = fast_matrix_of(w->Dg, (uint32_t)c->size);
+
+		if ((rc = fast_exec_prepare(c->x, c->plan, &bm, prog, err)) < 0)
+			return rc;
+	}
 	return 0;
 }
 

@@ -60,13 +60,13 @@ int simc_check_plan(const char *plan_path, uint32_t i, const struct fast_plan *p
 {
 	struct fast_plan_view own, *v = keep ? keep : &own;
 	struct fast_err err;
-	/* fast_plan_check_matrix(), with the view kept when asked: a token
+	/* fast_plan_check() on a view of p with M, kept when asked: a token
 	 * plan against the groups (its REDIST steps need them), a byte plan
 	 * against the (per-GPU) bytes */
-	int rc = fast_plan_view_open_m(v, p, M, fast_topo_ngpus(t), &err);
+	int rc = fast_plan_view_open(v, p, M, &err);
 
 	if (rc == 0) {
-		rc = fast_plan_check_view(v, t, M->bytes, &err);
+		rc = fast_plan_check(v, t, &err);
 		if (rc < 0 || !keep)
 			fast_plan_view_close(v);
 	}

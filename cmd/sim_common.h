@@ -44,7 +44,7 @@ int simc_write_svg(const char *path, const struct fast_topo *t,
 
 /* Prove plan p (index i of plan_path) correct for the matrix M it serves
  * before a command reports its time against M's bound: the proof `fast
- * check` and `fast gate` make (include/fast/check.h, fast_plan_check_matrix: a
+ * check` and `fast gate` make (include/fast/check.h, fast_plan_check: a
  * token plan against M's groups, a byte plan against its bytes).  A plan that delivers nothing,
  * or another traffic's bytes, would otherwise be simulated and compared
  * with the wrong bound.  Returns an exit status after printing: 0 correct,

@@ -89,7 +89,6 @@ void gate_case_eval(const struct fast_topo *t, const char *topo_name, const char
 		    struct gate_verdict *x)
 {
 	struct sweep_row *r = &x->row;
-	const uint64_t *D = M->bytes;
 
 	sweep_row_init(r);
 	sweep_row_trace_identity(r, t, topo_name, traffic_path, mi, M->label, M,
@@ -98,7 +97,7 @@ void gate_case_eval(const struct fast_topo *t, const char *topo_name, const char
 	x->base_s = NAN;
 	if (given) {
 		struct fast_err err;
-		int c = fast_plan_check_view(gv, t, D, &err);
+		int c = fast_plan_check(gv, t, &err);
 		if (c < 0) {
 			x->incorrect = true;
 			snprintf(x->why, sizeof x->why, "plan check: %.180s", err.msg);

@@ -162,7 +162,7 @@ static void show_human(const struct args *a, const struct fast_traffic *t, uint3
 		}
 		if (t->m[k].compute_pairs) {
 			uint64_t mx;
-			double mean, imb = fast_matrix_compute_imbalance(&t->m[k], t->ng, &mx, &mean);
+			double mean, imb = fast_matrix_compute_imbalance(&t->m[k], &mx, &mean);
 			printf("  compute           imbalance %.3f (max %llu, mean %.1f (token, expert) "
 			       "pairs per GPU)\n",
 			       imb, (unsigned long long)mx, mean);
@@ -243,7 +243,7 @@ static void show_json(const struct args *a, const struct fast_traffic *t, uint32
 		}
 		if (t->m[k].compute_pairs) {
 			uint64_t mx;
-			double mean, imb = fast_matrix_compute_imbalance(&t->m[k], t->ng, &mx, &mean);
+			double mean, imb = fast_matrix_compute_imbalance(&t->m[k], &mx, &mean);
 			printf(", \"compute_pairs_max\": %llu, ", (unsigned long long)mx);
 			put_num("compute_pairs_mean", mean, false);
 			put_num("compute_imbalance", imb, true);
@@ -293,7 +293,7 @@ static int traffic_show(int argc, char **argv)
 		fast_traffic_stats(t.m[k].bytes, t.ng, G, &sts[k]);
 		fast_add_u64(grand, sts[k].total, &grand); /* cannot overflow: checked at load */
 		/* cannot fail either: at most the byte matrix's total */
-		if (fast_matrix_dedup_bytes(&t.m[k], t.ng, G, &dd[k].per_gpu, &dd[k].per_server,
+		if (fast_matrix_dedup_bytes(&t.m[k], G, &dd[k].per_gpu, &dd[k].per_server,
 					    &err) < 0) {
 			free(sts);
 			free(dd);

@@ -63,9 +63,14 @@ static int keep_time(const struct fast_plan_eval *e, const struct fast_topo *top
 {
 	struct keep_eval *ke = (struct keep_eval *)(uintptr_t)e->ctx;
 	struct fast_sim_result r;
+	struct fast_plan_view v;
 	int rc;
 
-	if ((rc = fast_sim_run_m(topo, p, m, &ke->opts, &r, err)) < 0)
+	if ((rc = fast_plan_view_open(&v, p, m, err)) < 0)
+		return rc;
+	rc = fast_sim_run(topo, &v, &ke->opts, &r, err);
+	fast_plan_view_close(&v);
+	if (rc < 0)
 		return rc;
 	*time_s = r.time_s;
 	if (ke->n < FAST_AUTO_MAX) {
@@ -119,7 +124,7 @@ static int decide_auto(const struct fast_case *c, uint32_t k, struct fast_case_r
 	if (m->kind == FAST_TRAFFIC_BYTES) {
 		fast_auto_predict(c->topo, m->bytes, &a->opts, &ch);
 		fast_auto_opts_of(&ch, ch.best, &a->opts, &o);
-		if ((rc = fast_compile_matrix(ch.algo[ch.best], c->topo, m, &o, &w->own, err)) < 0)
+		if ((rc = fast_compile(ch.algo[ch.best], c->topo, m, &o, &w->own, err)) < 0)
 			return rc;
 		row_choice(w, &ch);
 		return 0;
@@ -162,7 +167,7 @@ static int compile_row(const struct fast_case *c, uint32_t k, struct fast_case_r
 	if (strcmp(a->algo, "auto") == 0)
 		rc = decide_auto(c, k, w, err);
 	else
-		rc = fast_compile_matrix(a->algo, c->topo, c->matrix, &a->opts, &w->own, err);
+		rc = fast_compile(a->algo, c->topo, c->matrix, &a->opts, &w->own, err);
 	if (rc == 0)
 		w->plan = &w->own;
 	return rc;
@@ -257,9 +262,15 @@ static int simulate_row(const struct fast_case *c, uint32_t k, struct fast_case_
 	int rc = 0;
 
 	if (!w->simulated) {
-		/* a token plan expands over the groups of its matrix */
-		rc = !a->algo && a->view ? fast_sim_run_view(c->topo, a->view, &so, &w->sim, err)
-					 : fast_sim_run_m(c->topo, w->plan, c->matrix, &so, &w->sim, err);
+		/* a given plan's open view; a compiled one's, its token plan
+		 * expanding over the groups of its matrix */
+		struct fast_plan_view v;
+		if (!a->algo && a->view)
+			rc = fast_sim_run(c->topo, a->view, &so, &w->sim, err);
+		else if ((rc = fast_plan_view_open(&v, w->plan, c->matrix, err)) == 0) {
+			rc = fast_sim_run(c->topo, &v, &so, &w->sim, err);
+			fast_plan_view_close(&v);
+		}
 		if (rc < 0)
 			return rc;
 		w->simulated = true;
@@ -277,9 +288,8 @@ static void bound_case(const struct fast_case *c, struct fast_case_result *r)
 {
 	if (c->bound == FAST_CASE_BOUND_NONE || !c->matrix)
 		return;
-	r->bound_rc = c->bound == FAST_CASE_BOUND_CLOSED
-			      ? fast_bound_matrix_closed(c->topo, c->matrix, &r->bound, &r->bound_err)
-			      : fast_bound_matrix(c->topo, c->matrix, &r->bound, &r->bound_err);
+	r->bound_rc = fast_bound_compute(c->topo, c->matrix, c->bound == FAST_CASE_BOUND_CLOSED,
+					 &r->bound, &r->bound_err);
 	r->bounded = r->bound_rc == 0;
 }
 

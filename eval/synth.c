@@ -58,7 +58,7 @@ static int unit_batch(const struct fast_synth_unit *u, const struct fast_topo *t
 		for (int b = 0; b < k && rc == 0; b++)
 			rc = fast_auto_choose_matrix(t, mx, u->opts, &ch, NULL, err);
 	} else {
-		while (made < k && fast_compile_matrix(u->algo, t, mx, u->opts, &p[made], err) == 0)
+		while (made < k && fast_compile(u->algo, t, mx, u->opts, &p[made], err) == 0)
 			made++;
 		if (made < k)
 			rc = err->code;

@@ -130,6 +130,7 @@ int fast_exec_gather_groups(struct fast_exec *x, const struct fast_matrix *mine,
 	all = fast_calloc(total_g + 1, sizeof *all);
 	m.groups = fast_calloc(total_g + 1, sizeof *m.groups);
 	m.dsts = fast_calloc(total_d + 1, sizeof *m.dsts);
+	m.ng = n;
 	m.bytes = fast_calloc((size_t)n * n, sizeof *m.bytes);
 	bad = !all || !m.groups || !m.dsts || !m.bytes;
 	if (MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS || any) {
@@ -182,8 +183,12 @@ int fast_alltoallv(const void *sendbuf, const uint64_t *sendcounts, const uint64
 	if (rc == 0) {
 		if (strcmp(fast_exec_algo(x), "mpi") == 0)
 			rc = fast_exec_run_mpi(x, D, sendbuf, sdispls, recvbuf, rdispls, err);
-		else if ((rc = fast_exec_prepare(x, NULL, D, &g, err)) == 0)
-			rc = fast_exec_run(x, g, sendbuf, sdispls, recvbuf, rdispls, err);
+		else {
+			struct fast_matrix m = fast_matrix_of(D, (uint32_t)ng);
+
+			if ((rc = fast_exec_prepare(x, NULL, &m, &g, err)) == 0)
+				rc = fast_exec_run(x, g, sendbuf, sdispls, recvbuf, rdispls, err);
+		}
 	}
 	free(D);
 	return rc;

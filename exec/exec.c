@@ -364,7 +364,8 @@ static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan,
 struct prepared {
 	struct fast_plan compiled;
 	bool have_compiled, open;
-	struct fast_plan_view v;
+	struct fast_matrix bytes; /* a byte matrix's (sv->D, borrowed) */
+	struct fast_plan_view v;  /* of the plan, with sv->m or &bytes */
 };
 
 static void prepared_close(struct prepared *pp)
@@ -382,9 +383,12 @@ static void prepared_close(struct prepared *pp)
 static int prepared_open(struct fast_exec *x, const struct fast_plan *plan,
 			 const struct serves *sv, struct prepared *pp, struct fast_err *err)
 {
+	const struct fast_matrix *m = sv->m ? sv->m : &pp->bytes;
 	int rc;
 
 	memset(pp, 0, sizeof *pp);
+	if (!sv->m)
+		pp->bytes = fast_matrix_of(sv->D, fast_topo_ngpus(&x->topo));
 	if (!plan) {
 		const struct fast_algo *a = fast_algo_find(x->algo);
 		if (sv->m && (!a || !a->compile_tokens || x->opts.algo_opts.dedup != FAST_DEDUP_SERVER))
@@ -392,10 +396,8 @@ static int prepared_open(struct fast_exec *x, const struct fast_plan *plan,
 					  "algorithm '%s' compiles no token plans (with this dedup): run the token traffic's byte matrix",
 					  x->algo);
 		else
-			rc = sv->m ? fast_compile_matrix(x->algo, &x->topo, sv->m, &x->opts.algo_opts,
-							 &pp->compiled, err)
-				   : fast_compile(x->algo, &x->topo, sv->D, &x->opts.algo_opts,
-						  &pp->compiled, err);
+			rc = fast_compile(x->algo, &x->topo, m, &x->opts.algo_opts, &pp->compiled,
+					  err);
 		if (rc < 0)
 			return rc;
 		pp->have_compiled = true;
@@ -404,15 +406,14 @@ static int prepared_open(struct fast_exec *x, const struct fast_plan *plan,
 		return rc;
 	}
 	/* token plans: their REDIST steps expand over the groups */
-	rc = sv->m ? fast_plan_view_open_m(&pp->v, plan, sv->m, x->topo.servers * x->topo.gpus, err)
-		   : fast_plan_view_open(&pp->v, plan, err);
+	rc = fast_plan_view_open(&pp->v, plan, m, err);
 	if (rc < 0) {
 		prepared_close(pp);
 		return rc;
 	}
 	pp->open = true;
 	if (!pp->have_compiled &&
-	    (rc = fast_plan_check_view(&pp->v, &x->topo, sv->D, err)) < 0) {
+	    (rc = fast_plan_check(&pp->v, &x->topo, err)) < 0) {
 		prepared_close(pp);
 		return rc;
 	}
@@ -512,23 +513,15 @@ static int prepare(struct fast_exec *x, const struct fast_plan *plan, const stru
 	return 0;
 }
 
-int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
-		      struct fast_prog **prog, struct fast_err *err)
+int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan,
+		      const struct fast_matrix *m, struct fast_prog **prog, struct fast_err *err)
 {
-	struct serves sv = { D, NULL };
-
-	return prepare(x, plan, &sv, prog, err);
-}
-
-int fast_exec_prepare_tokens(struct fast_exec *x, const struct fast_plan *plan,
-			     const struct fast_matrix *m, struct fast_prog **prog,
-			     struct fast_err *err)
-{
-	struct serves sv = { NULL, m };
+	struct serves sv = { NULL, NULL };
 
 	if (m->kind == FAST_TRAFFIC_BYTES)
-		return fast_err_set(err, FAST_EINPUT, "executor: matrix '%s' has no token groups",
-				    m->label);
+		sv.D = m->bytes;
+	else
+		sv.m = m;
 	return prepare(x, plan, &sv, prog, err);
 }
 

@@ -580,38 +580,8 @@ static int sim_inputs_ok(const struct fast_topo *topo, const struct fast_plan *p
 	return fast_plan_fits_topo(p, topo, err);
 }
 
-int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
-		 const struct fast_sim_opts *opts, struct fast_sim_result *out,
-		 struct fast_err *err)
-{
-	return fast_sim_run_m(topo, p, NULL, opts, out, err);
-}
-
-int fast_sim_run_m(const struct fast_topo *topo, const struct fast_plan *p,
-		   const struct fast_matrix *m, const struct fast_sim_opts *opts,
-		   struct fast_sim_result *out, struct fast_err *err)
-{
-	struct fast_sim_opts o;
-	struct fast_plan_view v;
-	int rc;
-
-	if (opts)
-		o = *opts;
-	else
-		fast_sim_opts_default(&o);
-	/* the cheap refusals before the plan is validated and expanded */
-	if ((rc = sim_inputs_ok(topo, p, &o, err)) < 0)
-		return rc;
-	if ((rc = fast_plan_view_open_m(&v, p, m, fast_topo_ngpus(topo), err)) < 0)
-		return rc;
-	rc = fast_sim_run_view(topo, &v, &o, out, err);
-	fast_plan_view_close(&v);
-	return rc;
-}
-
-int fast_sim_run_view(const struct fast_topo *topo, const struct fast_plan_view *v,
-		      const struct fast_sim_opts *opts, struct fast_sim_result *out,
-		      struct fast_err *err)
+int fast_sim_run(const struct fast_topo *topo, const struct fast_plan_view *v,
+		 const struct fast_sim_opts *opts, struct fast_sim_result *out, struct fast_err *err)
 {
 	const struct fast_plan *p = v->given;
 	struct fast_sim_opts o;

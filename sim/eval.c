@@ -2,8 +2,8 @@
  * eval.c - the simulator as include/fast/algo.h's plan evaluator (sim.h): the time
  * `--algo auto` weighs its token-traffic candidates by.
  *
- * A candidate is simulated as `fast sim` simulates a plan (fast_sim_run_m
- * with the matrix it serves, a token plan expanding over its groups) with
+ * A candidate is simulated as `fast sim` simulates a plan (fast_sim_run on
+ * a view opened with the matrix it serves, a token plan expanding over its groups) with
  * the evaluator's options, no timeline; only the completion time is kept.
  */
 #include "fast/sim.h"
@@ -14,6 +14,7 @@ static int sim_time(const struct fast_plan_eval *e, const struct fast_topo *topo
 {
 	struct fast_sim_opts so;
 	struct fast_sim_result r;
+	struct fast_plan_view v;
 	int rc;
 
 	if (e->ctx)
@@ -22,7 +23,11 @@ static int sim_time(const struct fast_plan_eval *e, const struct fast_topo *topo
 		fast_sim_opts_default(&so);
 	so.timeline = false;
 	so.traffic = NULL; /* only the bandwidth's size needs it */
-	if ((rc = fast_sim_run_m(topo, p, m, &so, &r, err)) < 0)
+	if ((rc = fast_plan_view_open(&v, p, m, err)) < 0)
+		return rc;
+	rc = fast_sim_run(topo, &v, &so, &r, err);
+	fast_plan_view_close(&v);
+	if (rc < 0)
 		return rc;
 	*time_s = r.time_s;
 	fast_sim_result_free(&r);

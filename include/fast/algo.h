@@ -3,7 +3,7 @@
  * (lib/compile/baselines.c), all producing the plan IR of plan.h, and the table
  * that describes them and their options (lib/compile/algo.c).
  *
- * Names: fast_compile and fast_compile_matrix compile by the algorithm's
+ * Names: fast_compile compiles by the algorithm's
  * name (the table's dispatch); fast_sched_NAME is the one schedule's own
  * compiler (fast_sched_fast is the FAST schedule's).
  *
@@ -189,13 +189,8 @@ const char *fast_algo_option_print(const struct fast_algo_option *opt,
 void fast_algo_opts_name(const struct fast_algo_opts *o, unsigned mask, const char *sep,
 			 char *buf, size_t len);
 
-/* Compile a plan for matrix D (ng x ng, ng = N * G of topo) with algorithm
- * `algo`.  FAST_EUSAGE for an unknown algorithm, FAST_ENOMEM on exhaustion. */
-int fast_compile(const char *algo, const struct fast_topo *topo, const uint64_t *D,
-		 const struct fast_algo_opts *opts, struct fast_plan *out,
-		 struct fast_err *err);
-
-/* Compile a plan for matrix m of a traffic on topo.  Byte traffic, and
+/* Compile a plan for matrix m (m->ng = N * G of topo; a plain byte array:
+ * fast_matrix_of) with algorithm `algo` (opts NULL: defaults).  Byte traffic, and
  * token traffic for an algorithm without a token compiler or with
  * dedup=gpu: compile m->bytes (the per-GPU byte matrix: one copy per
  * destination GPU), a plan of kind BYTES whose options end in
@@ -203,10 +198,9 @@ int fast_compile(const char *algo, const struct fast_topo *topo, const uint64_t 
  * traffic it serves.  Token traffic with dedup=server and an algorithm
  * that has one: its token compiler, a plan of m's kind whose options end
  * in "dedup=server".  Label and matrix index are the caller's to set.
- * Errors as fast_compile. */
-int fast_compile_matrix(const char *algo, const struct fast_topo *topo,
-			const struct fast_matrix *m, const struct fast_algo_opts *opts,
-			struct fast_plan *out, struct fast_err *err);
+ * FAST_EUSAGE for an unknown algorithm, FAST_ENOMEM on exhaustion. */
+int fast_compile(const char *algo, const struct fast_topo *topo, const struct fast_matrix *m,
+		 const struct fast_algo_opts *opts, struct fast_plan *out, struct fast_err *err);
 
 /* FAST itself (lib/compile/compile_fast.c). */
 int fast_sched_fast(const struct fast_topo *topo, const uint64_t *D,

@@ -12,7 +12,7 @@
  * bound is the maximum over servers (with a non-blocking core the LP
  * separates per server).
  * Token traffic (traffic.h groups): the same per server, on what every
- * plan must move once deduplicated per server (fast_bound_matrix).
+ * plan must move once deduplicated per server (fast_bound_compute).
  */
 #ifndef FAST_BOUND_H
 #define FAST_BOUND_H
@@ -34,29 +34,22 @@ struct fast_bound {
 	uint32_t lps_solved;
 };
 
-int fast_bound_compute(const struct fast_topo *topo, const uint64_t *D,
-		       struct fast_bound *out, struct fast_err *err);
-/* Closed form only (no GLPK). */
-void fast_bound_closed(const struct fast_topo *topo, const uint64_t *D,
-		       struct fast_bound *out);
-
 /*
- * The bound of one matrix of a trace, the one every ratio divides by: a
- * byte matrix (kind BYTES) gets fast_bound_compute on m->bytes; token
- * traffic (DISPATCH, COMBINE) the token LP (lib/bound/bound.c, "token
+ * The bound of matrix m (m->ng = topo's N x G GPUs; a plain byte array:
+ * fast_matrix_of), the one every ratio divides by: closed form and LP, or
+ * with closed_only the closed form alone (no GLPK; the LP fields stay 0).
+ * A byte matrix (kind BYTES) gets the byte bound above; token traffic
+ * (DISPATCH, COMBINE) the token LP (lib/bound/bound_tokens.c, "token
  * traffic"), valid for every plan `fast check` accepts for its groups --
  * token plans with relays, replication or partial reductions, and plans
  * over its per-GPU byte matrix.  closed_s of token traffic is the largest
  * per-server deduplicated egress or ingress / (G x effective NIC
- * bandwidth).  m must have topo's N x G GPUs; a group naming a GPU out of
- * range is FAST_EINPUT; FAST_ESOLVER, FAST_ENOMEM.  out is written only
- * on success.
+ * bandwidth).  A group naming a GPU out of range is FAST_EINPUT;
+ * FAST_ESOLVER, FAST_ENOMEM (a byte matrix's closed form cannot fail).
+ * out is written only on success.
  */
-int fast_bound_matrix(const struct fast_topo *topo, const struct fast_matrix *m,
-		      struct fast_bound *out, struct fast_err *err);
-/* The closed form of the same (no GLPK); errors as above. */
-int fast_bound_matrix_closed(const struct fast_topo *topo, const struct fast_matrix *m,
-			     struct fast_bound *out, struct fast_err *err);
+int fast_bound_compute(const struct fast_topo *topo, const struct fast_matrix *m, bool closed_only,
+		       struct fast_bound *out, struct fast_err *err);
 
 /* JSON of `fast bound --json` (lib/bound/bound_json.c): the topology
  * object, and one matrix's bound (indented as a row of "bounds"; closed_only:

@@ -51,29 +51,32 @@
 #include "plan.h"
 #include "topo.h"
 
-/* D is the ng x ng matrix the plan serves (ng == topo N*G == plan N*G).
+/*
+ * Check the plan of view v (plan.h) against the matrix the view was opened
+ * with (v->m, required; a plain byte array: fast_matrix_of): a byte plan
+ * against v->m->bytes (for a token matrix, its per-GPU byte matrix), a
+ * token plan against v->m's groups.  The plan's N x G must be the
+ * topology's and the matrix's.
+ *
+ * One form, on a view rather than on (plan, matrix): the view has
+ * validated and (when compact) expanded the plan once, and checked that it
+ * fits the matrix, so a command or executor that also simulates,
+ * summarises or runs the plan pays for that once; the matrix travels in
+ * the view, as it does for the simulator and the summary.  Checking a bare
+ * plan is fast_plan_view_open(&v, p, m, err), fast_plan_check(&v, topo,
+ * err), fast_plan_view_close(&v).
+ *
  * Returns 0 (correct), FAST_ECHECK (incorrect: the message names the
  * step, transfer and piece, or the lane, or the message and byte range
- * never or twice delivered), FAST_EINPUT (malformed plan, or its N x G
- * differs from the topology's) or FAST_ENOMEM.  Compact plans are
- * expanded internally.  Cost: linear in the expanded pieces (hashing)
- * and in the chunk segments of pipelined sends (one arrival record per
- * piece whatever its chunks), plus steps x deps x steps/64 words for the
- * ancestor bitsets, which live only until their last dependent is
- * walked (measured: docs/benchmarks.md, the checker). */
-int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo,
-		    const uint64_t *D, struct fast_err *err);
-/* The same on an open view (plan.h): nothing is validated or expanded
- * again, so a command that also simulates, summarises or runs the plan
- * opens one view for all of it. */
-int fast_plan_check_view(const struct fast_plan_view *v, const struct fast_topo *topo,
-			 const uint64_t *D, struct fast_err *err);
-/* A plan against the matrix m it serves on ng GPUs (the command path):
- * a byte plan against m->bytes (for a token matrix, its per-GPU byte
- * matrix), a token plan against m's groups.  On a view opened with
- * fast_plan_view_open_m, fast_plan_check_view does the same (D may then
- * be NULL: v->m->bytes). */
-int fast_plan_check_matrix(const struct fast_plan *p, const struct fast_topo *topo,
-			   const struct fast_matrix *m, uint32_t ng, struct fast_err *err);
+ * never or twice delivered), FAST_EINPUT (malformed plan, its N x G
+ * differs from the topology's, or the view has no matrix) or FAST_ENOMEM.
+ * Cost: linear in the expanded pieces (hashing) and in the chunk segments
+ * of pipelined sends (one arrival record per piece whatever its chunks),
+ * plus steps x deps x steps/64 words for the ancestor bitsets, which live
+ * only until their last dependent is walked (measured:
+ * docs/benchmarks.md, the checker).
+ */
+int fast_plan_check(const struct fast_plan_view *v, const struct fast_topo *topo,
+		    struct fast_err *err);
 
 #endif

@@ -44,8 +44,8 @@
 
 /* Which bound a case computes. */
 enum fast_case_bound {
-	FAST_CASE_BOUND_LP = 0,     /* fast_bound_matrix: closed form and LP */
-	FAST_CASE_BOUND_CLOSED = 1, /* fast_bound_matrix_closed: closed form only */
+	FAST_CASE_BOUND_LP = 0,     /* fast_bound_compute: closed form and LP */
+	FAST_CASE_BOUND_CLOSED = 1, /* fast_bound_compute closed_only: closed form only */
 	FAST_CASE_BOUND_NONE = 2,
 };
 
@@ -129,7 +129,7 @@ void fast_case_result_free(struct fast_case_result *r);
 #define FAST_SYNTH_REPEATS 15
 
 /* A unit to time: the compile of algo (auto included: its whole compile;
- * token traffic as fast_compile_matrix), or with algo NULL auto's decision
+ * token traffic as fast_compile), or with algo NULL auto's decision
  * alone (fast_auto_choose_matrix), with options opts (NULL: defaults). */
 struct fast_synth_unit {
 	const char *algo;

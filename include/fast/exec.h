@@ -93,25 +93,21 @@ int fast_exec_upload(struct fast_exec *x, void *dst, const void *host, uint64_t 
 int fast_exec_download(struct fast_exec *x, void *host, const void *src, uint64_t bytes,
 		       struct fast_err *err);
 
-/* Prepare the program of (plan, D) for this rank, through the cache.
- * plan may be NULL: then D is compiled on the fly with opts->algo (the same
+/* Prepare the program of (plan, m) for this rank, through the cache (m
+ * the same on every rank; a gathered byte array: fast_matrix_of).  plan
+ * may be NULL: then m is compiled on the fly with opts->algo (the same
  * plan on every rank; collective: ranks agree on the plan hash and on the
- * number of passes).  With a plan, it is expanded and checked against the
- * rank's holdings as the program is built (FAST_ECHECK when a rank would
- * send bytes it does not hold).  *prog is owned by the cache and valid
- * until the next prepare call. */
-int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan, const uint64_t *D,
-		      struct fast_prog **prog, struct fast_err *err);
-
-/* The same for token traffic m (kind DISPATCH or COMBINE, the same on
- * every rank): plan is a token plan of m's kind (checked against m's
- * groups), or NULL to compile one with opts->algo.  The program's buffers
- * are per group (prog.h, fast_prog_build_tokens).  A program that sums
- * (combine) needs a backend with add and zero (the host backend):
- * FAST_EUSAGE elsewhere. */
-int fast_exec_prepare_tokens(struct fast_exec *x, const struct fast_plan *plan,
-			     const struct fast_matrix *m, struct fast_prog **prog,
-			     struct fast_err *err);
+ * number of passes).  With a plan, it is expanded and checked against m
+ * and against the rank's holdings as the program is built (FAST_ECHECK
+ * when a rank would send bytes it does not hold).  A byte matrix (kind
+ * BYTES) gets a byte program.  Token traffic (DISPATCH or COMBINE): plan
+ * is a token plan of m's kind (checked against m's groups), or NULL to
+ * compile one; the program's buffers are per group (prog.h,
+ * fast_prog_build_tokens), and one that sums (combine) needs a backend
+ * with add and zero (the host backend): FAST_EUSAGE elsewhere.  *prog is
+ * owned by the cache and valid until the next prepare call. */
+int fast_exec_prepare(struct fast_exec *x, const struct fast_plan *plan,
+		      const struct fast_matrix *m, struct fast_prog **prog, struct fast_err *err);
 
 /* Run a prepared program (collective).  sdispls[d] / rdispls[s] are byte
  * offsets into sendbuf / recvbuf (ng entries each; a token program's

@@ -82,7 +82,7 @@
  * A plan of kind BYTES may serve a token matrix: it is a plan over its
  * per-GPU byte matrix (traffic.h), checked against it.  What needs the
  * groups (agreement, REDIST, summaries, the check) takes the matrix:
- * fast_plan_fits_matrix, fast_plan_expand_m, fast_plan_view_open_m.  The
+ * fast_plan_fits_matrix, fast_plan_expand, fast_plan_view_open.  The
  * file format (version 3) is in docs/formats.md, "Token plans: plan file format
  * version 3".
  *
@@ -296,18 +296,15 @@ static inline uint32_t fast_plan_chunk_of(uint64_t L, uint32_t k, uint64_t pos)
 
 /* Expand RAIL and REDIST steps into EXPLICIT ones: out gets the same steps
  * (ids, tiers, deps, chunks) with every transfer and piece explicit and no
- * lanes.  Fails (FAST_EINPUT) on a malformed compact form: a lane missing,
- * a stage id out of range, a REDIST of a non-RAIL step.  out is written
- * only on success; free it with fast_plan_free. */
-int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out,
+ * lanes.  m is the matrix the plan serves, which a token plan's REDIST
+ * steps need (Dest(g) and src(g), "Token plans" above): it may be NULL for
+ * a byte plan or a token plan without REDIST steps (FAST_EINPUT naming the
+ * step otherwise); when given the plan must fit it (fast_plan_fits_matrix).
+ * Fails (FAST_EINPUT) on a malformed compact form: a lane missing, a stage
+ * id out of range, a REDIST of a non-RAIL step.  out is written only on
+ * success; free it with fast_plan_free. */
+int fast_plan_expand(const struct fast_plan *p, const struct fast_matrix *m, struct fast_plan *out,
 		     struct fast_err *err);
-/* The same with the matrix the plan serves, which a token plan's REDIST
- * steps need (Dest(g) and src(g), "Token plans" above): m may be NULL for a
- * byte plan or a token plan without REDIST steps (FAST_EINPUT naming the
- * step otherwise).  When m is given the plan must fit it
- * (fast_plan_fits_matrix with ng GPUs). */
-int fast_plan_expand_m(const struct fast_plan *p, const struct fast_matrix *m, uint32_t ng,
-		       struct fast_plan *out, struct fast_err *err);
 
 /* --- the view every consumer takes ------------------------------------ */
 
@@ -338,16 +335,15 @@ struct fast_plan_view {
  * are explicit)? */
 bool fast_plan_is_compact(const struct fast_plan *p);
 
-/* Validate p and expand it when compact.  0, or FAST_EINPUT (malformed,
- * naming the step) / FAST_ENOMEM; *v is written only on success. */
+/* Validate p and expand it when compact, with the matrix the plan serves
+ * (it knows its GPU count), checked with fast_plan_fits_matrix and kept in
+ * v->m (it must outlive the view): what a token plan needs for its REDIST
+ * steps and its summary, and what fast_plan_check checks against.  m may
+ * be NULL (a view for what needs no traffic: export, a byte plan's
+ * summary).  0, or FAST_EINPUT (malformed, naming the step; a misfit) /
+ * FAST_ENOMEM; *v is written only on success. */
 int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
-			struct fast_err *err);
-/* The same with the matrix the plan serves (and the traffic's GPU count
- * ng), checked with fast_plan_fits_matrix and kept in v->m (it must
- * outlive the view): what a token plan needs for its REDIST steps, its
- * summary and its check.  m may be NULL (then as fast_plan_view_open). */
-int fast_plan_view_open_m(struct fast_plan_view *v, const struct fast_plan *p,
-			  const struct fast_matrix *m, uint32_t ng, struct fast_err *err);
+			const struct fast_matrix *m, struct fast_err *err);
 void fast_plan_view_close(struct fast_plan_view *v);
 
 /* The agreement checks of a plan with its inputs, one wording each, for
@@ -358,14 +354,14 @@ int fast_plan_fits_topo(const struct fast_plan *p, const struct fast_topo *topo,
 int fast_plan_fits_traffic(const struct fast_plan *p, uint32_t traffic_ng,
 			   struct fast_err *err);
 
-/* Agreement of a plan with the matrix it serves on ng GPUs: the GPU count
+/* Agreement of a plan with the matrix it serves: the GPU count m->ng
  * (as fast_plan_fits_traffic); the kind (a token plan serves a matrix of
  * its kind; a BYTES plan any matrix, through its per-GPU bytes); and for
  * token plans every piece (transfers and lanes) names a group of m
  * (< ngroups), lies within its tokens * token_bytes bytes, and in a
  * combine plan carries a mask below bit ndst of its group.  FAST_EINPUT
  * naming the step, transfer and piece (or lane). */
-int fast_plan_fits_matrix(const struct fast_plan *p, const struct fast_matrix *m, uint32_t ng,
+int fast_plan_fits_matrix(const struct fast_plan *p, const struct fast_matrix *m,
 			  struct fast_err *err);
 
 /* Structural validation: ids, dep ranges, tiers, GPU and server ranges,
@@ -457,7 +453,7 @@ struct fast_plan_summary {
  * can hold more than reported.  Local copies (from == to) stage nothing.
  *
  * Token plans (summarised on a view opened with their matrix,
- * fast_plan_view_open_m; FAST_EINPUT without it): a piece's "orig src" is
+ * fast_plan_view_open; FAST_EINPUT without it): a piece's "orig src" is
  * its origin (src(g) in dispatch; in combine the GPU whose own
  * contribution, alone, the value is) and its "orig dst" its final place
  * (every GPU of Dest(g) in dispatch, src(g) in combine).  bytes_relayed
@@ -466,16 +462,13 @@ struct fast_plan_summary {
  * x then stages until it sends it on).  bytes_out, as for every plan, is
  * the bytes of tier-out steps (local copies excluded): the bytes crossing
  * servers when every tier-out transfer joins two servers, as the
- * compilers' do (the checker does not require it). */
-int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
-			struct fast_err *err);
-/* Peak staging bytes of every GPU (peak[servers * gpus], caller
- * allocated), as defined above. */
-int fast_plan_staging(const struct fast_plan *p, uint64_t *peak, struct fast_err *err);
-/* Both of the above on an open view, in one walk: the summary, and when
- * peak is not NULL the per-GPU peaks (peak[servers * gpus], caller
- * allocated) of which the summary's peak_staging is the largest. */
-int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_summary *out,
-			     uint64_t *peak, struct fast_err *err);
+ * compilers' do (the checker does not require it).
+ *
+ * On an open view (a bare plan p: fast_plan_view_open(&v, p, m, err)
+ * first), in one walk: the summary, and when peak is not NULL the per-GPU
+ * peak staging bytes (peak[servers * gpus], caller allocated) of which the
+ * summary's peak_staging is the largest. */
+int fast_plan_summarize(const struct fast_plan_view *v, struct fast_plan_summary *out,
+			uint64_t *peak, struct fast_err *err);
 
 #endif

@@ -3,7 +3,7 @@
  * docs/DESIGN.md "Simulator").
  *
  * Workload: one plan (any algorithm, compact or explicit) on one topology.
- * The plan is expanded with fast_plan_expand(); every transfer of a step
+ * The plan is taken as an open view (fast_plan_view_open()); every transfer of a step
  * with k chunks becomes k sequential flows (chunk c of a transfer is a
  * flow that becomes ready when the step has launched, chunk c of every
  * pipelined dependency is done, and chunk c-1 of the same transfer is
@@ -181,24 +181,16 @@ struct fast_sim_result {
 	struct fast_sim_activity *act; /* only with opts.timeline */
 };
 
-/* Simulate plan p (compact or explicit) on topo.  p must match topo's N and
- * G.  Returns 0 and fills *out; FAST_EINPUT for a malformed plan (bad
- * compact form, a cycle, a tier-up transfer between servers),
- * FAST_ENOMEM.  out is written only on success. */
-int fast_sim_run(const struct fast_topo *topo, const struct fast_plan *p,
-		 const struct fast_sim_opts *opts, struct fast_sim_result *out,
-		 struct fast_err *err);
-/* The same with the matrix p serves (m may be NULL): a token plan's REDIST
- * steps expand over its groups (fast_plan_view_open_m); FAST_EINPUT too
- * when p does not fit m. */
-int fast_sim_run_m(const struct fast_topo *topo, const struct fast_plan *p,
-		   const struct fast_matrix *m, const struct fast_sim_opts *opts,
-		   struct fast_sim_result *out, struct fast_err *err);
-/* The same on an open view of the plan (plan.h), which is neither
- * validated nor expanded again: for commands that also check it. */
-int fast_sim_run_view(const struct fast_topo *topo, const struct fast_plan_view *v,
-		      const struct fast_sim_opts *opts, struct fast_sim_result *out,
-		      struct fast_err *err);
+/* Simulate the plan of view v (plan.h: validated, and expanded when
+ * compact, once; a token plan's view opened with its matrix, over whose
+ * groups its REDIST steps expanded) on topo.  The plan must match topo's
+ * N and G.  Returns 0 and fills *out; FAST_EUSAGE for bad options,
+ * FAST_EINPUT for a plan the topology cannot run (another N x G, a cycle,
+ * a tier-up transfer between servers), FAST_ENOMEM.  out is written only
+ * on success.  Simulating a bare plan p: fast_plan_view_open(&v, p, m,
+ * err), fast_sim_run(topo, &v, ...), fast_plan_view_close(&v). */
+int fast_sim_run(const struct fast_topo *topo, const struct fast_plan_view *v,
+		 const struct fast_sim_opts *opts, struct fast_sim_result *out, struct fast_err *err);
 void fast_sim_result_free(struct fast_sim_result *r);
 
 /* Short name of a resource, e.g. "s1 NIC3 in", "s0 up2 out",

@@ -70,9 +70,17 @@ struct fast_group {
 	uint64_t tokens;        /* > 0 */
 };
 
+/*
+ * One matrix of a traffic, the one type that crosses the API for traffic:
+ * it knows its size (ng GPUs), so every operation on it (compile, bound,
+ * check, open a plan's view) takes the matrix alone.  Every producer sets
+ * ng: fast_traffic_alloc (and so the loaders and generators),
+ * fast_groups_finish, fast_matrix_copy_groups, fast_matrix_of.
+ */
 struct fast_matrix {
 	char label[FAST_NAME_MAX]; /* e.g. "layer3/dispatch" or "m0" */
-	uint64_t *bytes;           /* ng * ng, row-major, owned */
+	uint32_t ng;               /* GPUs: bytes is ng x ng */
+	uint64_t *bytes;           /* ng * ng, row-major, owned (but see fast_matrix_of) */
 	/* token traffic (kind != FAST_TRAFFIC_BYTES); zero / NULL otherwise */
 	enum fast_traffic_kind kind;
 	uint64_t token_bytes;      /* bytes per token, > 0 */
@@ -90,8 +98,14 @@ struct fast_matrix {
 /* Compute imbalance of m: the largest of m->compute_pairs over their mean
  * (1 when all are 0); *max and *mean (either may be NULL) receive the two.
  * m->compute_pairs must not be NULL. */
-double fast_matrix_compute_imbalance(const struct fast_matrix *m, uint32_t ng, uint64_t *max,
-				     double *mean);
+double fast_matrix_compute_imbalance(const struct fast_matrix *m, uint64_t *max, double *mean);
+
+/* A caller's plain byte array as a matrix: kind BYTES, ng GPUs, label
+ * empty, no groups.  `bytes` (ng * ng, row-major) is borrowed, not copied:
+ * it must outlive the matrix, and the library never frees it (never pass
+ * such a matrix to anything that frees, e.g. inside a fast_traffic given
+ * to fast_traffic_free).  The operations only read it. */
+struct fast_matrix fast_matrix_of(const uint64_t *bytes, uint32_t ng);
 
 /* "bytes", "dispatch", "combine". */
 const char *fast_traffic_kind_name(enum fast_traffic_kind k);
@@ -103,14 +117,15 @@ static inline uint64_t fast_group_bytes(const struct fast_matrix *m, uint32_t g)
 	return m->groups[g].tokens * m->token_bytes;
 }
 
-/* Fill m->bytes (ng x ng, already allocated) from m's groups, as above.
+/* Fill m->bytes (ng x ng, already allocated) from m's groups, as above,
+ * and set m->ng = ng (how a matrix built from groups learns its size).
  * FAST_EINPUT naming the group on a GPU out of range, a destination list
  * not ascending and distinct, or a sum over 64 bits. */
 int fast_matrix_bytes_from_groups(struct fast_matrix *m, uint32_t ng, struct fast_err *err);
 
 /*
- * Bytes of matrix m that cross servers (GPU x is on server x / G, G =
- * gpus_per_server >= 1; a last partial server is allowed):
+ * Bytes of matrix m (m->ng GPUs) that cross servers (GPU x is on server
+ * x / G, G = gpus_per_server >= 1; a last partial server is allowed):
  *   *per_gpu     one copy per destination GPU (the byte matrix: what a
  *                dispatcher that deduplicates per GPU sends), sum over
  *                groups of tokens * token_bytes * |{d in Dest(g) : server(d)
@@ -124,7 +139,7 @@ int fast_matrix_bytes_from_groups(struct fast_matrix *m, uint32_t ng, struct fas
  * Either pointer may be NULL.  FAST_EINPUT if a sum exceeds 64 bits (never
  * on a loaded traffic, whose byte matrix sums are checked).
  */
-int fast_matrix_dedup_bytes(const struct fast_matrix *m, uint32_t ng, uint32_t gpus_per_server,
+int fast_matrix_dedup_bytes(const struct fast_matrix *m, uint32_t gpus_per_server,
 			    uint64_t *per_gpu, uint64_t *per_server, struct fast_err *err);
 
 /*
@@ -162,7 +177,7 @@ void fast_groups_free(struct fast_groups *b);
 /* Copy src's groups and destinations into dst (which has none), with kind
  * `kind`, and fill dst->bytes from them.  FAST_ENOMEM. */
 int fast_matrix_copy_groups(struct fast_matrix *dst, const struct fast_matrix *src,
-			    enum fast_traffic_kind kind, uint32_t ng, struct fast_err *err);
+			    enum fast_traffic_kind kind, struct fast_err *err);
 
 struct fast_traffic {
 	uint32_t ng;               /* GPUs */
@@ -231,6 +246,6 @@ int fast_matrix_transpose(uint64_t *bytes, uint32_t ng, struct fast_err *err);
 /* The other phase of m: its byte matrix transposed and, for token traffic,
  * DISPATCH and COMBINE swapped (the same groups), so that the byte matrix
  * stays the one of the groups.  Cannot fail. */
-void fast_matrix_other_phase(struct fast_matrix *m, uint32_t ng);
+void fast_matrix_other_phase(struct fast_matrix *m);
 
 #endif

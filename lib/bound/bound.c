@@ -58,7 +58,7 @@
  *
  * Token traffic (dispatch and combine groups) has its own per-server LP in
  * bound_tokens.c: what every accepted token plan must move once
- * deduplicated per server; fast_bound_matrix (there) picks the LP by the
+ * deduplicated per server; fast_bound_compute (there) picks the LP by the
  * matrix's kind.  bound_internal.h is what the two files share.
  */
 #include <math.h>
@@ -114,8 +114,8 @@ void fast_bound_closed_fold(struct fast_bound *b, uint64_t *best, uint32_t s, ui
 	}
 }
 
-void fast_bound_closed(const struct fast_topo *topo, const uint64_t *D,
-		       struct fast_bound *out)
+void fast_bound_bytes_closed(const struct fast_topo *topo, const uint64_t *D,
+			     struct fast_bound *out)
 {
 	uint32_t N = topo->servers, G = topo->gpus, ng = N * G;
 	uint64_t best = 0;
@@ -586,8 +586,8 @@ static int cmp_key(const void *a, const void *b)
 	return x->server < y->server ? -1 : x->server > y->server;
 }
 
-int fast_bound_compute(const struct fast_topo *topo, const uint64_t *D,
-		       struct fast_bound *out, struct fast_err *err)
+int fast_bound_bytes(const struct fast_topo *topo, const uint64_t *D, struct fast_bound *out,
+		     struct fast_err *err)
 {
 	uint32_t N = topo->servers, G = topo->gpus, ng = N * G;
 	double Bn = fast_tier_Bps(&topo->out), Bu = fast_tier_Bps(&topo->up);

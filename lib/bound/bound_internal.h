@@ -23,6 +23,12 @@ int fast_bound_add_rows(glp_prob *lp, int n);
 /* Solve an LP of server `server`, warm-started when *warm; 0 or FAST_ESOLVER. */
 int fast_bound_lp_solve(glp_prob *lp, bool *warm, uint32_t server, struct fast_err *err);
 /* The LP result against the closed form, and an oversubscribed core. */
+/* A byte matrix D's bound (bound.c): the closed form and the LP, or the
+ * closed form alone (no GLPK). */
+int fast_bound_bytes(const struct fast_topo *topo, const uint64_t *D, struct fast_bound *out,
+		     struct fast_err *err);
+void fast_bound_bytes_closed(const struct fast_topo *topo, const uint64_t *D,
+			     struct fast_bound *out);
 int fast_bound_finish(struct fast_bound *b, const struct fast_topo *topo, uint64_t total_cross,
 		      struct fast_err *err);
 

@@ -1,5 +1,5 @@
 /*
- * bound_tokens.c - fast_bound_matrix on token traffic: a lower bound on the completion time
+ * bound_tokens.c - fast_bound_compute on token traffic: a lower bound on the completion time
  * of every plan `fast check` accepts for the groups (traffic.h, plan.h
  * "Token plans"), token plans that relay a group through a third server,
  * replicate it anywhere or reduce partially on the way included, and plans
@@ -437,24 +437,20 @@ static int bound_tokens(const struct fast_topo *topo, const struct fast_matrix *
 	return 0;
 }
 
-int fast_bound_matrix(const struct fast_topo *topo, const struct fast_matrix *m,
-		      struct fast_bound *out, struct fast_err *err)
-{
-	if (m->kind == FAST_TRAFFIC_BYTES)
-		return fast_bound_compute(topo, m->bytes, out, err);
-	return bound_tokens(topo, m, out, err);
-}
-
-int fast_bound_matrix_closed(const struct fast_topo *topo, const struct fast_matrix *m,
-			     struct fast_bound *out, struct fast_err *err)
+int fast_bound_compute(const struct fast_topo *topo, const struct fast_matrix *m, bool closed_only,
+		       struct fast_bound *out, struct fast_err *err)
 {
 	struct tok_data d;
 	int rc;
 
-	if (m->kind == FAST_TRAFFIC_BYTES) {
-		fast_bound_closed(topo, m->bytes, out);
+	if (m->kind == FAST_TRAFFIC_BYTES && closed_only) {
+		fast_bound_bytes_closed(topo, m->bytes, out);
 		return 0;
 	}
+	if (m->kind == FAST_TRAFFIC_BYTES)
+		return fast_bound_bytes(topo, m->bytes, out, err);
+	if (!closed_only)
+		return bound_tokens(topo, m, out, err);
 	if ((rc = tok_data_new(&d, m, topo->servers, topo->gpus, err)) < 0)
 		return rc;
 	memset(out, 0, sizeof(*out));

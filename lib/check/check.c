@@ -515,8 +515,8 @@ out:
 	c->refs = NULL;
 	return rc;
 }
-static int check_kind(const struct fast_plan_view *v, const struct fast_topo *topo,
-		      const uint64_t *D, struct fast_err *err)
+int fast_plan_check(const struct fast_plan_view *v, const struct fast_topo *topo,
+		    struct fast_err *err)
 {
 	const struct fast_plan *p = v->given;
 	struct checker c;
@@ -529,7 +529,7 @@ static int check_kind(const struct fast_plan_view *v, const struct fast_topo *to
 	c.e = v->x;
 	c.kind = p->kind;
 	c.m = v->m;
-	c.D = D ? D : v->m ? v->m->bytes : NULL;
+	c.D = v->m ? v->m->bytes : NULL;
 	c.ng = p->servers * p->gpus;
 	c.G = p->gpus;
 	c.err = err;
@@ -566,37 +566,5 @@ static int check_kind(const struct fast_plan_view *v, const struct fast_topo *to
 	free(c.recs);
 	free(c.finals);
 	free(c.vmask);
-	return rc;
-}
-
-int fast_plan_check_view(const struct fast_plan_view *v, const struct fast_topo *topo,
-			 const uint64_t *D, struct fast_err *err)
-{
-	return check_kind(v, topo, D, err);
-}
-
-int fast_plan_check(const struct fast_plan *p, const struct fast_topo *topo, const uint64_t *D,
-		    struct fast_err *err)
-{
-	struct fast_plan_view v;
-	int rc;
-
-	if ((rc = fast_plan_view_open(&v, p, err)) < 0)
-		return rc;
-	rc = fast_plan_check_view(&v, topo, D, err);
-	fast_plan_view_close(&v);
-	return rc;
-}
-
-int fast_plan_check_matrix(const struct fast_plan *p, const struct fast_topo *topo,
-			   const struct fast_matrix *m, uint32_t ng, struct fast_err *err)
-{
-	struct fast_plan_view v;
-	int rc;
-
-	if ((rc = fast_plan_view_open_m(&v, p, m, ng, err)) < 0)
-		return rc;
-	rc = fast_plan_check_view(&v, topo, m->bytes, err);
-	fast_plan_view_close(&v);
 	return rc;
 }

@@ -268,9 +268,10 @@ void fast_algo_opts_name(const struct fast_algo_opts *o, unsigned mask, const ch
 		snprintf(buf, len, "-");
 }
 
-int fast_compile(const char *algo, const struct fast_topo *topo, const uint64_t *D,
-		 const struct fast_algo_opts *opts, struct fast_plan *out,
-		 struct fast_err *err)
+/* The byte matrix D's plan by algorithm `algo`. */
+static int compile_bytes(const char *algo, const struct fast_topo *topo, const uint64_t *D,
+			 const struct fast_algo_opts *opts, struct fast_plan *out,
+			 struct fast_err *err)
 {
 	const struct fast_algo *a = fast_algo_find(algo);
 	struct fast_algo_opts defaults;
@@ -286,9 +287,8 @@ int fast_compile(const char *algo, const struct fast_topo *topo, const uint64_t 
 			    algo ? algo : "(null)", fast_algo_list(known, sizeof known));
 }
 
-int fast_compile_matrix(const char *algo, const struct fast_topo *topo,
-			const struct fast_matrix *m, const struct fast_algo_opts *opts,
-			struct fast_plan *out, struct fast_err *err)
+int fast_compile(const char *algo, const struct fast_topo *topo, const struct fast_matrix *m,
+		 const struct fast_algo_opts *opts, struct fast_plan *out, struct fast_err *err)
 {
 	const struct fast_algo *a = fast_algo_find(algo);
 	struct fast_algo_opts defaults;
@@ -306,7 +306,7 @@ int fast_compile_matrix(const char *algo, const struct fast_topo *topo,
 	    (opts->dedup == FAST_DEDUP_SERVER || a->compile == fast_sched_auto))
 		rc = a->compile_tokens(topo, m, opts, &p, err);
 	else
-		rc = fast_compile(algo, topo, m->bytes, opts, &p, err);
+		rc = compile_bytes(algo, topo, m->bytes, opts, &p, err);
 	if (rc < 0)
 		return rc;
 	/* the plan's record of the traffic it serves */

@@ -62,7 +62,7 @@ void fast_auto_predict(const struct fast_topo *topo, const uint64_t *D,
 		       const struct fast_algo_opts *opts, struct fast_auto_choice *out);
 
 /* The same for matrix m of a traffic, and, when plan is not NULL, the
- * chosen plan into *plan (as fast_compile_matrix compiles the chosen
+ * chosen plan into *plan (as fast_compile compiles the chosen
  * schedule with its dedup; the caller frees it).  0, or a negative FAST_E*
  * code with err set (a compile or the evaluator failed); *out and *plan
  * are written only on success.
@@ -102,7 +102,7 @@ int fast_sched_auto(const struct fast_topo *topo, const uint64_t *D,
 		    const struct fast_algo_opts *opts, struct fast_plan *out,
 		    struct fast_err *err);
 /* The same on token traffic m, with either dedup (fast_auto_choose_matrix;
- * the table's compile_tokens of auto, so that fast_compile_matrix adds the
+ * the table's compile_tokens of auto, so that fast_compile adds the
  * chosen plan's "dedup=" to its options).  The options begin "auto: by sim
  * of 8 candidates: hier dedup=server sim_s=1.234e-05" when the choice was
  * evaluated, "auto: predicted sim_s=..." when predicted. */

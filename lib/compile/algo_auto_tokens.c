@@ -154,7 +154,7 @@ static void predict_matrix(const struct fast_topo *topo, const struct fast_matri
  *
  * With an evaluator (opts->eval, the simulator's in every command and the
  * executor) the token-traffic choice is not predicted but measured: every
- * candidate's plan is compiled, exactly as fast_compile_matrix compiles it
+ * candidate's plan is compiled, exactly as fast_compile compiles it
  * with that candidate's dedup, and timed by the evaluator; the least time
  * wins, near-ties to the first in the candidates' order.  The closed form
  * above errs by 0.6-1.4x on token plans (test_auto's 500 cases), too much
@@ -201,7 +201,7 @@ static int evaluate_matrix(const struct fast_topo *topo, const struct fast_matri
 		struct fast_algo_opts o;
 		fast_auto_opts_of(&c, made, opts, &o);
 		o.eval = NULL; /* no candidate is auto */
-		if ((rc = fast_compile_matrix(c.algo[made], topo, m, &o, &p[made], err)) < 0)
+		if ((rc = fast_compile(c.algo[made], topo, m, &o, &p[made], err)) < 0)
 			break; /* p[made] was not made */
 		if ((rc = ev->time(ev, topo, m, &p[made], &c.sim_s[made], err)) < 0) {
 			fast_plan_free(&p[made]);
@@ -249,7 +249,7 @@ int fast_auto_choose_matrix(const struct fast_topo *topo, const struct fast_matr
 		predict_matrix(topo, m, opts, &c);
 	if (plan) {
 		fast_auto_opts_of(&c, c.best, opts, &o);
-		if ((rc = fast_compile_matrix(c.algo[c.best], topo, m, &o, plan, err)) < 0)
+		if ((rc = fast_compile(c.algo[c.best], topo, m, &o, plan, err)) < 0)
 			return rc;
 	}
 	*out = c;
@@ -267,7 +267,7 @@ int fast_sched_auto_tokens(const struct fast_topo *topo, const struct fast_matri
 
 	if ((rc = fast_auto_choose_matrix(topo, m, opts, &c, &p, err)) < 0)
 		return rc;
-	/* fast_compile_matrix, which calls this, adds the plan's "dedup=":
+	/* fast_compile, which calls this, adds the plan's "dedup=":
 	 * the chosen plan's own is dropped here (it ends the options) */
 	if ((end = strstr(p.options, "dedup=")) != NULL) {
 		while (end > p.options && end[-1] == ' ')

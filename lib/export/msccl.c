@@ -660,7 +660,7 @@ int fast_msccl_build(const struct fast_plan *p, const uint64_t *D,
 	/* the cheap refusals before the plan is validated and expanded */
 	if ((rc = export_args_ok(p, o, err)) < 0)
 		return rc;
-	if ((rc = fast_plan_view_open(&v, p, err)) < 0)
+	if ((rc = fast_plan_view_open(&v, p, NULL, err)) < 0)
 		return rc;
 	rc = fast_msccl_build_view(&v, D, o, out, err);
 	fast_plan_view_close(&v);

@@ -190,7 +190,7 @@ int fast_groups_finish(struct fast_groups *b, enum fast_traffic_kind kind, uint6
 }
 
 int fast_matrix_copy_groups(struct fast_matrix *dst, const struct fast_matrix *src,
-			    enum fast_traffic_kind kind, uint32_t ng, struct fast_err *err)
+			    enum fast_traffic_kind kind, struct fast_err *err)
 {
 	struct fast_group *g = fast_calloc(src->ngroups ? src->ngroups : 1, sizeof *g);
 	uint32_t *d = fast_calloc(src->ndsts ? src->ndsts : 1, sizeof *d);
@@ -209,12 +209,13 @@ int fast_matrix_copy_groups(struct fast_matrix *dst, const struct fast_matrix *s
 	dst->ngroups = src->ngroups;
 	dst->dsts = d;
 	dst->ndsts = src->ndsts;
-	return fast_matrix_bytes_from_groups(dst, ng, err);
+	return fast_matrix_bytes_from_groups(dst, src->ng, err);
 }
 
-int fast_matrix_dedup_bytes(const struct fast_matrix *m, uint32_t ng, uint32_t gpus_per_server,
+int fast_matrix_dedup_bytes(const struct fast_matrix *m, uint32_t gpus_per_server,
 			    uint64_t *per_gpu, uint64_t *per_server, struct fast_err *err)
 {
+	uint32_t ng = m->ng;
 	uint32_t G = gpus_per_server ? gpus_per_server : ng;
 	uint64_t pg = 0, ps = 0;
 

@@ -91,6 +91,7 @@ int fast_traffic_alloc(struct fast_traffic *t, uint32_t ng, uint32_t count,
 		return fast_err_set(err, FAST_ENOMEM, "out of memory for %u matrices", count);
 	for (uint32_t i = 0; i < count; i++) {
 		snprintf(r.m[i].label, sizeof r.m[i].label, "m%u", i);
+		r.m[i].ng = ng;
 		r.m[i].bytes = matrix_alloc(cells);
 		if (!r.m[i].bytes) {
 			r.count = i;
@@ -119,6 +120,16 @@ void fast_traffic_free(struct fast_traffic *t)
 	memset(t, 0, sizeof *t);
 }
 
+struct fast_matrix fast_matrix_of(const uint64_t *bytes, uint32_t ng)
+{
+	struct fast_matrix m;
+
+	memset(&m, 0, sizeof m);
+	m.ng = ng;
+	m.bytes = (uint64_t *)bytes; /* borrowed: the operations only read it */
+	return m;
+}
+
 const char *fast_traffic_kind_name(enum fast_traffic_kind k)
 {
 	switch (k) {
@@ -133,6 +144,7 @@ const char *fast_traffic_kind_name(enum fast_traffic_kind k)
 
 int fast_matrix_bytes_from_groups(struct fast_matrix *m, uint32_t ng, struct fast_err *err)
 {
+	m->ng = ng;
 	memset(m->bytes, 0, (size_t)ng * ng * sizeof *m->bytes);
 	for (uint32_t g = 0; g < m->ngroups; g++) {
 		const struct fast_group *gr = &m->groups[g];
@@ -413,9 +425,9 @@ int fast_matrix_transpose(uint64_t *bytes, uint32_t ng, struct fast_err *err)
 	return 0;
 }
 
-void fast_matrix_other_phase(struct fast_matrix *m, uint32_t ng)
+void fast_matrix_other_phase(struct fast_matrix *m)
 {
-	fast_matrix_transpose(m->bytes, ng, NULL);
+	fast_matrix_transpose(m->bytes, m->ng, NULL);
 	if (m->kind == FAST_TRAFFIC_DISPATCH)
 		m->kind = FAST_TRAFFIC_COMBINE;
 	else if (m->kind == FAST_TRAFFIC_COMBINE)

@@ -20,9 +20,9 @@ bool fast_traffic_has_pairs(const struct fast_traffic *t)
 	return false;
 }
 
-double fast_matrix_compute_imbalance(const struct fast_matrix *m, uint32_t ng, uint64_t *max,
-				     double *mean)
+double fast_matrix_compute_imbalance(const struct fast_matrix *m, uint64_t *max, double *mean)
 {
+	uint32_t ng = m->ng;
 	uint64_t hi = 0;
 	double sum = 0, avg;
 

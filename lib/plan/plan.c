@@ -574,20 +574,15 @@ static int redist_needs_matrix(const struct fast_plan *p, const struct fast_matr
 	return 0;
 }
 
-int fast_plan_expand(const struct fast_plan *p, struct fast_plan *out, struct fast_err *err)
-{
-	return fast_plan_expand_m(p, NULL, 0, out, err);
-}
-
-int fast_plan_expand_m(const struct fast_plan *p, const struct fast_matrix *m, uint32_t ng,
-		       struct fast_plan *out, struct fast_err *err)
+int fast_plan_expand(const struct fast_plan *p, const struct fast_matrix *m, struct fast_plan *out,
+		     struct fast_err *err)
 {
 	struct fast_plan scratch, e;
 	uint32_t *railx = NULL;
 	int rc;
 
 	if ((rc = fast_plan_validate(p, err)) < 0 ||
-	    (m && (rc = fast_plan_fits_matrix(p, m, ng, err)) < 0) ||
+	    (m && (rc = fast_plan_fits_matrix(p, m, err)) < 0) ||
 	    (rc = redist_needs_matrix(p, m, err)) < 0)
 		return rc;
 	fast_plan_init(&scratch, p->servers, p->gpus, p->algo);

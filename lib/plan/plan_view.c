@@ -21,14 +21,14 @@ bool fast_plan_is_compact(const struct fast_plan *p)
 	return false;
 }
 
-int fast_plan_view_open_m(struct fast_plan_view *v, const struct fast_plan *p,
-			  const struct fast_matrix *m, uint32_t ng, struct fast_err *err)
+int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
+			const struct fast_matrix *m, struct fast_err *err)
 {
 	int rc;
 
 	if (!fast_plan_is_compact(p)) {
 		if ((rc = fast_plan_validate(p, err)) < 0 ||
-		    (m && (rc = fast_plan_fits_matrix(p, m, ng, err)) < 0))
+		    (m && (rc = fast_plan_fits_matrix(p, m, err)) < 0))
 			return rc;
 		v->given = v->x = p;
 		v->m = m;
@@ -38,19 +38,13 @@ int fast_plan_view_open_m(struct fast_plan_view *v, const struct fast_plan *p,
 	}
 	/* expansion validates the compact form first, and yields a valid
 	 * explicit plan: nothing is validated twice */
-	if ((rc = fast_plan_expand_m(p, m, ng, &v->own, err)) < 0)
+	if ((rc = fast_plan_expand(p, m, &v->own, err)) < 0)
 		return rc;
 	v->given = p;
 	v->x = &v->own;
 	v->m = m;
 	v->owned = true;
 	return 0;
-}
-
-int fast_plan_view_open(struct fast_plan_view *v, const struct fast_plan *p,
-			struct fast_err *err)
-{
-	return fast_plan_view_open_m(v, p, NULL, 0, err);
 }
 
 void fast_plan_view_close(struct fast_plan_view *v)
@@ -108,12 +102,12 @@ static int fits_piece(const struct fast_plan *p, const struct fast_matrix *m,
 	return 0;
 }
 
-int fast_plan_fits_matrix(const struct fast_plan *p, const struct fast_matrix *m, uint32_t ng,
+int fast_plan_fits_matrix(const struct fast_plan *p, const struct fast_matrix *m,
 			  struct fast_err *err)
 {
 	int rc;
 
-	if ((rc = fast_plan_fits_traffic(p, ng, err)) < 0)
+	if ((rc = fast_plan_fits_traffic(p, m->ng, err)) < 0)
 		return rc;
 	if (p->kind == FAST_TRAFFIC_BYTES)
 		return 0; /* served through the per-GPU byte matrix */
@@ -247,8 +241,8 @@ out:
 	return rc;
 }
 
-int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_summary *out,
-			     uint64_t *peak, struct fast_err *err)
+int fast_plan_summarize(const struct fast_plan_view *v, struct fast_plan_summary *out,
+			uint64_t *peak, struct fast_err *err)
 {
 	const struct fast_plan *p = v->given, *e = v->x;
 	struct fast_plan_summary sm;
@@ -306,31 +300,5 @@ int fast_plan_summarize_view(const struct fast_plan_view *v, struct fast_plan_su
 		*out = sm;
 	}
 	free(own);
-	return rc;
-}
-
-int fast_plan_staging(const struct fast_plan *p, uint64_t *peak, struct fast_err *err)
-{
-	struct fast_plan_view v;
-	struct fast_plan_summary sm;
-	int rc = fast_plan_view_open(&v, p, err);
-
-	if (rc < 0)
-		return rc;
-	rc = fast_plan_summarize_view(&v, &sm, peak, err);
-	fast_plan_view_close(&v);
-	return rc;
-}
-
-int fast_plan_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
-			struct fast_err *err)
-{
-	struct fast_plan_view v;
-	int rc = fast_plan_view_open(&v, p, err);
-
-	if (rc < 0)
-		return rc;
-	rc = fast_plan_summarize_view(&v, out, NULL, err);
-	fast_plan_view_close(&v);
 	return rc;
 }

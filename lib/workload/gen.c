@@ -387,7 +387,7 @@ static int moe_finish(const struct fast_gen_opts *o, uint64_t B, struct fast_tra
 		if (p->groups) {
 			t->m[2 * step].token_bytes = B;
 			rc = fast_matrix_copy_groups(&t->m[2 * step + 1], &t->m[2 * step],
-						     FAST_TRAFFIC_COMBINE, ng, err);
+						     FAST_TRAFFIC_COMBINE, err);
 		} else {
 			memcpy(t->m[2 * step + 1].bytes, c, (size_t)ng * ng * sizeof *c);
 			rc = fast_matrix_transpose(t->m[2 * step + 1].bytes, ng, err);

@@ -649,7 +649,7 @@ static int import_layer(struct imp *im, uint32_t layer, uint32_t i, uint32_t per
 			memcpy(t->m[i * per + 1].compute_pairs, pairs, opt->ng * sizeof *pairs);
 		if (per == 2 && opt->tokens) {
 			rc = fast_matrix_copy_groups(&t->m[i * per + 1], &t->m[i * per],
-						     FAST_TRAFFIC_COMBINE, opt->ng, err);
+						     FAST_TRAFFIC_COMBINE, err);
 			snprintf(t->m[i * per + 1].label, sizeof t->m[0].label, "%s/combine",
 				 prefix);
 		} else if (per == 2) {

@@ -5,7 +5,7 @@
  * Any input must give either a plan set or an error with a message.  For
  * each plan that loads: fast_plan_validate must accept it (the reader
  * validated it), fast_plan_expand, fast_plan_topo_order, fast_plan_summarize
- * and fast_plan_staging must not crash, the expansion must validate and
+ * (with the staging peaks) must not crash, the expansion must validate and
  * hash like itself, the plan set must survive a write/parse round trip with
  * the same hashes, and fast_plan_check must run (against the messages the
  * plan's own pieces imply, on a preset topology of the plan's shape) when
@@ -27,6 +27,8 @@ static void check_against_own_messages(const struct fast_plan *p, const struct f
 {
 	uint32_t ng = p->servers * p->gpus;
 	struct fast_topo topo;
+	struct fast_matrix m;
+	struct fast_plan_view v;
 	struct fast_err err;
 	uint64_t *D;
 	int rc;
@@ -50,7 +52,11 @@ static void check_against_own_messages(const struct fast_plan *p, const struct f
 			D[(size_t)q->src * ng + q->dst] = end;
 	}
 	memset(&err, 0x55, sizeof err);
-	rc = fast_plan_check(p, &topo, D, &err);
+	m = fast_matrix_of(D, ng);
+	if ((rc = fast_plan_view_open(&v, p, &m, &err)) == 0) {
+		rc = fast_plan_check(&v, &topo, &err);
+		fast_plan_view_close(&v);
+	}
 	if (rc < 0)
 		FUZZ_CHECK_ERR(rc, err);
 	free(D);
@@ -108,18 +114,18 @@ static void check_token_plan(const struct fast_plan *p, const struct fast_limits
 	t.m[0].ndsts = ngroups * 64;
 	if (fast_matrix_bytes_from_groups(&t.m[0], ng, &err) == 0) {
 		memset(&err, 0x55, sizeof err);
-		rc = fast_plan_view_open_m(&v, p, &t.m[0], ng, &err);
+		rc = fast_plan_view_open(&v, p, &t.m[0], &err);
 		if (rc < 0) {
 			FUZZ_CHECK_ERR(rc, err);
 		} else {
 			FUZZ_CHECK(v.x->nlanes == 0 && v.x->nsteps == p->nsteps);
 			memset(&err, 0x55, sizeof err);
-			rc = fast_plan_summarize_view(&v, &sum, NULL, &err);
+			rc = fast_plan_summarize(&v, &sum, NULL, &err);
 			if (rc < 0)
 				FUZZ_CHECK_ERR(rc, err);
 			if (v.x->npieces <= CHECK_MAX_PIECES) {
 				memset(&err, 0x55, sizeof err);
-				rc = fast_plan_check_view(&v, &topo, NULL, &err);
+				rc = fast_plan_check(&v, &topo, &err);
 				if (rc < 0)
 					FUZZ_CHECK_ERR(rc, err);
 			}
@@ -157,6 +163,7 @@ static void one_plan(const struct fast_plan *p, const struct fast_limits *lim)
 	struct fast_plan x;
 	struct fast_plan_summary sum;
 	struct fast_err err;
+	struct fast_plan_view v;
 	uint32_t ng = p->servers * p->gpus;
 	uint32_t *order;
 	uint64_t *peak;
@@ -175,7 +182,7 @@ static void one_plan(const struct fast_plan *p, const struct fast_limits *lim)
 	free(order);
 
 	memset(&err, 0x55, sizeof err);
-	rc = fast_plan_expand(p, &x, &err);
+	rc = fast_plan_expand(p, NULL, &x, &err);
 	if (rc < 0) {
 		FUZZ_CHECK_ERR(rc, err);
 	} else {
@@ -189,19 +196,17 @@ static void one_plan(const struct fast_plan *p, const struct fast_limits *lim)
 		fast_plan_free(&x);
 	}
 
+	peak = calloc(ng, sizeof *peak);
+	FUZZ_CHECK(peak != NULL);
 	memset(&err, 0x55, sizeof err);
-	rc = fast_plan_summarize(p, &sum, &err);
+	if ((rc = fast_plan_view_open(&v, p, NULL, &err)) == 0) {
+		rc = fast_plan_summarize(&v, &sum, peak, &err);
+		fast_plan_view_close(&v);
+	}
 	if (rc < 0)
 		FUZZ_CHECK_ERR(rc, err);
 	else
 		FUZZ_CHECK(sum.steps_up + sum.steps_out == p->nsteps);
-
-	peak = calloc(ng, sizeof *peak);
-	FUZZ_CHECK(peak != NULL);
-	memset(&err, 0x55, sizeof err);
-	rc = fast_plan_staging(p, peak, &err);
-	if (rc < 0)
-		FUZZ_CHECK_ERR(rc, err);
 	free(peak);
 	if (p->kind != FAST_TRAFFIC_BYTES)
 		check_token_plan(p, lim);

@@ -12,7 +12,9 @@ int main(void)
 	struct fast_topo topo;
 	struct fast_algo_opts ao;
 	struct fast_sim_opts so;
+	struct fast_matrix m;
 	struct fast_plan plan;
+	struct fast_plan_view v;
 	struct fast_bound b;
 	struct fast_sim_result r;
 	struct fast_err err;
@@ -24,19 +26,23 @@ int main(void)
 	for (int s = 0; s < 8; s++)
 		for (int d = 0; d < 8; d++)
 			D[s * 8 + d] = (uint64_t)(1 + (s * 3 + d * 5) % 7) << 20;
+	m = fast_matrix_of(D, 8);       /* D as a matrix of 8 GPUs (borrowed) */
 	fast_algo_opts_default(&ao);
-	if (fast_compile("fast", &topo, D, &ao, &plan, &err) < 0)
+	if (fast_compile("fast", &topo, &m, &ao, &plan, &err) < 0)
 		goto fail;
-	if (fast_plan_check(&plan, &topo, D, &err) < 0 || fast_bound_compute(&topo, D, &b, &err) < 0)
+	if (fast_plan_view_open(&v, &plan, &m, &err) < 0)
+		goto fail;
+	if (fast_plan_check(&v, &topo, &err) < 0 || fast_bound_compute(&topo, &m, false, &b, &err) < 0)
 		goto fail;
 	fast_sim_opts_default(&so);
-	if (fast_sim_run(&topo, &plan, &so, &r, &err) < 0)
+	if (fast_sim_run(&topo, &v, &so, &r, &err) < 0)
 		goto fail;
 	printf("FAST %.3f us, LP bound %.3f us, ratio %.4f\n", r.time_s * 1e6, b.lp_s * 1e6,
 	       r.time_s / b.lp_s);
 	if (r.time_s < b.lp_s * (1 - 1e-9) || b.lp_s <= 0)
 		return 1;
 	fast_sim_result_free(&r);
+	fast_plan_view_close(&v);
 	fast_plan_free(&plan);
 	return 0;
 fail:

@@ -266,13 +266,15 @@ static void mut_free(struct mutation *m)
 static int mut_one(const char *algo, const struct fast_topo *t, const uint64_t *D,
 		   struct fast_rng *rng, struct fast_plan *out, uint32_t *dups, struct fast_err *err)
 {
+	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(t));
 	struct fast_plan p, ex;
+	struct fast_plan_view v;
 	struct mutation m;
 	int rc;
 
-	if ((rc = fast_compile(algo, t, D, NULL, &p, err)) < 0)
+	if ((rc = fast_compile(algo, t, &mx, NULL, &p, err)) < 0)
 		return rc;
-	rc = fast_plan_expand(&p, &ex, err);
+	rc = fast_plan_expand(&p, NULL, &ex, err);
 	fast_plan_free(&p);
 	if (rc < 0)
 		return rc;
@@ -289,7 +291,12 @@ static int mut_one(const char *algo, const struct fast_topo *t, const uint64_t *
 	}
 	mut_free(&m);
 	fast_plan_free(&ex);
-	if (fast_plan_check(out, t, D, err) < 0) {
+	/* a mutant the checker refuses is no mutant to run */
+	if ((rc = fast_plan_view_open(&v, out, &mx, err)) == 0) {
+		rc = fast_plan_check(&v, t, err);
+		fast_plan_view_close(&v);
+	}
+	if (rc < 0) {
 		fast_plan_free(out);
 		return 0;
 	}

@@ -226,7 +226,7 @@ static void test_algo__plan_size_bounded_by_shape(void)
 						int rc;
 						if (!shape_opts(set, a, &rng, &o))
 							continue;
-						rc = fast_compile_matrix(a->name, &topo, &t.m[0], &o, &p, &err);
+						rc = fast_compile(a->name, &topo, &t.m[0], &o, &p, &err);
 						if (rc < 0) { /* only fast's packed stages on tokens, up front */
 							CU_ASSERT(rc == FAST_EUSAGE && set == 5 &&
 								  k != FAST_TRAFFIC_BYTES);
@@ -234,7 +234,7 @@ static void test_algo__plan_size_bounded_by_shape(void)
 							continue;
 						}
 						plans++;
-						rc = fast_plan_expand_m(&p, &t.m[0], ng, &x, &err);
+						rc = fast_plan_expand(&p, &t.m[0], &x, &err);
 						CU_ASSERT_EQUAL(rc, 0);
 						if (rc < 0) {
 							fast_plan_free(&p);
@@ -252,7 +252,7 @@ static void test_algo__plan_size_bounded_by_shape(void)
 							       (unsigned long long)plan_size(&x));
 						CU_ASSERT(ok);
 						/* the capped rounds still deliver every byte */
-						CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &topo, &t.m[0], ng, &err), 0);
+						CU_ASSERT_EQUAL(unit_check_matrix(&p, &topo, &t.m[0], &err), 0);
 						fast_plan_free(&x);
 						fast_plan_free(&p);
 					}

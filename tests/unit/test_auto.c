@@ -65,8 +65,9 @@ static double simulate(const char *algo, const struct fast_topo *t, const uint64
 
 	fast_sim_opts_default(&so);
 	so.traffic = D;
-	CU_ASSERT_EQUAL_FATAL(fast_compile(algo, t, D, NULL, &p, &err), 0);
-	CU_ASSERT_EQUAL_FATAL(fast_sim_run(t, &p, &so, &r, &err), 0);
+	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(t));
+	CU_ASSERT_EQUAL_FATAL(fast_compile(algo, t, &mx, NULL, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_sim(t, &p, NULL, &so, &r, &err), 0);
 	time_s = r.time_s;
 	fast_sim_result_free(&r);
 	fast_plan_free(&p);
@@ -133,8 +134,9 @@ static void test_auto__deterministic_plan_of_the_choice(void)
 	fast_auto_choose(&t, tr.m[0].bytes, NULL, &c1);
 	fast_auto_choose(&t, tr.m[0].bytes, NULL, &c2);
 	CU_ASSERT_EQUAL(memcmp(&c1, &c2, sizeof c1), 0);
-	CU_ASSERT_EQUAL_FATAL(fast_compile("auto", &t, tr.m[0].bytes, NULL, &pa, &err), 0);
-	CU_ASSERT_EQUAL_FATAL(fast_compile(c1.algo[c1.best], &t, tr.m[0].bytes, NULL, &pc, &err), 0);
+	struct fast_matrix mx = fast_matrix_of(tr.m[0].bytes, fast_topo_ngpus(&t));
+	CU_ASSERT_EQUAL_FATAL(fast_compile("auto", &t, &mx, NULL, &pa, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_compile(c1.algo[c1.best], &t, &mx, NULL, &pc, &err), 0);
 	CU_ASSERT_STRING_EQUAL(pa.algo, c1.algo[c1.best]);
 	CU_ASSERT_EQUAL(fast_plan_hash(&pa), fast_plan_hash(&pc));
 	CU_ASSERT_EQUAL(strncmp(pa.options, "auto: predicted sim_s=", 22), 0);
@@ -603,7 +605,7 @@ static double sim_time_of(const struct fast_topo *t, const struct fast_matrix *m
 
 	fast_sim_opts_default(&so);
 	so.traffic = m->bytes;
-	CU_ASSERT_EQUAL_FATAL(fast_sim_run_m(t, p, m, &so, &r, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_sim(t, p, m, &so, &r, &err), 0);
 	time_s = r.time_s;
 	fast_sim_result_free(&r);
 	return time_s;
@@ -620,7 +622,7 @@ static double simulate_compiled(const char *algo, enum fast_dedup_mode d,
 	double time_s;
 
 	o.dedup = d;
-	CU_ASSERT_EQUAL_FATAL(fast_compile_matrix(algo, t, m, &o, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_compile(algo, t, m, &o, &p, &err), 0);
 	time_s = sim_time_of(t, m, &p);
 	fast_plan_free(&p);
 	return time_s;
@@ -685,7 +687,7 @@ static double simulate_auto(const struct fast_algo_opts *o, const struct fast_to
 	struct fast_err err;
 	double time_s;
 
-	CU_ASSERT_EQUAL_FATAL(fast_compile_matrix("auto", t, m, o, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_compile("auto", t, m, o, &p, &err), 0);
 	time_s = sim_time_of(t, m, &p);
 	fast_plan_free(&p);
 	CU_ASSERT_EQUAL_FATAL(fast_auto_choose_matrix(t, m, o, c, NULL, &err), 0);

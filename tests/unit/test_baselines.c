@@ -178,7 +178,7 @@ static void test_baselines__pass_check_on_random_matrices(void)
 				CU_ASSERT_EQUAL(rc, 0);
 				if (rc)
 					fprintf(stderr, "\n%s %ux%u: %s\n", algos[a].name, N, G, err.msg);
-				rc = fast_plan_check(&p, &t, D, &err);
+				rc = unit_check(&p, &t, D, &err);
 				CU_ASSERT_EQUAL(rc, 0);
 				if (rc)
 					fprintf(stderr, "\n%s %ux%u: %s\n", algos[a].name, N, G, err.msg);
@@ -350,7 +350,7 @@ static void test_baselines__nccl_empty_message_frees_slot(void)
 	CU_ASSERT_FATAL(s != UINT32_MAX);
 	CU_ASSERT(depends(&p, s, step_of(&p, 2, 5), NULL));
 	CU_ASSERT_EQUAL(p.steps[s].ndeps, 1);
-	CU_ASSERT_EQUAL(fast_plan_check(&p, &t, D, &err), 0);
+	CU_ASSERT_EQUAL(unit_check(&p, &t, D, &err), 0);
 	fast_plan_free(&p);
 	free(D);
 }
@@ -427,7 +427,7 @@ static void test_baselines__nccl_large_groups_by_server(void)
 			}
 		}
 		CU_ASSERT(p.nsteps <= 3 * N * (ng - 1)); /* per message: ~3x more */
-		CU_ASSERT_EQUAL(fast_plan_check(&p, &t, D, &err), 0);
+		CU_ASSERT_EQUAL(unit_check(&p, &t, D, &err), 0);
 		fast_plan_free(&p);
 	}
 	free(D);
@@ -520,7 +520,7 @@ static void test_baselines__pxn_relays_rail_aligned_in_chunks(void)
 			}
 	}
 	CU_ASSERT_EQUAL(relayed_steps, 8 * 3); /* one per off-rail cross message */
-	CU_ASSERT_EQUAL_FATAL(fast_plan_check(&p, &t, D, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_check(&p, &t, D, &err), 0);
 	fast_plan_free(&p);
 	free(D);
 }
@@ -552,7 +552,7 @@ static void test_baselines__hier_two_hops_pipelined(void)
 		const struct fast_xfer *xf = &p.xfers[p.steps[0].xfer0 + x];
 		CU_ASSERT_EQUAL(xf->from % G, xf->to % G);
 	}
-	CU_ASSERT_EQUAL_FATAL(fast_plan_check(&p, &t, D, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_check(&p, &t, D, &err), 0);
 	fast_plan_free(&p);
 	free(D);
 }
@@ -586,7 +586,7 @@ static int relay_plan(bool reversed, const struct fast_topo *t, const uint64_t *
 	CU_ASSERT_EQUAL_FATAL(fast_plan_add_dep(&p, 1, 0, true, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(fast_plan_add_xfer(&p, 2, 3, &err), 0);
 	CU_ASSERT_EQUAL_FATAL(fast_plan_add_piece(&p, 0, 3, 0, len, &err), 0);
-	rc = fast_plan_check(&p, t, D, &err);
+	rc = unit_check(&p, t, D, &err);
 	fast_plan_free(&p);
 	return rc;
 }
@@ -612,7 +612,7 @@ static void test_baselines__no_traffic_no_steps(void)
 		struct fast_plan p;
 		CU_ASSERT_EQUAL_FATAL(algos[a].fn(&t, D, NULL, &p, &err), 0);
 		CU_ASSERT_EQUAL(p.nsteps, 0);
-		CU_ASSERT_EQUAL(fast_plan_check(&p, &t, D, &err), 0);
+		CU_ASSERT_EQUAL(unit_check(&p, &t, D, &err), 0);
 		fast_plan_free(&p);
 	}
 }

@@ -48,7 +48,7 @@ static void test_bound__closed_form_exact_2x2(void)
 	D[1 * 4 + 3] = 1 * GB;
 	D[0 * 4 + 1] = 1 * GB;
 	D[1 * 4 + 1] = 7 * GB; /* diagonal: free */
-	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 2.0, 1e-12);
 	CU_ASSERT_EQUAL(b.closed_server, 0);
 	CU_ASSERT_EQUAL(b.closed_is_ingress, 0);
@@ -69,7 +69,7 @@ static void test_bound__scaleup_bottleneck_lp_above_closed(void)
 	struct fast_err err;
 
 	D[0 * 4 + 2] = 4 * GB;
-	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 2.0, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 8.0 / 3.0, 1e-9);
 	CU_ASSERT(b.lp_s > b.closed_s * 1.3);
@@ -82,7 +82,7 @@ static void test_bound__scaleup_bottleneck_lp_above_closed(void)
 	memset(D, 0, sizeof(D));
 	D[0 * 4 + 3] = 2 * GB;
 	D[1 * 4 + 3] = 2 * GB;
-	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 8.0 / 3.0, 1e-9);
 	CU_ASSERT_EQUAL(b.lp_server, 1);
 	CU_ASSERT_STRING_EQUAL(b.binding, "server 1 NIC 1 ingress");
@@ -99,7 +99,7 @@ static void test_bound__mesh_relays_over_third_gpu(void)
 	struct fast_err err;
 
 	D[0 * 3 + 1] = 2 * GB;
-	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 0.0, 1e-15);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 1.0, 1e-9);
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.binding, "server 0 link 0->"));
@@ -109,12 +109,12 @@ static void test_bound__mesh_relays_over_third_gpu(void)
 		struct fast_topo t4 = mk_topo(1, 4, FAST_UP_MESH, 1, 1);
 		uint64_t D4[16] = { 0 };
 		D4[0 * 4 + 1] = 2 * GB;
-		CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t4, D4, &b, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(unit_bound(&t4, D4, false, &b, &err), 0);
 		CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 2.0 / 3.0, 1e-9);
 	}
 
 	t.up_kind = FAST_UP_SWITCH;
-	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 2.0, 1e-9);
 	CU_ASSERT_STRING_EQUAL(b.binding, "server 0 scale-up port 0 egress");
 }
@@ -133,7 +133,7 @@ static void test_bound__mesh_cross_traffic_relays_through_mesh(void)
 	struct fast_err err;
 
 	D[0 * 6 + 3] = 6 * GB;
-	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 2.0, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 3.0, 1e-9);
 }
@@ -147,7 +147,7 @@ static void test_bound__zero_traffic_is_zero(void)
 
 	for (int i = 0; i < 6; i++)
 		D[i * 6 + i] = 5 * GB; /* local copies only */
-	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_EQUAL(b.closed_s, 0.0);
 	CU_ASSERT_EQUAL(b.lp_s, 0.0);
 	CU_ASSERT_EQUAL(b.lps_solved, 0);
@@ -165,11 +165,11 @@ static void test_bound__oversubscribed_core(void)
 
 	for (int i = 0; i < 36; i++)
 		D[i] = (i / 6) / 2 == (i % 6) / 2 ? 0 : GB;
-	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 4.0, 1e-9);
 	CU_ASSERT_PTR_NULL(strstr(b.binding, "core"));
 	t.core_oversub = 4.0;
-	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 4.0, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 16.0, 1e-9);
 	CU_ASSERT_PTR_NOT_NULL(strstr(b.binding, "core"));
@@ -230,13 +230,13 @@ static void test_bound__lp_at_least_closed_random(void)
 
 				CU_ASSERT_PTR_NOT_NULL_FATAL(D);
 				random_matrix(D, ng, &rng);
-				CU_ASSERT_EQUAL(fast_bound_compute(&t, D, &b, &err), 0);
+				CU_ASSERT_EQUAL(unit_bound(&t, D, false, &b, &err), 0);
 				CU_ASSERT(b.lp_s >= b.closed_s);
 				{
 					/* both closed forms against a naive reference */
 					struct fast_bound c;
 					double ref = naive_closed(&t, D);
-					fast_bound_closed(&t, D, &c);
+					unit_bound(&t, D, true, &c, NULL);
 					CU_ASSERT(close_rel(c.closed_s, ref, 1e-12));
 					CU_ASSERT(close_rel(b.closed_s, ref, 1e-12));
 					CU_ASSERT_EQUAL(c.closed_server, b.closed_server);
@@ -271,7 +271,7 @@ static void test_bound__lp_equals_closed_when_scaleup_free(void)
 
 				CU_ASSERT_PTR_NOT_NULL_FATAL(D);
 				random_matrix(D, ng, &rng);
-				CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+				CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 				CU_ASSERT(close_rel(b.lp_s, b.closed_s, 1e-9));
 				free(D);
 			}
@@ -302,8 +302,8 @@ static void test_bound__independent_of_server_order(void)
 				uint32_t rj = (N - 1 - j / G) * G + j % G;
 				R[(size_t)ri * ng + rj] = D[(size_t)i * ng + j];
 			}
-		CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b1, &err), 0);
-		CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, R, &b2, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b1, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(unit_bound(&t, R, false, &b2, &err), 0);
 		CU_ASSERT(close_rel(b1.lp_s, b2.lp_s, 1e-9));
 		CU_ASSERT_EQUAL(b1.lp_server, N - 1 - b2.lp_server);
 		CU_ASSERT(b1.lp_s > b1.closed_s); /* slow scale-up matters here */
@@ -327,7 +327,7 @@ static void test_bound__pruning_keeps_the_maximum(void)
 	D[0 * 9 + 1] = 2 * GB;
 	for (uint32_t i = 0; i < 3; i++)
 		D[(3 + i) * 9 + 6 + i] = 1050000000ull;
-	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 1.05, 1e-9);
 	CU_ASSERT_EQUAL(b.lp_server, 1);
 	CU_ASSERT_EQUAL(b.lps_solved, 2); /* server 2 pruned: 1.05 <= 1.05 */
@@ -362,13 +362,13 @@ static void test_bound__pruning_matches_per_server_reference(void)
 				if (i % G == (i / G) % G)
 					for (uint32_t j = 0; j < ng; j++)
 						D[(size_t)i * ng + j] *= 1 + i / G;
-			CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+			CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 			for (uint32_t s = 0; s < N; s++) {
 				for (uint32_t i = 0; i < ng; i++)
 					for (uint32_t j = 0; j < ng; j++)
 						M[(size_t)i * ng + j] = i / G == s || j / G == s
 							? D[(size_t)i * ng + j] : 0;
-				CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, M, &bs, &err), 0);
+				CU_ASSERT_EQUAL_FATAL(unit_bound(&t, M, false, &bs, &err), 0);
 				ref = fmax(ref, bs.lp_s);
 			}
 			CU_ASSERT(close_rel(b.lp_s, ref, 1e-9));
@@ -400,18 +400,19 @@ static void test_bound__below_simulated_plans(void)
 
 			CU_ASSERT_PTR_NOT_NULL_FATAL(D);
 			random_matrix(D, ng, &rng);
-			CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, D, &b, &err), 0);
+			CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 			fast_sim_opts_default(&so);
 			for (size_t a = 0; a < sizeof(names) / sizeof(names[0]); a++) {
 				struct fast_plan p;
 				struct fast_sim_result r;
 				struct fast_algo_opts o;
 				fast_algo_opts_default(&o);
-				if (fast_compile(names[a], &t, D, &o, &p, &err) < 0) {
+				struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&t));
+				if (fast_compile(names[a], &t, &mx, &o, &p, &err) < 0) {
 					CU_FAIL("compile failed");
 					continue;
 				}
-				if (fast_sim_run(&t, &p, &so, &r, &err) == 0) {
+				if (unit_sim(&t, &p, NULL, &so, &r, &err) == 0) {
 					runs++;
 					if (r.time_s >= b.lp_s * (1 - 1e-9))
 						below++;
@@ -445,16 +446,16 @@ static void test_bound__tokens_cross_once_per_server(void)
 	tok_init(&tr, 4, FAST_TRAFFIC_DISPATCH, GB);
 	tok_group(&tr, 0, 4, 2, (uint32_t[]){ 2, 3 });
 	tok_done(&tr);
-	CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, &tr.m[0], false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 2.0, 1e-12);
 	CU_ASSERT_EQUAL(b.closed_server, 0);
 	CU_ASSERT_EQUAL(b.closed_is_ingress, 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 2.0, 1e-9);
-	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, tr.m[0].bytes, &bytes, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, tr.m[0].bytes, false, &bytes, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(bytes.lp_s, 4.0, 1e-9);
 	{
 		struct fast_bound c;
-		CU_ASSERT_EQUAL_FATAL(fast_bound_matrix_closed(&t, &tr.m[0], &c, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, &tr.m[0], true, &c, &err), 0);
 		CU_ASSERT_DOUBLE_EQUAL(c.closed_s, 2.0, 1e-12);
 	}
 	fast_traffic_free(&tr);
@@ -479,7 +480,7 @@ static void test_bound__tokens_each_gpu_over_nic_or_scaleup(void)
 	tok_init(&tr, 8, FAST_TRAFFIC_DISPATCH, GB);
 	tok_group(&tr, 0, 8, 1, (uint32_t[]){ 4 });
 	tok_done(&tr);
-	CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, &tr.m[0], false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 2.0, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 4.0, 1e-9);
 	fast_traffic_free(&tr);
@@ -489,7 +490,7 @@ static void test_bound__tokens_each_gpu_over_nic_or_scaleup(void)
 	for (uint32_t i = 0; i < 4; i++)
 		tok_group(&tr, i, 4, 4, (uint32_t[]){ 4, 5, 6, 7 });
 	tok_done(&tr);
-	CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, &tr.m[0], false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 4.0, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 32.0 / 3.0, 1e-9);
 	CU_ASSERT_EQUAL(b.lp_server, 1);
@@ -527,8 +528,8 @@ static void test_bound__tokens_combine_mirrors_dispatch(void)
 			}
 			tok_done(&d);
 			tok_done(&c);
-			CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &d.m[0], &bd, &err), 0);
-			CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &c.m[0], &bc, &err), 0);
+			CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, &d.m[0], false, &bd, &err), 0);
+			CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, &c.m[0], false, &bc, &err), 0);
 			CU_ASSERT(close_rel(bd.lp_s, bc.lp_s, 1e-9));
 			CU_ASSERT(close_rel(bd.closed_s, bc.closed_s, 1e-12));
 			CU_ASSERT(bd.lp_s >= bd.closed_s);
@@ -563,8 +564,8 @@ static void test_bound__tokens_single_destination_relaxes_bytes(void)
 							tok_group(&tr, i, 1 + fast_rng_below(&rng, 1000) *
 									 (j == 0 ? 8 : 1), 1, &j);
 				tok_done(&tr);
-				CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &bt, &err), 0);
-				CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, tr.m[0].bytes, &bb, &err), 0);
+				CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, &tr.m[0], false, &bt, &err), 0);
+				CU_ASSERT_EQUAL_FATAL(unit_bound(&t, tr.m[0].bytes, false, &bb, &err), 0);
 				CU_ASSERT(bt.lp_s <= bb.lp_s * (1 + 1e-7) + 1e-15);
 				CU_ASSERT(bt.lp_s >= bt.closed_s);
 				CU_ASSERT(close_rel(bt.closed_s, bb.closed_s, 1e-12));
@@ -601,19 +602,20 @@ static void test_bound__tokens_below_byte_plans(void)
 					7168);
 				tok_random_groups(&tr, &rng, 4 * ng, 6, G, 200);
 				tok_done(&tr);
-				CU_ASSERT_EQUAL_FATAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), 0);
+				CU_ASSERT_EQUAL_FATAL(fast_bound_compute(&t, &tr.m[0], false, &b, &err), 0);
 				CU_ASSERT(b.lp_s > 0);
 				for (size_t a = 0; a < sizeof names / sizeof *names; a++) {
 					struct fast_plan p;
 					struct fast_sim_result r;
 					struct fast_algo_opts o;
 					fast_algo_opts_default(&o);
-					if (fast_compile(names[a], &t, tr.m[0].bytes, &o, &p, &err) < 0) {
+					struct fast_matrix mx = fast_matrix_of(tr.m[0].bytes, fast_topo_ngpus(&t));
+					if (fast_compile(names[a], &t, &mx, &o, &p, &err) < 0) {
 						CU_FAIL("compile failed");
 						continue;
 					}
-					CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &tr.m[0], ng, &err), 0);
-					if (fast_sim_run(&t, &p, &so, &r, &err) == 0) {
+					CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &tr.m[0], &err), 0);
+					if (unit_sim(&t, &p, NULL, &so, &r, &err) == 0) {
 						runs++;
 						if (r.time_s >= b.lp_s * (1 - 1e-9))
 							below++;
@@ -643,8 +645,8 @@ static void test_bound__tokens_out_of_range_refused(void)
 	tok_init(&tr, 4, FAST_TRAFFIC_DISPATCH, 8);
 	tok_group(&tr, 0, 1, 1, (uint32_t[]){ 3 });
 	tok_done(&tr);
-	CU_ASSERT_EQUAL(fast_bound_matrix(&t, &tr.m[0], &b, &err), FAST_EINPUT);
-	CU_ASSERT_EQUAL(fast_bound_matrix_closed(&t, &tr.m[0], &b, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(fast_bound_compute(&t, &tr.m[0], false, &b, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(fast_bound_compute(&t, &tr.m[0], true, &b, &err), FAST_EINPUT);
 	fast_traffic_free(&tr);
 }
 

@@ -115,7 +115,7 @@ static int check(const struct fast_plan *p, const uint64_t *D, struct fast_err *
 {
 	struct fast_topo t = topo2x2();
 	memset(err, 0, sizeof *err);
-	return fast_plan_check(p, &t, D, err);
+	return unit_check(p, &t, D, err);
 }
 
 /* check p against D: the code must be `code` and, when text is given, the
@@ -491,7 +491,7 @@ static void test_check__malformed_is_bad_input(void)
 
 	build_fast(&p, true);
 	big.servers = 3;
-	CU_ASSERT_EQUAL(fast_plan_check(&p, &big, D, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(unit_check(&p, &big, D, &err), FAST_EINPUT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the plan is for 2 servers x 2 GPUs"));
 	fast_plan_free(&p);
 }
@@ -762,7 +762,7 @@ static void test_check__agrees_with_naive_reference(void)
 		}
 		int want = naive_check(&p);
 		memset(&err, 0, sizeof err);
-		int rc = fast_plan_check(&p, &t, D, &err);
+		int rc = unit_check(&p, &t, D, &err);
 		int got = rc == 0 ? 0 : strstr(err.msg, "does not hold") ? 1 : 2;
 		CU_ASSERT_EQUAL(rc == 0 || rc == FAST_ECHECK, true);
 		CU_ASSERT_EQUAL(got, want);
@@ -804,14 +804,15 @@ static void test_check__every_compiler_passes(void)
 			struct fast_plan p;
 			struct fast_algo_opts o;
 			fast_algo_opts_default(&o);
-			int rc = fast_compile(al->name, &topo, D, &o, &p, &err);
+			struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&topo));
+			int rc = fast_compile(al->name, &topo, &mx, &o, &p, &err);
 			CU_ASSERT_EQUAL(rc, 0);
 			if (rc < 0) {
 				fprintf(stderr, "\n  %s %ux%u: compile: %s\n", al->name, shapes[sh][0],
 					shapes[sh][1], err.msg);
 				continue;
 			}
-			rc = fast_plan_check(&p, &topo, D, &err);
+			rc = unit_check(&p, &topo, D, &err);
 			CU_ASSERT_EQUAL(rc, 0);
 			if (rc < 0)
 				fprintf(stderr, "\n  %s %ux%u: %s\n", al->name, shapes[sh][0],
@@ -835,7 +836,7 @@ static void expect_tok(const struct fast_plan *p, const struct fast_traffic *t, 
 	int rc;
 
 	memset(&e, 0, sizeof e);
-	rc = fast_plan_check_matrix(p, &tp, &t->m[0], t->ng, &e);
+	rc = unit_check_matrix(p, &tp, &t->m[0], &e);
 	bool ok = rc == code && (!text || strstr(e.msg, text));
 	CU_ASSERT(ok);
 	if (!ok)
@@ -931,8 +932,8 @@ static void test_check__token_dispatch(void)
 	p.steps[1].kind = FAST_STEP_EXPLICIT; /* (no REDIST: it opens) */
 	p.nlanes = 0;
 	p.steps[0].kind = FAST_STEP_EXPLICIT;
-	OK(fast_plan_view_open(&v, &p, &err));
-	CU_ASSERT_EQUAL(fast_plan_check_view(&v, &tp, t.m[0].bytes, &err), FAST_EINPUT);
+	OK(fast_plan_view_open(&v, &p, NULL, &err));
+	CU_ASSERT_EQUAL(fast_plan_check(&v, &tp, &err), FAST_EINPUT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "a dispatch plan is checked against its traffic's "
 					       "groups"));
 	fast_plan_view_close(&v);
@@ -1495,7 +1496,7 @@ static void test_check__tokens_agree_with_naive_reference(void)
 		tgen_plan(&G, &p);
 		int want = tnaive(&p, &t.m[0]);
 		memset(&err, 0, sizeof err);
-		int rc = fast_plan_check_matrix(&p, &tp, &t.m[0], t.ng, &err);
+		int rc = unit_check_matrix(&p, &tp, &t.m[0], &err);
 		int got = rc == 0 ? 0 : strstr(err.msg, "does not hold") ? 1 : 2;
 		CU_ASSERT(rc == 0 || rc == FAST_ECHECK);
 		CU_ASSERT_EQUAL(got, want);

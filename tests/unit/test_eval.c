@@ -1,7 +1,7 @@
 /*
  * test_eval.c - the case evaluator (include/fast/eval.h) against the naive
  * reference it replaces: each row's plan compiled and simulated on its own
- * (fast_compile_matrix, fast_sim_run_m) and the bound computed apart give
+ * (fast_compile, fast_sim_run on its view) and the bound computed apart give
  * the same times, bandwidths and bound; auto's row on token traffic, whose
  * simulation is its decision's, is the chosen plan simulated afresh, with
  * the default simulator options and with others; a failed row stops the
@@ -55,10 +55,10 @@ static void check_row(const struct fast_topo *t, const struct fast_matrix *m,
 	fast_algo_opts_default(&o);
 	o.eval = fast_sim_evaluator();
 	CU_ASSERT_FATAL(w->evaluated && w->simulated && w->plan);
-	CU_ASSERT_FATAL(fast_compile_matrix(algo, t, m, &o, &p, &err) == 0);
+	CU_ASSERT_FATAL(fast_compile(algo, t, m, &o, &p, &err) == 0);
 	CU_ASSERT_EQUAL(p.nsteps, w->plan->nsteps);
 	so.traffic = m->bytes;
-	CU_ASSERT_FATAL(fast_sim_run_m(t, &p, m, &so, &ref, &err) == 0);
+	CU_ASSERT_FATAL(unit_sim(t, &p, m, &so, &ref, &err) == 0);
 	CU_ASSERT_EQUAL(ref.time_s, w->sim.time_s);
 	CU_ASSERT_EQUAL(ref.algbw_GBps, w->sim.algbw_GBps);
 	CU_ASSERT_EQUAL(ref.nsteps, w->sim.nsteps);
@@ -87,7 +87,7 @@ static void check_case(const struct fast_topo *t, const struct fast_matrix *m,
 		a[k].opts.eval = fast_sim_evaluator();
 	}
 	CU_ASSERT_FATAL(fast_case_eval(&c, &r, &err) == 0);
-	CU_ASSERT_FATAL(fast_bound_matrix(t, m, &b, &err) == 0);
+	CU_ASSERT_FATAL(fast_bound_compute(t, m, false, &b, &err) == 0);
 	CU_ASSERT(r.bounded);
 	CU_ASSERT_EQUAL(r.bound.lp_s, b.lp_s);
 	CU_ASSERT_EQUAL(r.bound.closed_s, b.closed_s);
@@ -179,7 +179,7 @@ static void test_eval__synthesis_timed_for_compiled_rows(void)
 
 	byte_traffic(&tr, 4, 2);
 	rows_case(&c, &t, &tr.m[0], a, 3);
-	CU_ASSERT_FATAL(fast_compile_matrix("nccl", &t, &tr.m[0], &a[0].opts, &given, &err) == 0);
+	CU_ASSERT_FATAL(fast_compile("nccl", &t, &tr.m[0], &a[0].opts, &given, &err) == 0);
 	a[2].plan = &given;
 	c.synthesis = true;
 	c.bound = FAST_CASE_BOUND_CLOSED;

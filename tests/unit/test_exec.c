@@ -257,7 +257,7 @@ static long run_plan(const struct fast_plan *p, const uint64_t *D, const struct 
 
 	*staging = 0;
 	*code = 0;
-	if ((m ? fast_plan_view_open_m(&v, p, m, ng, err) : fast_plan_view_open(&v, p, err)) < 0) {
+	if (fast_plan_view_open(&v, p, m, err) < 0) {
 		*code = err->code;
 		free(progs);
 		return wrong;
@@ -295,11 +295,12 @@ static long run_algo(const char *algo, const struct fast_topo *t, const uint64_t
 	long wrong = -10;
 
 	*code = 0;
-	if (fast_compile(algo, t, D, NULL, &p, &err) < 0) {
+	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(t));
+	if (fast_compile(algo, t, &mx, NULL, &p, &err) < 0) {
 		*code = err.code;
 		return -10;
 	}
-	if (fast_plan_expand(&p, &ex, &err) < 0) {
+	if (fast_plan_expand(&p, NULL, &ex, &err) < 0) {
 		*code = err.code;
 		fast_plan_free(&p);
 		return -10;
@@ -409,11 +410,12 @@ static void test_exec__refuses_sending_bytes_not_held(void)
 
 	topo(&t, 2, 4);
 	matrix(D, 8, 0, 9);
-	CU_ASSERT_FATAL(fast_compile("pxn", &t, D, NULL, &p, &err) == 0);
-	CU_ASSERT_FATAL(fast_plan_expand(&p, &ex, &err) == 0);
+	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&t));
+	CU_ASSERT_FATAL(fast_compile("pxn", &t, &mx, NULL, &p, &err) == 0);
+	CU_ASSERT_FATAL(fast_plan_expand(&p, NULL, &ex, &err) == 0);
 	for (size_t s = 0; s < ex.nsteps; s++)
 		ex.steps[s].ndeps = 0; /* every step in the first wave */
-	CU_ASSERT_FATAL(fast_plan_view_open(&v, &ex, &err) == 0);
+	CU_ASSERT_FATAL(fast_plan_view_open(&v, &ex, NULL, &err) == 0);
 	for (uint32_t r = 0; r < 8 && !refused; r++) {
 		int rc = fast_prog_build(&v, D, r, 1, &g, &err);
 		if (rc == FAST_ECHECK) {
@@ -443,9 +445,10 @@ static void test_exec__refuses_plan_for_other_matrix(void)
 	matrix(D, 8, 0, 1);
 	memcpy(E, D, sizeof E);
 	E[1 * 8 + 6] /= 2; /* message 1->6 shorter than the plan says */
-	CU_ASSERT_FATAL(fast_compile("fanout", &t, D, NULL, &p, &err) == 0);
-	CU_ASSERT_FATAL(fast_plan_expand(&p, &ex, &err) == 0);
-	CU_ASSERT_FATAL(fast_plan_view_open(&v, &ex, &err) == 0);
+	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&t));
+	CU_ASSERT_FATAL(fast_compile("fanout", &t, &mx, NULL, &p, &err) == 0);
+	CU_ASSERT_FATAL(fast_plan_expand(&p, NULL, &ex, &err) == 0);
+	CU_ASSERT_FATAL(fast_plan_view_open(&v, &ex, NULL, &err) == 0);
 	CU_ASSERT_EQUAL(fast_prog_build(&v, E, 1, 1, &g, &err), FAST_EINPUT);
 	CU_ASSERT(strstr(err.msg, "does not match the traffic") != NULL);
 	fast_plan_view_close(&v);
@@ -479,9 +482,9 @@ static void test_exec__staging_lives_until_last_forward(void)
 		CU_ASSERT_FATAL(fast_plan_add_xfer(&p, hops[s][0], hops[s][1], &err) == 0);
 		CU_ASSERT_FATAL(fast_plan_add_piece(&p, 0, 2, hops[s][2], 1000, &err) == 0);
 	}
-	CU_ASSERT_FATAL(fast_plan_check(&p, &t, D, &err) == 0);
+	CU_ASSERT_FATAL(unit_check(&p, &t, D, &err) == 0);
 	CU_ASSERT_EQUAL(run_expanded(&p, D, 1, &stg, &code, &err), 0);
-	CU_ASSERT_FATAL(fast_plan_view_open(&v, &p, &err) == 0);
+	CU_ASSERT_FATAL(fast_plan_view_open(&v, &p, NULL, &err) == 0);
 	CU_ASSERT_FATAL(fast_prog_build(&v, D, 1, 1, &g, &err) == 0);
 	fast_plan_view_close(&v);
 	CU_ASSERT_EQUAL(g->staging, 1024); /* 1000 bytes, 64-byte aligned: one block */
@@ -520,7 +523,7 @@ static void test_exec__replays_checker_accepted_mutants(void)
 		for (uint32_t passes = 1; passes <= 3; passes += 2) {
 			struct fast_plan ex;
 			long w;
-			CU_ASSERT_FATAL(fast_plan_expand(&mp, &ex, &err) == 0);
+			CU_ASSERT_FATAL(fast_plan_expand(&mp, NULL, &ex, &err) == 0);
 			w = run_expanded(&ex, D, passes, &stg, &code, &err);
 			if (w != 0)
 				fprintf(stderr, "\nmutant %u (%s, %ux%u, %u passes): %ld: %s\n", i, mp.algo, n, g,
@@ -644,7 +647,7 @@ static void test_exec__token_dispatch_relay_and_replication(void)
 	topo(&t, 3, 2);
 	dispatch_case(&p, &m, false);
 	/* the plan the executor runs is one the checker proves */
-	CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, 6, &err), 0);
+	CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &m, &err), 0);
 	for (uint32_t passes = 1; passes <= 3; passes++) {
 		long w = run_tokens(&p, &m, passes, &stg, &code, &err);
 		if (w != 0)
@@ -656,7 +659,7 @@ static void test_exec__token_dispatch_relay_and_replication(void)
 	tok_matrix_free(&m);
 	/* without the relay's hops GPU 5 lacks g0: refused before anything runs */
 	dispatch_case(&p, &m, true);
-	CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, 6, &err), FAST_ECHECK);
+	CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &m, &err), FAST_ECHECK);
 	CU_ASSERT_EQUAL(run_tokens(&p, &m, 1, &stg, &code, &err), -10);
 	CU_ASSERT_EQUAL(code, FAST_ECHECK);
 	CU_ASSERT(strstr(err.msg, "GPU 5 never receives bytes [40, 120) of group 0") != NULL);
@@ -707,7 +710,7 @@ static void test_exec__token_combine_partial_reduce(void)
 
 	topo(&t, 2, 2);
 	combine_case(&p, &m, false);
-	CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, 4, &err), 0);
+	CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &m, &err), 0);
 	for (uint32_t passes = 1; passes <= 3; passes++) {
 		long w = run_tokens(&p, &m, passes, &stg, &code, &err);
 		if (w != 0)
@@ -716,7 +719,7 @@ static void test_exec__token_combine_partial_reduce(void)
 	}
 	/* GPU 2 sums (copy then add into a block), GPU 0 starts g0's result at
 	 * zero and adds what arrives */
-	CU_ASSERT_FATAL(fast_plan_view_open_m(&v, &p, &m, 4, &err) == 0);
+	CU_ASSERT_FATAL(fast_plan_view_open(&v, &p, &m, &err) == 0);
 	CU_ASSERT_FATAL(fast_prog_build_tokens(&v, &m, 2, 1, &g, &err) == 0);
 	CU_ASSERT(g->sums > 0);
 	fast_prog_free(g);
@@ -728,7 +731,7 @@ static void test_exec__token_combine_partial_reduce(void)
 	tok_matrix_free(&m);
 	/* a contribution counted twice is refused */
 	combine_case(&p, &m, true);
-	CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, 4, &err), FAST_ECHECK);
+	CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &m, &err), FAST_ECHECK);
 	CU_ASSERT_EQUAL(run_tokens(&p, &m, 1, &stg, &code, &err), -10);
 	CU_ASSERT_EQUAL(code, FAST_ECHECK);
 	CU_ASSERT(strstr(err.msg, "GPU 0 sums 192 bytes x contributions of group 0, which needs 144") != NULL);
@@ -792,9 +795,9 @@ static void test_exec__token_schedules_property(void)
 			fast_algo_opts_default(&o);
 			if (a == 2)
 				o.chunk_bytes = 64;
-			CU_ASSERT_FATAL(fast_compile_matrix(a ? "hier" : "fast", &t, &m, &o, &p, &err) == 0);
+			CU_ASSERT_FATAL(fast_compile(a ? "hier" : "fast", &t, &m, &o, &p, &err) == 0);
 			CU_ASSERT_EQUAL(p.kind, k);
-			CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, ng, &err), 0);
+			CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &m, &err), 0);
 			for (uint32_t passes = 1; passes <= 3; passes += 2) {
 				uint64_t stg;
 				int code;
@@ -838,8 +841,8 @@ static void test_exec__token_mutants_checker_accepted(void)
 
 		topo(&t, n, g);
 		random_tokens(&m, k, ng, &rng);
-		CU_ASSERT_FATAL(fast_compile_matrix(i % 2 ? "hier" : "fast", &t, &m, NULL, &p, &err) == 0);
-		CU_ASSERT_FATAL(fast_plan_expand_m(&p, &m, ng, &ex, &err) == 0);
+		CU_ASSERT_FATAL(fast_compile(i % 2 ? "hier" : "fast", &t, &m, NULL, &p, &err) == 0);
+		CU_ASSERT_FATAL(fast_plan_expand(&p, &m, &ex, &err) == 0);
 		while (!x && tries++ < 100) {
 			const struct fast_step *st = &ex.steps[fast_rng_below(&rng, ex.nsteps)];
 			if (st->kind == FAST_STEP_EXPLICIT && st->nxfers) {
@@ -859,7 +862,7 @@ static void test_exec__token_mutants_checker_accepted(void)
 				struct fast_piece pc = ex.pieces[dup.piece0 + j];
 				CU_ASSERT_FATAL(fast_plan_add_piece(&ex, pc.src, pc.dst, pc.off, pc.len, &err) == 0);
 			}
-			if (fast_plan_check_matrix(&ex, &t, &m, ng, &err) == 0) {
+			if (unit_check_matrix(&ex, &t, &m, &err) == 0) {
 				uint64_t stg;
 				accepted++;
 				for (uint32_t passes = 1; passes <= 2; passes++) {

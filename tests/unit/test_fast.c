@@ -134,7 +134,7 @@ static int verify(const struct fast_plan *cp, const struct fast_topo *topo, cons
 	uint64_t *anc;
 	int bad = 0;
 
-	if (fast_plan_expand(cp, &e, &err) != 0) {
+	if (fast_plan_expand(cp, NULL, &e, &err) != 0) {
 		fprintf(stderr, "expand: %s\n", err.msg);
 		return 1;
 	}
@@ -348,7 +348,7 @@ static int check_one(const struct fast_topo *t, const uint64_t *D, const struct 
 		fprintf(stderr, "compile: %s\n", err.msg);
 		return 1;
 	}
-	if (fast_plan_check(&p, t, D, &err) != 0) {
+	if (unit_check(&p, t, D, &err) != 0) {
 		fprintf(stderr, "check (%ux%u, %s): %s\n", t->servers, t->gpus, p.options, err.msg);
 		bad++;
 	}
@@ -357,7 +357,7 @@ static int check_one(const struct fast_topo *t, const uint64_t *D, const struct 
 	bad += verify_compact(&p, t, D);
 	CU_ASSERT_FATAL(fast_sched_fast_into(t, D, o, q, &reused_scratch, &err) == 0);
 	if (fast_plan_hash(&p) != fast_plan_hash(q) || strcmp(p.options, q->options) != 0 ||
-	    strcmp(p.algo, q->algo) != 0 || fast_plan_check(q, t, D, &err) != 0)
+	    strcmp(p.algo, q->algo) != 0 || unit_check(q, t, D, &err) != 0)
 		bad++;
 	fast_plan_free(&p);
 	return bad;
@@ -479,8 +479,8 @@ static void test_fast__auto_fewer_stages_at_scale(void)
 	CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &a, NULL) == 0);
 	o.stages = FAST_STAGES_EXACT;
 	CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &e, NULL) == 0);
-	CU_ASSERT_FATAL(fast_plan_summarize(&a, &sa, NULL) == 0);
-	CU_ASSERT_FATAL(fast_plan_summarize(&e, &se, NULL) == 0);
+	CU_ASSERT_FATAL(unit_summarize(&a, &sa, NULL, NULL) == 0);
+	CU_ASSERT_FATAL(unit_summarize(&e, &se, NULL, NULL) == 0);
 	CU_ASSERT(sa.rail_stages < se.rail_stages);
 	CU_ASSERT(strncmp(a.options, "stages=auto(q=", 14) == 0);
 	CU_ASSERT_EQUAL(strcmp(a.algo, "fast"), 0);
@@ -549,7 +549,7 @@ static void test_fast__broken_plans_are_caught(void)
 	o.stages = FAST_STAGES_EXACT;
 	CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &p, NULL) == 0);
 	CU_ASSERT_EQUAL(verify(&p, &t, D), 0);
-	CU_ASSERT_EQUAL(fast_plan_check(&p, &t, D, NULL), 0);
+	CU_ASSERT_EQUAL(unit_check(&p, &t, D, NULL), 0);
 	for (size_t s = 0; s < p.nsteps; s++)
 		if (p.steps[s].kind == FAST_STEP_RAIL) {
 			last = s;
@@ -559,20 +559,20 @@ static void test_fast__broken_plans_are_caught(void)
 	/* a stage that no longer waits for balancing */
 	p.steps[first].ndeps = 0;
 	CU_ASSERT(verify(&p, &t, D) > 0);
-	CU_ASSERT_EQUAL(fast_plan_check(&p, &t, D, &err), FAST_ECHECK);
+	CU_ASSERT_EQUAL(unit_check(&p, &t, D, &err), FAST_ECHECK);
 	p.steps[first].ndeps = 1;
 	/* a stage one byte short */
 	p.steps[last].budget--;
 	CU_ASSERT(verify(&p, &t, D) > 0);
 	CU_ASSERT(verify_compact(&p, &t, D) > 0);
-	CU_ASSERT_EQUAL(fast_plan_check(&p, &t, D, &err), FAST_ECHECK);
+	CU_ASSERT_EQUAL(unit_check(&p, &t, D, &err), FAST_ECHECK);
 	p.steps[last].budget++;
 	/* a lane one byte short */
 	p.lanes[0].bytes--;
 	p.pieces[p.lanes[0].piece0].len--;
 	CU_ASSERT(verify(&p, &t, D) > 0);
 	CU_ASSERT(verify_compact(&p, &t, D) > 0);
-	CU_ASSERT(fast_plan_check(&p, &t, D, &err) < 0);
+	CU_ASSERT(unit_check(&p, &t, D, &err) < 0);
 	fast_plan_free(&p);
 	free(D);
 }
@@ -594,9 +594,10 @@ static void test_fast__dispatch_by_name(void)
 	CU_ASSERT_EQUAL(k, 7); /* with auto */
 	CU_ASSERT(!fast_algo_known("fastest"));
 	CU_ASSERT(!fast_algo_known(NULL));
-	CU_ASSERT_EQUAL(fast_compile("fastest", &t, D, &o, &p, &err), FAST_EUSAGE);
+	struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&t));
+	CU_ASSERT_EQUAL(fast_compile("fastest", &t, &mx, &o, &p, &err), FAST_EUSAGE);
 	CU_ASSERT(strstr(err.msg, "fastest") != NULL);
-	CU_ASSERT_EQUAL_FATAL(fast_compile("fast", &t, D, NULL, &p, &err), 0);
+	CU_ASSERT_EQUAL_FATAL(fast_compile("fast", &t, &mx, NULL, &p, &err), 0);
 	CU_ASSERT_EQUAL(verify(&p, &t, D), 0);
 	fast_plan_free(&p);
 }

@@ -125,7 +125,7 @@ static void test_plan__expand_splits_pieces_across_stages(void)
 	const struct fast_step *s;
 
 	build_fast(&p);
-	OK(fast_plan_expand(&p, &e, &err));
+	OK(fast_plan_expand(&p, NULL, &e, &err));
 	CU_ASSERT_EQUAL_FATAL(e.nsteps, 6);
 	CU_ASSERT_EQUAL(e.nlanes, 0);
 	for (size_t t = 0; t < e.nsteps; t++) {
@@ -169,10 +169,10 @@ static void test_plan__expand_splits_pieces_across_stages(void)
 
 	/* malformed compact forms */
 	p.steps[4].stage = 2;
-	CU_ASSERT_EQUAL(fast_plan_expand(&p, &e, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(fast_plan_expand(&p, NULL, &e, &err), FAST_EINPUT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "step 4: redistributes step 2, which is not a rail step"));
 	p.steps[4].stage = 40;
-	CU_ASSERT_EQUAL(fast_plan_expand(&p, &e, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(fast_plan_expand(&p, NULL, &e, &err), FAST_EINPUT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "redistributes unknown step 40"));
 	fast_plan_free(&p);
 }
@@ -195,7 +195,7 @@ static void test_plan__redist_groups_by_receiver_and_dst(void)
 	OK(fast_plan_add_step(&p, FAST_STEP_REDIST, FAST_TIER_UP, &err));
 	OK(fast_plan_add_dep(&p, 1, 0, false, &err));
 	OK(fast_plan_set_redist(&p, 0, &err));
-	OK(fast_plan_expand(&p, &e, &err));
+	OK(fast_plan_expand(&p, NULL, &e, &err));
 	/* GPU 3 receives; D[0][3] is final; forwards to 4 (two pieces) then 5 */
 	CU_ASSERT_EQUAL_FATAL(e.steps[1].nxfers, 2);
 	const struct fast_xfer *x = &e.xfers[e.steps[1].xfer0];
@@ -404,7 +404,7 @@ static void test_plan__summary_and_staging(void)
 	uint64_t peak[4];
 
 	build_fast(&p);
-	OK(fast_plan_summarize(&p, &sm, &err));
+	OK(unit_summarize(&p, &sm, NULL, &err));
 	CU_ASSERT_EQUAL(sm.steps_up, 4);
 	CU_ASSERT_EQUAL(sm.steps_out, 2);
 	CU_ASSERT_EQUAL(sm.rail_stages, 2);
@@ -421,7 +421,7 @@ static void test_plan__summary_and_staging(void)
 	 * holds 10 then 20 relay bytes */
 	CU_ASSERT_EQUAL(sm.peak_staging, 70);
 	CU_ASSERT_EQUAL(sm.peak_staging_gpu, 1);
-	OK(fast_plan_staging(&p, peak, &err));
+	OK(unit_summarize(&p, &(struct fast_plan_summary){ 0 }, peak, &err));
 	CU_ASSERT(peak[0] == 0 && peak[1] == 70 && peak[2] == 0 && peak[3] == 20);
 	fast_plan_free(&p);
 }
@@ -441,28 +441,28 @@ static void test_plan__view_aliases_or_expands(void)
 
 	build_fast(&p);
 	CU_ASSERT(fast_plan_is_compact(&p));
-	OK(fast_plan_view_open(&v, &p, &err));
+	OK(fast_plan_view_open(&v, &p, NULL, &err));
 	CU_ASSERT(v.owned && v.given == &p && v.x == &v.own);
 	CU_ASSERT(!fast_plan_is_compact(v.x));
 	CU_ASSERT_EQUAL(v.x->nsteps, p.nsteps);
-	OK(fast_plan_expand(&p, &e, &err));
+	OK(fast_plan_expand(&p, NULL, &e, &err));
 	CU_ASSERT_EQUAL(fast_plan_hash(v.x), fast_plan_hash(&e));
 	/* explicit: aliased (the executor hashed an expanded copy before: the
 	 * same identity), same summary from either */
 	{
 		struct fast_plan e2;
-		OK(fast_plan_expand(&e, &e2, &err));
+		OK(fast_plan_expand(&e, NULL, &e2, &err));
 		CU_ASSERT_EQUAL(fast_plan_hash(&e2), fast_plan_hash(&e));
 		fast_plan_free(&e2);
 	}
-	OK(fast_plan_view_open(&w, &e, &err));
+	OK(fast_plan_view_open(&w, &e, NULL, &err));
 	CU_ASSERT(!w.owned && w.given == &e && w.x == &e);
-	OK(fast_plan_summarize_view(&v, &a, peak, &err));
-	OK(fast_plan_summarize(&p, &b, &err));
+	OK(fast_plan_summarize(&v, &a, peak, &err));
+	OK(unit_summarize(&p, &b, NULL, &err));
 	CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof a), 0);
-	OK(fast_plan_staging(&p, peak2, &err));
+	OK(unit_summarize(&p, &(struct fast_plan_summary){ 0 }, peak2, &err));
 	CU_ASSERT_EQUAL(memcmp(peak, peak2, sizeof peak), 0);
-	OK(fast_plan_summarize_view(&w, &b, NULL, &err));
+	OK(fast_plan_summarize(&w, &b, NULL, &err));
 	CU_ASSERT_EQUAL(a.bytes_up, b.bytes_up);
 	CU_ASSERT_EQUAL(a.peak_staging, b.peak_staging);
 	CU_ASSERT_EQUAL(b.rail_stages, 0); /* counted on the plan as given */
@@ -485,7 +485,7 @@ static void test_plan__view_aliases_or_expands(void)
 	e.deps[0].step = 99;
 	memset(&w, 0x5a, sizeof w);
 	memcpy(&v, &w, sizeof v);
-	CU_ASSERT_EQUAL(fast_plan_view_open(&w, &e, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(fast_plan_view_open(&w, &e, NULL, &err), FAST_EINPUT);
 	CU_ASSERT_EQUAL(memcmp(&v, &w, sizeof v), 0); /* written only on success */
 	fast_plan_free(&e);
 	fast_plan_free(&p);
@@ -674,7 +674,11 @@ static void expect_misfit(const struct fast_plan *p, const struct fast_matrix *m
 			  const char *msg)
 {
 	struct fast_err err;
-	int rc = fast_plan_fits_matrix(p, m, ng, &err);
+	struct fast_matrix on = *m; /* m as if it had ng GPUs */
+	int rc;
+
+	on.ng = ng;
+	rc = fast_plan_fits_matrix(p, &on, &err);
 	CU_ASSERT_EQUAL(rc, FAST_EINPUT);
 	if (rc != FAST_EINPUT || strcmp(err.msg, msg)) {
 		CU_FAIL("wrong agreement result");
@@ -690,8 +694,8 @@ static void test_plan__token_fits_matrix(void)
 
 	tok_dispatch_example(&t, &p);
 	tok_combine_example(&tc, &pc);
-	OK(fast_plan_fits_matrix(&p, &t.m[0], 4, &err));
-	OK(fast_plan_fits_matrix(&pc, &tc.m[0], 4, &err));
+	OK(fast_plan_fits_matrix(&p, &t.m[0], &err));
+	OK(fast_plan_fits_matrix(&pc, &tc.m[0], &err));
 	expect_misfit(&p, &t.m[0], 8, "the traffic has 8 GPUs, the plan is for 2 servers x 2 GPUs");
 	expect_misfit(&p, &tc.m[0], 4, "a dispatch plan cannot serve a combine matrix");
 	t.m[0].kind = FAST_TRAFFIC_BYTES;
@@ -699,7 +703,7 @@ static void test_plan__token_fits_matrix(void)
 	t.m[0].kind = FAST_TRAFFIC_DISPATCH;
 	/* a byte plan serves a token matrix through its per-GPU bytes */
 	fast_plan_init(&b, 2, 2, "x");
-	OK(fast_plan_fits_matrix(&b, &t.m[0], 4, &err));
+	OK(fast_plan_fits_matrix(&b, &t.m[0], &err));
 	fast_plan_free(&b);
 	p.pieces[p.npieces - 1].src = 2;
 	expect_misfit(&p, &t.m[0], 4,
@@ -713,7 +717,7 @@ static void test_plan__token_fits_matrix(void)
 	expect_misfit(&p, &t.m[0], 4, "lane (server 1 -> server 0, rail 0) piece 0: group 1 bytes "
 				      "0..9 outside its 8 bytes");
 	p.pieces[1].len = 8;
-	OK(fast_plan_fits_matrix(&p, &t.m[0], 4, &err));
+	OK(fast_plan_fits_matrix(&p, &t.m[0], &err));
 	/* g1 of the combine matrix has 2 destinations: 0x4 names a third */
 	pc.pieces[1].dst = 1;
 	expect_misfit(&pc, &tc.m[0], 4, "lane (server 0 -> server 1, rail 0) piece 0: mask 0x4 "
@@ -733,10 +737,10 @@ static void test_plan__token_redist_expansion(void)
 
 	tok_dispatch_example(&t, &p);
 	/* the groups are needed to know where a redistribution goes */
-	CU_ASSERT_EQUAL(fast_plan_expand(&p, &e, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(fast_plan_expand(&p, NULL, &e, &err), FAST_EINPUT);
 	CU_ASSERT_STRING_EQUAL(err.msg, "step 1: the redistribution of a dispatch plan needs the "
 					"traffic it serves (its groups)");
-	OK(fast_plan_expand_m(&p, &t.m[0], 4, &e, &err));
+	OK(fast_plan_expand(&p, &t.m[0], &e, &err));
 	CU_ASSERT_EQUAL(e.kind, FAST_TRAFFIC_DISPATCH);
 	CU_ASSERT_EQUAL(e.nlanes, 0);
 	/* rail: GPU 0 -> 2 g0, GPU 2 -> 0 g1 */
@@ -756,7 +760,7 @@ static void test_plan__token_redist_expansion(void)
 	/* the plan must fit the matrix it is expanded for */
 	fast_plan_free(&e);
 	t.m[0].ngroups = 1;
-	CU_ASSERT_EQUAL(fast_plan_expand_m(&p, &t.m[0], 4, &e, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(fast_plan_expand(&p, &t.m[0], &e, &err), FAST_EINPUT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "group 1 out of range"));
 	t.m[0].ngroups = 2;
 	fast_plan_free(&p);
@@ -780,7 +784,7 @@ static void test_plan__token_redist_expansion(void)
 	OK(fast_plan_add_step(&p, FAST_STEP_REDIST, FAST_TIER_UP, &err));
 	OK(fast_plan_add_dep(&p, 1, 0, false, &err));
 	OK(fast_plan_set_redist(&p, 0, &err));
-	OK(fast_plan_expand_m(&p, &t.m[0], 4, &e, &err));
+	OK(fast_plan_expand(&p, &t.m[0], &e, &err));
 	CU_ASSERT_EQUAL_FATAL(e.steps[1].nxfers, 1);
 	x = &e.xfers[e.steps[1].xfer0];
 	CU_ASSERT(x->from == 1 && x->to == 0 && x->npieces == 1);

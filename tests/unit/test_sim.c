@@ -58,7 +58,7 @@ static double sim_time(const struct fast_topo *t, const struct fast_plan *p,
 		       const struct fast_sim_opts *o, struct fast_sim_result *r)
 {
 	struct fast_err err = { 0 };
-	int rc = fast_sim_run(t, p, o, r, &err);
+	int rc = unit_sim(t, p, NULL, o, r, &err);
 	if (rc != 0)
 		fprintf(stderr, "sim: %s\n", err.msg);
 	CU_ASSERT_FATAL(rc == 0);
@@ -630,7 +630,8 @@ static void test_sim__components_match_reference(void)
 		for (int k = 0; k < 5; k++) {
 			struct fast_algo_opts ao;
 			fast_algo_opts_default(&ao);
-			CU_ASSERT_FATAL(fast_compile(algos[k], &h, D, &ao, &p, NULL) == 0);
+			struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&h));
+			CU_ASSERT_FATAL(fast_compile(algos[k], &h, &mx, &ao, &p, NULL) == 0);
 			fast_sim_opts_default(&o);
 			sim_time(&h, &p, &o, &a);
 			o.reference = true;
@@ -802,13 +803,13 @@ static void test_sim__rejects_bad_plans(void)
 	fast_plan_init(&p, 2, 2, "test");
 	step(&p, FAST_TIER_UP);
 	add_xfer(&p, 0, 2, MB);
-	CU_ASSERT_EQUAL(fast_sim_run(&t, &p, NULL, &r, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(unit_sim(&t, &p, NULL, NULL, &r, &err), FAST_EINPUT);
 	CU_ASSERT(strstr(err.msg, "step 0") != NULL);
 	fast_plan_free(&p);
 
 	/* wrong dimensions */
 	fast_plan_init(&p, 4, 2, "test");
-	CU_ASSERT_EQUAL(fast_sim_run(&t, &p, NULL, &r, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(unit_sim(&t, &p, NULL, NULL, &r, &err), FAST_EINPUT);
 	fast_plan_free(&p);
 }
 
@@ -836,13 +837,14 @@ static void test_sim__never_beats_lp_bound(void)
 		for (int trial = 0; trial < 3; trial++) {
 			for (uint32_t i = 0; i < ng * ng; i++)
 				D[i] = (i % (ng + 1) == 0) ? 0 : 512 * fast_rng_below(&rng, 4096);
-			CU_ASSERT_FATAL(fast_bound_compute(&t, D, &b, &err) == 0);
+			CU_ASSERT_FATAL(unit_bound(&t, D, false, &b, &err) == 0);
 			for (const struct fast_algo *al = fast_algos; al->name; al++) {
 				struct fast_algo_opts ao;
 				struct fast_plan p;
 				struct fast_sim_result r;
 				fast_algo_opts_default(&ao);
-				if (fast_compile(al->name, &t, D, &ao, &p, &err) != 0) {
+				struct fast_matrix mx = fast_matrix_of(D, fast_topo_ngpus(&t));
+				if (fast_compile(al->name, &t, &mx, &ao, &p, &err) != 0) {
 					fprintf(stderr, "compile %s: %s\n", al->name, err.msg);
 					CU_FAIL("compile");
 					continue;
@@ -871,16 +873,16 @@ static double tok_sim(const struct fast_topo *t, const struct fast_plan *p,
 {
 	struct fast_bound b;
 	struct fast_err err = { 0 };
-	int rc = fast_plan_check_matrix(p, t, m, fast_topo_ngpus(t), &err);
+	int rc = unit_check_matrix(p, t, m, &err);
 
 	if (rc != 0)
 		fprintf(stderr, "check: %s\n", err.msg);
 	CU_ASSERT_FATAL(rc == 0);
-	rc = fast_sim_run_m(t, p, m, NULL, r, &err);
+	rc = unit_sim(t, p, m, NULL, r, &err);
 	if (rc != 0)
 		fprintf(stderr, "sim: %s\n", err.msg);
 	CU_ASSERT_FATAL(rc == 0);
-	CU_ASSERT_FATAL(fast_bound_matrix(t, m, &b, &err) == 0);
+	CU_ASSERT_FATAL(fast_bound_compute(t, m, false, &b, &err) == 0);
 	*bound_s = b.lp_s;
 	return r->time_s;
 }
@@ -1354,7 +1356,7 @@ static void test_sim__token_schedules_above_bound(void)
 					double bound_s;
 					fast_algo_opts_default(&ao);
 					ao.dedup = dedup ? FAST_DEDUP_GPU : FAST_DEDUP_SERVER;
-					if (fast_compile_matrix(al->name, &t, &tr.m[0], &ao, &p, &err) != 0) {
+					if (fast_compile(al->name, &t, &tr.m[0], &ao, &p, &err) != 0) {
 						fprintf(stderr, "compile %s: %s\n", al->name, err.msg);
 						CU_FAIL("compile");
 						continue;

@@ -1,8 +1,8 @@
 /*
  * test_tokens.c - the schedules of token traffic (lib/compile/compile_tokens.c,
- * fast; lib/compile/baselines.c, hier; lib/compile/algo.c, fast_compile_matrix): on
+ * fast; lib/compile/baselines.c, hier; lib/compile/algo.c, fast_compile): on
  * hand-built token matrices and seeded random ones over 1-6 servers x 1-8
- * GPUs, dispatch and combine, every plan passes fast_plan_check_matrix
+ * GPUs, dispatch and combine, every plan passes fast_plan_check
  * and a naive token walk of this file (which refuses mutants), and its
  * scale-out bytes are exactly the per-server dedup volume (a token crosses
  * to each remote server of its destinations once); dedup=gpu and the
@@ -341,19 +341,19 @@ static uint64_t compile_checked(const char *algo, const struct fast_topo *t,
 	struct fast_err err;
 	uint64_t out = UINT64_MAX;
 
-	if (fast_compile_matrix(algo, t, m, o, &p, &err) != 0) {
+	if (fast_compile(algo, t, m, o, &p, &err) != 0) {
 		CU_FAIL("compile failed");
 		fprintf(stderr, "%s: %s\n", algo, err.msg);
 		return out;
 	}
 	CU_ASSERT_EQUAL(p.kind, want_kind);
-	if (fast_plan_check_matrix(&p, t, m, t->servers * t->gpus, &err) != 0) {
+	if (unit_check_matrix(&p, t, m, &err) != 0) {
 		CU_FAIL("plan fails the checker");
 		fprintf(stderr, "%s %s on %ux%u: %s\n", algo, fast_traffic_kind_name(m->kind),
 			t->servers, t->gpus, err.msg);
 	} else if (p.kind == FAST_TRAFFIC_BYTES) {
 		if (
-		    fast_plan_summarize(&p, &s, &err) != 0) {
+		    unit_summarize(&p, &s, NULL, &err) != 0) {
 			CU_FAIL("byte plan fails the checker");
 			fprintf(stderr, "%s: %s\n", algo, err.msg);
 		} else {
@@ -367,9 +367,9 @@ static uint64_t compile_checked(const char *algo, const struct fast_topo *t,
 		/* the library's view: validation, expansion over the groups and
 		 * the summary; its explicit form passes the naive walk too */
 		struct fast_plan_view v;
-		CU_ASSERT_EQUAL_FATAL(fast_plan_view_open_m(&v, &p, m, t->servers * t->gpus, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(fast_plan_view_open(&v, &p, m, &err), 0);
 		CU_ASSERT(naive_check(v.x, m, t->gpus));
-		CU_ASSERT_EQUAL(fast_plan_summarize_view(&v, &s, NULL, &err), 0);
+		CU_ASSERT_EQUAL(fast_plan_summarize(&v, &s, NULL, &err), 0);
 		CU_ASSERT_EQUAL(s.bytes_out, naive_bytes_out(&p));
 		out = s.bytes_out;
 		fast_plan_view_close(&v);
@@ -452,7 +452,7 @@ static void test_tokens__combine_reduces_before_crossing(void)
 		struct fast_plan p;
 		struct fast_err err;
 		uint64_t reduced = 0;
-		CU_ASSERT_EQUAL_FATAL(fast_compile_matrix(algos[a], &t, &m, NULL, &p, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(fast_compile(algos[a], &t, &m, NULL, &p, &err), 0);
 		for (size_t s = 0; s < p.nsteps; s++) {
 			const struct fast_step *st = &p.steps[s];
 			if (st->kind != FAST_STEP_REDUCE)
@@ -476,7 +476,7 @@ static void test_tokens__combine_reduces_before_crossing(void)
 		}
 		CU_ASSERT_EQUAL(reduced, 1000); /* every byte summed once */
 		CU_ASSERT(naive_check(&p, &m, 4));
-		CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, t.servers * t.gpus, &err), 0);
+		CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &m, &err), 0);
 		fast_plan_free(&p);
 	}
 	free_matrix(&m);
@@ -499,7 +499,7 @@ static void test_tokens__byte_baselines_record_it(void)
 		const char *o;
 		CU_ASSERT_EQUAL(compile_checked(algos[a], &t, &m, NULL, FAST_TRAFFIC_BYTES),
 				(30 + 2) * 100);
-		CU_ASSERT_EQUAL_FATAL(fast_compile_matrix(algos[a], &t, &m, NULL, &p, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(fast_compile(algos[a], &t, &m, NULL, &p, &err), 0);
 		o = strstr(p.options, "dedup=gpu");
 		CU_ASSERT_PTR_NOT_NULL(o);
 		CU_ASSERT(o && o[strlen("dedup=gpu")] == '\0');
@@ -508,7 +508,7 @@ static void test_tokens__byte_baselines_record_it(void)
 	m.kind = FAST_TRAFFIC_BYTES; /* the same bytes as a byte matrix */
 	for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
 		struct fast_plan p;
-		CU_ASSERT_EQUAL_FATAL(fast_compile_matrix(algos[a], &t, &m, NULL, &p, &err), 0);
+		CU_ASSERT_EQUAL_FATAL(fast_compile(algos[a], &t, &m, NULL, &p, &err), 0);
 		CU_ASSERT_PTR_NULL(strstr(p.options, "dedup"));
 		CU_ASSERT_EQUAL(p.kind, FAST_TRAFFIC_BYTES);
 		fast_plan_free(&p);
@@ -531,9 +531,9 @@ static void test_tokens__naive_check_refuses_mutants(void)
 		for (int mut = 0; mut < 3; mut++) {
 			const char *algo = mut == 2 ? "hier" : "fast";
 			bool done = false;
-			CU_ASSERT_EQUAL_FATAL(fast_compile_matrix(algo, &t, &m, NULL, &p, &err), 0);
+			CU_ASSERT_EQUAL_FATAL(fast_compile(algo, &t, &m, NULL, &p, &err), 0);
 			CU_ASSERT(naive_check(&p, &m, 4));
-		CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, t.servers * t.gpus, &err), 0);
+		CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &m, &err), 0);
 			for (size_t s = p.nsteps; s-- > 0 && !done;) {
 				struct fast_step *st = &p.steps[s];
 				if (mut == 0 && st->kind == FAST_STEP_RAIL && st->budget > 1) {
@@ -548,7 +548,7 @@ static void test_tokens__naive_check_refuses_mutants(void)
 			}
 			CU_ASSERT(done);
 			CU_ASSERT(!naive_check(&p, &m, 4));
-			CU_ASSERT_EQUAL(fast_plan_check_matrix(&p, &t, &m, t.servers * t.gpus, &err), FAST_ECHECK);
+			CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &m, &err), FAST_ECHECK);
 			fast_plan_free(&p);
 		}
 		free_matrix(&m);

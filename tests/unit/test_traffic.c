@@ -643,10 +643,10 @@ static void test_traffic__token_groups_load_with_their_byte_view(void)
 			CU_ASSERT_EQUAL(t.m[1].bytes[s * 4 + d], want[d * 4 + s]);
 	CU_ASSERT(fast_traffic_has_tokens(&t));
 	/* the other phase of the dispatch is the combine of the same groups */
-	fast_matrix_other_phase(&t.m[0], 4);
+	fast_matrix_other_phase(&t.m[0]);
 	CU_ASSERT_EQUAL(t.m[0].kind, FAST_TRAFFIC_COMBINE);
 	CU_ASSERT(memcmp(t.m[0].bytes, t.m[1].bytes, sizeof want) == 0);
-	fast_matrix_other_phase(&t.m[2], 4);
+	fast_matrix_other_phase(&t.m[2]);
 	CU_ASSERT_EQUAL(t.m[2].kind, FAST_TRAFFIC_BYTES);
 	CU_ASSERT_EQUAL(t.m[2].bytes[4], 5);
 	fast_traffic_free(&t);
@@ -889,7 +889,7 @@ static void test_traffic__dedup_bytes_match_naive_reference(void)
 		for (uint32_t k = 0; k < 2; k++) {
 			struct fast_traffic_stats st;
 			uint64_t pg = 1, ps = 1, npg, nps;
-			CU_ASSERT_EQUAL(fast_matrix_dedup_bytes(&t.m[k], ng, G, &pg, &ps, &err), 0);
+			CU_ASSERT_EQUAL(fast_matrix_dedup_bytes(&t.m[k], G, &pg, &ps, &err), 0);
 			naive_dedup(&t.m[k], G, &npg, &nps);
 			CU_ASSERT_EQUAL(pg, npg);
 			CU_ASSERT_EQUAL(ps, nps);
@@ -899,7 +899,7 @@ static void test_traffic__dedup_bytes_match_naive_reference(void)
 			CU_ASSERT_EQUAL(pg, st.inter);
 			/* a byte matrix has no tokens to deduplicate */
 			t.m[k].kind = FAST_TRAFFIC_BYTES;
-			CU_ASSERT_EQUAL(fast_matrix_dedup_bytes(&t.m[k], ng, G, &pg, &ps, &err), 0);
+			CU_ASSERT_EQUAL(fast_matrix_dedup_bytes(&t.m[k], G, &pg, &ps, &err), 0);
 			CU_ASSERT_EQUAL(pg, st.inter);
 			CU_ASSERT_EQUAL(ps, st.inter);
 		}
@@ -914,7 +914,7 @@ static void test_traffic__dedup_bytes_match_naive_reference(void)
 					    &t, &err),
 				      0);
 		uint64_t pg, ps;
-		CU_ASSERT_EQUAL(fast_matrix_dedup_bytes(&t.m[0], 4, 2, &pg, &ps, &err), 0);
+		CU_ASSERT_EQUAL(fast_matrix_dedup_bytes(&t.m[0], 2, &pg, &ps, &err), 0);
 		CU_ASSERT_EQUAL(pg, 20 + 20);
 		CU_ASSERT_EQUAL(ps, 10 + 20);
 		fast_traffic_free(&t);

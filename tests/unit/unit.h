@@ -20,7 +20,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fast/bound.h"
+#include "fast/check.h"
+#include "fast/sim.h"
 #include "fast/topo.h"
+#include "fast/traffic.h"
 
 static inline struct fast_topo unit_topo(uint32_t N, uint32_t G, enum fast_up_kind kind,
 					 struct fast_tier up, struct fast_tier out)
@@ -42,6 +46,69 @@ struct unit_test {
 	const char *name;
 	void (*fn)(void);
 };
+
+/* fast_plan_check of a bare plan p against matrix m: open its view, check,
+ * close. */
+static inline int unit_check_matrix(const struct fast_plan *p, const struct fast_topo *t,
+				    const struct fast_matrix *m, struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc = fast_plan_view_open(&v, p, m, err);
+
+	if (rc == 0) {
+		rc = fast_plan_check(&v, t, err);
+		fast_plan_view_close(&v);
+	}
+	return rc;
+}
+
+/* The same against a plain byte matrix D of the plan's size. */
+static inline int unit_check(const struct fast_plan *p, const struct fast_topo *t,
+			     const uint64_t *D, struct fast_err *err)
+{
+	struct fast_matrix m = fast_matrix_of(D, p->servers * p->gpus);
+
+	return unit_check_matrix(p, t, &m, err);
+}
+
+/* fast_bound_compute of a plain byte matrix D on topology t's GPUs. */
+static inline int unit_bound(const struct fast_topo *t, const uint64_t *D, bool closed_only,
+			     struct fast_bound *out, struct fast_err *err)
+{
+	struct fast_matrix m = fast_matrix_of(D, t->servers * t->gpus);
+
+	return fast_bound_compute(t, &m, closed_only, out, err);
+}
+
+/* fast_sim_run of a bare plan p serving m (NULL: none): open its view,
+ * simulate, close. */
+static inline int unit_sim(const struct fast_topo *t, const struct fast_plan *p,
+			   const struct fast_matrix *m, const struct fast_sim_opts *o,
+			   struct fast_sim_result *r, struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc = fast_plan_view_open(&v, p, m, err);
+
+	if (rc == 0) {
+		rc = fast_sim_run(t, &v, o, r, err);
+		fast_plan_view_close(&v);
+	}
+	return rc;
+}
+
+/* fast_plan_summarize of a bare byte plan p (peak may be NULL). */
+static inline int unit_summarize(const struct fast_plan *p, struct fast_plan_summary *out,
+				 uint64_t *peak, struct fast_err *err)
+{
+	struct fast_plan_view v;
+	int rc = fast_plan_view_open(&v, p, NULL, err);
+
+	if (rc == 0) {
+		rc = fast_plan_summarize(&v, out, peak, err);
+		fast_plan_view_close(&v);
+	}
+	return rc;
+}
 
 #define UNIT_TEST(f) { #f, f }
 
