@@ -47,7 +47,6 @@ const char cmd_check_usage[] =
 int cmd_check(int argc, char **argv)
 {
 	struct cli_inputs in;
-	struct cli_scan s;
 	struct fast_topo topo;
 	struct fast_traffic t;
 	struct fast_planset ps;
@@ -57,14 +56,7 @@ int cmd_check(int argc, char **argv)
 	int rc;
 
 	cli_inputs_init(&in);
-	for (cli_begin(&s, argc, argv, "check"); cli_more(&s);) {
-		if (cli_inputs_option(&s, &in))
-			continue;
-		return cli_unknown(&s);
-	}
-	if (s.help)
-		return 0;
-	if ((rc = cli_end(&s, false)) >= 0)
+	if ((rc = cli_scan_inputs(argc, argv, "check", &in)) >= 0)
 		return rc;
 	if (!in.plan_path)
 		return cli_usage_error("check", "no plan: give --plan FILE");

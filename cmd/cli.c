@@ -251,6 +251,20 @@ int cli_end(const struct cli_scan *s, bool positionals)
 	return -1;
 }
 
+int cli_scan_inputs(int argc, char **argv, const char *cmdname, struct cli_inputs *in)
+{
+	struct cli_scan s;
+
+	for (cli_begin(&s, argc, argv, cmdname); cli_more(&s);) {
+		if (cli_inputs_option(&s, in))
+			continue;
+		return cli_unknown(&s);
+	}
+	if (s.help)
+		return 0;
+	return cli_end(&s, false);
+}
+
 void cli_inputs_init(struct cli_inputs *in)
 {
 	memset(in, 0, sizeof *in);

@@ -116,6 +116,10 @@ void cli_inputs_init(struct cli_inputs *in);
  * -o --json --max-gpus --max-traffic-bytes.  One the command's flags do
  * not include (struct cmd) is a usage error: s->failed. */
 bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in);
+/* The whole option loop of a command that takes the common inputs alone
+ * (cli_inputs_option) and no positionals, into *in: as cli_end, -1 to go
+ * on, else the exit status. */
+int cli_scan_inputs(int argc, char **argv, const char *cmdname, struct cli_inputs *in);
 
 /* Load the topology named by the inputs (a usage error if none was given
  * and required).  Returns an exit status (0 on success) after printing.

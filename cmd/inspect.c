@@ -107,7 +107,6 @@ static const struct fast_matrix *traffic_matrix(const struct cli_inputs *in,
 int cmd_inspect(int argc, char **argv)
 {
 	struct cli_inputs in;
-	struct cli_scan s;
 	struct fast_planset ps;
 	struct fast_traffic t = { 0 };
 	struct fast_err err;
@@ -115,14 +114,7 @@ int cmd_inspect(int argc, char **argv)
 	int rc;
 
 	cli_inputs_init(&in);
-	for (cli_begin(&s, argc, argv, "inspect"); cli_more(&s);) {
-		if (cli_inputs_option(&s, &in))
-			continue;
-		return cli_unknown(&s);
-	}
-	if (s.help)
-		return 0;
-	if ((rc = cli_end(&s, false)) >= 0)
+	if ((rc = cli_scan_inputs(argc, argv, "inspect", &in)) >= 0)
 		return rc;
 	if (in.traffic_path && (rc = cli_load_traffic(&in, NULL, &t)) != 0)
 		return rc;

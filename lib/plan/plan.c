@@ -157,13 +157,9 @@ int fast_plan_add_dep(struct fast_plan *p, uint32_t step, uint32_t on, bool pipe
 
 int fast_plan_add_xfer(struct fast_plan *p, uint32_t from, uint32_t to, struct fast_err *err)
 {
-	struct fast_step *s = fast_plan_last_step(p, "a transfer", err);
+	struct fast_step *s = fast_plan_xfer_step(p, err);
 	if (!s)
 		return FAST_EINPUT;
-	if (s->kind != FAST_STEP_EXPLICIT && s->kind != FAST_STEP_REDUCE)
-		return fast_err_set(err, FAST_EINPUT,
-				    "plan builder: transfer added to step %zu, which is not EXPLICIT "
-				    "or REDUCE", p->nsteps - 1);
 	if (s->nxfers == 0)
 		s->xfer0 = (uint32_t)p->nxfers;
 	else if (s->xfer0 + s->nxfers != p->nxfers)

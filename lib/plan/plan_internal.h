@@ -18,4 +18,19 @@ static inline struct fast_step *fast_plan_last_step(struct fast_plan *p, const c
 	return &p->steps[p->nsteps - 1];
 }
 
+/* The step being built, which must take transfers (EXPLICIT or REDUCE);
+ * else NULL and FAST_EINPUT in err. */
+static inline struct fast_step *fast_plan_xfer_step(struct fast_plan *p, struct fast_err *err)
+{
+	struct fast_step *s = fast_plan_last_step(p, "a transfer", err);
+
+	if (s && s->kind != FAST_STEP_EXPLICIT && s->kind != FAST_STEP_REDUCE) {
+		fast_err_set(err, FAST_EINPUT,
+			     "plan builder: transfer added to step %zu, which is not EXPLICIT or "
+			     "REDUCE", p->nsteps - 1);
+		return NULL;
+	}
+	return s;
+}
+
 #endif

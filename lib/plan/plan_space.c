@@ -96,15 +96,11 @@ int fast_plan_xfer_space(struct fast_plan *p, size_t nx, size_t np, struct fast_
 
 int fast_plan_commit_xfers(struct fast_plan *p, size_t k, struct fast_err *err)
 {
-	struct fast_step *s = fast_plan_last_step(p, "a transfer", err);
+	struct fast_step *s = fast_plan_xfer_step(p, err);
 	size_t at = p->npieces;
 
 	if (!s)
 		return FAST_EINPUT;
-	if (s->kind != FAST_STEP_EXPLICIT && s->kind != FAST_STEP_REDUCE)
-		return fast_err_set(err, FAST_EINPUT,
-				    "plan builder: transfer added to step %zu, which is not EXPLICIT "
-				    "or REDUCE", p->nsteps - 1);
 	if (k == 0)
 		return 0;
 	if (k > p->cap_xfers - p->nxfers)

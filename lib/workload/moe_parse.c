@@ -10,43 +10,10 @@
 #include <string.h>
 
 #include "lib/workload/moe.h"
+#include "lib/base/lines.h"
 #include "lib/workload/moe_internal.h"
 
 /* --- text scanning ------------------------------------------------------ */
-
-struct lines {
-	const char *p, *end;
-	uint32_t no;
-};
-
-/* Lines of text[0..len), after a UTF-8 byte-order mark if there is one
- * (spreadsheet exports start with it). */
-static struct lines lines_of(const char *text, size_t len)
-{
-	struct lines it = { text, text + len, 0 };
-
-	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		it.p += 3;
-	return it;
-}
-
-/* Next line without its "\n" and any carriage returns before it (CRLF
- * files, and CRCRLF ones converted twice); false at the end. */
-static bool next_line(struct lines *it, const char **s, size_t *n)
-{
-	const char *nl;
-
-	if (it->p >= it->end)
-		return false;
-	nl = memchr(it->p, '\n', (size_t)(it->end - it->p));
-	*s = it->p;
-	*n = (size_t)((nl ? nl : it->end) - it->p);
-	it->p = nl ? nl + 1 : it->end;
-	while (*n && (*s)[*n - 1] == '\r')
-		(*n)--;
-	it->no++;
-	return true;
-}
 
 struct field {
 	const char *s;
@@ -149,7 +116,7 @@ int fast_moe_parse_deepseek_raw(const char *text, size_t len, const char *name,
 				uint32_t experts, uint32_t topk, struct fast_moe_tokens *out,
 				struct fast_err *err)
 {
-	struct lines it = lines_of(text, len);
+	struct fast_lines it = fast_lines_of(text, len);
 	struct fast_moe_tokens t = { 0, topk, 0, NULL, NULL };
 	struct field *f = NULL;
 	uint64_t cap = 0;
@@ -161,7 +128,7 @@ int fast_moe_parse_deepseek_raw(const char *text, size_t len, const char *name,
 	if (topk == 0 || topk > experts || experts > 65535)
 		return fast_err_set(err, FAST_EUSAGE, "%s: bad model shape (top-%u of %u)", name,
 				    topk, experts);
-	while (rc == 0 && next_line(&it, &s, &n)) {
+	while (rc == 0 && fast_lines_next(&it, &s, &n)) {
 		const char *sep = NULL;
 		size_t nid, nw;
 
@@ -325,7 +292,7 @@ static int scan_csv(const char *text, size_t len, const char *name, size_t ncol,
 		    int (*header)(const struct field *, size_t, void *, struct fast_err *),
 		    row_fn row, void *ctx, struct fast_err *err)
 {
-	struct lines it = lines_of(text, len);
+	struct fast_lines it = fast_lines_of(text, len);
 	struct field *f = fast_calloc(ncol + 1, sizeof *f);
 	const char *s;
 	size_t n, nf;
@@ -333,13 +300,13 @@ static int scan_csv(const char *text, size_t len, const char *name, size_t ncol,
 
 	if (!f)
 		return fast_err_set(err, FAST_ENOMEM, "out of memory");
-	if (!next_line(&it, &s, &n)) {
+	if (!fast_lines_next(&it, &s, &n)) {
 		free(f);
 		return fast_err_set(err, FAST_EINPUT, "%s:1: empty file, expected a CSV header", name);
 	}
 	nf = split(s, n, ',', f, ncol + 1);
 	rc = header(f, nf, ctx, err);
-	while (rc == 0 && next_line(&it, &s, &n)) {
+	while (rc == 0 && fast_lines_next(&it, &s, &n)) {
 		if (n == 0) {
 			rc = fast_err_set(err, FAST_EINPUT, "%s:%u: empty line", name, it.no);
 			break;
@@ -610,7 +577,7 @@ int fast_moe_csv_layers(const char *text, size_t len, const char *name, bool per
 
 	if (per_sequence) {
 		struct seq_ctx c = { 0 };
-		struct lines it = lines_of(text, len);
+		struct fast_lines it = fast_lines_of(text, len);
 		const char *s;
 		size_t hn;
 
@@ -618,7 +585,7 @@ int fast_moe_csv_layers(const char *text, size_t len, const char *name, bool per
 		c.task = domain;
 		c.discover = true;
 		/* the column count comes from the header line */
-		if (!next_line(&it, &s, &hn))
+		if (!fast_lines_next(&it, &s, &hn))
 			return fast_err_set(err, FAST_EINPUT, "%s:1: empty file, expected a CSV header",
 					    name);
 		c.experts = (uint32_t)(split(s, hn, ',', NULL, 0) - 4);

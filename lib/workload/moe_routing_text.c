@@ -23,42 +23,12 @@
 #include <string.h>
 
 #include "lib/base/json.h"
+#include "lib/base/lines.h"
 #include "lib/workload/moe_internal.h"
 #include "lib/workload/moe_routing.h"
 
 #define MAX_TOPK 1024u
 #define MAX_LAYER 1000000u
-
-/* Lines of text, "\r\n" or "\n", after a UTF-8 byte-order mark. */
-struct lines {
-	const char *p, *end;
-	uint32_t no;
-};
-
-static bool next_line(struct lines *it, const char **s, size_t *n)
-{
-	const char *nl;
-
-	if (it->p >= it->end)
-		return false;
-	nl = memchr(it->p, '\n', (size_t)(it->end - it->p));
-	*s = it->p;
-	*n = (size_t)((nl ? nl : it->end) - it->p);
-	it->p = nl ? nl + 1 : it->end;
-	while (*n && (*s)[*n - 1] == '\r')
-		(*n)--;
-	it->no++;
-	return true;
-}
-
-static struct lines lines_of(const char *text, size_t len)
-{
-	struct lines it = { text, text + len, 0 };
-
-	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		it.p += 3;
-	return it;
-}
 
 static bool blank(const char *s, size_t n)
 {
@@ -213,13 +183,13 @@ static void renumber(struct fast_err *err, const char *name)
 int fast_moe_routing_jsonl(const char *text, size_t len, struct fast_moe_routing *r,
 			   struct fast_err *err)
 {
-	struct lines it = lines_of(text, len);
+	struct fast_lines it = fast_lines_of(text, len);
 	struct fast_moe_rows b = { 0 };
 	const char *s;
 	size_t n;
 	int rc = 0;
 
-	while (rc == 0 && next_line(&it, &s, &n)) {
+	while (rc == 0 && fast_lines_next(&it, &s, &n)) {
 		struct fast_json *doc;
 		struct fast_jctx c;
 		char name[300];
@@ -515,7 +485,7 @@ static int csv_data(struct csv *c, const int64_t *v, struct fast_moe_rows *b, st
 int fast_moe_routing_csv(const char *text, size_t len, struct fast_moe_routing *r,
 			 struct fast_err *err)
 {
-	struct lines it = lines_of(text, len);
+	struct fast_lines it = fast_lines_of(text, len);
 	struct csv c = { .r = r, .err = err };
 	struct fast_moe_rows b = { 0 };
 	struct crow *rows = NULL;
@@ -525,7 +495,7 @@ int fast_moe_routing_csv(const char *text, size_t len, struct fast_moe_routing *
 	size_t n;
 	int rc = 0;
 
-	if (!next_line(&it, &s, &n))
+	if (!fast_lines_next(&it, &s, &n))
 		return fast_err_set(err, FAST_EINPUT, "%s: empty (a header line is needed)", r->path);
 	c.line = it.no;
 	if ((rc = csv_header(&c, s, n)) < 0)
@@ -537,7 +507,7 @@ int fast_moe_routing_csv(const char *text, size_t len, struct fast_moe_routing *
 				    r->path);
 	b.topk = c.k;
 	b.have_src = c.src >= 0;
-	while (rc == 0 && next_line(&it, &s, &n)) {
+	while (rc == 0 && fast_lines_next(&it, &s, &n)) {
 		uint32_t bad = 0;
 
 		c.line = it.no;
