@@ -1,6 +1,7 @@
 """fast.torch.all_to_all_single against torch.distributed.all_to_all_single:
-8 gloo processes on this host (tests/python/torch_worker.py forks them), several
-algorithms, dtypes and skewed split sizes with empty messages.  Without
+8 gloo processes on this host (tests/python/torch_worker.py forks them), every
+algorithm on random, zero-row and hot-receiver splits, float32, bfloat16 and
+integer rows, 1-D and 2-D, with empty messages.  Without
 python3-torch the test skips, except in CI (CI=true), where deps.sh
 installs it."""
 import os
