@@ -19,12 +19,12 @@
 #                        under a limit, no regression against results/gate/
 #   install          90  make install into a temporary prefix, the tour from
 #                        elsewhere, pkg-config builds, make uninstall
-#   sanitizer       210  ASan+UBSan build: unit suites and golden tests
+#   sanitizer       190  ASan+UBSan build: unit suites and golden tests
 #   python           40  import fast (python/fast over libfast.so) against the
 #                        CLI under /usr/bin/python3 (tests/python/run.sh), and
 #                        fast.torch against torch.distributed, 8 gloo ranks
 #                        (where python3-torch is: CI installs it)
-#   valgrind        300  golden tests under valgrind memcheck
+#   valgrind        320  golden tests under valgrind memcheck
 #   fuzz            180  fuzz corpus replay and 30 s of fuzzing per target
 #                        (where clang is: CI installs it)
 #   gpu             120  CUDA/HIP backends compile and link (where compilers exist)
@@ -107,9 +107,9 @@ stage testbed 180 timeout -k 10 300 bash tests/testbed/run.sh "$BIN/fast"
 stage sweep 20 bash tests/sweep/resume.sh "$BIN/fast"
 stage gate 20 bash tests/gate/run.sh "$BIN/fast"
 stage install 90 bash tests/install/run.sh
-stage sanitizer 210 san_stage
+stage sanitizer 190 san_stage
 stage python 40 bash tests/python/run.sh "$BIN/fast"
-stage valgrind 300 valgrind_stage
+stage valgrind 320 valgrind_stage
 stage fuzz 180 optional tests/fuzz/replay.sh
 stage gpu 120 optional tests/gpu/compile_check.sh
 
