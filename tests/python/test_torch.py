@@ -9,16 +9,10 @@ import socket
 import subprocess
 import sys
 
-import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-try:
-    import torch  # noqa: F401
-except ImportError:
-    if os.environ.get("CI") == "true":
-        raise
-    pytest.skip("python3-torch not installed (CI=true bash scripts/deps.sh installs it)",
-                allow_module_level=True)
+from conftest import PYTHONPATH, ROOT, need_torch
+
+need_torch()
 
 
 def test_all_to_all_single_8_ranks_equals_torch():
@@ -27,9 +21,9 @@ def test_all_to_all_single_8_ranks_equals_torch():
         port = s.getsockname()[1]
     n = 8
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(n),
-               FAST_PYTHONPATH=os.environ.get("FAST_PYTHONPATH", os.path.join(ROOT, "python")),
+               FAST_PYTHONPATH=PYTHONPATH,
                OMP_NUM_THREADS="1")
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "python", "torch_worker.py")],
                        env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
-    assert sorted(r.stdout.split("\n")[:-1]) == sorted("rank %d ok" % k for k in range(n)), r.stdout
+    assert sorted(r.stdout.splitlines()) == sorted("rank %d ok" % k for k in range(n)), r.stdout

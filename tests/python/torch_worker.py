@@ -56,7 +56,9 @@ def main(rank):
     assert torch.equal(want, got), "equal splits"
     dist.barrier()
     dist.destroy_process_group()
-    print("rank %d ok" % rank)
+    # one write(2) of a short line is atomic on a pipe: forked ranks' lines
+    # never interleave (print may split a line from its newline)
+    os.write(1, b"rank %d ok\n" % rank)
 
 
 if __name__ == "__main__":
