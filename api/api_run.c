@@ -262,19 +262,21 @@ int fast_api_prog_build(const struct fast_api_traffic *tr, const struct fast_api
 void fast_api_prog_info(const struct fast_api_prog *p, struct fast_api_prog_info *out)
 {
 	const struct fast_prog *g = p->p;
+	struct fast_prog_info i;
 
+	fast_prog_info(g, &i); /* the executor's own summary of a program */
 	memset(out, 0, sizeof *out);
 	out->rank = g->rank;
 	out->ng = g->ng;
-	out->passes = g->passes;
-	out->nwaves = (uint32_t)g->nwaves;
+	out->passes = i.passes;
+	out->nwaves = i.waves;
 	out->kind = (uint32_t)g->kind;
 	out->nmsgs = g->nmsgs;
-	out->staging_bytes = g->staging;
-	out->nsends = g->nsends;
-	out->nrecvs = g->nrecvs;
-	out->ncopies = g->ncopies;
-	out->plan_hash = g->plan_hash;
+	out->staging_bytes = i.staging_bytes;
+	out->nsends = i.sends;
+	out->nrecvs = i.recvs;
+	out->ncopies = i.copies;
+	out->plan_hash = i.plan_hash;
 }
 
 static void put_msgs(const struct fast_pmsg *m, size_t n, uint64_t *out)

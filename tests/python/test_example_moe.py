@@ -8,21 +8,15 @@ import re
 import subprocess
 import sys
 
-import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-try:
-    import torch  # noqa: F401
-except ImportError:
-    if os.environ.get("CI") == "true":
-        raise
-    pytest.skip("python3-torch not installed (CI=true bash scripts/deps.sh installs it)",
-                allow_module_level=True)
+from conftest import PYTHONPATH, ROOT, need_torch
+
+need_torch()
 
 
 def test_moe_layer_example_outputs_match():
     env = dict(os.environ, OMP_NUM_THREADS="1",
-               PYTHONPATH=os.environ.get("FAST_PYTHONPATH", os.path.join(ROOT, "python")))
+               PYTHONPATH=PYTHONPATH)
     r = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "moe_layer.py"),
                         "--ranks", "8", "--tokens", "32", "--hidden", "16", "--layers", "1",
                         "--reps", "1"], env=env, capture_output=True, text=True, timeout=120)
