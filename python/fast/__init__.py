@@ -177,6 +177,27 @@ def _take_string(p):
         _f["string_free"](p)
 
 
+def _save(path, text):
+    """text into the file at path as the command line writes its outputs:
+    into a temporary file beside it, renamed over it only once whole, so a
+    failure (a full disk, an error before the text is made) never leaves
+    half a file or loses the one that was there; the temporary file is
+    removed on failure."""
+    path = os.fspath(path)
+    tmp = os.path.join(os.path.dirname(os.path.abspath(path)),
+                       ".%s.tmp%d" % (os.path.basename(path), os.getpid()))
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 def _b(s):
     return s.encode("utf-8") if isinstance(s, str) else s
 
@@ -400,8 +421,8 @@ class Traffic(_Handle):
         return _take_string(p)
 
     def save(self, path):
-        with open(path, "w") as f:
-            f.write(self.json())
+        """The traffic file's text (`fast traffic convert` writes) into path."""
+        _save(path, self.json())
 
     def __repr__(self):
         return "fast.Traffic(%d GPUs, %d matrices)" % (self.gpus, len(self))
@@ -437,11 +458,8 @@ class Plan(_Handle):
         return _take_string(p)
 
     def save(self, path):
-        text = self.json()
-        tmp = "%s.tmp%d" % (path, os.getpid())
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        """The plan file's text (`fast plan -o` writes) into path."""
+        _save(path, self.json())
 
     def __len__(self):
         return _f["plans_count"](self._h)

@@ -62,6 +62,27 @@ TOK_TOPO = ["--preset", "h200", "--servers", "2", "--gpus", "2"]
 
 # --- plan files ---------------------------------------------------------------
 
+def test_save_failure_keeps_the_old_file(work, tmp_path, monkeypatch):
+    """A save that fails (here: the rename) leaves the file that was there
+    as it was, and no temporary file beside it."""
+    d, mats = work
+    plan = fast.compile(h200(), fast.Traffic(mats), "fast")
+    for obj in (plan, fast.Traffic(mats)):
+        target = tmp_path / "kept.json"
+        target.write_text("the user's file\n")
+
+        def no_rename(src, dst):
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr(fast.os, "replace", no_rename)
+        with pytest.raises(OSError):
+            obj.save(str(target))
+        monkeypatch.undo()
+        assert target.read_text() == "the user's file\n"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json"]
+        obj.save(str(target))
+        assert target.read_text() == obj.json()
+
+
 @pytest.mark.parametrize("algo,opts", [
     ("fast", {}), ("fast", {"stages": "exact", "order": "largest-first"}), ("fanout", {}),
     ("nccl", {"peers": 4}), ("pxn", {"chunk": "256K"}), ("spreadout", {}), ("hier", {}),
