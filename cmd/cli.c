@@ -284,13 +284,66 @@ static bool taken(struct cli_scan *s, unsigned need)
 	return true;
 }
 
+/* --nic S:K=F: server S, NIC K, F the fraction of the nominal rate (0 =
+ * down).  The ranges of S and K are checked once the topology is known. */
+static bool nic_option(struct cli_scan *s, struct cli_inputs *in)
+{
+	const char *v;
+	char *end;
+	unsigned long srv, nic;
+	double f;
+
+	if (!cli_value(s, "--nic", &v))
+		return false;
+	if (s->failed)
+		return true;
+	errno = 0;
+	srv = strtoul(v, &end, 10);
+	if (end == v || *end != ':' || errno || v[0] == '-' || srv > UINT32_MAX)
+		goto bad;
+	v = end + 1;
+	nic = strtoul(v, &end, 10);
+	if (end == v || *end != '=' || errno || v[0] == '-' || nic > UINT32_MAX)
+		goto bad;
+	v = end + 1;
+	f = strtod(v, &end);
+	if (end == v || *end || errno)
+		goto bad;
+	if (!(f >= 0.0 && f <= 1.0)) {
+		cli_usage_error(cmdname(s), "--nic %s: the fraction %.40s is not in [0, 1] (0 = down)",
+				s->arg[5] == '=' ? s->arg + 6 : s->argv[s->i], v);
+		s->failed = true;
+		return true;
+	}
+	for (uint32_t i = 0; i < in->nnic; i++)
+		if (in->nic[i].server == srv && in->nic[i].nic == nic) {
+			cli_usage_error(cmdname(s), "--nic: server %lu NIC %lu is given twice", srv,
+					nic);
+			s->failed = true;
+			return true;
+		}
+	if (in->nnic >= FAST_NIC_OVERRIDES_MAX) {
+		cli_usage_error(cmdname(s), "--nic: more than %d overrides", FAST_NIC_OVERRIDES_MAX);
+		s->failed = true;
+		return true;
+	}
+	in->nic[in->nnic++] = (struct fast_nic_override){ (uint32_t)srv, (uint32_t)nic, f };
+	return true;
+bad:
+	cli_usage_error(cmdname(s), "--nic: '%.40s' is not S:K=F (server S, NIC K, F in [0, 1])",
+			s->arg[5] == '=' ? s->arg + 6 : s->argv[s->i]);
+	s->failed = true;
+	return true;
+}
+
 bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in)
 {
 	uint64_t m;
 
 	if (cli_value(s, "--topo", &in->topo_path) || cli_value(s, "--preset", &in->preset) ||
 	    cli_u32(s, "--servers", 1, 1u << 20, &in->servers) ||
-	    cli_u32(s, "--gpus", 1, 1u << 16, &in->gpus))
+	    cli_u32(s, "--gpus", 1, 1u << 16, &in->gpus) ||
+	    cli_u32(s, "--nics", 1, FAST_NICS_MAX, &in->nics) || nic_option(s, in))
 		return taken(s, CMD_TOPO);
 	if (cli_value(s, "--traffic", &in->traffic_path))
 		return taken(s, CMD_TRAFFIC);

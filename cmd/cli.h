@@ -104,6 +104,9 @@ int cli_usage_error(const char *cmdname, const char *fmt, ...)
 struct cli_inputs {
 	const char *topo_path, *preset;
 	uint32_t servers, gpus;  /* 0 = preset default */
+	uint32_t nics;           /* --nics K: NICs per server (0 = the topology's) */
+	uint32_t nnic;           /* --nic S:K=F overrides, in the order given */
+	struct fast_nic_override nic[FAST_NIC_OVERRIDES_MAX];
 	const char *traffic_path;
 	int64_t matrix;          /* -1 = all */
 	const char *plan_path;
@@ -112,8 +115,8 @@ struct cli_inputs {
 	struct fast_limits lim;
 };
 void cli_inputs_init(struct cli_inputs *in);
-/* Consume one of --topo --preset --servers --gpus --traffic --matrix --plan
- * -o --json --max-gpus --max-traffic-bytes.  One the command's flags do
+/* Consume one of --topo --preset --servers --gpus --nics --nic --traffic
+ * --matrix --plan -o --json --max-gpus --max-traffic-bytes.  One the command's flags do
  * not include (struct cmd) is a usage error: s->failed. */
 bool cli_inputs_option(struct cli_scan *s, struct cli_inputs *in);
 /* The whole option loop of a command that takes the common inputs alone
@@ -130,7 +133,10 @@ int cli_scan_inputs(int argc, char **argv, const char *cmdname, struct cli_input
  * preset's.  A traffic whose GPU count is not a multiple of the GPUs per
  * server is refused (exit 3) with the flags that would fit it.  The
  * traffic read for its GPU count is kept for the cli_load_traffic() of
- * the same inputs, which takes it instead of reading the file again. */
+ * the same inputs, which takes it instead of reading the file again.
+ * --nics K then sets the NICs per server and each --nic S:K=F overrides a
+ * NIC's rate (a later one of the same NIC replaces a file's), and the
+ * result is validated again (a server with every NIC down is refused). */
 int cli_load_topo(const struct cli_inputs *in, struct fast_topo *out);
 /* Load the traffic, check it against topo (when non-NULL) and keep only
  * --matrix when given.  Returns an exit status after printing.  A

@@ -87,6 +87,35 @@ static int servers_from_traffic(const struct cli_inputs *in, uint32_t *servers)
 	return 0;
 }
 
+/* --nics and --nic on a loaded topology, validated again. */
+static int apply_nics(const struct cli_inputs *in, struct fast_topo *t)
+{
+	struct fast_err err;
+
+	if (in->nics) {
+		t->nics = in->nics;
+		for (uint32_t i = 0; i < t->noverrides; i++)
+			if (t->nic_override[i].nic >= t->nics)
+				return cli_fail(FAST_EUSAGE,
+						"--nics %u: the topology overrides NIC %u of server %u",
+						in->nics, t->nic_override[i].nic,
+						t->nic_override[i].server);
+	}
+	for (uint32_t i = 0; i < in->nnic; i++) {
+		const struct fast_nic_override *o = &in->nic[i];
+		if (fast_topo_set_nic(t, o->server, o->nic, o->fraction, &err) < 0) {
+			early_drop();
+			return cli_fail(err.code == FAST_ELIMIT ? FAST_ELIMIT : FAST_EUSAGE, "--nic: %s",
+					err.msg);
+		}
+	}
+	if ((in->nics || in->nnic) && fast_topo_validate(t, &in->lim, &err) < 0) {
+		early_drop();
+		return cli_fail(FAST_EUSAGE, "--nics/--nic: %s", err.msg);
+	}
+	return 0;
+}
+
 int cli_load_topo(const struct cli_inputs *in, struct fast_topo *out)
 {
 	struct fast_err err;
@@ -111,7 +140,7 @@ int cli_load_topo(const struct cli_inputs *in, struct fast_topo *out)
 		early_drop();
 		return cli_report(&err);
 	}
-	return 0;
+	return apply_nics(in, out);
 }
 
 int cli_load_traffic(const struct cli_inputs *in, const struct fast_topo *topo,

@@ -18,6 +18,7 @@
 
 const char cmd_compare_usage[] =
 	"fast compare (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
+	"             [--nics K] [--nic S:K=F ...]\n"
 	"             [--algos fast,fanout,nccl,pxn,spreadout,hier] [--matrix I]\n"
 	"             [--json | --csv] [--svg FILE.svg] [--no-timing] [compiler and sim options]\n"
 	"\n"

@@ -61,6 +61,8 @@ static void usage(FILE *f)
 	for (const struct cmd *c = fast_commands; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fputs("\nCommon options: --topo FILE | --preset NAME [--servers N] [--gpus G],\n"
+	      "  [--nics K] [--nic S:K=F] (K NICs per server; server S's NIC K at F of\n"
+	      "  its rate, 0 = down; repeatable),\n"
 	      "  --traffic FILE [--matrix I], --plan FILE, -o FILE (- = stdout), --json.\n"
 	      "Exit codes: 0 ok, 1 check failed, 2 usage, 3 bad input, 4 runtime failure.\n",
 	      f);

@@ -15,6 +15,7 @@
 
 const char cmd_plan_usage[] =
 	"fast plan (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
+	"          [--nics K] [--nic S:K=F ...]\n"
 	"          --traffic FILE [--matrix I] [--algo NAME] [options] [-o PLAN]\n"
 	"\n"
 	"Compile a schedule for every matrix of the traffic (or only --matrix I)\n"

@@ -15,6 +15,7 @@
 
 const char cmd_sim_usage[] =
 	"fast sim (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
+	"         [--nics K] [--nic S:K=F ...]\n"
 	"         (--plan FILE [--traffic FILE] | --traffic FILE [--algo A] [compiler options])\n"
 	"         [--matrix I] [--no-congestion] [--sync step|rank] [--epsilon E]\n"
 	"         [--steps] [--json] [--timeline FILE.json] [--svg FILE.svg] [--timing]\n"

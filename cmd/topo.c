@@ -12,7 +12,8 @@
 const char cmd_topo_usage[] =
 	"fast topo show|list [options]\n"
 	"\n"
-	"fast topo show [FILE] | --preset NAME [--servers N] [--gpus G] [-o FILE]\n"
+	"fast topo show [FILE] | --preset NAME [--servers N] [--gpus G]\n"
+	"               [--nics K] [--nic S:K=F ...] [-o FILE]\n"
 	"fast topo list [--json]\n"
 	"\n"
 	"show   print the normalised topology JSON (every field explicit, defaults\n"
@@ -24,6 +25,11 @@ const char cmd_topo_usage[] =
 	"  --preset NAME      h200, h100, mi300x, mi300x-100g\n"
 	"  --servers N        servers of a preset (default 4)\n"
 	"  --gpus G           GPUs per server of a preset (default 8)\n"
+	"  --nics K           NICs per server (default: one per GPU); local GPU l\n"
+	"                     uses NIC floor(l K / G) when K < G, NICs\n"
+	"                     [ceil(l K / G), ceil((l + 1) K / G)) when K > G\n"
+	"  --nic S:K=F        server S's NIC K runs at F (0..1) of its rate, 0 = down\n"
+	"                     (repeatable; every command that takes --preset/--topo)\n"
 	"  --max-gpus N       refuse more than N GPUs in total (default 16384)\n"
 	"  -o FILE            write to FILE (- = stdout, the default)\n";
 

@@ -1,8 +1,16 @@
 /*
  * topo.h - the two-tier fabric: N servers of G GPUs, a scale-up tier inside
  * each server (an NVSwitch-style switch or a full GPU mesh) and a scale-out
- * tier of one NIC per GPU (rail i = NIC of local GPU i) behind a core that
- * is non-blocking unless oversubscribed.
+ * tier of K NICs per server (K = G by default: rail i = NIC of local GPU i)
+ * behind a core that is non-blocking unless oversubscribed.
+ *
+ * NICs and ports (docs/DESIGN.md, "NICs as they are").  A GPU reaches the
+ * scale-out tier through one *port*: with K <= G, port p is NIC p and
+ * local GPU l uses NIC floor(l * K / G) (GPUs share a NIC); with K > G,
+ * port l is GPU l's group of NICs k with floor(k * G / K) = l, striped
+ * (a GPU drives several NICs).  So a server has P = min(K, G) ports, and
+ * a port's rate is the sum of its NICs' rates.  Each NIC runs at a
+ * fraction of scale_out's nominal rate (1 unless overridden; 0 = down).
  *
  * Units (docs/DESIGN.md): bandwidths in GB/s (1e9 B/s) per direction, latencies
  * and per-step overheads in microseconds, efficiency = achievable payload /
@@ -59,6 +67,17 @@ struct fast_rto {
 
 #define FAST_NAME_MAX 64
 #define FAST_SOURCE_MAX 512
+/* NIC rate overrides a topology may carry (JSON scale_out.nic_overrides,
+ * --nic S:K=F): a degraded or failed NIC is an exception, not a table. */
+#define FAST_NIC_OVERRIDES_MAX 256
+#define FAST_NICS_MAX 1024u /* NICs per server */
+
+/* NIC `nic` of server `server` runs at `fraction` of the nominal rate
+ * (scale_out.bw_GBps x efficiency); 0 = down. */
+struct fast_nic_override {
+	uint32_t server, nic;
+	double fraction;
+};
 
 struct fast_topo {
 	char name[FAST_NAME_MAX]; /* preset name, or the file's "name" */
@@ -68,6 +87,9 @@ struct fast_topo {
 	struct fast_tier up;      /* scale-up tier */
 	struct fast_tier out;     /* scale-out tier, one NIC per GPU */
 	double core_oversub;      /* >= 1; 1 = non-blocking core */
+	uint32_t nics;            /* K >= 1 NICs per server (scale_out.nics_per_server) */
+	uint32_t noverrides;      /* entries of nic_override[], sorted by (server, nic) */
+	struct fast_nic_override nic_override[FAST_NIC_OVERRIDES_MAX];
 	struct fast_congestion congestion;
 	struct fast_rto rto;      /* zero: off */
 	char source[FAST_SOURCE_MAX]; /* where the numbers come from */
@@ -84,6 +106,53 @@ static inline uint32_t fast_topo_ngpus(const struct fast_topo *t)
 {
 	return t->servers * t->gpus;
 }
+
+/* --- NICs and ports ----------------------------------------------------- */
+
+/* Scale-out ports per server: min(K, G). */
+static inline uint32_t fast_topo_ports(const struct fast_topo *t)
+{
+	return t->nics < t->gpus ? t->nics : t->gpus;
+}
+
+/* The port of local GPU l (l < G). */
+static inline uint32_t fast_topo_port_of(const struct fast_topo *t, uint32_t l)
+{
+	return t->nics < t->gpus ? (uint32_t)((uint64_t)l * t->nics / t->gpus) : l;
+}
+
+/* The fraction of the nominal rate NIC k of server s runs at (1 unless
+ * overridden, 0 when down). */
+double fast_topo_nic_fraction(const struct fast_topo *t, uint32_t s, uint32_t k);
+
+/* Port p of a server: its NICs [*k0, *k1) and the number of local GPUs
+ * behind it (1 when K >= G). */
+void fast_topo_port_nics(const struct fast_topo *t, uint32_t p, uint32_t *k0, uint32_t *k1);
+uint32_t fast_topo_port_gpus(const struct fast_topo *t, uint32_t p);
+
+/* Effective rate of port p of server s in bytes per second: the sum of its
+ * NICs' rates (nominal x efficiency x fraction); 0 when all are down. */
+double fast_topo_port_Bps(const struct fast_topo *t, uint32_t s, uint32_t p);
+
+/* GPU g's (global index) share of its port: port rate / GPUs behind it --
+ * the rate each gets when all of them send at once, and the weight by
+ * which FAST balances a server's cross-server bytes.  0 = no way out. */
+double fast_topo_gpu_out_Bps(const struct fast_topo *t, uint32_t g);
+
+/* Sum of server s's port rates (bytes per second). */
+double fast_topo_server_out_Bps(const struct fast_topo *t, uint32_t s);
+
+/* One NIC per GPU, every NIC at the nominal rate: the fabric every plan
+ * and bound was built for before NICs could differ.  Code that keeps
+ * byte-identical results on it tests this. */
+bool fast_topo_nics_ideal(const struct fast_topo *t);
+
+/* Set (or replace) the override of NIC k of server s; FAST_EINPUT naming
+ * the override when s or k is out of range or f outside [0, 1], FAST_ELIMIT
+ * past FAST_NIC_OVERRIDES_MAX.  Validate the topology afterwards (a server
+ * with every NIC down is refused there). */
+int fast_topo_set_nic(struct fast_topo *t, uint32_t s, uint32_t k, double f,
+		      struct fast_err *err);
 
 /* The fabric's identity: shape, scale-up kind and every model number (not
  * the name or source text), chained into FAST_HASH_INIT.  Two topologies

@@ -9,7 +9,8 @@
  *
  * Defaults of optional JSON fields (the schema documents the same values):
  *   name "custom"; latency_us 0; efficiency 1; step_overhead_us 0;
- *   scale_out.nics_per_server = gpus_per_server (the only supported value);
+ *   scale_out.nics_per_server = gpus_per_server (one NIC per GPU);
+ *   scale_out.nic_overrides [] (every NIC at the nominal rate; topo_nics.c);
  *   scale_out.core_oversubscription 1 (non-blocking core);
  *   congestion {incast_threshold 1, incast_slope 0, incast_floor 1}
  *   (no incast loss); congestion {rto_us 0 (no loss/timeout regime),
@@ -24,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/base/json.h"
+#include "lib/model/topo_internal.h"
 
 /* Ranges accepted for each dimension before the N*G limit applies (the
  * same bounds as the --servers/--gpus options). */
@@ -174,6 +175,7 @@ int fast_topo_preset(const char *name, uint32_t servers, uint32_t gpus,
 	t.up = p->up;
 	t.out = p->out;
 	t.core_oversub = 1.0;
+	t.nics = t.gpus;
 	t.congestion = p->congestion;
 	snprintf(t.source, sizeof t.source, "%s", p->source);
 	rc = check_dims(t.servers, t.gpus, lim, err);
@@ -246,7 +248,7 @@ uint64_t fast_topo_hash(const struct fast_topo *t)
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
 		if (!fields[i].opt || fast_topo_rto_on(t))
 			h = fast_hash_double(h, field_of(t, &fields[i]));
-	return h;
+	return topo_hash_nics(t, h);
 }
 
 double *fast_topo_field(struct fast_topo *t, const char *path, double *min, double *max)
@@ -338,7 +340,7 @@ int fast_topo_validate(const struct fast_topo *t, const struct fast_limits *lim,
 	    (rc = check_rate("scale_out", &t->out, t->congestion.incast_floor, t->core_oversub,
 			     err)) < 0)
 		return rc;
-	return 0;
+	return topo_validate_nics(t, err);
 }
 
 /* --- loading ------------------------------------------------------------ */
@@ -352,7 +354,7 @@ static const char *const up_keys[] = {
 };
 static const char *const out_keys[] = {
 	"nics_per_server", "bw_GBps", "latency_us", "efficiency", "step_overhead_us",
-	"core_oversubscription", NULL,
+	"core_oversubscription", "nic_overrides", NULL,
 };
 static const char *const cong_keys[] = {
 	"incast_threshold", "incast_slope", "incast_floor", "rto_us", "rto_senders",
@@ -439,24 +441,15 @@ static int load_scale_up(struct fast_jctx *c, const struct fast_jv *root, struct
 static int load_scale_out(struct fast_jctx *c, const struct fast_jv *root, struct fast_topo *t)
 {
 	const struct fast_jv *o = fast_jv_get(root, "scale_out");
-	uint64_t nics = t->gpus;
 	size_t old;
 	int rc;
 
 	if (!o)
 		return fast_jctx_fail(c, FAST_EINPUT, "missing required key \"scale_out\"");
 	old = fast_jctx_push_key(c, "scale_out");
-	if ((rc = fast_jv_expect_object(c, o, out_keys)) < 0)
+	if ((rc = fast_jv_expect_object(c, o, out_keys)) < 0 ||
+	    (rc = topo_load_nics(c, o, t)) < 0)
 		return rc;
-	if ((rc = fast_jv_get_u64(c, o, "nics_per_server", false, UINT32_MAX, &nics)) < 0)
-		return rc;
-	if (nics != t->gpus) {
-		fast_jctx_push_key(c, "nics_per_server");
-		return fast_jctx_fail(c, FAST_EINPUT,
-				      "must equal gpus_per_server (%u), got %llu: one NIC per GPU; "
-				      "N NICs per server is not supported yet",
-				      t->gpus, (unsigned long long)nics);
-	}
 	if ((rc = load_tier(c, o, &t->out)) < 0)
 		return rc;
 	t->core_oversub = 1.0;
@@ -598,7 +591,8 @@ int fast_topo_write(const struct fast_topo *t, FILE *f, struct fast_err *err)
 	fprintf(f, "  \"scale_up\": {\n    \"kind\": \"%s\",\n",
 		t->up_kind == FAST_UP_MESH ? "mesh" : "switch");
 	put_tier(f, &t->up, false);
-	fprintf(f, "  },\n  \"scale_out\": {\n    \"nics_per_server\": %u,\n", t->gpus);
+	fprintf(f, "  },\n  \"scale_out\": {\n    \"nics_per_server\": %u,\n", t->nics);
+	topo_write_nics(t, f);
 	put_tier(f, &t->out, true);
 	put_field(f, "    ", "core_oversubscription", t->core_oversub, true);
 	fputs("  },\n  \"congestion\": {\n", f);
