@@ -9,6 +9,8 @@
 #   make fidelity-testbed  the simulator against that cluster: the declared
 #                   grid measured, model terms fitted on its fitting cells,
 #                   every cell's error (tests/testbed/fidelity.sh; root)
+#   make degraded-testbed  a slow NIC and shared NICs on that cluster: FAST
+#                   aware and unaware of them, fanout, hier (tests/testbed/degraded.sh)
 #   make deps       install the Debian packages the project needs (apt-get)
 #   make install    PREFIX=/usr/local DESTDIR=   (make uninstall: the same files)
 #   make SANITIZE=address,undefined   sanitizer build (separate build dir)
@@ -76,7 +78,7 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BIN)/tests/%)
 
 .PHONY: all test test-unit test-golden test-mpi test-san test-valgrind test-gpu \
-        bench bench-vs bench-testbed fidelity-testbed demo deps install uninstall man clean results print-pysite
+        bench bench-vs bench-testbed fidelity-testbed degraded-testbed demo deps install uninstall man clean results print-pysite
 
 all: $(FAST_BIN) $(LIBFAST)
 
@@ -271,6 +273,9 @@ bench-testbed: all
 
 fidelity-testbed: all
 	bash tests/testbed/fidelity.sh $(FAST_BIN)
+
+degraded-testbed: all
+	bash tests/testbed/degraded.sh $(FAST_BIN)
 
 demo:
 	$(MAKE) -j2 all

@@ -3,7 +3,8 @@
 # from Linux network namespaces, for running `fast run` over a real network.
 #
 #   scripts/testbed.sh up --servers N --gpus G --rate RATE [--buffer BYTES]
-#                         [--delay US] [--no-calibrate] [--owner PID]
+#                         [--delay US] [--nics K] [--nic S:K=F ...]
+#                         [--no-calibrate] [--owner PID]
 #   scripts/testbed.sh mpirun ARGS...     an MPI job across it (-np N*G)
 #   scripts/testbed.sh status
 #   scripts/testbed.sh down
@@ -23,12 +24,16 @@
 # switch; each server gets its own orted through the launcher agent
 # (build/testbed/agent), and each rank binds the TCP BTL to its own rail
 # (build/testbed/rank, Open MPI's fork agent).  Rank r is GPU r: server
-# r / G, rail r % G.
+# r / G, rail r % G.  --nics K (K < G): K rails per server, the G ranks
+# sharing them as topo.h maps GPUs onto NICs (rank r on rail
+# floor((r % G) K / G)); --nic S:K=F: rail K of server S at F x RATE, or
+# down for F = 0, applied after the calibration (the fit sees healthy rails).
 #
 # Outputs (build/testbed/, or $FAST_TESTBED_DIR):
 #   hosts      the hostfile (one host per server namespace, G slots)
 #   agent      the plm_rsh_agent: runs orted inside the server namespace
 #   rank       the fork agent: pins a rank's TCP BTL to its rail
+#   topo-healthy.json  the fitted fabric without the --nic overrides
 #   topo.json  the topology of this fabric: scale-up = shared memory inside
 #              a namespace, scale-out = the rail rate; latency and efficiency
 #              of each tier fitted by `fast calibrate` to point-to-point
@@ -72,7 +77,7 @@ NIC_QUEUE=8388608 # NIC-side tbf queue (bytes): deep, as a host NIC ring + qdisc
 die() { echo "testbed: $*" >&2; exit 4; }
 usage() {
 	echo "testbed: $*" >&2
-	echo "usage: scripts/testbed.sh up --servers N --gpus G --rate RATE [--buffer BYTES] [--delay US] [--no-calibrate] [--owner PID] | mpirun ARGS... | status | down" >&2
+	echo "usage: scripts/testbed.sh up --servers N --gpus G --rate RATE [--buffer BYTES] [--delay US] [--nics K] [--nic S:K=F ...] [--no-calibrate] [--owner PID] | mpirun ARGS... | status | down" >&2
 	exit 2
 }
 now() { date +%s.%N; }
@@ -256,13 +261,13 @@ sysctl_ns() { nsx "$1" sysctl -qw "$2" >/dev/null || die "cannot set $2 in names
 # that may pass at once above the rate) is one frame, or 50 us at the rate
 # when that is more: the first BURST bytes after an idle spell pass at once,
 # which a fit of alpha + bytes / rate sees as BURST / rate less latency
-tbf() { # ns dev limit
-	tc -n "$1" qdisc replace dev "$2" root tbf rate "$RATE_BPS"bit burst "$BURST" limit "$3" 2>/dev/null ||
+tbf() { # ns dev limit bits-per-second
+	tc -n "$1" qdisc replace dev "$2" root tbf rate "$4"bit burst "$BURST" limit "$3" 2>/dev/null ||
 		die "tc tbf on $2 in $1 failed: the kernel lacks sch_tbf (or tc is too old)"
 }
 
 build_fabric() {
-	local s l r ns sw=$P-sw head=$P-head addr
+	local s k i ns sw=$P-sw head=$P-head addr
 	ip netns add "$sw" || die "cannot create network namespace $sw"
 	ip netns add "$head" || die "cannot create network namespace $head"
 	ip -n "$sw" link set lo up
@@ -288,19 +293,19 @@ build_fabric() {
 		sysctl_ns "$ns" net.ipv4.conf.all.arp_ignore=1
 		sysctl_ns "$ns" net.ipv4.conf.all.arp_announce=2
 		sysctl_ns "$ns" net.ipv4.conf.all.rp_filter=0
-		for ((l = 0; l < GPUS; l++)); do
-			r=$((s * GPUS + l))
-			addr=$(rank_addr $r)
-			ip -n "$ns" link add nic$r type veth peer name p$r netns "$sw" ||
-				die "cannot create veth nic$r"
-			ip -n "$ns" link set nic$r mtu $MTU up
-			ip -n "$sw" link set p$r mtu $MTU master br0 up
-			ip -n "$ns" addr add "$addr/15" dev nic$r noprefixroute
-			ip -n "$ns" route add 198.18.0.0/15 dev nic$r src "$addr" table $((100 + l))
-			ip -n "$ns" rule add from "$addr" table $((100 + l)) pref $((100 + l))
-			[ "$l" = 0 ] && ip -n "$ns" route add 198.18.0.0/15 dev nic$r src "$addr"
-			tbf "$ns" nic$r $NIC_QUEUE
-			tbf "$sw" p$r "$BUFFER"
+		for ((k = 0; k < NICS; k++)); do
+			i=$((s * NICS + k)) # rail i: NIC k of server s
+			addr=$(rank_addr $i)
+			ip -n "$ns" link add nic$i type veth peer name p$i netns "$sw" ||
+				die "cannot create veth nic$i"
+			ip -n "$ns" link set nic$i mtu $MTU up
+			ip -n "$sw" link set p$i mtu $MTU master br0 up
+			ip -n "$ns" addr add "$addr/15" dev nic$i noprefixroute
+			ip -n "$ns" route add 198.18.0.0/15 dev nic$i src "$addr" table $((100 + k))
+			ip -n "$ns" rule add from "$addr" table $((100 + k)) pref $((100 + k))
+			[ "$k" = 0 ] && ip -n "$ns" route add 198.18.0.0/15 dev nic$i src "$addr"
+			tbf "$ns" nic$i $NIC_QUEUE "$RATE_BPS"
+			tbf "$sw" p$i "$BUFFER" "$RATE_BPS"
 		done
 	done
 }
@@ -327,21 +332,39 @@ $P-s[0-9]*) ;;
 esac
 exec ip netns exec "\$host" unshare --uts /bin/sh -c "hostname \$host && \$*"
 EOF
-	# orte_fork_agent: the rank's TCP BTL on its own rail nic<rank>
-	cat >"$DIR/rank.tmp" <<'EOF'
+	chmod +x "$DIR/agent.tmp"
+	mv "$DIR/agent.tmp" "$DIR/agent"
+	write_rank ""
+}
+
+# orte_fork_agent: a rank's TCP BTL on its rail, nic<i> with i = s K + k
+# for rank r on server s = r / G behind NIC k = floor((r % G) K / G), as
+# topo.h maps GPUs onto NICs.  DOWN: "i:j ..." - rail i is down and its
+# ranks' MPI traffic (the executor's gathers and barriers; a plan for the
+# degraded topology sends no data there) takes rail j of their server.
+write_rank() { # DOWN
+	local d
+	{
+		cat <<EOF
 #!/bin/sh
-# generated by scripts/testbed.sh: a rank's TCP BTL on its own rail
-r=${OMPI_COMM_WORLD_RANK:?not started by mpirun}
-if ! [ -e "/sys/class/net/nic$r" ]; then
-	echo "testbed: rank $r is on $(hostname), which has no rail nic$r: ranks must be mapped by slot (rank r on server r / G)" >&2
+# generated by scripts/testbed.sh: a rank's TCP BTL on its rail
+r=\${OMPI_COMM_WORLD_RANK:?not started by mpirun}
+i=\$((r / $GPUS * $NICS + r % $GPUS * $NICS / $GPUS))
+case \$i in
+EOF
+		for d in $1; do echo "${d%%:*}) i=${d#*:} ;; # rail ${d%%:*} down"; done
+		cat <<'EOF'
+esac
+if ! [ -e "/sys/class/net/nic$i" ]; then
+	echo "testbed: rank $r is on $(hostname), which has no rail nic$i: ranks must be mapped by slot (rank r on server r / G)" >&2
 	exit 1
 fi
-OMPI_MCA_btl_tcp_if_include=nic$r
+OMPI_MCA_btl_tcp_if_include=nic$i
 export OMPI_MCA_btl_tcp_if_include
 exec "$@"
 EOF
-	chmod +x "$DIR/agent.tmp" "$DIR/rank.tmp"
-	mv "$DIR/agent.tmp" "$DIR/agent"
+	} >"$DIR/rank.tmp"
+	chmod +x "$DIR/rank.tmp"
 	mv "$DIR/rank.tmp" "$DIR/rank"
 }
 
@@ -355,7 +378,7 @@ topo_json() { # up_bw up_lat up_eff out_lat out_eff source
   "servers": $SERVERS,
   "gpus_per_server": $GPUS,
   "scale_up": { "kind": "switch", "bw_GBps": $1, "latency_us": $2, "efficiency": $3 },
-  "scale_out": { "nics_per_server": $GPUS, "bw_GBps": $OUT_GBPS, "latency_us": $4, "efficiency": $5 },
+  "scale_out": { "nics_per_server": $NICS, "bw_GBps": $OUT_GBPS, "latency_us": $4, "efficiency": $5 },
   "source": "$6"
 }
 EOF
@@ -523,10 +546,80 @@ EOF
 	echo "testbed: collectives measured and fitted in $(elapsed "$t0") s" >&2
 }
 
+# --nic S:K=F (NIC_OVR, space-separated): S and K in range, F in [0, 1],
+# one entry per rail, and a live rail left on every server (F = 0 is a
+# rail that is down); FRAC[S:K] = F.  The rates are applied by degrade.
+declare -A FRAC=()
+check_overrides() {
+	local o s k f n
+	for o in $NIC_OVR; do
+		[[ $o =~ ^([0-9]+):([0-9]+)=([0-9]*\.?[0-9]+)$ ]] || usage "--nic: expected S:K=F (e.g. 1:2=0.25), got '$o'"
+		s=${BASH_REMATCH[1]} k=${BASH_REMATCH[2]} f=${BASH_REMATCH[3]}
+		[ "$s" -lt "$SERVERS" ] && [ "$k" -lt "$NICS" ] || usage "--nic $o: no NIC $k on server $s ($SERVERS servers x $NICS NICs)"
+		awk -v f="$f" 'BEGIN { exit !(f <= 1) }' || usage "--nic $o: the fraction must be in [0, 1]"
+		[ -z "${FRAC[$s:$k]:-}" ] || usage "--nic $o: a second entry for NIC $k of server $s"
+		FRAC[$s:$k]=$f
+	done
+	for ((s = 0; s < SERVERS; s++)); do
+		n=0
+		for ((k = 0; k < NICS; k++)); do
+			awk -v f="${FRAC[$s:$k]:-1}" 'BEGIN { exit !(f > 0) }' && n=$((n + 1))
+		done
+		[ $n -gt 0 ] || usage "--nic: every NIC of server $s is down"
+	done
+}
+
+# The overrides, applied once the fabric is calibrated healthy (the fit
+# sees every rail at RATE): rail K of server S at F x RATE both ways, or
+# both ends set down when F = 0 (its ranks' MPI traffic and the server's
+# own route then take the server's first live rail: write_rank).  topo-healthy.json is the fitted
+# fabric as it was; topo.json the same with scale_out.nic_overrides.
+degrade() {
+	local o s k f i j bps down=""
+	cp "$DIR/topo.json" "$DIR/topo-healthy.json"
+	[ -n "$NIC_OVR" ] || return 0
+	for o in $NIC_OVR; do
+		s=${o%%:*} k=${o#*:} f=${o#*=}
+		k=${k%%=*} i=$((s * NICS + k))
+		bps=$(awk -v b="$RATE_BPS" -v f="$f" 'BEGIN { printf "%.0f", b * f }')
+		if [ "$bps" = 0 ]; then
+			ip -n "$P-s$s" link set nic$i down && ip -n "$P-sw" link set p$i down || die "cannot set rail nic$i down"
+			for ((j = 0; j < NICS; j++)); do
+				awk -v f="${FRAC[$s:$j]:-1}" 'BEGIN { exit !(f > 0) }' && break
+			done
+			j=$((s * NICS + j))
+			down="$down $i:$j"
+			# the server's own route (orted's, to mpirun) on a live rail
+			ip -n "$P-s$s" route replace 198.18.0.0/15 dev nic$j src "$(rank_addr $j)" ||
+				die "cannot route server $s through nic$j"
+		else
+			tbf "$P-s$s" nic$i $NIC_QUEUE "$bps"
+			if [ "$DELAY" != 0 ]; then
+				tc -n "$P-sw" qdisc replace dev p$i parent 1:1 handle 10: tbf rate "$bps"bit burst "$BURST" limit "$BUFFER" ||
+					die "tc tbf under netem on p$i failed"
+			else
+				tbf "$P-sw" p$i "$BUFFER" "$bps"
+			fi
+		fi
+		echo "testbed: rail nic$i (server $s, NIC $k) at $f x $RATE$([ "$bps" = 0 ] && echo ': down')" >&2
+	done
+	write_rank "$down"
+	python3 - "$DIR/topo-healthy.json" $NIC_OVR >"$DIR/topo.json.tmp" <<'EOF' || die "cannot write $DIR/topo.json"
+import json, re, sys
+t = json.load(open(sys.argv[1]))
+ovr = [re.match(r"(\d+):(\d+)=(.*)", o).groups() for o in sys.argv[2:]]
+t["scale_out"]["nic_overrides"] = [{"server": int(s), "nic": int(k), "fraction": float(f)} for s, k, f in ovr]
+t["source"] += "; then --nic %s (rail rates set after calibration)" % " --nic ".join(sys.argv[2:])
+json.dump(t, sys.stdout, indent=2)
+print()
+EOF
+	mv "$DIR/topo.json.tmp" "$DIR/topo.json"
+}
+
 cmd_up() {
-	local nocal=0 delay="" buffer=4M owner t0
+	local nocal=0 delay="" buffer=4M owner t0 nics=""
 	owner=$(default_owner)
-	SERVERS="" GPUS="" RATE=""
+	SERVERS="" GPUS="" RATE="" NIC_OVR=""
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--servers) SERVERS=${2:-}; shift 2 || usage "--servers needs a value" ;;
@@ -534,6 +627,8 @@ cmd_up() {
 		--rate) RATE=${2:-}; shift 2 || usage "--rate needs a value" ;;
 		--buffer) buffer=${2:-}; shift 2 || usage "--buffer needs a value" ;;
 		--delay) delay=${2:-}; shift 2 || usage "--delay needs a value" ;;
+		--nics) nics=${2:-}; shift 2 || usage "--nics needs a value" ;;
+		--nic) NIC_OVR="$NIC_OVR ${2:-}"; shift 2 || usage "--nic needs a value" ;;
 		--owner) owner=${2:-}; shift 2 || usage "--owner needs a value" ;;
 		--no-calibrate) nocal=1; shift ;;
 		*) usage "up: unknown option $1" ;;
@@ -544,6 +639,10 @@ cmd_up() {
 	[[ $GPUS =~ ^[0-9]+$ ]] && [ "$GPUS" -ge 1 ] && [ "$GPUS" -le 64 ] ||
 		usage "--gpus must be 1..64 (got '${GPUS}')"
 	[ $((SERVERS * GPUS)) -le 1024 ] || usage "--servers x --gpus must be at most 1024"
+	NICS=${nics:-$GPUS}
+	[[ $NICS =~ ^[0-9]+$ ]] && [ "$NICS" -ge 1 ] && [ "$NICS" -le "$GPUS" ] ||
+		usage "--nics must be 1..$GPUS, at most one rail per rank (got '$NICS')"
+	check_overrides
 	[ -n "$RATE" ] || usage "--rate is required (e.g. 200mbit)"
 	RATE_BPS=$(rate_bps "$RATE") || usage "--rate: expected 1mbit..100gbit in tc syntax (e.g. 200mbit, 1gbit), got '$RATE'"
 	BUFFER=$(parse_bytes "$buffer") || usage "--buffer: expected bytes (e.g. 65536, 1M), got '$buffer'"
@@ -579,6 +678,7 @@ cmd_up() {
 	echo "$P" >"$DIR/instance"
 	unlock_registry
 
+	DELAY=${delay:-0}
 	BURST=$(awk -v b="$RATE_BPS" -v m=$MTU 'BEGIN { x = b / 8 * 50e-6; if (x < m + 3000) x = m + 3000; printf "%.0f", x }')
 	OUT_GBPS=$(awk -v b="$RATE_BPS" 'BEGIN { printf "%.6g", b / 8e9 }')
 	if [ -n "$delay" ]; then
@@ -590,7 +690,7 @@ cmd_up() {
 	build_fabric
 	if [ -n "$delay" ]; then
 		local r
-		for ((r = 0; r < SERVERS * GPUS; r++)); do
+		for ((r = 0; r < SERVERS * NICS; r++)); do
 			tc -n "$P-sw" qdisc replace dev p$r root handle 1: netem delay "${delay}us" limit 100000 ||
 				die "tc netem on p$r failed"
 			tc -n "$P-sw" qdisc add dev p$r parent 1:1 handle 10: tbf rate "$RATE_BPS"bit burst "$BURST" limit "$BUFFER" ||
@@ -599,15 +699,17 @@ cmd_up() {
 	fi
 	write_launchers
 	TB_CC=$(nsx "$P-s0" sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null)
-	FABRIC_DESC="scripts/testbed.sh: $SERVERS namespaces x $GPUS ranks, shared memory (Open MPI vader) inside, TCP over one veth per rank at $RATE (tc tbf both directions), switch buffer $BUFFER B per port, MTU $MTU, TCP $TB_CC${delay:+, delay ${delay} us}"
-	echo "$SERVERS $GPUS $RATE $BUFFER ${delay:-0}" >"$DIR/config"
-	echo "testbed: $P up in $(elapsed "$t0") s: $SERVERS servers x $GPUS ranks, $RATE per rail, switch buffer $BUFFER B, TCP $TB_CC" >&2
+	FABRIC_DESC="scripts/testbed.sh: $SERVERS namespaces x $GPUS ranks, shared memory (Open MPI vader) inside, TCP over $NICS veth rails per server at $RATE (tc tbf both directions), switch buffer $BUFFER B per port, MTU $MTU, TCP $TB_CC${delay:+, delay ${delay} us}"
+	local ovr=${NIC_OVR# }
+	echo "$SERVERS $GPUS $RATE $BUFFER ${delay:-0} $NICS ${ovr// /,}" >"$DIR/config"
+	echo "testbed: $P up in $(elapsed "$t0") s: $SERVERS servers x $GPUS ranks, $NICS rails per server at $RATE, switch buffer $BUFFER B, TCP $TB_CC" >&2
 	if [ "$nocal" = 1 ]; then
 		topo_json 10 0.5 1 50 1 "$FABRIC_DESC; nominal latencies and efficiencies (not calibrated)" >"$DIR/topo.json.tmp"
 		mv "$DIR/topo.json.tmp" "$DIR/topo.json"
 	else
 		calibrate || exit 1
 	fi
+	degrade
 	UP_DONE=1
 	echo "testbed: ready: scripts/testbed.sh mpirun -np $((SERVERS * GPUS)) $FAST run --topo $DIR/topo.json ..." >&2
 }
@@ -631,10 +733,10 @@ cmd_status() {
 		echo "testbed: down (no instance in $DIR)"
 		return 0
 	fi
-	read -r SERVERS GPUS RATE BUFFER DELAY <"$DIR/config"
+	read -r SERVERS GPUS RATE BUFFER DELAY NICS OVR <"$DIR/config"
 	local state="owner pid $(cut -d' ' -f1 "$REG/$P/owner" 2>/dev/null) alive"
 	owner_alive "$P" || state="owner gone: the next up or down removes it"
-	echo "testbed: $P up ($state): $SERVERS servers x $GPUS ranks, $RATE per rail, switch buffer $BUFFER B, delay $DELAY us"
+	echo "testbed: $P up ($state): $SERVERS servers x $GPUS ranks, $NICS rails per server at $RATE${OVR:+ (--nic $OVR)}, switch buffer $BUFFER B, delay $DELAY us"
 	echo "namespaces: $(netns_of "$P" | tr '\n' ' ')"
 	local ns n=0
 	for ns in $(netns_of "$P"); do

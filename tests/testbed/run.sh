@@ -19,7 +19,9 @@
 # job within a bound and leave no process or Open MPI file of it, and
 # SIGINT to an `up` in calibration tears it all down; a second `up` over a
 # live instance is refused and leaves it alone; an `up` whose calibration
-# fails leaves nothing; a stale
+# fails leaves nothing; `up --nic 1:2=0.25` rate-limits that rail alone
+# (the tc rates in the namespaces) and a FAST plan for the degraded
+# topology runs on it with 0 wrong bytes; a stale
 # instance (its owner dead) is removed by the next `up`; after `down` no
 # namespace of the stage's instances, no process inside and no host link
 # is left.  Where the machine cannot host namespaces (not root, no netns,
@@ -56,6 +58,7 @@ cleanup() {
 	FAST_TESTBED_DIR=$TMP/tb2 "$TB" down >/dev/null 2>&1
 	FAST_TESTBED_DIR=$TMP/tb3 "$TB" down >/dev/null 2>&1
 	FAST_TESTBED_DIR=$TMP/tb4 "$TB" down >/dev/null 2>&1
+	FAST_TESTBED_DIR=$TMP/tb5 "$TB" down >/dev/null 2>&1
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -90,6 +93,8 @@ refuse "up with a bad rate" 2 "--rate: expected" "$TB" up --servers 2 --gpus 2 -
 refuse "up with a bad delay" 2 "--delay: expected" \
 	"$TB" up --servers 2 --gpus 2 --rate 100mbit --delay 1ms --no-calibrate
 refuse "mpirun with no testbed up" 1 "no testbed up" "$TB" mpirun -np 4 true
+refuse "up with a NIC it does not have" 2 "no NIC 4 on server 1" \
+	"$TB" up --servers 2 --gpus 4 --rate 100mbit --nic 1:4=0.5 --no-calibrate
 
 # --- up, calibrated --------------------------------------------------------
 t0=$(date +%s.%N)
@@ -352,6 +357,48 @@ if [ -n "$p4" ] && [ $got = 130 ] && [ -z "$(netns_of "$p4")" ] && [ ! -e "/run/
 else
 	echo "    (exit $got after $took s; instance '$p4': $(netns_of "$p4" | wc -l) namespaces)" >>"$TMP/out"
 	bad "SIGINT to an up in calibration leaves nothing"
+fi
+
+# --- a slow NIC (issue 25) ----------------------------------------------------
+# up --nic 1:2=0.25: rail 2 of server 1 (nic6) at 50 Mbit/s both ways, the
+# other rails at 200; topo.json carries the override, topo-healthy.json
+# not; a FAST plan for the degraded topology runs with 0 wrong bytes; down
+# leaves nothing of it.  Not calibrated: the rates are what is checked.
+rates_of() { # prefix: "dev rate" of every tbf in its server and switch namespaces
+	local ns
+	for ns in $(netns_of "$1" | sort); do
+		tc -n "$ns" qdisc show | awk -v ns="${ns#"$1"-}" '$2 == "tbf" { for (i = 1; i < NF; i++) if ($i == "rate") print ns "/" $5, $(i + 1) }'
+	done
+}
+t5=$(date +%s.%N)
+if FAST_TESTBED_DIR=$TMP/tb5 "$TB" up --servers 4 --gpus 4 --rate 200mbit --nic 1:2=0.25 --no-calibrate \
+	>"$TMP/out" 2>&1; then
+	p5=$(instance_of "$TMP/tb5")
+	rates_of "$p5" >"$TMP/rates"
+	slow=$(awk '$2 != "200Mbit" { print $1 "=" $2 }' "$TMP/rates" | sort | paste -sd ' ' -)
+	if [ "$slow" = "s1/nic6=50Mbit sw/p6=50Mbit" ] && [ "$(wc -l <"$TMP/rates")" = 32 ] &&
+		grep -q '"nic_overrides"' "$TMP/tb5/topo.json" && ! grep -q nic_overrides "$TMP/tb5/topo-healthy.json"; then
+		ok "up --nic 1:2=0.25: $slow, the other 30 rail ends at 200Mbit; topo.json carries the override"
+	else
+		cat "$TMP/rates" >>"$TMP/out"
+		bad "up --nic 1:2=0.25 sets that rail's rate only (slow: '$slow')"
+	fi
+	if "$FAST" plan --topo "$TMP/tb5/topo.json" --traffic "$TMP/mix.json" --matrix 1 -o "$TMP/plan5.json" >"$TMP/out" 2>&1 &&
+		FAST_TESTBED_DIR=$TMP/tb5 "$TB" mpirun -np 16 "$FAST" run --topo "$TMP/tb5/topo.json" --plan "$TMP/plan5.json" \
+			--traffic "$TMP/mix.json" --matrix 1 -n 1 -w 0 -c 1 --json >"$TMP/out" 2>&1 &&
+		grep -q '"wrong": 0' "$TMP/out" && ! grep -q '"wrong": [1-9]' "$TMP/out"; then
+		ok "a FAST plan for the degraded topology (Zipf matrix) runs with 0 wrong bytes"
+	else
+		bad "a FAST plan for the degraded topology runs"
+	fi
+	FAST_TESTBED_DIR=$TMP/tb5 "$TB" down >"$TMP/out" 2>&1
+	if [ -z "$(netns_of "$p5")" ] && [ ! -e "/run/fast-testbed/$p5" ]; then
+		ok "down of the degraded instance $p5 leaves no namespace or registry entry ($(awk -v a="$t5" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s from its up)"
+	else
+		bad "down of the degraded instance leaves nothing"
+	fi
+else
+	bad "up --nic 1:2=0.25"
 fi
 
 # --- failures and leftovers ------------------------------------------------------
