@@ -376,6 +376,23 @@ class Traffic(_Handle):
         _call("traffic_parse", _b(text), _b(name), ctypes.byref(h))
         return cls(_handle=h)
 
+    @classmethod
+    def tokens(cls, gpus, groups, token_bytes, kind="dispatch", label=None):
+        """One token matrix (MoE dispatch or combine, docs/formats.md):
+        groups [(src, [dsts], tokens), ...], each `tokens` tokens of
+        token_bytes bytes of GPU src whose experts are on the GPUs dsts
+        (ascending, distinct); the groups stay in the order given (a
+        program's buffers are laid out in it).  Read through the traffic
+        file's loader, so its checks and messages are the command line's."""
+        if kind not in ("dispatch", "combine"):
+            raise InputError(-3, "traffic: kind must be dispatch or combine (got %r)" % (kind,))
+        m = {"kind": kind, "token_bytes": int(token_bytes),
+             "groups": [[int(s), [int(d) for d in ds], int(n)] for s, ds, n in groups]}
+        if label:
+            m["label"] = str(label)
+        doc = {"version": 3, "gpus_total": int(gpus), "matrices": [m]}
+        return cls.parse(json.dumps(doc, separators=(",", ":")), "token traffic")
+
     def _shape(self):
         p, c = ctypes.c_uint32(), ctypes.c_uint32()
         _f["traffic_shape"](self._h, ctypes.byref(p), ctypes.byref(c))

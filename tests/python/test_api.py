@@ -242,6 +242,23 @@ def test_check_failure_carries_cli_message(work):
     assert plan.check(fast.Traffic(mats), h200())
 
 
+def test_traffic_tokens_equals_the_file():
+    # the bundled dispatch matrix from its groups: the same bytes and kind,
+    # and a token program of the per-group kind; bad groups: the loader's message
+    t = fast.Traffic.tokens(4, [(0, [1, 2, 3], 3), (2, [0, 1], 2)], 4)
+    f = fast.Traffic.load(TOKENS)
+    assert t.kinds == ["dispatch"] and np.array_equal(t.matrix(0), f.matrix(0))
+    c = fast.Traffic.tokens(4, [(0, [1, 2, 3], 3), (2, [0, 2], 2)], 4, "combine")
+    assert c.kinds == ["combine"] and np.array_equal(c.matrix(0), f.matrix(1))
+    prog = fast.compile(h200(gpus=2), t).program(t, 0)
+    assert prog["info"]["kind"] == "dispatch" and prog["info"]["nmsgs"] == 2
+    with pytest.raises(fast.InputError) as e:
+        fast.Traffic.tokens(4, [(0, [3, 1], 2)], 8)
+    assert "ascending" in str(e.value)
+    with pytest.raises(fast.InputError):
+        fast.Traffic.tokens(4, [(0, [1], 2)], 8, "bytes")
+
+
 def test_program_delivers_the_column(work):
     _, mats = work
     D = mats[0].astype(np.uint64)
