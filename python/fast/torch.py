@@ -73,7 +73,7 @@ def _cached(key, make):
 
 
 def _topo_key(topology, algo, options):
-    return (topology.name, topology.servers, topology.gpus, algo,
+    return (topology.identity, algo,
             tuple(sorted((k, str(v)) for k, v in options.items())))
 
 

@@ -182,6 +182,32 @@ def test_compare_equals_cli(work):
                         algos=["nccl", "fast"], sync="rank") == want
 
 
+def test_degraded_cluster_equals_cli(work):
+    # --nics K and --nic S:K=F as keywords: the same topology (JSON and
+    # identity), the same sim, bound and compare on it; the CLI's messages
+    d, _ = work
+    flags = ["--nics", "4", "--nic", "1:2=0.25", "--nic", "0:1=0.5"]
+    t = fast.Topology.preset("h200", servers=2, nics=4, nic={(1, 2): 0.25, (0, 1): 0.5})
+    assert t.json() == json.loads(cli("topo", "show", *TOPO, *flags).stdout)
+    assert t.identity != h200().identity
+    assert t.identity == fast.Topology.preset("h200", 2, nic=[(0, 1, 0.5), (1, 2, 0.25)],
+                                              nics=4).identity
+    traffic = fast.Traffic.load(str(d / "bytes.json"))
+    for cmd, got in (("sim", lambda: fast.sim(t, traffic)),
+                     ("bound", lambda: fast.bound(t, traffic)),
+                     ("compare", lambda: fast.compare(t, traffic, algos=["fast", "fanout"]))):
+        extra = {"sim": [], "bound": ["--no-timing"],
+                 "compare": ["--no-timing", "--algos", "fast,fanout"]}[cmd]
+        want = cli_json(cmd, *TOPO, *flags, "--traffic", d / "bytes.json", *extra)
+        assert got() == want, cmd
+    for nic, msg in (({(1, 9): 0.5}, "NIC 9 is out of range (8 NICs per server)"),
+                     ({(0, 1): 1.5}, "must be in [0, 1]"),
+                     ([(1, k, 0) for k in range(8)], "every NIC of server 1 is down")):
+        with pytest.raises(ValueError, match=msg.replace("[", r"\[").replace("(", r"\(")
+                           .replace(")", r"\)").replace("]", r"\]")):
+            fast.Topology.preset("h200", 2, nic=nic)
+
+
 def test_compare_tokens_equal_cli():
     # a dispatch and a combine matrix: totals per kind, then the total
     want = cli_json("compare", *TOK_TOPO, "--traffic", TOKENS, "--no-timing",
