@@ -26,10 +26,10 @@ const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_si
 		snprintf(buf, len, "s%u link %u->%u", s, i, r->peer % G);
 		break;
 	case FAST_RES_NIC_EGRESS:
-		snprintf(buf, len, "s%u NIC%u out", s, i);
+		snprintf(buf, len, "s%u NIC%u out", s, r->port);
 		break;
 	case FAST_RES_NIC_INGRESS:
-		snprintf(buf, len, "s%u NIC%u in", s, i);
+		snprintf(buf, len, "s%u NIC%u in", s, r->port);
 		break;
 	case FAST_RES_CORE:
 		snprintf(buf, len, "core");

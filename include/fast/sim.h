@@ -33,10 +33,14 @@
  * Resources (each a capacity in bytes/s = line rate x efficiency):
  *  - scale-up, switch: an egress and an ingress port per GPU;
  *    mesh: one directed link per ordered GPU pair of a server;
- *  - scale-out: NIC egress and NIC ingress per GPU (NIC i on rail i; any
- *    NIC reaches any NIC);
- *  - with core_oversub > 1: one core of capacity N*G*B_nic/oversub shared
- *    by every cross-server flow;
+ *  - scale-out: an egress and an ingress per (server, port) (topo.h "NICs
+ *    and ports": P = min(K, G) ports a server, the port's rate the sum of
+ *    its NICs'); GPU l of a server sends and receives through port
+ *    fast_topo_port_of(l), so GPUs behind one NIC share it and a GPU with
+ *    several NICs drives them together.  With K = G, port i is NIC i on
+ *    rail i; any port reaches any port;
+ *  - with core_oversub > 1: one core of capacity (sum of every NIC's
+ *    rate)/oversub shared by every cross-server flow;
  *  - in a plan with REDUCE steps (token combine plans, plan.h), one
  *    reduction resource per GPU at its scale-up bandwidth (the switch
  *    port's, or its G-1 mesh links' together).  A sum of n inputs of len
@@ -48,12 +52,13 @@
  *    Reductions share only this resource, not the ports or NICs.
  * A tier-up transfer between GPUs of one server uses (egress port of src,
  * ingress port of dst) or the mesh link src->dst; a tier-out transfer uses
- * (NIC egress of src, NIC ingress of dst [, core]).  A transfer from a GPU
+ * (scale-out egress port of src, ingress port of dst [, core]); one with bytes over
+ * a port that is down (every NIC of it at fraction 0) is bad input.  A transfer from a GPU
  * to itself uses nothing and takes no time, except a REDUCE step's sums.  A tier-up transfer between
  * servers is bad input.
  *
  * Sharing: concurrent flows share every resource max-min fairly
- * (progressive filling).  Congestion (incast): a NIC ingress carrying k
+ * (progressive filling).  Congestion (incast): a port's ingress carrying k
  * concurrent flows runs at factor(k) = max(floor, 1 - slope*(k - thr)) of
  * its capacity when k > thr (struct fast_congestion of the topology).
  * Loss and timeouts (only when the topology sets rto_us): a scale-out flow
@@ -133,6 +138,8 @@ struct fast_sim_res {
 	enum fast_sim_res_kind kind;
 	uint32_t gpu;     /* the GPU (port, NIC) or the link's source */
 	uint32_t peer;    /* mesh link destination; else = gpu */
+	uint32_t port;    /* NIC egress/ingress: the scale-out port within its
+			   * server (topo.h); gpu is then the port's first GPU */
 	double cap_Bps;   /* effective capacity (no congestion) */
 	uint64_t bytes;   /* carried */
 	double util;      /* bytes / (cap_Bps * time) */
