@@ -138,14 +138,9 @@ int sim_build_resources(struct sim_engine *e, struct fast_err *err)
 static uint32_t port_nics_name(const struct sim_engine *e, uint32_t res, char *buf, size_t len)
 {
 	const struct fast_sim_res *r = &e->rinfo[res];
-	uint32_t k0, k1;
+	int at = snprintf(buf, len, "server %u ", r->gpu / e->G);
 
-	fast_topo_port_nics(e->topo, r->port, &k0, &k1);
-	if (k1 - k0 == 1)
-		snprintf(buf, len, "server %u NIC %u", r->gpu / e->G, k0);
-	else
-		snprintf(buf, len, "server %u NICs %u-%u", r->gpu / e->G, k0, k1 - 1);
-	return k1 - k0;
+	return sim_port_nics_name(e->topo, r->port, buf + at, len - (size_t)at);
 }
 
 /* A scale-out transfer of transfer j of step si (path f, bytes > 0) over a
