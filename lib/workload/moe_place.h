@@ -21,14 +21,20 @@ struct fast_moe_place {
 void fast_moe_place_free(struct fast_moe_place *p);
 
 /* Read a placement file: JSON nested arrays [layers][slots] of logical
- * expert ids (one row per imported layer, in ascending layer order).
- * Checks: the same slot count in every row, a multiple of ng; ids in
- * [0, experts); every expert placed at least once per row.  FAST_EINPUT
- * "file: /l/s: what is wrong" (or "file:line:col" for syntax). */
+ * expert ids (one row per imported layer, in ascending layer order), or,
+ * when the name ends in .npy, the same as a 2-D integer array (int8..
+ * int64, uint8..uint64, little-endian, C order, NPY 1.0-3.0: np.save of
+ * EPLB's phy2log).  Checks: the same slot count in every row, a multiple
+ * of ng and at least the experts; ids in [0, experts); every expert placed
+ * at least once per row.  FAST_EINPUT "file: /l/s: what is wrong" (JSON;
+ * "file:line:col" for syntax), "file: [l, s]: ..." (.npy).  *out is
+ * written only on success. */
 int fast_moe_place_load(const char *path, const struct fast_limits *lim, uint32_t ng,
 			uint32_t experts, struct fast_moe_place *out, struct fast_err *err);
-/* Write p as the file format above (one layer per line); FAST_EIO. */
-int fast_moe_place_write(const struct fast_moe_place *p, FILE *f, struct fast_err *err);
+/* Write p in the file format above: JSON (one layer per line), or with
+ * npy a .npy [layers, slots] of int64; FAST_EIO when f reports an error
+ * (the caller's temporary file is then removed). */
+int fast_moe_place_write(const struct fast_moe_place *p, bool npy, FILE *f, struct fast_err *err);
 
 /* One layer's map by our reading of EPLB's hierarchical policy (deepseek-
  * ai/EPLB, eplb.py): load[e] per logical expert; ng GPUs in servers of G;
