@@ -199,7 +199,7 @@ static int placement_options(struct fast_moe_import *o, const char *placement, c
 
 	if (choice && strcmp(choice, "local") && strcmp(choice, "spread"))
 		return cli_usage_error("trace", "--replica-choice: '%.40s' is not local or spread", choice);
-	o->replica_spread = choice && strcmp(choice, "spread") == 0;
+	o->replica_local = choice && strcmp(choice, "local") == 0;
 	if (!placement || fast_placement_parse(placement, &o->experts_at, &err) == 0) {
 		if (place_out_path)
 			return cli_usage_error("trace", "--placement-out needs --placement eplb:R");
@@ -448,9 +448,11 @@ const char cmd_trace_usage[] =
 	"                      have several replicas) | eplb:R (EPLB's\n"
 	"                      hierarchical policy with R redundant experts on each\n"
 	"                      layer's own loads)\n"
-	"  --replica-choice C  the replica a token uses: local (default: one on its own\n"
-	"                      GPU, else on its own server, else any; the (source GPU\n"
-	"                      mod candidates)-th) | spread (the (source mod replicas)-th)\n"
+	"  --replica-choice C  the replica a token uses: spread (default: the (source\n"
+	"                      GPU mod replicas)-th, so an expert's load splits evenly\n"
+	"                      over its replicas, as EPLB assumes) | local (one on its\n"
+	"                      own GPU, else on its own server, else any; the (source\n"
+	"                      mod candidates)-th: less scale-out traffic)\n"
 	"  --placement-out F   write the maps eplb:R made (the FILE format; int64 .npy\n"
 	"                      when F ends in .npy)\n"
 	"  --tokens-at P       tokens (data order) on source GPUs: contiguous\n"

@@ -258,19 +258,30 @@ static void pack(const double *w, uint32_t n, uint32_t nb, uint32_t *bin, double
 	}
 }
 
+bool fast_moe_place_eplb_hierarchical(uint32_t E, uint32_t ng, uint32_t G)
+{
+	/* EPLB's test (groups % nodes), with each expert its own group */
+	return G && ng % G == 0 && E % (ng / G) == 0;
+}
+
 int fast_moe_place_eplb(const uint64_t *load, uint32_t E, uint32_t R, uint32_t ng, uint32_t G,
 			uint32_t *out, struct fast_err *err)
 {
-	uint32_t N = ng / G, P = E + R, per_node, lper_node, *node, *cnt, *order, *bin, *nrep;
+	uint32_t N, P = E + R, per_node, lper_node, *node, *cnt, *order, *bin, *nrep;
 	uint32_t *phys, *fill;
 	double *w, *bl, *pw;
 	int rc = 0;
 
-	if (ng % G || E % N || P % ng)
+	if (G == 0 || ng % G)
+		return fast_err_set(err, FAST_EUSAGE, "eplb: %u GPUs are not servers of %u", ng, G);
+	if (P % ng)
 		return fast_err_set(err, FAST_EUSAGE,
-				    "eplb: %u experts over %u servers and %u + %u slots over %u GPUs "
-				    "must divide evenly",
-				    E, N, E, R, ng);
+				    "eplb:%u: %u + %u slots do not divide over %u GPUs (the next R that "
+				    "does: %u)",
+				    R, E, R, ng, R + (ng - P % ng));
+	if (!fast_moe_place_eplb_hierarchical(E, ng, G))
+		G = ng; /* the global policy: one server of every GPU */
+	N = ng / G;
 	per_node = P / N;
 	lper_node = E / N;
 	node = fast_calloc(E, sizeof *node);

@@ -36,18 +36,26 @@ int fast_moe_place_load(const char *path, const struct fast_limits *lim, uint32_
  * (the caller's temporary file is then removed). */
 int fast_moe_place_write(const struct fast_moe_place *p, bool npy, FILE *f, struct fast_err *err);
 
-/* One layer's map by our reading of EPLB's hierarchical policy (deepseek-
+/* One layer's map by our reading of EPLB's rebalance_experts (deepseek-
  * ai/EPLB, eplb.py): load[e] per logical expert; ng GPUs in servers of G;
  * E + R physical slots.  Each logical expert is its own group (the
- * models imported have no expert groups): (1) experts to servers, E / N
- * each, heaviest first to the lightest server with room; (2) on each
- * server, its R / N extra replicas one at a time to the expert of the
- * largest load per replica; (3) a server's replicas (each load / its
- * count) onto its G GPUs, (E + R) / ng each, heaviest first to the
- * lightest GPU with room.  Ties go to the lowest index.  out: E + R
- * slots.  FAST_EUSAGE when E or E + R does not divide as needed. */
+ * models imported have no expert groups), so EPLB's test "groups divisible
+ * by nodes" is E divisible by the N = ng / G servers:
+ *   hierarchical policy (N divides E): (1) experts to servers, E / N
+ *   each, heaviest first to the lightest server with room; (2) on each
+ *   server, its R / N extra replicas one at a time to the expert of the
+ *   largest load per replica; (3) a server's replicas (each load / its
+ *   count) onto its G GPUs, (E + R) / ng each, heaviest first to the
+ *   lightest GPU with room;
+ *   global policy (otherwise, e.g. 64 experts on 3 servers): the same
+ *   with one server of all ng GPUs: R replicas over all experts, packed
+ *   onto all GPUs, servers ignored.
+ * Ties go to the lowest index.  out: E + R slots.  FAST_EUSAGE when G
+ * does not divide ng or ng does not divide E + R. */
 int fast_moe_place_eplb(const uint64_t *load, uint32_t E, uint32_t R, uint32_t ng, uint32_t G,
 			uint32_t *out, struct fast_err *err);
+/* Whether fast_moe_place_eplb uses the hierarchical policy (else global). */
+bool fast_moe_place_eplb_hierarchical(uint32_t E, uint32_t ng, uint32_t G);
 
 /* Replica tables of one layer's map row (slots entries): rep_off[E + 1],
  * rep_gpu[slots] (expert e's replicas on GPUs rep_gpu[rep_off[e] ..
