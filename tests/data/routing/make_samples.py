@@ -162,6 +162,43 @@ def bad(ids):
     write(f"{b}/routing_csv_counts_overflow/r.csv",
           "layer,expert,count\n0,0,9007199254740000\n0,1,9007199254740000\n")
     bad_placements()
+    bad_more()
+
+
+def bad_more():
+    """The rest of the malformed inputs: each format a file of ids or counts
+    can take, with an id or count out of range, a wrong type or shape, a
+    truncated file, a duplicate in one token, counts that overflow."""
+    b = f"{ROOT}/tests/bad"
+    j = json.dumps
+    write(f"{b}/routing_jsonl_float_id/r.jsonl",
+          j({"layer": 0, "experts": [1, 2]}) + "\n" + j({"layer": 0, "experts": [1.5, 2]}) + "\n")
+    write(f"{b}/routing_jsonl_topk_varies/r.jsonl",
+          j({"layer": 0, "experts": [1, 2]}) + "\n" + j({"layer": 1, "experts": [1, 2, 3]}) + "\n")
+    write(f"{b}/routing_csv_duplicate/r.csv", "layer,e0,e1\n0,1,2\n0,3,3\n")
+    write(f"{b}/routing_csv_truncated/r.csv", "layer,e0,e1\n0,1,2\n0,3,4\n1,5")
+    write(f"{b}/routing_csv_not_integer/r.csv", "layer,e0,e1\n0,1,2\n0,1.5,2\n")
+    cnt = [3, 1, 4, 1, 5, 9, 2, 6] * 2
+    write(f"{b}/routing_npy_counts_float/r.npy",
+          npy_bytes((L, E), cnt, "i4").replace(b"'<i4'", b"'<f4'"))
+    write(f"{b}/routing_npy_counts_shape_1d/r.npy", npy_bytes((L * E,), cnt, "i4"))
+    write(f"{b}/routing_npy_counts_truncated/r.npy", npy_bytes((L, E), cnt, "i4")[:-3])
+    neg = list(cnt)
+    neg[E + 2] = -4  # [1, 2]
+    write(f"{b}/routing_npy_counts_negative/r.npy", npy_bytes((L, E), neg, "i8"))
+    write(f"{b}/routing_npy_counts_experts/r.npy", npy_bytes((L, E), cnt, "u1"))
+    rows = [cnt[:E], cnt[E:]]
+    write(f"{b}/routing_json_counts_overflow/r.json",
+          j([rows[0], [2 ** 52, 2 ** 52, 1, 0, 0, 0, 0, 0]]) + "\n")
+    write(f"{b}/routing_json_counts_float/r.json", j([rows[0], rows[1][:3] + [2.5] + rows[1][4:]]) + "\n")
+    write(f"{b}/routing_json_counts_ragged/r.json", j([rows[0], rows[1][:6]]) + "\n")
+    write(f"{b}/routing_json_counts_truncated/r.json", j(rows)[:-9])
+    write(f"{b}/routing_json_counts_negative/r.json", j([rows[0], [-1] + rows[1][1:]]) + "\n")
+    write(f"{b}/routing_json_counts_experts/r.json", j(rows) + "\n")
+    write(f"{b}/routing_csv_counts_expert_range/r.csv",
+          "layer,expert,count\n0,0,3\n0,7,2\n1,8,1\n")
+    write(f"{b}/routing_csv_counts_truncated/r.csv", "layer,expert,count\n0,0,3\n0,7,2\n1,3")
+    write(f"{b}/routing_csv_counts_not_integer/r.csv", "layer,expert,count\n0,0,3\n0,7,2e3\n")
 
 
 if __name__ == "__main__":
