@@ -19,6 +19,7 @@
 
 const char cmd_bound_usage[] =
 	"fast bound (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
+	"           [--nics K] [--nic S:K=F ...]\n"
 	"           [--matrix I] [--closed-only] [--no-timing] [--json] [-o FILE]\n"
 	"\n"
 	"Lower bounds on the completion time of any schedule, per traffic matrix:\n"
