@@ -375,36 +375,8 @@ static void detour_plan(const struct fast_topo *t, const uint64_t *D, struct fas
 }
 
 struct prop_tally {
-	int cases, accepted, refused, below, degraded_accepted, unsimulated;
-	bool ports; /* the simulator runs each port at its own rate */
+	int cases, accepted, refused, below, degraded_accepted;
 };
-
-/* Does the simulator run each scale-out port at its own rate?  One GB
- * from a NIC at half the rate takes 2 s if so, 1 s if it runs every NIC
- * at the nominal rate (as it did before its change for ports, which
- * merges beside this one: until then plans on fabrics that are not one
- * healthy NIC per GPU are checked and bounded here, not simulated). */
-static bool sim_runs_ports(void)
-{
-	struct fast_topo t = mk_topo(2, 1, FAST_UP_SWITCH, 1, 1);
-	uint64_t D[4] = { 0, GB, 0, 0 };
-	struct fast_matrix m = fast_matrix_of(D, 2);
-	struct fast_sim_opts so;
-	struct fast_sim_result r;
-	struct fast_plan p;
-	struct fast_err err;
-	bool ports = false;
-
-	set_nic(&t, 0, 0, 0.5);
-	fast_sim_opts_default(&so);
-	CU_ASSERT_EQUAL_FATAL(fast_compile("fanout", &t, &m, NULL, &p, &err), 0);
-	if (unit_sim(&t, &p, NULL, &so, &r, &err) == 0) {
-		ports = r.time_s > 1.5;
-		fast_sim_result_free(&r);
-	}
-	fast_plan_free(&p);
-	return ports;
-}
 
 /* Bound of m (bytes, or token groups: the token LP), then every
  * compiler's plan (token plans from the token compilers) and the detour
@@ -436,8 +408,6 @@ static void prop_case(const struct fast_topo *t, const struct fast_matrix *m,
 		if (unit_check_matrix(&p, t, m, &err) < 0) {
 			CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "which "));
 			pt->refused++;
-		} else if (!ideal && !pt->ports) {
-			pt->unsimulated++;
 		} else if (unit_sim(t, &p, m, &so, &r, &err) == 0) {
 			pt->accepted++;
 			pt->degraded_accepted += !ideal;
@@ -467,7 +437,6 @@ static void test_bound_nics__below_simulated_plans(void)
 	struct fast_limits lim;
 	struct fast_rng rng;
 
-	pt.ports = sim_runs_ports();
 	fast_limits_default(&lim);
 	fast_rng_seed(&rng, 2505);
 	for (int c = 0; c < 320; c++) {
@@ -510,12 +479,9 @@ static void test_bound_nics__below_simulated_plans(void)
 	fprintf(stderr, "\n  %d cases: %d plans accepted and simulated (%d on degraded fabrics), "
 		"%d refused, %d at or above the bound\n", pt.cases, pt.accepted,
 		pt.degraded_accepted, pt.refused, pt.below);
-	if (!pt.ports)
-		fprintf(stderr, "  the simulator runs every NIC at the nominal rate: %d plans on "
-			"degraded fabrics checked, not simulated\n", pt.unsimulated);
 	CU_ASSERT(pt.cases >= 300);
 	CU_ASSERT(pt.accepted > pt.cases);
-	CU_ASSERT(!pt.ports || pt.degraded_accepted > pt.cases);
+	CU_ASSERT(pt.degraded_accepted > pt.cases);
 	CU_ASSERT_EQUAL(pt.below, pt.accepted);
 }
 
