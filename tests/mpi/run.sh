@@ -57,14 +57,15 @@ run() {
 	ok "$name"
 }
 
-# replay_all NP TOPO MIX NAME: every IR algorithm's `fast plan` file for
-# MIX, merged into one file whose plans k M .. k M + M - 1 are algorithm
-# k's (M: MIX's matrices), replayed in one launch against MIX's matrices
-# once per algorithm: a row with 0 wrong bytes for each
+# replay_all NP TOPO MIX NAME [ALGOS]: each IR algorithm's (ALGOS, default
+# all) `fast plan` file for MIX, merged into one file whose plans k M ..
+# k M + M - 1 are algorithm k's (M: MIX's matrices), replayed in one launch
+# against MIX's matrices once per algorithm: a row with 0 wrong bytes each
 IR_ALGOS="fast fanout nccl pxn spreadout hier"
 replay_all() {
-	local np=$1 topo=$2 mix=$3 name="$4: $IR_ALGOS from one plan file" files="" algo rows
-	for algo in $IR_ALGOS; do
+	local np=$1 topo=$2 mix=$3 algos=${5:-$IR_ALGOS} files="" algo rows
+	local name="$4: $algos from one plan file"
+	for algo in $algos; do
 		"$FAST" plan $topo --traffic "$mix" --algo $algo -o "$TMP/ir_$algo.json" >"$TMP/out" 2>&1 ||
 			{ bad "$name: fast plan --algo $algo"; return 1; }
 		files="$files $TMP/ir_$algo.json"
@@ -129,15 +130,20 @@ done
 # one at half rate (GPUs 2 and 3, the hot receiver one of them, behind
 # it).  Every algorithm on the fly where a NIC is down; where one is slow
 # only fast and auto (the baselines' plans are the ideal fabric's, run on
-# the fly above); every IR algorithm replayed on both
+# the fly above); every IR algorithm replayed on both, but fast where a
+# NIC is down: a replayed plan is checked, and the checker refuses FAST's
+# plan through the down NIC until FAST's own compiler relays (s8-nicfast)
 for nic in "--nic 1:2=0" "--nics 2 --nic 0:1=0.5"; do
 	TOPO="--preset h200 --servers 2 --gpus 4 $nic"
-	case $nic in *=0) fly="fast fanout nccl pxn spreadout hier auto" ;; *) fly="fast auto" ;; esac
+	case $nic in
+	*=0) fly="fast fanout nccl pxn spreadout hier auto" replayed="fanout nccl pxn spreadout hier" ;;
+	*) fly="fast auto" replayed=$IR_ALGOS ;;
+	esac
 	for algo in $fly; do
 		run "np 8 $nic on the fly: $algo" 0 \
 			$MPIRUN -np 8 "$FAST" run $TOPO --traffic "$HERE/data/mix8.json" --algo $algo $QUICK
 	done
-	replay_all 8 "$TOPO" "$HERE/data/mix8.json" "np 8 $nic replayed"
+	replay_all 8 "$TOPO" "$HERE/data/mix8.json" "np 8 $nic replayed" "$replayed"
 done
 
 # packed FAST stages in waves: 8 x 2, 7 shifts on 2 rails (4 waves, each
