@@ -4,6 +4,7 @@
 #
 #   bash tests/testbed/degraded.sh build/bin/fast
 #   SIZES=8M ITERS=15 ROUNDS=5 RATE=200mbit bash tests/testbed/degraded.sh build/bin/fast
+#   CASES=slow-nic bash tests/testbed/degraded.sh build/bin/fast      # one fabric
 #
 # Two fabrics of 4 servers x 4 ranks at RATE (default 200mbit, the testbed
 # stage's), measured by tests/testbed/bench.sh (interleaved jobs, bytes
@@ -25,7 +26,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BASE=${BASE:-$ROOT/build/testbed-degraded}
 export RATES=${RATE:-200mbit} SIZES=${SIZES:-4M} SKEW=0.8 ITERS=${ITERS:-9} ROUNDS=${ROUNDS:-3}
 
+CASES=${CASES:-"slow-nic shared"}
 measure() { # CASE UP ALGOS
+	case " $CASES " in *" $1 "*) ;; *) return 0 ;; esac
 	echo "## $1: up $2; $3"
 	OUT=$BASE/$1 UP=$2 ALGOS=$3 bash "$ROOT/tests/testbed/bench.sh" "$FAST" || exit 1
 	echo
@@ -33,9 +36,9 @@ measure() { # CASE UP ALGOS
 measure slow-nic "--nic 1:2=0.25" "fast fast-unaware fanout hier"
 measure shared "--nics 2" "fast fanout"
 
-python3 - "$BASE" <<'EOF'
+python3 - "$BASE" $CASES <<'EOF'
 import math, sys
-for case in ("slow-nic", "shared"):
+for case in sys.argv[2:]:
     rows = [l.rstrip("\n").split("\t") for l in open("%s/%s/cells.tsv" % (sys.argv[1], case))][1:]
     cell = {}
     for r in rows:
