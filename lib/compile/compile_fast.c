@@ -7,7 +7,12 @@
  * server shifts at once on disjoint rails.  This file is the driver: the
  * options, the decomposition, its order and split, the choice of packed or
  * staged; balancing is compile_fast_balance.c, the staged step graph
- * compile_fast_steps.c, what they share compile_fast_internal.h.
+ * compile_fast_steps.c, NICs of unequal rates (lane targets by rate,
+ * explicit stages) compile_fast_nics.c, what they share
+ * compile_fast_internal.h.  What follows is the ideal fabric, one NIC per
+ * GPU at one rate; on any other the lane targets and the server matrix
+ * are compile_fast_nics.c's, and the models run at a GPU's share of its
+ * NIC.
  *
  * Workload: one compile per traffic matrix, on every rank of a job when the
  * executor compiles on the fly, for up to a few thousand GPUs.  The plan is
@@ -85,12 +90,14 @@ static int reserve_graph(struct builder *bd, uint32_t K)
  * per-step costs); each lane still sends the same bytes to the same
  * server, in two parts.  rho and beta are seconds per lane byte of
  * redistribution (a share (G - 1) / G crosses a GPU's switch port; on a
- * mesh each link carries 1 / G) and of a rail stage.  The stage count
+ * mesh each link carries 1 / G) and of a rail stage (a lane at `out`
+ * bytes/s: the NIC's rate, or r0 where NICs differ).  The stage count
  * stays within the Birkhoff bound n^2 - 2n + 2. */
-static int split_tail(struct fast_bvn *bv, const struct fast_topo *topo, struct fast_err *err)
+static int split_tail(struct fast_bvn *bv, const struct fast_topo *topo, double out,
+		      struct fast_err *err)
 {
 	uint32_t n = bv->n, G = topo->gpus;
-	double up = fast_tier_Bps(&topo->up), out = fast_tier_Bps(&topo->out);
+	double up = fast_tier_Bps(&topo->up);
 	double beta, rho, cost;
 
 	if (bv->nterms == 0 || G < 2 || !(up > 0) || !(out > 0))
@@ -148,6 +155,13 @@ static int first_least_balancing(struct builder *bd, struct fast_bvn *bv)
 			const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
 			if (b == a)
 				continue;
+			if (bd->nx) { /* lane targets by NIC rate (compile_fast_nics.c) */
+				fast_nics_targets(bd, a, b, bd->tt);
+				for (uint32_t i = 0; i < G; i++)
+					if (r[i] > bd->tt[i] && r[i] - bd->tt[i] > cost)
+						cost = r[i] - bd->tt[i];
+				continue;
+			}
 			for (uint32_t i = 0; i < G; i++)
 				if (r[i] > t && r[i] - t > cost)
 					cost = r[i] - t;
@@ -187,7 +201,7 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 		struct fast_bvn_model m;
 		struct fast_bvn_search_info info;
 		m.stage_s = fast_tier_step_s(&topo->out);
-		m.Bps = fast_tier_Bps(&topo->out);
+		m.Bps = bd->mode == NICS_IDEAL ? fast_tier_Bps(&topo->out) : bd->r0;
 		if (!(m.Bps > 0))
 			m.Bps = 1; /* validated topologies never get here */
 		rc = fast_bvn_search(bd->S, N, &m, bv, &info, bd->err);
@@ -210,7 +224,8 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 	fast_bvn_trim(bv, bd->S);
 	/* the parts of a split term stay trimmed: the lane that needed w
 	 * needs w - x of the first part and x of the second */
-	if ((rc = split_tail(bv, topo, bd->err)) < 0) {
+	if ((rc = split_tail(bv, topo, bd->mode == NICS_IDEAL ? fast_tier_Bps(&topo->out) : bd->r0,
+			     bd->err)) < 0) {
 		fast_bvn_free(bv);
 		return rc;
 	}
@@ -264,19 +279,24 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 		rc = oom(&bd, "server matrix");
 		goto out;
 	}
+	/* the token compiler (!may_pack) replays RAIL steps: rail-aligned */
+	if ((rc = fast_nics_setup(&bd, topo, !may_pack)) < 0)
+		goto out;
 	/* loads() writes S and every load but the unread diagonal tiles' */
 	memset(bd.first, 0, (size_t)bd.N * bd.N * sizeof *bd.first);
 	tiles = (uint64_t)bd.N * (bd.N - 1);
-	if ((rc = loads(&bd)) < 0 ||
+	if ((rc = loads(&bd)) < 0 || (bd.nx && (rc = fast_nics_server_matrix(&bd)) < 0) ||
 	    (rc = reserve(&bd, 2 * (bd.nnz + 2 * tiles * bd.G) + (uint64_t)bd.N * bd.G * bd.G,
 			  tiles * bd.G)) < 0 ||
 	    (!bd.packed && (rc = decompose(&bd, topo, opts, &bv, &quantum)) < 0))
 		goto out;
 	/* two servers: one shift on all rails, the staged schedule itself
 	 * (split_tail aside): auto considers packing from three on */
-	if (may_pack && (bd.packed || (bd.N > 2 && opts->stages == FAST_STAGES_AUTO))) {
+	if (may_pack && !bd.nx && (bd.packed || (bd.N > 2 && opts->stages == FAST_STAGES_AUTO))) {
 		struct cost c = fast_packed_cost(topo);
 		struct balance_cost bc;
+		if (bd.mode != NICS_IDEAL)
+			c.Bo = bd.r0; /* a lane at its GPU's share of the port */
 		if ((rc = fast_packed_balance_costs(&bd, &c, bv.nterms ? bv.perm : NULL, &bc)) < 0)
 			goto out;
 		if (!bd.packed && fast_packed_s(&bd, &c, &bc) < fast_staged_s(&c, &bv, &bc)) {
@@ -288,7 +308,7 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 		for (uint32_t a = 0; a < bd.N; a++)
 			for (uint32_t b = 0; b < bd.N; b++)
 				bd.first[(size_t)a * bd.N + b] =
-					a != b && shift_of(bd.N, a, b) >= pack_mod(bd.N, bd.G);
+					a != b && shift_of(bd.N, a, b) >= pack_mod(bd.N, bd.P);
 	for (size_t k = bd.jit ? bv.nterms : 0; k-- > 0;)
 		for (uint32_t a = 0; a < bd.N; a++)
 			bd.first[(size_t)a * bd.N + bv.perm[k * bd.N + a]] = group_index((uint32_t)k);
@@ -296,11 +316,14 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 		for (uint32_t b = 0; b < bd.N; b++)
 			if (a != b && (rc = fast_balance_tile(&bd, a, b)) < 0)
 				goto out;
+	bd.lane_pieces = p.npieces;
 	if ((rc = reserve(&bd, p.npieces + bd.nmoves + (uint64_t)bd.N * bd.G * bd.G, 0)) < 0 ||
 	    (rc = fast_balance_sort(&bd)) < 0 ||
 	    (rc = reserve_graph(&bd, bd.packed ? bd.N - 1 : bv.nterms)) < 0 ||
 	    (rc = bd.packed ? fast_packed_steps(&bd) : fast_steps_staged(&bd, &bv)) < 0)
 		goto out;
+	if (fast_nics_explicit(&bd))
+		fast_nics_drop_lanes(&bd);
 	{
 		/* the plan's record of its options, spelled as the table spells them */
 		char order[32], balance[32], stages[32] = "exact";
@@ -318,6 +341,7 @@ out:
 		fast_plan_reset(&p, bd.N, bd.G, "fast");
 	*plan = p;
 	fast_bvn_free(&bv);
+	fast_nics_free(&bd);
 	fast_scratch_free(&own);
 	return rc;
 }

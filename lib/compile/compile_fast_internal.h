@@ -26,6 +26,21 @@ struct move {
 /* The builder's scratch slots (struct fast_scratch). */
 enum { SC_LOAD, SC_S, SC_FIRST, SC_MOVES, SC_TMP, SC_CNT, SC_BUDGET, SC_TARGET };
 
+/* How a compile sees the NICs (compile_fast_nics.c).  IDEAL: one NIC per
+ * GPU at the nominal rate, the path every plan was built on before NICs
+ * could differ, kept as it was.  UNIFORM: every GPU's share of its port
+ * (topo.h) the same, but K != G: the same lanes, the models at that
+ * share, packed stages on whole ports.  WEIGHTED: shares differ (a slow
+ * or failed NIC, K not a divisor or multiple of G): lane targets in
+ * proportion to them, see compile_fast_nics.c. */
+enum nic_mode { NICS_IDEAL = 0, NICS_UNIFORM, NICS_WEIGHTED };
+
+/* The weight of a GPU whose share is the fastest (r0): weights are
+ * fixed-point fractions of it, so that the plan is all integer work. */
+#define NIC_W1 65536u
+
+struct nics; /* compile_fast_nics.c: the weights, orders and cursors */
+
 struct builder {
 	uint32_t N, G, ng;
 	const uint64_t *D;
@@ -41,6 +56,12 @@ struct builder {
 	bool packed;             /* packed stages: tile (A, A + d) on the rails of shift d */
 	uint64_t *budget;        /* packed: N - 1 budgets, shift d at d - 1 (the largest lane) */
 	uint64_t *tt;            /* G: the lane targets of the tile being balanced */
+	enum nic_mode mode;
+	uint32_t P;              /* packed stages: ports they share out (G unless K < G) */
+	uint32_t pdiv;           /* packed stages: GPUs per port (1 unless K < G) */
+	double r0;               /* bytes/s of a lane of weight NIC_W1 (not IDEAL) */
+	struct nics *nx;         /* WEIGHTED: weights and orders, else NULL */
+	size_t lane_pieces;      /* pieces the lanes hold (plan->pieces[0, lane_pieces)) */
 	struct fast_plan *p;
 	struct fast_err *err;
 };
@@ -54,11 +75,12 @@ static inline uint64_t msg(const struct builder *bd, uint32_t a, uint32_t i, uin
 	return bd->D[((size_t)a * bd->G + i) * bd->ng + (size_t)b * bd->G + j];
 }
 
-/* The rails a tile is balanced onto: rail i is one of them iff i % mod ==
- * res (mod = 1, res = 0: all G; packed stages: the rails of its shift),
- * each with lane target t, the others 0. */
+/* The rails a tile is balanced onto: rail i is one of them iff
+ * (i / div) % mod == res (mod = 1, res = 0: all G; packed stages: the
+ * rails of its shift, whole ports of div GPUs each), each with lane
+ * target t, the others 0. */
 struct rails {
-	uint32_t mod, res;
+	uint32_t mod, res, div;
 	uint64_t t;
 };
 
@@ -126,6 +148,31 @@ void fast_balance_targets(const struct rails *rs, uint32_t G, uint64_t *tt);
 int fast_balance_tile(struct builder *bd, uint32_t a, uint32_t b);
 /* Sort the handovers by (balancing group, key), for the steps. */
 int fast_balance_sort(struct builder *bd);
+
+/* --- NICs as they are (compile_fast_nics.c) --- */
+
+/* The NIC mode of topo (bd->mode, r0, P, pdiv) and, WEIGHTED, the
+ * weights and orders (bd->nx; rail_aligned: every lane A_i -> B_i, as
+ * RAIL steps need).  FAST_ENOMEM; FAST_EUSAGE for packed stages on
+ * unequal shares. */
+int fast_nics_setup(struct builder *bd, const struct fast_topo *topo, bool rail_aligned);
+void fast_nics_free(struct builder *bd);
+/* WEIGHTED: the server matrix from the loads (time, or the largest lane
+ * target when rail-aligned).  FAST_EINPUT on overflow or a tile no rail
+ * can carry. */
+int fast_nics_server_matrix(struct builder *bd);
+/* WEIGHTED: tt[i], the lane target of rail i (sender A_i) of tile (A, B);
+ * returns the largest. */
+uint64_t fast_nics_targets(const struct builder *bd, uint32_t a, uint32_t b, uint64_t *tt);
+/* WEIGHTED and not rail-aligned: stage k of bv as an explicit out step
+ * and its redistribution, after the steps in deps (< 0: none); the out
+ * step's id, or an error. */
+int fast_nics_stage(struct builder *bd, const struct fast_bvn *bv, uint32_t k, const int *deps,
+		    int ndeps);
+/* After explicit stages: the lanes and their pieces dropped. */
+void fast_nics_drop_lanes(struct builder *bd);
+/* Whether stages are explicit steps (WEIGHTED, not rail-aligned). */
+bool fast_nics_explicit(const struct builder *bd);
 
 /* --- the step graph (compile_fast_steps.c) --- */
 

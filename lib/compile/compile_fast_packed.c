@@ -16,7 +16,10 @@
  * the N - 1 shifts P_d(A) = A + d mod N (each server pair in exactly one)
  * can run at once on disjoint rails: shift d - 1 = s gets the rails
  * i % mod == s % mod, mod = min(N - 1, G), in wave s / mod (one wave when
- * N - 1 <= G).  Tile (A, A + d) is balanced onto its shift's rails only;
+ * N - 1 <= G).  Where K < G NICs are shared, equally, by G / K GPUs, the
+ * unit is the port: rails (i / (G / K)) % mod == s % mod, mod = min(N - 1,
+ * K), so that two shifts never share a NIC; unequal shares are not
+ * packed (compile_fast_nics.c).  Tile (A, A + d) is balanced onto its shift's rails only;
  * one RAIL step per shift, its budget the largest lane (the lane target,
  * ceil(tile sum / rails): every tile's rails hold its sum, none more than
  * the target, so one holds it), waiting for balancing and, from wave 1
@@ -54,7 +57,7 @@ struct cost fast_packed_cost(const struct fast_topo *topo)
 int fast_packed_balance_costs(struct builder *bd, const struct cost *c, const uint32_t *first,
 			      struct balance_cost *out)
 {
-	uint32_t N = bd->N, G = bd->G, mod = pack_mod(N, G);
+	uint32_t N = bd->N, G = bd->G, mod = pack_mod(N, bd->P);
 	uint64_t most[2][2] = { { 0, 0 }, { 0, 0 } }, *acc;
 
 	/* acc[(packed * 2 + group) * 2 + recv][i]: the server's GPU i */
@@ -107,7 +110,7 @@ int fast_packed_balance_costs(struct builder *bd, const struct cost *c, const ui
  * second balancing step; then the last wave's redistribution. */
 double fast_packed_s(const struct builder *bd, const struct cost *c, const struct balance_cost *bc)
 {
-	uint32_t M = bd->N - 1, mod = pack_mod(bd->N, bd->G);
+	uint32_t M = bd->N - 1, mod = pack_mod(bd->N, bd->P);
 	double bal0 = bc->bal[1][0], bal1 = bal0 + bc->bal[1][1];
 	double end = 0;
 
@@ -156,7 +159,7 @@ double fast_staged_s(const struct cost *c, const struct fast_bvn *bv,
  * REDIST. */
 int fast_packed_steps(struct builder *bd)
 {
-	uint32_t N = bd->N, M = N - 1, mod = pack_mod(N, bd->G);
+	uint32_t N = bd->N, M = N - 1, mod = pack_mod(N, bd->P);
 	uint32_t *perm;
 	int *last, bal0 = -1, bal1 = -1, rc = 0;
 	size_t at = 0;

@@ -110,6 +110,12 @@ int fast_steps_staged(struct builder *bd, const struct fast_bvn *bv)
 				return rc;
 			intrinsic_done = true;
 		}
+		if (fast_nics_explicit(bd)) { /* compile_fast_nics.c */
+			int deps[2] = { prev_rail, bal >= 0 ? bal : k == 0 ? prev_bal : -1 };
+			if ((prev_rail = fast_nics_stage(bd, bv, k, deps, 2)) < 0)
+				return prev_rail;
+			continue;
+		}
 		rail = fast_plan_add_step(bd->p, FAST_STEP_RAIL, FAST_TIER_OUT, bd->err);
 		if (rail < 0)
 			return rail;
