@@ -159,6 +159,41 @@ void fast_api_topo_name(const struct fast_api_topo *t, char *buf, size_t len)
 	snprintf(buf, len, "%s", t->t.name);
 }
 
+uint64_t fast_api_topo_hash(const struct fast_api_topo *t)
+{
+	return fast_topo_hash(&t->t);
+}
+
+int fast_api_topo_set_nics(struct fast_api_topo *t, uint32_t nics, const uint32_t *server,
+			   const uint32_t *nic, const double *fraction, size_t n,
+			   struct fast_api_error *err)
+{
+	struct fast_topo *c = malloc(sizeof *c); /* a copy: all or nothing */
+	struct fast_limits lim;
+	struct fast_err e;
+	int rc = 0;
+
+	if (!c)
+		return api_fail(err, FAST_ENOMEM, "out of memory");
+	*c = t->t;
+	if (nics) {
+		c->nics = nics;
+		for (uint32_t i = 0; i < c->noverrides && rc == 0; i++)
+			if (c->nic_override[i].nic >= nics)
+				rc = fast_err_set(&e, FAST_EINPUT,
+						  "nics %u: the topology overrides NIC %u of server %u",
+						  nics, c->nic_override[i].nic, c->nic_override[i].server);
+	}
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = fast_topo_set_nic(c, server[i], nic[i], fraction[i], &e);
+	if (rc == 0)
+		rc = fast_topo_validate(c, api_limits(&lim), &e);
+	if (rc == 0)
+		t->t = *c;
+	free(c);
+	return rc < 0 ? api_give(err, &e) : 0;
+}
+
 int fast_api_topo_json(const struct fast_api_topo *t, char **json, struct fast_api_error *err)
 {
 	struct mem m;

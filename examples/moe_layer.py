@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """A small mixture-of-experts layer over P CPU processes (gloo), its token
-exchange done twice: once with torch.distributed.all_to_all_single and once
-with fast.torch.all_to_all_single (a FAST plan, run wave by wave).
+exchange done three ways: with torch.distributed.all_to_all_single, with
+fast.torch.all_to_all_single (a FAST plan, run wave by wave), and with
+fast.torch.dispatch and combine (token plans: a token crosses to a server
+once, and combine sums on the expert server before crossing back).
 
 Each rank holds T tokens of width H and E experts (a two-layer MLP each);
 the layer is the usual five steps:
@@ -15,7 +17,9 @@ the layer is the usual five steps:
 L such layers are stacked.  Both runs do the same arithmetic in the same
 order -- only the all-to-all differs, and it moves bytes -- so the outputs
 must be bit-identical; the example checks it on every rank and prints one
-checksum per run.  The time per layer is the median over the repetitions
+checksum per run.  dispatch/combine sends a token to a rank once (not once
+per expert) and sums in another order, so its output is only close to the
+others (within 1e-5, checked too).  The time per layer is the median over the repetitions
 of the slowest rank's time (wall clock, this host's CPUs shared by all P
 processes: a functional example, not a benchmark).
 
@@ -25,7 +29,7 @@ processes: a functional example, not a benchmark).
 Options: --ranks P (8), --tokens T per rank (256), --hidden H (128),
 --experts E per rank (2), --topk k (2), --layers L (2), --reps N (3),
 --algo A (fast; any fast.algorithms() but auto).  Exit 0 when the outputs
-are identical, 1 when they are not.
+are identical (and dispatch/combine's close), 1 when they are not.
 """
 import argparse
 import os
@@ -113,7 +117,29 @@ def moe_forward(x, layer, p, rank, a2a):
     return y, (t2 - t1) + (t4 - t3)
 
 
-def run(x0, layers, p, rank, a2a, reps):
+def moe_forward_tokens(x, layer, p, rank, algo):
+    """The same layer through fast.torch.dispatch and combine: (output,
+    seconds in the two exchanges)."""
+    probs = torch.softmax(x @ layer.router, dim=-1)
+    gates, experts = probs.topk(layer.k, dim=-1)
+    gates = gates / gates.sum(dim=-1, keepdim=True)
+    t1 = time.perf_counter()
+    recv, local, w, _, handle = fast.torch.dispatch(x, experts, gates, num_experts=p * layer.e,
+                                                    algo=algo)
+    t2 = time.perf_counter()
+    out = torch.zeros(recv.shape[0], layer.k, x.shape[1])  # [row, slot]: its expert's output
+    for e in range(layer.e):
+        rows, slots = (local == e).nonzero(as_tuple=True)
+        if len(rows):
+            g = rank * layer.e + e
+            out[rows, slots] = torch.nn.functional.gelu(recv[rows] @ layer.w1[g]) @ layer.w2[g]
+    t3 = time.perf_counter()
+    y = fast.torch.combine(out, handle)  # weighted by the gates dispatch carried
+    t4 = time.perf_counter()
+    return x + y, (t2 - t1) + (t4 - t3)
+
+
+def run(x0, layers, forward, reps):
     """(output, per layer: the medians of the slowest rank's seconds for the
     layer and for its all-to-alls)"""
     times = [[] for _ in layers]
@@ -122,7 +148,7 @@ def run(x0, layers, p, rank, a2a, reps):
         for i, layer in enumerate(layers):
             dist.barrier()
             t = time.perf_counter()
-            x, comm = moe_forward(x, layer, p, rank, a2a)
+            x, comm = forward(x, layer)
             dt = torch.tensor([time.perf_counter() - t, comm], dtype=torch.float64)
             dist.all_reduce(dt, op=dist.ReduceOp.MAX)
             times[i].append(dt.tolist())
@@ -135,15 +161,21 @@ def worker(rank, p, port, args, q):
     dist.init_process_group("gloo", rank=rank, world_size=p)
     layers = [Layer(i, p, args) for i in range(args.layers)]
     x0 = torch.randn(args.tokens, args.hidden, generator=torch.Generator().manual_seed(rank))
-    y_torch, t_torch = run(x0, layers, p, rank, torch_a2a, args.reps)
-    y_fast, t_fast = run(x0, layers, p, rank, make_fast_a2a(args.algo), args.reps)
-    same = torch.tensor([int(torch.equal(y_torch, y_fast))])
+    fast_a2a = make_fast_a2a(args.algo)
+    y_torch, t_torch = run(x0, layers, lambda x, l: moe_forward(x, l, p, rank, torch_a2a),
+                           args.reps)
+    y_fast, t_fast = run(x0, layers, lambda x, l: moe_forward(x, l, p, rank, fast_a2a),
+                         args.reps)
+    y_tok, t_tok = run(x0, layers, lambda x, l: moe_forward_tokens(x, l, p, rank, args.algo),
+                       args.reps)
+    same = torch.tensor([int(torch.equal(y_torch, y_fast)),
+                         int(torch.allclose(y_tok, y_torch, rtol=1e-5, atol=1e-5))])
     dist.all_reduce(same, op=dist.ReduceOp.MIN)
-    sums = torch.tensor([float(y_torch.double().sum()), float(y_fast.double().sum())],
+    sums = torch.tensor([float(y.double().sum()) for y in (y_torch, y_fast, y_tok)],
                         dtype=torch.float64)
     dist.all_reduce(sums)
     if rank == 0:
-        q.put((bool(same), sums.tolist(), t_torch, t_fast))
+        q.put((same.tolist(), sums.tolist(), t_torch, t_fast, t_tok))
     dist.barrier()
     dist.destroy_process_group()
 
@@ -168,18 +200,22 @@ def main():
     q = ctx.SimpleQueue()
     mp.start_processes(worker, args=(args.ranks, port, args, q), nprocs=args.ranks,
                        start_method="fork")
-    same, (sum_torch, sum_fast), t_torch, t_fast = q.get()
+    (same, close), (sum_torch, sum_fast, sum_tok), t_torch, t_fast, t_tok = q.get()
     print("moe: %d ranks (gloo), %d tokens x %d per rank, %d experts per rank, top-%d, "
           "%d layers, fast algo %s" % (args.ranks, args.tokens, args.hidden, args.experts,
                                        args.topk, args.layers, args.algo))
     print("output checksum  torch %.17g" % sum_torch)
     print("output checksum  fast  %.17g" % sum_fast)
+    print("output checksum  dispatch/combine %.17g" % sum_tok)
     print("outputs identical on all %d ranks: %s" % (args.ranks, "yes" if same else "NO"))
+    print("dispatch/combine within 1e-5 on all %d ranks: %s" % (args.ranks,
+                                                             "yes" if close else "NO"))
     print("per layer, ms (median of %d; the slowest rank; a2a: dispatch + combine)" % args.reps)
-    print("layer  torch  torch a2a   fast  fast a2a")
-    for i, (a, b) in enumerate(zip(t_torch, t_fast)):
-        print("%5d %6.1f %10.1f %6.1f %9.1f" % (i, a[0] * 1e3, a[1] * 1e3, b[0] * 1e3, b[1] * 1e3))
-    return 0 if same else 1
+    print("layer  torch  torch a2a   fast  fast a2a  tokens  tokens a2a")
+    for i, (a, b, c) in enumerate(zip(t_torch, t_fast, t_tok)):
+        print("%5d %6.1f %10.1f %6.1f %9.1f %7.1f %11.1f" % (
+            i, a[0] * 1e3, a[1] * 1e3, b[0] * 1e3, b[1] * 1e3, c[0] * 1e3, c[1] * 1e3))
+    return 0 if same and close else 1
 
 
 if __name__ == "__main__":

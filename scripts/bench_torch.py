@@ -10,9 +10,10 @@ repetition times on every rank, between barriers:
 
     torch    dist.all_to_all_single
     fast     fast.torch.all_to_all_single, a cache hit
-    gather   its split sizes checked and all_gathered (_matrix)
+    gather   the ranks' split sizes all_gathered and checked (_matrix)
     lookup   the cache key (the matrix's bytes hashed) and the hit (_program)
-    walk     the program run wave by wave (_walk): copies, isend/irecv, waits
+    agree    the ranks' plan hashes all_gathered and compared (_agree_plans)
+    walk     the program run wave by wave (_run): copies, isend/irecv, waits
 
 and keeps the slowest rank's time.  Printed: the median and the min-max
 over the repetitions, in microseconds; the program's waves and messages
@@ -37,7 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import fast  # noqa: E402
 import fast.torch as ft  # noqa: E402
 
-COLS = ("torch", "fast", "gather", "lookup", "walk")
+COLS = ("torch", "fast", "gather", "lookup", "agree", "walk")
 
 
 def sizes(max_mib):
@@ -76,9 +77,11 @@ def one(p, rank, size, topo, algo, reps):
         b = time.perf_counter()
         prog = ft._program(topo, algo, D, rank, {})
         c = time.perf_counter()
-        ft._walk(prog, D, out_f, inp, None)
+        ft._agree_plans([prog["info"]["plan_hash"]], None, None, "bench")
         d = time.perf_counter()
-        t += [b - a, c - b, d - c]
+        ft._run(prog, D, out_f, inp, None)
+        e = time.perf_counter()
+        t += [b - a, c - b, d - c, e - d]
         v = torch.tensor(t, dtype=torch.float64)
         dist.all_reduce(v, op=dist.ReduceOp.MAX)
         rows.append(v.tolist())
@@ -134,7 +137,7 @@ def main():
         print("| %s | %d | %s | %.2f | %d | %d | %.0f |" % (
             human(size), len(rows), " | ".join(cell([r[j] for r in rows])
                                                for j in range(len(COLS))),
-            med[1] / med[0], waves, sends, med[4] / waves * 1e6))
+            med[1] / med[0], waves, sends, med[5] / waves * 1e6))
 
 
 if __name__ == "__main__":

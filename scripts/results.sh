@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerate the what-if study results: one resumable `fast sweep` per spec
 # in results/specs/ (CSV in results/<spec>.csv), the token-traffic study
-# (scripts/token_study.sh: results/tokens.csv, named "tokens" below), then
-# the figures
+# (scripts/token_study.sh: results/tokens.csv, named "tokens" below), the
+# placement study (scripts/placement_study.sh: results/placement.csv and
+# placement_layers.csv, named "placement"), then the figures
 # (results/figures/*.png and *.svg, data in results/data/) with gnuplot.
 #
 #   scripts/results.sh [--full] [--jobs K] [--fast PATH] [--plots-only] [SPEC...]
@@ -13,7 +14,8 @@
 #                 do not compete for cores
 #   --fast PATH   the fast binary (default build/bin/fast, or $FAST)
 #   --plots-only  redraw the figures from the CSVs already there
-#   SPEC...       only these specs (names without .json; tokens: the token study)
+#   SPEC...       only these specs (names without .json; tokens, placement:
+#                 the two studies that are scripts)
 #
 # Figures for a sweep of your own: scripts/results_plot.py my.csv -o DIR.
 # An interrupted run resumes where it stopped (sweeps skip finished rows).
@@ -32,23 +34,23 @@ while [ $# -gt 0 ]; do
 	--jobs) jobs=$2; shift ;;
 	--fast) fast=$2; shift ;;
 	--plots-only) plots_only=1 ;;
-	-h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
 	-*) echo "results.sh: unknown option $1" >&2; exit 2 ;;
 	*) specs+=("$1") ;;
 	esac
 	shift
 done
 if [ ${#specs[@]} = 0 ]; then
-	specs=(skew size scale synth moe tokens)
+	specs=(skew size scale synth moe tokens placement)
 	[ $full = 1 ] && specs+=(scale_full)
 fi
 if [ $plots_only = 0 ]; then
 	[ -x "$fast" ] || { echo "results.sh: $fast not found; run make first" >&2; exit 2; }
 	for s in "${specs[@]}"; do
-		if [ "$s" = tokens ]; then
-			echo "== tokens"
+		if [ "$s" = tokens ] || [ "$s" = placement ]; then
+			echo "== $s"
 			t0=$(date +%s)
-			bash scripts/token_study.sh --fast "$fast" results
+			bash "scripts/${s/tokens/token}_study.sh" --fast "$fast" results
 			echo "   $(( $(date +%s) - t0 )) s"
 			continue
 		fi

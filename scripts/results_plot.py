@@ -22,7 +22,10 @@ their numbers and gnuplot scripts to DIR/data/ (DIR defaults to
 <first CSV without .csv>-plots).
 
 The bundled studies: RESULTS_DIR/{skew,size,scale,scale_full,synth,moe}.csv
-and tokens.csv (scripts/token_study.sh: figures tokens_<preset>) give the figures that docs/ shows (a missing CSV skips its figures),
+tokens.csv (scripts/token_study.sh: figures tokens_<preset>) and
+placement.csv (scripts/placement_study.sh, results_plot_placement.py:
+figures placement_<preset>) give the figures that docs/ shows (a missing
+CSV skips its figures),
 in RESULTS_DIR/figures and RESULTS_DIR/data, with the same titles, axes
 and styles.
 
@@ -45,6 +48,7 @@ from results_plot_common import (BASELINES, ALGOS, PAPER_SYNTH, REQUIRED, TIMES,
     describe_all, order_all, constant_line_rates, replicates_note, axis_range, yaxis_cmds,
     coinciding, style_of, series_plots, parity_clause, Plotter, by_topo, fixed_params,
     METRICS, time_unit, pslug, slug, xvalue)  # noqa: F401
+from results_plot_placement import fig_placement
 
 MAX_SPLIT = 8  # at most this many figures per (x parameter, metric)
 
@@ -413,10 +417,11 @@ def bundled(out):
         fig_synth(p, csvs["synth"])
     if csvs["moe"]:
         fig_moe(p, csvs["moe"])
-    tokens = os.path.join(out, "tokens.csv")
-    if os.path.exists(tokens):
-        with open(tokens, newline="") as f:
-            fig_tokens(p, list(csv.DictReader(f)))
+    for name, fig in (("tokens", fig_tokens), ("placement", fig_placement)):
+        path = os.path.join(out, name + ".csv")
+        if os.path.exists(path):
+            with open(path, newline="") as f:
+                fig(p, list(csv.DictReader(f)))
     return p
 
 

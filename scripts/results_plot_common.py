@@ -328,11 +328,11 @@ class Plotter:
         self.png = "pngcairo" if "pngcairo" in terms else "png"
         self.made = []
 
-    def plot(self, name, title, body):
+    def plot(self, name, title, body, size=(960, 600)):
         """title: one or two lines; body: gnuplot commands after terminal,
-        output and title (data paths relative to data/)."""
-        for ext, term in (("png", "%s size 960,600" % self.png),
-                          ("svg", "svg size 960,600 dynamic")):
+        output and title (data paths relative to data/); size in pixels."""
+        for ext, term in (("png", "%s size %d,%d" % ((self.png,) + size)),
+                          ("svg", "svg size %d,%d dynamic" % size)):
             out = os.path.join(self.figs, name + "." + ext)
             script = ("set terminal %s\nset output '%s'\nset datafile missing '?'\n"
                       "set termoption noenhanced\nset key outside right top\nset grid\ncd '%s'\n"

@@ -23,7 +23,7 @@ set -eu
 cd "$(dirname "$0")/.."
 fast=${FAST:-build/bin/fast}
 if [ "${1:-}" = --fast ]; then fast=$2; shift 2; fi
-case ${1:-} in -h|--help) sed -n '2,23p' "$0"; exit 0 ;; esac
+case ${1:-} in -h|--help) sed -n '2,21p' "$0"; exit 0 ;; esac
 out=${1:-results}
 algos=fanout,nccl,pxn,hier,fast:dedup=gpu,fast
 [ -x "$fast" ] || { echo "token_study.sh: $fast not found; run make first" >&2; exit 2; }

@@ -83,6 +83,17 @@ int fast_api_topo_parse(const char *text, const char *name, struct fast_api_topo
 /* Shape and name (name: into buf of len bytes). */
 void fast_api_topo_shape(const struct fast_api_topo *t, uint32_t *servers, uint32_t *gpus);
 void fast_api_topo_name(const struct fast_api_topo *t, char *buf, size_t len);
+/* The fabric's identity (fast_topo_hash: shape, model numbers, NICs; not
+ * the name): equal for topologies that plan and simulate alike. */
+uint64_t fast_api_topo_hash(const struct fast_api_topo *t);
+/* NICs as they are (`--nics K`, `--nic S:K=F`): nics K per server (0
+ * keeps the topology's), then n overrides, server[i]'s NIC nic[i] at
+ * fraction[i] of its rate (0 = down; one replaces an earlier one of the
+ * same NIC).  All or nothing: on any error (a server or NIC out of range,
+ * a fraction outside [0, 1], a server with every NIC down) t is unchanged. */
+int fast_api_topo_set_nics(struct fast_api_topo *t, uint32_t nics, const uint32_t *server,
+			   const uint32_t *nic, const double *fraction, size_t n,
+			   struct fast_api_error *err);
 /* The normalised JSON (what `fast topo show --json` prints) into *json. */
 int fast_api_topo_json(const struct fast_api_topo *t, char **json, struct fast_api_error *err);
 void fast_api_topo_free(struct fast_api_topo *t);

@@ -95,6 +95,8 @@ _SIGS = {
     "topo_shape": (None, [_P, _U32P, _U32P]),
     "topo_name": (None, [_P, ctypes.c_char_p, _SZ]),
     "topo_json": (_I, [_P, _PP, _E]),
+    "topo_hash": (ctypes.c_uint64, [_P]),
+    "topo_set_nics": (_I, [_P, _U32, _U32P, _U32P, ctypes.POINTER(ctypes.c_double), _SZ, _E]),
     "topo_free": (None, [_P]),
     "traffic_new_u64": (_I, [_U32, _U32, _P, _PP, _E]),
     "traffic_new_i64": (_I, [_U32, _U32, _P, _PP, _E]),
@@ -245,26 +247,49 @@ class _Handle:
 # --- topology ------------------------------------------------------------------
 
 class Topology(_Handle):
-    """A two-tier fabric: N servers of G GPUs (a preset or a JSON file)."""
+    """A two-tier fabric: N servers of G GPUs (a preset or a JSON file).
+
+    nics=K and nic={(server, nic): fraction} (or [(server, nic, fraction)])
+    are the CLI's --nics K and --nic S:K=F: K NICs per server, and NICs at a
+    fraction of their rate (0 = down), applied after loading."""
     _free = "topo_free"
 
     @classmethod
-    def preset(cls, name, servers=None, gpus=None):
+    def preset(cls, name, servers=None, gpus=None, nics=None, nic=None):
         h = ctypes.c_void_p()
         _call("topo_preset", _b(name), int(servers or 0), int(gpus or 0), ctypes.byref(h))
-        return cls(h)
+        return cls(h)._with_nics(nics, nic)
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path, nics=None, nic=None):
         h = ctypes.c_void_p()
         _call("topo_load", _b(os.fspath(path)), ctypes.byref(h))
-        return cls(h)
+        return cls(h)._with_nics(nics, nic)
 
     @classmethod
-    def parse(cls, text, name="topology"):
+    def parse(cls, text, name="topology", nics=None, nic=None):
         h = ctypes.c_void_p()
         _call("topo_parse", _b(text), _b(name), ctypes.byref(h))
-        return cls(h)
+        return cls(h)._with_nics(nics, nic)
+
+    def _with_nics(self, nics, nic):
+        if nics is None and not nic:
+            return self
+        items = list(nic.items()) if isinstance(nic, dict) else [((s, k), f) for s, k, f in nic or []]
+        n = len(items)
+        srv = (ctypes.c_uint32 * max(n, 1))(*[int(sk[0]) for sk, _ in items])
+        idx = (ctypes.c_uint32 * max(n, 1))(*[int(sk[1]) for sk, _ in items])
+        frac = (ctypes.c_double * max(n, 1))(*[float(f) for _, f in items])
+        if nics is not None and int(nics) < 1:
+            raise ValueError("fast: usage: nics: %d is not a NIC count (>= 1)" % int(nics))
+        _call("topo_set_nics", self._h, int(nics or 0), srv, idx, frac, n)
+        return self
+
+    @property
+    def identity(self):
+        """The fabric's 64-bit hash (shape, model numbers, NICs; not the name):
+        equal for topologies that plan and simulate alike."""
+        return _f["topo_hash"](self._h)
 
     def _shape(self):
         s, g = ctypes.c_uint32(), ctypes.c_uint32()
@@ -375,6 +400,23 @@ class Traffic(_Handle):
         h = ctypes.c_void_p()
         _call("traffic_parse", _b(text), _b(name), ctypes.byref(h))
         return cls(_handle=h)
+
+    @classmethod
+    def tokens(cls, gpus, groups, token_bytes, kind="dispatch", label=None):
+        """One token matrix (MoE dispatch or combine, docs/formats.md):
+        groups [(src, [dsts], tokens), ...], each `tokens` tokens of
+        token_bytes bytes of GPU src whose experts are on the GPUs dsts
+        (ascending, distinct); the groups stay in the order given (a
+        program's buffers are laid out in it).  Read through the traffic
+        file's loader, so its checks and messages are the command line's."""
+        if kind not in ("dispatch", "combine"):
+            raise InputError(-3, "traffic: kind must be dispatch or combine (got %r)" % (kind,))
+        m = {"kind": kind, "token_bytes": int(token_bytes),
+             "groups": [[int(s), [int(d) for d in ds], int(n)] for s, ds, n in groups]}
+        if label:
+            m["label"] = str(label)
+        doc = {"version": 3, "gpus_total": int(gpus), "matrices": [m]}
+        return cls.parse(json.dumps(doc, separators=(",", ":")), "token traffic")
 
     def _shape(self):
         p, c = ctypes.c_uint32(), ctypes.c_uint32()

@@ -182,6 +182,32 @@ def test_compare_equals_cli(work):
                         algos=["nccl", "fast"], sync="rank") == want
 
 
+def test_degraded_cluster_equals_cli(work):
+    # --nics K and --nic S:K=F as keywords: the same topology (JSON and
+    # identity), the same sim, bound and compare on it; the CLI's messages
+    d, _ = work
+    flags = ["--nics", "4", "--nic", "1:2=0.25", "--nic", "0:1=0.5"]
+    t = fast.Topology.preset("h200", servers=2, nics=4, nic={(1, 2): 0.25, (0, 1): 0.5})
+    assert t.json() == json.loads(cli("topo", "show", *TOPO, *flags).stdout)
+    assert t.identity != h200().identity
+    assert t.identity == fast.Topology.preset("h200", 2, nic=[(0, 1, 0.5), (1, 2, 0.25)],
+                                              nics=4).identity
+    traffic = fast.Traffic.load(str(d / "bytes.json"))
+    for cmd, got in (("sim", lambda: fast.sim(t, traffic)),
+                     ("bound", lambda: fast.bound(t, traffic)),
+                     ("compare", lambda: fast.compare(t, traffic, algos=["fast", "fanout"]))):
+        extra = {"sim": [], "bound": ["--no-timing"],
+                 "compare": ["--no-timing", "--algos", "fast,fanout"]}[cmd]
+        want = cli_json(cmd, *TOPO, *flags, "--traffic", d / "bytes.json", *extra)
+        assert got() == want, cmd
+    for nic, msg in (({(1, 9): 0.5}, "NIC 9 is out of range (8 NICs per server)"),
+                     ({(0, 1): 1.5}, "must be in [0, 1]"),
+                     ([(1, k, 0) for k in range(8)], "every NIC of server 1 is down")):
+        with pytest.raises(ValueError, match=msg.replace("[", r"\[").replace("(", r"\(")
+                           .replace(")", r"\)").replace("]", r"\]")):
+            fast.Topology.preset("h200", 2, nic=nic)
+
+
 def test_compare_tokens_equal_cli():
     # a dispatch and a combine matrix: totals per kind, then the total
     want = cli_json("compare", *TOK_TOPO, "--traffic", TOKENS, "--no-timing",
@@ -240,6 +266,23 @@ def test_check_failure_carries_cli_message(work):
     assert str(e.value) == first.replace(": FAIL: ", ": ", 1)
     assert e.value.status == 1
     assert plan.check(fast.Traffic(mats), h200())
+
+
+def test_traffic_tokens_equals_the_file():
+    # the bundled dispatch matrix from its groups: the same bytes and kind,
+    # and a token program of the per-group kind; bad groups: the loader's message
+    t = fast.Traffic.tokens(4, [(0, [1, 2, 3], 3), (2, [0, 1], 2)], 4)
+    f = fast.Traffic.load(TOKENS)
+    assert t.kinds == ["dispatch"] and np.array_equal(t.matrix(0), f.matrix(0))
+    c = fast.Traffic.tokens(4, [(0, [1, 2, 3], 3), (2, [0, 2], 2)], 4, "combine")
+    assert c.kinds == ["combine"] and np.array_equal(c.matrix(0), f.matrix(1))
+    prog = fast.compile(h200(gpus=2), t).program(t, 0)
+    assert prog["info"]["kind"] == "dispatch" and prog["info"]["nmsgs"] == 2
+    with pytest.raises(fast.InputError) as e:
+        fast.Traffic.tokens(4, [(0, [3, 1], 2)], 8)
+    assert "ascending" in str(e.value)
+    with pytest.raises(fast.InputError):
+        fast.Traffic.tokens(4, [(0, [1], 2)], 8, "bytes")
 
 
 def test_program_delivers_the_column(work):

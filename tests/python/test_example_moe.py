@@ -1,7 +1,8 @@
 """examples/moe_layer.py runs: 8 gloo processes, a small size, one layer;
 the outputs through torch.distributed.all_to_all_single and through
-fast.torch.all_to_all_single are identical (the example exits 1 when they
-are not) and it prints two equal checksums and a time per layer.  A skip
+fast.torch.all_to_all_single are identical, those through fast.torch.dispatch
+and combine within 1e-5 (the example exits 1 otherwise), and it prints the
+checksums and a time per layer.  A skip
 without python3-torch, except in CI (as test_torch.py)."""
 import os
 import re
@@ -25,4 +26,5 @@ def test_moe_layer_example_outputs_match():
     assert [k for k, _ in sums] == ["torch", "fast "], r.stdout
     assert sums[0][1] == sums[1][1], r.stdout
     assert "outputs identical on all 8 ranks: yes" in r.stdout
-    assert re.search(r"^    0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$", r.stdout, re.M), r.stdout
+    assert "dispatch/combine within 1e-5 on all 8 ranks: yes" in r.stdout
+    assert re.search(r"^    0" + r" +[0-9.]+" * 6 + "$", r.stdout, re.M), r.stdout

@@ -1,5 +1,6 @@
 """test_torch.py's ranks: fast.torch.all_to_all_single against
-torch.distributed.all_to_all_single on the same inputs (gloo, env://).
+torch.distributed.all_to_all_single on the same inputs (gloo, env://),
+then torch_moe_worker.py's dispatch and combine in the same processes.
 Run once; it forks WORLD_SIZE ranks (torch imported once, not per rank:
 on two cores eight imports of torch were most of the test's time)."""
 import os
@@ -13,6 +14,7 @@ import torch.multiprocessing as mp
 sys.path.insert(0, os.environ["FAST_PYTHONPATH"])
 import fast  # noqa: E402
 import fast.torch  # noqa: E402
+import torch_moe_worker  # noqa: E402  (this file's folder is on the path)
 
 
 def main(rank):
@@ -54,11 +56,51 @@ def main(rank):
     dist.all_to_all_single(want, inp)
     fast.torch.all_to_all_single(got, inp)
     assert torch.equal(want, got), "equal splits"
-    dist.barrier()
-    dist.destroy_process_group()
+    refusals(rank, p, topo)
     # one write(2) of a short line is atomic on a pipe: forked ranks' lines
     # never interleave (print may split a line from its newline)
-    os.write(1, b"rank %d ok\n" % rank)
+    os.write(1, b"rank %d a2a ok\n" % rank)
+    torch_moe_worker.main(rank, p, topo)
+    os.write(1, b"rank %d moe ok\n" % rank)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def refused(rank, what, call, want):
+    """call() must raise fast.Error on this rank, its text holding want."""
+    try:
+        call()
+    except fast.Error as e:
+        if want not in str(e):
+            sys.exit("rank %d, %s: %r lacks %r" % (rank, what, str(e), want))
+        return
+    sys.exit("rank %d, %s: no error" % (rank, what))
+
+
+def refusals(rank, p, topo):
+    """What one rank gets wrong, every rank raises for, in bounded time
+    (none is left waiting: the test's timeout bounds it), and the group
+    still works after."""
+    inp, out = torch.arange(2 * p, dtype=torch.float32) + rank, torch.empty(2 * p)
+    outs = [2] * p
+    if rank == 3:
+        outs[6] = 3  # rank 6 sends it 2 rows
+    refused(rank, "split sizes", lambda: fast.torch.all_to_all_single(
+        out, inp, outs, [2] * p, topology=topo),
+        "rank 6's input_split_sizes[3] = 2 but rank 3's output_split_sizes[6] = 3")
+    refused(rank, "algo", lambda: fast.torch.all_to_all_single(
+        out, inp, topology=topo, algo="fanout" if rank == 4 else "fast"), "plans differ")
+    refused(rank, "a count", lambda: fast.torch.all_to_all_single(
+        out, inp, [2] * p, [2] * (p - (rank == 0)), topology=topo),
+        "%d input split sizes for %d ranks" % (p - 1, p) if rank == 0 else "rank 0 refused")
+    other = fast.Topology.preset("h200", servers=1, gpus=4)  # 4 GPUs for 8 ranks
+    refused(rank, "topology", lambda: fast.torch.all_to_all_single(
+        out, inp, topology=other if rank == 7 else topo),
+        "the topology has 4" if rank == 7 else "rank 7 failed to build its plan")
+    want = torch.empty(2 * p)
+    dist.all_to_all_single(want, inp)
+    fast.torch.all_to_all_single(out, inp, topology=topo)
+    assert torch.equal(want, out), "after the refusals"
 
 
 if __name__ == "__main__":
