@@ -292,14 +292,22 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 		goto out;
 	/* two servers: one shift on all rails, the staged schedule itself
 	 * (split_tail aside): auto considers packing from three on */
-	if (may_pack && !bd.nx && (bd.packed || (bd.N > 2 && opts->stages == FAST_STAGES_AUTO))) {
+	if (may_pack && (bd.packed || (bd.N > 2 && opts->stages == FAST_STAGES_AUTO))) {
 		struct cost c = fast_packed_cost(topo);
 		struct balance_cost bc;
 		if (bd.mode != NICS_IDEAL)
 			c.Bo = bd.r0; /* a lane at its GPU's share of the port */
 		if ((rc = fast_packed_balance_costs(&bd, &c, bv.nterms ? bv.perm : NULL, &bc)) < 0)
 			goto out;
-		if (!bd.packed && fast_packed_s(&bd, &c, &bc) < fast_staged_s(&c, &bv, &bc)) {
+		if (bd.packed && !bc.packable) {
+			rc = fast_err_set(err, FAST_EUSAGE,
+					  "fast: --stages packed: a shift's NICs are down at one end of "
+					  "a server pair it must join (packed stages are rail-aligned); "
+					  "use --stages auto or exact");
+			goto out;
+		}
+		if (!bd.packed && bc.packable &&
+		    fast_packed_s(&bd, &c, &bc) < fast_staged_s(&c, &bv, &bc)) {
 			bd.packed = chose = true;
 			fast_bvn_free(&bv);
 		}

@@ -55,6 +55,7 @@ struct builder {
 	bool jit;
 	bool packed;             /* packed stages: tile (A, A + d) on the rails of shift d */
 	uint64_t *budget;        /* packed: N - 1 budgets, shift d at d - 1 (the largest lane) */
+	uint64_t *budget_time;   /* WEIGHTED, packed: N - 1 wave times in r0-bytes, else NULL */
 	uint64_t *tt;            /* G: the lane targets of the tile being balanced */
 	enum nic_mode mode;
 	uint32_t P;              /* packed stages: ports they share out (G unless K < G) */
@@ -135,6 +136,7 @@ struct cost {
  * the largest lane target of its tiles (bd->budget). */
 struct balance_cost {
 	double bal[2][2];
+	bool packable; /* WEIGHTED: every tile has a live rail on its shift's ports */
 };
 
 /* --- balancing (compile_fast_balance.c) --- */
@@ -161,9 +163,14 @@ void fast_nics_free(struct builder *bd);
  * target when rail-aligned).  FAST_EINPUT on overflow or a tile no rail
  * can carry. */
 int fast_nics_server_matrix(struct builder *bd);
-/* WEIGHTED: tt[i], the lane target of rail i (sender A_i) of tile (A, B);
- * returns the largest. */
+/* WEIGHTED: tt[i], the lane target of rail i (sender A_i) of tile (A, B)
+ * (packed stages: fast_nics_packed_targets); returns the largest. */
 uint64_t fast_nics_targets(const struct builder *bd, uint32_t a, uint32_t b, uint64_t *tt);
+/* WEIGHTED, packed stages: tt[i] of tile (A, B) on its shift's ports,
+ * rail-aligned, and *T its time in r0-bytes (UINT64_MAX, every tt 0:
+ * no live rail of the shift joins A to B); returns the largest tt. */
+uint64_t fast_nics_packed_targets(const struct builder *bd, uint32_t a, uint32_t b, uint64_t *tt,
+				  uint64_t *T);
 /* WEIGHTED and not rail-aligned: stage k of bv as an explicit out step
  * and its redistribution, after the steps in deps (< 0: none); the out
  * step's id, or an error. */

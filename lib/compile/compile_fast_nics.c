@@ -60,6 +60,7 @@ struct cursor {
 struct nics {
 	bool aligned;       /* pair i is rail i (RAIL steps) */
 	uint32_t K;         /* NICs per server */
+	uint32_t *port;     /* G: the port of each local GPU */
 	uint32_t *wt;       /* N * G: GPU weights (NIC_W1 = r0, 0 = down) */
 	uint32_t *ord;      /* N * G: server A's position j -> local GPU */
 	uint32_t *pos;      /* N * G: server A's local GPU -> position */
@@ -73,9 +74,12 @@ void fast_nics_free(struct builder *bd)
 {
 	struct nics *nx = bd->nx;
 
+	free(bd->budget_time);
+	bd->budget_time = NULL;
 	if (!nx)
 		return;
 	free(nx->wt);
+	free(nx->port);
 	free(nx->ord);
 	free(nx->pos);
 	free(nx->lane);
@@ -88,7 +92,7 @@ void fast_nics_free(struct builder *bd)
 
 bool fast_nics_explicit(const struct builder *bd)
 {
-	return bd->nx && !bd->nx->aligned;
+	return bd->nx && !bd->nx->aligned && !bd->packed;
 }
 
 /* Position order of server s's GPUs (see the top): port size, weight
@@ -164,26 +168,24 @@ int fast_nics_setup(struct builder *bd, const struct fast_topo *topo, bool rail_
 		return 0;
 	}
 	bd->mode = NICS_WEIGHTED;
-	if (bd->packed) {
-		free(share);
-		return fast_err_set(bd->err, FAST_EUSAGE,
-				    "fast: --stages packed needs every GPU's share of its NIC equal "
-				    "(a slow or failed NIC, or NICs that do not divide among the "
-				    "GPUs, makes the shifts' rails unequal); use --stages auto or exact");
-	}
+	bd->P = fast_topo_ports(topo); /* packed stages: whole ports */
 	nx = fast_calloc(1, sizeof *nx);
 	if (nx) {
 		nx->wt = fast_calloc((size_t)N * G, sizeof *nx->wt);
+		nx->port = fast_calloc(G, sizeof *nx->port);
 		nx->ord = fast_calloc((size_t)N * G, sizeof *nx->ord);
 		nx->pos = fast_calloc((size_t)N * G, sizeof *nx->pos);
 	}
 	bd->nx = nx;
-	if (!nx || !nx->wt || !nx->ord || !nx->pos) {
+	bd->budget_time = fast_calloc(N, sizeof *bd->budget_time);
+	if (!nx || !nx->wt || !nx->port || !nx->ord || !nx->pos || !bd->budget_time) {
 		free(share);
 		return oom(bd, "NICs");
 	}
 	nx->aligned = rail_aligned;
 	nx->K = topo->nics;
+	for (uint32_t i = 0; i < G; i++)
+		nx->port[i] = fast_topo_port_of(topo, i);
 	for (uint32_t g = 0; g < bd->ng; g++) {
 		double w = share[g] / bd->r0 * NIC_W1 + 0.5;
 		nx->wt[g] = share[g] > 0 ? (w < 1 ? 1 : w > NIC_W1 ? NIC_W1 : (uint32_t)w) : 0;
@@ -256,11 +258,39 @@ uint64_t fast_nics_targets(const struct builder *bd, uint32_t a, uint32_t b, uin
 {
 	uint64_t T, most = 0;
 
+	if (bd->packed)
+		return fast_nics_packed_targets(bd, a, b, tt, &T);
 	if (!tile_time(bd, a, b, &T))
 		T = 0; /* fast_nics_server_matrix refused it */
 	for (uint32_t i = 0; i < bd->G; i++) {
 		/* T c / W1 <= T: no overflow */
 		mul_div_up(T, pair_w(bd->nx, bd->G, a, b, i), NIC_W1, &tt[i]);
+		if (tt[i] > most)
+			most = tt[i];
+	}
+	return most;
+}
+
+uint64_t fast_nics_packed_targets(const struct builder *bd, uint32_t a, uint32_t b, uint64_t *tt,
+				  uint64_t *T)
+{
+	const struct nics *nx = bd->nx;
+	const uint64_t *r = &bd->load[((size_t)a * bd->N + b) * bd->G];
+	uint32_t G = bd->G, mod = pack_mod(bd->N, bd->P), res = shift_of(bd->N, a, b) % mod;
+	uint64_t R = 0, C = 0, most = 0;
+
+	for (uint32_t i = 0; i < G; i++) {
+		uint32_t x = nx->wt[(size_t)a * G + i], y = nx->wt[(size_t)b * G + i];
+		tt[i] = nx->port[i] % mod == res ? (x < y ? x : y) : 0; /* c_i, for now */
+		C += tt[i];
+		R += r[i];
+	}
+	*T = 0;
+	if (R && (C == 0 || !mul_div_up(R, NIC_W1, C, T)))
+		*T = UINT64_MAX; /* no live rail of the shift, or overflow */
+	for (uint32_t i = 0; i < G; i++) {
+		if (*T == UINT64_MAX || !mul_div_up(*T, tt[i], NIC_W1, &tt[i]))
+			tt[i] = 0;
 		if (tt[i] > most)
 			most = tt[i];
 	}

@@ -58,13 +58,18 @@ int fast_packed_balance_costs(struct builder *bd, const struct cost *c, const ui
 			      struct balance_cost *out)
 {
 	uint32_t N = bd->N, G = bd->G, mod = pack_mod(N, bd->P);
-	uint64_t most[2][2] = { { 0, 0 }, { 0, 0 } }, *acc;
+	uint64_t most[2][2] = { { 0, 0 }, { 0, 0 } }, *acc, *tts;
 
-	/* acc[(packed * 2 + group) * 2 + recv][i]: the server's GPU i */
-	acc = fast_scratch_room(bd->sc, SC_TMP, (size_t)8 * G, sizeof *acc);
+	/* acc[(packed * 2 + group) * 2 + recv][i]: the server's GPU i; then
+	 * (NICs of unequal shares) the staged lane targets of a tile */
+	acc = fast_scratch_room(bd->sc, SC_TMP, (size_t)9 * G, sizeof *acc);
 	if (!acc)
 		return oom(bd, "stage model");
+	tts = bd->nx ? acc + (size_t)8 * G : NULL;
+	out->packable = true;
 	memset(bd->budget, 0, (size_t)N * sizeof *bd->budget);
+	if (bd->budget_time)
+		memset(bd->budget_time, 0, (size_t)N * sizeof *bd->budget_time);
 	for (uint32_t a = 0; a < N; a++) {
 		memset(acc, 0, (size_t)8 * G * sizeof *acc);
 		for (uint32_t b = 0; b < N; b++) {
@@ -75,14 +80,27 @@ int fast_packed_balance_costs(struct builder *bd, const struct cost *c, const ui
 			if (b == a || ts == 0)
 				continue;
 			s = shift_of(N, a, b);
-			rs = fast_balance_rails(bd, true, a, b); /* the packed lane targets, as fast_balance_tile() */
-			fast_balance_targets(&rs, G, bd->tt);
-			if (rs.t > bd->budget[s])
-				bd->budget[s] = rs.t;
+			if (tts) { /* compile_fast_nics.c's targets, either way */
+				uint64_t T, most_t = fast_nics_packed_targets(bd, a, b, bd->tt, &T);
+				out->packable = out->packable && T != UINT64_MAX;
+				if (most_t > bd->budget[s])
+					bd->budget[s] = most_t;
+				if (T != UINT64_MAX && T > bd->budget_time[s])
+					bd->budget_time[s] = T;
+				fast_nics_targets(bd, a, b, tts);
+			} else {
+				/* the packed lane targets, as fast_balance_tile() */
+				rs = fast_balance_rails(bd, true, a, b);
+				fast_balance_targets(&rs, G, bd->tt);
+				if (rs.t > bd->budget[s])
+					bd->budget[s] = rs.t;
+			}
 			gp = bd->jit && s >= mod;
 			gs = bd->jit && first && first[a] != b;
 			for (uint32_t i = 0; i < G; i++) {
 				uint64_t t = bd->tt[i];
+				if (tts)
+					ts = tts[i];
 				uint64_t *ap = acc + (size_t)(4 + gp * 2) * G, *as = acc + (size_t)gs * 2 * G;
 				if (r[i] > t)
 					ap[i] += r[i] - t;
@@ -119,9 +137,12 @@ double fast_packed_s(const struct builder *bd, const struct cost *c, const struc
 		uint64_t last = 0;
 		for (uint32_t s = res; s < M; s += mod)
 			if (bd->budget[s]) {
+				/* a wave's time: its largest lane, or where NICs differ
+				 * its slowest tile (every lane of a tile ends together) */
+				uint64_t w = bd->budget_time ? bd->budget_time[s] : bd->budget[s];
 				if (s >= mod && t < bal1)
 					t = bal1;
-				t += c->a_out + (double)bd->budget[s] / c->Bo;
+				t += c->a_out + (double)w / c->Bo;
 				last = bd->budget[s];
 			}
 		if (last)
