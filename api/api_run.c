@@ -208,8 +208,12 @@ int fast_api_sim_json(const struct fast_api_topo *topo, const struct fast_api_tr
 			rc = api_give(err, &e);
 			break;
 		}
-		fast_sim_json_plan(m.f, t, p, &r, M ? &b : NULL, &so, s.steps, false, i == 0);
+		sr = fast_sim_json_plan(m.f, t, p, &r, M ? &b : NULL, &so, s.steps, false, i == 0, &e);
 		fast_sim_result_free(&r);
+		if (sr < 0) {
+			rc = api_give(err, &e);
+			break;
+		}
 	}
 	if (rc == 0)
 		fast_sim_json_tail(m.f);

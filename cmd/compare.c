@@ -58,6 +58,13 @@ struct cell {
 	struct fast_case_candidate cand[FAST_CASE_MAX_CANDIDATES];
 	char chosen_name[ROW_NAME_MAX]; /* token traffic: "fast:dedup=server" */
 	bool tokens;                    /* the matrix is token traffic */
+	/* the busiest NIC (busy_dir < 0: none carried bytes; a total row:
+	 * none); on a fabric whose NICs are not one per GPU at the nominal
+	 * rate every NIC too, until the matrix is printed */
+	struct fast_sim_nic busy;
+	int busy_dir;
+	struct fast_sim_nic *nics;
+	uint32_t nnics;
 };
 
 /* Candidate c as a row names it: on token traffic with its dedup
@@ -226,6 +233,32 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 		printf("  %-*s %14s\n", o->name_width, "LP bound", human_time(bound_s, a, sizeof a));
 }
 
+/* The NICs of row w into c: the busiest always, every one on a fabric
+ * whose NICs are not one per GPU at the nominal rate (to print with the
+ * matrix; freed then).  0, or FAST_ENOMEM in err. */
+static int fill_nics(const struct fast_topo *t, const struct fast_case_row *w, struct cell *c,
+		     struct fast_err *err)
+{
+	struct fast_sim_nic *nics;
+	uint32_t n, i;
+	int rc, d;
+
+	if ((rc = fast_sim_nics(t, &w->sim, &nics, &n, err)) < 0)
+		return rc;
+	c->busy_dir = -1;
+	if (fast_sim_busiest_nic(nics, n, &i, &d)) {
+		c->busy = nics[i];
+		c->busy_dir = d;
+	}
+	if (fast_topo_nics_ideal(t)) {
+		free(nics);
+		return 0;
+	}
+	c->nics = nics;
+	c->nnics = n;
+	return 0;
+}
+
 /* Row k of the case's result into c[k]. */
 static void fill_cell(const struct opts *o, const struct fast_matrix *mx,
 		      const struct fast_case_row *w, struct cell *c)
@@ -278,8 +311,13 @@ static int compare_one(const struct opts *o, const struct fast_topo *t,
 		return cli_report(&err);
 	}
 	*bound = r.bound;
-	for (uint32_t k = 0; k < o->nalgos; k++)
+	for (uint32_t k = 0; k < o->nalgos; k++) {
 		fill_cell(o, mx, &r.rows[k], &c[k]);
+		if ((rc = fill_nics(t, &r.rows[k], &c[k], &err)) < 0) {
+			fast_case_result_free(&r);
+			return cli_report(&err);
+		}
+	}
 	*done += o->nalgos + 1;
 	cli_progress_step(pr, *done);
 	rc = 0;
@@ -320,6 +358,22 @@ static void put_field(const char *name, double v)
 {
 	printf(", \"%s\": ", name);
 	fast_json_put_double(stdout, v);
+}
+
+/* , "busiest_nic": ... [, "nics": [...]] of a matrix's cell */
+static void print_json_nics(const struct cell *c)
+{
+	printf(", ");
+	fast_sim_json_busiest_nic(stdout, c->busy_dir >= 0 ? &c->busy : NULL,
+				  c->busy_dir >= 0 ? c->busy_dir : 0);
+	if (!c->nics)
+		return;
+	printf(", \"nics\": [");
+	for (uint32_t i = 0; i < c->nnics; i++) {
+		printf("%s", i ? ", " : "");
+		fast_sim_json_nic(stdout, &c->nics[i]);
+	}
+	printf("]");
 }
 
 static void print_json_block(const struct opts *o, int64_t matrix, const char *label,
@@ -372,6 +426,8 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 			}
 			printf("}");
 		}
+		if (matrix >= 0)
+			print_json_nics(&c[k]);
 		printf("}");
 	}
 	printf("]}");
@@ -510,6 +566,14 @@ static void print_matrix(const struct opts *o, const struct fast_topo *t, const 
 	}
 }
 
+static void free_nics(struct cell *c, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		free(c[k].nics);
+		c[k].nics = NULL;
+	}
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	struct opts o;
@@ -555,6 +619,7 @@ int cmd_compare(int argc, char **argv)
 			goto out;
 		totals_add(tt, &o, &tr.m[m], c, b.lp_s);
 		print_matrix(&o, &t, &tr.m[m], m, mi, c, &b);
+		free_nics(c, o.nalgos);
 	}
 	print_totals(&o, tt, tr.count);
 	if (o.in.json)
@@ -562,6 +627,8 @@ int cmd_compare(int argc, char **argv)
 	rc = 0;
 out:
 	cli_progress_end(&pr);
+	if (cells)
+		free_nics(cells, (size_t)tr.count * o.nalgos);
 	free(cells);
 	free(tt);
 	fast_traffic_free(&tr);

@@ -72,7 +72,8 @@ static void tier_util(const struct fast_sim_result *r, bool nic, struct tier_uti
 		bool is_nic = k == FAST_RES_NIC_EGRESS || k == FAST_RES_NIC_INGRESS;
 		if (k == FAST_RES_CORE || k == FAST_RES_GPU_REDUCE || is_nic != nic)
 			continue;
-		if (k == FAST_RES_MESH_LINK && r->res[i].gpu == r->res[i].peer)
+		if ((k == FAST_RES_MESH_LINK && r->res[i].gpu == r->res[i].peer) ||
+		    r->res[i].cap_Bps <= 0.0) /* a self link; a port whose NICs are down */
 			continue;
 		sum += r->res[i].util;
 		if (r->res[i].util > u->max)
@@ -82,12 +83,39 @@ static void tier_util(const struct fast_sim_result *r, bool nic, struct tier_uti
 	u->mean = u->n ? sum / u->n : 0;
 }
 
-static void print_human(const struct opts *o, const struct fast_topo *t, const struct fast_plan *p,
-			const struct fast_sim_result *r, const struct fast_bound *b, bool first)
+/* On a fabric whose NICs are not one per GPU at the nominal rate, the
+ * busiest NIC (the busiest resources name ports, a port may be several
+ * NICs): "  busiest NIC  server 1 NIC 3 out 98.7% of 12.38 GB/s (16.00
+ * MiB)".  Ideal fabrics keep their text: there a NIC is a port. */
+static int print_busiest_nic(const struct fast_topo *t, const struct fast_sim_result *r)
+{
+	struct fast_sim_nic *nics;
+	struct fast_err err;
+	char sz[32];
+	uint32_t n, i;
+	int d;
+
+	if (fast_topo_nics_ideal(t))
+		return 0;
+	if (fast_sim_nics(t, r, &nics, &n, &err) < 0)
+		return cli_report(&err);
+	if (fast_sim_busiest_nic(nics, n, &i, &d))
+		printf("  busiest NIC  server %u NIC %u %s %.1f%% of %.2f GB/s (%s)\n", nics[i].server,
+		       nics[i].nic, d ? "in" : "out", 100 * nics[i].util[d], nics[i].rate_Bps / 1e9,
+		       fast_size_format(nics[i].bytes[d], sz, sizeof sz));
+	else
+		printf("  busiest NIC  none (no bytes crossed the scale-out tier)\n");
+	free(nics);
+	return 0;
+}
+
+static int print_human(const struct opts *o, const struct fast_topo *t, const struct fast_plan *p,
+		       const struct fast_sim_result *r, const struct fast_bound *b, bool first)
 {
 	char a[48], c[48], sz[32], name[48];
 	uint32_t idx[TOP_RES], n;
 	struct tier_util nic, up;
+	int rc;
 
 	if (!first)
 		putchar('\n');
@@ -112,7 +140,10 @@ static void print_human(const struct opts *o, const struct fast_topo *t, const s
 	for (uint32_t k = 0; k < n; k++)
 		printf(" %s %.1f%%%s", fast_sim_res_name(t, &r->res[idx[k]], name, sizeof name),
 		       100 * r->res[idx[k]].util, k + 1 < n ? "," : "");
-	printf("\n  engine       %u steps, %llu flows, %llu events, %llu allocations (%llu full)%s\n",
+	printf("\n");
+	if ((rc = print_busiest_nic(t, r)) != 0)
+		return rc;
+	printf("  engine       %u steps, %llu flows, %llu events, %llu allocations (%llu full)%s\n",
 	       r->nsteps, (unsigned long long)r->flows, (unsigned long long)r->events,
 	       (unsigned long long)r->recomputes, (unsigned long long)r->full_allocs,
 	       o->so.epsilon > 0 ? " (scalable)" : " (exact)");
@@ -128,6 +159,7 @@ static void print_human(const struct opts *o, const struct fast_topo *t, const s
 			       (unsigned long long)st->bytes, st->transfers);
 		}
 	}
+	return 0;
 }
 
 /* The matrix of the traffic a plan serves: with --matrix the traffic holds
@@ -181,11 +213,17 @@ static int sim_one(const struct opts *o, const struct fast_topo *t, const struct
 		own->matrix = mi;
 		snprintf(own->label, sizeof own->label, "%s", M->label);
 	}
-	if (o->in.json)
-		fast_sim_json_plan(stdout, t, w->plan, &w->sim, cr.bounded ? &cr.bound : NULL, &o->so,
-				   o->steps, o->timing, first);
-	else
-		print_human(o, t, w->plan, &w->sim, cr.bounded ? &cr.bound : NULL, first);
+	if (o->in.json) {
+		if (fast_sim_json_plan(stdout, t, w->plan, &w->sim, cr.bounded ? &cr.bound : NULL,
+				       &o->so, o->steps, o->timing, first, &err) < 0) {
+			fast_case_result_free(&cr);
+			return cli_report(&err);
+		}
+	} else if ((rc = print_human(o, t, w->plan, &w->sim, cr.bounded ? &cr.bound : NULL,
+				     first)) != 0) {
+		fast_case_result_free(&cr);
+		return rc;
+	}
 	if (first && o->timeline)
 		rc = simc_write_trace(o->timeline, t, &w->sim);
 	if (rc == 0 && first && o->svg) {

@@ -577,6 +577,9 @@ static int sim_inputs_ok(const struct fast_topo *topo, const struct fast_plan *p
 				    o->epsilon);
 	if (o->sync != FAST_SIM_SYNC_STEP && o->sync != FAST_SIM_SYNC_RANK)
 		return fast_err_set(err, FAST_EUSAGE, "simulator: unknown sync mode %d", (int)o->sync);
+	if (topo->nics < 1 || topo->nics > FAST_NICS_MAX)
+		return fast_err_set(err, FAST_EINPUT, "topology: %u NICs per server (must be in [1, %u])",
+				    topo->nics, FAST_NICS_MAX);
 	return fast_plan_fits_topo(p, topo, err);
 }
 
@@ -648,7 +651,7 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan_view *v,
 	r.res = e.rinfo;
 	e.rinfo = NULL;
 	for (uint32_t ri = 0; ri < r.nres; ri++)
-		r.res[ri].util = r.time_s > 0 ? (double)r.res[ri].bytes / (r.res[ri].cap_Bps * r.time_s) : 0.0;
+		r.res[ri].util = r.time_s > 0 && r.res[ri].cap_Bps > 0 ? (double)r.res[ri].bytes / (r.res[ri].cap_Bps * r.time_s) : 0.0;
 	{
 		struct fast_bw bw;
 		fast_bw(o.traffic ? fast_a2a_size(o.traffic, e.ng) : sim_gpu_bytes(e.x, e.ng), r.time_s,

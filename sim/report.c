@@ -14,7 +14,15 @@ const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_si
 {
 	uint32_t G = topo->gpus ? topo->gpus : 1;
 	uint32_t s = r->gpu / G, i = r->gpu % G;
+	bool nic = r->kind == FAST_RES_NIC_EGRESS || r->kind == FAST_RES_NIC_INGRESS;
 
+	if (nic && !fast_topo_nics_ideal(topo)) {
+		char nics[32];
+		sim_port_nics_name(topo, r->port, nics, sizeof nics);
+		snprintf(buf, len, "server %u %s %s", s, nics,
+			 r->kind == FAST_RES_NIC_EGRESS ? "out" : "in");
+		return buf;
+	}
 	switch (r->kind) {
 	case FAST_RES_UP_EGRESS:
 		snprintf(buf, len, "s%u up%u out", s, i);

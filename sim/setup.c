@@ -14,9 +14,11 @@
 
 /* Resource numbering: the scale-up tier first (each server's G x G mesh
  * links, or every GPU's uplink egress, then every ingress), from
- * nic_base() the NIC egresses then ingresses, then the core when it is
+ * nic_base() the scale-out port egresses (server by server, P =
+ * fast_topo_ports() each) then ingresses, then the core when it is
  * oversubscribed, last, only in a plan with REDUCE steps, one reduction
- * resource per GPU (mem_base()). */
+ * resource per GPU (mem_base()).  With one NIC per GPU (P = G) port g of
+ * the numbering is GPU g's NIC, as it was before ports. */
 static uint32_t res_up_egress(uint32_t g) { return g; }
 static uint32_t res_up_ingress(const struct sim_engine *e, uint32_t g) { return e->ng + g; }
 static uint32_t res_mesh(const struct sim_engine *e, uint32_t from, uint32_t to)
@@ -27,6 +29,41 @@ static uint32_t res_mesh(const struct sim_engine *e, uint32_t from, uint32_t to)
 static uint32_t nic_base(const struct sim_engine *e)
 {
 	return e->topo->up_kind == FAST_UP_MESH ? e->N * e->G * e->G : 2 * e->ng;
+}
+
+/* Scale-out ports of the whole fabric: N x P. */
+static uint32_t nports(const struct sim_engine *e)
+{
+	return e->N * fast_topo_ports(e->topo);
+}
+
+/* The egress (or ingress) port resource of GPU g. */
+static uint32_t res_port(const struct sim_engine *e, uint32_t g, bool ingress)
+{
+	uint32_t P = fast_topo_ports(e->topo);
+	uint32_t q = (g / e->G) * P + fast_topo_port_of(e->topo, g % e->G);
+	return nic_base(e) + (ingress ? nports(e) : 0) + q;
+}
+
+/* The first local GPU behind port p (GPU l is behind floor(l K / G)). */
+static uint32_t port_first_gpu(const struct fast_topo *t, uint32_t p)
+{
+	if (t->nics >= t->gpus)
+		return p;
+	return (uint32_t)(((uint64_t)p * t->gpus + t->nics - 1) / t->nics);
+}
+
+/* The core's capacity: every NIC's rate together over the oversubscription
+ * (the sum of the NICs' fractions first, so that N x G NICs at the nominal
+ * rate give exactly N x G x B / oversub, as before NICs could differ). */
+static double core_Bps(const struct fast_topo *t)
+{
+	double f = 0;
+
+	for (uint32_t s = 0; s < t->servers; s++)
+		for (uint32_t k = 0; k < t->nics; k++)
+			f += fast_topo_nic_fraction(t, s, k);
+	return f * fast_tier_Bps(&t->out) / t->core_oversub;
 }
 
 static bool has_reduce(const struct fast_plan *x)
@@ -40,7 +77,7 @@ static bool has_reduce(const struct fast_plan *x)
 static uint32_t mem_base(const struct sim_engine *e)
 {
 	bool core = e->topo->core_oversub > 1.0 && e->topo->servers > 1;
-	return nic_base(e) + 2 * e->ng + (core ? 1 : 0);
+	return nic_base(e) + 2 * nports(e) + (core ? 1 : 0);
 }
 
 /* A GPU's reduction rate (sim.h): its scale-up bandwidth, the port on a
@@ -75,15 +112,16 @@ int sim_build_resources(struct sim_engine *e, struct fast_err *err)
 				ri_->gpu = ri_->peer = ri % e->ng;
 			}
 			r->base = fast_tier_Bps(&t->up);
-		} else if (ri < nb + 2 * e->ng) {
-			uint32_t k = ri - nb;
-			ri_->kind = k < e->ng ? FAST_RES_NIC_EGRESS : FAST_RES_NIC_INGRESS;
-			ri_->gpu = ri_->peer = k % e->ng;
-			r->base = fast_tier_Bps(&t->out);
-			r->ingress_nic = k >= e->ng;
+		} else if (ri < nb + 2 * nports(e)) {
+			uint32_t k = ri - nb, q = k % nports(e), P = fast_topo_ports(t);
+			ri_->kind = k < nports(e) ? FAST_RES_NIC_EGRESS : FAST_RES_NIC_INGRESS;
+			ri_->port = q % P;
+			ri_->gpu = ri_->peer = (q / P) * e->G + port_first_gpu(t, q % P);
+			r->base = fast_topo_port_Bps(t, q / P, q % P);
+			r->ingress_nic = k >= nports(e);
 		} else if (ri < mb) {
 			ri_->kind = FAST_RES_CORE;
-			r->base = (double)e->ng * fast_tier_Bps(&t->out) / t->core_oversub;
+			r->base = core_Bps(t);
 		} else {
 			ri_->kind = FAST_RES_GPU_REDUCE;
 			ri_->gpu = ri_->peer = ri - mb;
@@ -95,6 +133,38 @@ int sim_build_resources(struct sim_engine *e, struct fast_err *err)
 	return 0;
 }
 
+/* "server S NIC K" or "server S NICs K0-K1" for the NICs of port res;
+ * returns how many NICs that names. */
+static uint32_t port_nics_name(const struct sim_engine *e, uint32_t res, char *buf, size_t len)
+{
+	const struct fast_sim_res *r = &e->rinfo[res];
+	int at = snprintf(buf, len, "server %u ", r->gpu / e->G);
+
+	return sim_port_nics_name(e->topo, r->port, buf + at, len - (size_t)at);
+}
+
+/* A scale-out transfer of transfer j of step si (path f, bytes > 0) over a
+ * port that is down (every NIC of it at fraction 0) can never finish:
+ * FAST_EINPUT naming the step, the transfer, its GPUs and the NICs. */
+static int port_down(const struct sim_engine *e, uint32_t si, uint32_t j,
+		     const struct fast_xfer *t, const struct sim_path *f, struct fast_err *err)
+{
+	char a[64] = "", b[64] = "";
+	bool da = e->rs[f->res[0]].base <= 0.0, db = e->rs[f->res[1]].base <= 0.0;
+	uint32_t n = 0;
+
+	if (!da && !db)
+		return 0;
+	if (da)
+		n += port_nics_name(e, f->res[0], a, sizeof a);
+	if (db)
+		n += port_nics_name(e, f->res[1], b, sizeof b);
+	return fast_err_set(err, FAST_EINPUT,
+			    "plan: step %u transfer %u: GPU %u -> GPU %u crosses %s%s%s, which %s down",
+			    si, j, t->from, t->to, a, da && db ? " and " : "", b,
+			    n > 1 ? "are" : "is");
+}
+
 int sim_build_transfers(struct sim_engine *e, struct fast_err *err)
 {
 	const struct fast_plan *x = e->x;
@@ -102,6 +172,7 @@ int sim_build_transfers(struct sim_engine *e, struct fast_err *err)
 	bool core = e->topo->core_oversub > 1.0 && e->N > 1;
 	uint32_t *cnt;
 	uint64_t total = 0;
+	int rc;
 
 	if (x->nxfers > UINT32_MAX - 1)
 		return fast_err_set(err, FAST_ELIMIT, "simulator: too many transfers (%zu)", x->nxfers);
@@ -163,10 +234,14 @@ int sim_build_transfers(struct sim_engine *e, struct fast_err *err)
 					f->res[f->nres++] = res_up_ingress(e, t->to);
 				}
 			} else {
-				f->res[f->nres++] = nb + t->from;
-				f->res[f->nres++] = nb + e->ng + t->to;
+				f->res[f->nres++] = res_port(e, t->from, false);
+				f->res[f->nres++] = res_port(e, t->to, true);
 				if (core && t->from / e->G != t->to / e->G)
-					f->res[f->nres++] = nb + 2 * e->ng;
+					f->res[f->nres++] = nb + 2 * nports(e);
+				if ((rc = port_down(e, si, j, t, f, err)) < 0) {
+					free(cnt);
+					return rc;
+				}
 			}
 			for (uint32_t k = 0; k < f->nres; k++)
 				cnt[f->res[k]]++;

@@ -5,6 +5,7 @@
  * (schemas/sim.schema.json).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "fast/bound.h"
 #include "fast/sim.h"
@@ -51,12 +52,62 @@ static void num(FILE *f, const char *sep, const char *name, double v)
 
 #define TOP_RES 6
 
-void fast_sim_json_plan(FILE *f, const struct fast_topo *t, const struct fast_plan *p,
-			const struct fast_sim_result *r, const struct fast_bound *b,
-			const struct fast_sim_opts *so, bool steps, bool timing, bool first)
+void fast_sim_json_nic(FILE *f, const struct fast_sim_nic *c)
+{
+	fprintf(f, "{\"server\": %u, \"nic\": %u", c->server, c->nic);
+	num(f, ", ", "rate_GBps", c->rate_Bps / 1e9);
+	fprintf(f, ", \"out_bytes\": %llu, \"in_bytes\": %llu", (unsigned long long)c->bytes[0],
+		(unsigned long long)c->bytes[1]);
+	num(f, ", ", "out_util", c->util[0]);
+	num(f, ", ", "in_util", c->util[1]);
+	fputc('}', f);
+}
+
+void fast_sim_json_busiest_nic(FILE *f, const struct fast_sim_nic *c, int dir)
+{
+	fprintf(f, "\"busiest_nic\": ");
+	if (!c) {
+		fprintf(f, "null");
+		return;
+	}
+	fprintf(f, "{\"server\": %u, \"nic\": %u, \"direction\": \"%s\", \"bytes\": %llu",
+		c->server, c->nic, dir ? "in" : "out", (unsigned long long)c->bytes[dir]);
+	num(f, ", ", "util", c->util[dir]);
+	fputc('}', f);
+}
+
+/* "nics": every NIC, then "busiest_nic" (a plan object's members) */
+static int put_nics(FILE *f, const struct fast_topo *t, const struct fast_sim_result *r,
+		    struct fast_err *err)
+{
+	struct fast_sim_nic *nics;
+	uint32_t n, i = 0;
+	int rc, d = 0;
+
+	if ((rc = fast_sim_nics(t, r, &nics, &n, err)) < 0)
+		return rc;
+	fprintf(f, ",\n     \"nics\": [");
+	for (uint32_t k = 0; k < n; k++) {
+		fprintf(f, "%s", k ? ", " : "");
+		fast_sim_json_nic(f, &nics[k]);
+	}
+	fprintf(f, "],\n     ");
+	if (fast_sim_busiest_nic(nics, n, &i, &d))
+		fast_sim_json_busiest_nic(f, &nics[i], d);
+	else
+		fast_sim_json_busiest_nic(f, NULL, 0);
+	free(nics);
+	return 0;
+}
+
+int fast_sim_json_plan(FILE *f, const struct fast_topo *t, const struct fast_plan *p,
+		       const struct fast_sim_result *r, const struct fast_bound *b,
+		       const struct fast_sim_opts *so, bool steps, bool timing, bool first,
+		       struct fast_err *err)
 {
 	char name[48];
 	uint32_t idx[TOP_RES], n = fast_sim_top_resources(r, idx, TOP_RES);
+	int rc;
 
 	fprintf(f, "%s    {\"matrix\": %u, \"label\": ", first ? "" : ",\n", p->matrix);
 	fast_json_put_string(f, p->label);
@@ -106,6 +157,8 @@ void fast_sim_json_plan(FILE *f, const struct fast_topo *t, const struct fast_pl
 		fprintf(f, "}");
 	}
 	fprintf(f, "]");
+	if ((rc = put_nics(f, t, r, err)) < 0)
+		return rc;
 	if (steps) {
 		fprintf(f, ",\n     \"steps\": [");
 		for (uint32_t s = 0; s < r->nsteps; s++) {
@@ -121,4 +174,5 @@ void fast_sim_json_plan(FILE *f, const struct fast_topo *t, const struct fast_pl
 		fprintf(f, "]");
 	}
 	fprintf(f, "}");
+	return 0;
 }

@@ -10,15 +10,16 @@
  * spans the step's activity on that row's resources; overlapping bars go
  * to sub-lanes.  The NIC rows are one row for all of a server's NICs
  * ("server 0 NICs 0-7") when no two steps overlap there (FAST's stages),
- * else one row per NIC ("server 0 NIC 3", NIC i on rail i), so that the
- * concurrent steps of a baseline are drawn on the NIC that carries them
- * rather than on anonymous sub-lanes.  Colours by step kind, alternating
+ * else one row per scale-out port ("server 0 NIC 3": NIC i on rail i with
+ * one NIC per GPU, or a NIC GPUs share; "server 0 NICs 6-7": the NICs one
+ * GPU drives), so that the concurrent steps of a baseline are drawn on the
+ * NIC that carries them rather than on anonymous sub-lanes.  Colours by step kind, alternating
  * shades between consecutive steps so stage boundaries stay visible.
  *
  * Both writers take a FILE the caller owns and return FAST_EIO when the
  * stream reports an error; they never print anywhere else.
  */
-#include "fast/sim.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -38,9 +39,9 @@ static uint32_t res_tid(const struct fast_topo *topo, const struct fast_sim_res 
 
 	switch (r->kind) {
 	case FAST_RES_NIC_EGRESS:
-		return 1 + i;
+		return 1 + r->port;
 	case FAST_RES_NIC_INGRESS:
-		return 10001 + i;
+		return 10001 + r->port;
 	case FAST_RES_UP_EGRESS:
 		return 20001 + i;
 	case FAST_RES_UP_INGRESS:
@@ -59,13 +60,13 @@ static const char *res_label(const struct fast_topo *topo, const struct fast_sim
 			     char *buf, size_t len)
 {
 	uint32_t i = r->gpu % topo->gpus, j = r->peer % topo->gpus;
+	char nics[32];
 
 	switch (r->kind) {
 	case FAST_RES_NIC_EGRESS:
-		snprintf(buf, len, "NIC %u egress", i);
-		break;
 	case FAST_RES_NIC_INGRESS:
-		snprintf(buf, len, "NIC %u ingress", i);
+		sim_port_nics_name(topo, r->port, nics, sizeof nics);
+		snprintf(buf, len, "%s %s", nics, r->kind == FAST_RES_NIC_EGRESS ? "egress" : "ingress");
 		break;
 	case FAST_RES_UP_EGRESS:
 		snprintf(buf, len, "scale-up %u egress", i);
@@ -203,9 +204,10 @@ struct svg_rows {
 
 static void svg_rows_init(struct svg_rows *L, const struct fast_topo *topo, bool per_nic)
 {
-	uint32_t cap = per_nic ? SVG_MAX_NIC_ROWS / topo->gpus : SVG_MAX_SERVERS;
+	uint32_t P = fast_topo_ports(topo);
+	uint32_t cap = per_nic ? SVG_MAX_NIC_ROWS / P : SVG_MAX_SERVERS;
 
-	L->nic_rows = per_nic ? topo->gpus : 1;
+	L->nic_rows = per_nic ? P : 1;
 	L->shown = topo->servers < cap ? topo->servers : cap;
 	if (L->shown == 0 && topo->servers)
 		L->shown = 1;
@@ -224,7 +226,7 @@ static uint32_t svg_row_of(const struct svg_rows *L, const struct fast_topo *top
 		return UINT32_MAX;
 	if (!nic)
 		return s * L->per_server + L->nic_rows;
-	return s * L->per_server + (L->nic_rows > 1 ? res->gpu % topo->gpus : 0);
+	return s * L->per_server + (L->nic_rows > 1 ? res->port : 0);
 }
 
 static bool svg_row_is_up(const struct svg_rows *L, uint32_t row)
@@ -236,13 +238,17 @@ static void svg_row_label(const struct svg_rows *L, const struct fast_topo *topo
 			  char *buf, size_t len)
 {
 	uint32_t s = row / L->per_server, k = row % L->per_server;
+	char nics[32];
 
 	if (k == L->nic_rows)
 		snprintf(buf, len, "server %u scale-up", s);
-	else if (L->nic_rows > 1 || topo->gpus == 1)
-		snprintf(buf, len, "server %u NIC %u", s, L->nic_rows > 1 ? k : 0);
+	else if (L->nic_rows > 1) { /* a row per port: its NIC, or its GPU's NICs */
+		sim_port_nics_name(topo, k, nics, sizeof nics);
+		snprintf(buf, len, "server %u %s", s, nics);
+	} else if (topo->nics == 1)
+		snprintf(buf, len, "server %u NIC 0", s);
 	else
-		snprintf(buf, len, "server %u NICs 0-%u", s, topo->gpus - 1);
+		snprintf(buf, len, "server %u NICs 0-%u", s, topo->nics - 1);
 }
 
 /* One bar per (row, step) spanning the step's activity on the row's
@@ -336,8 +342,12 @@ static void svg_head(FILE *f, const struct fast_topo *topo, const char *title,
 		left, span, uname, topo->servers, topo->gpus);
 	if (L->shown < topo->servers)
 		fprintf(f, " (first %u servers shown)", L->shown);
-	if (per_nic)
+	if (per_nic && topo->nics == topo->gpus)
 		fputs("; a row per NIC (NIC i: GPU i's NIC, on rail i)", f);
+	else if (per_nic && topo->nics < topo->gpus)
+		fputs("; a row per NIC (each shared by the GPUs behind it)", f);
+	else if (per_nic)
+		fputs("; a row per GPU's group of NICs (striped)", f);
 	fputs("</text>\n", f);
 }
 
@@ -401,7 +411,7 @@ int fast_sim_write_svg(const struct fast_topo *topo, const struct fast_sim_resul
 		goto oom;
 	nb = svg_bars(&L, topo, r, bars);
 	svg_lanes(bars, nb, lanes, L.n);
-	for (uint32_t row = 0; row < L.n && topo->gpus > 1; row++)
+	for (uint32_t row = 0; row < L.n && fast_topo_ports(topo) > 1; row++)
 		per_nic |= !svg_row_is_up(&L, row) && lanes[row] > 1;
 	if (per_nic) {
 		free(lanes);

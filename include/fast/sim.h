@@ -33,10 +33,14 @@
  * Resources (each a capacity in bytes/s = line rate x efficiency):
  *  - scale-up, switch: an egress and an ingress port per GPU;
  *    mesh: one directed link per ordered GPU pair of a server;
- *  - scale-out: NIC egress and NIC ingress per GPU (NIC i on rail i; any
- *    NIC reaches any NIC);
- *  - with core_oversub > 1: one core of capacity N*G*B_nic/oversub shared
- *    by every cross-server flow;
+ *  - scale-out: an egress and an ingress per (server, port) (topo.h "NICs
+ *    and ports": P = min(K, G) ports a server, the port's rate the sum of
+ *    its NICs'); GPU l of a server sends and receives through port
+ *    fast_topo_port_of(l), so GPUs behind one NIC share it and a GPU with
+ *    several NICs drives them together.  With K = G, port i is NIC i on
+ *    rail i; any port reaches any port;
+ *  - with core_oversub > 1: one core of capacity (sum of every NIC's
+ *    rate)/oversub shared by every cross-server flow;
  *  - in a plan with REDUCE steps (token combine plans, plan.h), one
  *    reduction resource per GPU at its scale-up bandwidth (the switch
  *    port's, or its G-1 mesh links' together).  A sum of n inputs of len
@@ -48,12 +52,13 @@
  *    Reductions share only this resource, not the ports or NICs.
  * A tier-up transfer between GPUs of one server uses (egress port of src,
  * ingress port of dst) or the mesh link src->dst; a tier-out transfer uses
- * (NIC egress of src, NIC ingress of dst [, core]).  A transfer from a GPU
+ * (scale-out egress port of src, ingress port of dst [, core]); one with bytes over
+ * a port that is down (every NIC of it at fraction 0) is bad input.  A transfer from a GPU
  * to itself uses nothing and takes no time, except a REDUCE step's sums.  A tier-up transfer between
  * servers is bad input.
  *
  * Sharing: concurrent flows share every resource max-min fairly
- * (progressive filling).  Congestion (incast): a NIC ingress carrying k
+ * (progressive filling).  Congestion (incast): a port's ingress carrying k
  * concurrent flows runs at factor(k) = max(floor, 1 - slope*(k - thr)) of
  * its capacity when k > thr (struct fast_congestion of the topology).
  * Loss and timeouts (only when the topology sets rto_us): a scale-out flow
@@ -133,6 +138,8 @@ struct fast_sim_res {
 	enum fast_sim_res_kind kind;
 	uint32_t gpu;     /* the GPU (port, NIC) or the link's source */
 	uint32_t peer;    /* mesh link destination; else = gpu */
+	uint32_t port;    /* NIC egress/ingress: the scale-out port within its
+			   * server (topo.h); gpu is then the port's first GPU */
 	double cap_Bps;   /* effective capacity (no congestion) */
 	uint64_t bytes;   /* carried */
 	double util;      /* bytes / (cap_Bps * time) */
@@ -194,9 +201,35 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan_view *v,
 void fast_sim_result_free(struct fast_sim_result *r);
 
 /* Short name of a resource, e.g. "s1 NIC3 in", "s0 up2 out",
- * "s0 link 2->5", "core". */
+ * "s0 link 2->5", "core"; on a topology whose NICs are not one per GPU at
+ * the nominal rate (fast_topo_nics_ideal false) a scale-out port is named
+ * by its NICs: "server 1 NIC 3 in", "server 0 NICs 2-3 out". */
 const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_sim_res *r,
 			      char *buf, size_t len);
+
+/* --- per NIC (sim/nics.c) --------------------------------------------
+ * The engine's scale-out resources are ports; a NIC's figures are its
+ * port's when the port is one NIC (K <= G), and its share by rate of its
+ * port's bytes when a GPU drives several (K > G): each NIC of a port is
+ * then as busy as the port. */
+struct fast_sim_nic {
+	uint32_t server, nic;
+	double rate_Bps;   /* nominal x efficiency x fraction; 0 = down */
+	uint64_t bytes[2]; /* [0] sent (egress), [1] received (ingress) */
+	double util[2];    /* bytes / (rate_Bps x completion time); 0 when down */
+};
+
+/* Every NIC of topology t (N x K, server-major: NIC k of server s at
+ * s x K + k) for a result r simulated on t, into *out (the caller's, to
+ * free()) and *n.  FAST_EINPUT when r is not t's shape, FAST_ENOMEM; *out
+ * and *n are written only on success. */
+int fast_sim_nics(const struct fast_topo *t, const struct fast_sim_result *r,
+		  struct fast_sim_nic **out, uint32_t *n, struct fast_err *err);
+/* The busiest NIC direction of nics[n] that carried bytes: the highest
+ * utilisation, ties to the first (by server, NIC, sent before received),
+ * into *i and *dir (0 sent, 1 received); false (nothing written) when no
+ * NIC carried bytes. */
+bool fast_sim_busiest_nic(const struct fast_sim_nic *nics, uint32_t n, uint32_t *i, int *dir);
 
 /* --- the simulator as a plan evaluator (sim/eval.c) ------------------
  * include/fast/algo.h's struct fast_plan_eval: `--algo auto` on token traffic
@@ -234,23 +267,34 @@ uint32_t fast_sim_top_resources(const struct fast_sim_result *r, uint32_t *idx, 
 /* The document: head, then a plan object per simulated plan (first: the
  * first one), then tail.  b: the plan's bound (NULL: "bound_s": null); so:
  * the options it ran with; steps: per-step times; timing: the simulator's
- * wall time.  Stream errors are the caller's to check (ferror). */
+ * wall time.  A plan object lists every NIC (fast_sim_nics) and the
+ * busiest; it returns 0, or FAST_ENOMEM (the object then unfinished).
+ * Stream errors are the caller's to check (ferror). */
 void fast_sim_json_head(FILE *f, const struct fast_topo *t);
-void fast_sim_json_plan(FILE *f, const struct fast_topo *t, const struct fast_plan *p,
-			const struct fast_sim_result *r, const struct fast_bound *b,
-			const struct fast_sim_opts *so, bool steps, bool timing, bool first);
+int fast_sim_json_plan(FILE *f, const struct fast_topo *t, const struct fast_plan *p,
+		       const struct fast_sim_result *r, const struct fast_bound *b,
+		       const struct fast_sim_opts *so, bool steps, bool timing, bool first,
+		       struct fast_err *err);
+/* One NIC as a JSON object ({"server", "nic", "rate_GBps", "out_bytes",
+ * "in_bytes", "out_util", "in_util"}), and the member "busiest_nic": NIC
+ * c in direction dir (fast_sim_busiest_nic) as {"server", "nic",
+ * "direction", "bytes", "util"}, or null when c is NULL (no NIC carried
+ * bytes): what fast sim and fast compare print. */
+void fast_sim_json_nic(FILE *f, const struct fast_sim_nic *c);
+void fast_sim_json_busiest_nic(FILE *f, const struct fast_sim_nic *c, int dir);
 void fast_sim_json_tail(FILE *f);
 
 /* --- timelines (sim/timeline.c) ------------------------------------- */
 
 /* Chrome trace (traceEvents JSON, opens in Perfetto): one process per
- * server, one thread per NIC / scale-up port direction, one event per
- * (step, resource) activity.  Requires a result run with opts.timeline.
- * FAST_EIO on a stream error. */
+ * server, one thread per scale-out port (NIC) / scale-up port direction,
+ * one event per (step, resource) activity.  Requires a result run with
+ * opts.timeline.  FAST_EIO on a stream error. */
 int fast_sim_write_trace(const struct fast_topo *topo, const struct fast_sim_result *r,
 			 FILE *f, struct fast_err *err);
 /* SVG Gantt chart: per server its NIC rows (one for all its NICs, or one
- * per NIC when steps overlap on them, as a baseline's do) and a scale-up
+ * per scale-out port -- a NIC, or the NICs one GPU drives -- when steps
+ * overlap on them, as a baseline's do) and a scale-up
  * row, bars coloured by step kind, a time axis and a legend.  title may be
  * NULL. */
 int fast_sim_write_svg(const struct fast_topo *topo, const struct fast_sim_result *r,

@@ -78,6 +78,10 @@ json schemas/sim.schema.json "sim --plan --json --timing" "$FAST" sim $SH --plan
 json schemas/sim.schema.json "sim trace --json" "$FAST" sim --preset h200 --servers 2 --traffic $TR --algo fast --matrix 0 --json
 json schemas/sim.schema.json "sim --json --sync rank" "$FAST" sim $SH --traffic "$TMP/z.json" --algo spreadout --json --sync rank
 json schemas/compare.schema.json "compare --json" "$FAST" compare $SH --traffic "$TMP/z.json" --json
+# NICs as they are: a slow NIC, GPUs sharing NICs, a GPU driving two (every NIC listed)
+json schemas/sim.schema.json "sim --json --nic 1:3=0.25" "$FAST" sim $SH --nic 1:3=0.25 --traffic "$TMP/z.json" --json
+json schemas/sim.schema.json "sim --plan --json --nics 8" "$FAST" sim $SH --nics 8 --nic 0:5=0.5 --plan "$TMP/p-fast.json" --json
+json schemas/compare.schema.json "compare --json --nics 2" "$FAST" compare $SH --nics 2 --traffic "$TMP/z.json" --algos fast,nccl --json --no-timing
 json schemas/compare.schema.json "compare --json --sync rank" "$FAST" compare $SH --traffic "$TMP/z.json" --json --no-timing --sync rank
 json schemas/compare.schema.json "compare --json --no-timing" "$FAST" compare $SH --traffic "$TMP/z.json" --json --no-timing
 json schemas/compare.schema.json "compare --json with auto" "$FAST" compare $SH --traffic "$TMP/z.json" --algos fast,fanout,auto --json
