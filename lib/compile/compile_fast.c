@@ -232,6 +232,28 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 	return 0;
 }
 
+/* balance=jit: the balancing group of each tile (bd->first), that of the
+ * first stage (wave) that uses it; where NICs differ, a group per octave
+ * of stages (group_index). */
+static void balancing_groups(struct builder *bd, const struct fast_bvn *bv)
+{
+	uint32_t N = bd->N;
+
+	bd->fine_groups = bd->jit && !bd->packed && bd->mode == NICS_WEIGHTED;
+	bd->ngroups = !bd->jit				  ? 1
+		      : bd->fine_groups && bv->nterms ? group_index(bv->nterms - 1, true) + 1
+						      : 2;
+	if (bd->packed && bd->jit) /* group 1: the waves after the first */
+		for (uint32_t a = 0; a < N; a++)
+			for (uint32_t b = 0; b < N; b++)
+				bd->first[(size_t)a * N + b] =
+					a != b && shift_of(N, a, b) >= pack_mod(N, bd->P);
+	for (size_t k = bd->jit ? bv->nterms : 0; k-- > 0;)
+		for (uint32_t a = 0; a < N; a++)
+			bd->first[(size_t)a * N + bv->perm[k * N + a]] =
+				group_index((uint32_t)k, bd->fine_groups);
+}
+
 /* Packed or staged (stages=auto: the one of less modelled time; packed
  * only where may_pack: the token compiler, which refuses stages=packed,
  * passes false), then the plan. */
@@ -312,14 +334,7 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 			fast_bvn_free(&bv);
 		}
 	}
-	if (bd.packed && bd.jit) /* group 1: the waves after the first */
-		for (uint32_t a = 0; a < bd.N; a++)
-			for (uint32_t b = 0; b < bd.N; b++)
-				bd.first[(size_t)a * bd.N + b] =
-					a != b && shift_of(bd.N, a, b) >= pack_mod(bd.N, bd.P);
-	for (size_t k = bd.jit ? bv.nterms : 0; k-- > 0;)
-		for (uint32_t a = 0; a < bd.N; a++)
-			bd.first[(size_t)a * bd.N + bv.perm[k * bd.N + a]] = group_index((uint32_t)k);
+	balancing_groups(&bd, &bv);
 	for (uint32_t a = 0; a < bd.N; a++)
 		for (uint32_t b = 0; b < bd.N; b++)
 			if (a != b && (rc = fast_balance_tile(&bd, a, b)) < 0)

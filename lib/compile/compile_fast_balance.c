@@ -211,7 +211,7 @@ int fast_balance_tile(struct builder *bd, uint32_t a, uint32_t b)
 int fast_balance_sort(struct builder *bd)
 {
 	size_t n = bd->nmoves, nk = (size_t)bd->N * bd->G * bd->G;
-	size_t nb = nk * (bd->jit ? 2 : 1), *cnt, cap;
+	size_t nb = nk * bd->ngroups, *cnt, cap;
 	struct move *tmp;
 
 	if (n == 0)

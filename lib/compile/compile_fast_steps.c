@@ -98,8 +98,9 @@ int fast_steps_staged(struct builder *bd, const struct fast_bvn *bv)
 	}
 	for (uint32_t k = 0; k < bv->nterms; k++) {
 		int bal = -1, rail;
-		if (bd->jit && at < bd->nmoves && bd->moves[at].group == group_index(k) &&
-		    group_start(k) == k) {
+		if (bd->jit && at < bd->nmoves &&
+		    bd->moves[at].group == group_index(k, bd->fine_groups) &&
+		    group_start(k, bd->fine_groups) == k) {
 			bal = fast_steps_balance(bd, &at, prev_bal);
 			if (bal < 0)
 				return bal;
