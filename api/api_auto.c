@@ -33,11 +33,14 @@ static void put_candidate_name(FILE *f, bool tokens, const struct fast_case_cand
 		fprintf(f, "\"%s\"", c->algo);
 }
 
-static void put_row(FILE *f, const struct fast_matrix *M, const struct fast_case_result *r,
-		    uint32_t i)
+static int put_row(FILE *f, const struct fast_topo *t, const struct fast_matrix *M,
+		   const struct fast_case_result *r, uint32_t i, struct fast_err *err)
 {
 	const struct fast_case_row *w = &r->rows[0];
 	bool tokens = M->kind != FAST_TRAFFIC_BYTES;
+	struct fast_sim_nic *nics;
+	uint32_t nn;
+	int rc;
 
 	fprintf(f, "%s\n  {\"matrix\": %u", i ? "," : "", i);
 	put(f, "bound_s", r->bound.lp_s);
@@ -58,7 +61,13 @@ static void put_row(FILE *f, const struct fast_matrix *M, const struct fast_case
 		fast_json_put_double(f, w->cand[j].synth_s);
 		fprintf(f, "}");
 	}
-	fprintf(f, "}}");
+	fprintf(f, "}");
+	if ((rc = fast_sim_nics(t, &w->sim, &nics, &nn, err)) < 0)
+		return rc;
+	fast_sim_json_row_nics(f, nics, nn, !fast_topo_nics_ideal(t));
+	free(nics);
+	fprintf(f, "}");
+	return 0;
 }
 
 int fast_api_auto_json(const struct fast_api_topo *topo, const struct fast_api_traffic *tr,
@@ -96,8 +105,8 @@ int fast_api_auto_json(const struct fast_api_topo *topo, const struct fast_api_t
 			    strcmp(r.rows[0].stage, "sim") == 0)
 				fast_err_prefix(&e, "auto");
 			rc = api_give(err, &e);
-		} else {
-			put_row(m.f, &t->m[i], &r, i);
+		} else if (put_row(m.f, &topo->t, &t->m[i], &r, i, &e) < 0) {
+			rc = api_give(err, &e);
 		}
 		fast_case_result_free(&r);
 	}

@@ -19,13 +19,15 @@
 
 const char cmd_bound_usage[] =
 	"fast bound (--topo FILE | --preset NAME [--servers N] [--gpus G]) --traffic FILE\n"
+	"           [--nics K] [--nic S:K=F ...]\n"
 	"           [--matrix I] [--closed-only] [--no-timing] [--json] [-o FILE]\n"
 	"\n"
 	"Lower bounds on the completion time of any schedule, per traffic matrix:\n"
-	"  closed   largest cross-server egress or ingress of a server / (G x effective\n"
-	"           NIC bandwidth): scale-up assumed free\n"
+	"  closed   largest cross-server egress or ingress of a server / the server's\n"
+	"           effective NIC bandwidth (every NIC's rate): scale-up assumed free\n"
 	"  LP       GLPK, one LP per server: cross-server bytes leave and enter through\n"
-	"           any NIC of their server, relaying over scale-up costs port (switch)\n"
+	"           any NIC of their server (GPUs sharing a NIC share its rate; a NIC\n"
+	"           that is down carries nothing), relaying over scale-up costs port (switch)\n"
 	"           or link (mesh, any paths) capacity, intra-server bytes use scale-up,\n"
 	"           local copies are free; an oversubscribed core adds its capacity\n"
 	"  binding  the resource with the largest share of the LP's dual\n"
@@ -43,6 +45,31 @@ const char cmd_bound_usage[] =
 	"The solve time goes to stderr (human form) or \"solve_s\" (--json).\n"
 	"Exit: 0 ok, 2 usage, 3 bad input, 4 solver failure.\n";
 
+/* The NICs of a fabric that is not one healthy NIC per GPU: ", 4 NICs
+ * per server", "; server 1 NIC 3 at 0.25 of the nominal rate, server 0
+ * NIC 2 down" (at most 8 overrides named). */
+static void print_nics(FILE *f, const struct fast_topo *t)
+{
+	uint32_t shown = 0;
+
+	if (t->nics != t->gpus)
+		fprintf(f, ", %u NICs per server", t->nics);
+	for (uint32_t i = 0; i < t->noverrides; i++) {
+		const struct fast_nic_override *o = &t->nic_override[i];
+		if (o->fraction == 1.0)
+			continue;
+		if (shown == 8) {
+			fprintf(f, ", ...");
+			break;
+		}
+		fprintf(f, "%s server %u NIC %u ", shown++ ? "," : ";", o->server, o->nic);
+		if (o->fraction > 0)
+			fprintf(f, "at %g of the nominal rate", o->fraction);
+		else
+			fprintf(f, "down");
+	}
+}
+
 static void print_topo_line(FILE *f, const struct fast_topo *t)
 {
 	fprintf(f, "topology: %s, %u servers x %u GPUs, %s scale-up %.2f GB/s effective%s, "
@@ -52,6 +79,8 @@ static void print_topo_line(FILE *f, const struct fast_topo *t)
 	       fast_tier_Bps(&t->out) / 1e9);
 	if (t->core_oversub > 1)
 		fprintf(f, ", core %.3g:1", t->core_oversub);
+	if (!fast_topo_nics_ideal(t))
+		print_nics(f, t);
 	fprintf(f, "\n");
 }
 

@@ -17,12 +17,14 @@
 
 const char cmd_check_usage[] =
 	"fast check --plan FILE (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
+	"           [--nics K] [--nic S:K=F ...]\n"
 	"           --traffic FILE [--matrix I] [--json]\n"
 	"\n"
 	"Prove each plan correct for its traffic matrix: every byte of every\n"
 	"message reaches its destination exactly once, no GPU sends bytes it does\n"
 	"not hold at that point of the plan (it started there, or they arrived in\n"
-	"a step this one depends on), and FAST scale-out steps are one-to-one.\n"
+	"a step this one depends on), FAST scale-out steps are one-to-one, and no\n"
+	"scale-out transfer goes through a NIC that is down (--nic S:K=0).\n"
 	"On token traffic, a dispatch plan must deliver every byte of every group\n"
 	"to each of its destination GPUs (copies may be forwarded again), and a\n"
 	"combine plan must bring to each group's source the sum of all its\n"

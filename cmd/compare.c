@@ -58,13 +58,12 @@ struct cell {
 	struct fast_case_candidate cand[FAST_CASE_MAX_CANDIDATES];
 	char chosen_name[ROW_NAME_MAX]; /* token traffic: "fast:dedup=server" */
 	bool tokens;                    /* the matrix is token traffic */
-	/* the busiest NIC (busy_dir < 0: none carried bytes; a total row:
-	 * none); on a fabric whose NICs are not one per GPU at the nominal
-	 * rate every NIC too, until the matrix is printed */
-	struct fast_sim_nic busy;
-	int busy_dir;
+	/* every NIC of the row's simulation (a total row: none), until the
+	 * matrix is printed; listed on a fabric whose NICs are not one per GPU
+	 * at the nominal rate, the busiest always */
 	struct fast_sim_nic *nics;
 	uint32_t nnics;
+	bool list_nics;
 };
 
 /* Candidate c as a row names it: on token traffic with its dedup
@@ -233,30 +232,13 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 		printf("  %-*s %14s\n", o->name_width, "LP bound", human_time(bound_s, a, sizeof a));
 }
 
-/* The NICs of row w into c: the busiest always, every one on a fabric
- * whose NICs are not one per GPU at the nominal rate (to print with the
- * matrix; freed then).  0, or FAST_ENOMEM in err. */
+/* The NICs of row w into c (to print with the matrix; freed then).  0,
+ * or FAST_ENOMEM in err. */
 static int fill_nics(const struct fast_topo *t, const struct fast_case_row *w, struct cell *c,
 		     struct fast_err *err)
 {
-	struct fast_sim_nic *nics;
-	uint32_t n, i;
-	int rc, d;
-
-	if ((rc = fast_sim_nics(t, &w->sim, &nics, &n, err)) < 0)
-		return rc;
-	c->busy_dir = -1;
-	if (fast_sim_busiest_nic(nics, n, &i, &d)) {
-		c->busy = nics[i];
-		c->busy_dir = d;
-	}
-	if (fast_topo_nics_ideal(t)) {
-		free(nics);
-		return 0;
-	}
-	c->nics = nics;
-	c->nnics = n;
-	return 0;
+	c->list_nics = !fast_topo_nics_ideal(t);
+	return fast_sim_nics(t, &w->sim, &c->nics, &c->nnics, err);
 }
 
 /* Row k of the case's result into c[k]. */
@@ -360,22 +342,6 @@ static void put_field(const char *name, double v)
 	fast_json_put_double(stdout, v);
 }
 
-/* , "busiest_nic": ... [, "nics": [...]] of a matrix's cell */
-static void print_json_nics(const struct cell *c)
-{
-	printf(", ");
-	fast_sim_json_busiest_nic(stdout, c->busy_dir >= 0 ? &c->busy : NULL,
-				  c->busy_dir >= 0 ? c->busy_dir : 0);
-	if (!c->nics)
-		return;
-	printf(", \"nics\": [");
-	for (uint32_t i = 0; i < c->nnics; i++) {
-		printf("%s", i ? ", " : "");
-		fast_sim_json_nic(stdout, &c->nics[i]);
-	}
-	printf("]");
-}
-
 static void print_json_block(const struct opts *o, int64_t matrix, const char *label,
 			     const struct cell *c, const struct fast_bound *b, double bound_s, bool first)
 {
@@ -427,7 +393,7 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 			printf("}");
 		}
 		if (matrix >= 0)
-			print_json_nics(&c[k]);
+			fast_sim_json_row_nics(stdout, c[k].nics, c[k].nnics, c[k].list_nics);
 		printf("}");
 	}
 	printf("]}");

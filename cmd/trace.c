@@ -107,50 +107,70 @@ static void import_progress(void *arg, uint32_t done, uint32_t n)
 	cli_progress_step(pr, done);
 }
 
-/* --placement-out: the maps EPLB made (freed here). */
-static int write_place(void)
+/* --placement-out: the maps EPLB made, into a temporary file that the
+ * caller commits once the traffic is written, or aborts (so a failure
+ * leaves neither file).  0, or the exit status after printing. */
+static int write_place(struct cli_out *out)
 {
 	struct fast_err err;
-	struct cli_out out;
+	size_t n = strlen(place_out_path);
+	bool npy = n >= 4 && strcmp(place_out_path + n - 4, ".npy") == 0;
 	int rc;
 
-	if (!place_out_path)
-		return 0;
-	if ((rc = cli_out_open(&out, place_out_path)) == 0) {
-		if (fast_moe_place_write(&place_out, out.f, &err) < 0)
-			rc = cli_out_fail(&out, &err);
-		else
-			rc = cli_out_commit(&out);
-	}
+	if ((rc = cli_out_open(out, place_out_path)) == 0 &&
+	    fast_moe_place_write(&place_out, npy, out->f, &err) < 0)
+		rc = cli_out_fail(out, &err);
 	fast_moe_place_free(&place_out);
 	return rc;
 }
 
-/* Write t (freed) to path, after --placement-out's maps when asked; the
- * one-line note when it is a file. */
+/* Write t (freed) to path, and --placement-out's maps when asked (both or
+ * neither); the one-line note when it is a file. */
 static int write_traffic(struct fast_traffic *t, const char *path, bool sparse, const char *what)
 {
 	struct fast_err err;
-	struct cli_out out;
-	int rc = write_place();
+	struct cli_out out, pout;
+	int rc = place_out_path ? write_place(&pout) : 0;
 
-	if (rc == 0)
-		rc = cli_out_open(&out, path);
+	if (rc == 0 && (rc = cli_out_open(&out, path)) != 0 && place_out_path)
+		cli_out_abort(&pout);
 	if (rc) {
 		fast_traffic_free(t);
 		return rc;
 	}
 	if (fast_traffic_write(t, sparse, out.f, &err) < 0) {
 		fast_traffic_free(t);
+		if (place_out_path)
+			cli_out_abort(&pout);
 		return cli_out_fail(&out, &err);
 	}
+	/* the maps' last bytes out before the traffic is renamed into place */
+	if (place_out_path && (fflush(pout.f) != 0 || ferror(pout.f))) {
+		fast_traffic_free(t);
+		cli_out_abort(&out);
+		fast_err_set(&err, FAST_EIO, "writing the placement failed");
+		return cli_out_fail(&pout, &err);
+	}
 	rc = cli_out_commit(&out);
+	if (place_out_path && rc == 0)
+		rc = cli_out_commit(&pout);
+	else if (place_out_path)
+		cli_out_abort(&pout);
 	if (rc == 0 && !out.is_stdout)
 		printf("wrote %s: %u matri%s of %u GPUs (%s, %s%s%s)\n", path, t->count,
 		       t->count == 1 ? "x" : "ces", t->ng, what, t->m[0].label,
 		       t->count > 1 ? " .. " : "", t->count > 1 ? t->m[t->count - 1].label : "");
 	fast_traffic_free(t);
 	return rc;
+}
+
+/* The outputs, -o and --placement-out, checked together (neither an
+ * input, nor the same file). */
+static int outs_check(const char *out_path)
+{
+	const char *paths[2] = { out_path, place_out_path };
+
+	return cli_outs_check(paths, place_out_path ? 2 : 1);
 }
 
 /* The options that belong to --routing or to --source only: 0, or the
@@ -179,7 +199,7 @@ static int placement_options(struct fast_moe_import *o, const char *placement, c
 
 	if (choice && strcmp(choice, "local") && strcmp(choice, "spread"))
 		return cli_usage_error("trace", "--replica-choice: '%.40s' is not local or spread", choice);
-	o->replica_spread = choice && strcmp(choice, "spread") == 0;
+	o->replica_local = choice && strcmp(choice, "local") == 0;
 	if (!placement || fast_placement_parse(placement, &o->experts_at, &err) == 0) {
 		if (place_out_path)
 			return cli_usage_error("trace", "--placement-out needs --placement eplb:R");
@@ -215,7 +235,7 @@ static int import_routing(struct fast_moe_import *o, const struct fast_moe_routi
 	cli_input(ro->path);
 	if (ro->src_path)
 		cli_input(ro->src_path);
-	if ((rc = cli_out_check(in->out_path)) != 0)
+	if ((rc = outs_check(in->out_path)) != 0)
 		return rc;
 	rc = fast_moe_routing_load(ro, &in->lim, r, &err);
 	if (rc == 0 && tokens_at_given &&
@@ -343,7 +363,7 @@ int cmd_trace(int argc, char **argv)
 	}
 	/* the importer reads files only it names: none of them is an output */
 	cli_input_tree(o.data_dir);
-	if ((rc = cli_out_check(in.out_path)) != 0)
+	if ((rc = outs_check(in.out_path)) != 0)
 		return rc;
 	cli_progress_begin(&pr, "trace import: layer", 0);
 	o.progress = import_progress;
@@ -423,14 +443,18 @@ const char cmd_trace_usage[] =
 	"  --gpus-per-server G for the description (default min(8, N))\n"
 	"  --placement P       experts on GPUs: contiguous (default) | round-robin |\n"
 	"                      FILE (a physical-to-logical map per layer as EPLB returns\n"
-	"                      it: JSON [layers][slots], slots over the GPUs in order;\n"
-	"                      an expert may have several replicas) | eplb:R (EPLB's\n"
+	"                      it: JSON [layers][slots], or FILE.npy [layers, slots] of\n"
+	"                      integers; slots over the GPUs in order; an expert may\n"
+	"                      have several replicas) | eplb:R (EPLB's\n"
 	"                      hierarchical policy with R redundant experts on each\n"
 	"                      layer's own loads)\n"
-	"  --replica-choice C  the replica a token uses: local (default: one on its own\n"
-	"                      GPU, else on its own server, else any; the (source GPU\n"
-	"                      mod candidates)-th) | spread (the (source mod replicas)-th)\n"
-	"  --placement-out F   write the maps eplb:R made (the FILE format)\n"
+	"  --replica-choice C  the replica a token uses: spread (default: the (source\n"
+	"                      GPU mod replicas)-th, so an expert's load splits evenly\n"
+	"                      over its replicas, as EPLB assumes) | local (one on its\n"
+	"                      own GPU, else on its own server, else any; the (source\n"
+	"                      mod candidates)-th: less scale-out traffic)\n"
+	"  --placement-out F   write the maps eplb:R made (the FILE format; int64 .npy\n"
+	"                      when F ends in .npy)\n"
 	"  --tokens-at P       tokens (data order) on source GPUs: contiguous\n"
 	"                      blocks (default) | round-robin\n"
 	"  --token-bytes B     bytes per token copy (default per source, above;\n"

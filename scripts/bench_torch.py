@@ -13,7 +13,8 @@ repetition times on every rank, between barriers:
     gather   the ranks' split sizes all_gathered and checked (_matrix)
     lookup   the cache key (the matrix's bytes hashed) and the hit (_program)
     agree    the ranks' plan hashes all_gathered and compared (_agree_plans)
-    walk     the program run wave by wave (_run): copies, isend/irecv, waits
+    walk     the program run wave by wave (_run): copies, one
+             batch_isend_irecv per wave, waits
 
 and keeps the slowest rank's time.  Printed: the median and the min-max
 over the repetitions, in microseconds; the program's waves and messages

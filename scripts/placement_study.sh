@@ -18,7 +18,7 @@
 # eplb:EP and eplb:2EP (one and two redundant slots per GPU; EPLB needs
 # 64 + R slots to split evenly over the GPUs, so at EP32 R = 16 is refused
 # and R = 32, 64 are the E/2 and E points; at EP64 R = 64, 128), each token
-# using a replica by --replica-choice local (the default), and eplb:EP
+# using a replica by --replica-choice local (the default until spread replaced it), and eplb:EP
 # again with --replica-choice spread.  Schedules: fast, hier, fanout, auto
 # (`fast compare --csv --no-timing`: on token traffic its total rows per
 # phase; on byte traffic, which has none, the phase's matrices summed here).

@@ -76,6 +76,24 @@ void fast_sim_json_busiest_nic(FILE *f, const struct fast_sim_nic *c, int dir)
 	fputc('}', f);
 }
 
+void fast_sim_json_row_nics(FILE *f, const struct fast_sim_nic *nics, uint32_t n, bool list)
+{
+	uint32_t i = 0;
+	int d = 0;
+	bool any = fast_sim_busiest_nic(nics, n, &i, &d); /* sets d: before the call below */
+
+	fprintf(f, ", ");
+	fast_sim_json_busiest_nic(f, any ? &nics[i] : NULL, d);
+	if (!list)
+		return;
+	fprintf(f, ", \"nics\": [");
+	for (uint32_t k = 0; k < n; k++) {
+		fprintf(f, "%s", k ? ", " : "");
+		fast_sim_json_nic(f, &nics[k]);
+	}
+	fprintf(f, "]");
+}
+
 /* "nics": every NIC, then "busiest_nic" (a plan object's members) */
 static int put_nics(FILE *f, const struct fast_topo *t, const struct fast_sim_result *r,
 		    struct fast_err *err)

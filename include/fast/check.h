@@ -13,7 +13,10 @@
  * to at most one NIC and receives from at most one, and tier-out steps
  * that may run at the same time (neither reaches the other through
  * dependencies) share no sending and no receiving NIC (packed stages run
- * several rail steps at once, each on its own rails).
+ * several rail steps at once, each on its own rails), and (5) no tier-out
+ * transfer with bytes goes through a scale-out port that is down (every
+ * NIC of it at fraction 0, topo.h "NICs and ports"): from or to a GPU
+ * behind it; a slow NIC is only slow.
  *
  * Contract for compilers (what the checker accepts):
  *  - the diagonal D[g][g] is a local copy.  A plan may leave it implicit
@@ -68,7 +71,8 @@
  *
  * Returns 0 (correct), FAST_ECHECK (incorrect: the message names the
  * step, transfer and piece, or the lane, or the message and byte range
- * never or twice delivered), FAST_EINPUT (malformed plan, its N x G
+ * never or twice delivered; a transfer through a NIC that is down names
+ * the server and NIC), FAST_EINPUT (malformed plan, its N x G
  * differs from the topology's, or the view has no matrix) or FAST_ENOMEM.
  * Cost: linear in the expanded pieces (hashing) and in the chunk segments
  * of pipelined sends (one arrival record per piece whatever its chunks),

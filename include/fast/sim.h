@@ -282,6 +282,9 @@ int fast_sim_json_plan(FILE *f, const struct fast_topo *t, const struct fast_pla
  * bytes): what fast sim and fast compare print. */
 void fast_sim_json_nic(FILE *f, const struct fast_sim_nic *c);
 void fast_sim_json_busiest_nic(FILE *f, const struct fast_sim_nic *c, int dir);
+/* A compare row's NIC members: ', "busiest_nic": ...' of the n NICs, and
+ * with list ', "nics": [...]' (fast compare and the library's auto row). */
+void fast_sim_json_row_nics(FILE *f, const struct fast_sim_nic *nics, uint32_t n, bool list);
 void fast_sim_json_tail(FILE *f);
 
 /* --- timelines (sim/timeline.c) ------------------------------------- */

@@ -3,63 +3,87 @@
  * (docs/DESIGN.md, "Lower bounds").  With bound_tokens.c, the only user of
  * GLPK in the project.
  *
- * Closed form: max over servers of max(cross-server egress, ingress) divided
- * by G x effective NIC bandwidth: scale-up is assumed free, so a server's
- * NICs are perfectly balanced.
+ * Ports (topo.h, "NICs and ports"): a server reaches scale-out through P =
+ * min(K, G) ports; local GPU i's tier-out transfers go through its port
+ * p(i), shared by the GPUs behind it when K < G, striped over several NICs
+ * when K > G.  Capacities are counted in nominal NICs (B_nic = scale_out's
+ * effective rate): port p carries c_p B_nic per direction, c_p the sum of
+ * its NICs' rate fractions (1 per healthy NIC, 0 when its NICs are down);
+ * a server carries C_s B_nic, C_s = sum_p c_p.  One NIC per GPU, all
+ * healthy: c_p = 1, C_s = G, the numbers this file computed before NICs
+ * could differ.
  *
- * LP: with a non-blocking core, servers interact only through their NICs,
+ * Closed form: max over servers of max(cross-server egress, ingress) / (C_s
+ * B_nic): scale-up is assumed free, so a server's ports are perfectly
+ * balanced (egress and ingress of a port run at the same rate).
+ *
+ * LP: with a non-blocking core, servers interact only through their ports,
  * so the problem separates into one LP per server.  For server s with local
  * GPUs 0..G-1 let E_i / I_i be GPU i's cross-server egress / ingress bytes
  * and D_ij (i != j) its intra-server bytes.  Variables (bytes, scaled):
  *
- *   x_ik  (i != k)  egress bytes of GPU i that leave through NIC k
- *                   (relayed i -> k over scale-up); E_i - sum_k x_ik leave
- *                   through NIC i directly, so sum_k x_ik <= E_i;
- *   y_kj  (k != j)  ingress bytes for GPU j that enter through NIC k and are
- *                   forwarded k -> j; sum_k y_kj <= I_j;
- *   tau             the time, in bytes one NIC carries (T * B_nic);
+ *   x_ik  (i != k)  egress bytes of GPU i whose first tier-out send is
+ *                   GPU k's (relayed i -> k over scale-up); E_i - sum_k
+ *                   x_ik leave from GPU i itself, so sum_k x_ik <= E_i;
+ *   y_kj  (k != j)  ingress bytes for GPU j whose last tier-out arrival is
+ *                   at GPU k, forwarded k -> j; sum_k y_kj <= I_j;
+ *   tau             the time, in bytes one nominal NIC carries (T * B_nic);
  *
- *   NIC k egress    E_k - sum_m x_km + sum_i x_ik <= tau
- *   NIC k ingress   I_k - sum_m y_mk + sum_j y_kj <= tau
+ *   port p egress   sum_{k behind p} (E_k - sum_m x_km + sum_i x_ik) <= c_p tau
+ *   port p ingress  sum_{k behind p} (I_k - sum_m y_mk + sum_j y_kj) <= c_p tau
+ *
+ * One row per port, summing its GPUs' loads (a relay between two GPUs of
+ * one port cancels and is left out of the row): GPUs sharing a NIC share
+ * its rate however a plan divides it among them, so a row per GPU at a
+ * share of the port would not be a bound.  A port that is down (c_p = 0)
+ * forces every byte of its GPUs to relay over scale-up (x_k. = E_k, no
+ * x_.k).  The relays stay per GPU: they are scale-up traffic.
  *
  * Scale-up, switch: GPU i's port carries x_i., y_i. and D_i. out and x_.i,
  * y_.i and D_.i in; every port direction <= rho * tau (rho = B_up / B_nic).
  * Scale-up, mesh: every ordered pair (s, v) has demand D_sv + x_sv + y_sv
- * (relays into NIC v, forwards out of NIC s, intra bytes) routed as a
+ * (relays to GPU v, forwards from GPU s, intra bytes) routed as a
  * multi-commodity flow aggregated by source, over ANY paths of the mesh
  * (f^s_ab on link a -> b, b != s); every directed link <= rho * tau.
  * O(G^2) variables per server on a switch, O(G^3) on a mesh.
  *
- * Every correct plan is feasible: a byte that crosses servers leaves
- * through some NIC of its source server and enters through some NIC of its
- * destination server; relaying over more than one hop only adds load; a
- * server's NICs carry at least its own traffic.  Intra-server bytes travel
- * over scale-up (the plan IR's contract); the diagonal is free.
+ * Every correct plan is feasible: a byte that crosses servers is sent by a
+ * tier-out transfer from some GPU of its source server (the simulator runs
+ * it through that GPU's port), which it reached over scale-up if that GPU
+ * is not its source, and received by one at some GPU of its destination
+ * server; relaying over more than one hop, or a tier-out transfer inside a
+ * server, only adds load; a server's ports carry at least its own traffic.
+ * Intra-server bytes travel over scale-up (the plan IR's contract); the
+ * diagonal is free.  The checker refuses a tier-out transfer at a down
+ * port, which the c_p = 0 row assumes.
  *
- * The constraint matrix depends only on G, the scale-up kind and rho; the
- * data appear only in the right-hand sides.  So one GLPK problem is built
- * once and re-solved per server with new row bounds, warm-started with the
- * dual simplex from the previous optimal basis (still dual feasible, since
- * costs and matrix are unchanged).  Right-hand sides are divided by the
- * server's largest datum, so they lie in [0, 1]; GLPK's automatic scaling
- * handles the rho column.
+ * The constraint matrix depends only on G, the ports, the scale-up kind,
+ * rho and the servers' port capacities; the data appear in the right-hand
+ * sides.  So one GLPK problem is built once and re-solved per server with
+ * new row bounds (and, on a server whose port capacities differ from the
+ * last one's, new port rows), warm-started with the dual simplex from the
+ * previous optimal basis (still dual feasible when only bounds changed).
+ * Right-hand sides are divided by the server's largest datum, so they lie
+ * in [0, 1]; GLPK's automatic scaling handles the rho column.
  *
  * Only servers that can hold the maximum are solved: each server gets an
- * upper bound from an explicit feasible point (NICs balanced to the mean,
- * surpluses relayed proportionally to deficits, see srv_upper), servers
- * are solved in decreasing order of it, and the loop stops when the next
- * upper bound does not exceed the best optimum found.  The result is the
- * same maximum as solving every LP; with scale-up several times faster
- * than a NIC, usually one LP is solved.
+ * upper bound from an explicit feasible point (ports balanced to their
+ * share of the server's capacity, surpluses relayed proportionally to
+ * deficits, see srv_upper), servers are solved in decreasing order of it,
+ * and the loop stops when the next upper bound does not exceed the best
+ * optimum found.  The result is the same maximum as solving every LP; with
+ * scale-up several times faster than a NIC, usually one LP is solved.
  *
  * An oversubscribed core (core_oversub > 1) adds one global constraint to
- * the LP bound: all cross-server bytes / (N * G * B_nic / oversub), valid
- * whether the simulator models the core as one pool or per-server uplinks.
+ * the LP bound: all cross-server bytes / (sum_s C_s * B_nic / oversub),
+ * valid whether the simulator models the core as one pool or per-server
+ * uplinks.
  *
  * Token traffic (dispatch and combine groups) has its own per-server LP in
  * bound_tokens.c: what every accepted token plan must move once
  * deduplicated per server; fast_bound_compute (there) picks the LP by the
- * matrix's kind.  bound_internal.h is what the two files share.
+ * matrix's kind.  bound_internal.h is what the files share
+ * (bound_shared.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -81,13 +105,17 @@ struct srv_data {
 
 struct srv_lp {
 	glp_prob *lp;
+	const struct fast_topo *topo;
+	const struct fast_bound_ports *pp; /* the caller's: of, n, and the server's cap */
 	uint32_t G;
 	bool mesh;
 	double rho;
 	bool warm;        /* a valid optimal basis from a previous solve */
+	double *cap;      /* P: the port capacities the NIC rows hold now */
 	/* rows (1-based) */
-	int r_nic_out, r_nic_in, r_dir_out, r_dir_in; /* first of G each */
-	int r_port_out, r_port_in;                     /* switch: first of G each */
+	int r_nic_out, r_nic_in;   /* scale-out ports: first of P each */
+	int r_dir_out, r_dir_in;   /* first of G each */
+	int r_up_out, r_up_in;     /* switch: first of G each */
 	int *r_link;      /* mesh: [a*G+b], 0 on the diagonal */
 	int *r_cons;      /* mesh: [s*G+v], 0 on the diagonal */
 	/* columns (1-based) */
@@ -97,28 +125,11 @@ struct srv_lp {
 	double *val;
 };
 
-/* Closed form from per-server cross egress/ingress, folded one server at
- * a time: ties keep the first server, and egress before ingress. */
-void fast_bound_closed_fold(struct fast_bound *b, uint64_t *best, uint32_t s, uint64_t eg,
-			    uint64_t in)
-{
-	if (eg > *best) {
-		*best = eg;
-		b->closed_server = s;
-		b->closed_is_ingress = 0;
-	}
-	if (in > *best) {
-		*best = in;
-		b->closed_server = s;
-		b->closed_is_ingress = 1;
-	}
-}
-
 void fast_bound_bytes_closed(const struct fast_topo *topo, const uint64_t *D,
 			     struct fast_bound *out)
 {
 	uint32_t N = topo->servers, G = topo->gpus, ng = N * G;
-	uint64_t best = 0;
+	double Bn = fast_tier_Bps(&topo->out);
 
 	memset(out, 0, sizeof(*out));
 	for (uint32_t s = 0; s < N; s++) {
@@ -136,9 +147,8 @@ void fast_bound_bytes_closed(const struct fast_topo *topo, const uint64_t *D,
 					in += row[j];
 			}
 		}
-		fast_bound_closed_fold(out, &best, s, eg, in);
+		fast_bound_closed_fold(out, s, eg, in, fast_bound_server_nics(topo, s) * Bn);
 	}
-	out->closed_s = (double)best / ((double)G * fast_tier_Bps(&topo->out));
 }
 
 /* --- building the per-server LP ------------------------------------------ */
@@ -151,11 +161,6 @@ static void set_row(struct srv_lp *L, int row, int len)
 	glp_set_mat_row(L->lp, row, len, L->ind, L->val);
 }
 
-int fast_bound_add_rows(glp_prob *lp, int n)
-{
-	return n > 0 ? glp_add_rows(lp, n) : glp_get_num_rows(lp) + 1;
-}
-
 static void srv_lp_free(struct srv_lp *L)
 {
 	if (L->lp)
@@ -166,42 +171,60 @@ static void srv_lp_free(struct srv_lp *L)
 	free(L->c_y);
 	free(L->ind);
 	free(L->val);
+	free(L->cap);
 	memset(L, 0, sizeof(*L));
 }
 
-/* NIC rows: load - tau <= -E_k (bounds set per server), and what a GPU
- * relays away or takes in within its own egress and ingress. */
+/* The egress (out) or ingress row of scale-out port p at capacity c
+ * (in NICs): for the GPUs k behind p, the relays into k from GPUs behind
+ * other ports less those away from k to them, - c tau <= -(the GPUs'
+ * cross-server bytes) (bounds set per server).  With one GPU per port it
+ * is NIC k's row as it was before ports: the same terms in the same
+ * order. */
+static void nic_row(struct srv_lp *L, uint32_t p, bool out, double c)
+{
+	const uint32_t *of = L->pp->of;
+	const int *col = out ? L->c_x : L->c_y;
+	uint32_t G = L->G;
+	int len = 0;
+
+	if (c != 0)
+		L->ind[++len] = 1, L->val[len] = -c;
+	for (uint32_t k = 0; k < G; k++) {
+		if (of[k] != p)
+			continue;
+		/* egress: x_ik in, x_km away; ingress: y_kj forwarded, y_mk in */
+		for (uint32_t i = 0; i < G; i++)
+			if (of[i] != p)
+				L->ind[++len] = out ? col[i * G + k] : col[k * G + i], L->val[len] = 1.0;
+		for (uint32_t m = 0; m < G; m++)
+			if (of[m] != p)
+				L->ind[++len] = out ? col[k * G + m] : col[m * G + k], L->val[len] = -1.0;
+	}
+	set_row(L, (out ? L->r_nic_out : L->r_nic_in) + (int)p, len);
+}
+
+/* Port rows (at capacity 1: srv_lp_load sets each server's), and what a
+ * GPU relays away or takes in within its own egress and ingress.  A
+ * port's rows are set after its last GPU's turn, so that with one GPU per
+ * port the rows come in the order they always did. */
 static void add_nic_rows(struct srv_lp *L)
 {
-	uint32_t G = L->G;
+	uint32_t G = L->G, P = L->pp->P;
+	const uint32_t *of = L->pp->of;
 
-	L->r_nic_out = fast_bound_add_rows(L->lp, (int)G);
-	L->r_nic_in = fast_bound_add_rows(L->lp, (int)G);
+	L->r_nic_out = fast_bound_add_rows(L->lp, (int)P);
+	L->r_nic_in = fast_bound_add_rows(L->lp, (int)P);
 	L->r_dir_out = fast_bound_add_rows(L->lp, (int)G);
 	L->r_dir_in = fast_bound_add_rows(L->lp, (int)G);
 	for (uint32_t k = 0; k < G; k++) {
 		int len = 0;
-		L->ind[++len] = 1, L->val[len] = -1.0;
-		for (uint32_t i = 0; i < G; i++)
-			if (i != k)
-				L->ind[++len] = L->c_x[i * G + k], L->val[len] = 1.0;
-		for (uint32_t m = 0; m < G; m++)
-			if (m != k)
-				L->ind[++len] = L->c_x[k * G + m], L->val[len] = -1.0;
-		set_row(L, L->r_nic_out + (int)k, len);
-
-		len = 0;
-		L->ind[++len] = 1, L->val[len] = -1.0;
-		for (uint32_t j = 0; j < G; j++)
-			if (j != k)
-				L->ind[++len] = L->c_y[k * G + j], L->val[len] = 1.0;
-		for (uint32_t m = 0; m < G; m++)
-			if (m != k)
-				L->ind[++len] = L->c_y[m * G + k], L->val[len] = -1.0;
-		set_row(L, L->r_nic_in + (int)k, len);
-
+		if (k + 1 == G || of[k + 1] != of[k]) {
+			L->cap[of[k]] = 1.0;
+			nic_row(L, of[k], true, 1.0);
+			nic_row(L, of[k], false, 1.0);
+		}
 		/* what GPU k relays away cannot exceed its egress */
-		len = 0;
 		for (uint32_t m = 0; m < G; m++)
 			if (m != k)
 				L->ind[++len] = L->c_x[k * G + m], L->val[len] = 1.0;
@@ -214,16 +237,16 @@ static void add_nic_rows(struct srv_lp *L)
 	}
 }
 
-/* Switch ports (bounds set per server):
+/* Scale-up switch ports (bounds set per server):
  * port egress i: x_i. + y_i. - rho tau <= -U_i
  * port ingress j: x_.j + y_.j - rho tau <= -V_j */
-static void add_port_rows(struct srv_lp *L)
+static void add_switch_rows(struct srv_lp *L)
 {
 	uint32_t G = L->G;
 	double rho = L->rho;
 
-	L->r_port_out = fast_bound_add_rows(L->lp, (int)G);
-	L->r_port_in = fast_bound_add_rows(L->lp, (int)G);
+	L->r_up_out = fast_bound_add_rows(L->lp, (int)G);
+	L->r_up_in = fast_bound_add_rows(L->lp, (int)G);
 	for (uint32_t i = 0; i < G; i++) {
 		int len = 0;
 		L->ind[++len] = 1, L->val[len] = -rho;
@@ -232,7 +255,7 @@ static void add_port_rows(struct srv_lp *L)
 				L->ind[++len] = L->c_x[i * G + k], L->val[len] = 1.0;
 				L->ind[++len] = L->c_y[i * G + k], L->val[len] = 1.0;
 			}
-		set_row(L, L->r_port_out + (int)i, len);
+		set_row(L, L->r_up_out + (int)i, len);
 		len = 0;
 		L->ind[++len] = 1, L->val[len] = -rho;
 		for (uint32_t k = 0; k < G; k++)
@@ -240,7 +263,7 @@ static void add_port_rows(struct srv_lp *L)
 				L->ind[++len] = L->c_x[k * G + i], L->val[len] = 1.0;
 				L->ind[++len] = L->c_y[k * G + i], L->val[len] = 1.0;
 			}
-		set_row(L, L->r_port_in + (int)i, len);
+		set_row(L, L->r_up_in + (int)i, len);
 	}
 }
 
@@ -288,28 +311,36 @@ static void add_mesh_rows(struct srv_lp *L, const int *c_f)
 		}
 }
 
-static int srv_lp_build(struct srv_lp *L, uint32_t G, bool mesh, double rho,
-			struct fast_err *err)
+/* The LP of topo's servers (pp: its ports, the caller's, outliving L). */
+static int srv_lp_build(struct srv_lp *L, const struct fast_topo *topo,
+			const struct fast_bound_ports *pp, struct fast_err *err)
 {
+	uint32_t G = topo->gpus;
 	size_t GG = (size_t)G * G;
+	/* the longest row: a link row has G-1 flows + tau; a conservation
+	 * row 2G + 2; a switch port row 2G - 1; the row of a port behind
+	 * which n GPUs sit 2n(G - n) + 1 <= G^2 / 2 + 1 */
+	size_t row_max = GG / 2 + 4 * (size_t)G + 8;
+	bool mesh = topo->up_kind == FAST_UP_MESH;
 	int ncols, *c_f = NULL;
 	int n;
 
 	memset(L, 0, sizeof(*L));
+	L->topo = topo;
+	L->pp = pp;
 	L->G = G;
 	L->mesh = mesh;
-	L->rho = rho;
+	L->rho = fast_tier_Bps(&topo->up) / fast_tier_Bps(&topo->out);
 	L->c_x = fast_calloc(GG, sizeof(int));
 	L->c_y = fast_calloc(GG, sizeof(int));
 	L->r_link = fast_calloc(GG, sizeof(int));
 	L->r_cons = fast_calloc(GG, sizeof(int));
-	/* the longest row: a link row has G-1 flows + tau; a conservation
-	 * row 2G + 2; a NIC row 2G - 1; a port row 2G - 1 */
-	L->ind = fast_calloc(4 * (size_t)G + 8, sizeof(int));
-	L->val = fast_calloc(4 * (size_t)G + 8, sizeof(double));
+	L->ind = fast_calloc(row_max, sizeof(int));
+	L->val = fast_calloc(row_max, sizeof(double));
+	L->cap = fast_calloc(pp->P ? pp->P : 1, sizeof(double));
 	if (mesh)
 		c_f = fast_calloc(GG * G, sizeof(int));
-	if (!L->c_x || !L->c_y || !L->r_link || !L->r_cons || !L->ind || !L->val ||
+	if (!L->c_x || !L->c_y || !L->r_link || !L->r_cons || !L->ind || !L->val || !L->cap ||
 	    (mesh && !c_f)) {
 		free(c_f);
 		srv_lp_free(L);
@@ -344,7 +375,7 @@ static int srv_lp_build(struct srv_lp *L, uint32_t G, bool mesh, double rho,
 
 	add_nic_rows(L);
 	if (!mesh)
-		add_port_rows(L);
+		add_switch_rows(L);
 	else
 		add_mesh_rows(L, c_f);
 	free(c_f);
@@ -352,19 +383,36 @@ static int srv_lp_build(struct srv_lp *L, uint32_t G, bool mesh, double rho,
 	return 0;
 }
 
-/* Set the right-hand sides for server data d, divided by scale. */
+/* Set the right-hand sides for server data d, divided by scale, and the
+ * port rows of the capacities in L->pp (loaded for d's server) where they
+ * differ from those the rows hold. */
 static void srv_lp_load(struct srv_lp *L, const struct srv_data *d, double scale)
 {
+	const struct fast_bound_ports *pp = L->pp;
 	uint32_t G = L->G;
+
+	for (uint32_t p = 0; p < pp->P; p++) {
+		uint64_t e = 0, i = 0;
+		if (pp->cap[p] != L->cap[p]) {
+			L->cap[p] = pp->cap[p];
+			nic_row(L, p, true, L->cap[p]);
+			nic_row(L, p, false, L->cap[p]);
+		}
+		for (uint32_t k = 0; k < G; k++)
+			if (pp->of[k] == p) {
+				e += d->E[k];
+				i += d->I[k];
+			}
+		glp_set_row_bnds(L->lp, L->r_nic_out + (int)p, GLP_UP, 0.0, -(double)e / scale);
+		glp_set_row_bnds(L->lp, L->r_nic_in + (int)p, GLP_UP, 0.0, -(double)i / scale);
+	}
 	for (uint32_t k = 0; k < G; k++) {
-		glp_set_row_bnds(L->lp, L->r_nic_out + (int)k, GLP_UP, 0.0, -(double)d->E[k] / scale);
-		glp_set_row_bnds(L->lp, L->r_nic_in + (int)k, GLP_UP, 0.0, -(double)d->I[k] / scale);
 		glp_set_row_bnds(L->lp, L->r_dir_out + (int)k, GLP_UP, 0.0, (double)d->E[k] / scale);
 		glp_set_row_bnds(L->lp, L->r_dir_in + (int)k, GLP_UP, 0.0, (double)d->I[k] / scale);
 		if (!L->mesh) {
-			glp_set_row_bnds(L->lp, L->r_port_out + (int)k, GLP_UP, 0.0,
+			glp_set_row_bnds(L->lp, L->r_up_out + (int)k, GLP_UP, 0.0,
 					 -(double)d->U[k] / scale);
-			glp_set_row_bnds(L->lp, L->r_port_in + (int)k, GLP_UP, 0.0,
+			glp_set_row_bnds(L->lp, L->r_up_in + (int)k, GLP_UP, 0.0,
 					 -(double)d->V[k] / scale);
 		}
 	}
@@ -376,37 +424,6 @@ static void srv_lp_load(struct srv_lp *L, const struct srv_data *d, double scale
 							 (double)d->Dloc[s * G + v] / scale, 0.0);
 }
 
-/* Solve; returns 0 or FAST_ESOLVER.  Warm-started solves use the dual
- * simplex; on any trouble retry once from the standard basis. */
-int fast_bound_lp_solve(glp_prob *lp, bool *warm, uint32_t server, struct fast_err *err)
-{
-	glp_smcp parm;
-	int ret, status;
-
-	glp_init_smcp(&parm);
-	parm.msg_lev = GLP_MSG_OFF;
-	parm.presolve = GLP_OFF; /* presolve would discard the warm basis */
-	if (*warm) {
-		parm.meth = GLP_DUALP;
-		ret = glp_simplex(lp, &parm);
-		if (ret == 0 && glp_get_status(lp) == GLP_OPT)
-			return 0;
-	}
-	glp_std_basis(lp);
-	parm.meth = GLP_PRIMAL;
-	ret = glp_simplex(lp, &parm);
-	status = glp_get_status(lp);
-	if (ret != 0 || status != GLP_OPT) {
-		*warm = false;
-		return fast_err_set(err, FAST_ESOLVER,
-				    "bound: GLPK failed on the LP of server %u "
-				    "(glp_simplex returned %d, status %d)",
-				    server, ret, status);
-	}
-	*warm = true;
-	return 0;
-}
-
 static int srv_lp_solve(struct srv_lp *L, uint32_t server, struct fast_err *err)
 {
 	return fast_bound_lp_solve(L->lp, &L->warm, server, err);
@@ -414,13 +431,14 @@ static int srv_lp_solve(struct srv_lp *L, uint32_t server, struct fast_err *err)
 
 /* The binding resource of the last solve: the capacity row whose dual,
  * times its tau coefficient, is largest (the share of T it accounts for);
- * ties go to the first row in the order NIC egress, NIC ingress, ports or
- * links. */
+ * ties go to the first row in the order scale-out port egress, ingress,
+ * scale-up ports or links.  A port is named by its NICs ("NIC 3", "NICs
+ * 2-3"). */
 static void srv_lp_binding(const struct srv_lp *L, uint32_t server, char *buf, size_t len)
 {
 	uint32_t G = L->G;
 	double best = -1.0;
-	char kind[48] = "";
+	char kind[48] = "", nic[32];
 
 #define CONSIDER(row, coef, ...)                                               \
 	do {                                                                    \
@@ -431,15 +449,17 @@ static void srv_lp_binding(const struct srv_lp *L, uint32_t server, char *buf, s
 		}                                                               \
 	} while (0)
 
-	for (uint32_t k = 0; k < G; k++)
-		CONSIDER(L->r_nic_out + (int)k, 1.0, "NIC %u egress", k);
-	for (uint32_t k = 0; k < G; k++)
-		CONSIDER(L->r_nic_in + (int)k, 1.0, "NIC %u ingress", k);
+	for (int in = 0; in < 2; in++)
+		for (uint32_t p = 0; p < L->pp->P; p++) {
+			fast_bound_port_name(L->topo, p, nic, sizeof nic);
+			CONSIDER((in ? L->r_nic_in : L->r_nic_out) + (int)p, L->cap[p], "%s %s", nic,
+				 in ? "ingress" : "egress");
+		}
 	if (!L->mesh) {
 		for (uint32_t k = 0; k < G; k++)
-			CONSIDER(L->r_port_out + (int)k, L->rho, "scale-up port %u egress", k);
+			CONSIDER(L->r_up_out + (int)k, L->rho, "scale-up port %u egress", k);
 		for (uint32_t k = 0; k < G; k++)
-			CONSIDER(L->r_port_in + (int)k, L->rho, "scale-up port %u ingress", k);
+			CONSIDER(L->r_up_in + (int)k, L->rho, "scale-up port %u ingress", k);
 	} else {
 		for (uint32_t a = 0; a < G; a++)
 			for (uint32_t b = 0; b < G; b++)
@@ -491,34 +511,72 @@ static double srv_data_scale(const struct srv_data *d, uint32_t G)
 	return (double)m;
 }
 
+/* Shares of a feasible point (srv_upper) of server d with port
+ * capacities pp: with te = egress / C_s, port p's egress surplus is
+ * (E_p - te c_p)+ and its deficit (te c_p - E_p)+ (E_p: its GPUs' egress);
+ * a port's surplus is relayed away by its GPUs in proportion to their
+ * egress (sh->se), a deficit filled evenly over its GPUs (sh->de); the
+ * ingress side mirrored (si, di).  ze and zi: the total surpluses.  One
+ * GPU per port: its own surplus and deficit, in the arithmetic this file
+ * always used (so the order of the LPs, and lps_solved, stay as they
+ * were). */
+struct srv_shares {
+	double *se, *de, *si, *di; /* G each */
+	double te, ti, ze, zi;
+};
+
+static void srv_shares(struct srv_shares *sh, const struct srv_data *d,
+		       const struct fast_bound_ports *pp, uint32_t G)
+{
+	/* (a lone server may have every NIC down, and then nothing to send) */
+	sh->te = d->egress ? (double)d->egress / pp->total : 0;
+	sh->ti = d->ingress ? (double)d->ingress / pp->total : 0;
+	sh->ze = sh->zi = 0;
+	for (uint32_t p = 0; p < pp->P; p++) {
+		uint64_t e = 0, i = 0;
+		double sE, dE, sI, dI;
+		for (uint32_t k = 0; k < G; k++)
+			if (pp->of[k] == p) {
+				e += d->E[k];
+				i += d->I[k];
+			}
+		sE = fmax((double)e - sh->te * pp->cap[p], 0);
+		dE = fmax(sh->te * pp->cap[p] - (double)e, 0);
+		sI = fmax((double)i - sh->ti * pp->cap[p], 0);
+		dI = fmax(sh->ti * pp->cap[p] - (double)i, 0);
+		sh->ze += sE;
+		sh->zi += sI;
+		for (uint32_t k = 0; k < G; k++) {
+			if (pp->of[k] != p)
+				continue;
+			sh->se[k] = pp->n[p] == 1 || sE == 0 ? sE : sE * ((double)d->E[k] / (double)e);
+			sh->si[k] = pp->n[p] == 1 || sI == 0 ? sI : sI * ((double)d->I[k] / (double)i);
+			sh->de[k] = dE / pp->n[p];
+			sh->di[k] = dI / pp->n[p];
+		}
+	}
+}
+
 /*
  * An upper bound on the server's LP optimum, in seconds, from an explicit
- * feasible point: every NIC carries exactly the mean (the closed form),
- * GPU i with egress surplus S_i = (E_i - mean)+ relays x_ik = S_i R_k / Z
- * to NIC k with deficit R_k = (mean - E_k)+ (Z = sum of surpluses), the
- * ingress side mirrored; on a mesh every demand takes the direct link.
- * The optimum lies between the server's closed form and this value, so a
- * server whose upper bound does not exceed the best optimum found so far
- * cannot change the maximum and needs no LP.
+ * feasible point: every port carries exactly its share of the server's
+ * cross-server bytes (te c_p: the closed form), GPU i relays x_ik = se_i
+ * de_k / ze to GPU k (srv_shares: surpluses to deficits, which are never
+ * behind one port), the ingress side mirrored; on a mesh every demand
+ * takes the direct link.  The optimum lies between the server's closed
+ * form and this value, so a server whose upper bound does not exceed the
+ * best optimum found so far cannot change the maximum and needs no LP.
  */
-static double srv_upper(const struct srv_data *d, uint32_t G, bool mesh, double Bn, double Bu)
+static double srv_upper(const struct srv_data *d, const struct srv_shares *sh, uint32_t G,
+			bool mesh, double Bn, double Bu)
 {
-	double te = (double)d->egress / G, ti = (double)d->ingress / G;
-	double ze = 0, zi = 0, up = 0;
+	double up = 0;
 
-	for (uint32_t k = 0; k < G; k++) {
-		ze += fmax((double)d->E[k] - te, 0);
-		zi += fmax((double)d->I[k] - ti, 0);
-	}
-#define SURE(k) fmax((double)d->E[k] - te, 0)  /* egress surplus of GPU k */
-#define DEFE(k) fmax(te - (double)d->E[k], 0)  /* egress deficit of NIC k */
-#define SURI(k) fmax((double)d->I[k] - ti, 0)
-#define DEFI(k) fmax(ti - (double)d->I[k], 0)
 	if (!mesh) {
 		for (uint32_t k = 0; k < G; k++) {
 			/* port out: relays sent + forwards sent + intra sent */
-			double out = SURE(k) + DEFI(k) + (double)d->U[k];
-			double in = DEFE(k) + SURI(k) + (double)d->V[k];
+			double out = sh->se[k] + sh->di[k] + (double)d->U[k];
+			double in = sh->de[k] + sh->si[k] + (double)d->V[k];
 			up = fmax(up, fmax(out, in));
 		}
 	} else {
@@ -528,47 +586,14 @@ static double srv_upper(const struct srv_data *d, uint32_t G, bool mesh, double 
 				if (a == v)
 					continue;
 				load = (double)d->Dloc[a * G + v];
-				if (ze > 0)
-					load += SURE(a) * DEFE(v) / ze;
-				if (zi > 0)
-					load += DEFI(a) * SURI(v) / zi;
+				if (sh->ze > 0)
+					load += sh->se[a] * sh->de[v] / sh->ze;
+				if (sh->zi > 0)
+					load += sh->di[a] * sh->si[v] / sh->zi;
 				up = fmax(up, load);
 			}
 	}
-#undef SURE
-#undef DEFE
-#undef SURI
-#undef DEFI
-	return fmax(fmax(te, ti) / Bn, up / Bu);
-}
-
-/* The last steps of both LP bounds.  The LP contains the closed form's
- * constraints (sum the NIC rows), so a result below it is a numerical
- * artefact: snap a tiny one, reject a large one.  An oversubscribed core
- * carries every one of total_cross bytes that must cross servers at least
- * once. */
-int fast_bound_finish(struct fast_bound *b, const struct fast_topo *topo, uint64_t total_cross,
-		      struct fast_err *err)
-{
-	double Bn = fast_tier_Bps(&topo->out);
-
-	if (b->lp_s < b->closed_s) {
-		if (b->lp_s < b->closed_s * (1 - 1e-6))
-			return fast_err_set(err, FAST_ESOLVER,
-					    "bound: LP optimum %.9g s below the closed form %.9g s "
-					    "(numerical trouble in GLPK)", b->lp_s, b->closed_s);
-		b->lp_s = b->closed_s;
-	}
-	if (topo->core_oversub > 1.0 && total_cross > 0) {
-		double core = (double)total_cross /
-			      ((double)fast_topo_ngpus(topo) * Bn / topo->core_oversub);
-		if (core > b->lp_s) {
-			b->lp_s = core;
-			snprintf(b->binding, sizeof(b->binding),
-				 "scale-out core (oversubscribed %.3g:1)", topo->core_oversub);
-		}
-	}
-	return 0;
+	return fmax(fmax(sh->te, sh->ti) / Bn, up / Bu);
 }
 
 struct srv_key {
@@ -586,93 +611,152 @@ static int cmp_key(const void *a, const void *b)
 	return x->server < y->server ? -1 : x->server > y->server;
 }
 
-int fast_bound_bytes(const struct fast_topo *topo, const uint64_t *D, struct fast_bound *out,
-		     struct fast_err *err)
+/* What fast_bound_bytes works with: the matrix's line sums, one server's
+ * data and feasible point, the ports, and the servers in the order their
+ * LPs are solved. */
+struct bytes_ctx {
+	const struct fast_topo *topo;
+	const uint64_t *D;
+	uint64_t *rowsum, *colsum, *buf;
+	double *w;
+	struct srv_data d;
+	struct srv_shares sh;
+	struct fast_bound_ports pp;
+	struct srv_key *keys;
+};
+
+static void bytes_ctx_free(struct bytes_ctx *c)
+{
+	free(c->rowsum);
+	free(c->colsum);
+	free(c->buf);
+	free(c->w);
+	free(c->keys);
+	fast_bound_ports_free(&c->pp);
+}
+
+static int bytes_ctx_init(struct bytes_ctx *c, const struct fast_topo *topo, const uint64_t *D,
+			  struct fast_err *err)
 {
 	uint32_t N = topo->servers, G = topo->gpus, ng = N * G;
-	double Bn = fast_tier_Bps(&topo->out), Bu = fast_tier_Bps(&topo->up);
-	struct fast_bound b;
-	struct srv_lp L;
-	struct srv_data d;
-	struct srv_key *keys;
-	uint64_t *rowsum, *colsum, *buf, total_cross = 0, best = 0;
-	double t0;
-	int rc = 0;
 
-	if (!(Bn > 0) || !(Bu > 0))
-		return fast_err_set(err, FAST_EINPUT, "bound: bandwidths must be > 0");
-	memset(&b, 0, sizeof(b));
-	memset(&L, 0, sizeof(L));
-	snprintf(b.binding, sizeof(b.binding), "none (no traffic over links)");
-
-	rowsum = fast_calloc(ng, sizeof(uint64_t));
-	colsum = fast_calloc(ng, sizeof(uint64_t));
-	buf = fast_calloc(4 * (size_t)G + (size_t)G * G, sizeof(uint64_t));
-	keys = fast_calloc(N, sizeof(*keys));
-	if (!rowsum || !colsum || !buf || !keys) {
-		free(rowsum);
-		free(colsum);
-		free(buf);
-		free(keys);
+	memset(c, 0, sizeof(*c));
+	c->topo = topo;
+	c->D = D;
+	if (fast_bound_ports_init(&c->pp, topo, err) < 0)
+		return FAST_ENOMEM;
+	c->rowsum = fast_calloc(ng, sizeof(uint64_t));
+	c->colsum = fast_calloc(ng, sizeof(uint64_t));
+	c->buf = fast_calloc(4 * (size_t)G + (size_t)G * G, sizeof(uint64_t));
+	c->w = fast_calloc(4 * (size_t)G, sizeof(double));
+	c->keys = fast_calloc(N, sizeof(*c->keys));
+	if (!c->rowsum || !c->colsum || !c->buf || !c->w || !c->keys) {
+		bytes_ctx_free(c);
 		return fast_err_set(err, FAST_ENOMEM, "bound: out of memory");
 	}
-	fast_line_sums(D, ng, rowsum, colsum);
-	d.E = buf;
-	d.I = buf + G;
-	d.U = buf + 2 * G;
-	d.V = buf + 3 * G;
-	d.Dloc = buf + 4 * G;
+	fast_line_sums(D, ng, c->rowsum, c->colsum);
+	c->d.E = c->buf;
+	c->d.I = c->buf + G;
+	c->d.U = c->buf + 2 * G;
+	c->d.V = c->buf + 3 * G;
+	c->d.Dloc = c->buf + 4 * G;
+	c->sh.se = c->w;
+	c->sh.de = c->w + G;
+	c->sh.si = c->w + 2 * G;
+	c->sh.di = c->w + 3 * G;
+	return 0;
+}
 
-	/* pass 1: closed form and an upper bound per server */
-	for (uint32_t s = 0; s < N; s++) {
-		srv_data_fill(&d, D, rowsum, colsum, ng, G, s);
-		fast_bound_closed_fold(&b, &best, s, d.egress, d.ingress);
-		total_cross += d.egress;
-		keys[s].server = s;
-		keys[s].upper = srv_data_scale(&d, G) == 0
-				? 0.0 : srv_upper(&d, G, topo->up_kind == FAST_UP_MESH, Bn, Bu);
-	}
-	qsort(keys, N, sizeof(*keys), cmp_key);
+/* Server s's data into c->d and its port capacities into c->pp. */
+static void bytes_ctx_server(struct bytes_ctx *c, uint32_t s)
+{
+	uint32_t G = c->topo->gpus;
 
-	/* pass 2: LPs in decreasing order of the upper bound, until no
-	 * remaining server can beat the best optimum */
-	t0 = fast_now();
+	srv_data_fill(&c->d, c->D, c->rowsum, c->colsum, c->topo->servers * G, G, s);
+	fast_bound_ports_load(&c->pp, c->topo, s);
+}
+
+/* Pass 2: the LPs in decreasing order of the upper bound, until no
+ * remaining server can beat the best optimum; into b's LP fields. */
+static int bytes_lps(struct bytes_ctx *c, struct fast_bound *b, struct fast_err *err)
+{
+	const struct fast_topo *topo = c->topo;
+	uint32_t N = topo->servers, G = topo->gpus;
+	double Bn = fast_tier_Bps(&topo->out);
+	struct srv_lp L;
+	int rc = 0;
+
+	memset(&L, 0, sizeof(L));
 	glp_term_out(GLP_OFF);
-	if (N > 0 && keys[0].upper > 0)
-		rc = srv_lp_build(&L, G, topo->up_kind == FAST_UP_MESH, Bu / Bn, err);
+	if (N > 0 && c->keys[0].upper > 0)
+		rc = srv_lp_build(&L, topo, &c->pp, err);
 	for (uint32_t k = 0; rc == 0 && k < N; k++) {
-		uint32_t s = keys[k].server;
+		uint32_t s = c->keys[k].server;
 		double scale, t;
-		if (keys[k].upper == 0 || keys[k].upper <= b.lp_s)
+		if (c->keys[k].upper == 0 || c->keys[k].upper <= b->lp_s)
 			break; /* nothing crosses a link here, or it cannot win */
-		srv_data_fill(&d, D, rowsum, colsum, ng, G, s);
-		scale = srv_data_scale(&d, G);
-		srv_lp_load(&L, &d, scale);
+		bytes_ctx_server(c, s);
+		scale = srv_data_scale(&c->d, G);
+		srv_lp_load(&L, &c->d, scale);
 		rc = srv_lp_solve(&L, s, err);
 		if (rc)
 			break;
-		b.lps_solved++;
+		b->lps_solved++;
 		t = glp_get_obj_val(L.lp) * scale / Bn;
 		/* a server must beat the best by more than rounding noise, so
 		 * that ties go to the first server solved on every GLPK
 		 * version */
-		if (t > b.lp_s * (1 + 1e-9)) {
-			b.lp_s = t;
-			b.lp_server = s;
-			srv_lp_binding(&L, s, b.binding, sizeof(b.binding));
+		if (t > b->lp_s * (1 + 1e-9)) {
+			b->lp_s = t;
+			b->lp_server = s;
+			srv_lp_binding(&L, s, b->binding, sizeof(b->binding));
 		}
 	}
 	if (L.lp)
 		srv_lp_free(&L);
+	return rc;
+}
+
+int fast_bound_bytes(const struct fast_topo *topo, const uint64_t *D, struct fast_bound *out,
+		     struct fast_err *err)
+{
+	uint32_t N = topo->servers, G = topo->gpus;
+	double Bn = fast_tier_Bps(&topo->out), Bu = fast_tier_Bps(&topo->up);
+	bool mesh = topo->up_kind == FAST_UP_MESH;
+	struct fast_bound b;
+	struct bytes_ctx c;
+	uint64_t total_cross = 0;
+	double t0;
+	int rc;
+
+	if (!(Bn > 0) || !(Bu > 0))
+		return fast_err_set(err, FAST_EINPUT, "bound: bandwidths must be > 0");
+	if ((rc = bytes_ctx_init(&c, topo, D, err)) < 0)
+		return rc;
+	memset(&b, 0, sizeof(b));
+	snprintf(b.binding, sizeof(b.binding), "none (no traffic over links)");
+
+	/* pass 1: closed form and an upper bound per server */
+	for (uint32_t s = 0; s < N; s++) {
+		bytes_ctx_server(&c, s);
+		fast_bound_closed_fold(&b, s, c.d.egress, c.d.ingress,
+				       fast_bound_server_nics(topo, s) * Bn);
+		total_cross += c.d.egress;
+		c.keys[s].server = s;
+		c.keys[s].upper = 0.0;
+		if (srv_data_scale(&c.d, G) != 0) {
+			srv_shares(&c.sh, &c.d, &c.pp, G);
+			c.keys[s].upper = srv_upper(&c.d, &c.sh, G, mesh, Bn, Bu);
+		}
+	}
+	qsort(c.keys, N, sizeof(*c.keys), cmp_key);
+
+	t0 = fast_now();
+	rc = bytes_lps(&c, &b, err);
 	b.solve_s = fast_now() - t0;
-	b.closed_s = (double)best / ((double)G * Bn);
-	free(rowsum);
-	free(colsum);
-	free(buf);
-	free(keys);
+	bytes_ctx_free(&c);
 	if (rc)
 		return rc;
-
 	if ((rc = fast_bound_finish(&b, topo, total_cross, err)) < 0)
 		return rc;
 	*out = b;

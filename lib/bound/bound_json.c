@@ -16,8 +16,21 @@ void fast_bound_json_topo(FILE *f, const struct fast_topo *t)
 {
 	fprintf(f, "{\"name\": ");
 	fast_json_put_string(f, t->name);
-	fprintf(f, ", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, \"scale_up\": \"%s\"}",
+	fprintf(f, ", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, \"scale_up\": \"%s\"",
 		t->servers, t->gpus, fast_topo_ngpus(t), t->up_kind == FAST_UP_MESH ? "mesh" : "switch");
+	/* the NICs only where they are not one healthy NIC per GPU, so that
+	 * the documents of such fabrics stay as they were */
+	if (!fast_topo_nics_ideal(t)) {
+		fprintf(f, ", \"nics_per_server\": %u, \"nic_overrides\": [", t->nics);
+		for (uint32_t i = 0; i < t->noverrides; i++) {
+			fprintf(f, "%s{\"server\": %u, \"nic\": %u, \"fraction\": ", i ? ", " : "",
+				t->nic_override[i].server, t->nic_override[i].nic);
+			fast_json_put_double(f, t->nic_override[i].fraction);
+			fputc('}', f);
+		}
+		fputc(']', f);
+	}
+	fputc('}', f);
 }
 
 void fast_bound_json(FILE *f, const struct fast_bound *b, uint32_t matrix, const char *label,

@@ -46,9 +46,13 @@
  *   ue_k >= x_k. + y_k.,  ui_k >= x_.k + y_.k   relays cross scale-up
  *   sum_k ue_k = sum_k ui_k          a scale-up transfer leaves one GPU
  *                                    and enters another of the server
- *   ne_k, ni_k <= tau;  ue_k, ui_k <= rho tau (switch), (G-1) rho tau (mesh)
+ *   sum_{k behind p} ne_k <= c_p tau,  the same for ni: scale-out port p
+ *   ue_k, ui_k <= rho tau (switch), (G-1) rho tau (mesh)
  *
- * and minimise tau (= T x B_nic).  Each row holds for every accepted plan
+ * and minimise tau (= T x B_nic).  Ports as in bound.c: ne_k and ni_k are
+ * what GPU k sends and receives over scale-out, "NIC k" above is GPU k's
+ * port, and a port carries the loads of all its GPUs at c_p nominal NICs
+ * (0 when down: its GPUs' bytes then cross over other GPUs' ports).  Each row holds for every accepted plan
  * (the terms added in one row are distinct bytes: other groups, or the
  * same group's bytes counted once); a relay's scale-up bytes are NOT added
  * to a GPU's own deliveries (the byte relayed to NIC k may be one k
@@ -59,7 +63,8 @@
  * and no scale-up bytes here (a plan may send every contribution to src
  * unreduced, so no reduction is one every plan pays).  The bound is the
  * maximum over servers of their LP optimum (T = tau / B_nic); the closed
- * form is max_s max(Eg_s, In_s) / (G B_nic).  On a matrix whose groups all
+ * form is max_s max(Eg_s, In_s) / (C_s B_nic) (C_s: server s's NICs, G
+ * healthy ones when one per GPU).  On a matrix whose groups all
  * have one destination the LP is a relaxation of the byte LP (bound.c) (its
  * optimum is at most that one's), which test_bound checks.
  */
@@ -79,13 +84,16 @@ struct tok_data {
 
 struct tok_lp {
 	glp_prob *lp;
+	const struct fast_topo *topo;
+	const struct fast_bound_ports *pp; /* the caller's: of, and a server's cap */
 	uint32_t G;
 	bool warm;
 	double cap_up;   /* scale-up capacity of one GPU direction, in NIC units */
+	double *cap;     /* P: the port capacities the rows hold now */
 	/* rows, 1-based; the first of G each unless noted */
 	int r_nic_out, r_nic_in, r_dir_out, r_dir_in, r_srv; /* r_srv: 2 rows */
 	int r_send, r_recv, r_rel_out, r_rel_in, r_cons;     /* r_cons: 1 row */
-	int r_cap;       /* 4G rows: ne, ni, ue, ui */
+	int r_cap;       /* 2P + 2G rows: ports' ne, ni, then GPUs' ue, ui */
 	/* columns */
 	int *c_x, *c_y;  /* [i*G+k], 0 on the diagonal */
 	int c_ne, c_ni, c_ue, c_ui; /* first of G each */
@@ -102,6 +110,7 @@ static void tok_lp_free(struct tok_lp *L)
 	free(L->c_y);
 	free(L->ind);
 	free(L->val);
+	free(L->cap);
 	memset(L, 0, sizeof(*L));
 }
 
@@ -129,12 +138,56 @@ static void tok_relays(struct tok_lp *L, const int *cols, uint32_t k, bool out, 
 			tok_term(L, cols[out ? k * L->G + m : m * L->G + k], v);
 }
 
-static int tok_lp_build(struct tok_lp *L, uint32_t G, double cap_up, struct fast_err *err)
+/* The capacity row of scale-out port p (ingress: in) at c nominal NICs:
+ * its GPUs' loads - c tau <= 0.  With one GPU per port, GPU k's row as it
+ * was before ports. */
+static void tok_nic_row(struct tok_lp *L, uint32_t p, bool in, double c)
 {
+	int row = L->r_cap + (in ? (int)L->pp->P : 0) + (int)p;
+
+	for (uint32_t k = 0; k < L->G; k++)
+		if (L->pp->of[k] == p)
+			tok_term(L, (in ? L->c_ni : L->c_ne) + (int)k, 1.0);
+	if (c != 0)
+		tok_term(L, 1, -c);
+	tok_row(L, row);
+	glp_set_row_bnds(L->lp, row, GLP_UP, 0.0, 0.0);
+}
+
+/* The capacity rows of GPU k, in the order they always came: its port's
+ * (after the port's last GPU, at capacity 1: tok_lp_load sets each
+ * server's), then its scale-up egress and ingress. */
+static void tok_cap_rows(struct tok_lp *L, uint32_t k)
+{
+	uint32_t G = L->G, P = L->pp->P, p = L->pp->of[k];
+	bool last = k + 1 == G || L->pp->of[k + 1] != p;
+
+	for (int f = 0; f < 4; f++) {
+		int row = L->r_cap + 2 * (int)P + (f - 2) * (int)G + (int)k;
+		if (f < 2) {
+			if (last)
+				tok_nic_row(L, p, f == 1, 1.0);
+			continue;
+		}
+		tok_term(L, (f == 2 ? L->c_ue : L->c_ui) + (int)k, 1.0);
+		tok_term(L, 1, -L->cap_up);
+		tok_row(L, row);
+		glp_set_row_bnds(L->lp, row, GLP_UP, 0.0, 0.0);
+	}
+	if (last)
+		L->cap[p] = 1.0;
+}
+
+static int tok_lp_build(struct tok_lp *L, const struct fast_topo *topo,
+			const struct fast_bound_ports *pp, double cap_up, struct fast_err *err)
+{
+	uint32_t G = topo->gpus;
 	size_t GG = (size_t)G * G;
 	int n = 2, ncols;
 
 	memset(L, 0, sizeof(*L));
+	L->topo = topo;
+	L->pp = pp;
 	L->G = G;
 	L->cap_up = cap_up;
 	L->c_x = fast_calloc(GG, sizeof(int));
@@ -142,7 +195,8 @@ static int tok_lp_build(struct tok_lp *L, uint32_t G, double cap_up, struct fast
 	/* the longest row: the conservation row, 2G terms; a NIC row 2G - 1 */
 	L->ind = fast_calloc(4 * (size_t)G + 8, sizeof(int));
 	L->val = fast_calloc(4 * (size_t)G + 8, sizeof(double));
-	if (!L->c_x || !L->c_y || !L->ind || !L->val) {
+	L->cap = fast_calloc(pp->P ? pp->P : 1, sizeof(double));
+	if (!L->c_x || !L->c_y || !L->ind || !L->val || !L->cap) {
 		tok_lp_free(L);
 		return fast_err_set(err, FAST_ENOMEM, "bound: out of memory for a %u-GPU LP", G);
 	}
@@ -176,7 +230,7 @@ static int tok_lp_build(struct tok_lp *L, uint32_t G, double cap_up, struct fast
 	L->r_rel_out = fast_bound_add_rows(L->lp, (int)G);
 	L->r_rel_in = fast_bound_add_rows(L->lp, (int)G);
 	L->r_cons = fast_bound_add_rows(L->lp, 1);
-	L->r_cap = fast_bound_add_rows(L->lp, 4 * (int)G);
+	L->r_cap = fast_bound_add_rows(L->lp, 2 * (int)pp->P + 2 * (int)G);
 	for (uint32_t k = 0; k < G; k++) {
 		int ik = (int)k;
 		/* ne_k + x_k. - x_.k >= E_k */
@@ -215,13 +269,7 @@ static int tok_lp_build(struct tok_lp *L, uint32_t G, double cap_up, struct fast
 		tok_row(L, L->r_rel_in + ik);
 		glp_set_row_bnds(L->lp, L->r_rel_in + ik, GLP_LO, 0.0, 0.0);
 		/* capacities: load - c tau <= 0 */
-		for (int f = 0; f < 4; f++) {
-			int col = (f == 0 ? L->c_ne : f == 1 ? L->c_ni : f == 2 ? L->c_ue : L->c_ui) + ik;
-			tok_term(L, col, 1.0);
-			tok_term(L, 1, f < 2 ? -1.0 : -cap_up);
-			tok_row(L, L->r_cap + f * (int)G + ik);
-			glp_set_row_bnds(L->lp, L->r_cap + f * (int)G + ik, GLP_UP, 0.0, 0.0);
-		}
+		tok_cap_rows(L, k);
 	}
 	for (uint32_t k = 0; k < G; k++)
 		tok_term(L, L->c_ne + (int)k, 1.0);
@@ -239,10 +287,19 @@ static int tok_lp_build(struct tok_lp *L, uint32_t G, double cap_up, struct fast
 	return 0;
 }
 
-/* Right-hand sides of server s, divided by scale. */
+/* Right-hand sides of server s, divided by scale, and the port rows of
+ * the capacities in L->pp (loaded for s) where they differ from the
+ * rows'. */
 static void tok_lp_load(struct tok_lp *L, const struct tok_data *d, uint32_t s, double scale)
 {
 	uint32_t G = L->G;
+
+	for (uint32_t p = 0; p < L->pp->P; p++)
+		if (L->pp->cap[p] != L->cap[p]) {
+			L->cap[p] = L->pp->cap[p];
+			tok_nic_row(L, p, false, L->cap[p]);
+			tok_nic_row(L, p, true, L->cap[p]);
+		}
 	for (uint32_t k = 0; k < G; k++) {
 		size_t g = (size_t)s * G + k;
 		int ik = (int)k;
@@ -262,27 +319,28 @@ static void tok_lp_load(struct tok_lp *L, const struct tok_data *d, uint32_t s, 
 static void tok_lp_binding(const struct tok_lp *L, bool mesh, uint32_t server, char *buf,
 			   size_t len)
 {
-	/* what each family of capacity rows is, "<name> <GPU>" */
-	static const char *const what[2][4] = {
-		{ "NIC", "NIC", "scale-up port", "scale-up port" },
-		{ "NIC", "NIC", "scale-up links of GPU", "scale-up links of GPU" },
-	};
 	static const char *const dir[4] = { "egress", "ingress", "egress", "ingress" };
+	uint32_t P = L->pp->P, n[4] = { P, P, L->G, L->G };
 	double best = -1.0;
-	int bf = 0;
+	int bf = 0, row = L->r_cap;
 	uint32_t bk = 0;
+	char what[48];
 
 	for (int f = 0; f < 4; f++)
-		for (uint32_t k = 0; k < L->G; k++) {
-			double w = fabs(glp_get_row_dual(L->lp, L->r_cap + f * (int)L->G + (int)k)) *
-				   (f < 2 ? 1.0 : L->cap_up);
+		for (uint32_t k = 0; k < n[f]; k++, row++) {
+			double w = fabs(glp_get_row_dual(L->lp, row)) * (f < 2 ? L->cap[k] : L->cap_up);
 			if (w > best + 1e-9) {
 				best = w;
 				bf = f;
 				bk = k;
 			}
 		}
-	snprintf(buf, len, "server %u %s %u %s", server, what[mesh][bf], bk, dir[bf]);
+	if (bf < 2)
+		fast_bound_port_name(L->topo, bk, what, sizeof what);
+	else
+		snprintf(what, sizeof what, "%s %u", mesh ? "scale-up links of GPU" : "scale-up port",
+			 bk);
+	snprintf(buf, len, "server %u %s %s", server, what, dir[bf]);
 }
 
 /* Fill d from m's groups (see the comment above for what each counts). */
@@ -359,10 +417,10 @@ static int tok_data_new(struct tok_data *d, const struct fast_matrix *m, uint32_
 /* The closed form of token traffic into b (closed_* fields). */
 static void tok_closed(struct fast_bound *b, const struct tok_data *d, const struct fast_topo *topo)
 {
-	uint64_t best = 0;
+	double Bn = fast_tier_Bps(&topo->out);
+
 	for (uint32_t s = 0; s < topo->servers; s++)
-		fast_bound_closed_fold(b, &best, s, d->Eg[s], d->In[s]);
-	b->closed_s = (double)best / ((double)topo->gpus * fast_tier_Bps(&topo->out));
+		fast_bound_closed_fold(b, s, d->Eg[s], d->In[s], fast_bound_server_nics(topo, s) * Bn);
 }
 
 /* The largest datum of server s (0: nothing moves there). */
@@ -385,6 +443,7 @@ static int bound_tokens(const struct fast_topo *topo, const struct fast_matrix *
 	bool mesh = topo->up_kind == FAST_UP_MESH;
 	double Bn = fast_tier_Bps(&topo->out), Bu = fast_tier_Bps(&topo->up);
 	struct fast_bound b;
+	struct fast_bound_ports pp;
 	struct tok_data d;
 	struct tok_lp L;
 	uint64_t total_cross = 0;
@@ -396,8 +455,12 @@ static int bound_tokens(const struct fast_topo *topo, const struct fast_matrix *
 	memset(&b, 0, sizeof(b));
 	memset(&L, 0, sizeof(L));
 	snprintf(b.binding, sizeof(b.binding), "none (no traffic over links)");
-	if ((rc = tok_data_new(&d, m, N, G, err)) < 0)
+	if ((rc = fast_bound_ports_init(&pp, topo, err)) < 0)
 		return rc;
+	if ((rc = tok_data_new(&d, m, N, G, err)) < 0) {
+		fast_bound_ports_free(&pp);
+		return rc;
+	}
 	tok_closed(&b, &d, topo);
 	for (uint32_t s = 0; s < N; s++)
 		total_cross += d.Eg[s];
@@ -411,9 +474,10 @@ static int bound_tokens(const struct fast_topo *topo, const struct fast_matrix *
 		double t;
 		if (mx == 0)
 			continue;
-		if (!L.lp && (rc = tok_lp_build(&L, G, (mesh ? (double)(G - 1) : 1.0) * Bu / Bn,
-						err)) < 0)
+		if (!L.lp && (rc = tok_lp_build(&L, topo, &pp,
+						(mesh ? (double)(G - 1) : 1.0) * Bu / Bn, err)) < 0)
 			break;
+		fast_bound_ports_load(&pp, topo, s);
 		tok_lp_load(&L, &d, s, (double)mx);
 		if ((rc = fast_bound_lp_solve(L.lp, &L.warm, s, err)) < 0)
 			break;
@@ -427,6 +491,7 @@ static int bound_tokens(const struct fast_topo *topo, const struct fast_matrix *
 		}
 	}
 	tok_lp_free(&L);
+	fast_bound_ports_free(&pp);
 	b.solve_s = fast_now() - t0;
 	free(d.E);
 	if (rc < 0)

@@ -532,6 +532,7 @@ int fast_plan_check(const struct fast_plan_view *v, const struct fast_topo *topo
 	c.D = v->m ? v->m->bytes : NULL;
 	c.ng = p->servers * p->gpus;
 	c.G = p->gpus;
+	c.topo = topo;
 	c.err = err;
 	if (c.kind != FAST_TRAFFIC_BYTES && !c.m)
 		return fast_err_set(err, FAST_EINPUT, "check: a %s plan is checked against its "
@@ -545,7 +546,9 @@ int fast_plan_check(const struct fast_plan_view *v, const struct fast_topo *topo
 		memcpy(c.vmask, p->masks, p->nmasks * sizeof *c.vmask);
 		c.nvmask = p->nmasks;
 	}
-	rc = fast_check_lanes(&c);
+	rc = fast_check_down_ports(&c);
+	if (rc == 0)
+		rc = fast_check_lanes(&c);
 	if (rc == 0)
 		rc = fast_check_transfers(&c);
 	/* one topological order for the NIC rule and the walk */
@@ -566,5 +569,6 @@ int fast_plan_check(const struct fast_plan_view *v, const struct fast_topo *topo
 	free(c.recs);
 	free(c.finals);
 	free(c.vmask);
+	free(c.down);
 	return rc;
 }

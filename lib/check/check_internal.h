@@ -58,6 +58,8 @@ struct checker {
 	size_t cap_recs;
 	struct final *finals;
 	size_t nfinals, cap_finals;
+	const struct fast_topo *topo;
+	bool *down;     /* per GPU: its scale-out port is down; NULL when none is */
 	struct fast_err *err;
 };
 
@@ -75,6 +77,8 @@ void fast_check_where(char *buf, size_t len, const struct checker *c, uint32_t t
 		      uint32_t k);
 
 /* 1. local properties (check_local.c) */
+/* c->down from c->topo: NULL unless some NIC is down; FAST_ENOMEM. */
+int fast_check_down_ports(struct checker *c);
 int fast_check_lanes(struct checker *c);
 int fast_check_transfers(struct checker *c);
 /* FAST plans: tier-out steps that may run concurrently share no sending

@@ -2,9 +2,10 @@
  * check_local.c - stage 1 of the checker (check.c has the whole proof):
  * the local properties of every transfer, each on its own.  Pieces inside
  * their message, transfer bytes = sum of pieces, tier-up transfers inside
- * one server, local copies carrying only the diagonal, and for FAST plans
- * every tier-out step one-to-one at NIC level (lanes) and no NIC shared by
- * tier-out steps that may run at the same time.
+ * one server, local copies carrying only the diagonal, no tier-out bytes
+ * through a NIC that is down, and for FAST plans every tier-out step
+ * one-to-one at NIC level (lanes) and no NIC shared by tier-out steps that
+ * may run at the same time.
  */
 #include "lib/check/check_internal.h"
 
@@ -97,6 +98,66 @@ int fast_check_lanes(struct checker *c)
 	return rc;
 }
 
+/* --- NICs that are down ---------------------------------------------------
+ * A GPU's tier-out transfers go through its port (topo.h, "NICs and
+ * ports"); a port whose NICs are all at fraction 0 carries nothing, so a
+ * plan that sends a byte through it never finishes.  Decided from the
+ * fractions alone (not the rates: a hand-built topology may leave the
+ * bandwidths 0). */
+
+int fast_check_down_ports(struct checker *c)
+{
+	const struct fast_topo *t = c->topo;
+	bool any = false;
+
+	for (uint32_t i = 0; i < t->noverrides; i++)
+		any |= t->nic_override[i].fraction == 0.0;
+	if (!any)
+		return 0;
+	if (!(c->down = fast_calloc(c->ng, sizeof *c->down)))
+		return fast_check_oom(c);
+	for (uint32_t g = 0; g < c->ng; g++) {
+		uint32_t k0, k1;
+		bool up = false;
+		fast_topo_port_nics(t, fast_topo_port_of(t, g % c->G), &k0, &k1);
+		for (uint32_t k = k0; k < k1; k++)
+			up |= fast_topo_nic_fraction(t, g / c->G, k) > 0.0;
+		c->down[g] = !up;
+	}
+	return 0;
+}
+
+/* "server S NIC K" or "server S NICs K0-K1": the NICs of GPU g's port. */
+static void port_name(char *buf, size_t len, const struct checker *c, uint32_t g)
+{
+	uint32_t k0, k1;
+
+	fast_topo_port_nics(c->topo, fast_topo_port_of(c->topo, g % c->G), &k0, &k1);
+	if (k1 - k0 == 1)
+		snprintf(buf, len, "server %u NIC %u", g / c->G, k0);
+	else
+		snprintf(buf, len, "server %u NICs %u-%u", g / c->G, k0, k1 - 1);
+}
+
+/* Transfer j of tier-out step t (x, bytes > 0, from != to) through a port
+ * that is down: FAST_ECHECK naming the step, transfer, piece and NICs. */
+static int through_down_port(struct checker *c, uint32_t t, uint32_t j, const struct fast_xfer *x)
+{
+	char loc[256], a[48] = "", b[48] = "";
+	bool da = c->down[x->from], db = c->down[x->to];
+
+	if (!da && !db)
+		return 0;
+	if (da)
+		port_name(a, sizeof a, c, x->from);
+	if (db)
+		port_name(b, sizeof b, c, x->to);
+	fast_check_where(loc, sizeof loc, c, t, j, 0);
+	return fast_err_set(c->err, FAST_ECHECK, "%s: crosses %s%s%s, which %s down", loc, a,
+			    da && db ? " and " : "", b,
+			    (da && db) || strstr(da ? a : b, "NICs") ? "are" : "is");
+}
+
 /* What a local copy (from == to) may carry: the diagonal D[x][x] (byte
  * plans), a group of x's own (dispatch); nothing in a combine plan (a sum
  * is a reduce step; a contribution of src(g) is counted there anyway). */
@@ -187,6 +248,10 @@ int fast_check_transfers(struct checker *c)
 						  x->to, x->from / c->G, x->to / c->G);
 				break;
 			}
+			if (c->down && s->tier == FAST_TIER_OUT && s->kind != FAST_STEP_REDUCE &&
+			    x->bytes > 0 && x->from != x->to &&
+			    (rc = through_down_port(c, t, j, x)) < 0)
+				break;
 			if (!fast || s->tier != FAST_TIER_OUT || x->from == x->to)
 				continue;
 			/* one NIC per GPU: NIC-level one-to-one is GPU-level */

@@ -208,7 +208,7 @@ struct fast_moe_import {
 	const char *place_path;
 	uint32_t eplb_redundant;
 	bool eplb;
-	bool replica_spread;        /* the replica choice: spread (else local) */
+	bool replica_local;         /* the replica choice: local (else spread, the default) */
 	struct fast_moe_place *place_out;
 	/* NULL, or a user's routing (moe_routing.h, fast_moe_routing_load)
 	 * imported instead of `source` (then ignored): the same layouts,

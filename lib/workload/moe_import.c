@@ -222,12 +222,27 @@ static int layer_tokens(struct imp *im, uint32_t layer, struct fast_moe_tokens *
 	return rc;
 }
 
+/* The per-expert counts of one layer of a bundled counts-only source
+ * into *g (the caller frees it, also on failure). */
+static int layer_groups_of(struct imp *im, uint32_t layer, struct fast_moe_groups *g,
+			   struct fast_err *err)
+{
+	const struct model_def *md = im->md;
+
+	if (md->kind == KIND_SWITCH)
+		return switch_counts(im->path, im->lim, md->pub.experts, g, err);
+	if (md->kind == KIND_DEEPSEEK)
+		return fast_moe_parse_seq_csv(im->text, im->len, im->path, im->domain, layer,
+					      md->pub.experts, md->pub.topk, g, err);
+	return fast_moe_parse_counts_csv(im->text, im->len, im->path, md->csv_model, im->selection,
+					 im->domain, layer, md->pub.experts, md->pub.topk, g, err);
+}
+
 /* Layer `layer`'s token copies into counts (ng x ng) and its (token,
  * expert) pairs per GPU into pairs (ng, zeroed). */
 static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, uint64_t *pairs,
 			struct fast_err *err)
 {
-	const struct model_def *md = im->md;
 	struct fast_moe_groups g = { 0 };
 	int rc;
 
@@ -244,15 +259,8 @@ static int layer_counts(struct imp *im, uint32_t layer, uint64_t *counts, uint64
 	}
 	if (im->opt->routing)
 		rc = fast_moe_routing_count(im->opt->routing, &im->layout, layer, counts, err);
-	else if (md->kind == KIND_SWITCH)
-		rc = switch_counts(im->path, im->lim, md->pub.experts, &g, err);
-	else if (md->kind == KIND_DEEPSEEK)
-		rc = fast_moe_parse_seq_csv(im->text, im->len, im->path, im->domain, layer,
-					    md->pub.experts, md->pub.topk, &g, err);
 	else
-		rc = fast_moe_parse_counts_csv(im->text, im->len, im->path, md->csv_model,
-					       im->selection, im->domain, layer, md->pub.experts,
-					       md->pub.topk, &g, err);
+		rc = layer_groups_of(im, layer, &g, err);
 	if (rc == 0 && !im->opt->routing)
 		rc = fast_moe_count_groups(&im->layout, &g, counts, err);
 	fast_moe_groups_free(&g);
@@ -330,12 +338,17 @@ static const struct model_def *routing_model(struct imp *im, const struct fast_m
 }
 
 /* The experts' placement as the provenance text says it. */
-static const char *experts_text(const struct fast_moe_import *o, char *buf, size_t size)
+static const char *experts_text(const struct fast_moe_import *o, uint32_t E, char *buf,
+				size_t size)
 {
-	const char *c = o->replica_spread ? "spread" : "local";
+	const char *c = o->replica_local ? "local" : "spread";
 
 	if (o->eplb)
-		snprintf(buf, size, "eplb:%u (replica choice %s)", o->eplb_redundant, c);
+		snprintf(buf, size, "eplb:%u (%s policy, replica choice %s)", o->eplb_redundant,
+			 fast_moe_place_eplb_hierarchical(E, o->ng, o->gpus_per_server)
+				 ? "hierarchical"
+				 : "global",
+			 c);
 	else if (o->place_path)
 		snprintf(buf, size, "from %.120s (replica choice %s)", o->place_path, c);
 	else
@@ -365,7 +378,8 @@ static void routing_describe(const struct imp *im, uint64_t B, struct fast_traff
 	snprintf(t->source, sizeof t->source,
 		 "routing %s (%s, %u experts%s): %s; %s; EP%u, experts %s, tokens %s, %llu B/token "
 		 "(fast trace import --routing)",
-		 r->path, r->format, r->experts, k, what, method, o->ng, experts_text(o, ex, sizeof ex),
+		 r->path, r->format, r->experts, k, what, method, o->ng,
+		 experts_text(o, im->layout.experts, ex, sizeof ex),
 		 src ? "as the file says" : fast_placement_name(o->tokens_at), (unsigned long long)B);
 }
 
@@ -403,7 +417,7 @@ static void describe(const struct imp *im, uint64_t B, struct fast_traffic *t)
 		 md->pub.name, md->kind == KIND_DEEPSEEK ? "task" : "domain", im->domain,
 		 md->kind == KIND_COUNTS ? " selection " : "",
 		 md->kind == KIND_COUNTS ? im->selection : "", md->pub.origin, method, ep,
-		 experts_text(o, ex, sizeof ex), fast_placement_name(o->tokens_at),
+		 experts_text(o, im->layout.experts, ex, sizeof ex), fast_placement_name(o->tokens_at),
 		 (unsigned long long)B, md->pub.hidden,
 		 B == 2ull * md->pub.hidden ? "default" : "overridden");
 }
@@ -525,8 +539,9 @@ static int open_data(struct imp *im, uint32_t **present, uint32_t *npresent, str
 	return rc;
 }
 
-/* Per-expert loads of one layer ((token, expert) selections) into load
- * (E, zeroed): per-token data, or a routing file's counts. */
+/* Per-expert loads of one layer ((token, expert) selections, EPLB's
+ * weight) into load (E, zeroed): per-token data, a routing file's counts,
+ * or a bundled source's counts summed over its groups. */
 static int layer_loads(struct imp *im, uint32_t layer, uint64_t *load, struct fast_err *err)
 {
 	const struct fast_moe_routing *r = im->opt->routing;
@@ -543,10 +558,16 @@ static int layer_loads(struct imp *im, uint32_t layer, uint64_t *load, struct fa
 		fast_moe_tokens_free(&t);
 		return 0;
 	}
-	if (!r || (i = fast_moe_routing_find(r, layer)) < 0)
-		return fast_err_set(err, FAST_EUSAGE,
-				    "--placement eplb:R needs per-token routing or a routing file's "
-				    "counts");
+	if (!r) {
+		struct fast_moe_groups g = { 0 };
+		rc = layer_groups_of(im, layer, &g, err);
+		for (uint64_t k = 0; rc == 0 && k < (uint64_t)g.ngroups * g.experts; k++)
+			load[k % g.experts] += g.counts[k];
+		fast_moe_groups_free(&g);
+		return rc;
+	}
+	if ((i = fast_moe_routing_find(r, layer)) < 0)
+		return fast_err_set(err, FAST_EINPUT, "%s: no layer %u", r->path, layer);
 	for (uint32_t s = 0; s < (r->kind == FAST_ROUTING_SRC_COUNTS ? r->ngpus : 1); s++)
 		for (uint32_t e = 0; e < E; e++)
 			load[e] += r->counts[((size_t)i * (r->kind == FAST_ROUTING_SRC_COUNTS ? r->ngpus : 1) + s) * E + e];
@@ -607,7 +628,7 @@ static int place_alloc(struct imp *im, uint32_t nl, struct fast_err *err)
 	if (!im->rep_off || !im->rep_gpu)
 		return fast_err_set(err, FAST_ENOMEM, "out of memory");
 	im->layout.gpus_per_server = o->gpus_per_server;
-	im->layout.spread = o->replica_spread;
+	im->layout.spread = !o->replica_local;
 	return 0;
 }
 

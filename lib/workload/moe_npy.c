@@ -1,6 +1,6 @@
 /*
- * moe_npy.c - the NumPy .npy reader of routing files (moe_routing.h),
- * written from NumPy's own description of the format (numpy/lib/format.py,
+ * moe_npy.c - the NumPy .npy reader of routing and placement files
+ * (moe_npy.h), and the header of the arrays we write, from NumPy's own description of the format (numpy/lib/format.py,
  * "NPY format", versions 1.0 to 3.0):
  *
  *   6 bytes  magic "\x93NUMPY"
@@ -18,7 +18,7 @@
  */
 #include <string.h>
 
-#include "lib/workload/moe_routing.h"
+#include "lib/workload/moe_npy.h"
 
 /* A cursor over the header dict. */
 struct hdr {
@@ -258,4 +258,42 @@ int64_t fast_npy_at(const struct fast_npy *a, uint64_t i)
 	if (!a->is_signed && v > (uint64_t)INT64_MAX)
 		return INT64_MAX;
 	return (int64_t)v;
+}
+
+void fast_npy_pos(const struct fast_npy *a, uint64_t i, char *buf, size_t n)
+{
+	uint64_t idx[FAST_NPY_MAXDIM];
+	size_t used = 0;
+
+	for (uint32_t d = a->ndim; d-- > 0;) {
+		idx[d] = a->shape[d] ? i % a->shape[d] : 0;
+		i = a->shape[d] ? i / a->shape[d] : 0;
+	}
+	for (uint32_t d = 0; d < a->ndim && used < n; d++)
+		used += (size_t)snprintf(buf + used, n - used, "%s%llu", d ? ", " : "[",
+					 (unsigned long long)idx[d]);
+	if (used < n)
+		snprintf(buf + used, n - used, "]");
+}
+
+void fast_npy_write_header(FILE *f, const char *descr, uint32_t ndim, const uint64_t *shape)
+{
+	char head[256];
+	size_t n, pad;
+
+	n = (size_t)snprintf(head, sizeof head, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+			     descr);
+	for (uint32_t d = 0; d < ndim; d++)
+		n += (size_t)snprintf(head + n, sizeof head - n, "%s%llu", d ? ", " : "",
+				      (unsigned long long)shape[d]);
+	n += (size_t)snprintf(head + n, sizeof head - n, "%s), }", ndim == 1 ? "," : "");
+	/* magic (6), version (2), length (2), header and its newline: 64 | total */
+	pad = (64 - (10 + n + 1) % 64) % 64;
+	fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+	fputc((int)((n + pad + 1) & 0xff), f);
+	fputc((int)((n + pad + 1) >> 8), f);
+	fwrite(head, 1, n, f);
+	for (size_t i = 0; i < pad; i++)
+		fputc(' ', f);
+	fputc('\n', f);
 }

@@ -1,6 +1,6 @@
 /*
  * moe_place.c - expert placements with replicas (moe_place.h): the
- * placement file, EPLB's hierarchical policy in our own words, and the
+ * placement file (JSON, or .npy by the shared reader of moe_npy.c), EPLB's hierarchical policy in our own words, and the
  * replica tables the layout (moe.h) routes tokens by.  Sizes are small
  * (a few hundred slots per layer): the greedy steps are quadratic.
  */
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/base/json.h"
+#include "lib/workload/moe_npy.h"
 #include "lib/workload/moe_place.h"
 
 void fast_moe_place_free(struct fast_moe_place *p)
@@ -50,7 +51,7 @@ static int load_row(struct fast_jctx *c, const struct fast_jv *row, uint32_t exp
 	return 0;
 }
 
-int fast_moe_place_load(const char *path, const struct fast_limits *lim, uint32_t ng,
+static int load_json(const char *path, const struct fast_limits *lim, uint32_t ng,
 			uint32_t experts, struct fast_moe_place *out, struct fast_err *err)
 {
 	struct fast_moe_place p = { 0 };
@@ -108,16 +109,121 @@ int fast_moe_place_load(const char *path, const struct fast_limits *lim, uint32_
 	return 0;
 }
 
-int fast_moe_place_write(const struct fast_moe_place *p, FILE *f, struct fast_err *err)
+/* The shape of a .npy map: [layers, slots], slots a multiple of ng and at
+ * least the experts (FAST_EINPUT naming the file). */
+static int npy_shape(const char *path, const struct fast_npy *a, uint32_t ng, uint32_t experts,
+		     struct fast_err *err)
 {
-	fputc('[', f);
-	for (uint32_t l = 0; l < p->nlayers; l++) {
-		fputs(l ? ",\n [" : "\n [", f);
-		for (uint32_t s = 0; s < p->slots; s++)
-			fprintf(f, s ? ", %u" : "%u", p->phy2log[(size_t)l * p->slots + s]);
-		fputc(']', f);
+	if (a->ndim != 2)
+		return fast_err_set(err, FAST_EINPUT,
+				    "%s: shape: %u-D; a placement is [layers, slots] (EPLB's phy2log)",
+				    path, a->ndim);
+	if (a->shape[0] == 0)
+		return fast_err_set(err, FAST_EINPUT, "%s: shape: no layers", path);
+	if (a->shape[1] == 0 || a->shape[1] % ng || a->shape[1] < experts ||
+	    a->shape[1] > UINT32_MAX || a->shape[0] > UINT32_MAX)
+		return fast_err_set(err, FAST_EINPUT,
+				    "%s: shape: %llu slots: must be a multiple of the %u GPUs and at "
+				    "least the %u experts",
+				    path, (unsigned long long)a->shape[1], ng, experts);
+	return 0;
+}
+
+/* A .npy map [layers, slots] of integers (any width): the JSON file's
+ * checks, positions as numpy's indices "[l, s]" (a missing expert: "[l]"). */
+static int load_npy(const char *path, const struct fast_limits *lim, uint32_t ng,
+		    uint32_t experts, struct fast_moe_place *out, struct fast_err *err)
+{
+	struct fast_moe_place p = { 0 };
+	struct fast_npy a;
+	unsigned char *seen = NULL;
+	char *text, pos[64];
+	size_t len;
+	int rc;
+
+	if ((rc = fast_read_file(path, lim->max_file_bytes, &text, &len, err)) < 0)
+		return rc;
+	if ((rc = fast_npy_parse(text, len, path, &a, err)) == 0)
+		rc = npy_shape(path, &a, ng, experts, err);
+	if (rc == 0) {
+		p.nlayers = (uint32_t)a.shape[0];
+		p.slots = (uint32_t)a.shape[1];
+		p.phy2log = fast_calloc(a.count, sizeof *p.phy2log);
+		seen = fast_calloc(experts, 1);
+		if (!p.phy2log || !seen)
+			rc = fast_err_set(err, FAST_ENOMEM, "out of memory");
 	}
-	fputs("\n]\n", f);
+	for (uint64_t i = 0; rc == 0 && i < a.count; i++) {
+		int64_t e = fast_npy_at(&a, i);
+		if (i % p.slots == 0)
+			memset(seen, 0, experts);
+		if (e < 0 || e >= (int64_t)experts) {
+			fast_npy_pos(&a, i, pos, sizeof pos);
+			rc = fast_err_set(err, FAST_EINPUT,
+					  "%s: %s: expert %lld out of range (%u experts: 0..%u)", path,
+					  pos, (long long)e, experts, experts - 1);
+			break;
+		}
+		p.phy2log[i] = (uint32_t)e;
+		seen[e] = 1;
+		for (uint32_t x = 0; (i + 1) % p.slots == 0 && x < experts && rc == 0; x++)
+			if (!seen[x])
+				rc = fast_err_set(err, FAST_EINPUT, "%s: [%llu]: expert %u has no slot",
+						  path, (unsigned long long)(i / p.slots), x);
+	}
+	free(seen);
+	free(text);
+	if (rc < 0) {
+		fast_moe_place_free(&p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+static bool is_npy(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 4 && strcmp(path + n - 4, ".npy") == 0;
+}
+
+int fast_moe_place_load(const char *path, const struct fast_limits *lim, uint32_t ng,
+			uint32_t experts, struct fast_moe_place *out, struct fast_err *err)
+{
+	if (is_npy(path))
+		return load_npy(path, lim, ng, experts, out, err);
+	return load_json(path, lim, ng, experts, out, err);
+}
+
+/* p as .npy [layers, slots] of int64 (as EPLB's phy2log tensor saves). */
+static void write_npy(const struct fast_moe_place *p, FILE *f)
+{
+	uint64_t shape[2] = { p->nlayers, p->slots };
+
+	fast_npy_write_header(f, "<i8", 2, shape);
+	for (size_t i = 0; i < (size_t)p->nlayers * p->slots; i++) {
+		unsigned char b[8] = { 0 };
+		for (int k = 0; k < 4; k++) /* ids are < 2^32: the high bytes stay 0 */
+			b[k] = (unsigned char)(p->phy2log[i] >> (8 * k));
+		fwrite(b, 1, sizeof b, f);
+	}
+}
+
+int fast_moe_place_write(const struct fast_moe_place *p, bool npy, FILE *f, struct fast_err *err)
+{
+	if (npy) {
+		write_npy(p, f);
+	} else {
+		fputc('[', f);
+		for (uint32_t l = 0; l < p->nlayers; l++) {
+			fputs(l ? ",\n [" : "\n [", f);
+			for (uint32_t s = 0; s < p->slots; s++)
+				fprintf(f, s ? ", %u" : "%u", p->phy2log[(size_t)l * p->slots + s]);
+			fputc(']', f);
+		}
+		fputs("\n]\n", f);
+	}
 	if (ferror(f))
 		return fast_err_set(err, FAST_EIO, "writing the placement failed");
 	return 0;
@@ -152,19 +258,30 @@ static void pack(const double *w, uint32_t n, uint32_t nb, uint32_t *bin, double
 	}
 }
 
+bool fast_moe_place_eplb_hierarchical(uint32_t E, uint32_t ng, uint32_t G)
+{
+	/* EPLB's test (groups % nodes), with each expert its own group */
+	return G && ng % G == 0 && E % (ng / G) == 0;
+}
+
 int fast_moe_place_eplb(const uint64_t *load, uint32_t E, uint32_t R, uint32_t ng, uint32_t G,
 			uint32_t *out, struct fast_err *err)
 {
-	uint32_t N = ng / G, P = E + R, per_node, lper_node, *node, *cnt, *order, *bin, *nrep;
+	uint32_t N, P = E + R, per_node, lper_node, *node, *cnt, *order, *bin, *nrep;
 	uint32_t *phys, *fill;
 	double *w, *bl, *pw;
 	int rc = 0;
 
-	if (ng % G || E % N || P % ng)
+	if (G == 0 || ng % G)
+		return fast_err_set(err, FAST_EUSAGE, "eplb: %u GPUs are not servers of %u", ng, G);
+	if (P % ng)
 		return fast_err_set(err, FAST_EUSAGE,
-				    "eplb: %u experts over %u servers and %u + %u slots over %u GPUs "
-				    "must divide evenly",
-				    E, N, E, R, ng);
+				    "eplb:%u: %u + %u slots do not divide over %u GPUs (the next R that "
+				    "does: %u)",
+				    R, E, R, ng, R + (ng - P % ng));
+	if (!fast_moe_place_eplb_hierarchical(E, ng, G))
+		G = ng; /* the global policy: one server of every GPU */
+	N = ng / G;
 	per_node = P / N;
 	lper_node = E / N;
 	node = fast_calloc(E, sizeof *node);

@@ -207,29 +207,12 @@ int fast_moe_routing_check_sums(const struct fast_moe_routing *r, struct fast_er
 
 /* --- .npy ---------------------------------------------------------------- */
 
-/* "[a, b, c]" of flat index i in an array of the given shape. */
-static void npy_pos(const struct fast_npy *a, uint64_t i, char *buf, size_t n)
-{
-	uint64_t idx[FAST_NPY_MAXDIM];
-	size_t used = 0;
-
-	for (uint32_t d = a->ndim; d-- > 0;) {
-		idx[d] = a->shape[d] ? i % a->shape[d] : 0;
-		i = a->shape[d] ? i / a->shape[d] : 0;
-	}
-	for (uint32_t d = 0; d < a->ndim && used < n; d++)
-		used += (size_t)snprintf(buf + used, n - used, "%s%llu", d ? ", " : "[",
-					 (unsigned long long)idx[d]);
-	if (used < n)
-		snprintf(buf + used, n - used, "]");
-}
-
 static int npy_fail(const struct fast_moe_routing *r, const struct fast_npy *a, uint64_t i,
 		    const char *what, struct fast_err *err)
 {
 	char pos[96];
 
-	npy_pos(a, i, pos, sizeof pos);
+	fast_npy_pos(a, i, pos, sizeof pos);
 	return fast_err_set(err, FAST_EINPUT, "%s: %s: %s", r->path, pos, what);
 }
 

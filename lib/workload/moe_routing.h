@@ -20,33 +20,7 @@
 
 #include "fast/common.h"
 #include "lib/workload/moe.h"
-
-/* --- NPY (NumPy's format description, versions 1.0, 2.0, 3.0) ---------- */
-
-#define FAST_NPY_MAXDIM 3
-
-/* An integer array of a .npy file, viewed in place (little-endian, C
- * order).  data points into the caller's buffer, which must outlive it. */
-struct fast_npy {
-	const unsigned char *data;
-	uint32_t version;                /* 1, 2 or 3 */
-	uint32_t ndim;                   /* 0..FAST_NPY_MAXDIM */
-	uint64_t shape[FAST_NPY_MAXDIM];
-	uint64_t count;                  /* product of shape */
-	uint32_t itemsize;               /* 1, 2, 4, 8 */
-	bool is_signed;
-};
-
-/* Parse buf[0..len): magic, version, header dict ('descr', 'fortran_order',
- * 'shape'), then exactly count * itemsize bytes of data.  FAST_EINPUT with
- * "name: ..." for a bad magic or version, a header that is not the dict
- * NumPy writes, big-endian or non-integer dtypes, Fortran order, more than
- * FAST_NPY_MAXDIM dimensions, a truncated file or trailing bytes. */
-int fast_npy_parse(const char *buf, size_t len, const char *name, struct fast_npy *out,
-		   struct fast_err *err);
-/* Element i (flat C order) as a signed value; unsigned 64-bit values over
- * INT64_MAX read as INT64_MAX (out of every range we accept). */
-int64_t fast_npy_at(const struct fast_npy *a, uint64_t i);
+#include "lib/workload/moe_npy.h"
 
 /* --- routing ------------------------------------------------------------ */
 

@@ -467,7 +467,11 @@ static int csv_data(struct csv *c, const int64_t *v, struct fast_moe_rows *b, st
 	if (!c->k) {
 		if (v[c->expert] < 0 || (c->r->experts && v[c->expert] >= c->r->experts) ||
 		    v[c->expert] >= 65536)
-			return csv_fail(c, "expert out of range");
+			return fast_err_set(c->err, FAST_EINPUT,
+					    "%s:%u: expert %lld out of range (%u experts: 0..%u)",
+					    c->r->path, c->line, (long long)v[c->expert],
+					    c->r->experts ? c->r->experts : 65536,
+					    (c->r->experts ? c->r->experts : 65536) - 1);
 		if (v[c->count] < 0 || (uint64_t)v[c->count] > FAST_JSON_MAX_BYTES)
 			return csv_fail(c, "count is negative or over 2^53");
 		*cr = (struct crow){ (uint32_t)layer, (uint32_t)src, (uint32_t)v[c->expert],

@@ -649,6 +649,9 @@ def compare(topology, traffic, algos=None, congestion=True, sync="step", epsilon
         if base == "fast" and (fast_idx is None or name == "fast"):
             fast_idx = k
     kinds = traffic.kinds
+    out_ = topology.json()["scale_out"]
+    ideal = out_["nics_per_server"] == topology.gpus and \
+        all(o["fraction"] == 1 for o in out_.get("nic_overrides", []))
     results = []  # per row: the sim document
     for name, base, opts in rows:
         if base == "auto":
@@ -671,6 +674,9 @@ def compare(topology, traffic, algos=None, congestion=True, sync="step", epsilon
             else:
                 c["bytes_out"] = sum(s["bytes"] for s in p["steps"]
                                      if s["kind"] in ("out", "rail"))
+            c["nics"] = {"busiest_nic": p["busiest_nic"]}
+            if not ideal:  # every NIC where they are not one per GPU at one rate
+                c["nics"]["nics"] = p["nics"]
             out.append(c)
         return out
 
@@ -689,6 +695,7 @@ def compare(topology, traffic, algos=None, congestion=True, sync="step", epsilon
             a["bytes_out"] = c[k]["bytes_out"]
             if "auto" in c[k]:
                 a.update(c[k]["auto"])  # matrices only: totals carry none, as the command's
+            a.update(c[k].get("nics", {}))  # matrices only, as the command's
             d["algorithms"].append(a)
         return d
 

@@ -26,6 +26,11 @@ units, not bytes): a plan may cut a message at any unit, and a sum of
 floating-point values is only meaningful on whole elements.  Its plan's
 byte counts are therefore the element counts (1/element size of the bytes
 that move).
+
+Devices: x, topk_idx and topk_weights share one device (combine's y and
+weights that of dispatch's rows), and every buffer and result is made
+there; only the routing runs on the host, on a copy of topk_idx, with
+numpy (fast.torch's module says which backends take which device).
 """
 import numpy as np
 import torch
@@ -54,10 +59,10 @@ class Handle:
 def _route(x, topk_idx, topk_weights, num_experts, p):
     """This rank's groups: (dests (n, k) padded with p, counts (n,), tokens
     in group order).  Raises fast.InputError on arguments the rank refuses."""
+    _ft._device("fast.torch.dispatch", x=x, topk_idx=topk_idx, topk_weights=topk_weights)
     for name, t in (("x", x), ("topk_idx", topk_idx), ("topk_weights", topk_weights)):
-        if t is not None and (not isinstance(t, torch.Tensor) or t.device.type != "cpu"
-                              or t.dim() != 2):
-            raise fast.InputError(-1, "fast.torch.dispatch: %s must be a 2-D CPU tensor" % name)
+        if t is not None and t.dim() != 2:
+            raise fast.InputError(-1, "fast.torch.dispatch: %s must be a 2-D tensor" % name)
     T, k = topk_idx.shape
     if x.shape[0] != T or topk_idx.dtype.is_floating_point or topk_idx.dtype == torch.bool:
         raise fast.InputError(-1, "fast.torch.dispatch: topk_idx must be integer [%d, k] "
@@ -68,7 +73,7 @@ def _route(x, topk_idx, topk_weights, num_experts, p):
     if num_experts <= 0 or num_experts % p:
         raise fast.InputError(-1, "fast.torch.dispatch: %d experts do not spread evenly over "
                               "%d ranks" % (num_experts, p))
-    idx = topk_idx.numpy().astype(np.int64)
+    idx = topk_idx.cpu().numpy().astype(np.int64)  # routing runs on the host
     if idx.size and (idx.min() < -1 or idx.max() >= num_experts):
         raise fast.InputError(-1, "fast.torch.dispatch: expert ids must be in -1..%d (got %d..%d)"
                               % (num_experts - 1, idx.min(), idx.max()))
@@ -203,10 +208,11 @@ def dispatch(x, topk_idx, topk_weights=None, *, num_experts, group=None, topolog
             problem = e
         _ft._agree_plans([pr["info"]["plan_hash"] for pr in progs if pr] or [0, 0], problem,
                          group, "dispatch")
-    recv = torch.empty((lay.nrecv, row_bytes), dtype=torch.uint8)
+    dev = x.device
+    recv = torch.empty((lay.nrecv, row_bytes), dtype=torch.uint8, device=dev)
     if progs[0] is not None:
         payload = _pack(x, topk_idx, topk_weights, mine[2])
-        send = payload[torch.from_numpy(lay.peer_rows)] \
+        send = payload[torch.from_numpy(lay.peer_rows).to(dev)] \
             if progs[0]["info"]["kind"] == "bytes" else payload
         sd, rd = lay.disps(progs[0], row_bytes, True)
         _ft._walk(progs[0], send.reshape(-1), recv.reshape(-1), sd, rd, group)
@@ -217,7 +223,7 @@ def dispatch(x, topk_idx, topk_weights=None, *, num_experts, group=None, topolog
 def _pack(x, topk_idx, topk_weights, order):
     """The send rows, bytes: the tokens of order (group order), each its
     hidden vector, k expert ids, index, and k weights if given."""
-    o, n, k = torch.from_numpy(order), len(order), topk_idx.shape[1]
+    o, n, k = torch.from_numpy(order).to(x.device), len(order), topk_idx.shape[1]
 
     def raw(t, width):  # rows of t as bytes
         return t.contiguous().reshape(-1).view(torch.uint8).reshape(n, width)
@@ -239,10 +245,13 @@ def _unpack(recv, dtype, hidden, k, L, rank, weighted, src, cnt, lay, progs, gro
     if weighted:
         w = recv[:, hb + _IDX * (k + 1):].contiguous().view(torch.float32).reshape(n, k)
         recv_w = torch.where(local, w, torch.zeros_like(w))
-    per_expert = [int((recv_idx == e).any(dim=1).sum()) for e in range(L)]
+    hit = torch.zeros((n, L + 1), dtype=torch.uint8, device=recv.device)
+    hit.scatter_(1, recv_idx + 1, 1)  # column 0: an expert elsewhere (-1)
+    per_expert = hit[:, 1:].sum(dim=0).tolist()  # one read from the device
     handle = Handle(group=group, layout=lay, hidden=hidden, k=k, num_tokens=T,
                     send_order=order, recv_topk_idx=recv_idx, recv_topk_weights=recv_w,
-                    recv_src_rank=torch.from_numpy(np.repeat(src[lay.recv_g], cnt[lay.recv_g])),
+                    recv_src_rank=torch.from_numpy(np.repeat(src[lay.recv_g], cnt[lay.recv_g]))
+                    .to(recv.device),
                     recv_src_idx=recv[:, hb + _IDX * k:hb + _IDX * (k + 1)].contiguous()
                     .view(torch.int64).reshape(n),
                     dispatch_program=progs[0], combine_program=progs[1])
@@ -259,8 +268,8 @@ def combine(y, handle, topk_weights=None):
     recv_topk_idx[i, j] for row i; entries where that is -1 are never
     read), which is reduced here to sum_j w[i, j] * y[i, j] with w =
     topk_weights ([R, k]) or else dispatch's recv_topk_weights, or 1.
-    Returns [T, H] in y's dtype, in the source's token order (0 for a
-    token with no expert).  Sums are in y's dtype, in the plan's order."""
+    Returns [T, H] in y's dtype, on its device, in the source's token
+    order (0 for a token with no expert).  Sums are in y's dtype, in the plan's order."""
     h = handle
     p = dist.get_world_size(h.group)
     problem, z = None, None
@@ -274,25 +283,27 @@ def combine(y, handle, topk_weights=None):
         raise fast.InputError(-1, "fast.torch.combine: the ranks' dtypes of y differ (codes %s)"
                               % ", ".join("rank %d: %d" % (r, got[r, 1]) for r in range(p)))
     lay, prog, H = h.layout, h.combine_program, h.hidden
-    res = torch.zeros((lay.nsend, H), dtype=y.dtype)
+    dev = y.device
+    res = torch.zeros((lay.nsend, H), dtype=y.dtype, device=dev)
     if prog is not None:
         sd, rd = lay.disps(prog, H, False)
         if prog["info"]["kind"] == "bytes":
-            part = torch.zeros((len(lay.peer_rows), H), dtype=y.dtype)
+            part = torch.zeros((len(lay.peer_rows), H), dtype=y.dtype, device=dev)
             _ft._walk(prog, z.reshape(-1), part.reshape(-1), sd, rd, h.group)
-            res.index_add_(0, torch.from_numpy(lay.peer_rows), part)
+            res.index_add_(0, torch.from_numpy(lay.peer_rows).to(dev), part)
         else:
             _ft._walk(prog, z.reshape(-1), res.reshape(-1), sd, rd, h.group)
-    out = torch.zeros((h.num_tokens, H), dtype=y.dtype)
-    out[torch.from_numpy(h.send_order)] = res
+    out = torch.zeros((h.num_tokens, H), dtype=y.dtype, device=dev)
+    out[torch.from_numpy(h.send_order).to(dev)] = res
     return out
 
 
 def _reduce(y, h, topk_weights):
     """[R, H]: this rank's contribution per received row."""
     R = h.recv_topk_idx.shape[0]
-    if not isinstance(y, torch.Tensor) or y.device.type != "cpu":
-        raise fast.InputError(-1, "fast.torch.combine: y must be a CPU tensor")
+    # dispatch's rows (its recv_topk_idx) fix the device
+    _ft._device("fast.torch.combine", y=y, topk_weights=topk_weights,
+                dispatched=h.recv_topk_idx)
     if y.dim() == 2 and tuple(y.shape) == (R, h.hidden):
         if topk_weights is not None:
             raise fast.InputError(-1, "fast.torch.combine: a [R, H] y is already weighted; "
@@ -305,7 +316,7 @@ def _reduce(y, h, topk_weights):
     if w is not None and tuple(w.shape) != (R, h.k):
         raise fast.InputError(-1, "fast.torch.combine: topk_weights is %s, not [%d, %d]"
                               % (list(w.shape), R, h.k))
-    z = torch.zeros((R, h.hidden), dtype=y.dtype)
+    z = torch.zeros((R, h.hidden), dtype=y.dtype, device=y.device)
     for j in range(h.k):
         m = h.recv_topk_idx[:, j] >= 0
         term = y[m, j]

@@ -8,17 +8,21 @@
     out = fast.torch.combine(y, handle)
 
 all_to_all_single takes the arguments of torch.distributed's and gives its
-result (CPU tensors; the gloo backend, or any backend with point-to-point
-isend and irecv).  Every rank gathers every rank's split sizes (one
-all_gather of 2 P + 2 integers), so all of them hold the same P x P byte
+result.  The tensors may be on any one device the group's backend moves:
+CPU tensors with gloo, CUDA tensors with NCCL (and, on ROCm, RCCL, which
+torch names nccl and whose device it calls cuda); the staging arena and
+every buffer go on that device.  Every rank gathers every rank's split
+sizes (one all_gather of 2 P + 2 integers, on the host for gloo, on the
+current CUDA device for NCCL), so all of them hold the same P x P byte
 matrix and see the same disagreement, if any; each compiles the same plan
 (deterministic) and builds its own program -- the one `fast run` executes
 (include/fast/prog.h) -- and the ranks agree on the plan's 64-bit hash (a
 second all_gather) before any byte moves.  The program runs wave by wave:
-the wave's copies before, its receives and sends posted at once
-(torch.distributed.irecv / isend) and waited for, its copies after.
-Messages between two ranks are matched by a per-pair sequence number (the
-tag), as MPI's ordering matches them in `fast run`.
+the wave's copies before (tensor copies on the device), its receives and
+sends as one torch.distributed.batch_isend_irecv, waited for, its copies
+after.  Messages between two ranks are matched by a per-pair sequence
+number (the tag), as MPI's ordering matches them in `fast run`; NCCL,
+which has no tags, matches them in the order posted, the same order.
 
 dispatch and combine are the MoE exchange shaped like DeepEP's normal
 kernels, run as token plans (docs/tokens.md): a token goes to each rank
@@ -96,12 +100,52 @@ def _dtype_code(dt):
 
 # --- agreement: every rank sees every rank's word, so all raise or none ---------
 
+def _backend_device(backend):
+    """The device type of the tensors a backend's all_gather takes for
+    host words: "cpu" when it (or one of a list such as
+    "cpu:gloo,cuda:nccl") moves host memory, "cuda" for NCCL alone (RCCL,
+    on ROCm, is named nccl too)."""
+    parts = [b.strip().split(":") for b in str(backend).lower().split(",")]
+    if any(len(x) == 2 and x[0] == "cpu" for x in parts):
+        return "cpu"
+    return "cuda" if any(x[-1] == "nccl" for x in parts) else "cpu"
+
+
+def _control_device(group):
+    """Where _gather's words live: the host, or the current CUDA device
+    under NCCL (whose collectives take only tensors of that device)."""
+    if _backend_device(dist.get_backend(group)) == "cuda":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
 def _gather(vec, group):
-    """Every rank's int64 vector (all of the same length): a (P, n) array."""
-    mine = torch.tensor([int(v) for v in vec], dtype=torch.int64)
+    """Every rank's int64 vector (all of the same length): a (P, n) numpy
+    array on the host, gathered on the device the backend needs."""
+    mine = torch.tensor([int(v) for v in vec], dtype=torch.int64, device=_control_device(group))
     rows = [torch.empty_like(mine) for _ in range(dist.get_world_size(group))]
     dist.all_gather(rows, mine, group=group)
-    return torch.stack(rows).numpy()
+    return torch.stack(rows).cpu().numpy()
+
+
+def _device(what, **tensors):
+    """The one device of the named tensors (None: not given); raises
+    fast.InputError, naming every tensor's device, when they differ or
+    when one is not a tensor."""
+    devs = []
+    for name, t in tensors.items():
+        if t is None:
+            continue
+        if not isinstance(t, torch.Tensor):
+            raise fast.InputError(-1, "%s: %s must be a tensor (got %s)"
+                                  % (what, name, type(t).__name__))
+        devs.append((name, t.device))
+    if not devs:
+        return None
+    if any(d != devs[0][1] for _, d in devs):
+        raise fast.InputError(-1, "%s: the tensors are on different devices (%s)"
+                              % (what, ", ".join("%s on %s" % nd for nd in devs)))
+    return devs[0][1]
 
 
 def _refused(status, problem, what):
@@ -188,8 +232,7 @@ def _split_words(output, input, output_split_sizes, input_split_sizes, p):
     """[0, row bytes, input splits (P), output splits (P, -1: not given)]:
     this rank's word in the split-size gather.  Raises fast.InputError on
     what the rank refuses alone (tensors, counts)."""
-    if input.device.type != "cpu" or output.device.type != "cpu":
-        raise fast.InputError(-3, "fast.torch: CPU tensors only")
+    _device("fast.torch", input=input, output=output)
     if input.dtype != output.dtype:
         raise fast.InputError(-1, "fast.torch: input is %s, output %s" % (input.dtype,
                                                                          output.dtype))
@@ -246,13 +289,17 @@ def _row_bytes(t):
 # --- running a program --------------------------------------------------------
 
 def _walk(prog, send, recv, sdisp, rdisp, group):
-    """Run the rank's program wave by wave: copies, receives and sends
-    posted together and waited for, copies.  send and recv are flat
-    tensors in the plan's units (bytes, or elements of one dtype: a sum
-    then adds elements); sdisp / rdisp the start of each message (peer, or
-    group of a token plan) in them."""
+    """Run the rank's program wave by wave: copies, the wave's receives and
+    sends as one batch_isend_irecv (a group of point-to-point calls under
+    NCCL, so two ranks that both send first do not wait on each other)
+    and waited for, copies.  send and recv are flat tensors on one device
+    (the staging arena goes there too) in the plan's units (bytes, or
+    elements of one dtype: a sum then adds elements); sdisp / rdisp (host
+    arrays) the start of each message (peer, or group of a token plan) in
+    them.  The tags are per-pair sequence numbers; NCCL ignores tags and
+    matches a pair's messages in the order posted, which is the same one."""
     p = int(prog["info"]["ng"])
-    arena = torch.empty(int(prog["info"]["staging_bytes"]), dtype=send.dtype)
+    arena = torch.empty(int(prog["info"]["staging_bytes"]), dtype=send.dtype, device=send.device)
     bufs, disp = (send, recv, arena), (sdisp, rdisp, None)
 
     def at(kind, msg, off, n):
@@ -278,20 +325,20 @@ def _walk(prog, send, recv, sdisp, rdisp, group):
 
     for w in prog["waves"]:
         copies(int(w[0]), int(w[1]))
-        reqs = []
+        ops = []  # the wave's messages, one batch: receives, then sends
         for m in prog["recvs"][int(w[4]):int(w[4]) + int(w[5])]:
             peer = int(m[0])
-            reqs.append(dist.irecv(wire(at(m[2], m[3], m[4], m[5])), src=_global(group, peer),
-                                   group=group, tag=got[peer]))
+            ops.append(dist.P2POp(dist.irecv, wire(at(m[2], m[3], m[4], m[5])),
+                                  _global(group, peer), group, got[peer]))
             got[peer] += 1
         for m in prog["sends"][int(w[2]):int(w[2]) + int(w[3])]:
             peer = int(m[0])
-            reqs.append(dist.isend(wire(at(m[2], m[3], m[4], m[5])), dst=_global(group, peer),
-                                   group=group, tag=sent[peer]))
+            ops.append(dist.P2POp(dist.isend, wire(at(m[2], m[3], m[4], m[5])),
+                                  _global(group, peer), group, sent[peer]))
             sent[peer] += 1
-        for r in reqs:
-            r.wait()
+        if ops:  # batch_isend_irecv refuses an empty list
+            for r in dist.batch_isend_irecv(ops):
+                r.wait()
         copies(int(w[6]), int(w[7]))
-
 
 from fast._torch_moe import combine, dispatch  # noqa: E402,F401  (uses the helpers above)

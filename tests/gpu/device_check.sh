@@ -13,7 +13,13 @@
 #    hot receiver) and on random traffic swept 1 MiB .. 64 MiB per GPU,
 #    printing nccl-tests-style timings;
 # 3. one rank alone (1 x 1): NCCL communicator set-up on the device;
-# 4. the host backend on the same traffic, for comparison.
+# 4. fast.torch on CUDA tensors with torch.distributed's NCCL backend, one
+#    rank (tests/gpu/torch_nccl_check.py: all_to_all_single, dispatch,
+#    combine; the gathers and buffers on the device; one rank's plan has
+#    no messages, so not NCCL point-to-point), under $TORCH_PYTHON or the
+#    first of python3, /usr/bin/python3 whose torch has CUDA; skipped
+#    without one (BACKEND=host: gloo and CPU tensors instead);
+# 5. the host backend on the same traffic, for comparison.
 # Any wrong byte or failure: exit 1.  Needs mpirun/mpicc (Open MPI), cJSON,
 # GLPK, nvcc + NCCL (or a carried $BUILD), nvidia-smi.
 set -u
@@ -81,6 +87,23 @@ step "$BACKEND, 8 ranks: fast with --max-staging 256K (passes)" \
 "$FAST" gen --preset h200 --servers 1 --gpus 1 --pattern random --mean-bytes 1M -o "$TMP/one.json" >/dev/null 2>&1
 step "$BACKEND, 1 rank: NCCL communicator on the device" \
 	$MPIRUN -np 1 "$FAST" run --preset h200 --servers 1 --gpus 1 --backend $BACKEND --traffic "$TMP/one.json" -n 2 -w 1 -c 1
+# fast.torch: CUDA tensors over NCCL (BACKEND=host: CPU tensors over gloo)
+tdev=cuda tbackend=NCCL needs="a torch with CUDA and NCCL"
+probe='import numpy, torch, torch.distributed as d
+assert torch.cuda.is_available() and d.is_nccl_available()'
+[ "$BACKEND" = host ] && tdev=cpu tbackend=gloo needs=torch probe='import numpy, torch'
+tpy=""
+for py in ${TORCH_PYTHON:-python3 /usr/bin/python3}; do
+	"$py" -c "$probe" >/dev/null 2>&1 && { tpy=$py; break; }
+done
+if [ -z "$tpy" ]; then
+	log "ok - fast.torch on $tdev tensors, 1 rank # SKIP no python with $needs"
+else
+	lib=$BUILD/lib/libfast.so.0
+	[ -f "$lib" ] || make -s GPU=cuda BUILD="$BUILD" CUDA_HOME="$CUDA_HOME" "$lib" >"$TMP/lib.log" 2>&1
+	step "fast.torch on $tdev tensors ($tbackend), 1 rank: all_to_all_single, dispatch, combine" \
+		env FAST_LIBRARY="$lib" FAST_CHECK_DEVICE=$tdev timeout 300 "$tpy" tests/gpu/torch_nccl_check.py
+fi
 for algo in fast mpi; do
 	step "host backend for comparison: $algo, random traffic 1M..64M per GPU" \
 		$MPIRUN -np 8 "$FAST" run $TOPO --backend host --traffic "$TMP/random.json" --algo $algo -b 1M -e 64M -f 4 -n 5 -w 2 -c 1

@@ -3,7 +3,9 @@
 algorithm on random, zero-row and hot-receiver splits, float32, bfloat16 and
 integer rows, 1-D and 2-D, with empty messages, and the refusals of ranks
 that disagree; fast.torch.dispatch and combine against a reference from
-all_gathers (tests/python/torch_moe_worker.py).  Without
+all_gathers (tests/python/torch_moe_worker.py); tensors on two devices
+refused.  All through the batched point-to-point path (batch_isend_irecv)
+on gloo; the CUDA/NCCL path runs in tests/gpu/device_check.sh only.  Without
 python3-torch the test skips, except in CI (CI=true), where deps.sh
 installs it."""
 import os
@@ -23,9 +25,10 @@ N = 8
 def ranks_output():
     """Fork 8 gloo ranks of torch_worker.py once (torch's import is most of
     the time): all_to_all_single's part, then torch_moe_worker.py's
-    dispatch/combine part; each rank prints "rank N a2a ok" and "rank N
-    moe ok" as it passes them.  The timeout bounds every refusal: a rank
-    left waiting fails the tests instead of hanging them."""
+    dispatch/combine part, then the device rules; each rank prints "rank N
+    a2a ok", "rank N moe ok" and "rank N devices ok" as it passes them.
+    The timeout bounds every refusal: a rank left waiting fails the tests
+    instead of hanging them."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -47,6 +50,13 @@ def test_all_to_all_single_8_ranks_equals_torch(ranks_output):
     # and the refusals: one rank's wrong output_split_sizes, algo, split
     # count or topology: every rank raises, none hangs
     passed(ranks_output, "a2a")
+
+
+def test_devices_one_per_call_and_gloo_gathers_on_host(ranks_output):
+    # one rank's tensors on two devices (cpu and meta): every rank raises,
+    # naming them; gloo's control words on the host, NCCL's on CUDA (the
+    # rule only: CUDA is checked by tests/gpu/device_check.sh)
+    passed(ranks_output, "devices")
 
 
 def test_dispatch_combine_8_ranks_equal_reference(ranks_output):

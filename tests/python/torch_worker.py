@@ -62,6 +62,8 @@ def main(rank):
     os.write(1, b"rank %d a2a ok\n" % rank)
     torch_moe_worker.main(rank, p, topo)
     os.write(1, b"rank %d moe ok\n" % rank)
+    devices(rank, p, topo)
+    os.write(1, b"rank %d devices ok\n" % rank)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -101,6 +103,32 @@ def refusals(rank, p, topo):
     dist.all_to_all_single(want, inp)
     fast.torch.all_to_all_single(out, inp, topology=topo)
     assert torch.equal(want, out), "after the refusals"
+
+
+def devices(rank, p, topo):
+    """The device rules without a GPU: gloo's control words gather on the
+    host, NCCL's on the CUDA device (the rule, not the call: no CUDA here),
+    and one rank's tensors on two devices ("meta" stands for the other
+    device) are refused by every rank, naming the devices."""
+    assert fast.torch._control_device(None) == torch.device("cpu")
+    for backend, want in (("gloo", "cpu"), ("nccl", "cuda"), ("cuda:nccl", "cuda"),
+                          ("cpu:gloo,cuda:nccl", "cpu"), ("mpi", "cpu")):
+        got = fast.torch._backend_device(backend)
+        assert got == want, "backend %s: control words on %s, not %s" % (backend, got, want)
+    inp, out = torch.arange(2 * p, dtype=torch.float32), torch.empty(2 * p)
+    refused(rank, "devices", lambda: fast.torch.all_to_all_single(
+        torch.empty(2 * p, device="meta") if rank == 5 else out, inp, topology=topo),
+        "the tensors are on different devices (input on cpu, output on meta)" if rank == 5
+        else "rank 5 refused")
+    x, idx, w = torch_moe_worker.inputs(rank, 9, torch.float32)
+    refused(rank, "dispatch devices", lambda: fast.torch.dispatch(
+        x, idx.to("meta") if rank == 4 else idx, w, num_experts=16, topology=topo),
+        "(x on cpu, topk_idx on meta, topk_weights on cpu)" if rank == 4 else "rank 4 refused")
+    h = fast.torch.dispatch(x, idx, num_experts=16, topology=topo)[4]
+    y = torch.zeros((h.recv_topk_idx.shape[0], h.hidden))
+    refused(rank, "combine devices", lambda: fast.torch.combine(
+        y.to("meta") if rank == 0 else y, h),
+        "(y on meta, dispatched on cpu)" if rank == 0 else "rank 0 refused")
 
 
 if __name__ == "__main__":

@@ -165,6 +165,31 @@ static void test_moe__eplb_by_hand(void)
 	CU_ASSERT_EQUAL(fast_moe_place_eplb(load, 8, 3, 4, 2, out, &err), FAST_EUSAGE);
 }
 
+/* EPLB's global policy by hand: 4 experts on 3 servers of one GPU do not
+ * divide (EPLB: groups % nodes != 0), so the 2 extra replicas go over all
+ * experts and the 6 slots are packed onto all GPUs, servers ignored.
+ * Replicas: e0 (10, then 5 per replica), e1 (6 > 5: then 3 each).  Items
+ * e0 5, e0 5, e1 3, e1 3, e2 3, e3 1, heaviest first to the lightest GPU
+ * with room: GPU 0 {e0, e2}, GPU 1 {e0, e3}, GPU 2 {e1, e1}. */
+static void test_moe__eplb_global_by_hand(void)
+{
+	const uint64_t load[4] = { 10, 6, 3, 1 };
+	const uint32_t want[6] = { 0, 2, 0, 3, 1, 1 };
+	uint32_t out[6], one[6];
+	struct fast_err err;
+
+	CU_ASSERT(!fast_moe_place_eplb_hierarchical(4, 3, 1));
+	CU_ASSERT(fast_moe_place_eplb_hierarchical(4, 4, 2));
+	CU_ASSERT_EQUAL(fast_moe_place_eplb(load, 4, 2, 3, 1, out, &err), 0);
+	CU_ASSERT(memcmp(out, want, sizeof want) == 0);
+	/* the same map as one server of the three GPUs */
+	CU_ASSERT_EQUAL(fast_moe_place_eplb(load, 4, 2, 3, 3, one, &err), 0);
+	CU_ASSERT(memcmp(one, want, sizeof want) == 0);
+	/* 4 + 1 slots do not divide over 3 GPUs; the message names R = 2 */
+	CU_ASSERT_EQUAL(fast_moe_place_eplb(load, 4, 1, 3, 1, out, &err), FAST_EUSAGE);
+	CU_ASSERT(strstr(err.msg, "the next R that does: 2") != NULL);
+}
+
 static void test_moe__groups_split_by_token_share(void)
 {
 	/* one group of 10 tokens, 4 experts, EP4 contiguous tokens:
@@ -568,6 +593,7 @@ UNIT_MAIN("moe",
 	  UNIT_TEST(test_moe__token_counted_once_per_gpu),
 	  UNIT_TEST(test_moe__pairs_are_no_dedup_columns),
 	  UNIT_TEST(test_moe__eplb_by_hand),
+	  UNIT_TEST(test_moe__eplb_global_by_hand),
 	  UNIT_TEST(test_moe__groups_split_by_token_share),
 	  UNIT_TEST(test_moe__raw_parser_errors_name_the_line),
 	  UNIT_TEST(test_moe__csv_parser_errors_name_the_line),

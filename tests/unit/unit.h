@@ -10,7 +10,8 @@
  *
  * unit_topo(N, G, kind, up, out) is the test topology the suites build by
  * hand: N servers x G GPUs named "test", the two tiers as given, one NIC
- * per GPU, no core oversubscription and the congestion model left zero.
+ * per GPU at the nominal rate, no core oversubscription and the congestion
+ * model left zero.
  */
 #ifndef FAST_TEST_UNIT_H
 #define FAST_TEST_UNIT_H
@@ -39,7 +40,7 @@ static inline struct fast_topo unit_topo(uint32_t N, uint32_t G, enum fast_up_ki
 	t.up = up;
 	t.out = out;
 	t.core_oversub = 1.0;
-	t.nics = G; /* one NIC per GPU */
+	t.nics = G; /* one healthy NIC per GPU */
 	return t;
 }
 

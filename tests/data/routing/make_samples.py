@@ -95,7 +95,41 @@ def main():
         f"{l},{e},{cnt[l][e]}\n" for l in range(L) for e in range(E)))
     write(f"{d}/counts_src.csv", "layer,src,expert,count\n" + "".join(
         f"{l},{s},{e},{scnt[l][s][e]}\n" for l in range(L) for s in range(G) for e in range(E)))
+    # a replicated placement (--placement FILE.npy, EPLB's phy2log saved by
+    # np.save) for EP4: 12 slots, 3 per GPU; reference.py's placement_map
+    write(f"{d}/placement_ep4.npy",
+          npy_bytes((L, E + 4), [x for r in placement_rows(E + 4) for x in r], "i2", version=2))
     bad(ids)
+
+
+def placement_rows(slots):
+    """Every expert once, then slots - E more, shuffled by a fixed rule."""
+    rows = []
+    for l in range(L):
+        row = list(range(E)) + [(3 * l + 5 * j + 1) % E for j in range(slots - E)]
+        rows.append([row[(7 * i + l) % slots] for i in range(slots)])
+    return rows
+
+
+def bad_placements():
+    """Malformed --placement FILE.npy maps (EP4: 12 slots), in tests/bad."""
+    b = f"{ROOT}/tests/bad"
+    rows = placement_rows(E + 4)
+    flat = [x for r in rows for x in r]
+    rng = list(flat)
+    rng[12 + 7] = 8  # [1, 7]
+    write(f"{b}/trace_placement_npy_expert_range/p.npy", npy_bytes((L, 12), rng, "i8"))
+    neg = list(flat)
+    neg[5] = -1  # [0, 5]
+    write(f"{b}/trace_placement_npy_negative/p.npy", npy_bytes((L, 12), neg, "i1"))
+    miss = [x if x != 3 or i < 12 else 4 for i, x in enumerate(flat)]  # layer 1 lacks 3
+    write(f"{b}/trace_placement_npy_missing_expert/p.npy", npy_bytes((L, 12), miss, "u2"))
+    write(f"{b}/trace_placement_npy_shape_1d/p.npy", npy_bytes((L * 12,), flat, "i4"))
+    odd = [x for r in rows for x in r[:10]]
+    write(f"{b}/trace_placement_npy_odd_slots/p.npy", npy_bytes((L, 10), odd, "i4"))
+    write(f"{b}/trace_placement_npy_truncated/p.npy", npy_bytes((L, 12), flat, "i4")[:-5])
+    f4 = npy_bytes((L, 12), flat, "i4").replace(b"'<i4'", b"'<f4'")
+    write(f"{b}/trace_placement_npy_float/p.npy", f4)
 
 
 def bad(ids):
@@ -127,6 +161,44 @@ def bad(ids):
     write(f"{b}/routing_csv_expert_range/r.csv", "layer,e0,e1\n0,1,2\n0,-1,3\n")
     write(f"{b}/routing_csv_counts_overflow/r.csv",
           "layer,expert,count\n0,0,9007199254740000\n0,1,9007199254740000\n")
+    bad_placements()
+    bad_more()
+
+
+def bad_more():
+    """The rest of the malformed inputs: each format a file of ids or counts
+    can take, with an id or count out of range, a wrong type or shape, a
+    truncated file, a duplicate in one token, counts that overflow."""
+    b = f"{ROOT}/tests/bad"
+    j = json.dumps
+    write(f"{b}/routing_jsonl_float_id/r.jsonl",
+          j({"layer": 0, "experts": [1, 2]}) + "\n" + j({"layer": 0, "experts": [1.5, 2]}) + "\n")
+    write(f"{b}/routing_jsonl_topk_varies/r.jsonl",
+          j({"layer": 0, "experts": [1, 2]}) + "\n" + j({"layer": 1, "experts": [1, 2, 3]}) + "\n")
+    write(f"{b}/routing_csv_duplicate/r.csv", "layer,e0,e1\n0,1,2\n0,3,3\n")
+    write(f"{b}/routing_csv_truncated/r.csv", "layer,e0,e1\n0,1,2\n0,3,4\n1,5")
+    write(f"{b}/routing_csv_not_integer/r.csv", "layer,e0,e1\n0,1,2\n0,1.5,2\n")
+    cnt = [3, 1, 4, 1, 5, 9, 2, 6] * 2
+    write(f"{b}/routing_npy_counts_float/r.npy",
+          npy_bytes((L, E), cnt, "i4").replace(b"'<i4'", b"'<f4'"))
+    write(f"{b}/routing_npy_counts_shape_1d/r.npy", npy_bytes((L * E,), cnt, "i4"))
+    write(f"{b}/routing_npy_counts_truncated/r.npy", npy_bytes((L, E), cnt, "i4")[:-3])
+    neg = list(cnt)
+    neg[E + 2] = -4  # [1, 2]
+    write(f"{b}/routing_npy_counts_negative/r.npy", npy_bytes((L, E), neg, "i8"))
+    write(f"{b}/routing_npy_counts_experts/r.npy", npy_bytes((L, E), cnt, "u1"))
+    rows = [cnt[:E], cnt[E:]]
+    write(f"{b}/routing_json_counts_overflow/r.json",
+          j([rows[0], [2 ** 52, 2 ** 52, 1, 0, 0, 0, 0, 0]]) + "\n")
+    write(f"{b}/routing_json_counts_float/r.json", j([rows[0], rows[1][:3] + [2.5] + rows[1][4:]]) + "\n")
+    write(f"{b}/routing_json_counts_ragged/r.json", j([rows[0], rows[1][:6]]) + "\n")
+    write(f"{b}/routing_json_counts_truncated/r.json", j(rows)[:-9])
+    write(f"{b}/routing_json_counts_negative/r.json", j([rows[0], [-1] + rows[1][1:]]) + "\n")
+    write(f"{b}/routing_json_counts_experts/r.json", j(rows) + "\n")
+    write(f"{b}/routing_csv_counts_expert_range/r.csv",
+          "layer,expert,count\n0,0,3\n0,7,2\n1,8,1\n")
+    write(f"{b}/routing_csv_counts_truncated/r.csv", "layer,expert,count\n0,0,3\n0,7,2\n1,3")
+    write(f"{b}/routing_csv_counts_not_integer/r.csv", "layer,expert,count\n0,0,3\n0,7,2e3\n")
 
 
 if __name__ == "__main__":

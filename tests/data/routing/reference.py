@@ -12,8 +12,13 @@ contiguous and round-robin where the file does not give sources) it
 compares the byte dispatch (dedup per GPU, and --no-dedup), its combine
 (the transpose) and the token groups (--tokens).  Prints one line per
 file and "ok N comparisons"; exits 1 on the first difference.  A replicated
---placement FILE (both --replica-choice rules) is checked the same way,
-with each matrix's compute_pairs (the no-dedup columns).
+--placement FILE (both --replica-choice rules, JSON and the sample .npy)
+is checked the same way, with each matrix's compute_pairs (the no-dedup
+columns).  --placement eplb:R on every sample file: the map it writes
+(--placement-out, JSON and .npy) is checked to be a placement (every
+expert placed, as many slots on each GPU, E + R in all), the traffic is
+recomputed from that map by this file's own rule, and the balance EPLB
+claims is checked against this file's own loads (below, eplb_maps).
 """
 import csv
 import json
@@ -212,6 +217,11 @@ def placement_files(fast):
             with tempfile.TemporaryDirectory() as d:
                 pf = os.path.join(d, "p.json")
                 json.dump(rows, open(pf, "w"))
+                if ng == 4:  # the same map as make_samples.py's .npy
+                    shape, flat = read_npy(os.path.join(HERE, "placement_ep4.npy"))
+                    if shape != [len(rows), len(rows[0])] or flat != sum(rows, []):
+                        sys.exit("FAIL: placement_ep4.npy is not placement_map's rows")
+                    pf = os.path.join(HERE, "placement_ep4.npy")
                 for choice in ("local", "spread"):
                     base = ["--routing", path, "--experts", str(E), "--token-bytes", str(B),
                             "--ep", str(ng), "--gpus-per-server", str(gps), "--placement", pf,
@@ -237,6 +247,122 @@ def placement_files(fast):
                                 sys.exit("FAIL: %s %s layer %d" % (name, " ".join(base + flag), i))
                             n += 1
         print("%s with a replicated placement file: agrees" % name)
+    return n
+
+
+def read_map(path):
+    if path.endswith(".npy"):
+        shape, v = read_npy(path)
+        return [v[i * shape[1]:(i + 1) * shape[1]] for i in range(shape[0])]
+    return json.load(open(path))
+
+
+def check_map(rows, nl, ng, R, what):
+    """A placement: nl rows of E + R slots, ng GPUs with the same number of
+    slots each, every expert at least once."""
+    ok = len(rows) == nl and all(len(r) == E + R and (E + R) % ng == 0 and
+                                 sorted(set(r)) == list(range(E)) for r in rows)
+    if not ok:
+        sys.exit("FAIL: %s: the map written is not a placement" % what)
+
+
+def modelled_imbalance(gpu_of_slot, row, load, ng):
+    """max / mean GPU load when each expert's load splits evenly over its
+    slots (what EPLB assumes)."""
+    nrep = [row.count(e) for e in range(E)]
+    g = [0.0] * ng
+    for s, e in enumerate(row):
+        g[gpu_of_slot(s)] += load[e] / nrep[e]
+    mean = sum(g) / ng
+    return max(g) / mean if mean else 1.0
+
+
+def eplb_balance(row, load, ng, what):
+    """EPLB's claim, checked with this file's loads: the map is at least as
+    balanced as (a) the contiguous placement without replicas and (b) a
+    plain greedy with the same slots: each extra slot to the expert of the
+    largest load per replica, the slots dealt to GPUs round-robin in
+    expert order (no packing)."""
+    per = len(row) // ng
+    got = modelled_imbalance(lambda s: s // per, row, load, ng)
+    plain = list(range(E))
+    contig = modelled_imbalance(lambda s: s * ng // E if E >= ng else s, plain, load, ng) \
+        if E % ng == 0 else None
+    cnt = [1] * E
+    for _ in range(len(row) - E):
+        e = max(range(E), key=lambda x: (load[x] / cnt[x], -x))
+        cnt[e] += 1
+    greedy = [e for e in range(E) for _ in range(cnt[e])]
+    rr = modelled_imbalance(lambda s: s % ng, greedy, load, ng)
+    if got > rr + 1e-9 or (contig is not None and got > contig + 1e-9):
+        sys.exit("FAIL: %s: eplb map imbalance %.4f, greedy %.4f, contiguous %s" %
+                 (what, got, rr, contig))
+    return got, rr
+
+
+def eplb_maps(fast):
+    """--placement eplb:R on every sample file, EP4 = 2 x 2 with R = 4 (the
+    hierarchical policy) and EP6 = 3 x 2 with R = 4 (3 servers do not divide
+    8 experts: the global policy); both replica choices; bytes (dedup,
+    --no-dedup), token groups for ids, compute_pairs; recomputed from the
+    map the run wrote."""
+    global PLACE
+    n, worst = 0, []
+    files = [(f, False) for f in ("ids_ltk.npy", "megatron_trace.jsonl", "tokens.jsonl",
+                                  "ids.csv", "ids_src.csv")]
+    files += [(f, True) for f in ("counts.npy", "counts_src.npy", "counts.json",
+                                  "counts_src.json", "counts.csv", "counts_src.csv")]
+    for name, counts in files:
+        path = os.path.join(HERE, name)
+        layers = counts_file(path) if counts else ids_file(path)
+        for ng, gps, R in ((4, 2, 4), (6, 2, 4)):
+            if counts and isinstance(layers[0][0], list) and len(layers[0]) != ng:
+                continue  # per-source counts are of 4 GPUs
+            with tempfile.TemporaryDirectory() as d:
+                for choice in ("spread", "local"):
+                    out = os.path.join(d, "p.npy" if choice == "local" else "p.json")
+                    base = ["--routing", path, "--token-bytes", str(B), "--ep", str(ng),
+                            "--gpus-per-server", str(gps), "--placement", "eplb:%d" % R,
+                            "--replica-choice", choice, "--placement-out", out]
+                    base += ["--counts"] if counts and name.endswith(".npy") else []
+                    base += [] if counts else ["--experts", str(E)]
+                    modes = (("dedup", []),) if counts else (
+                        ("dedup", []), ("nodedup", ["--no-dedup"]), ("tokens", ["--tokens"]))
+                    for mode, flag in modes:
+                        got = run(fast, base + flag)["matrices"]
+                        rows = read_map(out)
+                        check_map(rows, len(layers), ng, R, name)
+                        per = (E + R) // ng
+                        for i, l in enumerate(sorted(layers)):
+                            PLACE = ([[s // per for s, x in enumerate(rows[i]) if x == e]
+                                      for e in range(E)], gps, choice == "spread")
+                            if counts:
+                                c = layers[l]
+                                load = [sum(r[e] for r in c) for e in range(E)] \
+                                    if isinstance(c[0], list) else list(c)
+                                m, g = counts_traffic(c, ng, False), None
+                                pm = m
+                            else:
+                                load = [sum(e in ids for _, ids in layers[l]) for e in range(E)]
+                                m, g = ids_traffic(layers[l], ng, False, False, mode)
+                                pm, _ = ids_traffic(layers[l], ng, False, False, "nodedup")
+                            PLACE = None
+                            pairs = [sum(pm[s][c] for s in range(ng)) // B for c in range(ng)]
+                            dd, cc = got[2 * i], got[2 * i + 1]
+                            ok = dd["compute_pairs"] == pairs and cc["compute_pairs"] == pairs
+                            if mode == "tokens":
+                                ok = ok and dd["groups"] == g and cc["groups"] == g
+                            else:
+                                ok = ok and dd["rows"] == m and cc["rows"] == transpose(m)
+                            if not ok:
+                                sys.exit("FAIL: %s %s layer %d" % (name, " ".join(base + flag), i))
+                            worst.append(eplb_balance(rows[i], load, ng, "%s EP%d" % (name, ng)))
+                            n += 1
+        print("%s with eplb:4: agrees" % name)
+    print("eplb maps: %d layer maps, modelled imbalance max %.3f (plain greedy %.3f), "
+          "better than the greedy on %d, equal on the rest" %
+          (len(worst), max(w[0] for w in worst), max(w[1] for w in worst),
+           sum(w[0] < w[1] - 1e-9 for w in worst)))
     return n
 
 
@@ -296,6 +422,7 @@ def main():
                 n += 1
         print("%s: agrees" % name)
     n += placement_files(fast)
+    n += eplb_maps(fast)
     print("ok %d comparisons" % n)
 
 
