@@ -254,11 +254,15 @@ static void balancing_groups(struct builder *bd, const struct fast_bvn *bv)
 				group_index((uint32_t)k, bd->fine_groups);
 }
 
+/* What a compile may build: packed stages (not the token compiler, which
+ * refuses stages=packed), the redistribution of explicit stages (not the
+ * token compiler either, which writes its own). */
+enum { MAY_PACK = 1, CROSSINGS_ONLY = 2 };
+
 /* Packed or staged (stages=auto: the one of less modelled time; packed
- * only where may_pack: the token compiler, which refuses stages=packed,
- * passes false), then the plan. */
+ * only with MAY_PACK), then the plan. */
 static int compile(const struct fast_topo *topo, const uint64_t *D,
-		   const struct fast_algo_opts *opts, bool may_pack, struct fast_plan *plan,
+		   const struct fast_algo_opts *opts, unsigned how, struct fast_plan *plan,
 		   struct fast_scratch *scratch, struct fast_err *err)
 {
 	struct fast_scratch own = { { 0 }, { 0 } };
@@ -268,6 +272,7 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 	struct fast_algo_opts defaults;
 	uint64_t quantum = 1, tiles;
 	bool chose = false; /* stages=auto chose packed */
+	bool may_pack = how & MAY_PACK;
 	int rc;
 
 	if (!opts) {
@@ -297,12 +302,12 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 	bd.budget = fast_scratch_room(bd.sc, SC_BUDGET, bd.N, sizeof *bd.budget);
 	bd.tt = fast_scratch_room(bd.sc, SC_TARGET, bd.G, sizeof *bd.tt);
 	bd.packed = may_pack && opts->stages == FAST_STAGES_PACKED && bd.N > 1;
+	bd.redist = !(how & CROSSINGS_ONLY);
 	if (!bd.load || !bd.S || !bd.first || !bd.budget || !bd.tt) {
 		rc = oom(&bd, "server matrix");
 		goto out;
 	}
-	/* the token compiler (!may_pack) replays RAIL steps: rail-aligned */
-	if ((rc = fast_nics_setup(&bd, topo, !may_pack)) < 0)
+	if ((rc = fast_nics_setup(&bd, topo)) < 0)
 		goto out;
 	/* loads() writes S and every load but the unread diagonal tiles' */
 	memset(bd.first, 0, (size_t)bd.N * bd.N * sizeof *bd.first);
@@ -373,19 +378,19 @@ int fast_sched_fast_into(const struct fast_topo *topo, const uint64_t *D,
 			   const struct fast_algo_opts *opts, struct fast_plan *plan,
 			   struct fast_scratch *scratch, struct fast_err *err)
 {
-	return compile(topo, D, opts, true, plan, scratch, err);
+	return compile(topo, D, opts, MAY_PACK, plan, scratch, err);
 }
 
-/* fast_sched_fast and fast_sched_fast_staged */
+/* fast_sched_fast, fast_sched_fast_staged, fast_sched_fast_crossings */
 static int compile_trimmed(const struct fast_topo *topo, const uint64_t *D,
-			   const struct fast_algo_opts *opts, bool may_pack, struct fast_plan *out,
+			   const struct fast_algo_opts *opts, unsigned how, struct fast_plan *out,
 			   struct fast_err *err)
 {
 	struct fast_plan p;
 	int rc;
 
 	memset(&p, 0, sizeof p);
-	if ((rc = compile(topo, D, opts, may_pack, &p, NULL, err)) < 0) {
+	if ((rc = compile(topo, D, opts, how, &p, NULL, err)) < 0) {
 		fast_plan_free(&p);
 		return rc;
 	}
@@ -400,12 +405,19 @@ int fast_sched_fast_staged(const struct fast_topo *topo, const uint64_t *D,
 			     const struct fast_algo_opts *opts, struct fast_plan *out,
 			     struct fast_err *err)
 {
-	return compile_trimmed(topo, D, opts, false, out, err);
+	return compile_trimmed(topo, D, opts, 0, out, err);
+}
+
+int fast_sched_fast_crossings(const struct fast_topo *topo, const uint64_t *D,
+			      const struct fast_algo_opts *opts, struct fast_plan *out,
+			      struct fast_err *err)
+{
+	return compile_trimmed(topo, D, opts, CROSSINGS_ONLY, out, err);
 }
 
 int fast_sched_fast(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_plan *out,
 		      struct fast_err *err)
 {
-	return compile_trimmed(topo, D, opts, true, out, err);
+	return compile_trimmed(topo, D, opts, MAY_PACK, out, err);
 }

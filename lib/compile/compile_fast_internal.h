@@ -55,6 +55,7 @@ struct builder {
 	bool jit;
 	bool fine_groups;        /* jit: a balancing group per octave of stages (group_index) */
 	uint32_t ngroups;        /* balancing groups (1 unless jit) */
+	bool redist;             /* explicit stages: with their redistribution (not for tokens) */
 	bool packed;             /* packed stages: tile (A, A + d) on the rails of shift d */
 	uint64_t *budget;        /* packed: N - 1 budgets, shift d at d - 1 (the largest lane) */
 	uint64_t *budget_time;   /* WEIGHTED, packed: N - 1 wave times in r0-bytes, else NULL */
@@ -153,6 +154,15 @@ struct balance_cost {
 	bool packable; /* WEIGHTED: every tile has a live rail on its shift's ports */
 };
 
+/* FAST's staged plan for the token compiler (compile_tokens.c): as
+ * fast_sched_fast_staged, but where NICs differ its stages are explicit
+ * out steps alone, without their redistribution, which the token
+ * compiler writes (a token goes on to every destination on the server).
+ * Errors as fast_sched_fast. */
+int fast_sched_fast_crossings(const struct fast_topo *topo, const uint64_t *D,
+			      const struct fast_algo_opts *opts, struct fast_plan *out,
+			      struct fast_err *err);
+
 /* --- balancing (compile_fast_balance.c) --- */
 
 /* The rails of tile (A, B): all G with target S[A][B]; packed, those of
@@ -168,14 +178,11 @@ int fast_balance_sort(struct builder *bd);
 /* --- NICs as they are (compile_fast_nics.c) --- */
 
 /* The NIC mode of topo (bd->mode, r0, P, pdiv) and, WEIGHTED, the
- * weights and orders (bd->nx; rail_aligned: every lane A_i -> B_i, as
- * RAIL steps need).  FAST_ENOMEM; FAST_EUSAGE for packed stages on
- * unequal shares. */
-int fast_nics_setup(struct builder *bd, const struct fast_topo *topo, bool rail_aligned);
+ * weights and orders (bd->nx).  FAST_ENOMEM. */
+int fast_nics_setup(struct builder *bd, const struct fast_topo *topo);
 void fast_nics_free(struct builder *bd);
-/* WEIGHTED: the server matrix from the loads (time, or the largest lane
- * target when rail-aligned).  FAST_EINPUT on overflow or a tile no rail
- * can carry. */
+/* WEIGHTED: the server matrix from the loads, in time (r0-bytes).
+ * FAST_EINPUT on overflow or a tile no pair of live NICs can carry. */
 int fast_nics_server_matrix(struct builder *bd);
 /* WEIGHTED: tt[i], the lane target of rail i (sender A_i) of tile (A, B)
  * (packed stages: fast_nics_packed_targets); returns the largest. */
@@ -185,14 +192,14 @@ uint64_t fast_nics_targets(const struct builder *bd, uint32_t a, uint32_t b, uin
  * no live rail of the shift joins A to B); returns the largest tt. */
 uint64_t fast_nics_packed_targets(const struct builder *bd, uint32_t a, uint32_t b, uint64_t *tt,
 				  uint64_t *T);
-/* WEIGHTED and not rail-aligned: stage k of bv as an explicit out step
- * and its redistribution, after the steps in deps (< 0: none); the out
- * step's id, or an error. */
+/* WEIGHTED, staged: stage k of bv as an explicit out step and (unless
+ * !bd->redist) its redistribution, after the steps in deps (< 0: none);
+ * the out step's id, or an error. */
 int fast_nics_stage(struct builder *bd, const struct fast_bvn *bv, uint32_t k, const int *deps,
 		    int ndeps);
 /* After explicit stages: the lanes and their pieces dropped. */
 void fast_nics_drop_lanes(struct builder *bd);
-/* Whether stages are explicit steps (WEIGHTED, not rail-aligned). */
+/* Whether stages are explicit steps (WEIGHTED, staged). */
 bool fast_nics_explicit(const struct builder *bd);
 
 /* --- the step graph (compile_fast_steps.c) --- */

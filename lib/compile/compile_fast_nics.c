@@ -34,11 +34,12 @@
  * scale-up as a REDIST would expand (plan.h), and the lanes, which only
  * fed them, are dropped from the plan.
  *
- * Rail-aligned (the token compiler, whose combine replays RAIL steps):
- * pair i is rail i, T as above over c_i = min(w_Ai, w_Bi), and S[A][B] =
- * the largest lane target, so RAIL budgets still empty every lane; down
- * rails carry nothing, slow ones less, and a tile no rail can carry (its
- * live rails disjoint at the two ends) is refused.
+ * The token compiler takes the out steps alone (bd->redist false) and
+ * writes its own redistribution, which replicates a token to every
+ * destination on the server (compile_tokens.c).  Packed stages stay
+ * RAIL steps: each tile is in one, rail-aligned on its shift's ports
+ * (fast_nics_packed_targets), so one budget empties every lane and
+ * every lane of a tile ends together.
  *
  * Cost: nothing on an ideal fabric (one test of the topology); WEIGHTED
  * adds O(N G) weights and orders, O(G) per tile, and a pass over the
@@ -58,7 +59,6 @@ struct cursor {
 };
 
 struct nics {
-	bool aligned;       /* pair i is rail i (RAIL steps) */
 	uint32_t K;         /* NICs per server */
 	uint32_t *port;     /* G: the port of each local GPU */
 	uint32_t *wt;       /* N * G: GPU weights (NIC_W1 = r0, 0 = down) */
@@ -92,7 +92,7 @@ void fast_nics_free(struct builder *bd)
 
 bool fast_nics_explicit(const struct builder *bd)
 {
-	return bd->nx && !bd->nx->aligned && !bd->packed;
+	return bd->nx && !bd->packed;
 }
 
 /* Position order of server s's GPUs (see the top): port size, weight
@@ -135,7 +135,7 @@ static bool shares(struct builder *bd, const struct fast_topo *topo, double *sha
 	return uniform;
 }
 
-int fast_nics_setup(struct builder *bd, const struct fast_topo *topo, bool rail_aligned)
+int fast_nics_setup(struct builder *bd, const struct fast_topo *topo)
 {
 	uint32_t N = bd->N, G = bd->G;
 	struct nics *nx;
@@ -182,7 +182,6 @@ int fast_nics_setup(struct builder *bd, const struct fast_topo *topo, bool rail_
 		free(share);
 		return oom(bd, "NICs");
 	}
-	nx->aligned = rail_aligned;
 	nx->K = topo->nics;
 	for (uint32_t i = 0; i < G; i++)
 		nx->port[i] = fast_topo_port_of(topo, i);
@@ -193,12 +192,7 @@ int fast_nics_setup(struct builder *bd, const struct fast_topo *topo, bool rail_
 	free(share);
 	for (uint32_t s = 0; s < N; s++) {
 		uint32_t *ord = nx->ord + (size_t)s * G, *pos = nx->pos + (size_t)s * G;
-		if (rail_aligned) {
-			for (uint32_t i = 0; i < G; i++)
-				ord[i] = pos[i] = i;
-		} else {
-			order_server(topo, nx->wt + (size_t)s * G, ord, pos);
-		}
+		order_server(topo, nx->wt + (size_t)s * G, ord, pos);
 	}
 	return 0;
 }
@@ -307,12 +301,6 @@ int fast_nics_server_matrix(struct builder *bd)
 			if (a == b)
 				continue;
 			if (!tile_time(bd, a, b, &T)) {
-				if (bd->nx->aligned)
-					return fast_err_set(bd->err, FAST_EINPUT,
-							    "fast: no rail joins server %u to server %u "
-							    "(each rail has a down NIC at one end); rail-aligned "
-							    "stages (token plans with --dedup server) cannot "
-							    "route it: use --dedup gpu", a, b);
 				if (!tile_pairs(bd, a, b))
 					return fast_err_set(bd->err, FAST_EINPUT,
 							    "fast: no pairing of live NICs joins server %u "
@@ -322,7 +310,7 @@ int fast_nics_server_matrix(struct builder *bd)
 				return fast_err_set(bd->err, FAST_EINPUT,
 						    "fast: the time of tile %u -> %u overflows 64 bits", a, b);
 			}
-			bd->S[(size_t)a * N + b] = bd->nx->aligned ? fast_nics_targets(bd, a, b, bd->tt) : T;
+			bd->S[(size_t)a * N + b] = T;
 		}
 	return 0;
 }
@@ -468,6 +456,8 @@ int fast_nics_stage(struct builder *bd, const struct fast_bvn *bv, uint32_t k, c
 				return rc;
 		}
 	}
+	if (!bd->redist) /* the caller's (compile_tokens.c) */
+		return out;
 	if ((red = step_after(bd, FAST_TIER_UP, &out, 1)) < 0)
 		return red;
 	for (size_t t = x0, end = bd->p->nxfers; t < end; t++)
