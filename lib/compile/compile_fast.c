@@ -248,10 +248,11 @@ static void balancing_groups(struct builder *bd, const struct fast_bvn *bv)
 			for (uint32_t b = 0; b < N; b++)
 				bd->first[(size_t)a * N + b] =
 					a != b && shift_of(N, a, b) >= pack_mod(N, bd->P);
-	for (size_t k = bd->jit ? bv->nterms : 0; k-- > 0;)
+	for (size_t k = bd->jit ? bv->nterms : 0; k-- > 0;) {
+		uint32_t g = group_index((uint32_t)k, bd->fine_groups);
 		for (uint32_t a = 0; a < N; a++)
-			bd->first[(size_t)a * N + bv->perm[k * N + a]] =
-				group_index((uint32_t)k, bd->fine_groups);
+			bd->first[(size_t)a * N + bv->perm[k * N + a]] = g;
+	}
 }
 
 /* What a compile may build: packed stages (not the token compiler, which

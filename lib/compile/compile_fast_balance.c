@@ -32,6 +32,14 @@ static uint32_t rail_count(const struct rails *rs, uint32_t G)
 /* tt[i]: rail i's lane target (tt: G). */
 void fast_balance_targets(const struct rails *rs, uint32_t G, uint64_t *tt)
 {
+	if (rs->div == 1) { /* a port per GPU: the usual case, kept tight */
+		for (uint32_t i = 0, k = 0; i < G; i++) {
+			tt[i] = k == rs->res ? rs->t : 0;
+			if (++k == rs->mod)
+				k = 0;
+		}
+		return;
+	}
 	for (uint32_t i = 0, k = 0, c = 0; i < G; i++) {
 		tt[i] = k == rs->res ? rs->t : 0;
 		if (++c < rs->div)
@@ -104,6 +112,7 @@ int fast_balance_tile(struct builder *bd, uint32_t a, uint32_t b)
 	const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
 	const uint64_t *row = bd->D + (size_t)a * G * bd->ng + (size_t)b * G; /* D[A_0][B_0] */
 	uint64_t t, excess = 0, *tt = bd->tt;
+	struct rails rs;
 	uint32_t group = bd->jit ? bd->first[(size_t)a * N + b] : 0;
 	struct donor dn = { 0, 0, 0 };
 	struct fast_plan *p = bd->p;
@@ -116,8 +125,7 @@ int fast_balance_tile(struct builder *bd, uint32_t a, uint32_t b)
 	if (bd->nx) {
 		t = fast_nics_targets(bd, a, b, tt);
 	} else {
-		struct rails rs = fast_balance_rails(bd, bd->packed, a, b);
-		fast_balance_targets(&rs, G, tt);
+		rs = fast_balance_rails(bd, bd->packed, a, b);
 		t = rs.t;
 	}
 	if (t == 0)
@@ -130,6 +138,8 @@ int fast_balance_tile(struct builder *bd, uint32_t a, uint32_t b)
 	if ((rc = fast_plan_lane_space(p, G, 2 * (size_t)G * G + 2 * G, &ln, &pc, bd->err)) < 0)
 		return rc;
 	mv = bd->moves + bd->nmoves;
+	if (!bd->nx)
+		fast_balance_targets(&rs, G, tt);
 	for (uint32_t i = 0; i < G; i++)
 		if (r[i] > tt[i])
 			excess += r[i] - tt[i];

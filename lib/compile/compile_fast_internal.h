@@ -200,7 +200,10 @@ int fast_nics_stage(struct builder *bd, const struct fast_bvn *bv, uint32_t k, c
 /* After explicit stages: the lanes and their pieces dropped. */
 void fast_nics_drop_lanes(struct builder *bd);
 /* Whether stages are explicit steps (WEIGHTED, staged). */
-bool fast_nics_explicit(const struct builder *bd);
+static inline bool fast_nics_explicit(const struct builder *bd)
+{
+	return bd->nx && !bd->packed;
+}
 
 /* --- the step graph (compile_fast_steps.c) --- */
 

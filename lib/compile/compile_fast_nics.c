@@ -1,6 +1,6 @@
 /*
  * compile_fast_nics.c - FAST on NICs as they are (docs/algorithms.md,
- * "FAST on slow and failed NICs"): a server's GPUs reach the scale-out
+ * "FAST on NICs as they are, measured"): a server's GPUs reach the scale-out
  * tier through ports (topo.h) that may differ in rate -- a slow NIC, a
  * failed one (rate 0), K NICs that do not divide evenly among G GPUs.
  * FAST then balances each tile so that every NIC finishes at the same
@@ -42,8 +42,9 @@
  * every lane of a tile ends together.
  *
  * Cost: nothing on an ideal fabric (one test of the topology); WEIGHTED
- * adds O(N G) weights and orders, O(G) per tile, and a pass over the
- * lanes' pieces per stage.  All arithmetic after the weights is integer.
+ * adds O(N G) weights and orders, O(G) per tile, and per stage O(N G)
+ * plus the pieces it sends (each lane is read once, through its cursor)
+ * and redistributes.  All arithmetic after the weights is integer.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -88,11 +89,6 @@ void fast_nics_free(struct builder *bd)
 	free(nx->bytes);
 	free(nx);
 	bd->nx = NULL;
-}
-
-bool fast_nics_explicit(const struct builder *bd)
-{
-	return bd->nx && !bd->packed;
 }
 
 /* Position order of server s's GPUs (see the top): port size, weight
