@@ -605,6 +605,8 @@ static int gather8(const struct fast_topo *t, const uint64_t *D, struct feat *f)
  * "Choosing the schedule"); any other G by gather_g as it comes. */
 int auto_gather(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 {
+	if (!fast_topo_nics_ideal(t))
+		return auto_gather_all(t, D, f);
 	return t->gpus == 8 ? gather8(t, D, f) : gather_g(t, D, f, t->gpus);
 }
 
@@ -635,6 +637,10 @@ static ALWAYS_INLINE uint64_t pair_pass_g(const uint64_t *D, uint32_t N, const u
 
 uint64_t auto_pair_pass(const struct fast_topo *t, const uint64_t *D)
 {
+	if (!fast_topo_nics_ideal(t)) { /* at the slowest server's ports */
+		double e = (double)pair_pass_g(D, t->servers, t->gpus) * auto_ports_pair_factor(t);
+		return e >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)e;
+	}
 #if defined(__x86_64__) && defined(__GNUC__)
 	if (t->gpus == 8 && __builtin_cpu_supports("avx512f"))
 		return pair_pass8_avx512(D, t->servers);
@@ -697,8 +703,9 @@ static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
 /* The second pass: spreadout's predicted time before its factor, over
  * the n - 1 synchronised rounds d (GPU s sends to s + d), the sum of
  *     max(a_out + largest cross message / B_out, a_up + largest local / B_up).
- * Returns -1 on allocation failure. */
-int auto_spread_pass(const struct fast_topo *t, const uint64_t *D, double *spread_s)
+ * Returns -1 on allocation failure.  On a fabric that is not ideal, the
+ * rounds on its ports (auto_ports_spread). */
+static int spread_ideal(const struct fast_topo *t, const uint64_t *D, double *spread_s)
 {
 	uint32_t N = t->servers, G = t->gpus, ng = N * G;
 	uint64_t stack[STACK_GPUS * 2];
@@ -730,6 +737,12 @@ int auto_spread_pass(const struct fast_topo *t, const uint64_t *D, double *sprea
 	return 0;
 }
 
+int auto_spread_pass(const struct fast_topo *t, const uint64_t *D, double *spread_s)
+{
+	return fast_topo_nics_ideal(t) ? spread_ideal(t, D, spread_s)
+				       : auto_ports_spread(t, D, spread_s);
+}
+
 /* A floor under auto_spread_pass()'s spread_s from gather's features alone: the rounds that
  * carry cross traffic number at least k_in (a GPU's senders sit in
  * distinct rounds) and their largest messages add up to at least any
@@ -743,7 +756,11 @@ double auto_spread_floor(const struct fast_topo *t, const struct feat *f)
 	return o > u ? o : u;
 }
 
+/* gather_g's features; on a fabric that is not ideal, the scale-out ones
+ * on its ports (algo_auto_ports.c). */
 int auto_gather_all(const struct fast_topo *t, const uint64_t *D, struct feat *f)
 {
-	return gather_g(t, D, f, t->gpus);
+	if (gather_g(t, D, f, t->gpus) < 0)
+		return -1;
+	return fast_topo_nics_ideal(t) ? 0 : auto_ports_adjust(t, D, f);
 }

@@ -79,6 +79,24 @@ int auto_spread_pass(const struct fast_topo *t, const uint64_t *D, double *sprea
 /* A floor under auto_spread_pass's sum from the pass's features. */
 double auto_spread_floor(const struct fast_topo *t, const struct feat *f);
 
+/* --- algo_auto_ports.c: the features on a fabric that is not ideal ----------
+ * (fast_topo_nics_ideal false: K != G, a slow or failed NIC), where
+ * auto_gather, auto_gather_all, auto_pair_pass and auto_spread_pass
+ * call them. */
+
+/* After gather_g's pass: the scale-out features as equivalent bytes (the
+ * bytes that at the nominal rate take as long as the load on its port,
+ * through the proxies of relay.h), FAST's server rows and columns at the
+ * server's ports, scale-up with the relay's hops.  -1 when out of memory. */
+int auto_ports_adjust(const struct fast_topo *t, const uint64_t *D, struct feat *f);
+/* What the largest server pair is scaled by: the largest G B_out / (a
+ * server's ports' sum). */
+double auto_ports_pair_factor(const struct fast_topo *t);
+/* Spreadout's rounds on the ports (auto_spread_pass's sum, each round's
+ * scale-out time its most loaded port's, scale-up per GPU with the relay's
+ * hops); -1 when out of memory. */
+int auto_ports_spread(const struct fast_topo *t, const uint64_t *D, double *spread_s);
+
 /* --- algo_auto_model.c ------------------------------------------------------ */
 
 /* x for matrix D on t: the pass, and floors where it left a feature to a

@@ -60,6 +60,12 @@
  * waits for); hier 512 KiB, an approximation of DeepEP's token-chunked
  * RDMA sends (its chunks are token counts, not bytes).
  *
+ * A NIC that is down (topo.h: a port at 0 B/s): each plan, once built,
+ * goes through fast_relay_plan (relay.h), which sends a cut-off GPU's
+ * cross-server bytes through a proxy on its server over scale-up, as
+ * NCCL's PXN does (docs/algorithms.md, "A NIC that is down", says what
+ * each real library does).  With no NIC down the plan is as built.
+ *
  * Every message is sent as one piece (src, dst, 0, D[src][dst]); zero-byte
  * messages are not sent; the diagonal is a local copy and appears in no
  * step (check.h: a GPU holds its own messages from the start).  Steps that
@@ -70,6 +76,7 @@
 #include <string.h>
 
 #include "fast/algo.h"
+#include "lib/compile/relay.h"
 #include "lib/compile/tokens_internal.h"
 
 #define DEFAULT_PEERS 8u
@@ -146,22 +153,13 @@ static void prev_update(struct prev *pv, const struct sbuild *sb, int n)
 }
 
 /* The chunk cap (algo.h), for both forms of hier and for pxn.
- * chunks_for: the count of a step's pipelined chunks (plan.h: the
- * simulator and the executor split each transfer evenly).  round_bytes:
+ * fast_relay_chunks_for (relay.h): the count of a step's pipelined
+ * chunks (plan.h: the simulator and the executor split each transfer
+ * evenly).  round_bytes:
  * the byte size of token hier's rounds (a round is a step pair, its
  * pieces cut at multiples of it): `chunk`, or the smallest size that
  * keeps the largest stream within MAX_CHUNKS rounds where `chunk` would
  * not. */
-static uint32_t chunks_for(uint64_t largest, uint64_t chunk)
-{
-	uint64_t k = largest / chunk + (largest % chunk != 0);
-	if (k < 1)
-		k = 1;
-	if (k > MAX_CHUNKS)
-		k = MAX_CHUNKS;
-	return (uint32_t)k;
-}
-
 static uint64_t round_bytes(uint64_t largest, uint64_t chunk)
 {
 	uint64_t least = largest / MAX_CHUNKS + (largest % MAX_CHUNKS != 0);
@@ -177,8 +175,13 @@ static int begin(const struct fast_topo *topo, const uint64_t *D, const char *al
 	return 0;
 }
 
-static int finish(struct fast_plan *p, struct fast_plan *out, int rc)
+/* The plan built into p (rc: how that went) into *out, relayed around
+ * the NICs that are down (relay.h): every baseline's last step. */
+static int finish(const struct fast_topo *topo, struct fast_plan *p, struct fast_plan *out, int rc,
+		  struct fast_err *err)
 {
+	if (rc == 0)
+		rc = fast_relay_plan(topo, p, err);
 	if (rc < 0) {
 		fast_plan_free(p);
 		return rc;
@@ -220,7 +223,7 @@ int fast_sched_fanout(const struct fast_topo *topo, const uint64_t *D,
 					rc = sb_move(&sb, s, d, s, d, len, err);
 			}
 	}
-	return finish(&p, out, rc);
+	return finish(topo, &p, out, rc, err);
 }
 
 /* One spreadout round i as an up and an out step, both waiting for every
@@ -357,7 +360,7 @@ static int unit_round(struct fast_plan *p, const uint64_t *D, struct slots *sl, 
 		if (kind == KIND_RELAY && len > largest)
 			largest = len;
 	}
-	k = chunks_for(largest, chunk);
+	k = fast_relay_chunks_for(largest, chunk);
 
 	sb_init(&sb[KIND_UP], p, FAST_TIER_UP, sl->deps[KIND_UP], sl->ndeps[KIND_UP], -1, k);
 	for (int pass = 0; rc == 0 && pass < 2; pass++)
@@ -433,7 +436,7 @@ int fast_sched_nccl(const struct fast_topo *topo, const uint64_t *D,
 		return rc;
 	snprintf(p.options, sizeof(p.options), "peers=%u", P);
 	rc = compile_slots(topo, D, P, UINT64_MAX, false, &p, err);
-	return finish(&p, out, rc);
+	return finish(topo, &p, out, rc, err);
 }
 
 int fast_sched_pxn(const struct fast_topo *topo, const uint64_t *D,
@@ -449,7 +452,7 @@ int fast_sched_pxn(const struct fast_topo *topo, const uint64_t *D,
 		return rc;
 	snprintf(p.options, sizeof(p.options), "peers=%u chunk=%llu", P, (unsigned long long)chunk);
 	rc = compile_slots(topo, D, P, chunk, true, &p, err);
-	return finish(&p, out, rc);
+	return finish(topo, &p, out, rc, err);
 }
 
 int fast_sched_spreadout(const struct fast_topo *topo, const uint64_t *D,
@@ -466,7 +469,7 @@ int fast_sched_spreadout(const struct fast_topo *topo, const uint64_t *D,
 		return rc;
 	for (uint32_t d = 1; rc == 0 && d < ng; d++)
 		rc = spreadout_round(&p, D, ng, G, d, &pv, err);
-	return finish(&p, out, rc);
+	return finish(topo, &p, out, rc, err);
 }
 
 int fast_sched_hier(const struct fast_topo *topo, const uint64_t *D,
@@ -487,7 +490,7 @@ int fast_sched_hier(const struct fast_topo *topo, const uint64_t *D,
 		for (uint32_t d = 0; d < ng; d++)
 			if (s / G != d / G && s % G != d % G && D[(size_t)s * ng + d] > largest)
 				largest = D[(size_t)s * ng + d];
-	k = chunks_for(largest, chunk);
+	k = fast_relay_chunks_for(largest, chunk);
 
 	/* rail-aligned scale-out: A_i -> B_i, one transfer per message; the
 	 * messages to forward first, in the forwarding step's order */
@@ -516,7 +519,7 @@ int fast_sched_hier(const struct fast_topo *topo, const uint64_t *D,
 			if (len && s != d && s / G == d / G)
 				rc = sb_move(&sb[2], s, d, s, d, len, err);
 		}
-	return finish(&p, out, rc);
+	return finish(topo, &p, out, rc, err);
 }
 
 /* The items of round r of hier on token traffic: stream bytes
@@ -629,5 +632,5 @@ int fast_sched_hier_tokens(const struct fast_topo *topo, const struct fast_matri
 	}
 	tok_build_free(&tb);
 	tok_streams_free(&ts);
-	return finish(&p, out, rc);
+	return finish(topo, &p, out, rc, err);
 }

@@ -10,7 +10,8 @@
 # single hot receiver and random pairs (tests/mpi/data), and on a real MoE
 # trace (traces/*.json of the right size, else `fast trace import` from
 # the bundled data/moe, else a generated moe pattern), all with -c 1: zero
-# wrong bytes.  Then: an unmodified MPI program under LD_PRELOAD of the
+# wrong bytes; every algorithm again on 2 x 4 with a NIC down and with a
+# slow shared NIC, on the fly and replayed.  Then: an unmodified MPI program under LD_PRELOAD of the
 # interposer, send/receive counts that disagree between ranks (a clean
 # error, never a hang), a rank count that does not fit the topology, a
 # staging cap, a size sweep; token traffic run as tokens (dispatch and
@@ -56,6 +57,41 @@ run() {
 	ok "$name"
 }
 
+# replay_all NP TOPO MIX NAME [ALGOS]: each IR algorithm's (ALGOS, default
+# all) `fast plan` file for MIX, merged into one file whose plans k M ..
+# k M + M - 1 are algorithm k's (M: MIX's matrices), replayed in one launch
+# against MIX's matrices once per algorithm: a row with 0 wrong bytes each
+IR_ALGOS="fast fanout nccl pxn spreadout hier"
+replay_all() {
+	local np=$1 topo=$2 mix=$3 algos=${5:-$IR_ALGOS} files="" algo rows
+	local name="$4: $algos from one plan file"
+	for algo in $algos; do
+		"$FAST" plan $topo --traffic "$mix" --algo $algo -o "$TMP/ir_$algo.json" >"$TMP/out" 2>&1 ||
+			{ bad "$name: fast plan --algo $algo"; return 1; }
+		files="$files $TMP/ir_$algo.json"
+	done
+	rows=$(python3 - "$mix" "$TMP/ir_traffic.json" "$TMP/ir_plans.json" $files <<'PY'
+import json, sys
+mix, traffic, out, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+t = json.load(open(mix))
+m = len(t["matrices"])
+t["matrices"] = t["matrices"] * len(files)
+json.dump(t, open(traffic, "w"))
+ps = json.load(open(files[0]))
+ps["plans"] = []
+for k, f in enumerate(files):
+    for p in json.load(open(f))["plans"]:
+        p["matrix"] += m * k
+        ps["plans"].append(p)
+json.dump(ps, open(out, "w"))
+print(len(ps["plans"]))
+PY
+	) || { bad "$name: merging the plan files"; return 1; }
+	run "$name" 0 $MPIRUN -np "$np" "$FAST" run $topo --traffic "$TMP/ir_traffic.json" \
+		--plan "$TMP/ir_plans.json" $QUICK --json &&
+		{ [ "$(grep -c '"wrong": 0' "$TMP/out")" = "$rows" ] || bad "$name: not $rows rows with 0 wrong bytes"; }
+}
+
 start=$(date +%s)
 for cfg in "8 2 4" "16 4 4"; do
 	set -- $cfg
@@ -66,14 +102,7 @@ for cfg in "8 2 4" "16 4 4"; do
 		run "np $NG on the fly: $algo (random, zero rows/cols, hot receiver)" 0 \
 			$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$MIX" --algo $algo $QUICK
 	done
-	for algo in fast fanout nccl pxn spreadout hier; do
-		if "$FAST" plan $TOPO --traffic "$MIX" --algo $algo -o "$TMP/plan.json" >"$TMP/out" 2>&1; then
-			run "np $NG replay: $algo plan file" 0 \
-				$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$MIX" --plan "$TMP/plan.json" $QUICK
-		else
-			bad "np $NG fast plan --algo $algo"
-		fi
-	done
+	replay_all "$NG" "$TOPO" "$MIX" "np $NG replayed"
 	# a real MoE trace: bundled, imported from the data set, or generated
 	trace=""
 	for f in "$ROOT"/traces/*.json; do
@@ -94,6 +123,27 @@ for cfg in "8 2 4" "16 4 4"; do
 			$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$trace" --matrix 0 --algo $algo \
 			-b 256K -e 256K $QUICK
 	done
+done
+
+# NICs as they are (2 x 4): NIC 2 of server 1 down (GPU 6 cut off: its
+# bytes go through a proxy GPU over scale-up), and two NICs a server with
+# one at half rate (GPUs 2 and 3, the hot receiver one of them, behind
+# it).  Every algorithm on the fly where a NIC is down; where one is slow
+# only fast and auto (the baselines' plans are the ideal fabric's, run on
+# the fly above); every IR algorithm replayed on both, but fast where a
+# NIC is down: a replayed plan is checked, and the checker refuses FAST's
+# plan through the down NIC until FAST's own compiler relays (s8-nicfast)
+for nic in "--nic 1:2=0" "--nics 2 --nic 0:1=0.5"; do
+	TOPO="--preset h200 --servers 2 --gpus 4 $nic"
+	case $nic in
+	*=0) fly="fast fanout nccl pxn spreadout hier auto" replayed="fanout nccl pxn spreadout hier" ;;
+	*) fly="fast auto" replayed=$IR_ALGOS ;;
+	esac
+	for algo in $fly; do
+		run "np 8 $nic on the fly: $algo" 0 \
+			$MPIRUN -np 8 "$FAST" run $TOPO --traffic "$HERE/data/mix8.json" --algo $algo $QUICK
+	done
+	replay_all 8 "$TOPO" "$HERE/data/mix8.json" "np 8 $nic replayed" "$replayed"
 done
 
 # packed FAST stages in waves: 8 x 2, 7 shifts on 2 rails (4 waves, each

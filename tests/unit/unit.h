@@ -36,6 +36,7 @@ static inline struct fast_topo unit_topo(uint32_t N, uint32_t G, enum fast_up_ki
 	snprintf(t.name, sizeof t.name, "test");
 	t.servers = N;
 	t.gpus = G;
+	t.nics = G; /* one NIC per GPU, as every preset */
 	t.up_kind = kind;
 	t.up = up;
 	t.out = out;
