@@ -202,7 +202,11 @@ void fast_algo_opts_name(const struct fast_algo_opts *o, unsigned mask, const ch
 int fast_compile(const char *algo, const struct fast_topo *topo, const struct fast_matrix *m,
 		 const struct fast_algo_opts *opts, struct fast_plan *out, struct fast_err *err);
 
-/* FAST itself (lib/compile/compile_fast.c). */
+/* FAST itself (lib/compile/compile_fast.c).  On a fabric whose GPUs do not
+ * all have the same share of a NIC (a slow or failed NIC: topo.h, "NICs
+ * and ports") it balances by NIC rate and its stages are explicit steps
+ * (lib/compile/compile_fast_nics.c); FAST_EINPUT where no pair of live NICs
+ * joins two servers (possible only when K < G does not divide G). */
 int fast_sched_fast(const struct fast_topo *topo, const uint64_t *D,
 		    const struct fast_algo_opts *opts, struct fast_plan *out,
 		    struct fast_err *err);
@@ -221,7 +225,8 @@ int fast_sched_fast_into(const struct fast_topo *topo, const uint64_t *D,
 			 struct fast_scratch *scratch, struct fast_err *err);
 
 /* FAST without packed stages (stages=packed compiles as auto, auto never
- * packs): what the token compiler builds on (compile_tokens.c says why).
+ * packs), as the token compiler builds on it (compile_tokens.c says why;
+ * it takes the stages without their redistribution where NICs differ).
  * Errors as fast_sched_fast. */
 int fast_sched_fast_staged(const struct fast_topo *topo, const uint64_t *D,
 			   const struct fast_algo_opts *opts, struct fast_plan *out,

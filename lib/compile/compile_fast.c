@@ -7,7 +7,12 @@
  * server shifts at once on disjoint rails.  This file is the driver: the
  * options, the decomposition, its order and split, the choice of packed or
  * staged; balancing is compile_fast_balance.c, the staged step graph
- * compile_fast_steps.c, what they share compile_fast_internal.h.
+ * compile_fast_steps.c, NICs of unequal rates (lane targets by rate,
+ * explicit stages) compile_fast_nics.c, what they share
+ * compile_fast_internal.h.  What follows is the ideal fabric, one NIC per
+ * GPU at one rate; on any other the lane targets and the server matrix
+ * are compile_fast_nics.c's, and the models run at a GPU's share of its
+ * NIC.
  *
  * Workload: one compile per traffic matrix, on every rank of a job when the
  * executor compiles on the fly, for up to a few thousand GPUs.  The plan is
@@ -85,12 +90,14 @@ static int reserve_graph(struct builder *bd, uint32_t K)
  * per-step costs); each lane still sends the same bytes to the same
  * server, in two parts.  rho and beta are seconds per lane byte of
  * redistribution (a share (G - 1) / G crosses a GPU's switch port; on a
- * mesh each link carries 1 / G) and of a rail stage.  The stage count
+ * mesh each link carries 1 / G) and of a rail stage (a lane at `out`
+ * bytes/s: the NIC's rate, or r0 where NICs differ).  The stage count
  * stays within the Birkhoff bound n^2 - 2n + 2. */
-static int split_tail(struct fast_bvn *bv, const struct fast_topo *topo, struct fast_err *err)
+static int split_tail(struct fast_bvn *bv, const struct fast_topo *topo, double out,
+		      struct fast_err *err)
 {
 	uint32_t n = bv->n, G = topo->gpus;
-	double up = fast_tier_Bps(&topo->up), out = fast_tier_Bps(&topo->out);
+	double up = fast_tier_Bps(&topo->up);
 	double beta, rho, cost;
 
 	if (bv->nterms == 0 || G < 2 || !(up > 0) || !(out > 0))
@@ -148,6 +155,13 @@ static int first_least_balancing(struct builder *bd, struct fast_bvn *bv)
 			const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
 			if (b == a)
 				continue;
+			if (bd->nx) { /* lane targets by NIC rate (compile_fast_nics.c) */
+				fast_nics_targets(bd, a, b, bd->tt);
+				for (uint32_t i = 0; i < G; i++)
+					if (r[i] > bd->tt[i] && r[i] - bd->tt[i] > cost)
+						cost = r[i] - bd->tt[i];
+				continue;
+			}
 			for (uint32_t i = 0; i < G; i++)
 				if (r[i] > t && r[i] - t > cost)
 					cost = r[i] - t;
@@ -187,7 +201,7 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 		struct fast_bvn_model m;
 		struct fast_bvn_search_info info;
 		m.stage_s = fast_tier_step_s(&topo->out);
-		m.Bps = fast_tier_Bps(&topo->out);
+		m.Bps = bd->mode == NICS_IDEAL ? fast_tier_Bps(&topo->out) : bd->r0;
 		if (!(m.Bps > 0))
 			m.Bps = 1; /* validated topologies never get here */
 		rc = fast_bvn_search(bd->S, N, &m, bv, &info, bd->err);
@@ -210,18 +224,46 @@ static int decompose(struct builder *bd, const struct fast_topo *topo,
 	fast_bvn_trim(bv, bd->S);
 	/* the parts of a split term stay trimmed: the lane that needed w
 	 * needs w - x of the first part and x of the second */
-	if ((rc = split_tail(bv, topo, bd->err)) < 0) {
+	if ((rc = split_tail(bv, topo, bd->mode == NICS_IDEAL ? fast_tier_Bps(&topo->out) : bd->r0,
+			     bd->err)) < 0) {
 		fast_bvn_free(bv);
 		return rc;
 	}
 	return 0;
 }
 
+/* balance=jit: the balancing group of each tile (bd->first), that of the
+ * first stage (wave) that uses it; where NICs differ, a group per octave
+ * of stages (group_index). */
+static void balancing_groups(struct builder *bd, const struct fast_bvn *bv)
+{
+	uint32_t N = bd->N;
+
+	bd->fine_groups = bd->jit && !bd->packed && bd->mode == NICS_WEIGHTED;
+	bd->ngroups = !bd->jit				  ? 1
+		      : bd->fine_groups && bv->nterms ? group_index(bv->nterms - 1, true) + 1
+						      : 2;
+	if (bd->packed && bd->jit) /* group 1: the waves after the first */
+		for (uint32_t a = 0; a < N; a++)
+			for (uint32_t b = 0; b < N; b++)
+				bd->first[(size_t)a * N + b] =
+					a != b && shift_of(N, a, b) >= pack_mod(N, bd->P);
+	for (size_t k = bd->jit ? bv->nterms : 0; k-- > 0;) {
+		uint32_t g = group_index((uint32_t)k, bd->fine_groups);
+		for (uint32_t a = 0; a < N; a++)
+			bd->first[(size_t)a * N + bv->perm[k * N + a]] = g;
+	}
+}
+
+/* What a compile may build: packed stages (not the token compiler, which
+ * refuses stages=packed), the redistribution of explicit stages (not the
+ * token compiler either, which writes its own). */
+enum { MAY_PACK = 1, CROSSINGS_ONLY = 2 };
+
 /* Packed or staged (stages=auto: the one of less modelled time; packed
- * only where may_pack: the token compiler, which refuses stages=packed,
- * passes false), then the plan. */
+ * only with MAY_PACK), then the plan. */
 static int compile(const struct fast_topo *topo, const uint64_t *D,
-		   const struct fast_algo_opts *opts, bool may_pack, struct fast_plan *plan,
+		   const struct fast_algo_opts *opts, unsigned how, struct fast_plan *plan,
 		   struct fast_scratch *scratch, struct fast_err *err)
 {
 	struct fast_scratch own = { { 0 }, { 0 } };
@@ -231,6 +273,7 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 	struct fast_algo_opts defaults;
 	uint64_t quantum = 1, tiles;
 	bool chose = false; /* stages=auto chose packed */
+	bool may_pack = how & MAY_PACK;
 	int rc;
 
 	if (!opts) {
@@ -260,14 +303,17 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 	bd.budget = fast_scratch_room(bd.sc, SC_BUDGET, bd.N, sizeof *bd.budget);
 	bd.tt = fast_scratch_room(bd.sc, SC_TARGET, bd.G, sizeof *bd.tt);
 	bd.packed = may_pack && opts->stages == FAST_STAGES_PACKED && bd.N > 1;
+	bd.redist = !(how & CROSSINGS_ONLY);
 	if (!bd.load || !bd.S || !bd.first || !bd.budget || !bd.tt) {
 		rc = oom(&bd, "server matrix");
 		goto out;
 	}
+	if ((rc = fast_nics_setup(&bd, topo)) < 0)
+		goto out;
 	/* loads() writes S and every load but the unread diagonal tiles' */
 	memset(bd.first, 0, (size_t)bd.N * bd.N * sizeof *bd.first);
 	tiles = (uint64_t)bd.N * (bd.N - 1);
-	if ((rc = loads(&bd)) < 0 ||
+	if ((rc = loads(&bd)) < 0 || (bd.nx && (rc = fast_nics_server_matrix(&bd)) < 0) ||
 	    (rc = reserve(&bd, 2 * (bd.nnz + 2 * tiles * bd.G) + (uint64_t)bd.N * bd.G * bd.G,
 			  tiles * bd.G)) < 0 ||
 	    (!bd.packed && (rc = decompose(&bd, topo, opts, &bv, &quantum)) < 0))
@@ -277,30 +323,36 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 	if (may_pack && (bd.packed || (bd.N > 2 && opts->stages == FAST_STAGES_AUTO))) {
 		struct cost c = fast_packed_cost(topo);
 		struct balance_cost bc;
+		if (bd.mode != NICS_IDEAL)
+			c.Bo = bd.r0; /* a lane at its GPU's share of the port */
 		if ((rc = fast_packed_balance_costs(&bd, &c, bv.nterms ? bv.perm : NULL, &bc)) < 0)
 			goto out;
-		if (!bd.packed && fast_packed_s(&bd, &c, &bc) < fast_staged_s(&c, &bv, &bc)) {
+		if (bd.packed && !bc.packable) {
+			rc = fast_err_set(err, FAST_EUSAGE,
+					  "fast: --stages packed: a shift's NICs are down at one end of "
+					  "a server pair it must join (packed stages are rail-aligned); "
+					  "use --stages auto or exact");
+			goto out;
+		}
+		if (!bd.packed && bc.packable &&
+		    fast_packed_s(&bd, &c, &bc) < fast_staged_s(&c, &bv, &bc)) {
 			bd.packed = chose = true;
 			fast_bvn_free(&bv);
 		}
 	}
-	if (bd.packed && bd.jit) /* group 1: the waves after the first */
-		for (uint32_t a = 0; a < bd.N; a++)
-			for (uint32_t b = 0; b < bd.N; b++)
-				bd.first[(size_t)a * bd.N + b] =
-					a != b && shift_of(bd.N, a, b) >= pack_mod(bd.N, bd.G);
-	for (size_t k = bd.jit ? bv.nterms : 0; k-- > 0;)
-		for (uint32_t a = 0; a < bd.N; a++)
-			bd.first[(size_t)a * bd.N + bv.perm[k * bd.N + a]] = group_index((uint32_t)k);
+	balancing_groups(&bd, &bv);
 	for (uint32_t a = 0; a < bd.N; a++)
 		for (uint32_t b = 0; b < bd.N; b++)
 			if (a != b && (rc = fast_balance_tile(&bd, a, b)) < 0)
 				goto out;
+	bd.lane_pieces = p.npieces;
 	if ((rc = reserve(&bd, p.npieces + bd.nmoves + (uint64_t)bd.N * bd.G * bd.G, 0)) < 0 ||
 	    (rc = fast_balance_sort(&bd)) < 0 ||
 	    (rc = reserve_graph(&bd, bd.packed ? bd.N - 1 : bv.nterms)) < 0 ||
 	    (rc = bd.packed ? fast_packed_steps(&bd) : fast_steps_staged(&bd, &bv)) < 0)
 		goto out;
+	if (fast_nics_explicit(&bd))
+		fast_nics_drop_lanes(&bd);
 	{
 		/* the plan's record of its options, spelled as the table spells them */
 		char order[32], balance[32], stages[32] = "exact";
@@ -318,6 +370,7 @@ out:
 		fast_plan_reset(&p, bd.N, bd.G, "fast");
 	*plan = p;
 	fast_bvn_free(&bv);
+	fast_nics_free(&bd);
 	fast_scratch_free(&own);
 	return rc;
 }
@@ -326,19 +379,19 @@ int fast_sched_fast_into(const struct fast_topo *topo, const uint64_t *D,
 			   const struct fast_algo_opts *opts, struct fast_plan *plan,
 			   struct fast_scratch *scratch, struct fast_err *err)
 {
-	return compile(topo, D, opts, true, plan, scratch, err);
+	return compile(topo, D, opts, MAY_PACK, plan, scratch, err);
 }
 
-/* fast_sched_fast and fast_sched_fast_staged */
+/* fast_sched_fast, fast_sched_fast_staged, fast_sched_fast_crossings */
 static int compile_trimmed(const struct fast_topo *topo, const uint64_t *D,
-			   const struct fast_algo_opts *opts, bool may_pack, struct fast_plan *out,
+			   const struct fast_algo_opts *opts, unsigned how, struct fast_plan *out,
 			   struct fast_err *err)
 {
 	struct fast_plan p;
 	int rc;
 
 	memset(&p, 0, sizeof p);
-	if ((rc = compile(topo, D, opts, may_pack, &p, NULL, err)) < 0) {
+	if ((rc = compile(topo, D, opts, how, &p, NULL, err)) < 0) {
 		fast_plan_free(&p);
 		return rc;
 	}
@@ -353,12 +406,19 @@ int fast_sched_fast_staged(const struct fast_topo *topo, const uint64_t *D,
 			     const struct fast_algo_opts *opts, struct fast_plan *out,
 			     struct fast_err *err)
 {
-	return compile_trimmed(topo, D, opts, false, out, err);
+	return compile_trimmed(topo, D, opts, 0, out, err);
+}
+
+int fast_sched_fast_crossings(const struct fast_topo *topo, const uint64_t *D,
+			      const struct fast_algo_opts *opts, struct fast_plan *out,
+			      struct fast_err *err)
+{
+	return compile_trimmed(topo, D, opts, CROSSINGS_ONLY, out, err);
 }
 
 int fast_sched_fast(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_plan *out,
 		      struct fast_err *err)
 {
-	return compile_trimmed(topo, D, opts, true, out, err);
+	return compile_trimmed(topo, D, opts, MAY_PACK, out, err);
 }

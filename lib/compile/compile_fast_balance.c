@@ -21,17 +21,30 @@ struct donor {
 	uint64_t off;
 };
 
-/* How many of G rails rs holds. */
+/* How many of G rails rs holds (G / div ports of div rails each). */
 static uint32_t rail_count(const struct rails *rs, uint32_t G)
 {
-	return rs->res < G ? (G - rs->res + rs->mod - 1) / rs->mod : 0;
+	uint32_t P = G / rs->div;
+
+	return rs->res < P ? (P - rs->res + rs->mod - 1) / rs->mod * rs->div : 0;
 }
 
 /* tt[i]: rail i's lane target (tt: G). */
 void fast_balance_targets(const struct rails *rs, uint32_t G, uint64_t *tt)
 {
-	for (uint32_t i = 0, k = 0; i < G; i++) {
+	if (rs->div == 1) { /* a port per GPU: the usual case, kept tight */
+		for (uint32_t i = 0, k = 0; i < G; i++) {
+			tt[i] = k == rs->res ? rs->t : 0;
+			if (++k == rs->mod)
+				k = 0;
+		}
+		return;
+	}
+	for (uint32_t i = 0, k = 0, c = 0; i < G; i++) {
 		tt[i] = k == rs->res ? rs->t : 0;
+		if (++c < rs->div)
+			continue;
+		c = 0;
 		if (++k == rs->mod)
 			k = 0;
 	}
@@ -74,12 +87,13 @@ static int room(struct builder *bd, uint64_t moves)
 struct rails fast_balance_rails(const struct builder *bd, bool packed, uint32_t a, uint32_t b)
 {
 	const uint64_t *r = &bd->load[((size_t)a * bd->N + b) * bd->G];
-	struct rails rs = { 1, 0, bd->S[(size_t)a * bd->N + b] };
+	struct rails rs = { 1, 0, 1, bd->S[(size_t)a * bd->N + b] };
 	uint64_t sum = 0, cnt;
 
 	if (!packed)
 		return rs;
-	rs.mod = pack_mod(bd->N, bd->G);
+	rs.mod = pack_mod(bd->N, bd->P);
+	rs.div = bd->pdiv;
 	rs.res = shift_of(bd->N, a, b) % rs.mod;
 	for (uint32_t i = 0; i < bd->G; i++)
 		sum += r[i]; /* a row sum of D's tile: S's sums did not overflow */
@@ -97,8 +111,8 @@ int fast_balance_tile(struct builder *bd, uint32_t a, uint32_t b)
 	uint32_t N = bd->N, G = bd->G;
 	const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
 	const uint64_t *row = bd->D + (size_t)a * G * bd->ng + (size_t)b * G; /* D[A_0][B_0] */
-	struct rails rs = fast_balance_rails(bd, bd->packed, a, b);
-	uint64_t t = rs.t, excess = 0, *tt = bd->tt;
+	uint64_t t, excess = 0, *tt = bd->tt;
+	struct rails rs;
 	uint32_t group = bd->jit ? bd->first[(size_t)a * N + b] : 0;
 	struct donor dn = { 0, 0, 0 };
 	struct fast_plan *p = bd->p;
@@ -108,6 +122,12 @@ int fast_balance_tile(struct builder *bd, uint32_t a, uint32_t b)
 	size_t nl = 0;
 	int rc;
 
+	if (bd->nx) {
+		t = fast_nics_targets(bd, a, b, tt);
+	} else {
+		rs = fast_balance_rails(bd, bd->packed, a, b);
+		t = rs.t;
+	}
 	if (t == 0)
 		return 0;
 	if ((rc = room(bd, (uint64_t)G * G + 2 * G)) < 0)
@@ -118,7 +138,8 @@ int fast_balance_tile(struct builder *bd, uint32_t a, uint32_t b)
 	if ((rc = fast_plan_lane_space(p, G, 2 * (size_t)G * G + 2 * G, &ln, &pc, bd->err)) < 0)
 		return rc;
 	mv = bd->moves + bd->nmoves;
-	fast_balance_targets(&rs, G, tt);
+	if (!bd->nx)
+		fast_balance_targets(&rs, G, tt);
 	for (uint32_t i = 0; i < G; i++)
 		if (r[i] > tt[i])
 			excess += r[i] - tt[i];
@@ -200,7 +221,7 @@ int fast_balance_tile(struct builder *bd, uint32_t a, uint32_t b)
 int fast_balance_sort(struct builder *bd)
 {
 	size_t n = bd->nmoves, nk = (size_t)bd->N * bd->G * bd->G;
-	size_t nb = nk * (bd->jit ? 2 : 1), *cnt, cap;
+	size_t nb = nk * bd->ngroups, *cnt, cap;
 	struct move *tmp;
 
 	if (n == 0)

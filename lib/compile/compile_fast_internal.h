@@ -26,6 +26,21 @@ struct move {
 /* The builder's scratch slots (struct fast_scratch). */
 enum { SC_LOAD, SC_S, SC_FIRST, SC_MOVES, SC_TMP, SC_CNT, SC_BUDGET, SC_TARGET };
 
+/* How a compile sees the NICs (compile_fast_nics.c).  IDEAL: one NIC per
+ * GPU at the nominal rate, the path every plan was built on before NICs
+ * could differ, kept as it was.  UNIFORM: every GPU's share of its port
+ * (topo.h) the same, but K != G: the same lanes, the models at that
+ * share, packed stages on whole ports.  WEIGHTED: shares differ (a slow
+ * or failed NIC, K not a divisor or multiple of G): lane targets in
+ * proportion to them, see compile_fast_nics.c. */
+enum nic_mode { NICS_IDEAL = 0, NICS_UNIFORM, NICS_WEIGHTED };
+
+/* The weight of a GPU whose share is the fastest (r0): weights are
+ * fixed-point fractions of it, so that the plan is all integer work. */
+#define NIC_W1 65536u
+
+struct nics; /* compile_fast_nics.c: the weights, orders and cursors */
+
 struct builder {
 	uint32_t N, G, ng;
 	const uint64_t *D;
@@ -38,9 +53,19 @@ struct builder {
 	struct fast_scratch *sc; /* owns load, S, first, moves and fast_balance_sort's arrays */
 	bool keep;               /* sc is the caller's, kept for the next compile */
 	bool jit;
+	bool fine_groups;        /* jit: a balancing group per octave of stages (group_index) */
+	uint32_t ngroups;        /* balancing groups (1 unless jit) */
+	bool redist;             /* explicit stages: with their redistribution (not for tokens) */
 	bool packed;             /* packed stages: tile (A, A + d) on the rails of shift d */
 	uint64_t *budget;        /* packed: N - 1 budgets, shift d at d - 1 (the largest lane) */
+	uint64_t *budget_time;   /* WEIGHTED, packed: N - 1 wave times in r0-bytes, else NULL */
 	uint64_t *tt;            /* G: the lane targets of the tile being balanced */
+	enum nic_mode mode;
+	uint32_t P;              /* packed stages: ports they share out (G unless K < G) */
+	uint32_t pdiv;           /* packed stages: GPUs per port (1 unless K < G) */
+	double r0;               /* bytes/s of a lane of weight NIC_W1 (not IDEAL) */
+	struct nics *nx;         /* WEIGHTED: weights and orders, else NULL */
+	size_t lane_pieces;      /* pieces the lanes hold (plan->pieces[0, lane_pieces)) */
 	struct fast_plan *p;
 	struct fast_err *err;
 };
@@ -54,11 +79,12 @@ static inline uint64_t msg(const struct builder *bd, uint32_t a, uint32_t i, uin
 	return bd->D[((size_t)a * bd->G + i) * bd->ng + (size_t)b * bd->G + j];
 }
 
-/* The rails a tile is balanced onto: rail i is one of them iff i % mod ==
- * res (mod = 1, res = 0: all G; packed stages: the rails of its shift),
- * each with lane target t, the others 0. */
+/* The rails a tile is balanced onto: rail i is one of them iff
+ * (i / div) % mod == res (mod = 1, res = 0: all G; packed stages: the
+ * rails of its shift, whole ports of div GPUs each), each with lane
+ * target t, the others 0. */
 struct rails {
-	uint32_t mod, res;
+	uint32_t mod, res, div;
 	uint64_t t;
 };
 
@@ -83,16 +109,28 @@ static inline uint32_t pack_mod(uint32_t N, uint32_t G)
  * hidden behind stage 1 and its redistribution).  Measured on the
  * simulator, finer groups (2^j - 1 .. 2^(j+1) - 2, or one per stage) gain
  * nothing for alpha-aware stages, and cost compile time: each group splits
- * every sender's handovers into one more transfer. */
-static inline uint32_t group_index(uint32_t k)
+ * every sender's handovers into one more transfer.  Where NICs differ
+ * (`fine`: WEIGHTED staged) a GPU behind a down NIC hands over every byte
+ * it sends across, through one scale-up port: as one step that took
+ * longer than stage 1 (0.66 ms against 0.40 ms at 16 x 8 h200, 256 MiB
+ * uniform, NIC 1:3 down), so there the groups are the octaves, stages
+ * 2^j - 1 .. 2^(j+1) - 2: each is balanced while the stages before it
+ * run (that plan: 6.36 -> 6.09 ms, 1.027 x the bound). */
+static inline uint32_t group_index(uint32_t k, bool fine)
 {
-	return k > 0;
+	uint32_t j = 0;
+
+	if (!fine)
+		return k > 0;
+	while ((k + 1) >> (j + 1))
+		j++;
+	return j;
 }
 
 /* The first stage of stage k's group. */
-static inline uint32_t group_start(uint32_t k)
+static inline uint32_t group_start(uint32_t k, bool fine)
 {
-	return k > 0;
+	return fine ? (UINT32_C(1) << group_index(k, true)) - 1 : k > 0;
 }
 
 /* The per-step costs and rates of the model (as the alpha-aware search and
@@ -113,7 +151,17 @@ struct cost {
  * the largest lane target of its tiles (bd->budget). */
 struct balance_cost {
 	double bal[2][2];
+	bool packable; /* WEIGHTED: every tile has a live rail on its shift's ports */
 };
+
+/* FAST's staged plan for the token compiler (compile_tokens.c): as
+ * fast_sched_fast_staged, but where NICs differ its stages are explicit
+ * out steps alone, without their redistribution, which the token
+ * compiler writes (a token goes on to every destination on the server).
+ * Errors as fast_sched_fast. */
+int fast_sched_fast_crossings(const struct fast_topo *topo, const uint64_t *D,
+			      const struct fast_algo_opts *opts, struct fast_plan *out,
+			      struct fast_err *err);
 
 /* --- balancing (compile_fast_balance.c) --- */
 
@@ -126,6 +174,36 @@ void fast_balance_targets(const struct rails *rs, uint32_t G, uint64_t *tt);
 int fast_balance_tile(struct builder *bd, uint32_t a, uint32_t b);
 /* Sort the handovers by (balancing group, key), for the steps. */
 int fast_balance_sort(struct builder *bd);
+
+/* --- NICs as they are (compile_fast_nics.c) --- */
+
+/* The NIC mode of topo (bd->mode, r0, P, pdiv) and, WEIGHTED, the
+ * weights and orders (bd->nx).  FAST_ENOMEM. */
+int fast_nics_setup(struct builder *bd, const struct fast_topo *topo);
+void fast_nics_free(struct builder *bd);
+/* WEIGHTED: the server matrix from the loads, in time (r0-bytes).
+ * FAST_EINPUT on overflow or a tile no pair of live NICs can carry. */
+int fast_nics_server_matrix(struct builder *bd);
+/* WEIGHTED: tt[i], the lane target of rail i (sender A_i) of tile (A, B)
+ * (packed stages: fast_nics_packed_targets); returns the largest. */
+uint64_t fast_nics_targets(const struct builder *bd, uint32_t a, uint32_t b, uint64_t *tt);
+/* WEIGHTED, packed stages: tt[i] of tile (A, B) on its shift's ports,
+ * rail-aligned, and *T its time in r0-bytes (UINT64_MAX, every tt 0:
+ * no live rail of the shift joins A to B); returns the largest tt. */
+uint64_t fast_nics_packed_targets(const struct builder *bd, uint32_t a, uint32_t b, uint64_t *tt,
+				  uint64_t *T);
+/* WEIGHTED, staged: stage k of bv as an explicit out step and (unless
+ * !bd->redist) its redistribution, after the steps in deps (< 0: none);
+ * the out step's id, or an error. */
+int fast_nics_stage(struct builder *bd, const struct fast_bvn *bv, uint32_t k, const int *deps,
+		    int ndeps);
+/* After explicit stages: the lanes and their pieces dropped. */
+void fast_nics_drop_lanes(struct builder *bd);
+/* Whether stages are explicit steps (WEIGHTED, staged). */
+static inline bool fast_nics_explicit(const struct builder *bd)
+{
+	return bd->nx && !bd->packed;
+}
 
 /* --- the step graph (compile_fast_steps.c) --- */
 

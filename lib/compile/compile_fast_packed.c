@@ -16,7 +16,10 @@
  * the N - 1 shifts P_d(A) = A + d mod N (each server pair in exactly one)
  * can run at once on disjoint rails: shift d - 1 = s gets the rails
  * i % mod == s % mod, mod = min(N - 1, G), in wave s / mod (one wave when
- * N - 1 <= G).  Tile (A, A + d) is balanced onto its shift's rails only;
+ * N - 1 <= G).  Where K < G NICs are shared, equally, by G / K GPUs, the
+ * unit is the port: rails (i / (G / K)) % mod == s % mod, mod = min(N - 1,
+ * K), so that two shifts never share a NIC; unequal shares are not
+ * packed (compile_fast_nics.c).  Tile (A, A + d) is balanced onto its shift's rails only;
  * one RAIL step per shift, its budget the largest lane (the lane target,
  * ceil(tile sum / rails): every tile's rails hold its sum, none more than
  * the target, so one holds it), waiting for balancing and, from wave 1
@@ -54,14 +57,19 @@ struct cost fast_packed_cost(const struct fast_topo *topo)
 int fast_packed_balance_costs(struct builder *bd, const struct cost *c, const uint32_t *first,
 			      struct balance_cost *out)
 {
-	uint32_t N = bd->N, G = bd->G, mod = pack_mod(N, G);
-	uint64_t most[2][2] = { { 0, 0 }, { 0, 0 } }, *acc;
+	uint32_t N = bd->N, G = bd->G, mod = pack_mod(N, bd->P);
+	uint64_t most[2][2] = { { 0, 0 }, { 0, 0 } }, *acc, *tts;
 
-	/* acc[(packed * 2 + group) * 2 + recv][i]: the server's GPU i */
-	acc = fast_scratch_room(bd->sc, SC_TMP, (size_t)8 * G, sizeof *acc);
+	/* acc[(packed * 2 + group) * 2 + recv][i]: the server's GPU i; then
+	 * (NICs of unequal shares) the staged lane targets of a tile */
+	acc = fast_scratch_room(bd->sc, SC_TMP, (size_t)9 * G, sizeof *acc);
 	if (!acc)
 		return oom(bd, "stage model");
+	tts = bd->nx ? acc + (size_t)8 * G : NULL;
+	out->packable = true;
 	memset(bd->budget, 0, (size_t)N * sizeof *bd->budget);
+	if (bd->budget_time)
+		memset(bd->budget_time, 0, (size_t)N * sizeof *bd->budget_time);
 	for (uint32_t a = 0; a < N; a++) {
 		memset(acc, 0, (size_t)8 * G * sizeof *acc);
 		for (uint32_t b = 0; b < N; b++) {
@@ -72,14 +80,27 @@ int fast_packed_balance_costs(struct builder *bd, const struct cost *c, const ui
 			if (b == a || ts == 0)
 				continue;
 			s = shift_of(N, a, b);
-			rs = fast_balance_rails(bd, true, a, b); /* the packed lane targets, as fast_balance_tile() */
-			fast_balance_targets(&rs, G, bd->tt);
-			if (rs.t > bd->budget[s])
-				bd->budget[s] = rs.t;
+			if (tts) { /* compile_fast_nics.c's targets, either way */
+				uint64_t T, most_t = fast_nics_packed_targets(bd, a, b, bd->tt, &T);
+				out->packable = out->packable && T != UINT64_MAX;
+				if (most_t > bd->budget[s])
+					bd->budget[s] = most_t;
+				if (T != UINT64_MAX && T > bd->budget_time[s])
+					bd->budget_time[s] = T;
+				fast_nics_targets(bd, a, b, tts);
+			} else {
+				/* the packed lane targets, as fast_balance_tile() */
+				rs = fast_balance_rails(bd, true, a, b);
+				fast_balance_targets(&rs, G, bd->tt);
+				if (rs.t > bd->budget[s])
+					bd->budget[s] = rs.t;
+			}
 			gp = bd->jit && s >= mod;
 			gs = bd->jit && first && first[a] != b;
 			for (uint32_t i = 0; i < G; i++) {
 				uint64_t t = bd->tt[i];
+				if (tts)
+					ts = tts[i];
 				uint64_t *ap = acc + (size_t)(4 + gp * 2) * G, *as = acc + (size_t)gs * 2 * G;
 				if (r[i] > t)
 					ap[i] += r[i] - t;
@@ -107,7 +128,7 @@ int fast_packed_balance_costs(struct builder *bd, const struct cost *c, const ui
  * second balancing step; then the last wave's redistribution. */
 double fast_packed_s(const struct builder *bd, const struct cost *c, const struct balance_cost *bc)
 {
-	uint32_t M = bd->N - 1, mod = pack_mod(bd->N, bd->G);
+	uint32_t M = bd->N - 1, mod = pack_mod(bd->N, bd->P);
 	double bal0 = bc->bal[1][0], bal1 = bal0 + bc->bal[1][1];
 	double end = 0;
 
@@ -116,9 +137,12 @@ double fast_packed_s(const struct builder *bd, const struct cost *c, const struc
 		uint64_t last = 0;
 		for (uint32_t s = res; s < M; s += mod)
 			if (bd->budget[s]) {
+				/* a wave's time: its largest lane, or where NICs differ
+				 * its slowest tile (every lane of a tile ends together) */
+				uint64_t w = bd->budget_time ? bd->budget_time[s] : bd->budget[s];
 				if (s >= mod && t < bal1)
 					t = bal1;
-				t += c->a_out + (double)bd->budget[s] / c->Bo;
+				t += c->a_out + (double)w / c->Bo;
 				last = bd->budget[s];
 			}
 		if (last)
@@ -156,7 +180,7 @@ double fast_staged_s(const struct cost *c, const struct fast_bvn *bv,
  * REDIST. */
 int fast_packed_steps(struct builder *bd)
 {
-	uint32_t N = bd->N, M = N - 1, mod = pack_mod(N, bd->G);
+	uint32_t N = bd->N, M = N - 1, mod = pack_mod(N, bd->P);
 	uint32_t *perm;
 	int *last, bal0 = -1, bal1 = -1, rc = 0;
 	size_t at = 0;

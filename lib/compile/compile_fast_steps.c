@@ -98,8 +98,9 @@ int fast_steps_staged(struct builder *bd, const struct fast_bvn *bv)
 	}
 	for (uint32_t k = 0; k < bv->nterms; k++) {
 		int bal = -1, rail;
-		if (bd->jit && at < bd->nmoves && bd->moves[at].group == group_index(k) &&
-		    group_start(k) == k) {
+		if (bd->jit && at < bd->nmoves &&
+		    bd->moves[at].group == group_index(k, bd->fine_groups) &&
+		    group_start(k, bd->fine_groups) == k) {
 			bal = fast_steps_balance(bd, &at, prev_bal);
 			if (bal < 0)
 				return bal;
@@ -109,6 +110,12 @@ int fast_steps_staged(struct builder *bd, const struct fast_bvn *bv)
 			if ((rc = fast_steps_intrinsic(bd, prev_bal)) < 0)
 				return rc;
 			intrinsic_done = true;
+		}
+		if (fast_nics_explicit(bd)) { /* compile_fast_nics.c */
+			int deps[2] = { prev_rail, bal >= 0 ? bal : k == 0 ? prev_bal : -1 };
+			if ((prev_rail = fast_nics_stage(bd, bv, k, deps, 2)) < 0)
+				return prev_rail;
+			continue;
 		}
 		rail = fast_plan_add_step(bd->p, FAST_STEP_RAIL, FAST_TIER_OUT, bd->err);
 		if (rail < 0)

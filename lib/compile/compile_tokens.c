@@ -29,6 +29,17 @@
  * are short.  Local contributions go to src directly, after the first
  * gather (which they would slow down).
  *
+ * NICs of unequal shares (a slow or failed NIC: compile_fast_nics.c).
+ * The stages are then explicit out steps of pieces, each sender paired
+ * with a receiver by NIC rate rather than by rail, and the byte compiler
+ * leaves their redistribution to this file (fast_sched_fast_crossings):
+ * after each out step, what it delivered to x on server B goes on to
+ * every destination of its group on B but x (the token REDIST, written
+ * out: replicate()).  Combine mirrors that (mirror_explicit()): per
+ * dispatch out step, last first, the gather and sum onto x, the step
+ * reversed (x sends back to the GPU that sent to it, with the mask of
+ * Dest(g) on B), and that GPU forwards to src(g).
+ *
  * Workload: a compile per matrix (an MoE layer's dispatch or combine,
  * thousands of groups on tens to hundreds of GPUs).  The piece count
  * grows by the groups a byte piece spans; all arithmetic is on integers.
@@ -38,6 +49,7 @@
 #include <string.h>
 
 #include "fast/algo.h"
+#include "lib/compile/compile_fast_internal.h"
 #include "lib/compile/tokens_internal.h"
 
 /* --- streams ----------------------------------------------------------- */
@@ -176,7 +188,7 @@ void tok_build_free(struct tok_build *tb)
 	tb->mv = NULL;
 }
 
-static int oom(struct tok_build *tb, const char *what)
+static int tok_oom(struct tok_build *tb, const char *what)
 {
 	return fast_err_set(tb->err, FAST_ENOMEM, "%s: out of memory (%s)", tb->m->label, what);
 }
@@ -185,7 +197,7 @@ static int item_add(struct tok_build *tb, uint32_t g, uint32_t from, uint32_t to
 		    uint64_t len)
 {
 	if (FAST_GROW(tb->items, tb->cap_items, tb->nitems + 1) < 0)
-		return oom(tb, "token pieces");
+		return tok_oom(tb, "token pieces");
 	tb->items[tb->nitems++] = (struct tok_item){ g, from, to, off, len };
 	return 0;
 }
@@ -227,7 +239,7 @@ int tok_mask(struct tok_build *tb, uint64_t mask)
 	if ((k = fast_plan_add_mask(tb->p, mask, tb->err)) < 0)
 		return k;
 	if (fast_holds_add_tagged(&tb->masks, mask, 0, 1, (uint32_t)k, NULL) < 0)
-		return oom(tb, "masks");
+		return tok_oom(tb, "masks");
 	return k;
 }
 
@@ -235,7 +247,7 @@ int tok_push(struct tok_build *tb, uint32_t from, uint32_t to, uint32_t unit, ui
 	     uint32_t k, uint64_t off, uint64_t len)
 {
 	if (FAST_GROW(tb->mv, tb->cap_mv, tb->nmv + 1) < 0)
-		return oom(tb, "transfers");
+		return tok_oom(tb, "transfers");
 	tb->mv[tb->nmv] = (struct tok_move){ from, to, unit, tb->nmv, { g, k, off, len } };
 	tb->nmv++;
 	return 0;
@@ -384,7 +396,7 @@ static int remap(const struct tok_streams *ts, struct fast_plan *bp, struct tok_
 				rc = tok_streams_cut(ts, pc->src, pc->dst, pc->off, pc->len, 0, tb);
 			}
 			if (rc == 0 && FAST_GROW(np, cap, n + tb->nitems) < 0)
-				rc = oom(tb, "token pieces");
+				rc = tok_oom(tb, "token pieces");
 			for (size_t t = 0; rc == 0 && t < tb->nitems; t++)
 				np[n++] = (struct fast_piece){ tb->items[t].g, 0, tb->items[t].off,
 							       tb->items[t].len };
@@ -425,7 +437,7 @@ static int mirror(const struct fast_plan *dp, struct tok_build *tb)
 	bool local_done = false;
 
 	if (!lane_of || !cur || !inv) {
-		rc = oom(tb, "combine stages");
+		rc = tok_oom(tb, "combine stages");
 		goto out;
 	}
 	for (size_t k = 0; k < (size_t)N * N * G; k++)
@@ -519,6 +531,98 @@ out:
 	return rc < 0 ? rc : 0;
 }
 
+/* The dispatch plan dp's explicit stages (see the top): after each out
+ * step t, one up step of what it delivered, on to every destination of
+ * the group on the receiver's server but the receiver. */
+static int replicate(struct tok_build *tb)
+{
+	struct fast_plan *dp = tb->p;
+	const struct fast_matrix *m = tb->m;
+	size_t nsteps = dp->nsteps;
+	int rc = 0;
+
+	for (size_t t = 0; t < nsteps && rc == 0; t++) {
+		struct fast_step s = dp->steps[t]; /* a copy: tok_emit adds steps */
+		int dep = (int)t, id;
+		if (s.kind != FAST_STEP_EXPLICIT || s.tier != FAST_TIER_OUT)
+			continue;
+		for (uint32_t j = 0; j < s.nxfers && rc == 0; j++) {
+			struct fast_xfer x = dp->xfers[s.xfer0 + j];
+			for (uint32_t k = 0; k < x.npieces && rc == 0; k++) {
+				struct fast_piece pc = dp->pieces[x.piece0 + k];
+				const struct fast_group *gr = &m->groups[pc.src];
+				for (uint32_t i = 0; i < gr->ndst && rc == 0; i++) {
+					uint32_t d = m->dsts[gr->dst0 + i];
+					if (d / tb->G == x.to / tb->G && d != x.to)
+						rc = tok_push(tb, x.to, d, 0, pc.src, 0, pc.off, pc.len);
+				}
+			}
+		}
+		if (rc == 0)
+			rc = tok_emit(tb, FAST_STEP_EXPLICIT, FAST_TIER_UP, &dep, 1, &id);
+	}
+	return rc;
+}
+
+/* The combine plan mirroring dispatch token plan dp of explicit stages
+ * (see the top). */
+static int mirror_explicit(const struct fast_plan *dp, struct tok_build *tb)
+{
+	const struct fast_matrix *m = tb->m;
+	int rc = 0, local = -1, prev_gather = -1, prev_out = -1;
+	bool local_done = false;
+
+	for (size_t t = dp->nsteps; t-- > 0 && rc == 0;) {
+		const struct fast_step *s = &dp->steps[t];
+		int gid, rid, out, fwd, deps[3];
+		if (s->kind != FAST_STEP_EXPLICIT || s->tier != FAST_TIER_OUT || !s->nxfers)
+			continue;
+		/* items: what x = to carried across, from = whom it came from */
+		tb->nitems = 0;
+		for (uint32_t j = 0; j < s->nxfers && rc == 0; j++) {
+			const struct fast_xfer *x = &dp->xfers[s->xfer0 + j];
+			for (uint32_t k = 0; k < x->npieces && rc == 0; k++) {
+				const struct fast_piece *pc = &dp->pieces[x->piece0 + k];
+				rc = item_add(tb, pc->src, x->from, x->to, pc->off, pc->len);
+			}
+		}
+		if (rc < 0 || (rc = tok_gather_reduce(tb, prev_gather, &gid, &rid)) < 0)
+			break;
+		if (gid >= 0)
+			prev_gather = gid;
+		/* the local sums go after the first gather, which is exposed */
+		if (!local_done && (rc = tok_local_step(tb, gid, &local)) < 0)
+			break;
+		local_done = true;
+		for (int pass = 0; pass < 2 && rc == 0; pass++) {
+			for (size_t i = 0; i < tb->nitems && rc >= 0; i++) {
+				const struct tok_item *it = &tb->items[i];
+				uint32_t src = m->groups[it->g].src;
+				int k = tok_mask(tb, tok_server_mask(m, it->g, it->to / tb->G, tb->G));
+				if (k < 0)
+					rc = k;
+				else if (pass == 0) /* back across */
+					rc = tok_push(tb, it->to, it->from, 0, it->g, (uint32_t)k, it->off,
+						      it->len);
+				else if (src != it->from) /* on to the group's source */
+					rc = tok_push(tb, it->from, src, 0, it->g, (uint32_t)k, it->off,
+						      it->len);
+			}
+			deps[0] = prev_out;
+			deps[1] = gid;
+			deps[2] = rid;
+			if (rc >= 0 && pass == 0)
+				rc = tok_emit(tb, FAST_STEP_EXPLICIT, FAST_TIER_OUT, deps, 3, &out);
+			else if (rc >= 0)
+				rc = tok_emit(tb, FAST_STEP_EXPLICIT, FAST_TIER_UP, &out, 1, &fwd);
+		}
+		prev_out = out;
+	}
+	if (rc >= 0 && !local_done)
+		rc = tok_local_step(tb, -1, &local);
+	return rc < 0 ? rc : 0;
+}
+
 int fast_sched_fast_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
 			   const struct fast_algo_opts *opts, struct fast_plan *out,
 			   struct fast_err *err)
@@ -526,6 +630,7 @@ int fast_sched_fast_tokens(const struct fast_topo *topo, const struct fast_matri
 	struct tok_streams ts;
 	struct tok_build tb;
 	struct fast_plan bp, cp;
+	bool explicit_stages;
 	int rc;
 
 	/* staged only: combine mirrors dispatch's stages as one chain in
@@ -539,13 +644,17 @@ int fast_sched_fast_tokens(const struct fast_topo *topo, const struct fast_matri
 				    "use --stages auto or exact, or --dedup gpu");
 	if ((rc = tok_streams_build(&ts, topo, m, err)) < 0)
 		return rc;
-	if ((rc = fast_sched_fast_staged(topo, ts.D, opts, &bp, err)) < 0) {
+	if ((rc = fast_sched_fast_crossings(topo, ts.D, opts, &bp, err)) < 0) {
 		tok_streams_free(&ts);
 		return rc;
 	}
+	/* RAIL stages, or explicit ones (NICs of unequal shares) */
+	explicit_stages = !fast_plan_is_compact(&bp);
 	tok_build_init(&tb, &bp, m, topo->servers, topo->gpus, err);
 	rc = remap(&ts, &bp, &tb);
 	bp.kind = FAST_TRAFFIC_DISPATCH;
+	if (rc == 0 && explicit_stages)
+		rc = replicate(&tb);
 	tok_build_free(&tb);
 	tok_streams_free(&ts);
 	if (rc == 0 && m->kind == FAST_TRAFFIC_COMBINE) {
@@ -553,7 +662,7 @@ int fast_sched_fast_tokens(const struct fast_topo *topo, const struct fast_matri
 		cp.kind = FAST_TRAFFIC_COMBINE;
 		memcpy(cp.options, bp.options, sizeof cp.options);
 		tok_build_init(&tb, &cp, m, topo->servers, topo->gpus, err);
-		rc = mirror(&bp, &tb);
+		rc = explicit_stages ? mirror_explicit(&bp, &tb) : mirror(&bp, &tb);
 		tok_build_free(&tb);
 		fast_plan_free(&bp);
 		bp = cp;

@@ -130,13 +130,12 @@ done
 # one at half rate (GPUs 2 and 3, the hot receiver one of them, behind
 # it).  Every algorithm on the fly where a NIC is down; where one is slow
 # only fast and auto (the baselines' plans are the ideal fabric's, run on
-# the fly above); every IR algorithm replayed on both, but fast where a
-# NIC is down: a replayed plan is checked, and the checker refuses FAST's
-# plan through the down NIC until FAST's own compiler relays (s8-nicfast)
+# the fly above); every IR algorithm replayed on both (a replayed plan is
+# checked: FAST's routes around the down NIC through its peers)
 for nic in "--nic 1:2=0" "--nics 2 --nic 0:1=0.5"; do
 	TOPO="--preset h200 --servers 2 --gpus 4 $nic"
 	case $nic in
-	*=0) fly="fast fanout nccl pxn spreadout hier auto" replayed="fanout nccl pxn spreadout hier" ;;
+	*=0) fly="fast fanout nccl pxn spreadout hier auto" replayed=$IR_ALGOS ;;
 	*) fly="fast auto" replayed=$IR_ALGOS ;;
 	esac
 	for algo in $fly; do
