@@ -51,8 +51,10 @@ for (preset, n), traffics in sorted(cases.items()):
             f.write('set terminal %s\nset output "%s"\n' % (term, os.path.join(out, "figures", name + "." + ext)))
             f.write('set multiplot layout 1,%d title "%s %s x 8: time / LP bound per NIC scenario"\n'
                     % (len(panels), preset, n))
-            f.write("set logscale y\nset yrange [0.9:8]\nset xtics rotate by -40 font \",8\"\n"
-                    "set key top left font \",8\"\nset grid\nset datafile missing \"NaN\"\n")
+            f.write("set termoption noenhanced\nset logscale y\nset yrange [0.9:12]\n"
+                    "set ytics (\"1\" 1, \"1.25\" 1.25, \"1.5\" 1.5, \"2\" 2, \"3\" 3, \"4\" 4, \"6\" 6, \"8\" 8, \"12\" 12)\n"
+                    "set xtics rotate by -40 font \",8\"\nset ylabel \"time / LP bound\"\n"
+                    "set key top right font \",8\"\nset grid\n")
             for traffic, size, dat in panels:
                 f.write('set title "%s, %d MiB per GPU"\n' % (traffic, size >> 20))
                 parts = ['"%s" using 1:%d:xtic(2) with linespoints title "%s"' % (dat, i + 3, a)
