@@ -5,10 +5,10 @@
 #
 #   stage        budget  what
 #   unit             45  CUnit suites (build/bin/tests/test_*)
-#   golden           60  CLI golden tests and the bad-input table
+#   golden           75  CLI golden tests and the bad-input table
 #   schema           40  presets, traces, plans, specs, every --json vs the schemas
-#   mpi             180  fast run under mpirun (host backend), interposer
-#   testbed         180  fast run over an emulated 4 x 4 cluster (network
+#   mpi             150  fast run under mpirun (host backend), interposer
+#   testbed         165  fast run over an emulated 4 x 4 cluster (network
 #                        namespaces, TCP rails; scripts/testbed.sh): every
 #                        algorithm, 0 wrong bytes, a killed rank, teardown
 #                        (skipped where namespaces are not; FAST_TESTBED=require
@@ -24,8 +24,8 @@
 #                        CLI under /usr/bin/python3 (tests/python/run.sh), and
 #                        fast.torch against torch.distributed, 8 gloo ranks
 #                        (where python3-torch is: CI installs it)
-#   valgrind        320  golden tests under valgrind memcheck
-#   fuzz            180  fuzz corpus replay and 30 s of fuzzing per target
+#   valgrind        380  golden tests under valgrind memcheck
+#   fuzz            150  fuzz corpus replay and 30 s of fuzzing per target
 #                        (where clang is: CI installs it)
 #   gpu             120  CUDA/HIP backends compile and link (where compilers exist)
 #
@@ -100,17 +100,17 @@ optional() {
 }
 
 stage unit 45 bash tests/run_unit.sh "$BIN/tests"
-stage golden 60 bash tests/golden/run.sh "$BIN/fast"
+stage golden 75 bash tests/golden/run.sh "$BIN/fast"
 stage schema 40 optional tests/schema/run.sh "$BIN/fast"
-stage mpi 180 optional tests/mpi/run.sh "$BIN/fast"
-stage testbed 180 timeout -k 10 300 bash tests/testbed/run.sh "$BIN/fast"
+stage mpi 150 optional tests/mpi/run.sh "$BIN/fast"
+stage testbed 165 timeout -k 10 300 bash tests/testbed/run.sh "$BIN/fast"
 stage sweep 20 bash tests/sweep/resume.sh "$BIN/fast"
 stage gate 20 bash tests/gate/run.sh "$BIN/fast"
 stage install 90 bash tests/install/run.sh
 stage sanitizer 190 san_stage
 stage python 40 bash tests/python/run.sh "$BIN/fast"
-stage valgrind 320 valgrind_stage
-stage fuzz 180 optional tests/fuzz/replay.sh
+stage valgrind 380 valgrind_stage
+stage fuzz 150 optional tests/fuzz/replay.sh
 stage gpu 120 optional tests/gpu/compile_check.sh
 
 total=$(( $(date +%s) - total_start ))
