@@ -32,7 +32,7 @@ os.symlink(binary, link)
 env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"],
            OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
-pattern = re.compile(r"<!-- run: (.*?) -->\n```console\n.*?```", re.S)
+pattern = re.compile(r"<!-- run: ([^\n]*?) -->\n```console\n.*?```", re.S)
 
 
 def run(match):

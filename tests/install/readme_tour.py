@@ -37,7 +37,7 @@ blocks = []
 for name in ["README.md", "docs/guide.md"] + ["docs/" + f for f in docs]:
     text = open(os.path.join(root, name)).read()
     blocks += [(name, c, s) for c, s in
-               re.findall(r"<!-- run: (.*?) -->\n```console\n(.*?)```", text, re.S)]
+               re.findall(r"<!-- run: ([^\n]*?) -->\n```console\n(.*?)```", text, re.S)]
 
 # repository files the tour reads as the user's own inputs
 FIXTURES = ["tests/golden/check_fail_missing_dependency", "tests/golden/check_token_fail",
