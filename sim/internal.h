@@ -235,10 +235,6 @@ int sim_build_resources(struct sim_engine *e, struct fast_err *err);
 int sim_build_transfers(struct sim_engine *e, struct fast_err *err);
 int sim_build_waves(struct sim_engine *e, struct fast_err *err);
 
-/* nics.c: "NIC k" or "NICs k0-k1" for the NICs of port p into buf;
- * returns how many NICs that names */
-uint32_t sim_port_nics_name(const struct fast_topo *t, uint32_t p, char *buf, size_t len);
-
 /* report.c */
 uint64_t sim_gpu_bytes(const struct fast_plan *x, uint32_t ng);
 int sim_build_timeline(struct sim_engine *e, struct fast_sim_result *out, struct fast_err *err);

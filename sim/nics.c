@@ -12,18 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-uint32_t sim_port_nics_name(const struct fast_topo *t, uint32_t p, char *buf, size_t len)
-{
-	uint32_t k0, k1;
-
-	fast_topo_port_nics(t, p, &k0, &k1);
-	if (k1 - k0 == 1)
-		snprintf(buf, len, "NIC %u", k0);
-	else
-		snprintf(buf, len, "NICs %u-%u", k0, k1 - 1);
-	return k1 - k0;
-}
-
 /* The bytes b of port p of server s shared over its NICs by rate: NIC k
  * gets round(b x (rates of NICs before and with k) / port rate) less what
  * the NICs before it got, so the shares add up to b exactly.  A port that
@@ -36,8 +24,7 @@ static void split_port(const struct fast_topo *t, uint32_t s, uint32_t p, int di
 	uint64_t given = 0;
 
 	fast_topo_port_nics(t, p, &k0, &k1);
-	for (uint32_t k = k0; k < k1; k++)
-		total += fast_topo_nic_fraction(t, s, k);
+	total = fast_topo_port_nics_up(t, s, p);
 	for (uint32_t k = k0; k < k1; k++) {
 		uint64_t upto;
 		cum += fast_topo_nic_fraction(t, s, k);

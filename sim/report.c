@@ -18,7 +18,7 @@ const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_si
 
 	if (nic && !fast_topo_nics_ideal(topo)) {
 		char nics[32];
-		sim_port_nics_name(topo, r->port, nics, sizeof nics);
+		fast_topo_port_name(topo, r->port, nics, sizeof nics);
 		snprintf(buf, len, "server %u %s %s", s, nics,
 			 r->kind == FAST_RES_NIC_EGRESS ? "out" : "in");
 		return buf;

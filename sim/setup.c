@@ -61,8 +61,7 @@ static double core_Bps(const struct fast_topo *t)
 	double f = 0;
 
 	for (uint32_t s = 0; s < t->servers; s++)
-		for (uint32_t k = 0; k < t->nics; k++)
-			f += fast_topo_nic_fraction(t, s, k);
+		f += fast_topo_server_nics_up(t, s);
 	return f * fast_tier_Bps(&t->out) / t->core_oversub;
 }
 
@@ -140,7 +139,7 @@ static uint32_t port_nics_name(const struct sim_engine *e, uint32_t res, char *b
 	const struct fast_sim_res *r = &e->rinfo[res];
 	int at = snprintf(buf, len, "server %u ", r->gpu / e->G);
 
-	return sim_port_nics_name(e->topo, r->port, buf + at, len - (size_t)at);
+	return fast_topo_port_name(e->topo, r->port, buf + at, len - (size_t)at);
 }
 
 /* A scale-out transfer of transfer j of step si (path f, bytes > 0) over a

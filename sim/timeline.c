@@ -65,7 +65,7 @@ static const char *res_label(const struct fast_topo *topo, const struct fast_sim
 	switch (r->kind) {
 	case FAST_RES_NIC_EGRESS:
 	case FAST_RES_NIC_INGRESS:
-		sim_port_nics_name(topo, r->port, nics, sizeof nics);
+		fast_topo_port_name(topo, r->port, nics, sizeof nics);
 		snprintf(buf, len, "%s %s", nics, r->kind == FAST_RES_NIC_EGRESS ? "egress" : "ingress");
 		break;
 	case FAST_RES_UP_EGRESS:
@@ -243,7 +243,7 @@ static void svg_row_label(const struct svg_rows *L, const struct fast_topo *topo
 	if (k == L->nic_rows)
 		snprintf(buf, len, "server %u scale-up", s);
 	else if (L->nic_rows > 1) { /* a row per port: its NIC, or its GPU's NICs */
-		sim_port_nics_name(topo, k, nics, sizeof nics);
+		fast_topo_port_name(topo, k, nics, sizeof nics);
 		snprintf(buf, len, "server %u %s", s, nics);
 	} else if (topo->nics == 1)
 		snprintf(buf, len, "server %u NIC 0", s);

@@ -130,6 +130,17 @@ double fast_topo_nic_fraction(const struct fast_topo *t, uint32_t s, uint32_t k)
 void fast_topo_port_nics(const struct fast_topo *t, uint32_t p, uint32_t *k0, uint32_t *k1);
 uint32_t fast_topo_port_gpus(const struct fast_topo *t, uint32_t p);
 
+/* Port p of server s in nominal NICs: the sum of its NICs' fractions (1 a
+ * healthy NIC, 0 down), and server s's NICs so counted.  Exact (whole
+ * numbers) on an ideal fabric, which is why the bound and the simulator's
+ * core count capacity in these units. */
+double fast_topo_port_nics_up(const struct fast_topo *t, uint32_t s, uint32_t p);
+double fast_topo_server_nics_up(const struct fast_topo *t, uint32_t s);
+
+/* "NIC K" or "NICs K0-K1": port p's NICs, into buf (len bytes, truncated);
+ * returns the port's NIC count.  What every output names a port by. */
+uint32_t fast_topo_port_name(const struct fast_topo *t, uint32_t p, char *buf, size_t len);
+
 /* Effective rate of port p of server s in bytes per second: the sum of its
  * NICs' rates (nominal x efficiency x fraction); 0 when all are down. */
 double fast_topo_port_Bps(const struct fast_topo *t, uint32_t s, uint32_t p);

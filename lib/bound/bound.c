@@ -147,7 +147,7 @@ void fast_bound_bytes_closed(const struct fast_topo *topo, const uint64_t *D,
 					in += row[j];
 			}
 		}
-		fast_bound_closed_fold(out, s, eg, in, fast_bound_server_nics(topo, s) * Bn);
+		fast_bound_closed_fold(out, s, eg, in, fast_topo_server_nics_up(topo, s) * Bn);
 	}
 }
 
@@ -451,7 +451,7 @@ static void srv_lp_binding(const struct srv_lp *L, uint32_t server, char *buf, s
 
 	for (int in = 0; in < 2; in++)
 		for (uint32_t p = 0; p < L->pp->P; p++) {
-			fast_bound_port_name(L->topo, p, nic, sizeof nic);
+			fast_topo_port_name(L->topo, p, nic, sizeof nic);
 			CONSIDER((in ? L->r_nic_in : L->r_nic_out) + (int)p, L->cap[p], "%s %s", nic,
 				 in ? "ingress" : "egress");
 		}
@@ -740,7 +740,7 @@ int fast_bound_bytes(const struct fast_topo *topo, const uint64_t *D, struct fas
 	for (uint32_t s = 0; s < N; s++) {
 		bytes_ctx_server(&c, s);
 		fast_bound_closed_fold(&b, s, c.d.egress, c.d.ingress,
-				       fast_bound_server_nics(topo, s) * Bn);
+				       fast_topo_server_nics_up(topo, s) * Bn);
 		total_cross += c.d.egress;
 		c.keys[s].server = s;
 		c.keys[s].upper = 0.0;

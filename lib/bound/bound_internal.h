@@ -35,12 +35,9 @@ int fast_bound_ports_init(struct fast_bound_ports *pp, const struct fast_topo *t
 /* Server s's capacities into pp->cap and pp->total. */
 void fast_bound_ports_load(struct fast_bound_ports *pp, const struct fast_topo *t, uint32_t s);
 void fast_bound_ports_free(struct fast_bound_ports *pp);
-/* Server s's scale-out capacity in nominal NICs: the sum of its NICs'
- * rate fractions (exactly G on a healthy one-NIC-per-GPU fabric). */
-double fast_bound_server_nics(const struct fast_topo *t, uint32_t s);
-/* Port p as a binding resource names it: "NIC 3", or "NICs 2-3" for a
- * port of several NICs. */
-void fast_bound_port_name(const struct fast_topo *t, uint32_t p, char *buf, size_t len);
+/* Capacities are in nominal NICs (fast_topo_port_nics_up and
+ * fast_topo_server_nics_up: exactly G a server on a healthy fabric), and
+ * ports are named by fast_topo_port_name. */
 
 /* Fold server s's cross egress and ingress, over its scale-out rate
  * out_Bps, into the closed form b->closed_* (ties keep the first server,

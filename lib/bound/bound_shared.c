@@ -44,13 +44,8 @@ void fast_bound_ports_load(struct fast_bound_ports *pp, const struct fast_topo *
 {
 	pp->total = 0;
 	for (uint32_t p = 0; p < pp->P; p++) {
-		uint32_t k0, k1;
-		double c = 0;
-		fast_topo_port_nics(t, p, &k0, &k1);
-		for (uint32_t k = k0; k < k1; k++)
-			c += fast_topo_nic_fraction(t, s, k);
-		pp->cap[p] = c;
-		pp->total += c;
+		pp->cap[p] = fast_topo_port_nics_up(t, s, p);
+		pp->total += pp->cap[p];
 	}
 }
 
@@ -60,26 +55,6 @@ void fast_bound_ports_free(struct fast_bound_ports *pp)
 	free(pp->n);
 	free(pp->cap);
 	memset(pp, 0, sizeof(*pp));
-}
-
-double fast_bound_server_nics(const struct fast_topo *t, uint32_t s)
-{
-	double c = 0;
-
-	for (uint32_t k = 0; k < t->nics; k++)
-		c += fast_topo_nic_fraction(t, s, k);
-	return c;
-}
-
-void fast_bound_port_name(const struct fast_topo *t, uint32_t p, char *buf, size_t len)
-{
-	uint32_t k0, k1;
-
-	fast_topo_port_nics(t, p, &k0, &k1);
-	if (k1 - k0 == 1)
-		snprintf(buf, len, "NIC %u", k0);
-	else
-		snprintf(buf, len, "NICs %u-%u", k0, k1 - 1);
 }
 
 /* --- the closed form -------------------------------------------------------- */
@@ -164,7 +139,7 @@ int fast_bound_finish(struct fast_bound *b, const struct fast_topo *topo, uint64
 	if (topo->core_oversub > 1.0 && total_cross > 0) {
 		double nics = 0, core;
 		for (uint32_t s = 0; s < topo->servers; s++)
-			nics += fast_bound_server_nics(topo, s);
+			nics += fast_topo_server_nics_up(topo, s);
 		core = (double)total_cross / (nics * Bn / topo->core_oversub);
 		if (core > b->lp_s) {
 			b->lp_s = core;

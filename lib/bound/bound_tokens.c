@@ -336,7 +336,7 @@ static void tok_lp_binding(const struct tok_lp *L, bool mesh, uint32_t server, c
 			}
 		}
 	if (bf < 2)
-		fast_bound_port_name(L->topo, bk, what, sizeof what);
+		fast_topo_port_name(L->topo, bk, what, sizeof what);
 	else
 		snprintf(what, sizeof what, "%s %u", mesh ? "scale-up links of GPU" : "scale-up port",
 			 bk);
@@ -420,7 +420,7 @@ static void tok_closed(struct fast_bound *b, const struct tok_data *d, const str
 	double Bn = fast_tier_Bps(&topo->out);
 
 	for (uint32_t s = 0; s < topo->servers; s++)
-		fast_bound_closed_fold(b, s, d->Eg[s], d->In[s], fast_bound_server_nics(topo, s) * Bn);
+		fast_bound_closed_fold(b, s, d->Eg[s], d->In[s], fast_topo_server_nics_up(topo, s) * Bn);
 }
 
 /* The largest datum of server s (0: nothing moves there). */

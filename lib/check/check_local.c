@@ -116,27 +116,19 @@ int fast_check_down_ports(struct checker *c)
 		return 0;
 	if (!(c->down = fast_calloc(c->ng, sizeof *c->down)))
 		return fast_check_oom(c);
-	for (uint32_t g = 0; g < c->ng; g++) {
-		uint32_t k0, k1;
-		bool up = false;
-		fast_topo_port_nics(t, fast_topo_port_of(t, g % c->G), &k0, &k1);
-		for (uint32_t k = k0; k < k1; k++)
-			up |= fast_topo_nic_fraction(t, g / c->G, k) > 0.0;
-		c->down[g] = !up;
-	}
+	for (uint32_t g = 0; g < c->ng; g++)
+		c->down[g] = fast_topo_port_nics_up(t, g / c->G, fast_topo_port_of(t, g % c->G)) <= 0.0;
 	return 0;
 }
 
 /* "server S NIC K" or "server S NICs K0-K1": the NICs of GPU g's port. */
 static void port_name(char *buf, size_t len, const struct checker *c, uint32_t g)
 {
-	uint32_t k0, k1;
+	int at = snprintf(buf, len, "server %u ", g / c->G);
 
-	fast_topo_port_nics(c->topo, fast_topo_port_of(c->topo, g % c->G), &k0, &k1);
-	if (k1 - k0 == 1)
-		snprintf(buf, len, "server %u NIC %u", g / c->G, k0);
-	else
-		snprintf(buf, len, "server %u NICs %u-%u", g / c->G, k0, k1 - 1);
+	if (at > 0 && (size_t)at < len)
+		fast_topo_port_name(c->topo, fast_topo_port_of(c->topo, g % c->G), buf + at,
+				    len - (size_t)at);
 }
 
 /* Transfer j of tier-out step t (x, bytes > 0, from != to) through a port

@@ -8,6 +8,7 @@
  * the same overrides hash and write alike whatever order they came in.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,7 +63,7 @@ uint32_t fast_topo_port_gpus(const struct fast_topo *t, uint32_t p)
 	return end - first;
 }
 
-double fast_topo_port_Bps(const struct fast_topo *t, uint32_t s, uint32_t p)
+double fast_topo_port_nics_up(const struct fast_topo *t, uint32_t s, uint32_t p)
 {
 	uint32_t k0, k1;
 	double sum = 0;
@@ -70,7 +71,33 @@ double fast_topo_port_Bps(const struct fast_topo *t, uint32_t s, uint32_t p)
 	fast_topo_port_nics(t, p, &k0, &k1);
 	for (uint32_t k = k0; k < k1; k++)
 		sum += fast_topo_nic_fraction(t, s, k);
-	return sum * fast_tier_Bps(&t->out);
+	return sum;
+}
+
+double fast_topo_server_nics_up(const struct fast_topo *t, uint32_t s)
+{
+	double sum = 0;
+
+	for (uint32_t k = 0; k < t->nics; k++)
+		sum += fast_topo_nic_fraction(t, s, k);
+	return sum;
+}
+
+uint32_t fast_topo_port_name(const struct fast_topo *t, uint32_t p, char *buf, size_t len)
+{
+	uint32_t k0, k1;
+
+	fast_topo_port_nics(t, p, &k0, &k1);
+	if (k1 - k0 == 1)
+		snprintf(buf, len, "NIC %u", k0);
+	else
+		snprintf(buf, len, "NICs %u-%u", k0, k1 - 1);
+	return k1 - k0;
+}
+
+double fast_topo_port_Bps(const struct fast_topo *t, uint32_t s, uint32_t p)
+{
+	return fast_topo_port_nics_up(t, s, p) * fast_tier_Bps(&t->out);
 }
 
 double fast_topo_gpu_out_Bps(const struct fast_topo *t, uint32_t g)
