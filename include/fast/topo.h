@@ -240,6 +240,10 @@ static inline bool fast_topo_rto_on(const struct fast_topo *t)
 	return t->rto.us > 0 && t->rto.count > 0;
 }
 
+/* One override as the topology file writes it: {"server": S, "nic": K,
+ * "fraction": F} (every document that lists overrides writes them so). */
+void fast_topo_put_nic_override(FILE *f, const struct fast_nic_override *o);
+
 /* Write the normalised JSON form (every field explicit) to f.  Returns
  * FAST_EIO if the stream reports an error. */
 int fast_topo_write(const struct fast_topo *t, FILE *f, struct fast_err *err);

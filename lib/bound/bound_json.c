@@ -23,10 +23,8 @@ void fast_bound_json_topo(FILE *f, const struct fast_topo *t)
 	if (!fast_topo_nics_ideal(t)) {
 		fprintf(f, ", \"nics_per_server\": %u, \"nic_overrides\": [", t->nics);
 		for (uint32_t i = 0; i < t->noverrides; i++) {
-			fprintf(f, "%s{\"server\": %u, \"nic\": %u, \"fraction\": ", i ? ", " : "",
-				t->nic_override[i].server, t->nic_override[i].nic);
-			fast_json_put_double(f, t->nic_override[i].fraction);
-			fputc('}', f);
+			fputs(i ? ", " : "", f);
+			fast_topo_put_nic_override(f, &t->nic_override[i]);
 		}
 		fputc(']', f);
 	}

@@ -425,6 +425,24 @@ struct cursor {
 	uint64_t off;
 };
 
+/* A combine stage's gather and reduce, chained after the previous gather
+ * (*prev_gather), then, after the first gather only (it is exposed), the
+ * local sums (*local_done, *local).  0 or a negative code. */
+static int stage_gather(struct tok_build *tb, int *prev_gather, int *gid, int *rid,
+			bool *local_done, int *local)
+{
+	int rc = tok_gather_reduce(tb, *prev_gather, gid, rid);
+
+	if (rc < 0)
+		return rc;
+	if (*gid >= 0)
+		*prev_gather = *gid;
+	if (!*local_done && (rc = tok_local_step(tb, *gid, local)) < 0)
+		return rc;
+	*local_done = true;
+	return 0;
+}
+
 /* The combine plan cp mirroring dispatch token plan dp (see the top). */
 static int mirror(const struct fast_plan *dp, struct tok_build *tb)
 {
@@ -495,14 +513,8 @@ static int mirror(const struct fast_plan *dp, struct tok_build *tb)
 			break;
 		if (tb->nitems == 0) /* its lanes went in the stages before */
 			continue;
-		if ((rc = tok_gather_reduce(tb, prev_gather, &gid, &rid)) < 0)
+		if ((rc = stage_gather(tb, &prev_gather, &gid, &rid, &local_done, &local)) < 0)
 			break;
-		if (gid >= 0)
-			prev_gather = gid;
-		/* the local sums go after the first gather, which is exposed */
-		if (!local_done && (rc = tok_local_step(tb, gid, &local)) < 0)
-			break;
-		local_done = true;
 		if ((rail = fast_plan_add_step(cp, FAST_STEP_RAIL, FAST_TIER_OUT, tb->err)) < 0) {
 			rc = rail;
 			break;
@@ -586,14 +598,9 @@ static int mirror_explicit(const struct fast_plan *dp, struct tok_build *tb)
 				rc = item_add(tb, pc->src, x->from, x->to, pc->off, pc->len);
 			}
 		}
-		if (rc < 0 || (rc = tok_gather_reduce(tb, prev_gather, &gid, &rid)) < 0)
+		if (rc < 0 ||
+		    (rc = stage_gather(tb, &prev_gather, &gid, &rid, &local_done, &local)) < 0)
 			break;
-		if (gid >= 0)
-			prev_gather = gid;
-		/* the local sums go after the first gather, which is exposed */
-		if (!local_done && (rc = tok_local_step(tb, gid, &local)) < 0)
-			break;
-		local_done = true;
 		for (int pass = 0; pass < 2 && rc == 0; pass++) {
 			for (size_t i = 0; i < tb->nitems && rc >= 0; i++) {
 				const struct tok_item *it = &tb->items[i];

@@ -270,16 +270,21 @@ uint64_t topo_hash_nics(const struct fast_topo *t, uint64_t h)
 	return h;
 }
 
+void fast_topo_put_nic_override(FILE *f, const struct fast_nic_override *o)
+{
+	fprintf(f, "{\"server\": %u, \"nic\": %u, \"fraction\": ", o->server, o->nic);
+	fast_json_put_double(f, o->fraction);
+	fputc('}', f);
+}
+
 void topo_write_nics(const struct fast_topo *t, FILE *f)
 {
 	if (!t->noverrides)
 		return;
 	fputs("    \"nic_overrides\": [", f);
 	for (uint32_t i = 0; i < t->noverrides; i++) {
-		fprintf(f, "%s\n      {\"server\": %u, \"nic\": %u, \"fraction\": ", i ? "," : "",
-			t->nic_override[i].server, t->nic_override[i].nic);
-		fast_json_put_double(f, t->nic_override[i].fraction);
-		fputc('}', f);
+		fputs(i ? ",\n      " : "\n      ", f);
+		fast_topo_put_nic_override(f, &t->nic_override[i]);
 	}
 	fputs("\n    ],\n", f);
 }
