@@ -31,13 +31,6 @@ static struct fast_topo preset(uint32_t N, uint32_t G)
 	return t;
 }
 
-static void set_nic(struct fast_topo *t, uint32_t s, uint32_t k, double f)
-{
-	struct fast_err err;
-
-	CU_ASSERT_EQUAL_FATAL(fast_topo_set_nic(t, s, k, f, &err), 0);
-}
-
 /* The predicted T_sim of algo in choice c. */
 static double sim_of(const struct fast_auto_choice *c, const char *algo)
 {
@@ -69,7 +62,7 @@ static void test_auto_ports__fanout_volume_on_the_ports(void)
 		double lat = fmax(fast_tier_step_s(&t.out), fast_tier_step_s(&t.up)), want;
 		t.nics = cases[i].nics;
 		if (cases[i].down)
-			set_nic(&t, 0, 1, 0.0);
+			unit_set_nic(&t, 0, 1, 0.0);
 		fast_auto_predict(&t, D, NULL, &c);
 		want = a->model.k_lat * lat +
 		       a->model.k_vol * cases[i].mib * (1 << 20) / fast_tier_Bps(&t.out);
@@ -95,7 +88,7 @@ static void test_auto_ports__a_slow_nic_slows_the_predictions(void)
 	g.seed = 3;
 	g.mean_bytes = UINT64_C(16) << 20;
 	CU_ASSERT_EQUAL_FATAL(fast_gen_traffic(&g, &lim, &tr, &err), 0);
-	set_nic(&slow, 2, 5, 0.25);
+	unit_set_nic(&slow, 2, 5, 0.25);
 	fast_auto_predict(&ideal, tr.m[0].bytes, NULL, &a);
 	fast_auto_predict(&slow, tr.m[0].bytes, NULL, &b);
 	CU_ASSERT_EQUAL_FATAL(a.n, b.n);
@@ -156,9 +149,9 @@ static void test_auto_ports__baselines_track_the_simulator(void)
 				struct fast_topo t = preset(4, 8);
 				struct fast_auto_choice c;
 				t.nics = fabrics[k].nics;
-				set_nic(&t, 1, 3, fabrics[k].f);
+				unit_set_nic(&t, 1, 3, fabrics[k].f);
 				if (t.nics == 16)
-					set_nic(&t, 1, 2, 0.0); /* GPU 1's two NICs */
+					unit_set_nic(&t, 1, 2, 0.0); /* GPU 1's two NICs */
 				fast_limits_default(&lim);
 				fast_gen_defaults(&g);
 				g.pattern = pats[pt];
@@ -206,7 +199,7 @@ static void test_auto_ports__decision_is_the_full_predictions_choice(void)
 				struct fast_auto_choice c, p;
 				t.nics = nics[fast_rng_below(&rng, 3)];
 				for (uint32_t s = 0; s < N; s++)
-					set_nic(&t, s, (uint32_t)fast_rng_below(&rng, t.nics),
+					unit_set_nic(&t, s, (uint32_t)fast_rng_below(&rng, t.nics),
 						fast_rng_below(&rng, 2) ? 0.0 : 0.3);
 				fast_limits_default(&lim);
 				fast_gen_defaults(&g);

@@ -32,13 +32,6 @@ static struct fast_topo mk_topo(uint32_t N, uint32_t G, enum fast_up_kind kind,
 			 (struct fast_tier){ out_GBps, 0, 1.0, 0 });
 }
 
-static void set_nic(struct fast_topo *t, uint32_t s, uint32_t k, double f)
-{
-	struct fast_err err;
-
-	CU_ASSERT_EQUAL_FATAL(fast_topo_set_nic(t, s, k, f, &err), 0);
-}
-
 static bool close_rel(double a, double b, double rel)
 {
 	return fabs(a - b) <= rel * fmax(fabs(a), fabs(b)) + 1e-300;
@@ -57,7 +50,7 @@ static void test_bound_nics__down_nic_relays_over_scaleup(void)
 	struct fast_err err;
 
 	D[0 * 4 + 2] = 4 * GB;
-	set_nic(&t, 0, 0, 0.0);
+	unit_set_nic(&t, 0, 0, 0.0);
 	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 4.0, 1e-12);
 	CU_ASSERT_EQUAL(b.closed_server, 0);
@@ -79,7 +72,7 @@ static void test_bound_nics__slow_nic_shares_with_relays(void)
 	struct fast_err err;
 
 	D[0 * 4 + 2] = 4 * GB;
-	set_nic(&t, 0, 0, 0.25);
+	unit_set_nic(&t, 0, 0, 0.25);
 	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 3.2, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 16.0 / 3.0, 1e-9);
@@ -87,7 +80,7 @@ static void test_bound_nics__slow_nic_shares_with_relays(void)
 	memset(D, 0, sizeof D);
 	D[0 * 4 + 2] = 4 * GB;
 	t = mk_topo(2, 2, FAST_UP_SWITCH, 0.5, 1);
-	set_nic(&t, 1, 0, 0.25);
+	unit_set_nic(&t, 1, 0, 0.25);
 	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	/* server 0 sends 4 GB from GPU 0: its NIC 0 at full rate alone takes
 	 * 4 - x with x / 0.5 relayed: 8/3 s; server 1's is the slower */
@@ -131,7 +124,7 @@ static void test_bound_nics__shared_nic_is_one_port(void)
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 2.0, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 2.0, 1e-9);
 	/* NIC 1 down: everything leaves through NIC 0, 4 s */
-	set_nic(&t, 0, 1, 0.0);
+	unit_set_nic(&t, 0, 1, 0.0);
 	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, E, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 4.0, 1e-9);
 }
@@ -151,7 +144,7 @@ static void test_bound_nics__striped_port(void)
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 1.0, 1e-12); /* 4 NICs */
 	CU_ASSERT(close_rel(b.lp_s, 2.0, 1e-3));        /* a trickle relays */
 	CU_ASSERT_STRING_EQUAL(b.binding, "server 0 NICs 0-1 egress");
-	set_nic(&t, 0, 1, 0.0);
+	unit_set_nic(&t, 0, 1, 0.0);
 	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT(close_rel(b.lp_s, 4.0, 1e-3));
 }
@@ -169,7 +162,7 @@ static void test_bound_nics__core_counts_nics_up(void)
 	t.core_oversub = 2.0;
 	D[0 * 4 + 2] = D[1 * 4 + 3] = 1500000000ull;
 	D[2 * 4 + 0] = D[3 * 4 + 1] = 1500000000ull;
-	set_nic(&t, 1, 1, 0.0);
+	unit_set_nic(&t, 1, 1, 0.0);
 	CU_ASSERT_EQUAL_FATAL(unit_bound(&t, D, false, &b, &err), 0);
 	CU_ASSERT_DOUBLE_EQUAL(b.closed_s, 3.0, 1e-12); /* server 1: 3 GB, one NIC */
 	CU_ASSERT_DOUBLE_EQUAL(b.lp_s, 4.0, 1e-9);
@@ -186,7 +179,7 @@ static void test_bound_nics__tokens_down_nic(void)
 	struct fast_bound b;
 	struct fast_err err;
 
-	set_nic(&t, 0, 0, 0.0);
+	unit_set_nic(&t, 0, 0, 0.0);
 	tok_init(&tr, 4, FAST_TRAFFIC_DISPATCH, GB);
 	tok_group(&tr, 0, 4, 2, (uint32_t[]){ 2, 3 });
 	tok_done(&tr);
@@ -209,11 +202,11 @@ static void random_overrides(struct fast_topo *t, struct fast_rng *rng, uint32_t
 		uint32_t s = (uint32_t)fast_rng_below(rng, t->servers);
 		uint32_t k = (uint32_t)fast_rng_below(rng, t->nics);
 		double old = fast_topo_nic_fraction(t, s, k), up = 0;
-		set_nic(t, s, k, fr[fast_rng_below(rng, sizeof fr / sizeof fr[0])]);
+		unit_set_nic(t, s, k, fr[fast_rng_below(rng, sizeof fr / sizeof fr[0])]);
 		for (uint32_t j = 0; j < t->nics; j++)
 			up += fast_topo_nic_fraction(t, s, j);
 		if (up == 0)
-			set_nic(t, s, k, old);
+			unit_set_nic(t, s, k, old);
 	}
 }
 
@@ -299,18 +292,18 @@ static void test_bound_nics__check_refuses_down_nic(void)
 	CU_ASSERT_EQUAL_FATAL(fast_compile("fanout", &t, &m, NULL, &p, &err), 0);
 	CU_ASSERT_EQUAL(unit_check(&p, &t, D, &err), 0);
 	bad = t;
-	set_nic(&bad, 1, 1, 0.0);
+	unit_set_nic(&bad, 1, 1, 0.0);
 	CU_ASSERT_EQUAL(unit_check(&p, &bad, D, &err), FAST_ECHECK);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "crosses server 1 NIC 1, which is down"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "GPU 3"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "piece 0"));
 	bad = t;
-	set_nic(&bad, 1, 1, 0.25);
+	unit_set_nic(&bad, 1, 1, 0.25);
 	CU_ASSERT_EQUAL(unit_check(&p, &bad, D, &err), 0);
 	/* both ends of the first transfer across (GPU 0 -> GPU 2) down */
 	bad = t;
-	set_nic(&bad, 0, 0, 0.0);
-	set_nic(&bad, 1, 0, 0.0);
+	unit_set_nic(&bad, 0, 0, 0.0);
+	unit_set_nic(&bad, 1, 0, 0.0);
 	CU_ASSERT_EQUAL(unit_check(&p, &bad, D, &err), FAST_ECHECK);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "which are down"));
 	fast_plan_free(&p);

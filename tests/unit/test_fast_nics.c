@@ -33,13 +33,6 @@ static struct fast_topo topo_of(uint32_t N, uint32_t G, uint32_t K)
 	return t;
 }
 
-static void set_nic(struct fast_topo *t, uint32_t s, uint32_t k, double f)
-{
-	struct fast_err err;
-
-	CU_ASSERT_FATAL(fast_topo_set_nic(t, s, k, f, &err) == 0);
-}
-
 static bool port_down(const struct fast_topo *t, uint32_t g)
 {
 	return fast_topo_gpu_out_Bps(t, g) <= 0;
@@ -173,23 +166,23 @@ static void test_fast_nics__lane_targets_by_rate(void)
 
 	/* one slow NIC: its GPU sends half of what the others do */
 	t = topo_of(2, 4, 4);
-	set_nic(&t, 0, 1, 0.5);
+	unit_set_nic(&t, 0, 1, 0.5);
 	one_tile(&t, 0, 1);
 	/* and receives half */
 	one_tile(&t, 1, 0);
 	/* K < G: GPUs 0, 1 share NIC 0 at half its rate, 2, 3 NIC 1 */
 	t = topo_of(2, 4, 2);
-	set_nic(&t, 0, 0, 0.5);
+	unit_set_nic(&t, 0, 0, 0.5);
 	one_tile(&t, 0, 1);
 	one_tile(&t, 1, 0);
 	/* K > G: GPU 1 drives NICs 2 and 3, one of them down */
 	t = topo_of(2, 4, 8);
-	set_nic(&t, 0, 2, 0);
+	unit_set_nic(&t, 0, 2, 0);
 	one_tile(&t, 0, 1);
 	one_tile(&t, 1, 0);
 	/* a failed NIC: its GPU neither sends nor receives across */
 	t = topo_of(2, 4, 4);
-	set_nic(&t, 0, 3, 0);
+	unit_set_nic(&t, 0, 3, 0);
 	one_tile(&t, 0, 1);
 	one_tile(&t, 1, 0);
 }
@@ -205,7 +198,7 @@ static void test_fast_nics__healthy_plan_crosses_down_port(void)
 
 	for (uint32_t i = 0; i < 4; i++)
 		D[i * 8 + 4 + i] = 4096;
-	set_nic(&bad, 0, 3, 0);
+	unit_set_nic(&bad, 0, 3, 0);
 	CU_ASSERT_FATAL(fast_sched_fast(&t, D, NULL, &p, &err) == 0);
 	CU_ASSERT_FATAL(fast_plan_expand(&p, NULL, &e, &err) == 0);
 	CU_ASSERT(port_defects(&e, &bad) > 0);
@@ -231,15 +224,15 @@ static struct fast_topo random_topo(struct fast_rng *rng, uint32_t N, uint32_t G
 		for (uint32_t k = 0; k < K; k++) {
 			uint32_t r = (uint32_t)fast_rng_below(rng, 8);
 			if (r == 0 && down && live > 1) {
-				set_nic(&t, s, k, 0);
+				unit_set_nic(&t, s, k, 0);
 				live--;
 			} else if (r == 1) {
-				set_nic(&t, s, k, 0.1 + 0.8 * fast_rng_double(rng));
+				unit_set_nic(&t, s, k, 0.1 + 0.8 * fast_rng_double(rng));
 			}
 		}
 	}
 	if (fast_topo_nics_ideal(&t)) /* always something to route around */
-		set_nic(&t, 0, 0, 0.25);
+		unit_set_nic(&t, 0, 0, 0.25);
 	return t;
 }
 
@@ -366,7 +359,7 @@ static void test_fast_nics__ideal_path_unchanged(void)
 		fast_algo_opts_default(&o);
 		o.stages = (enum fast_stages_mode)fast_rng_below(&rng, 3);
 		for (uint32_t s = 0; s < N; s++)
-			set_nic(&ones, s, (uint32_t)fast_rng_below(&rng, G), 1.0);
+			unit_set_nic(&ones, s, (uint32_t)fast_rng_below(&rng, G), 1.0);
 		CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &a, &err) == 0);
 		CU_ASSERT_FATAL(fast_sched_fast(&ones, D, &o, &b, &err) == 0);
 		CU_ASSERT_EQUAL(fast_plan_hash(&a), fast_plan_hash(&b));
@@ -412,7 +405,7 @@ static void test_fast_nics__refusals(void)
 	 * (tile 0 -> 1) runs on rail 0, down at server 0; auto stages
 	 * route it */
 	t = topo_of(3, 2, 2);
-	set_nic(&t, 0, 0, 0);
+	unit_set_nic(&t, 0, 0, 0);
 	D3[1 * 6 + 2] = 1000;
 	fast_algo_opts_default(&o);
 	o.stages = FAST_STAGES_PACKED;
@@ -423,9 +416,9 @@ static void test_fast_nics__refusals(void)
 	/* K = 3 NICs for G = 4 GPUs: ports of 2, 1 and 1 GPUs; server 0's
 	 * live NIC serves two GPUs, server 1's one: no pairing joins them */
 	t = topo_of(2, 4, 3);
-	set_nic(&t, 0, 1, 0);
-	set_nic(&t, 0, 2, 0);
-	set_nic(&t, 1, 0, 0);
+	unit_set_nic(&t, 0, 1, 0);
+	unit_set_nic(&t, 0, 2, 0);
+	unit_set_nic(&t, 1, 0, 0);
 	tok_init(&tr, 8, FAST_TRAFFIC_DISPATCH, 8);
 	tok_group(&tr, 0, 3, 1, (const uint32_t[]){ 7 });
 	tok_done(&tr);
@@ -436,8 +429,8 @@ static void test_fast_nics__refusals(void)
 	 * stages pair them, token plans too */
 	fast_traffic_free(&tr);
 	t = topo_of(2, 2, 2);
-	set_nic(&t, 0, 1, 0);
-	set_nic(&t, 1, 0, 0);
+	unit_set_nic(&t, 0, 1, 0);
+	unit_set_nic(&t, 1, 0, 0);
 	tok_init(&tr, 4, FAST_TRAFFIC_DISPATCH, 8);
 	tok_group(&tr, 0, 3, 2, (const uint32_t[]){ 2, 3 });
 	tok_done(&tr);

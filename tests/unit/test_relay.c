@@ -33,13 +33,6 @@ static struct fast_topo mk_topo(uint32_t N, uint32_t G)
 	return t;
 }
 
-static void set_nic(struct fast_topo *t, uint32_t s, uint32_t k, double f)
-{
-	struct fast_err err;
-
-	CU_ASSERT_EQUAL_FATAL(fast_topo_set_nic(t, s, k, f, &err), 0);
-}
-
 static bool cut_off(const struct fast_topo *t, uint32_t g)
 {
 	return fast_topo_port_Bps(t, g / t->gpus, fast_topo_port_of(t, g % t->gpus)) <= 0.0;
@@ -60,10 +53,10 @@ static struct fast_topo random_fabric(uint32_t N, uint32_t G, struct fast_rng *r
 		for (uint32_t k = 0; k < t.nics; k++) {
 			uint64_t r = fast_rng_below(rng, 4);
 			if (r < 2)
-				set_nic(&t, s, k, r == 0 ? 0.0 : 0.5);
+				unit_set_nic(&t, s, k, r == 0 ? 0.0 : 0.5);
 		}
 		if (fast_topo_server_out_Bps(&t, s) <= 0.0)
-			set_nic(&t, s, (uint32_t)fast_rng_below(rng, t.nics), 1.0);
+			unit_set_nic(&t, s, (uint32_t)fast_rng_below(rng, t.nics), 1.0);
 	}
 	if (fast_topo_validate(&t, NULL, &err) != 0) {
 		fprintf(stderr, "\n%s\n", err.msg);
@@ -143,9 +136,9 @@ static void test_relay__proxies_next_up_gpu_spread_over_ports(void)
 		CU_ASSERT_EQUAL(px[g], g);
 	/* one NIC per GPU, NICs 1 and 2 of server 1 down: 5 -> 7 (the next up
 	 * GPU), 6 -> 4 (7 is taken once already) */
-	set_nic(&t, 1, 1, 0.0);
-	set_nic(&t, 1, 2, 0.0);
-	set_nic(&t, 0, 3, 0.5); /* slow, not down: its own proxy */
+	unit_set_nic(&t, 1, 1, 0.0);
+	unit_set_nic(&t, 1, 2, 0.0);
+	unit_set_nic(&t, 0, 3, 0.5); /* slow, not down: its own proxy */
 	CU_ASSERT_EQUAL(fast_relay_proxies(&t, px, &err), 2);
 	CU_ASSERT_EQUAL(px[5], 7);
 	CU_ASSERT_EQUAL(px[6], 4);
@@ -154,16 +147,16 @@ static void test_relay__proxies_next_up_gpu_spread_over_ports(void)
 	 * behind NICs 2 and 3 (4 and 6), not both behind one */
 	t = mk_topo(1, 8);
 	t.nics = 4;
-	set_nic(&t, 0, 1, 0.0);
+	unit_set_nic(&t, 0, 1, 0.0);
 	CU_ASSERT_EQUAL(fast_relay_proxies(&t, px, &err), 2);
 	CU_ASSERT_EQUAL(px[2], 4);
 	CU_ASSERT_EQUAL(px[3], 6);
 	/* two NICs per GPU: one down slows the port, both down cut it off */
 	t = mk_topo(1, 4);
 	t.nics = 8;
-	set_nic(&t, 0, 2, 0.0);
+	unit_set_nic(&t, 0, 2, 0.0);
 	CU_ASSERT_EQUAL(fast_relay_proxies(&t, px, &err), 0);
-	set_nic(&t, 0, 3, 0.0);
+	unit_set_nic(&t, 0, 3, 0.0);
 	CU_ASSERT_EQUAL(fast_relay_proxies(&t, px, &err), 1);
 	CU_ASSERT_EQUAL(px[1], 2);
 }
@@ -183,7 +176,7 @@ static void test_relay__hops_pipelined_in_chunks(void)
 
 	D[1 * 4 + 3] = UINT64_C(1) << 20;
 	D[2 * 4 + 1] = 1000;
-	set_nic(&t, 0, 1, 0.0);
+	unit_set_nic(&t, 0, 1, 0.0);
 	CU_ASSERT_EQUAL_FATAL(fast_compile("fanout", &t, &m, NULL, &p, &err), 0);
 	for (size_t s = 0; s < p.nsteps; s++)
 		for (uint32_t i = 0; i < p.steps[s].nxfers; i++) {
@@ -311,7 +304,7 @@ static void test_relay__compact_plan_refused(void)
 		D[i] = i % 5 ? 1000 : 0;
 	m = fast_matrix_of(D, 4);
 	CU_ASSERT_EQUAL_FATAL(fast_compile("fast", &t, &m, NULL, &p, &err), 0);
-	set_nic(&t, 0, 1, 0.0);
+	unit_set_nic(&t, 0, 1, 0.0);
 	CU_ASSERT(fast_plan_is_compact(&p));
 	CU_ASSERT_EQUAL(fast_relay_plan(&t, &p, &err), FAST_EINPUT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "compact"));

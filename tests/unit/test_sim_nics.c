@@ -34,13 +34,6 @@ static struct fast_topo topo_nics(uint32_t N, uint32_t G, uint32_t K)
 	return t;
 }
 
-static void set_nic(struct fast_topo *t, uint32_t s, uint32_t k, double f)
-{
-	struct fast_err err;
-
-	CU_ASSERT_FATAL(fast_topo_set_nic(t, s, k, f, &err) == 0);
-}
-
 /* A plan of one scale-out step of the transfers from[i] -> to[i] of
  * bytes[i]. */
 static void one_step(struct fast_plan *p, const struct fast_topo *t, uint32_t n,
@@ -96,7 +89,7 @@ static void test_sim_nics__slow_nic(void)
 	struct fast_err err;
 	int d;
 
-	set_nic(&t, 1, 3, 0.25);
+	unit_set_nic(&t, 1, 3, 0.25);
 	one_step(&p, &t, 2, from, to, bytes);
 	NEAR(run_ok(&t, &p, NULL, &r), OUT_O + OUT_A + 10e6 / (0.25 * OUT_BW));
 	CU_ASSERT_FATAL(fast_sim_nics(&t, &r, &nics, &n, &err) == 0);
@@ -148,7 +141,7 @@ static void test_sim_nics__two_nics_per_gpu(void)
 	struct fast_err err;
 
 	NEAR(time_of(&t, 1, from, to, bytes), OUT_O + OUT_A + 30e6 / (2 * OUT_BW));
-	set_nic(&t, 0, 3, 0.5); /* GPU 1 drives NICs 2 and 3 */
+	unit_set_nic(&t, 0, 3, 0.5); /* GPU 1 drives NICs 2 and 3 */
 	one_step(&p, &t, 1, from, to, bytes);
 	NEAR(run_ok(&t, &p, NULL, &r), OUT_O + OUT_A + 30e6 / (1.5 * OUT_BW));
 	CU_ASSERT_FATAL(fast_sim_nics(&t, &r, &nics, &n, &err) == 0);
@@ -188,7 +181,7 @@ static void test_sim_nics__core_from_nic_rates(void)
 	bool seen = false;
 
 	t.core_oversub = 4.0;
-	set_nic(&t, 1, 1, 0.5);
+	unit_set_nic(&t, 1, 1, 0.5);
 	one_step(&p, &t, 1, from, to, bytes);
 	run_ok(&t, &p, NULL, &r);
 	for (uint32_t i = 0; i < r.nres; i++)
@@ -232,7 +225,7 @@ static void test_sim_nics__down_nic_refused(void)
 	uint64_t bytes[] = { MB, MB };
 	struct fast_err err;
 
-	set_nic(&t, 1, 3, 0.0);
+	unit_set_nic(&t, 1, 3, 0.0);
 	CU_ASSERT_STRING_EQUAL(down_msg(&t, 2, from, to, bytes, &err),
 			       "plan: step 0 transfer 1: GPU 7 -> GPU 3 crosses server 1 NIC 3, "
 			       "which is down");
@@ -240,7 +233,7 @@ static void test_sim_nics__down_nic_refused(void)
 	to[1] = 2;
 	CU_ASSERT_STRING_EQUAL(down_msg(&t, 2, from, to, bytes, &err), "");
 	/* both ends down */
-	set_nic(&t, 0, 1, 0.0);
+	unit_set_nic(&t, 0, 1, 0.0);
 	from[1] = 1;
 	to[1] = 7;
 	CU_ASSERT_STRING_EQUAL(down_msg(&t, 2, from, to, bytes, &err),
@@ -248,11 +241,11 @@ static void test_sim_nics__down_nic_refused(void)
 			       "server 1 NIC 3, which are down");
 	/* a GPU's two NICs (K = 2G) down together; one of them alone only slows it */
 	t = topo_nics(2, 2, 4);
-	set_nic(&t, 1, 2, 0.0);
+	unit_set_nic(&t, 1, 2, 0.0);
 	from[0] = 0;
 	to[0] = 3;
 	CU_ASSERT_STRING_EQUAL(down_msg(&t, 1, from, to, bytes, &err), "");
-	set_nic(&t, 1, 3, 0.0);
+	unit_set_nic(&t, 1, 3, 0.0);
 	CU_ASSERT_STRING_EQUAL(down_msg(&t, 1, from, to, bytes, &err),
 			       "plan: step 0 transfer 0: GPU 0 -> GPU 3 crosses server 1 NICs 2-3, "
 			       "which are down");
@@ -266,7 +259,7 @@ static void test_sim_nics__ideal_unchanged(void)
 	uint32_t from[] = { 0, 1, 5, 2 }, to[] = { 4, 4, 2, 7 };
 	uint64_t bytes[] = { 3 * MB, 5 * MB, 7 * MB, 1 };
 
-	set_nic(&b, 1, 0, 1.0);
+	unit_set_nic(&b, 1, 0, 1.0);
 	CU_ASSERT(fast_topo_nics_ideal(&b));
 	CU_ASSERT_EQUAL(time_of(&a, 4, from, to, bytes), time_of(&b, 4, from, to, bytes));
 }

@@ -45,6 +45,15 @@ static inline struct fast_topo unit_topo(uint32_t N, uint32_t G, enum fast_up_ki
 	return t;
 }
 
+/* NIC k of server s of t at fraction f of its rate (fast_topo_set_nic;
+ * asserted to succeed: the suites set valid overrides). */
+static inline void unit_set_nic(struct fast_topo *t, uint32_t s, uint32_t k, double f)
+{
+	struct fast_err err;
+
+	CU_ASSERT_EQUAL_FATAL(fast_topo_set_nic(t, s, k, f, &err), 0);
+}
+
 struct unit_test {
 	const char *name;
 	void (*fn)(void);
