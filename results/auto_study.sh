@@ -32,12 +32,7 @@ bytes_of() { # 4K, 16M, 1G -> bytes
 	*) echo "auto_study.sh: size $1: give K, M or G" >&2; exit 2 ;;
 	esac
 }
-trace_of() { # servers -> the bundled trace of N x 8 GPUs, or nothing
-	case $1 in
-	4) echo traces/deepseek-v2-lite-intent-ep32.json ;;
-	16) echo traces/switch128-pooled-ep128.json ;;
-	esac
-}
+. results/study_lib.sh # trace_of
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP" "$OUT.runs"' EXIT
 rm -f "$OUT.runs"

@@ -44,12 +44,7 @@ scenario_flags() {
 	nics_double) echo "--nics 16" ;;
 	esac
 }
-trace_of() {
-	case $1 in
-	4) echo traces/deepseek-v2-lite-intent-ep32.json ;;
-	16) echo traces/switch128-pooled-ep128.json ;;
-	esac
-}
+. results/study_lib.sh # trace_of
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP" "$OUT.tmp"' EXIT
 echo "preset,servers,gpus,traffic,size_bytes,scenario,algo,status,time_s,bound_s,ratio" >"$OUT.tmp"
