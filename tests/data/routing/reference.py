@@ -188,6 +188,22 @@ def run(fast, args):
         return json.load(open(out))
 
 
+def check_layer(got, i, m, g, pm, ng, mode, name, args):
+    """Layer i of an import (got: its matrices, dispatch then combine)
+    against the reference: the compute pairs (column sums of the no-dedup
+    bytes pm, in tokens), and the groups g (token traffic) or the rows m
+    and their transpose (bytes).  Exits on a difference."""
+    pairs = [sum(pm[s][c] for s in range(ng)) // B for c in range(ng)]
+    dd, cc = got[2 * i], got[2 * i + 1]
+    ok = dd["compute_pairs"] == pairs and cc["compute_pairs"] == pairs
+    if mode == "tokens":
+        ok = ok and dd["groups"] == g and cc["groups"] == g
+    else:
+        ok = ok and dd["rows"] == m and cc["rows"] == transpose(m)
+    if not ok:
+        sys.exit("FAIL: %s %s layer %d" % (name, " ".join(args), i))
+
+
 def transpose(m):
     return [list(r) for r in zip(*m)]
 
@@ -236,15 +252,7 @@ def placement_files(fast):
                             m, g = ids_traffic(layers[l], ng, False, False, mode)
                             pm, _ = ids_traffic(layers[l], ng, False, False, "nodedup")
                             PLACE = None
-                            pairs = [sum(pm[s][c] for s in range(ng)) // B for c in range(ng)]
-                            dd, c = got[2 * i], got[2 * i + 1]
-                            ok = dd["compute_pairs"] == pairs and c["compute_pairs"] == pairs
-                            if mode == "tokens":
-                                ok = ok and dd["groups"] == g and c["groups"] == g
-                            else:
-                                ok = ok and dd["rows"] == m and c["rows"] == transpose(m)
-                            if not ok:
-                                sys.exit("FAIL: %s %s layer %d" % (name, " ".join(base + flag), i))
+                            check_layer(got, i, m, g, pm, ng, mode, name, base + flag)
                             n += 1
         print("%s with a replicated placement file: agrees" % name)
     return n
@@ -347,15 +355,7 @@ def eplb_maps(fast):
                                 m, g = ids_traffic(layers[l], ng, False, False, mode)
                                 pm, _ = ids_traffic(layers[l], ng, False, False, "nodedup")
                             PLACE = None
-                            pairs = [sum(pm[s][c] for s in range(ng)) // B for c in range(ng)]
-                            dd, cc = got[2 * i], got[2 * i + 1]
-                            ok = dd["compute_pairs"] == pairs and cc["compute_pairs"] == pairs
-                            if mode == "tokens":
-                                ok = ok and dd["groups"] == g and cc["groups"] == g
-                            else:
-                                ok = ok and dd["rows"] == m and cc["rows"] == transpose(m)
-                            if not ok:
-                                sys.exit("FAIL: %s %s layer %d" % (name, " ".join(base + flag), i))
+                            check_layer(got, i, m, g, pm, ng, mode, name, base + flag)
                             worst.append(eplb_balance(rows[i], load, ng, "%s EP%d" % (name, ng)))
                             n += 1
         print("%s with eplb:4: agrees" % name)
