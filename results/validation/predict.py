@@ -338,7 +338,7 @@ def write_outputs(a, rows, log):
         lines.append(f"| {m['id']} | {m['class']} | {m['use']} | {meas['value']:g} {meas['unit']} | "
                      f"{v:.1f} | {err:+.1%} | {mo['algo']} | {vb:.1f} ({eb:+.1%}) | {other} |")
         csv.append(f"{m['id']},{m['class']},{m['use']},{meas['unit']},{meas['value']},{mo['algo']},"
-                   f"{v:.3f},{err:.4f},{t:.9g},{counted},{vb:.3f},{eb:.4f},{other.replace(',', ' ')}")
+                   f"{v:.3f},{err:.6f},{t:.9g},{counted},{vb:.3f},{eb:.6f},{other.replace(',', ' ')}")
     text = head + "\n".join(lines) + "\n"
     sys.stdout.write(text)
     if not (a.only or a.set or a.sim_args):
