@@ -5,9 +5,9 @@
  * and the property it must keep: on random cases of every shape (1 x G,
  * N x 1, 2 x 2 up to 3 x 8, mesh and switch, the h200 and mi300x presets,
  * K NICs per server, random alpha and step overheads including 0, sizes
- * from a byte to MiB, sparse matrices and silent GPUs), no plan of any
- * schedule that the checker accepts simulates (by step and by rank) in
- * less time than bound_s.
+ * from a byte to MiB, sparse matrices and silent GPUs, token traffic),
+ * no plan of any schedule that the checker accepts simulates (by step and
+ * by rank) in less time than bound_s.
  */
 #include <CUnit/Basic.h>
 
@@ -19,6 +19,7 @@
 #include "fast/algo.h"
 #include "fast/common.h"
 #include "fast/plan.h"
+#include "tok.h"
 
 #define CASES 1000
 
@@ -142,45 +143,72 @@ static void sim_both(const struct fast_topo *t, const struct fast_plan *p, const
 	}
 }
 
+struct tally {
+	unsigned runs, refused, token_cases;
+	double tight;
+};
+
+/* Every schedule's plan for mx that the checker accepts, simulated both
+ * ways against mx's bound. */
+static void run_case(const struct fast_topo *t, const struct fast_matrix *mx, int ci, struct tally *y)
+{
+	struct fast_bound b;
+	struct fast_err err = { 0 };
+
+	CU_ASSERT_FATAL(fast_bound_compute(t, mx, false, &b, &err) == 0);
+	CU_ASSERT(b.bound_s >= b.lp_s && b.bound_s >= b.closed_s);
+	for (const struct fast_algo *al = fast_algos; al->name; al++) {
+		struct fast_algo_opts ao;
+		struct fast_plan p;
+		fast_algo_opts_default(&ao);
+		if (fast_compile(al->name, t, mx, &ao, &p, &err) != 0) {
+			y->refused++;
+			continue;
+		}
+		if (unit_check_matrix(&p, t, mx, &err) == 0)
+			sim_both(t, &p, mx, &b, al->name, ci, &y->runs, &y->tight);
+		else
+			y->refused++;
+		fast_plan_free(&p);
+	}
+}
+
+/* One case in five is token traffic (dispatch or combine, 1..7168 bytes a
+ * token, random groups), the rest byte matrices. */
 static void test_bound__latency_never_beaten(void)
 {
 	struct fast_rng rng;
-	unsigned runs = 0, refused = 0;
-	double tight = HUGE_VAL;
+	struct tally y = { 0, 0, 0, HUGE_VAL };
 
 	fast_rng_seed(&rng, 2505);
 	for (int ci = 0; ci < CASES; ci++) {
 		struct fast_topo t = rand_topo(&rng);
 		uint32_t ng = fast_topo_ngpus(&t);
-		uint64_t *D = calloc((size_t)ng * ng, sizeof *D);
 		struct fast_matrix mx;
-		struct fast_bound b;
-		struct fast_err err = { 0 };
 
+		if (fast_rng_below(&rng, 5) == 0) {
+			struct fast_traffic tr;
+			enum fast_traffic_kind k = fast_rng_below(&rng, 2) ? FAST_TRAFFIC_DISPATCH
+									   : FAST_TRAFFIC_COMBINE;
+			tok_init(&tr, ng, k, 1 + fast_rng_below(&rng, 7168));
+			tok_random_groups(&tr, &rng, 1 + (uint32_t)fast_rng_below(&rng, 3 * ng),
+					  ng < 6 ? ng : 6, t.gpus, 64);
+			tok_done(&tr);
+			run_case(&t, &tr.m[0], ci, &y);
+			y.token_cases++;
+			fast_traffic_free(&tr);
+			continue;
+		}
+		uint64_t *D = calloc((size_t)ng * ng, sizeof *D);
 		CU_ASSERT_FATAL(D != NULL);
 		rand_matrix(&rng, D, ng);
 		mx = fast_matrix_of(D, ng);
-		CU_ASSERT_FATAL(fast_bound_compute(&t, &mx, false, &b, &err) == 0);
-		CU_ASSERT(b.bound_s >= b.lp_s && b.bound_s >= b.closed_s);
-		for (const struct fast_algo *al = fast_algos; al->name; al++) {
-			struct fast_algo_opts ao;
-			struct fast_plan p;
-			fast_algo_opts_default(&ao);
-			if (fast_compile(al->name, &t, &mx, &ao, &p, &err) != 0) {
-				refused++;
-				continue;
-			}
-			if (unit_check_matrix(&p, &t, &mx, &err) == 0)
-				sim_both(&t, &p, &mx, &b, al->name, ci, &runs, &tight);
-			else
-				refused++;
-			fast_plan_free(&p);
-		}
+		run_case(&t, &mx, ci, &y);
 		free(D);
 	}
-	fprintf(stderr, "\n  %d cases, %u simulations, %u plans not made or refused, "
-		"smallest time / bound %.6f\n", CASES, runs, refused, tight);
-	CU_ASSERT(runs >= 2 * CASES);
+	fprintf(stderr, "\n  %d cases (%u of token traffic), %u simulations, %u plans not made "
+		"or refused, smallest time / bound %.6f\n", CASES, y.token_cases, y.runs, y.refused, y.tight);
+	CU_ASSERT(y.runs >= 2 * CASES);
 }
 
 UNIT_MAIN("bound_latency", UNIT_TEST(test_bound__latency_closed_forms),
