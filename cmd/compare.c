@@ -358,7 +358,7 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 	fast_json_put_double(stdout, bound_s);
 	if (b) {
 		printf(", \"lp_s\": ");
-		fast_json_put_double(stdout, b->bound_s);
+		fast_json_put_double(stdout, b->lp_s);
 		printf(", \"latency_s\": ");
 		fast_json_put_double(stdout, b->latency_s);
 		printf(", \"binding\": \"%s\"", b->binding);
