@@ -59,6 +59,10 @@ struct fast_bound {
 int fast_bound_compute(const struct fast_topo *topo, const struct fast_matrix *m, bool closed_only,
 		       struct fast_bound *out, struct fast_err *err);
 
+/* Set b->latency_s and b->bound_s from b->closed_s and b->lp_s on topo
+ * (as fast_bound_compute does; for bandwidth bounds computed before). */
+void fast_bound_latency(struct fast_bound *b, const struct fast_topo *topo);
+
 /* JSON of `fast bound --json` (lib/bound/bound_json.c): the topology
  * object, and one matrix's bound (indented as a row of "bounds"; closed_only:
  * no LP fields; timing: with "solve_s").  Stream errors are the caller's to

@@ -61,7 +61,4 @@ void fast_bound_bytes_closed(const struct fast_topo *topo, const uint64_t *D,
 int fast_bound_finish(struct fast_bound *b, const struct fast_topo *topo, uint64_t total_cross,
 		      struct fast_err *err);
 
-/* Sets b->latency_s and b->bound_s from the bandwidth terms (bound.h). */
-void fast_bound_latency(struct fast_bound *b, const struct fast_topo *topo);
-
 #endif
