@@ -43,7 +43,9 @@ static int put_row(FILE *f, const struct fast_topo *t, const struct fast_matrix 
 	int rc;
 
 	fprintf(f, "%s\n  {\"matrix\": %u", i ? "," : "", i);
-	put(f, "bound_s", r->bound.lp_s);
+	put(f, "bound_s", r->bound.bound_s);
+	put(f, "lp_s", r->bound.lp_s);
+	put(f, "latency_s", r->bound.latency_s);
 	fprintf(f, ", \"binding\": \"%s\"", r->bound.binding);
 	put(f, "time_s", w->sim.time_s);
 	put(f, "algbw_GBps", w->sim.algbw_GBps);

@@ -33,7 +33,7 @@ const char cmd_gate_usage[] =
 	"Plan every matrix (or take the plans of --plan, which are also checked),\n"
 	"simulate it, compute the LP lower bound, and fail when time / bound > R.\n"
 	"\n"
-	"  --max-ratio R          the largest acceptable time / LP bound (>= 1)\n"
+	"  --max-ratio R          the largest acceptable time / bound (>= 1)   \n"
 	"  --algo NAME            compiler (default fast)\n"
 	"  --plan FILE            gate these plans instead (one per matrix)\n"
 	"  --baseline FILE.csv    also fail when a time regressed against this results\n"

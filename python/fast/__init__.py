@@ -680,11 +680,13 @@ def compare(topology, traffic, algos=None, congestion=True, sync="step", epsilon
             out.append(c)
         return out
 
-    def block(head, c, bound_s, binding=None):
+    def block(head, c, bound_s, bound=None):
         d = dict(head)
         d["bound_s"] = bound_s
-        if binding is not None:
-            d["binding"] = binding
+        if bound is not None:  # a matrix's: the LP and latency beside it, as the command's
+            d["lp_s"] = bound["lp_s"]
+            d["latency_s"] = bound["latency_s"]
+            d["binding"] = bound["binding"]
         f = c[fast_idx] if fast_idx is not None else None
         d["algorithms"] = []
         for k, (name, _, _) in enumerate(rows):
@@ -712,8 +714,7 @@ def compare(topology, traffic, algos=None, congestion=True, sync="step", epsilon
     for m in range(len(traffic)):
         c = cells(m)
         p0 = results[0]["plans"][m]
-        doc["matrices"].append(block({"matrix": m, "label": labels[m]}, c, p0["bound_s"],
-                                     p0["binding"]))
+        doc["matrices"].append(block({"matrix": m, "label": labels[m]}, c, p0["bound_s"], p0))
         kt = kind_total.setdefault(kinds[m], [dict(z) for z in zero])
         kind_bound[kinds[m]] = kind_bound.get(kinds[m], 0.0) + p0["bound_s"]
         kind_count[kinds[m]] = kind_count.get(kinds[m], 0) + 1
