@@ -265,7 +265,7 @@ def fig_skew(p, rows):
                "plot %s, %s" % (yaxis_cmds([v for y in ys for v in y.values()], True),
                                 ", ".join(plots), parity_clause("parity")))
     for preset, pts in ratio_lines.items():
-        write_dat(os.path.join(p.data, "ratio_skew_%s.dat" % preset), ["skew", "fast_over_lp"], pts)
+        write_dat(os.path.join(p.data, "ratio_skew_%s.dat" % preset), ["skew", "fast_over_bound"], pts)
     names = sorted(ratio_lines)
     plots = series_plots_named(["ratio_skew_%s.dat" % pr for pr in names], names,
                                [dict(ratio_lines[pr]) for pr in names])
@@ -316,7 +316,7 @@ def fig_scale(p, rows):
     names = sorted(groups)
     pts = {g: {n: mean(v) for n, v in sorted(groups[g].items())} for g in names}
     for g in names:
-        write_dat(os.path.join(p.data, "ratio_gpus_%s.dat" % g), ["gpus", "fast_over_lp"],
+        write_dat(os.path.join(p.data, "ratio_gpus_%s.dat" % g), ["gpus", "fast_over_bound"],
                   sorted(pts[g].items()))
     plots = series_plots_named(["ratio_gpus_%s.dat" % g for g in names],
                                [g.replace("_skew", " Zipf ") for g in names], [pts[g] for g in names])
