@@ -2,7 +2,7 @@
  * api_auto.c - auto's row of `fast compare`, for callers that build the
  * rest of the comparison themselves (python/fast's compare): per matrix,
  * the case evaluator (include/fast/eval.h) with one "auto" row and the
- * LP bound, as cmd/compare.c runs it with --no-timing, and the row's
+ * bound (LP plus latency floor), as cmd/compare.c runs it with --no-timing, and the row's
  * fields as its --json prints them.  Synthesis is never timed here, so
  * eval/synth.c's static storage is not touched: the call is as reentrant
  * as the rest of api.h.

@@ -576,7 +576,7 @@ def sim(topology, traffic=None, plan=None, algo="fast", steps=False, congestion=
         sync="step", epsilon=0.0, check=True, **options):
     """`fast sim --json` as a dict: plan (a Plan, or compiled from traffic
     with algo and options when None) simulated on topology; with traffic,
-    the LP bound and ratio (and a given plan is first proved correct for
+    the bound (LP plus latency floor) and ratio (and a given plan is first proved correct for
     it unless check=False)."""
     if plan is None:
         if traffic is None:
@@ -633,7 +633,8 @@ def compare(topology, traffic, algos=None, congestion=True, sync="step", epsilon
             **options):
     """`fast compare --json --no-timing` as a dict: every algorithm (all
     but auto, or algos: names or "NAME:OPT=VALUE" rows, auto included)
-    compiled and simulated on each matrix, with the LP bound, ratios,
+    compiled and simulated on each matrix, with the bound (LP plus
+    latency floor, and the LP alone), ratios,
     FAST's speedup and per-kind and overall totals.  Synthesis times are
     left out (they are measurements).  An auto row is the command's: its
     choice, predictions and candidates from the library's case evaluator
