@@ -43,7 +43,8 @@ const char cmd_gate_usage[] =
 	"  --require-baseline     fail a matrix that has no baseline row (CI)\n"
 	"  --tolerance T          allowed relative regression (default 0.02)\n"
 	"  --write-baseline FILE  write this run's rows as a baseline CSV\n"
-	"  --bound lp|closed      bound to compare with (default lp)\n"
+	"  --bound lp|closed      bound to compare with, plus the latency floor\n"
+	"                         (default lp)\n"
 	"  --json                 machine-readable verdicts\n"
 	SIMC_SIM_USAGE
 	"\n"

@@ -438,11 +438,12 @@ int sweep_case_eval(const struct fast_topo *t, const struct fast_matrix *M,
 		if (cr.bound_rc < 0) {
 			set_error(shared, "bound", &cr.bound_err);
 		} else {
-			if (e->bound != SWEEP_BOUND_CLOSED) {
-				shared->bound_s = cr.bound.bound_s;
+			/* with "closed" bound_s is the closed form plus the
+			 * latency floor (bound.h); the LP was not solved */
+			shared->bound_s = cr.bound.bound_s;
+			shared->latency_s = cr.bound.latency_s;
+			if (e->bound != SWEEP_BOUND_CLOSED)
 				shared->lp_s = cr.bound.lp_s;
-				shared->latency_s = cr.bound.latency_s;
-			}
 			shared->closed_s = cr.bound.closed_s;
 		}
 	}

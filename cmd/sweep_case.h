@@ -23,7 +23,8 @@
  *   time_s       simulated completion time (seconds, as every time column)
  *   algbw_GBps busbw_GBps   nccl-tests definitions (sim.h)
  *   bound_s      the bound ratios divide by: the LP and closed form shifted
- *                by the latency every plan pays (bound.h bound_s; empty
+ *                by the latency every plan pays (bound.h bound_s; with the
+ *                spec's "bound": "closed", the closed form shifted; empty
  *                when not computed)
  *   closed_s     closed-form bound
  *   ratio        time / bound (bound_s when computed, else closed form)

@@ -242,16 +242,17 @@ static uint32_t group_of(const struct sweep_spec *s, uint64_t id)
 	return lo;
 }
 
-/* A row of a file before version 5 (bound_s and lp_s the LP) of case id:
- * the combined bound from its topology, and the ratio over it. */
+/* A row of a file before version 5 (bound_s and lp_s the LP; with "bound":
+ * "closed" the closed form alone) of case id: the combined bound from its
+ * topology, and the ratio over it. */
 static void upgrade_bound(const struct sweep_spec *s, uint64_t id, struct sweep_row *r)
 {
 	struct fast_bound b;
 
-	if (isnan(r->lp_s))
+	if (isnan(r->lp_s) && isnan(r->closed_s))
 		return;
 	memset(&b, 0, sizeof b);
-	b.lp_s = r->lp_s;
+	b.lp_s = isnan(r->lp_s) ? 0.0 : r->lp_s;
 	b.closed_s = isnan(r->closed_s) ? 0.0 : r->closed_s;
 	fast_bound_latency(&b, &s->topos[s->groups[group_of(s, id)].topo].topo);
 	r->bound_s = b.bound_s;
