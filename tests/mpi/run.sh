@@ -156,6 +156,13 @@ else
 	bad "fast plan --stages packed on 8 x 2"
 fi
 
+# a rail step of several permutations (plan version 4): both shifts of
+# 3 x 2 at once, each GPU sending to two servers in one step
+run "np 6 replay: fast, one rail step of two permutations (3 x 2)" 0 \
+	$MPIRUN -np 6 "$FAST" run --preset h200 --servers 3 --gpus 2 \
+	--traffic "$ROOT/tests/golden/check_ok_grouped/t.json" \
+	--plan "$ROOT/tests/golden/check_ok_grouped/plan.json" $QUICK
+
 # token traffic (dispatch and combine of token groups) run as tokens: fast
 # and hier compile token plans on the fly (deduplicated per server, from the
 # groups gathered from every rank's own) and replay them from `fast plan`

@@ -273,8 +273,10 @@ static int verify_compact(const struct fast_plan *p, const struct fast_topo *top
 		if (st->kind != FAST_STEP_RAIL)
 			continue;
 		rails++;
-		for (uint32_t a = 0; a < N; a++)
-			cover[a * N + p->perm[st->perm0 + a]] += st->budget;
+		for (uint32_t j = 0; j < st->nperms; j++)
+			for (uint32_t a = 0; a < N; a++)
+				cover[a * N + p->perm[st->perm0 + (size_t)j * N + a]] +=
+					p->budgets[st->budget0 + j];
 	}
 	for (uint32_t a = 0; a < N; a++)
 		for (uint32_t b = 0; b < N; b++)
@@ -517,13 +519,13 @@ static void test_fast__jit_groups_and_tail_split(void)
 		if (st->kind != FAST_STEP_RAIL)
 			continue;
 		if (nrail++ == 0)
-			first_budget = st->budget;
+			first_budget = p.budgets[st->budget0];
 		prev = last;
 		last = (uint32_t)k;
 	}
 	CU_ASSERT(up <= 3);
 	CU_ASSERT_FATAL(nrail >= 2);
-	CU_ASSERT(p.steps[last].budget * 4 < first_budget);
+	CU_ASSERT(p.budgets[p.steps[last].budget0] * 4 < first_budget);
 	CU_ASSERT(memcmp(p.perm + p.steps[last].perm0, p.perm + p.steps[prev].perm0,
 			 N * sizeof *p.perm) == 0);
 	fast_plan_free(&p);
@@ -562,11 +564,11 @@ static void test_fast__broken_plans_are_caught(void)
 	CU_ASSERT_EQUAL(unit_check(&p, &t, D, &err), FAST_ECHECK);
 	p.steps[first].ndeps = 1;
 	/* a stage one byte short */
-	p.steps[last].budget--;
+	p.budgets[p.steps[last].budget0]--;
 	CU_ASSERT(verify(&p, &t, D) > 0);
 	CU_ASSERT(verify_compact(&p, &t, D) > 0);
 	CU_ASSERT_EQUAL(unit_check(&p, &t, D, &err), FAST_ECHECK);
-	p.steps[last].budget++;
+	p.budgets[p.steps[last].budget0]++;
 	/* a lane one byte short */
 	p.lanes[0].bytes--;
 	p.pieces[p.lanes[0].piece0].len--;
