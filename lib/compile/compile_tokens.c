@@ -659,6 +659,58 @@ static int mirror_explicit(const struct fast_plan *dp, struct tok_build *tb)
 	return rc < 0 ? rc : 0;
 }
 
+/* What the redistribution moves, per lane byte, in a byte plan's
+ * redistributions (struct builder's fwd, for the choice of stages), from
+ * its busiest GPU: a token crossing to server B on rail i (its source's)
+ * goes on from B_i to its other destinations on B (dispatch: B_i sends
+ * them, each destination receives them), or (combine) they come to B_i
+ * and are summed there, n + 1 inputs and the result through the GPU's
+ * scale-up.  A byte plan's redistribution moves (G - 1) / G of each lane
+ * byte; this is the busiest GPU's bytes over the mean NIC's lane bytes,
+ * in those units.  1 when nothing crosses. */
+static double tok_fwd(const struct fast_matrix *m, uint32_t N, uint32_t G)
+{
+	uint32_t ng = N * G;
+	uint64_t *in = fast_calloc((size_t)2 * ng, sizeof *in), *out, most = 0;
+	double cross = 0;
+
+	if (!in || G < 2) {
+		free(in);
+		return 1; /* a model only */
+	}
+	out = in + ng;
+	for (uint32_t g = 0; g < m->ngroups; g++) {
+		const struct fast_group *gr = &m->groups[g];
+		uint64_t bytes = fast_group_bytes(m, g);
+		uint32_t A = gr->src / G, i = gr->src % G;
+		for (uint32_t k = 0, k1; k < gr->ndst; k = k1) {
+			uint32_t B = m->dsts[gr->dst0 + k] / G, x = B * G + i, n = 0;
+			bool at_x = false;
+			for (k1 = k; k1 < gr->ndst && m->dsts[gr->dst0 + k1] / G == B; k1++) {
+				uint32_t d = m->dsts[gr->dst0 + k1];
+				n++;
+				at_x = at_x || d == x;
+				if (B != A && d != x)
+					in[d] += bytes; /* dispatch: forwarded to d */
+			}
+			if (B == A)
+				continue;
+			cross += (double)bytes;
+			out[x] += (n - at_x) * bytes;
+			if (m->kind == FAST_TRAFFIC_COMBINE) /* gathered to x and summed */
+				in[x] += (n - at_x) * bytes + (n > 1 || !at_x ? (n + 1) * bytes : 0);
+		}
+	}
+	for (uint32_t d = 0; d < ng; d++) {
+		uint64_t t = m->kind == FAST_TRAFFIC_COMBINE ? in[d] : in[d] > out[d] ? in[d] : out[d];
+		most = t > most ? t : most;
+	}
+	free(in);
+	if (!(cross > 0))
+		return 1;
+	return (double)most / (cross / ng) * G / (G - 1);
+}
+
 int fast_sched_fast_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
 			   const struct fast_algo_opts *opts, struct fast_plan *out,
 			   struct fast_err *err)
@@ -680,7 +732,8 @@ int fast_sched_fast_tokens(const struct fast_topo *topo, const struct fast_matri
 				    "use --stages auto or exact, or --dedup gpu");
 	if ((rc = tok_streams_build(&ts, topo, m, err)) < 0)
 		return rc;
-	if ((rc = fast_sched_fast_crossings(topo, ts.D, opts, &bp, err)) < 0) {
+	if ((rc = fast_sched_fast_crossings(topo, ts.D, opts, tok_fwd(m, topo->servers, topo->gpus),
+					     &bp, err)) < 0) {
 		tok_streams_free(&ts);
 		return rc;
 	}

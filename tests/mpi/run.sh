@@ -103,6 +103,16 @@ for cfg in "8 2 4" "16 4 4"; do
 			$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$MIX" --algo $algo $QUICK
 	done
 	replay_all "$NG" "$TOPO" "$MIX" "np $NG replayed"
+	# on 4 x 4 FAST sends these small matrices in one rail step of the
+	# three shifts (plan version 4, compile_fast_group.c): the run above
+	# replayed grouped steps
+	if [ "$NG" = 16 ]; then
+		if grep -q '"perms"' "$TMP/ir_fast.json"; then
+			ok "np 16: FAST's replayed plan has rail steps of several permutations"
+		else
+			bad "np 16: FAST's replayed plan has no rail step of several permutations"
+		fi
+	fi
 	# a real MoE trace: bundled, imported from the data set, or generated
 	trace=""
 	for f in "$ROOT"/traces/*.json; do

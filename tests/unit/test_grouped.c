@@ -4,16 +4,21 @@
  * carry, its expansion, validation, the file format, the checker (a FAST
  * plan's grouped step may send from a NIC to as many NICs as it has
  * permutations; the same transfers in an explicit step may not), and the
- * simulator (one step's costs, incast at k senders).
+ * simulator (one step's costs, incast at k senders); and FAST's choice of
+ * grouping (compile_fast_group.c): one step of all where the per-step
+ * cost dominates, one permutation a step where there is none, and the
+ * one step's model against the simulator.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <CUnit/Basic.h>
 
 #include "unit.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fast/algo.h"
 #include "fast/check.h"
 #include "fast/plan.h"
 #include "fast/sim.h"
@@ -341,10 +346,132 @@ static void test_grouped__sim_one_step_and_incast_at_k_senders(void)
 	fast_plan_free(&s);
 }
 
+/* --- FAST's choice (compile_fast_group.c) ------------------------------ */
+
+static struct fast_topo h200(uint32_t N, uint32_t G)
+{
+	struct fast_topo t;
+	struct fast_limits lim;
+
+	fast_limits_default(&lim);
+	CU_ASSERT_FATAL(fast_topo_preset("h200", N, G, &lim, &t, NULL) == 0);
+	return t;
+}
+
+/* D[s][d] = e between servers, e / 4 within, skewed by source when skew. */
+static uint64_t *traffic(uint32_t N, uint32_t G, uint64_t e, bool skew)
+{
+	uint32_t ng = N * G;
+	uint64_t *D = calloc((size_t)ng * ng, sizeof *D);
+
+	CU_ASSERT_FATAL(D != NULL);
+	for (uint32_t s = 0; s < ng; s++)
+		for (uint32_t d = 0; d < ng; d++)
+			D[(size_t)s * ng + d] = s == d ? 0 : (s / G == d / G ? e / 4 : e) *
+							       (skew ? 1 + (s * 7 + d * 3) % 5 : 1);
+	return D;
+}
+
+/* The rail steps of p: how many, and the most permutations one holds. */
+static uint32_t rails_of(const struct fast_plan *p, uint32_t *most)
+{
+	uint32_t n = 0;
+
+	*most = 0;
+	for (size_t s = 0; s < p->nsteps; s++)
+		if (p->steps[s].kind == FAST_STEP_RAIL) {
+			n++;
+			*most = p->steps[s].nperms > *most ? p->steps[s].nperms : *most;
+		}
+	return n;
+}
+
+/* Per-step costs far above the bytes' time: one rail step of (at least)
+ * the N - 1 shifts, whatever the skew; the plan is correct. */
+static void test_grouped__large_alpha_takes_one_step_of_all(void)
+{
+	struct fast_err err;
+
+	for (int skew = 0; skew < 2; skew++) {
+		struct fast_topo t = h200(6, 4);
+		uint64_t *D = traffic(6, 4, 4096, skew);
+		struct fast_plan p;
+		uint32_t most, n;
+		t.out.step_overhead_us = 1000;
+		CU_ASSERT_FATAL(fast_sched_fast(&t, D, NULL, &p, &err) == 0);
+		n = rails_of(&p, &most);
+		CU_ASSERT_EQUAL(n, 1);
+		CU_ASSERT(most >= 5);
+		CU_ASSERT_EQUAL(unit_check(&p, &t, D, &err), 0);
+		fast_plan_free(&p);
+		free(D);
+	}
+}
+
+/* No per-step cost: grouping saves nothing and costs incast, so every
+ * rail step is one permutation, as before grouping (and balanced). */
+static void test_grouped__zero_alpha_keeps_one_permutation_a_step(void)
+{
+	struct fast_err err;
+
+	for (int skew = 0; skew < 2; skew++) {
+		struct fast_topo t = h200(6, 4);
+		uint64_t *D = traffic(6, 4, UINT64_C(1) << 20, skew);
+		struct fast_plan p;
+		uint32_t most;
+		t.out.step_overhead_us = t.out.latency_us = 0;
+		t.up.step_overhead_us = t.up.latency_us = 0;
+		CU_ASSERT_FATAL(fast_sched_fast(&t, D, NULL, &p, &err) == 0);
+		CU_ASSERT(rails_of(&p, &most) > 1);
+		CU_ASSERT_EQUAL(most, 1);
+		CU_ASSERT_PTR_NULL(strstr(p.options, "steps="));
+		CU_ASSERT_PTR_NULL(strstr(p.options, "direct"));
+		CU_ASSERT_EQUAL(unit_check(&p, &t, D, &err), 0);
+		fast_plan_free(&p);
+		free(D);
+	}
+}
+
+/* The one step's model is the simulator's time (equal messages, so no
+ * balancing and no max-min imbalance): a_out + X / (B_out f(N - 1)), X a
+ * NIC's bytes, then a_up + Y / B_up, Y the bytes a GPU forwards. */
+static void test_grouped__one_step_model_is_the_simulators(void)
+{
+	const uint32_t N = 8, G = 4;
+	const uint64_t e = 2048;
+	struct fast_topo t = h200(N, G);
+	uint64_t *D = traffic(N, G, e, false);
+	struct fast_plan p;
+	struct fast_sim_opts o;
+	struct fast_sim_result r;
+	struct fast_err err;
+	uint32_t most;
+	double X = (double)(N - 1) * G * e, Y = (double)(N - 1) * (G - 1) * e, want;
+
+	CU_ASSERT_FATAL(fast_sched_fast(&t, D, NULL, &p, &err) == 0);
+	CU_ASSERT_EQUAL_FATAL(rails_of(&p, &most), 1);
+	fast_sim_opts_default(&o);
+	o.traffic = D;
+	CU_ASSERT_EQUAL_FATAL(unit_sim(&t, &p, NULL, &o, &r, &err), 0);
+	want = fast_tier_step_s(&t.out) +
+	       X / (fast_tier_Bps(&t.out) * fast_incast_factor(&t.congestion, N - 1)) +
+	       fast_tier_step_s(&t.up) + Y / fast_tier_Bps(&t.up);
+	CU_ASSERT_DOUBLE_EQUAL(r.time_s, want, want * 0.01);
+	if (fabs(r.time_s - want) > want * 0.01)
+		fprintf(stderr, "\n  simulated %.3f us, modelled %.3f us\n", r.time_s * 1e6,
+			want * 1e6);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+	free(D);
+}
+
 UNIT_MAIN("grouped",
 	  UNIT_TEST(test_grouped__rail_row_sums_budgets_by_destination),
 	  UNIT_TEST(test_grouped__validate_names_the_permutation),
 	  UNIT_TEST(test_grouped__expansion_is_sender_rail_destination),
 	  UNIT_TEST(test_grouped__checker_takes_k_peers_from_a_grouped_step_only),
 	  UNIT_TEST(test_grouped__file_is_version_4_and_round_trips),
-	  UNIT_TEST(test_grouped__sim_one_step_and_incast_at_k_senders))
+	  UNIT_TEST(test_grouped__sim_one_step_and_incast_at_k_senders),
+	  UNIT_TEST(test_grouped__large_alpha_takes_one_step_of_all),
+	  UNIT_TEST(test_grouped__zero_alpha_keeps_one_permutation_a_step),
+	  UNIT_TEST(test_grouped__one_step_model_is_the_simulators))
