@@ -259,7 +259,8 @@ static void balancing_groups(struct builder *bd, const struct fast_bvn *bv)
  * than the staged or packed ones to be chosen (choose_shape). */
 #define GROUP_GAIN 0.02
 
-/* The schedule stages=auto compiles (the plan's options name it). */
+/* The schedule stages=auto or grouped compiles (the plan's options name
+ * it). */
 enum shape {
 	SHAPE_STAGED = 0, /* a rail step per term (stages=exact too) */
 	SHAPE_PACKED,     /* compile_fast_packed.c */
@@ -267,18 +268,24 @@ enum shape {
 	SHAPE_DIRECT,     /* unbalanced, one rail step of the shifts (the same) */
 };
 
-/* stages=auto: of the staged schedule bv, packed stages (with may_pack,
- * from three servers: two have one shift, the staged schedule itself),
+/* stages=auto: of the staged schedule bv and packed stages (with
+ * may_pack, from three servers: two have one shift, the staged schedule
+ * itself), the one of less modelled time; stages=grouped: of those,
  * grouped stages and the unbalanced one (one NIC per GPU at one rate,
- * from three servers), the one of least modelled time, set up in bd (and
- * bv); stages=packed: checked packable.  *shape says which. */
+ * from three servers), the one of least modelled time; set up in bd (and
+ * bv).  stages=packed: checked packable.  *shape says which.  Grouping is
+ * opt-in until the committed results are measured again with it; auto
+ * models balancing at a switch port's rate as it did before (its choices
+ * unchanged), grouped at a GPU's G - 1 mesh links together (Bb). */
 static int choose_shape(struct builder *bd, const struct fast_topo *topo,
 			const struct fast_algo_opts *o, bool may_pack, struct fast_bvn *bv,
 			enum shape *shape)
 {
-	bool autos = o->stages == FAST_STAGES_AUTO && bd->N > 2;
+	bool autos = (o->stages == FAST_STAGES_AUTO || o->stages == FAST_STAGES_GROUPED) &&
+		     bd->N > 2;
 	bool pack = may_pack && (bd->packed || autos);
-	bool group = !bd->packed && autos && bd->mode == NICS_IDEAL;
+	bool group = !bd->packed && autos && o->stages == FAST_STAGES_GROUPED &&
+		     bd->mode == NICS_IDEAL;
 	struct cost c = fast_packed_cost(topo);
 	struct balance_cost bc;
 	double best, t;
@@ -287,6 +294,8 @@ static int choose_shape(struct builder *bd, const struct fast_topo *topo,
 	*shape = SHAPE_STAGED;
 	if (!pack && !group)
 		return 0;
+	if (!group)
+		c.Bb = c.Bu; /* stages=auto or packed: a switch port, as before */
 	if (bd->mode != NICS_IDEAL)
 		c.Bo = bd->r0; /* a lane at its GPU's share of the port */
 	if (bd->fwd > 0)
@@ -416,15 +425,19 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 		char order[32], balance[32], stages[32] = "exact";
 		fast_algo_option_print(fast_algo_option_find("order"), opts, order, sizeof order);
 		fast_algo_option_print(fast_algo_option_find("balance"), opts, balance, sizeof balance);
-		if (bd.packed)
-			snprintf(stages, sizeof stages, shape == SHAPE_PACKED ? "auto(packed)" : "packed");
+		/* what was asked (auto or grouped), and what it chose */
+		const char *asked = opts->stages == FAST_STAGES_GROUPED ? "grouped" : "auto";
+		if (bd.packed && shape != SHAPE_PACKED)
+			snprintf(stages, sizeof stages, "packed");
+		else if (bd.packed)
+			snprintf(stages, sizeof stages, "%s(packed)", asked);
 		else if (shape == SHAPE_DIRECT)
-			snprintf(stages, sizeof stages, "auto(direct)");
+			snprintf(stages, sizeof stages, "%s(direct)", asked);
 		else if (shape == SHAPE_GROUPED)
-			snprintf(stages, sizeof stages, "auto(q=%llu,steps=%u)",
+			snprintf(stages, sizeof stages, "%s(q=%llu,steps=%u)", asked,
 				 (unsigned long long)quantum, bd.nrail);
 		else if (opts->stages != FAST_STAGES_EXACT)
-			snprintf(stages, sizeof stages, "auto(q=%llu)", (unsigned long long)quantum);
+			snprintf(stages, sizeof stages, "%s(q=%llu)", asked, (unsigned long long)quantum);
 		snprintf(p.options, sizeof p.options, "stages=%s order=%s balance=%s", stages, order,
 			 balance);
 	}

@@ -1,6 +1,6 @@
 /*
  * compile_fast_group.c - how FAST's staged schedule is cut into rail
- * steps (stages=auto, one NIC per GPU at one rate): the terms of the
+ * steps (stages=grouped, one NIC per GPU at one rate): the terms of the
  * decomposition, in their order, go into rail steps of one or more
  * permutations each (plan.h, RAIL), and whether the tiles are balanced at
  * all.  A step of k permutations pays its tier's latency and overhead

@@ -400,9 +400,11 @@ static void one_case(uint32_t N, uint32_t G, uint64_t *D)
 {
 	struct fast_topo t = topo_of(N, G);
 	struct fast_algo_opts o;
-	for (int m = 0; m < 12; m++) {
+	for (int m = 0; m < 16; m++) {
 		fast_algo_opts_default(&o);
-		o.stages = m & 1 ? FAST_STAGES_EXACT : m & 8 ? FAST_STAGES_PACKED : FAST_STAGES_AUTO;
+		o.stages = m & 1 ? FAST_STAGES_EXACT
+			 : m & 8 ? (m & 4 ? FAST_STAGES_GROUPED : FAST_STAGES_PACKED)
+				 : FAST_STAGES_AUTO;
 		o.balance = m & 2 ? FAST_BALANCE_JIT : FAST_BALANCE_UPFRONT;
 		o.order = m & 4 ? FAST_ORDER_LARGEST_FIRST : FAST_ORDER_SMALLEST_FIRST;
 		CU_ASSERT_EQUAL(check_one(&t, D, &o, true), 0);
@@ -683,11 +685,27 @@ static void test_fast__packed_stages(void)
 	fast_scratch_free(&reused_scratch);
 }
 
-/* stages=auto takes one rail step of every shift where latency dominates
- * (16 x 8, 4 KiB per GPU: 8.9 us modelled against 17.7 packed and 102.7
- * staged) and keeps alpha-aware stages, grouped or not, where bytes do
- * (64 MiB); exact never groups or packs. */
-static void test_fast__auto_one_step_small_only(void)
+/* The rail steps of p, and the permutations they hold. */
+static uint32_t rail_steps(const struct fast_plan *p, uint32_t *perms)
+{
+	uint32_t rails = 0;
+
+	*perms = 0;
+	for (size_t s = 0; s < p->nsteps; s++)
+		if (p->steps[s].kind == FAST_STEP_RAIL) {
+			rails++;
+			*perms += p->steps[s].nperms;
+		}
+	return rails;
+}
+
+/* stages=auto packs where latency dominates (16 x 8, 4 KiB per GPU) and
+ * keeps the alpha-aware stages where bytes do (64 MiB), one permutation a
+ * rail step; stages=grouped (opt-in) takes one rail step of every shift
+ * at 4 KiB (8.9 us modelled against 17.7 packed and 102.7 staged) and
+ * keeps alpha-aware stages, grouped or not, at 64 MiB; exact never groups
+ * or packs. */
+static void test_fast__auto_packs_grouped_one_step_small_only(void)
 {
 	uint32_t N = 16, G = 8, ng = N * G;
 	struct fast_topo t = topo_of(N, G);
@@ -699,25 +717,28 @@ static void test_fast__auto_one_step_small_only(void)
 
 	CU_ASSERT_FATAL(D != NULL);
 	for (int k = 0; k < 2; k++) {
-		uint32_t rails = 0, perms = 0;
+		uint32_t rails, perms;
 		for (uint32_t s = 0; s < ng; s++)
 			for (uint32_t d = 0; d < ng; d++)
 				D[(size_t)s * ng + d] = s == d ? 0 : per[k] / (ng - 1);
 		fast_algo_opts_default(&o);
 		CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &p, &err) == 0);
-		CU_ASSERT(strncmp(p.options, "stages=auto(q=", 14) == 0);
-		for (size_t s = 0; s < p.nsteps; s++)
-			if (p.steps[s].kind == FAST_STEP_RAIL) {
-				rails++;
-				perms += p.steps[s].nperms;
-			}
+		CU_ASSERT(strncmp(p.options, k ? "stages=auto(q=" : "stages=auto(packed)",
+				  k ? 14 : 19) == 0);
+		rails = rail_steps(&p, &perms);
+		CU_ASSERT(k == 0 || rails == perms);
+		fast_plan_free(&p);
+		o.stages = FAST_STAGES_GROUPED;
+		CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &p, &err) == 0);
+		CU_ASSERT(strncmp(p.options, "stages=grouped(q=", 17) == 0);
+		rails = rail_steps(&p, &perms);
 		CU_ASSERT(k ? rails > 1 : rails == 1 && perms == N - 1);
 		fast_plan_free(&p);
 		o.stages = FAST_STAGES_EXACT;
 		CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &p, &err) == 0);
 		CU_ASSERT(strncmp(p.options, "stages=exact ", 13) == 0);
-		for (size_t s = 0; s < p.nsteps; s++)
-			CU_ASSERT(p.steps[s].kind != FAST_STEP_RAIL || p.steps[s].nperms == 1);
+		rails = rail_steps(&p, &perms);
+		CU_ASSERT(rails == perms);
 		fast_plan_free(&p);
 	}
 	free(D);
@@ -732,4 +753,4 @@ UNIT_MAIN("fast",
 	  UNIT_TEST(test_fast__broken_plans_are_caught),
 	  UNIT_TEST(test_fast__dispatch_by_name),
 	  UNIT_TEST(test_fast__packed_stages),
-	  UNIT_TEST(test_fast__auto_one_step_small_only))
+	  UNIT_TEST(test_fast__auto_packs_grouped_one_step_small_only))
