@@ -24,12 +24,6 @@ static struct fast_topo topo2x2(void)
 	return t;
 }
 
-#define OK(x)                                            \
-	do {                                             \
-		int ok_ = (x);                           \
-		CU_ASSERT_EQUAL_FATAL(ok_ < 0 ? ok_ : 0, 0); \
-	} while (0)
-
 /* D for the FAST plan: server 0 -> server 1 is unbalanced (GPU 0 sends 150
  * bytes, GPU 1 sends 10), server 1 -> server 0 is balanced. */
 static void fast_matrix(uint64_t *D)

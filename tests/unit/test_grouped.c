@@ -23,12 +23,6 @@
 #include "fast/plan.h"
 #include "fast/sim.h"
 
-#define OK(x)                                                \
-	do {                                                 \
-		int ok_ = (x);                               \
-		CU_ASSERT_EQUAL_FATAL(ok_ < 0 ? ok_ : 0, 0); \
-	} while (0)
-
 #define N3 3
 #define G2 2
 #define NG (N3 * G2)

@@ -15,12 +15,6 @@
 #include "fast/plan.h"
 #include "tok.h"
 
-#define OK(x)                                                \
-	do {                                                 \
-		int ok_ = (x);                               \
-		CU_ASSERT_EQUAL_FATAL(ok_ < 0 ? ok_ : 0, 0); \
-	} while (0)
-
 /* The tiny FAST plan of test_check.c (2 servers x 2 GPUs): lanes 0->1 of
  * 80 bytes each, stage 1 (w = 50), redist 2, stage 3 (w = 30), redist 4,
  * intrinsic step 5, balancing step 0. */

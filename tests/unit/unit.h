@@ -146,6 +146,14 @@ static inline int unit_run(const char *suite, const struct unit_test *tests, siz
 	return fails != 0;
 }
 
+/* A call that returns a negative error code on failure must succeed
+ * (fatal: what follows depends on it). */
+#define OK(x)                                                \
+	do {                                                 \
+		int ok_ = (x);                               \
+		CU_ASSERT_EQUAL_FATAL(ok_ < 0 ? ok_ : 0, 0); \
+	} while (0)
+
 #define UNIT_MAIN(suite, ...)                                                        \
 	int main(void)                                                               \
 	{                                                                            \
