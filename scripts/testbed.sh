@@ -691,6 +691,7 @@ cmd_up() {
 	check_overrides
 	[ -n "$RATE" ] || usage "--rate is required (e.g. 200mbit)"
 	RATE_BPS=$(rate_bps "$RATE") || usage "--rate: expected 1mbit..100gbit in tc syntax (e.g. 200mbit, 1gbit), got '$RATE'"
+	case $CTL_BAND in auto | off) ;; *) usage "FAST_TESTBED_CTL_BAND: expected auto or off, got '$CTL_BAND'" ;; esac
 	BUFFER=$(parse_bytes "$buffer") || usage "--buffer: expected bytes (e.g. 65536, 1M), got '$buffer'"
 	[ "$BUFFER" -ge $((2 * MTU)) ] || usage "--buffer must hold two $MTU-byte frames (got $BUFFER)"
 	[[ $owner =~ ^[0-9]+$ ]] && proc_id "$owner" >/dev/null || usage "--owner: no process $owner"
