@@ -64,9 +64,11 @@ const char cmd_calibrate_usage[] =
 	"                       incast_slope 0:0.25, incast_floor 0.1:1,\n"
 	"                       rto_us 0:2000000, rto_senders 0:64, rto_count 1:4\n"
 	"  --sync step|rank     how the runs are simulated (fast sim --sync): step,\n"
-	"                       the plan format's barrier per step (default), or\n"
-	"                       rank, each GPU running its own waves as fast run\n"
-	"                       does; the fitted topology's source names rank\n"
+	"                       the plan format's barrier per step, or rank, each\n"
+	"                       GPU running its own waves as fast run does\n"
+	"                       (default: as the topology's implementation of each\n"
+	"                       schedule says); the fitted topology's source names\n"
+	"                       rank\n"
 	"  -o FILE              fitted topology (default: not written)\n"
 	"  --json               the fit report as JSON\n"
 	"\n"
@@ -451,7 +453,7 @@ static int parse_args(int argc, char **argv, struct calib_args *a)
 	a->nsrc = a->nruns = 0;
 	a->nterms = 0;
 	a->ranks = 0;
-	a->sync = FAST_SIM_SYNC_STEP;
+	a->sync = FAST_SIM_SYNC_IMPL;
 	for (cli_begin(&s, argc, argv, "calibrate"); cli_more(&s);) {
 		bool took = false;
 		if (cli_inputs_option(&s, &a->in) || cli_u32(&s, "--ranks", 2, 1u << 30, &a->ranks) ||
@@ -577,7 +579,7 @@ static void print_json(const struct calib_args *a, struct fast_topo *topo,
 		       const struct calib_result *r)
 {
 	printf("{");
-	if (a->nruns && a->sync != FAST_SIM_SYNC_STEP)
+	if (a->nruns && a->sync != FAST_SIM_SYNC_IMPL)
 		printf("\"sync\": \"%s\", ", simc_sync_name(a->sync));
 	if (a->nruns)
 		print_fit_json(a->terms, a->nterms, topo, r->cells, r->ncells, r->cost0, r->cost);

@@ -66,12 +66,28 @@
  *    was dropped).  The 400 Gb/s `mi300x` preset shares the RoCE model:
  *    DCQCN's behaviour, not the link rate, sets it.  They live here only.
  */
+/* One schedule's implementation in a preset (its entry whole). */
+struct preset_impl {
+	const char *sched; /* a name of fast_topo_impl_names() */
+	struct fast_impl impl;
+};
+
+/* The implementations of a preset: the default, then the schedules that
+ * differ from it, and where every number comes from. */
+struct preset_impls {
+	struct fast_impl deflt;
+	struct preset_impl sched[FAST_IMPL_SCHEDS];
+	size_t n;
+	const char *source;
+};
+
 struct preset {
 	const char *name;
 	enum fast_up_kind up_kind;
 	struct fast_tier up, out;
 	struct fast_congestion congestion;
 	const char *source;
+	const struct preset_impls *impls; /* NULL: none (every entry neutral) */
 };
 
 #define IB_CONGESTION { 1.0, 0.005, 0.9 }
@@ -86,7 +102,7 @@ static const struct preset presets[] = {
 	  "NVLink 450 GB/s per GPU per direction, 400 Gb/s InfiniBand per GPU; "
 	  "efficiency from the paper artifact's payload rates (NVLink 380 GB/s, "
 	  "400 Gb/s = 48.85 GB/s); alpha from its link presets (scale-up 0.1 us, "
-	  "InfiniBand 1.7 us); step overheads and incast model: project estimates" },
+	  "InfiniBand 1.7 us); step overheads and incast model: project estimates", NULL },
 	{ "h100", FAST_UP_SWITCH,
 	  { 450.0, 0.1, 380.0 / 450.0, 2.0 },
 	  { 50.0, 1.7, 48.85 / 50.0, 5.0 },
@@ -95,7 +111,7 @@ static const struct preset presets[] = {
 	  "GPU per direction (NVIDIA H100 datasheet); 400 Gb/s InfiniBand NDR per "
 	  "GPU as in DGX H100; efficiency and alpha as the h200 preset (FAST "
 	  "paper artifact constants); step overheads and incast model: project "
-	  "estimates" },
+	  "estimates", NULL },
 	{ "mi300x", FAST_UP_MESH,
 	  { 64.0, 0.1, 0.8, 2.0 },
 	  { 50.0, 0.7, 48.85 / 50.0, 5.0 },
@@ -105,7 +121,7 @@ static const struct preset presets[] = {
 	  "GB/s per link per direction (efficiency 0.8: project estimate); "
 	  "scale-out 400 Gb/s Ethernet per GPU (48.85 GB/s payload, alpha 0.7 us: "
 	  "paper artifact constants); RoCE/DCQCN incast model and step overheads: "
-	  "project estimates" },
+	  "project estimates", NULL },
 	{ "mi300x-100g", FAST_UP_MESH,
 	  { 64.0, 0.1, 0.8, 2.0 },
 	  { 12.5, 0.7, 11.0 / 12.5, 5.0 },
@@ -115,7 +131,7 @@ static const struct preset presets[] = {
 	  "64 GB/s per link per direction (efficiency 0.8: project estimate); "
 	  "100 Gb/s RoCEv2 with DCQCN per GPU (11 GB/s payload: paper artifact); "
 	  "alpha 0.1 us scale-up, 0.7 us Ethernet (paper artifact link presets); "
-	  "RoCE/DCQCN incast model calibrated on the paper's Zipf outcomes (results/calibration.md), step overheads: project estimates" },
+	  "RoCE/DCQCN incast model calibrated on the paper's Zipf outcomes (results/calibration.md), step overheads: project estimates", NULL },
 };
 
 #define NPRESETS (sizeof presets / sizeof presets[0])
@@ -129,6 +145,25 @@ const char *const *fast_topo_preset_names(void)
 	_Static_assert(sizeof names / sizeof names[0] == NPRESETS + 1,
 		       "one name per preset");
 	return names;
+}
+
+/* A preset's implementations into t (every entry neutral without). */
+static void preset_impls_set(struct fast_topo *t, const struct preset_impls *pi)
+{
+	const char *const *names = fast_topo_impl_names();
+
+	fast_impl_neutral(&t->impl[0]);
+	t->impl_source[0] = '\0';
+	if (pi) {
+		t->impl[0] = pi->deflt;
+		snprintf(t->impl_source, sizeof t->impl_source, "%s", pi->source);
+	}
+	for (size_t i = 0; i < FAST_IMPL_SCHEDS; i++) {
+		t->impl[1 + i] = t->impl[0];
+		for (size_t k = 0; pi && k < pi->n; k++)
+			if (strcmp(pi->sched[k].sched, names[i]) == 0)
+				t->impl[1 + i] = pi->sched[k].impl;
+	}
 }
 
 /* N x G against the limit, with the message every caller shares. */
@@ -178,6 +213,7 @@ int fast_topo_preset(const char *name, uint32_t servers, uint32_t gpus,
 	t.nics = t.gpus;
 	t.congestion = p->congestion;
 	snprintf(t.source, sizeof t.source, "%s", p->source);
+	preset_impls_set(&t, p->impls);
 	rc = check_dims(t.servers, t.gpus, lim, err);
 	if (rc < 0)
 		return rc;
@@ -248,7 +284,7 @@ uint64_t fast_topo_hash(const struct fast_topo *t)
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
 		if (!fields[i].opt || fast_topo_rto_on(t))
 			h = fast_hash_double(h, field_of(t, &fields[i]));
-	return topo_hash_nics(t, h);
+	return topo_hash_impl(t, topo_hash_nics(t, h));
 }
 
 double *fast_topo_field(struct fast_topo *t, const char *path, double *min, double *max)
@@ -261,7 +297,7 @@ double *fast_topo_field(struct fast_topo *t, const char *path, double *min, doub
 				*max = fields[i].max;
 			return (double *)((char *)t + fields[i].off);
 		}
-	return NULL;
+	return topo_impl_field(t, path, min, max);
 }
 
 static const char *num(char buf[32], double v)
@@ -340,14 +376,16 @@ int fast_topo_validate(const struct fast_topo *t, const struct fast_limits *lim,
 	    (rc = check_rate("scale_out", &t->out, t->congestion.incast_floor, t->core_oversub,
 			     err)) < 0)
 		return rc;
-	return topo_validate_nics(t, err);
+	if ((rc = topo_validate_nics(t, err)) < 0)
+		return rc;
+	return topo_validate_impl(t, err);
 }
 
 /* --- loading ------------------------------------------------------------ */
 
 static const char *const root_keys[] = {
 	"version", "name", "servers", "gpus_per_server", "scale_up",
-	"scale_out", "congestion", "source", NULL,
+	"scale_out", "congestion", "implementation", "source", NULL,
 };
 static const char *const up_keys[] = {
 	"kind", "bw_GBps", "latency_us", "efficiency", "step_overhead_us", NULL,
@@ -516,7 +554,8 @@ static int load_root(struct fast_jctx *c, const struct fast_jv *root,
 				      t->servers, t->gpus,
 				      (unsigned long long)t->servers * t->gpus, lim->max_gpus);
 	if ((rc = load_scale_up(c, root, t)) < 0 || (rc = load_scale_out(c, root, t)) < 0 ||
-	    (rc = load_congestion(c, root, &t->congestion, &t->rto)) < 0)
+	    (rc = load_congestion(c, root, &t->congestion, &t->rto)) < 0 ||
+	    (rc = topo_load_impl(c, root, t)) < 0)
 		return rc;
 	t->source[0] = '\0';
 	return fast_jv_get_string(c, root, "source", false, t->source, sizeof t->source);
@@ -604,7 +643,9 @@ int fast_topo_write(const struct fast_topo *t, FILE *f, struct fast_err *err)
 		put_field(f, "    ", "rto_senders", t->rto.senders, false);
 		put_field(f, "    ", "rto_count", t->rto.count, true);
 	}
-	fputs("  },\n  \"source\": ", f);
+	fputs("  },\n", f);
+	topo_write_impl(t, f);
+	fputs("  \"source\": ", f);
 	fast_json_put_string(f, t->source);
 	fputs("\n}\n", f);
 	if (ferror(f))
