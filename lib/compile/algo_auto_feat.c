@@ -9,8 +9,8 @@
  * NIC loads and the largest cross message (gather_g, gather8_avx2) or the
  * largest server pair (packed FAST's tiles; gather8_avx512).  Spreadout's
  * per-round maxima, and the pair or hier's loads where the pass taken did
- * not find them, come from passes of their own (auto_spread_pass(),
- * auto_pair_pass(), auto_hier_pass()), which the choice (algo_auto.c)
+ * not find them, come from passes of their own (auto_spread_pass() in
+ * algo_auto_spread.c, auto_pair_pass(), auto_hier_pass()), which the choice (algo_auto.c)
  * makes only when floors under those candidates' predictions do not
  * already rule them out: the schedules' refine hooks
  * (algo_auto_model.c) call them.
@@ -690,70 +690,6 @@ void auto_hier_floors(const struct fast_topo *t, struct feat *f)
 	f->hier_nic = max64(f->send_x, share);
 	f->hier_link = G > 1 ? share / (G - 1) : 0;
 	f->largest = ng > G ? f->send_x / (ng - G) : 0;
-}
-
-/* m[d] = max(m[d], row[d]) for d in [lo, hi) (m is offset by the caller
- * so that m[d] is round d - src's slot). */
-static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
-{
-	for (uint32_t d = lo; d < hi; d++)
-		m[d] = max64(m[d], row[d]);
-}
-
-/* The second pass: spreadout's predicted time before its factor, over
- * the n - 1 synchronised rounds d (GPU s sends to s + d), the sum of
- *     max(a_out + largest cross message / B_out, a_up + largest local / B_up).
- * Returns -1 on allocation failure.  On a fabric that is not ideal, the
- * rounds on its ports (auto_ports_spread). */
-static int spread_ideal(const struct fast_topo *t, const uint64_t *D, double *spread_s)
-{
-	uint32_t N = t->servers, G = t->gpus, ng = N * G;
-	uint64_t stack[STACK_GPUS * 2];
-	uint64_t *mo = (size_t)ng * 2 <= sizeof stack / sizeof stack[0] ? stack : malloc((size_t)ng * 2 * sizeof *mo);
-	uint64_t *mu;
-	double Bu = fast_tier_Bps(&t->up), Bo = fast_tier_Bps(&t->out), sum = 0;
-	double au = fast_tier_step_s(&t->up), ao = fast_tier_step_s(&t->out);
-
-	if (!mo)
-		return -1;
-	mu = mo + ng;
-	memset(mo, 0, (size_t)ng * 2 * sizeof *mo);
-	for (uint32_t s = 0; s < ng; s++) {
-		const uint64_t *row = D + (size_t)s * ng;
-		uint32_t A = s / G;
-		/* round d - s: contiguous within each range */
-		rounds(row, (A + 1) * G, ng, mo - s);
-		rounds(row, 0, A * G, mo + ng - s);
-		rounds(row, s + 1, (A + 1) * G, mu - s);
-		rounds(row, A * G, s, mu + ng - s);
-	}
-	for (uint32_t d = 1; d < ng; d++) {
-		double o = mo[d] ? ao + (double)mo[d] / Bo : 0, u = mu[d] ? au + (double)mu[d] / Bu : 0;
-		sum += o > u ? o : u;
-	}
-	if (mo != stack)
-		free(mo);
-	*spread_s = sum;
-	return 0;
-}
-
-int auto_spread_pass(const struct fast_topo *t, const uint64_t *D, double *spread_s)
-{
-	return fast_topo_nics_ideal(t) ? spread_ideal(t, D, spread_s)
-				       : auto_ports_spread(t, D, spread_s);
-}
-
-/* A floor under auto_spread_pass()'s spread_s from gather's features alone: the rounds that
- * carry cross traffic number at least k_in (a GPU's senders sit in
- * distinct rounds) and their largest messages add up to at least any
- * GPU's cross sends or receives; the local ones likewise. */
-double auto_spread_floor(const struct fast_topo *t, const struct feat *f)
-{
-	double o = (double)f->k_in * fast_tier_step_s(&t->out) +
-		   (double)(f->send_x > f->recv_x ? f->send_x : f->recv_x) / fast_tier_Bps(&t->out);
-	double u = (double)f->intra / fast_tier_Bps(&t->up);
-
-	return o > u ? o : u;
 }
 
 /* gather_g's features; on a fabric that is not ideal, the scale-out ones

@@ -199,15 +199,17 @@ double auto_ports_pair_factor(const struct fast_topo *t)
 	return most;
 }
 
-/* Spreadout's round d on the ports: its time into the sum *s (the
- * scratch: eo, ei per port slot, us, ur per GPU, zeroed). */
+/* Spreadout's round d on the ports as its implementation m runs it (its
+ * rates; its per-step costs where round *wave, the rounds with a message
+ * so far, pays them): its time into the sum *s (the scratch: eo, ei per
+ * port slot, us, ur per GPU, zeroed). */
 static void spread_round(const struct fast_topo *t, const uint64_t *D, const uint32_t *proxy,
-			 uint32_t d, double *w, double *s)
+			 const struct fast_impl *m, uint32_t d, uint32_t *wave, double *w, double *s)
 {
 	uint32_t ng = t->servers * t->gpus, nx = t->servers * fast_topo_ports(t), P = nx / t->servers;
 	double *eo = w, *ei = w + nx, *us = w + 2 * (size_t)nx, *ur = us + ng;
-	double Bu = fast_tier_Bps(&t->up), o = 0, up = 0;
-	bool cross = false, local = false;
+	double Bu = fast_impl_up_Bps(m, t), o = 0, up = 0;
+	bool cross = false, local = false, pays = fast_impl_pays(m, *wave);
 
 	memset(w, 0, (2 * (size_t)nx + 2 * (size_t)ng) * sizeof *w);
 	for (uint32_t a = 0; a < ng; a++) {
@@ -226,19 +228,22 @@ static void spread_round(const struct fast_topo *t, const uint64_t *D, const uin
 			us[proxy[b]] += v, ur[b] += v, local = true;
 	}
 	for (uint32_t x = 0; cross && x < nx; x++) {
-		double rate = fast_topo_port_Bps(t, x / P, x % P);
+		double rate = fast_impl_out_Bps(m, fast_topo_port_Bps(t, x / P, x % P),
+						fast_topo_port_gpus(t, x % P));
 		if (rate > 0)
 			o = dmax(o, dmax(eo[x], ei[x]) / rate);
 	}
 	for (uint32_t g = 0; local && g < ng; g++)
 		up = dmax(up, dmax(us[g], ur[g]) / Bu);
-	*s += dmax(cross ? fast_tier_step_s(&t->out) + o : 0,
-		   local ? fast_tier_step_s(&t->up) + up : 0);
+	*s += dmax(cross ? (pays ? fast_tier_step_s(&t->out) : 0) + o : 0,
+		   local ? (pays ? fast_tier_step_s(&t->up) : 0) + up : 0);
+	*wave += cross || local;
 }
 
-int auto_ports_spread(const struct fast_topo *t, const uint64_t *D, double *spread_s)
+int auto_ports_spread(const struct fast_topo *t, const uint64_t *D, const struct fast_impl *m,
+		      double *spread_s)
 {
-	uint32_t ng = t->servers * t->gpus, nx = t->servers * fast_topo_ports(t);
+	uint32_t ng = t->servers * t->gpus, nx = t->servers * fast_topo_ports(t), wave = 0;
 	double *w = malloc((2 * (size_t)nx + 2 * (size_t)ng) * sizeof *w), sum = 0;
 	uint32_t *proxy = malloc((size_t)ng * sizeof *proxy);
 	struct fast_err err;
@@ -249,7 +254,7 @@ int auto_ports_spread(const struct fast_topo *t, const uint64_t *D, double *spre
 		return -1;
 	}
 	for (uint32_t d = 1; d < ng; d++)
-		spread_round(t, D, proxy, d, w, &sum);
+		spread_round(t, D, proxy, m, d, &wave, w, &sum);
 	free(w);
 	free(proxy);
 	*spread_s = sum;
