@@ -643,6 +643,11 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan_view *v,
 	if ((rc = sim_build_steps(&e, err)) < 0 || (rc = sim_build_resources(&e, err)) < 0 ||
 	    (rc = sim_build_transfers(&e, err)) < 0 || (e.by_rank && (rc = sim_build_waves(&e, err)) < 0))
 		goto fail;
+	for (uint32_t si = 0; si < e.nsteps; si++)
+		if (p->steps[si].tier == FAST_TIER_OUT && e.st[si].bytes) { /* the call crosses */
+			e.call_s += e.im->call_out_us * 1e-6;
+			break;
+		}
 	if (o.reference)
 		o.epsilon = 0.0;
 	e.opts = o;

@@ -33,7 +33,8 @@
  * Implementation (topo.h, "implementations"): the plan runs as the
  * topology's entry for its schedule (the plan's algo; the default entry
  * for any other) says.  Its sync is the default of opts.sync
- * (FAST_SIM_SYNC_IMPL).  Its call_us is paid once, before anything: every
+ * (FAST_SIM_SYNC_IMPL).  Its call_us (and call_out_us when a scale-out step
+ * moves bytes) is paid once, before anything: every
  * step without dependencies becomes ready (by rank: every GPU enters its
  * first wave) at call_us, and the completion is at least call_us.  With
  * in_flight k > 1, a chunk c > 0 of a transfer pays its tier's alpha only

@@ -100,7 +100,9 @@ struct fast_nic_override {
  *  - reduce_GBps: the rate of its reductions (combine; 0: the GPU's
  *    scale-up rate, as sim.h says);
  *  - call_us: a fixed cost per collective call (kernel launches, stream
- *    synchronisation, the control path), before its first byte moves.
+ *    synchronisation, the control path), before its first byte moves;
+ *    call_out_us more when the call crosses servers (a network proxy
+ *    posting the first sends: NCCL's).
  * Every entry neutral (fast_impl_neutral) is the model before there were
  * implementations: the topology then hashes, writes and simulates as one
  * without the member.  Caps only lower a rate (min with the fabric's).
@@ -125,6 +127,7 @@ struct fast_impl {
 	double out_GBps;              /* 0: no cap */
 	double reduce_GBps;           /* 0: the scale-up rate */
 	double call_us;               /* fixed cost per call */
+	double call_out_us;           /* more when it crosses servers */
 };
 
 /* Schedules an implementation entry may name: the compilers of algo.h

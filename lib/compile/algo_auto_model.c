@@ -138,7 +138,8 @@ int auto_features_all(struct fast_auto_feat *x, const struct fast_topo *t, const
  * the cap), B_out at most its scale-out cap (on the ports' equivalent
  * bytes: the cap against the nominal rate), the local traffic's time (a
  * switch port carries a GPU's sum, a mesh link one message), its chains'
- * links in flight k, and its fixed cost per call. */
+ * links in flight k, and its fixed cost per call (more where the matrix
+ * crosses servers). */
 struct tiers {
 	uint32_t N, G, ng;
 	double Bu, Bo, au, ao, up;
@@ -154,8 +155,11 @@ static inline struct tiers tiers_of(const struct fast_auto_feat *x, const struct
 	double up = x->mesh ? dmax((double)x->f.intra_msg / Bu, cap > 0 ? (double)x->f.intra / cap : 0)
 			    : (double)x->f.intra / Bu;
 
+	bool cross = x->f.send_x || x->f.recv_x;
+
 	return (struct tiers){ x->N, x->G, x->ng, Bu, fast_impl_out_Bps(m, x->Bo, 1), x->au, x->ao,
-			       up, x->mesh, m->in_flight > 1 ? m->in_flight : 1, m->call_us * 1e-6 };
+			       up, x->mesh, m->in_flight > 1 ? m->in_flight : 1,
+			       (m->call_us + (cross ? m->call_out_us : 0)) * 1e-6 };
 }
 
 /* The per-step costs of a chain of n links (rounds, stages) a each, one

@@ -240,11 +240,99 @@ static void spread_round(const struct fast_topo *t, const uint64_t *D, const uin
 	*wave += cross || local;
 }
 
+/* The scale-out rate of a hop through port slot x carrying n crossings
+ * at once: the port's rate over them, at most m's cap. */
+static double share_Bps(const struct fast_topo *t, const struct fast_impl *m, double n, uint32_t x)
+{
+	uint32_t P = fast_topo_ports(t);
+	double r = fast_topo_port_Bps(t, x / P, x % P) / (n > 0 ? n : 1);
+
+	return m->out_GBps > 0 && m->out_GBps * 1e9 < r ? m->out_GBps * 1e9 : r;
+}
+
+/* Hop `level` (0, 1, 2: to the proxy, across, from the proxy) of a
+ * message a -> b: its GPUs into *x, *y and whether it crosses, or false
+ * when the message has no such hop (a GPU not cut off sends from itself
+ * and receives at itself). */
+static bool hop_of(const struct fast_topo *t, const uint32_t *proxy, uint32_t a, uint32_t b,
+		   int level, uint32_t *x, uint32_t *y, bool *cross)
+{
+	uint32_t pa = proxy[a], pb = proxy[b];
+
+	*cross = false;
+	if (a / t->gpus == b / t->gpus) { /* local: one hop */
+		*x = a, *y = b;
+		return level == 0;
+	}
+	if (level == 0 && pa != a) {
+		*x = a, *y = pa;
+		return true;
+	}
+	if (level == 2) {
+		*x = pb, *y = b;
+		return pb != b;
+	}
+	*x = pa, *y = pb, *cross = true; /* level 0, or 1 after a hop to the proxy */
+	return level == 0 || pa != a;
+}
+
+/* By rank on the ports (algo_auto_spread.c's recurrence): a message of a
+ * GPU cut off goes in up to three hops, to its proxy over scale-up,
+ * across, on over scale-up, in successive waves (by rank a relay's
+ * pipelined hops fall there); a hop starts when the one before it is done
+ * and both its GPUs have finished their flows of the waves before, and a
+ * crossing runs at the slower of its ports' rates shared by the crossings
+ * of its wave.  Scratch: E, nx, prev (ng each), eo, ei (a port slot each). */
+static double spread_rank_ports(const struct fast_topo *t, const uint64_t *D, const uint32_t *proxy,
+				const struct fast_impl *m, double *E, double *nx, double *prev,
+				double *eo, double *ei)
+{
+	uint32_t G = t->gpus, ng = t->servers * G, w = 0, nslots = t->servers * fast_topo_ports(t);
+	double Bu = fast_impl_up_Bps(m, t), end = 0;
+
+	memset(E, 0, (size_t)ng * sizeof *E);
+	for (uint32_t d = 1; d < ng; d++) {
+		memset(prev, 0, (size_t)ng * sizeof *prev);
+		for (int level = 0; level < 3; level++) {
+			bool pays = fast_impl_pays(m, w), here = false, cross;
+			double au = pays ? fast_tier_step_s(&t->up) : 0, ao = pays ? fast_tier_step_s(&t->out) : 0;
+			uint32_t x, y;
+			memset(eo, 0, (size_t)nslots * sizeof *eo);
+			memset(ei, 0, (size_t)nslots * sizeof *ei);
+			for (uint32_t a = 0; a < ng; a++)
+				if (D[(size_t)a * ng + (a + d) % ng] &&
+				    hop_of(t, proxy, a, (a + d) % ng, level, &x, &y, &cross) && cross)
+					eo[slot_of(t, proxy, x)] += 1, ei[slot_of(t, proxy, y)] += 1;
+			memcpy(nx, E, (size_t)ng * sizeof *E);
+			for (uint32_t a = 0; a < ng; a++) {
+				uint32_t b = (a + d) % ng;
+				double v = (double)D[(size_t)a * ng + b], e, cost;
+				if (v == 0 || !hop_of(t, proxy, a, b, level, &x, &y, &cross))
+					continue;
+				here = true;
+				cost = cross ? ao + v / dmin(share_Bps(t, m, eo[slot_of(t, proxy, x)],
+								       slot_of(t, proxy, x)),
+							     share_Bps(t, m, ei[slot_of(t, proxy, y)],
+								       slot_of(t, proxy, y)))
+					     : au + v / Bu;
+				e = dmax(prev[a], dmax(E[x], E[y])) + cost;
+				prev[a] = e;
+				nx[x] = dmax(nx[x], e);
+				nx[y] = dmax(nx[y], e);
+				end = dmax(end, e);
+			}
+			memcpy(E, nx, (size_t)ng * sizeof *E);
+			w += here;
+		}
+	}
+	return end;
+}
+
 int auto_ports_spread(const struct fast_topo *t, const uint64_t *D, const struct fast_impl *m,
 		      double *spread_s)
 {
 	uint32_t ng = t->servers * t->gpus, nx = t->servers * fast_topo_ports(t), wave = 0;
-	double *w = malloc((2 * (size_t)nx + 2 * (size_t)ng) * sizeof *w), sum = 0;
+	double *w = malloc((2 * (size_t)nx + 3 * (size_t)ng) * sizeof *w), sum = 0;
 	uint32_t *proxy = malloc((size_t)ng * sizeof *proxy);
 	struct fast_err err;
 
@@ -253,7 +341,10 @@ int auto_ports_spread(const struct fast_topo *t, const uint64_t *D, const struct
 		free(proxy);
 		return -1;
 	}
-	for (uint32_t d = 1; d < ng; d++)
+	if (m->sync == FAST_IMPL_SYNC_RANK) /* w holds 3 ng + 2 nx doubles */
+		sum = spread_rank_ports(t, D, proxy, m, w, w + ng, w + 2 * (size_t)ng,
+					w + 3 * (size_t)ng, w + 3 * (size_t)ng + nx);
+	for (uint32_t d = 1; d < ng && m->sync != FAST_IMPL_SYNC_RANK; d++)
 		spread_round(t, D, proxy, m, d, &wave, w, &sum);
 	free(w);
 	free(proxy);

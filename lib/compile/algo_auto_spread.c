@@ -17,8 +17,9 @@
  *     end = max(E[s], E[s + d]) + a + bytes / B,  E'[s], E'[s + d] >= end,
  * exact on one NIC per GPU (a GPU sends and receives one message a round,
  * so no port is shared) without an oversubscribed core.  On a fabric whose
- * NICs are not one per GPU at one rate the rounds are summed on the ports
- * (auto_ports_spread) by either sync: a ceiling on the by-rank time.
+ * NICs are not one per GPU at one rate, the same on the ports
+ * (auto_ports_spread: a GPU at its share of its port, a cut-off GPU's
+ * messages in three hops through the proxies).
  *
  * Workload: once per matrix when spreadout's floor comes near the best
  * (algo_auto.c, decide()): O(n^2) for the n^2 messages.
@@ -137,7 +138,7 @@ double auto_spread_floor(const struct fast_topo *t, const struct feat *f)
 	double Bo = fast_impl_out_Bps(m, fast_tier_Bps(&t->out), 1), Bu = fast_impl_up_Bps(m, t);
 	double a = m->in_flight > 1 ? 0 : (double)f->k_in * fast_tier_step_s(&t->out);
 	double x = (double)(f->send_x > f->recv_x ? f->send_x : f->recv_x) / Bo;
-	double o = m->sync == FAST_IMPL_SYNC_RANK && fast_topo_nics_ideal(t) ? dmax(a, x) : a + x;
+	double o = m->sync == FAST_IMPL_SYNC_RANK ? dmax(a, x) : a + x;
 
 	return dmax(o, (double)f->intra / Bu);
 }

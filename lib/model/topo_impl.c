@@ -70,7 +70,7 @@ static bool impl_equal(const struct fast_impl *a, const struct fast_impl *b)
 {
 	if (a->sync != b->sync || flights(a) != flights(b) || a->engine != b->engine ||
 	    a->out_GBps != b->out_GBps || a->reduce_GBps != b->reduce_GBps ||
-	    a->call_us != b->call_us)
+	    a->call_us != b->call_us || a->call_out_us != b->call_out_us)
 		return false;
 	if (a->engine == FAST_ENGINE_SM)
 		return a->sms == b->sms && a->engine_GBps == b->engine_GBps;
@@ -137,6 +137,7 @@ static const struct num {
 	{ "out_GBps", offsetof(struct fast_impl, out_GBps), true, " GB/s" },
 	{ "reduce_GBps", offsetof(struct fast_impl, reduce_GBps), true, " GB/s" },
 	{ "call_us", offsetof(struct fast_impl, call_us), false, " us" },
+	{ "call_out_us", offsetof(struct fast_impl, call_out_us), false, " us" },
 };
 #define NNUMS (sizeof nums / sizeof nums[0])
 
@@ -238,7 +239,7 @@ int topo_validate_impl(const struct fast_topo *t, struct fast_err *err)
 /* --- loading --------------------------------------------------------------- */
 
 static const char *const entry_keys[] = {
-	"sync", "in_flight", "up_engine", "out_GBps", "reduce_GBps", "call_us", NULL,
+	"sync", "in_flight", "up_engine", "out_GBps", "reduce_GBps", "call_us", "call_out_us", NULL,
 };
 static const char *const engine_keys[][4] = {
 	[FAST_ENGINE_LINK] = { "kind", NULL },

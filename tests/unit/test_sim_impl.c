@@ -278,7 +278,8 @@ static void test_sim_impl__steps_in_flight_pay_overhead_once(void)
 }
 
 /* The fixed cost is paid once per call, before the first byte, by step and
- * by rank, and by a call that moves nothing. */
+ * by rank, and by a call that moves nothing; its part for crossing servers
+ * only by a call that does. */
 static void test_sim_impl__call_cost_once(void)
 {
 	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
@@ -302,6 +303,18 @@ static void test_sim_impl__call_cost_once(void)
 	fast_plan_free(&p);
 	fast_plan_init(&p, 2, 2, "fast");
 	NEAR(sim_time(&t, &p), 600e-6);
+	fast_plan_free(&p);
+	/* call_out_us: only a call whose plan crosses servers pays it */
+	m->call_out_us = 40;
+	fast_plan_init(&p, 2, 2, "fast");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 1 * MB);
+	NEAR(sim_time(&t, &p), 640e-6 + OUT_O + OUT_A + 1e6 / OUT_BW);
+	fast_plan_free(&p);
+	fast_plan_init(&p, 2, 2, "fast");
+	step(&p, FAST_TIER_UP);
+	add_xfer(&p, 0, 1, 1 * MB);
+	NEAR(sim_time(&t, &p), 600e-6 + UP_O + UP_A + 1e6 / UP_BW);
 	fast_plan_free(&p);
 }
 

@@ -188,6 +188,8 @@ static void test_topo_impl__bad_members_named_by_path(void)
 		     "/implementation/nccl/in_flight");
 	expect_error(TOPO(", \"implementation\": {\"fast\": {\"call_us\": -1}}"),
 		     "/implementation/fast/call_us: must be in [0, 1e+07] us (got -1)");
+	expect_error(TOPO(", \"implementation\": {\"fast\": {\"call_out_us\": 2e7}}"),
+		     "/implementation/fast/call_out_us: must be in [0, 1e+07] us (got 2e+07)");
 	expect_error(TOPO(", \"implementation\": {\"fast\": {\"out_GBps\": 1e-9}}"),
 		     "/implementation/fast/out_GBps: must be 0 (no cap) or in [1e-06, 1e+06] GB/s (got 1e-09)");
 	expect_error(TOPO(", \"implementation\": {\"fast\": {\"reduce_GBps\": 2e6}}"),
@@ -258,6 +260,8 @@ static void test_topo_impl__fields_calibrate_can_fit(void)
 	CU_ASSERT_EQUAL(hi, 1e7);
 	CU_ASSERT_PTR_EQUAL(fast_topo_field(&t, "/implementation/nccl/out_GBps", NULL, NULL),
 			    &t.impl[3].out_GBps);
+	CU_ASSERT_PTR_EQUAL(fast_topo_field(&t, "/implementation/fanout/call_out_us", NULL, NULL),
+			    &t.impl[2].call_out_us);
 	/* an engine's rate only where the entry has that engine */
 	CU_ASSERT_PTR_NULL(fast_topo_field(&t, "/implementation/nccl/up_engine/GBps_per_sm", NULL, NULL));
 	CU_ASSERT_PTR_NULL(fast_topo_field(&t, "/implementation/hier/up_engine/GBps", NULL, NULL));
