@@ -2,7 +2,7 @@
  * api_auto.c - auto's row of `fast compare`, for callers that build the
  * rest of the comparison themselves (python/fast's compare): per matrix,
  * the case evaluator (include/fast/eval.h) with one "auto" row and the
- * LP bound, as cmd/compare.c runs it with --no-timing, and the row's
+ * bound (LP plus latency floor), as cmd/compare.c runs it with --no-timing, and the row's
  * fields as its --json prints them.  Synthesis is never timed here, so
  * eval/synth.c's static storage is not touched: the call is as reentrant
  * as the rest of api.h.
@@ -43,7 +43,9 @@ static int put_row(FILE *f, const struct fast_topo *t, const struct fast_matrix 
 	int rc;
 
 	fprintf(f, "%s\n  {\"matrix\": %u", i ? "," : "", i);
-	put(f, "bound_s", r->bound.lp_s);
+	put(f, "bound_s", r->bound.bound_s);
+	put(f, "lp_s", r->bound.lp_s);
+	put(f, "latency_s", r->bound.latency_s);
 	fprintf(f, ", \"binding\": \"%s\"", r->bound.binding);
 	put(f, "time_s", w->sim.time_s);
 	put(f, "algbw_GBps", w->sim.algbw_GBps);

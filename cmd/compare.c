@@ -1,7 +1,7 @@
 /*
  * compare.c - `fast compare`: compile the same traffic with several
  * schedules, simulate each on the same fabric and tabulate simulated
- * time, algbw, ratio to the LP bound and FAST's speedup over each, plus
+ * time, algbw, ratio to the bound (LP + latency) and FAST's speedup over each, plus
  * FAST's measured synthesis time and its time with synthesis included.
  * Multi-matrix traces give one table per matrix and a totals table.
  */
@@ -23,7 +23,7 @@ const char cmd_compare_usage[] =
 	"             [--json | --csv] [--svg FILE.svg] [--no-timing] [compiler and sim options]\n"
 	"\n"
 	"Compile the traffic with each algorithm, simulate every plan on the fabric\n"
-	"and print one table per matrix: simulated time, algbw, time / LP bound and\n"
+	"and print one table per matrix: simulated time, algbw, time / bound and\n"
 	"the speedup of FAST over each algorithm (time of the algorithm / time of\n"
 	"FAST).  Every algorithm's synthesis time is measured (the median thread-CPU\n"
 	"time of 15 compiles after one warm-up) and reported with its time including\n"
@@ -229,7 +229,7 @@ static void print_table(const struct opts *o, const char *title, const struct ce
 		printf("\n");
 	}
 	if (have_bound)
-		printf("  %-*s %14s\n", o->name_width, "LP bound", human_time(bound_s, a, sizeof a));
+		printf("  %-*s %14s\n", o->name_width, "bound", human_time(bound_s, a, sizeof a));
 }
 
 /* The NICs of row w into c (to print with the matrix; freed then).  0,
@@ -356,8 +356,13 @@ static void print_json_block(const struct opts *o, int64_t matrix, const char *l
 		printf("\"matrix\": \"total\", ");
 	printf("\"bound_s\": ");
 	fast_json_put_double(stdout, bound_s);
-	if (b)
+	if (b) {
+		printf(", \"lp_s\": ");
+		fast_json_put_double(stdout, b->lp_s);
+		printf(", \"latency_s\": ");
+		fast_json_put_double(stdout, b->latency_s);
 		printf(", \"binding\": \"%s\"", b->binding);
+	}
 	printf(", \"algorithms\": [");
 	for (uint32_t k = 0; k < o->nalgos; k++) {
 		printf("%s\n    {\"algo\": \"%s\"", k ? "," : "", o->algos[k]);
@@ -519,16 +524,16 @@ static void print_matrix(const struct opts *o, const struct fast_topo *t, const 
 			 uint32_t i, int64_t mi, const struct cell *c, const struct fast_bound *b)
 {
 	if (o->csv) {
-		print_csv_rows(o, mi, m->label, c, b->lp_s);
+		print_csv_rows(o, mi, m->label, c, b->bound_s);
 	} else if (o->in.json) {
-		print_json_block(o, mi, m->label, c, b, b->lp_s, i == 0);
+		print_json_block(o, mi, m->label, c, b, b->bound_s, i == 0);
 	} else {
 		char title[256];
 		snprintf(title, sizeof title, "%smatrix %lld (%s) on %s, %u servers x %u GPUs%s%s",
 			 i ? "\n" : "", (long long)mi, m->label, t->name, t->servers, t->gpus,
 			 o->so.congestion ? "" : ", no congestion",
 			 o->so.sync == FAST_SIM_SYNC_RANK ? ", --sync rank" : "");
-		print_table(o, title, c, b->lp_s, true);
+		print_table(o, title, c, b->bound_s, true);
 	}
 }
 
@@ -583,7 +588,7 @@ int cmd_compare(int argc, char **argv)
 		cli_progress_clear(&pr);
 		if (rc != 0)
 			goto out;
-		totals_add(tt, &o, &tr.m[m], c, b.lp_s);
+		totals_add(tt, &o, &tr.m[m], c, b.bound_s);
 		print_matrix(&o, &t, &tr.m[m], m, mi, c, &b);
 		free_nics(c, o.nalgos);
 	}

@@ -33,7 +33,7 @@ const char cmd_gate_usage[] =
 	"Plan every matrix (or take the plans of --plan, which are also checked),\n"
 	"simulate it, compute the LP lower bound, and fail when time / bound > R.\n"
 	"\n"
-	"  --max-ratio R          the largest acceptable time / LP bound (>= 1)\n"
+	"  --max-ratio R          the largest acceptable time / bound (>= 1)   \n"
 	"  --algo NAME            compiler (default fast)\n"
 	"  --plan FILE            gate these plans instead (one per matrix)\n"
 	"  --baseline FILE.csv    also fail when a time regressed against this results\n"
@@ -43,7 +43,8 @@ const char cmd_gate_usage[] =
 	"  --require-baseline     fail a matrix that has no baseline row (CI)\n"
 	"  --tolerance T          allowed relative regression (default 0.02)\n"
 	"  --write-baseline FILE  write this run's rows as a baseline CSV\n"
-	"  --bound lp|closed      bound to compare with (default lp)\n"
+	"  --bound lp|closed      bound to compare with, plus the latency floor\n"
+	"                         (default lp)\n"
 	"  --json                 machine-readable verdicts\n"
 	SIMC_SIM_USAGE
 	"\n"

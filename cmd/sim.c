@@ -1,7 +1,7 @@
 /*
  * sim.c - `fast sim`: simulate a plan (from a file, or compiled on the fly
  * from traffic) on a topology and report completion time, algbw/busbw,
- * the LP bound and the ratio, the most utilised resources, optionally the
+ * the bound (LP + latency) and the ratio, the most utilised resources, optionally the
  * per-step times and a timeline (Chrome trace, SVG).
  */
 #include <stdlib.h>
@@ -113,7 +113,7 @@ static int print_busiest_nic(const struct fast_topo *t, const struct fast_sim_re
 static int print_human(const struct opts *o, const struct fast_topo *t, const struct fast_plan *p,
 		       const struct fast_sim_result *r, const struct fast_bound *b, bool first)
 {
-	char a[48], c[48], sz[32], name[48];
+	char a[48], c[48], lp[48], sz[32], name[48];
 	uint32_t idx[TOP_RES], n;
 	struct tier_util nic, up;
 	int rc;
@@ -129,11 +129,11 @@ static int print_human(const struct opts *o, const struct fast_topo *t, const st
 	printf("  algbw        %.2f GB/s   busbw %.2f GB/s   (%s per GPU)\n", r->algbw_GBps,
 	       r->busbw_GBps, fast_size_format(r->gpu_bytes, sz, sizeof sz));
 	if (b)
-		printf("  LP bound     %s   time/bound %.3f   (binding: %s)\n",
-		       simc_time(b->lp_s, c, sizeof c), b->lp_s > 0 ? r->time_s / b->lp_s : 0.0,
-		       b->binding[0] ? b->binding : "-");
+		printf("  bound        %s   time/bound %.3f   LP %s   (binding: %s)\n",
+		       simc_time(b->bound_s, c, sizeof c), b->bound_s > 0 ? r->time_s / b->bound_s : 0.0,
+		       simc_time(b->lp_s, lp, sizeof lp), b->binding[0] ? b->binding : "-");
 	else
-		printf("  LP bound     n/a (give --traffic)\n");
+		printf("  bound        n/a (give --traffic)\n");
 	tier_util(r, true, &nic);
 	tier_util(r, false, &up);
 	printf("  utilisation  NIC mean %.1f%% max %.1f%%; scale-up mean %.1f%% max %.1f%%\n",

@@ -25,11 +25,12 @@
  * lock is taken on the inode the path names: a lock won on a file that
  * was renamed over meanwhile is let go and taken again on the new one.
  *
- * A results file of a previous version (3: no time_with_synthesis_s
- * column; 2: also times in microseconds; 1: also no ident column) is
- * upgraded before any row is appended: its rows are
- * kept, rewritten in this version's columns, and version-1 rows get their
- * ident from the spec (the traffic is generated again, nothing is
+ * A results file of a previous version (4: bound_s the LP, no lp_s and
+ * latency_s; 3: also no time_with_synthesis_s column; 2: also times in
+ * microseconds; 1: also no ident column) is upgraded before any row is
+ * appended: its rows are kept, rewritten in this version's columns, rows
+ * of the spec's cases get the combined bound from their topology, and
+ * version-1 rows get their ident from the spec (the traffic is generated again, nothing is
  * re-planned).
  *
  * Files: this one parses the options and schedules the cases (forked

@@ -17,8 +17,9 @@
 	"size_bytes,matrix,label,algo,options,status,time_s,algbw_GBps,busbw_GBps,bound_s,"    \
 	"closed_s,ratio,rail_stages,steps,synthesis_s,ident"
 #define COLUMNS_V4 COLUMNS_V3 ",time_with_synthesis_s"
+#define COLUMNS_V5 COLUMNS_V4 ",lp_s,latency_s"
 
-const char sweep_csv_header[] = COLUMNS_V4 "\n";
+const char sweep_csv_header[] = COLUMNS_V5 "\n";
 
 /* Does text[0..len) start with the line `cols`?  *body: after its end. */
 static bool header_is(const char *text, size_t len, const char *cols, size_t *body)
@@ -38,6 +39,8 @@ static bool header_is(const char *text, size_t len, const char *cols, size_t *bo
 
 int sweep_csv_version(const char *text, size_t len, size_t *body)
 {
+	if (header_is(text, len, COLUMNS_V5, body))
+		return 5;
 	if (header_is(text, len, COLUMNS_V4, body))
 		return 4;
 	if (header_is(text, len, COLUMNS_V3, body))
@@ -54,6 +57,7 @@ void sweep_row_init(struct sweep_row *r)
 	memset(r, 0, sizeof *r);
 	r->time_s = r->algbw_GBps = r->busbw_GBps = NAN;
 	r->bound_s = r->closed_s = r->ratio = r->synth_s = r->time_with_synth_s = NAN;
+	r->lp_s = r->latency_s = NAN;
 	snprintf(r->status, sizeof r->status, "ok");
 	snprintf(r->options, sizeof r->options, "-");
 }
@@ -121,6 +125,12 @@ size_t sweep_row_format(const struct sweep_row *r, char *buf, size_t len)
 	if (n >= len)
 		return 0;
 	n += put_num(buf + n, len - n, r->time_with_synth_s);
+	if (n >= len)
+		return 0;
+	n += put_num(buf + n, len - n, r->lp_s);
+	if (n >= len)
+		return 0;
+	n += put_num(buf + n, len - n, r->latency_s);
 	if (n + 1 >= len)
 		return 0;
 	buf[n++] = '\n';
@@ -226,9 +236,10 @@ static void respell_options(struct sweep_row *r)
 }
 
 /* Columns of a row of each version: 1 without ident, 2 and 3 with it, 4
- * also with time_with_synthesis_s. */
-#define NCOLS_V1 (SWEEP_NCOLS - 2)
-#define NCOLS_V3 (SWEEP_NCOLS - 1)
+ * also with time_with_synthesis_s, 5 with lp_s and latency_s. */
+#define NCOLS_V1 (SWEEP_NCOLS - 4)
+#define NCOLS_V3 (SWEEP_NCOLS - 3)
+#define NCOLS_V4 (SWEEP_NCOLS - 2)
 
 /* Parse a line of min_cols..max_cols columns whose times are in units of
  * `second` seconds (1e-6: versions 1 and 2 wrote microseconds).  A row
@@ -278,9 +289,13 @@ static int parse_cols(const char *line, uint32_t min_cols, uint32_t max_cols, do
 	    get_num(f[21], 1, &r->ratio) || get_u32(f[22], &r->rail_stages) ||
 	    get_u32(f[23], &r->steps) || get_num(f[24], second, &r->synth_s))
 		return -1;
-	if (k < SWEEP_NCOLS)
+	if (k < NCOLS_V4)
 		r->time_with_synth_s = r->time_s + r->synth_s; /* NaN when either is */
-	else if (get_num(f[SWEEP_NCOLS - 1], 1, &r->time_with_synth_s) < 0)
+	else if (get_num(f[NCOLS_V4 - 1], 1, &r->time_with_synth_s) < 0)
+		return -1;
+	if (k < SWEEP_NCOLS)
+		r->lp_s = r->bound_s; /* bound_s was the LP: latency_s stays absent */
+	else if (get_num(f[NCOLS_V4], 1, &r->lp_s) < 0 || get_num(f[NCOLS_V4 + 1], 1, &r->latency_s) < 0)
 		return -1;
 	if (!r->key[0])
 		return -1;
@@ -304,8 +319,10 @@ int sweep_row_parse_version(const char *line, int version, struct sweep_row *r, 
 		return sweep_row_parse_v1(line, r, had_ident);
 	if (had_ident)
 		*had_ident = true;
-	if (version == 4)
+	if (version == 5)
 		return sweep_row_parse(line, r);
+	if (version == 4)
+		return parse_cols(line, NCOLS_V4, NCOLS_V4, 1, r, NULL);
 	return parse_cols(line, NCOLS_V3, NCOLS_V3, version == 2 ? 1e-6 : 1, r, NULL);
 }
 
@@ -421,14 +438,20 @@ int sweep_case_eval(const struct fast_topo *t, const struct fast_matrix *M,
 		if (cr.bound_rc < 0) {
 			set_error(shared, "bound", &cr.bound_err);
 		} else {
+			/* with "closed" bound_s is the closed form plus the
+			 * latency floor (bound.h); the LP was not solved */
+			shared->bound_s = cr.bound.bound_s;
+			shared->latency_s = cr.bound.latency_s;
 			if (e->bound != SWEEP_BOUND_CLOSED)
-				shared->bound_s = cr.bound.lp_s;
+				shared->lp_s = cr.bound.lp_s;
 			shared->closed_s = cr.bound.closed_s;
 		}
 	}
 	*bounded = true;
 	if (e->bound != SWEEP_BOUND_NONE) {
 		r->bound_s = shared->bound_s;
+		r->lp_s = shared->lp_s;
+		r->latency_s = shared->latency_s;
 		r->closed_s = shared->closed_s;
 	}
 	fill_row(&cr.rows[0], r);

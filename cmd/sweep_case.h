@@ -22,9 +22,12 @@
  *   status       ok, or error:<message>
  *   time_s       simulated completion time (seconds, as every time column)
  *   algbw_GBps busbw_GBps   nccl-tests definitions (sim.h)
- *   bound_s      LP lower bound (empty when not computed)
+ *   bound_s      the bound ratios divide by: the LP and closed form shifted
+ *                by the latency every plan pays (bound.h bound_s; with the
+ *                spec's "bound": "closed", the closed form shifted; empty
+ *                when not computed)
  *   closed_s     closed-form bound
- *   ratio        time / bound (LP when computed, else closed form)
+ *   ratio        time / bound (bound_s when computed, else closed form)
  *   rail_stages steps   plan shape
  *   synthesis_s  measured plan synthesis time (include/fast/eval.h: the
  *                median thread-CPU time of 15 compiles after a warm-up;
@@ -37,6 +40,7 @@
  *                options (sweep_row_ident); empty when unknown.  `fast
  *                gate --baseline` matches rows by it and nothing else.
  *   time_with_synthesis_s   time_s + synthesis_s
+ *   lp_s latency_s   the LP alone and the latency floor (bound.h)
  *
  * Numbers print with %.9g (empty when absent), so serial, forked and MPI
  * runs write identical rows apart from the two measured columns,
@@ -44,7 +48,11 @@
  * went last so that the reproducible ones keep their places).  Lines end in "\n"; a
  * reader also takes "\r\n" (a CSV written by Python or a spreadsheet).
  *
- * Versions: the header line is the version.  Version 4 (this one) adds
+ * Versions: the header line is the version.  Version 5 (this one) adds
+ * lp_s and latency_s and makes bound_s the combined bound (before: the
+ * LP); an older row upgraded by a sweep of its spec gets them from its
+ * topology, one read otherwise keeps its LP as bound_s and lp_s, latency_s
+ * empty.  Version 4 added
  * time_with_synthesis_s and measures synthesis_s as above (before: one
  * compile's wall time); a row of an older version reads with
  * time_with_synthesis_s = time_s + synthesis_s.  Version 3 named
@@ -66,8 +74,8 @@
 #include "fast/sim.h"
 
 #define SWEEP_KEY_MAX 600
-#define SWEEP_CSV_VERSION 4 /* the version sweep_csv_header is */
-#define SWEEP_NCOLS 27
+#define SWEEP_CSV_VERSION 5 /* the version sweep_csv_header is */
+#define SWEEP_NCOLS 29
 #define SWEEP_IDENT_LEN 16
 
 extern const char sweep_csv_header[]; /* with the trailing newline */
@@ -94,6 +102,7 @@ struct sweep_row {
 	double time_s, algbw_GBps, busbw_GBps, bound_s, closed_s, ratio; /* NaN: absent */
 	uint32_t rail_stages, steps;
 	double synth_s, time_with_synth_s;
+	double lp_s, latency_s; /* NaN: absent (rows before version 5: latency) */
 	char ident[SWEEP_IDENT_LEN + 1]; /* "" when unknown */
 };
 
@@ -109,7 +118,7 @@ int sweep_row_parse(const char *line, struct sweep_row *r);
  * version 2 (a version-2 sweep appended them): ident is left empty for a
  * version-1 row; *had_ident tells which it was.  Times in microseconds. */
 int sweep_row_parse_v1(const char *line, struct sweep_row *r, bool *had_ident);
-/* A line of a file of that version (1 to 4: sweep_csv_version), its
+/* A line of a file of that version (1 to 5: sweep_csv_version), its
  * times converted to seconds; *had_ident (may be NULL) as above. */
 int sweep_row_parse_version(const char *line, int version, struct sweep_row *r, bool *had_ident);
 /* Replace characters that the CSV cannot carry (',', '"', newlines,

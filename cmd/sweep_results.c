@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -226,24 +227,51 @@ struct gen_cache {
 	struct fast_traffic t;
 };
 
-/* The ident of case id, for a row of a previous-version file; "" when its
- * traffic cannot be generated. */
-static void upgrade_ident(const struct sweep_spec *s, uint64_t id, struct gen_cache *gc,
-			  char *ident, size_t len)
+/* The group of case id: the last with case0 <= id. */
+static uint32_t group_of(const struct sweep_spec *s, uint64_t id)
 {
-	uint32_t lo = 0, hi = s->ngroups, m, a;
-	struct sweep_row r;
-	const struct fast_matrix *M;
-	const char *label = NULL;
-	struct fast_err err;
+	uint32_t lo = 0, hi = s->ngroups;
 
-	while (hi - lo > 1) { /* the last group with case0 <= id */
+	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		if (s->groups[mid].case0 <= id)
 			lo = mid;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* A row of a file before version 5 (bound_s and lp_s the LP; with "bound":
+ * "closed" the closed form alone) of case id: the combined bound from its
+ * topology, and the ratio over it. */
+static void upgrade_bound(const struct sweep_spec *s, uint64_t id, struct sweep_row *r)
+{
+	struct fast_bound b;
+
+	if (isnan(r->lp_s) && isnan(r->closed_s))
+		return;
+	memset(&b, 0, sizeof b);
+	b.lp_s = isnan(r->lp_s) ? 0.0 : r->lp_s;
+	b.closed_s = isnan(r->closed_s) ? 0.0 : r->closed_s;
+	fast_bound_latency(&b, &s->topos[s->groups[group_of(s, id)].topo].topo);
+	r->bound_s = b.bound_s;
+	r->latency_s = b.latency_s;
+	if (!isnan(r->time_s) && b.bound_s > 0)
+		r->ratio = r->time_s / b.bound_s;
+}
+
+/* The ident of case id, for a row of a previous-version file; "" when its
+ * traffic cannot be generated. */
+static void upgrade_ident(const struct sweep_spec *s, uint64_t id, struct gen_cache *gc,
+			  char *ident, size_t len)
+{
+	uint32_t lo = group_of(s, id), m, a;
+	struct sweep_row r;
+	const struct fast_matrix *M;
+	const char *label = NULL;
+	struct fast_err err;
+
 	if (gc->g != lo) {
 		fast_traffic_free(&gc->t);
 		gc->g = lo;
@@ -323,6 +351,8 @@ int sweep_results_upgrade(const char *path, int fd, const struct sweep_spec *s,
 			id = sweep_keymap_find(km, r.key);
 			if (!had && id >= 0 && (uint64_t)id < s->ncases)
 				upgrade_ident(s, (uint64_t)id, &gc, r.ident, sizeof r.ident);
+			if (version < 5 && id >= 0 && (uint64_t)id < s->ncases)
+				upgrade_bound(s, (uint64_t)id, &r);
 			if (sweep_row_format(&r, row, sizeof row))
 				fputs(row, mem);
 		}

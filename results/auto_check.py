@@ -5,8 +5,10 @@
 
 Per case (preset, servers, traffic, size): T(auto) <= 1.02 x min over the
 schedules of T(a) + 2 us, with T = time_with_synthesis_s; prints the
-failing cases, the worst margin, and per algorithm the predictor's error
-(predicted_sim_s / time_s: median and range).  Exit 1 when a case fails.
+failing cases, the worst margin, per algorithm the predictor's error
+(predicted_sim_s / time_s: median and range), and FAST's simulated time
+over the bound (bound_s: the LP plus the latency floor) at every size, per
+preset and traffic, with the largest.  Exit 1 when a case fails.
 """
 import csv
 import statistics
@@ -36,4 +38,12 @@ print("%d cases, %d fail; worst T(auto) / min T = %.4f" % (len(cases), fails, wo
 for a, e in sorted(err.items()):
     print("predictor %-10s predicted/simulated median %.3f, range %.3f..%.3f" % (
         a, statistics.median(e), min(e), max(e)))
+# FAST / bound per (preset, servers, traffic) at every size (T_sim, no synthesis)
+worst_fast = max((float(r["fast"]["time_s"]) / float(r["fast"]["bound_s"]), k) for k, r in cases.items())
+for key in sorted({k[:3] for k in cases}):
+    sizes = sorted(k[3] for k in cases if k[:3] == key)
+    print("fast / bound %-11s %2s x 8 %-8s %s" % (key[0], key[1], key[2], " ".join(
+        "%.2f" % (float(cases[key + (b,)]["fast"]["time_s"]) / float(cases[key + (b,)]["fast"]["bound_s"]))
+        for b in sizes)))
+print("fast / bound: largest %.3f (%s %s x 8 %s %d B per GPU)" % ((worst_fast[0],) + worst_fast[1]))
 sys.exit(1 if fails else 0)

@@ -5,10 +5,11 @@
 
 Per (preset, servers): one figure, a panel per traffic, of T = T_sim + S
 (time with synthesis) against the per-GPU size for every schedule, auto
-(points) and the LP bound, each divided by the least T of the schedules at
-that size, so the lower envelope is the line at 1 and auto must lie on it
-(within the 1.02 x + 2 us slack).  OUTDIR/figures/auto_size_<preset>_<N>x8.svg
-and .png; the plotted numbers and gnuplot scripts in OUTDIR/data/.
+(points) and the lower bound (the LP plus the latency floor), each divided
+by the least T of the schedules at that size, so the lower envelope is the
+line at 1 and auto must lie on it (within the 1.02 x + 2 us slack).
+OUTDIR/figures/auto_size_<preset>_<N>x8.svg and .png; the plotted numbers
+and gnuplot scripts in OUTDIR/data/.
 """
 import csv
 import os
@@ -51,7 +52,7 @@ for (preset, n), traffics in sorted(cases.items()):
                 f.write('set title "%s"\n' % traffic)
                 parts = ['"%s" using 1:%d with lines title "%s"' % (dat, i + 2, a) for i, a in enumerate(ALGOS)]
                 parts.append('"%s" using 1:%d with points pt 7 ps 0.8 lc rgb "black" title "auto"' % (dat, len(ALGOS) + 2))
-                parts.append('"%s" using 1:%d with lines dt 2 lc rgb "gray" title "LP bound"' % (dat, len(ALGOS) + 3))
+                parts.append('"%s" using 1:%d with lines dt 2 lc rgb "gray" title "lower bound"' % (dat, len(ALGOS) + 3))
                 f.write("plot " + ", \\\n     ".join(parts) + "\n")
             f.write("unset multiplot\n")
     subprocess.run(["gnuplot", gp], check=True)

@@ -2,7 +2,8 @@
 # The `--algo auto` size study (docs/algorithms.md, "Choosing the schedule: --algo
 # auto"): per preset, GPU count, traffic and per-GPU size, `fast compare
 # --json` of every algorithm and auto; one CSV row per (case, algorithm)
-# with T_sim, the measured synthesis S, T = T_sim + S, the LP bound and,
+# with T_sim, the measured synthesis S, T = T_sim + S, the bound (the LP
+# plus the latency floor: compare --json's bound_s) and,
 # for auto, the schedule it chose.  Then results/figures/auto_size_*.svg.
 #
 #   bash results/auto_study.sh [FAST] [OUT.csv] [SERVERS...]

@@ -3,13 +3,14 @@
 
     nic_plot.py NICS.csv OUTDIR [SIZE_BYTES]
 
-Per (preset, servers): one figure, a panel per traffic, of time / LP bound
-per scenario (healthy, one NIC at 50% and 25%, one and two NICs down,
-K = G/2, K = 2G) for FAST compiled for the real topology, the FAST plan
-compiled for the healthy one run unchanged (missing where a NIC it uses
-is down: refused), and every baseline, at one per-GPU size (default the
-largest of the case).  OUTDIR/figures/nics_<preset>_<N>x8.svg and .png;
-the plotted numbers and gnuplot scripts in OUTDIR/data/.
+Per (preset, servers): one figure, a panel per traffic, of time / bound
+(the LP plus the latency floor) per scenario (healthy, one NIC at 50% and
+25%, one and two NICs down, K = G/2, K = 2G) for FAST compiled for the
+real topology, the FAST plan compiled for the healthy one run unchanged
+(missing where a NIC it uses is down: refused), and every baseline, at one
+per-GPU size (default the largest of the case).
+OUTDIR/figures/nics_<preset>_<N>x8.svg and .png; the plotted numbers and
+gnuplot scripts in OUTDIR/data/.
 """
 import csv
 import os
@@ -37,7 +38,7 @@ for (preset, n), traffics in sorted(cases.items()):
         cell = traffics[traffic][size]
         dat = os.path.join(out, "data", "%s_%s.dat" % (name, traffic))
         with open(dat, "w") as f:
-            f.write("# index scenario " + " ".join(ALGOS) + "   (time / LP bound; NaN: refused)\n")
+            f.write("# index scenario " + " ".join(ALGOS) + "   (time / bound; NaN: refused)\n")
             for i, sc in enumerate(SCENARIOS):
                 vals = []
                 for a in ALGOS:
@@ -49,11 +50,11 @@ for (preset, n), traffics in sorted(cases.items()):
     with open(gp, "w") as f:
         for term, ext in [("svg size 1300,440 dynamic", "svg"), ("pngcairo size 1300,440", "png")]:
             f.write('set terminal %s\nset output "%s"\n' % (term, os.path.join(out, "figures", name + "." + ext)))
-            f.write('set multiplot layout 1,%d title "%s %s x 8: time / LP bound per NIC scenario"\n'
+            f.write('set multiplot layout 1,%d title "%s %s x 8: time / lower bound per NIC scenario"\n'
                     % (len(panels), preset, n))
             f.write("set termoption noenhanced\nset logscale y\nset yrange [0.9:12]\n"
                     "set ytics (\"1\" 1, \"1.25\" 1.25, \"1.5\" 1.5, \"2\" 2, \"3\" 3, \"4\" 4, \"6\" 6, \"8\" 8, \"12\" 12)\n"
-                    "set xtics rotate by -40 font \",8\"\nset ylabel \"time / LP bound\"\n"
+                    "set xtics rotate by -40 font \",8\"\nset ylabel \"time / bound\"\n"
                     "set key top right font \",8\"\nset grid\n")
             for traffic, size, dat in panels:
                 f.write('set title "%s, %d MiB per GPU"\n' % (traffic, size >> 20))

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The degraded-cluster study (issue 25, docs/clusters.md): every schedule
-# on clusters whose NICs are not all equal, against the LP bound, and
-# FAST compiled for the real topology ("aware") against the plan FAST
-# compiled for the healthy one, run unchanged on the real one ("healthy
-# plan": what a degradation does to a schedule that does not know of it).
+# on clusters whose NICs are not all equal, against the bound (the LP plus
+# the latency floor), and FAST compiled for the real topology ("aware")
+# against the plan FAST compiled for the healthy one, run unchanged on the
+# real one ("healthy plan": what a degradation does to a schedule that
+# does not know of it).
 #
 #   bash results/nic_study.sh [FAST] [OUT.csv]
 #
@@ -22,7 +23,7 @@
 #   nics_half   K = G/2: two GPUs behind each NIC
 #   nics_double K = 2G: each GPU drives two NICs
 #
-# One row per (case, algorithm): time_s, the LP bound of the real
+# One row per (case, algorithm): time_s, the bound of the real
 # topology, ratio = time / bound; algo "fast_healthy_plan" is the healthy
 # plan simulated on the real topology, with status "refused" (and no
 # time) where it crosses a NIC that is down -- fast check refuses it too.

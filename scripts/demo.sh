@@ -12,8 +12,8 @@
 # crossing back): every schedule on dispatch and on combine of every
 # layer, FAST and hier with per-server dedup, FAST without it
 # (fast:dedup=gpu) and the others on the per-GPU bytes, against the token
-# LP bound, with the bytes each moves across servers.  Outputs land in
-# results/demo/ (or the directory given second).
+# bound (token LP plus latency floor), with the bytes each moves across
+# servers.  Outputs land in results/demo/ (or the directory given second).
 #
 #   scripts/demo.sh [path/to/fast [OUTDIR [TRACE [LAYERS]]]]
 #

@@ -31,8 +31,9 @@
 #   placement,replicas                  the --placement, the --replica-choice
 #   algo                                the schedule
 #   dispatch_s,combine_s,total_s        simulated time summed over the layers
-#   bound_s,ratio                       LP bound of dispatch + combine (token
-#                                       bound on token traffic); total_s / bound_s
+#   bound_s,ratio                       bound of dispatch + combine (LP, token
+#                                       LP on token traffic, plus the latency
+#                                       floor); total_s / bound_s
 #   bytes_out                           bytes the plans move across servers
 #   imbalance_max,imbalance_mean        compute imbalance (most (token,
 #                                       expert) pairs on a GPU / the mean)

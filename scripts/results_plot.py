@@ -4,8 +4,8 @@
     results_plot.py RESULTS_DIR          the bundled studies (scripts/results.sh)
     results_plot.py CSV... [-o DIR]      any sweep's CSV(s)
 
-Any sweep: the rows of the CSVs (columns: cmd/sweep_case.h; version 4,
-version 3 without `time_with_synthesis_s`, version 2 with `ident` or
+Any sweep: the rows of the CSVs (columns: cmd/sweep_case.h; version 5,
+version 4 with bound_s the LP and no lp_s/latency_s, version 3 without `time_with_synthesis_s`, version 2 with `ident` or
 version 1 without it; times in `_us` or `_s`
 columns, GPU counts as gpus_per_server/gpus_total or gpus/ngpus) are
 plotted against each parameter that varies among them (topology, servers,
@@ -13,9 +13,9 @@ GPUs per server, line rates, traffic pattern and each of its parameters,
 size, trace matrix), one series per algorithm (and FAST option set),
 averaged over seeds (and over the matrices of generated traffic).  Other
 varying parameters split the figures: one figure per (x parameter, value
-of the others, metric).  Metrics: simulated time (with the LP bound when
-computed), algbw, time / bound, the speedup of FAST over each baseline
-(when FAST and a baseline are there), and synthesis time when nothing was
+of the others, metric).  Metrics: simulated time (with the lower bound
+when computed: from version 5 the LP plus the latency floor, before it the
+LP), algbw, time / bound, the speedup of FAST over each baseline (when FAST and a baseline are there), and synthesis time when nothing was
 simulated.  Titles and axis labels name the file, the x parameter and
 every fixed parameter.  Figures go to DIR/figures/<name>.png and .svg,
 their numbers and gnuplot scripts to DIR/data/ (DIR defaults to
@@ -153,7 +153,7 @@ def plot_group(p, stem, xk, gfix, others, grs, series, simulated, cats, note):
         plots = series_plots(dat, names, cols, [{x: v / div for x, v in y.items()} for y in ys],
                              discrete, "points" if xk is None or xk in cats else "linespoints")
         if extra_bound:
-            plots.append("'%s' using 1:%d with lines dt 2 lw 2 lc rgb 'black' title 'LP bound'"
+            plots.append("'%s' using 1:%d with lines dt 2 lw 2 lc rgb 'black' title 'lower bound'"
                          % (dat, len(names) + 2))
         if parity:
             plots.append(parity_clause(parity))
@@ -236,7 +236,7 @@ def seeds_note(rows):
 
 
 def fig_skew(p, rows):
-    """Speedup of FAST over each baseline vs skew; FAST/LP vs skew."""
+    """Speedup of FAST over each baseline vs skew; FAST / bound vs skew."""
     ratio_lines = {}
     for preset, rs in sorted(by_topo(rows).items()):
         t = defaultdict(dict)  # (skew, seed) -> algo -> time
@@ -265,14 +265,14 @@ def fig_skew(p, rows):
                "plot %s, %s" % (yaxis_cmds([v for y in ys for v in y.values()], True),
                                 ", ".join(plots), parity_clause("parity")))
     for preset, pts in ratio_lines.items():
-        write_dat(os.path.join(p.data, "ratio_skew_%s.dat" % preset), ["skew", "fast_over_lp"], pts)
+        write_dat(os.path.join(p.data, "ratio_skew_%s.dat" % preset), ["skew", "fast_over_bound"], pts)
     names = sorted(ratio_lines)
     plots = series_plots_named(["ratio_skew_%s.dat" % pr for pr in names], names,
                                [dict(ratio_lines[pr]) for pr in names])
-    p.plot("ratio_skew", titled("FAST simulated time / LP lower bound vs Zipf skew",
+    p.plot("ratio_skew", titled("FAST simulated time / lower bound vs Zipf skew",
                                 [r for r in rows if r["algo"] == "fast"], ("topo", "traffic.skew"),
                                 [seeds_note(rows)]),
-           "set xlabel 'Zipf skew'\nset ylabel 'time / LP bound'\nset xrange [-0.04:0.94]\n%s"
+           "set xlabel 'Zipf skew'\nset ylabel 'time / bound (LP + latency floor)'\nset xrange [-0.04:0.94]\n%s"
            "plot %s, %s" % (yaxis_cmds([v for pr in names for _, v in ratio_lines[pr]], True),
                             ", ".join(plots), parity_clause("bound")))
 
@@ -316,14 +316,14 @@ def fig_scale(p, rows):
     names = sorted(groups)
     pts = {g: {n: mean(v) for n, v in sorted(groups[g].items())} for g in names}
     for g in names:
-        write_dat(os.path.join(p.data, "ratio_gpus_%s.dat" % g), ["gpus", "fast_over_lp"],
+        write_dat(os.path.join(p.data, "ratio_gpus_%s.dat" % g), ["gpus", "fast_over_bound"],
                   sorted(pts[g].items()))
     plots = series_plots_named(["ratio_gpus_%s.dat" % g for g in names],
                                [g.replace("_skew", " Zipf ") for g in names], [pts[g] for g in names])
     fr = [r for r in rows if r["algo"] == "fast"]
-    p.plot("ratio_gpus", titled("FAST simulated time / LP lower bound vs cluster size", fr,
+    p.plot("ratio_gpus", titled("FAST simulated time / lower bound vs cluster size", fr,
                                 ("topo", "servers", "traffic.skew"), [seeds_note(fr)]),
-           "set xlabel 'GPUs'\nset ylabel 'time / LP bound'\nset logscale x 2\n%s"
+           "set xlabel 'GPUs'\nset ylabel 'time / bound (LP + latency floor)'\nset logscale x 2\n%s"
            "plot %s, %s" % (yaxis_cmds([v for g in names for v in pts[g].values()], True),
                             ", ".join(plots), parity_clause("bound")))
 
@@ -359,7 +359,7 @@ def fig_moe(p, rows):
         out = [[l] + [v[l].get(a, float("nan")) for a in algos] + [bound[l]] for l in sorted(v)]
         write_dat(os.path.join(p.data, "moe_%s.dat" % preset), ["layer"] + algos + ["lp_bound"], out)
         plots = series_plots("moe_%s.dat" % preset, algos, range(2, 2 + len(algos)), ys, True)
-        plots.append("'moe_%s.dat' using 1:%d with lines dt 2 lw 2 lc rgb 'black' title 'LP bound'"
+        plots.append("'moe_%s.dat' using 1:%d with lines dt 2 lw 2 lc rgb 'black' title 'lower bound'"
                      % (preset, len(algos) + 2))
         kinds = sorted({r["label"].split("/")[-1] for r in rs})
         layers = sorted(v)
@@ -377,9 +377,10 @@ TOKEN_ALGOS = ["fanout", "nccl", "pxn", "hier", "fast:dedup=gpu", "fast"]
 
 
 def fig_tokens(p, rows):
-    """scripts/token_study.sh's tokens.csv: per preset, the total time / token
-    LP bound of each schedule over the 26 layers of each (EP, phase): the
-    per-kind total rows `fast compare` wrote."""
+    """scripts/token_study.sh's tokens.csv: per preset, the total time /
+    lower bound (token LP + latency floor) of each schedule over the 26
+    layers of each (EP, phase): the per-kind total rows `fast compare`
+    wrote."""
     for preset in sorted({r["preset"] for r in rows}):
         tot = {(int(r["ep"]), r["label"], r["algo"]): float(r["ratio"]) for r in rows
                if r["preset"] == preset and r["matrix"] == "total" and r["label"] != "total"}
@@ -393,10 +394,10 @@ def fig_tokens(p, rows):
                              "points")
         tics = ", ".join('"EP%d\\n%s" %d' % (c[0], c[1], i + 1) for i, c in enumerate(cells))
         p.plot("tokens_%s" % preset,
-               "Token traffic (DeepSeek-V2-Lite, 26 layers): total time / token LP bound\n"
+               "Token traffic (DeepSeek-V2-Lite, 26 layers): total time / token lower bound\n"
                "%s, 8 GPUs per server; fast, hier: per-server dedup; the others per-GPU bytes"
                % preset,
-               "set bmargin 4\nset ylabel 'time / token LP bound'\n"
+               "set bmargin 4\nset ylabel 'time / bound (token LP + latency floor)'\n"
                "set xtics (%s)\nset xrange [0.5:%g]\n%splot %s, %s"
                % (tics, len(cells) + 0.5, yaxis_cmds([v for y in ys for v in y.values()], True),
                   ", ".join(plots), parity_clause("bound")))

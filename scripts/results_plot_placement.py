@@ -1,11 +1,11 @@
 """The placement study's figures (scripts/placement_study.sh's
 placement.csv): per preset, one panel per (model, EP) with a group of bars
 per expert placement, one bar per schedule: the simulated time of dispatch
-plus combine summed over the layers, the LP bound of that placement's
-traffic as a black dash across the group, and the worst layer's compute
-imbalance written above the group.  Drawn with results_plot_common's
-Plotter, so the numbers and gnuplot scripts land in data/ beside the
-other studies'.
+plus combine summed over the layers, the lower bound (LP + latency floor)
+of that placement's traffic as a black dash across the group, and the
+worst layer's compute imbalance written above the group. Drawn with
+results_plot_common's Plotter, so the numbers and gnuplot scripts land in
+data/ beside the other studies'.
 """
 import math
 import os
@@ -62,7 +62,7 @@ def panel(p, preset, key, rs, with_key):
                      % (name, off, k + 2, colour, a))
     nb = len(algos)
     plots.append("'%s.dat' using 1:%d:(%.2f) with xerrorbars pt 0 lw 2.5 lc rgb 'black' "
-                 "title 'LP bound'" % (name, nb + 2, BAR_W * nb / 2))
+                 "title 'lower bound'" % (name, nb + 2, BAR_W * nb / 2))
     plots.append("'%s.dat' using 1:%d:(sprintf('%%.2f', $%d)) with labels font ',9' notitle"
                  % (name, nb + 4, nb + 3))
     tics = ", ".join('"%s" %d' % (g.replace(" ", "\\n"), i + 1) for i, g in enumerate(groups))
@@ -82,7 +82,7 @@ def fig_placement(p, rows):
         rs = [r for r in rows if r["preset"] == preset]
         panels = panel_rows(rs)
         title = ("Expert placement x schedule on %s: dispatch + combine time summed over the "
-                 "layers (bars), LP bound (dash), worst layer's compute imbalance (number)"
+                 "layers (bars), lower bound (dash), worst layer's compute imbalance (number)"
                  % preset)
         body = ["unset title", "set multiplot layout %d,2 title \"%s\""
                 % ((len(panels) + 1) // 2, title), "set grid ytics", "set bmargin 3.5"]

@@ -19,7 +19,9 @@
 # one), the switch side with --buffer bytes, the switch port's buffer
 # (default 4M: no drops in a 4 x 4 all-to-all at 200 Mbit/s, where 1M
 # dropped 274 packets in 6 iterations; a small one brings real incast:
-# drops, retransmits, 200 ms RTO stalls).  mpirun
+# drops, retransmits, 200 ms RTO stalls), and under each tbf a control
+# band that sends small packets first (ctl_band; FAST_TESTBED_CTL_BAND=off:
+# without).  mpirun
 # runs in a head namespace (<prefix>-head) on a management port of the
 # switch; each server gets its own orted through the launcher agent
 # (build/testbed/agent), and each rank binds the TCP BTL to its own rail
@@ -73,6 +75,7 @@ FAST=${FAST:-$ROOT/build/bin/fast}
 JOB_TIMEOUT=${FAST_TESTBED_TIMEOUT:-600}
 MTU=9000
 NIC_QUEUE=8388608 # NIC-side tbf queue (bytes): deep, as a host NIC ring + qdisc
+CTL_BAND=${FAST_TESTBED_CTL_BAND:-auto} # control band (ctl_band): auto = where the kernel has it, off
 
 die() { echo "testbed: $*" >&2; exit 4; }
 usage() {
@@ -260,10 +263,55 @@ sysctl_ns() { nsx "$1" sysctl -qw "$2" >/dev/null || die "cannot set $2 in names
 # tbf on one device: rate, burst, queue limit in bytes.  The burst (bytes
 # that may pass at once above the rate) is one frame, or 50 us at the rate
 # when that is more: the first BURST bytes after an idle spell pass at once,
-# which a fit of alpha + bytes / rate sees as BURST / rate less latency
-tbf() { # ns dev limit bits-per-second
-	tc -n "$1" qdisc replace dev "$2" root tbf rate "$4"bit burst "$BURST" limit "$3" 2>/dev/null ||
+# which a fit of alpha + bytes / rate sees as BURST / rate less latency.
+# Under the tbf, the control band (ctl_band).  With a fifth argument, the
+# tbf goes under the netem at handle 1: (--delay).
+tbf() { # ns dev limit bits-per-second [netem]
+	local where="root handle 1:" h=1
+	[ -n "${5:-}" ] && where="parent 1:1 handle 10:" h=10
+	tc -n "$1" qdisc replace dev "$2" $where tbf rate "$4"bit burst "$BURST" limit "$3" 2>/dev/null ||
 		die "tc tbf on $2 in $1 failed: the kernel lacks sch_tbf (or tc is too old)"
+	ctl_band "$1" "$2" $h "$3" "$4"
+}
+
+# The control band: a NIC does not queue its transport's ACKs and a
+# collective's control messages (MPI's rendezvous handshakes) behind the
+# bulk data it is sending -- RDMA transports acknowledge in hardware, and
+# a switch gives CNPs and control a class of their own.  A deep FIFO under
+# tc would: a rank sending 3 MiB through a rail at 50 Mbit/s while receiving
+# through it held its peers' handshakes up to 0.5 s, so that a transfer in
+# both directions over several peers took 688 ms where one direction took
+# 506 (docs/testbed.md, "The control band").  So under each tbf an HTB
+# child serves packets under CTL_BYTES (pure TCP ACKs and MPI's control
+# fragments) ahead of the bulk queue, which holds the tbf's byte limit; the
+# tbf alone still sets the rate: HTB's classes get 10 Gbit/s (4x the rate
+# above that) and a 256 KiB burst, for at 4x a 50 Mbit/s rail with HTB's
+# default burst (1600 B, under one 9000-byte frame) a rail carrying both
+# ways ran at half its rate.  Kernels
+# without sch_htb or cls_u32 run without it, said once and in `status`.
+CTL_BYTES=512 # IP packets shorter than this are control (u32: total length)
+ctl_band() { # ns dev tbf-handle limit bits-per-second
+	local ns=$1 dev=$2 h=$(($3 + 1)) fast
+	[ "$CTL_BAND" = off ] && return 0
+	fast=$(awk -v b="$5" 'BEGIN { x = 4 * b; if (x < 10e9) x = 10e9; printf "%.0f", x }')
+	# HTB cannot be changed in place: a rail set again (--nic) keeps its band
+	if { [[ $(tc -n "$ns" qdisc show dev "$dev") == *"qdisc htb $h: parent $3:1 "* ]] ||
+		tc -n "$ns" qdisc add dev "$dev" parent "$3":1 handle $h: htb default 2 2>/dev/null; } &&
+		tc -n "$ns" class replace dev "$dev" parent $h: classid $h:1 htb rate "$fast"bit burst 256k cburst 256k prio 0 quantum 60000 2>/dev/null &&
+		tc -n "$ns" class replace dev "$dev" parent $h: classid $h:2 htb rate "$fast"bit burst 256k cburst 256k prio 1 quantum 60000 2>/dev/null &&
+		tc -n "$ns" qdisc replace dev "$dev" parent $h:1 bfifo limit 1048576 2>/dev/null &&
+		tc -n "$ns" qdisc replace dev "$dev" parent $h:2 bfifo limit "$4" 2>/dev/null &&
+		{ tc -n "$ns" filter del dev "$dev" parent $h: 2>/dev/null
+		  tc -n "$ns" filter add dev "$dev" parent $h: protocol ip prio 1 u32 \
+			match u16 0 "$(printf 0x%x $((0xffff & ~(CTL_BYTES - 1))))" at 2 flowid $h:1 2>/dev/null; }; then
+		CTL_BAND=on
+		return 0
+	fi
+	# no band: the tbf's own byte-limited FIFO again
+	tc -n "$ns" qdisc replace dev "$dev" parent "$3":1 bfifo limit "$4" 2>/dev/null ||
+		die "cannot restore the bfifo under tbf on $dev in $ns"
+	CTL_BAND=off
+	echo "testbed: no control band (the kernel lacks sch_htb or cls_u32): control messages queue behind bulk data" >&2
 }
 
 build_fabric() {
@@ -594,12 +642,7 @@ degrade() {
 				die "cannot route server $s through nic$j"
 		else
 			tbf "$P-s$s" nic$i $NIC_QUEUE "$bps"
-			if [ "$DELAY" != 0 ]; then
-				tc -n "$P-sw" qdisc replace dev p$i parent 1:1 handle 10: tbf rate "$bps"bit burst "$BURST" limit "$BUFFER" ||
-					die "tc tbf under netem on p$i failed"
-			else
-				tbf "$P-sw" p$i "$BUFFER" "$bps"
-			fi
+			tbf "$P-sw" p$i "$BUFFER" "$bps" $([ "$DELAY" != 0 ] && echo netem)
 		fi
 		echo "testbed: rail nic$i (server $s, NIC $k) at $f x $RATE$([ "$bps" = 0 ] && echo ': down')" >&2
 	done
@@ -609,7 +652,10 @@ import json, re, sys
 t = json.load(open(sys.argv[1]))
 ovr = [re.match(r"(\d+):(\d+)=(.*)", o).groups() for o in sys.argv[2:]]
 t["scale_out"]["nic_overrides"] = [{"server": int(s), "nic": int(k), "fraction": float(f)} for s, k, f in ovr]
-t["source"] += "; then --nic %s (rail rates set after calibration)" % " --nic ".join(sys.argv[2:])
+note = "; then --nic %s (after calibration)" % ",".join(sys.argv[2:])
+if len(t["source"]) + len(note) > 511: # the topology's source holds 511 characters
+    note = "; then %d --nic overrides (after calibration)" % len(ovr)
+t["source"] += note
 json.dump(t, sys.stdout, indent=2)
 print()
 EOF
@@ -693,13 +739,12 @@ cmd_up() {
 		for ((r = 0; r < SERVERS * NICS; r++)); do
 			tc -n "$P-sw" qdisc replace dev p$r root handle 1: netem delay "${delay}us" limit 100000 ||
 				die "tc netem on p$r failed"
-			tc -n "$P-sw" qdisc add dev p$r parent 1:1 handle 10: tbf rate "$RATE_BPS"bit burst "$BURST" limit "$BUFFER" ||
-				die "tc tbf under netem on p$r failed"
+			tbf "$P-sw" p$r "$BUFFER" "$RATE_BPS" netem
 		done
 	fi
 	write_launchers
 	TB_CC=$(nsx "$P-s0" sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null)
-	FABRIC_DESC="scripts/testbed.sh: $SERVERS namespaces x $GPUS ranks, shared memory (Open MPI vader) inside, TCP over $NICS veth rails per server at $RATE (tc tbf both directions), switch buffer $BUFFER B per port, MTU $MTU, TCP $TB_CC${delay:+, delay ${delay} us}"
+	FABRIC_DESC="scripts/testbed.sh: $SERVERS namespaces x $GPUS ranks, Open MPI vader inside, TCP over $NICS veth rails per server at $RATE (tbf both ways, control band $CTL_BAND), switch buffer $BUFFER B/port, MTU $MTU, TCP $TB_CC${delay:+, delay ${delay} us}"
 	local ovr=${NIC_OVR# }
 	echo "$SERVERS $GPUS $RATE $BUFFER ${delay:-0} $NICS ${ovr// /,}" >"$DIR/config"
 	echo "testbed: $P up in $(elapsed "$t0") s: $SERVERS servers x $GPUS ranks, $NICS rails per server at $RATE, switch buffer $BUFFER B, TCP $TB_CC" >&2
@@ -744,7 +789,7 @@ cmd_status() {
 	done
 	echo "processes inside: $n"
 	# drops and overlimits at the switch ports (incast) since up
-	tc -n "$P-sw" -s qdisc show 2>/dev/null | awk '/^qdisc tbf/ { dev = $5 } /dropped/ { gsub(",", ""); d += $7; o += $9 } END { printf "switch ports: %d dropped, %d overlimits\n", d, o }'
+	tc -n "$P-sw" -s qdisc show 2>/dev/null | awk '/^qdisc/ { t = $2 == "tbf" } t && /dropped/ { gsub(",", ""); d += $7; o += $9 } END { printf "switch ports: %d dropped, %d overlimits\n", d, o }'
 	echo "topology: $DIR/topo.json"
 }
 

@@ -3,7 +3,8 @@
 # DeepSeek-V2-Lite routing as token traffic (`fast trace import --tokens`:
 # task intent, 8,222 tokens, top-6 of 64 experts, all 26 layers) at EP16,
 # EP32 and EP64 (2, 4, 8 servers x 8 GPUs), dispatch and combine apart, on
-# the h200 and mi300x-100g presets, against the token LP bound:
+# the h200 and mi300x-100g presets, against the token bound (the token LP
+# plus the latency floor):
 #
 #   fanout, nccl, pxn   the per-GPU byte view (a token once per destination GPU)
 #   hier                DeepEP's normal kernels with per-server dedup

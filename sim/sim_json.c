@@ -136,9 +136,11 @@ int fast_sim_json_plan(FILE *f, const struct fast_topo *t, const struct fast_pla
 	num(f, ", ", "busbw_GBps", r->busbw_GBps);
 	fprintf(f, ", \"gpu_bytes\": %llu,\n", (unsigned long long)r->gpu_bytes);
 	if (b) {
-		num(f, "     ", "bound_s", b->lp_s);
+		num(f, "     ", "bound_s", b->bound_s);
+		num(f, ", ", "lp_s", b->lp_s);
+		num(f, ", ", "latency_s", b->latency_s);
 		num(f, ", ", "closed_bound_s", b->closed_s);
-		num(f, ", ", "ratio", b->lp_s > 0 ? r->time_s / b->lp_s : 0.0);
+		num(f, ", ", "ratio", b->bound_s > 0 ? r->time_s / b->bound_s : 0.0);
 		fprintf(f, ", \"binding\": ");
 		fast_json_put_string(f, b->binding);
 		fprintf(f, ",\n");

@@ -15,7 +15,7 @@
 #                        fails instead); hard limit: timeout 300
 #   sweep            20  a killed sweep resumes without loss or duplicates;
 #                        mpirun -np 4 gives the serial rows
-#   gate             20  fast gate on the bundled real traces: FAST / LP bound
+#   gate             20  fast gate on the bundled real traces: FAST / bound
 #                        under a limit, no regression against results/gate/
 #   install          90  make install into a temporary prefix, the tour from
 #                        elsewhere, pkg-config builds, make uninstall

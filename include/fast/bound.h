@@ -28,6 +28,8 @@ struct fast_bound {
 	uint32_t closed_server;    /* server that attains it */
 	int closed_is_ingress;     /* 1 ingress, 0 egress */
 	double lp_s;               /* LP bound, seconds (>= closed_s) */
+	double latency_s;          /* what any plan waits before its bytes flow */
+	double bound_s;            /* the combined bound every ratio divides by */
 	uint32_t lp_server;        /* server whose LP attains the maximum */
 	char binding[96];          /* binding resource, e.g. "server 2 NIC 5 egress" */
 	double solve_s;            /* wall time spent in GLPK */
@@ -35,9 +37,15 @@ struct fast_bound {
 };
 
 /*
- * The bound of matrix m (m->ng = topo's N x G GPUs; a plain byte array:
- * fast_matrix_of), the one every ratio divides by: closed form and LP, or
- * with closed_only the closed form alone (no GLPK; the LP fields stay 0).
+ * The bounds of matrix m (m->ng = topo's N x G GPUs; a plain byte array:
+ * fast_matrix_of): closed form and LP (bandwidth only), or with
+ * closed_only the closed form alone (no GLPK; the LP fields stay 0), and
+ * bound_s, the one every ratio divides by: the bandwidth bounds shifted
+ * by the latency a plan pays before its first byte on a tier flows,
+ * max(step_s(out) + closed_s, min(step_s(up), step_s(out)) + lp_s), each
+ * term only where its bandwidth term is > 0 (docs/DESIGN.md, "The latency
+ * floor").  latency_s is the shift of the term with bytes across servers
+ * (step_s(out)), else min(...) when any bytes move, else 0.
  * A byte matrix (kind BYTES) gets the byte bound above; token traffic
  * (DISPATCH, COMBINE) the token LP (lib/bound/bound_tokens.c, "token
  * traffic"), valid for every plan `fast check` accepts for its groups --
@@ -50,6 +58,10 @@ struct fast_bound {
  */
 int fast_bound_compute(const struct fast_topo *topo, const struct fast_matrix *m, bool closed_only,
 		       struct fast_bound *out, struct fast_err *err);
+
+/* Set b->latency_s and b->bound_s from b->closed_s and b->lp_s on topo
+ * (as fast_bound_compute does; for bandwidth bounds computed before). */
+void fast_bound_latency(struct fast_bound *b, const struct fast_topo *topo);
 
 /* JSON of `fast bound --json` (lib/bound/bound_json.c): the topology
  * object, and one matrix's bound (indented as a row of "bounds"; closed_only:

@@ -40,6 +40,10 @@ void fast_bound_json(FILE *f, const struct fast_bound *b, uint32_t matrix, const
 	fast_json_put_double(f, b->closed_s);
 	fprintf(f, ", \"closed_server\": %u, \"closed_direction\": \"%s\"", b->closed_server,
 		b->closed_is_ingress ? "ingress" : "egress");
+	fprintf(f, ", \"latency_s\": ");
+	fast_json_put_double(f, round(b->latency_s * 1e12) / 1e12);
+	fprintf(f, ", \"bound_s\": ");
+	fast_json_put_double(f, round(b->bound_s * 1e12) / 1e12);
 	if (closed_only) {
 		fprintf(f, "}");
 		return;

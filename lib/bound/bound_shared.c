@@ -149,3 +149,27 @@ int fast_bound_finish(struct fast_bound *b, const struct fast_topo *topo, uint64
 	}
 	return 0;
 }
+
+/* Every flow of a step on tier t starts at least fast_tier_step_s(t) after
+ * time 0 (the simulator launches a step with bytes after its overhead and
+ * starts each flow alpha later; by rank a GPU's first flow in a wave waits
+ * both), and only scale-out steps use NICs.  So the bytes the closed form
+ * counts flow in [step_s(out), T], and those the LP counts in
+ * [min step_s, T]: T is at least either shift plus its bandwidth term. */
+void fast_bound_latency(struct fast_bound *b, const struct fast_topo *topo)
+{
+	double out = fast_tier_step_s(&topo->out), up = fast_tier_step_s(&topo->up);
+	double lo = up < out ? up : out, bound = 0.0, lat = 0.0;
+
+	if (b->lp_s > 0.0) {
+		bound = lo + b->lp_s;
+		lat = lo;
+	}
+	if (b->closed_s > 0.0) {
+		if (out + b->closed_s > bound)
+			bound = out + b->closed_s;
+		lat = out;
+	}
+	b->latency_s = lat;
+	b->bound_s = bound;
+}

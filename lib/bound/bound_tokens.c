@@ -502,8 +502,8 @@ static int bound_tokens(const struct fast_topo *topo, const struct fast_matrix *
 	return 0;
 }
 
-int fast_bound_compute(const struct fast_topo *topo, const struct fast_matrix *m, bool closed_only,
-		       struct fast_bound *out, struct fast_err *err)
+static int bound_any(const struct fast_topo *topo, const struct fast_matrix *m, bool closed_only,
+		     struct fast_bound *out, struct fast_err *err)
 {
 	struct tok_data d;
 	int rc;
@@ -521,5 +521,18 @@ int fast_bound_compute(const struct fast_topo *topo, const struct fast_matrix *m
 	memset(out, 0, sizeof(*out));
 	tok_closed(out, &d, topo);
 	free(d.E);
+	return 0;
+}
+
+int fast_bound_compute(const struct fast_topo *topo, const struct fast_matrix *m, bool closed_only,
+		       struct fast_bound *out, struct fast_err *err)
+{
+	struct fast_bound b;
+	int rc;
+
+	if ((rc = bound_any(topo, m, closed_only, &b, err)) < 0)
+		return rc;
+	fast_bound_latency(&b, topo);
+	*out = b;
 	return 0;
 }

@@ -16,9 +16,12 @@
  * because every server has the same ports).  Matching sorted rates
  * maximises sum_j min(w_Aj, w_Bj), the pair's capacity C_AB.  On equal
  * shares every list is 0..G-1: pair i is rail i.  Ports of unequal size
- * (K < G not dividing G) pair only with their size: where that leaves
- * no live pair between two servers the compile is refused (FAST_EINPUT,
- * saying so) rather than pairing a NIC with two.
+ * (K < G not dividing G) pair with their size.  Where that leaves two
+ * servers no live pair (the live NICs of one all serve a number of GPUs
+ * that no live NIC of the other does), every server lists the GPUs
+ * behind a live NIC first instead: position 0 is live on every server
+ * (a valid topology leaves each a live NIC), so every tile has a pair,
+ * at the price of a NIC that may meet two.
  *
  * Time, not bytes.  Tile (A, B) of R bytes needs T = ceil(R W1 / C_AB)
  * in r0-bytes (the bytes a lane of weight W1 moves in that time); pair j
@@ -91,21 +94,31 @@ void fast_nics_free(struct builder *bd)
 	bd->nx = NULL;
 }
 
-/* Position order of server s's GPUs (see the top): port size, weight
- * (fastest first), index; an insertion sort (G is small). */
-static void order_server(const struct fast_topo *topo, const uint32_t *wt, uint32_t *ord,
-			 uint32_t *pos)
+/* Whether local GPU o goes before local GPU i in a server's position
+ * order (see the top): port size, weight (fastest first), index; with
+ * live_first, a GPU behind a live NIC before one behind a down one. */
+static bool goes_before(const struct fast_topo *topo, const uint32_t *wt, bool live_first,
+			uint32_t o, uint32_t i)
+{
+	uint32_t so = fast_topo_port_gpus(topo, fast_topo_port_of(topo, o));
+	uint32_t si = fast_topo_port_gpus(topo, fast_topo_port_of(topo, i));
+
+	if (live_first && (wt[o] > 0) != (wt[i] > 0))
+		return wt[o] > 0;
+	return so < si || (so == si && wt[o] >= wt[i]);
+}
+
+/* Server s's position order, ord (position -> GPU) and pos (its inverse);
+ * an insertion sort (G is small), stable on the index. */
+static void order_server(const struct fast_topo *topo, const uint32_t *wt, bool live_first,
+			 uint32_t *ord, uint32_t *pos)
 {
 	uint32_t G = topo->gpus;
 
 	for (uint32_t i = 0; i < G; i++) {
-		uint32_t size = fast_topo_port_gpus(topo, fast_topo_port_of(topo, i)), j = i;
-		while (j > 0) {
-			uint32_t o = ord[j - 1];
-			uint32_t so = fast_topo_port_gpus(topo, fast_topo_port_of(topo, o));
-			if (so < size || (so == size && wt[o] >= wt[i]))
-				break;
-			ord[j] = o;
+		uint32_t j = i;
+		while (j > 0 && !goes_before(topo, wt, live_first, ord[j - 1], i)) {
+			ord[j] = ord[j - 1];
 			j--;
 		}
 		ord[j] = i;
@@ -129,6 +142,27 @@ static bool shares(struct builder *bd, const struct fast_topo *topo, double *sha
 	}
 	bd->r0 = r0 > 0 ? r0 : 1; /* a validated topology has a live NIC */
 	return uniform;
+}
+
+static void order_servers(struct builder *bd, const struct fast_topo *topo, bool live_first)
+{
+	struct nics *nx = bd->nx;
+
+	for (uint32_t s = 0; s < bd->N; s++)
+		order_server(topo, nx->wt + (size_t)s * bd->G, live_first, nx->ord + (size_t)s * bd->G,
+			     nx->pos + (size_t)s * bd->G);
+}
+
+static bool tile_pairs(const struct builder *bd, uint32_t a, uint32_t b);
+
+/* Whether every two servers have a pair of live NICs (O(N^2 G)). */
+static bool every_tile_pairs(const struct builder *bd)
+{
+	for (uint32_t a = 0; a < bd->N; a++)
+		for (uint32_t b = 0; b < bd->N; b++)
+			if (a != b && !tile_pairs(bd, a, b))
+				return false;
+	return true;
 }
 
 int fast_nics_setup(struct builder *bd, const struct fast_topo *topo)
@@ -186,10 +220,9 @@ int fast_nics_setup(struct builder *bd, const struct fast_topo *topo)
 		nx->wt[g] = share[g] > 0 ? (w < 1 ? 1 : w > NIC_W1 ? NIC_W1 : (uint32_t)w) : 0;
 	}
 	free(share);
-	for (uint32_t s = 0; s < N; s++) {
-		uint32_t *ord = nx->ord + (size_t)s * G, *pos = nx->pos + (size_t)s * G;
-		order_server(topo, nx->wt + (size_t)s * G, ord, pos);
-	}
+	order_servers(bd, topo, false);
+	if (!every_tile_pairs(bd))
+		order_servers(bd, topo, true);
 	return 0;
 }
 

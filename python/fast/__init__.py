@@ -576,9 +576,10 @@ def sim(topology, traffic=None, plan=None, algo="fast", steps=False, congestion=
         sync=None, epsilon=0.0, check=True, **options):
     """`fast sim --json` as a dict: plan (a Plan, or compiled from traffic
     with algo and options when None) simulated on topology; with traffic,
-    the LP bound and ratio (and a given plan is first proved correct for
-    it unless check=False).  sync "step" or "rank" (`--sync`); None: as
-    the topology's implementation of the plan's schedule says."""
+    the bound (LP plus latency floor) and ratio (and a given plan is first
+    proved correct for it unless check=False).  sync "step" or "rank"
+    (`--sync`); None: as the topology's implementation of the plan's
+    schedule says."""
     if plan is None:
         if traffic is None:
             raise InputError(-3, "sim: give a plan, or traffic to compile")
@@ -634,7 +635,8 @@ def compare(topology, traffic, algos=None, congestion=True, sync=None, epsilon=0
             **options):
     """`fast compare --json --no-timing` as a dict: every algorithm (all
     but auto, or algos: names or "NAME:OPT=VALUE" rows, auto included)
-    compiled and simulated on each matrix, with the LP bound, ratios,
+    compiled and simulated on each matrix, with the bound (LP plus
+    latency floor, and the LP alone), ratios,
     FAST's speedup and per-kind and overall totals.  Synthesis times are
     left out (they are measurements).  An auto row is the command's: its
     choice, predictions and candidates from the library's case evaluator
@@ -681,11 +683,13 @@ def compare(topology, traffic, algos=None, congestion=True, sync=None, epsilon=0
             out.append(c)
         return out
 
-    def block(head, c, bound_s, binding=None):
+    def block(head, c, bound_s, bound=None):
         d = dict(head)
         d["bound_s"] = bound_s
-        if binding is not None:
-            d["binding"] = binding
+        if bound is not None:  # a matrix's: the LP and latency beside it, as the command's
+            d["lp_s"] = bound["lp_s"]
+            d["latency_s"] = bound["latency_s"]
+            d["binding"] = bound["binding"]
         f = c[fast_idx] if fast_idx is not None else None
         d["algorithms"] = []
         for k, (name, _, _) in enumerate(rows):
@@ -713,8 +717,7 @@ def compare(topology, traffic, algos=None, congestion=True, sync=None, epsilon=0
     for m in range(len(traffic)):
         c = cells(m)
         p0 = results[0]["plans"][m]
-        doc["matrices"].append(block({"matrix": m, "label": labels[m]}, c, p0["bound_s"],
-                                     p0["binding"]))
+        doc["matrices"].append(block({"matrix": m, "label": labels[m]}, c, p0["bound_s"], p0))
         kt = kind_total.setdefault(kinds[m], [dict(z) for z in zero])
         kind_bound[kinds[m]] = kind_bound.get(kinds[m], 0.0) + p0["bound_s"]
         kind_count[kinds[m]] = kind_count.get(kinds[m], 0) + 1

@@ -16,7 +16,7 @@ plot "results/data/auto_size_mi300x-100g_4x8_uniform.dat" using 1:2 with lines t
      "results/data/auto_size_mi300x-100g_4x8_uniform.dat" using 1:6 with lines title "spreadout", \
      "results/data/auto_size_mi300x-100g_4x8_uniform.dat" using 1:7 with lines title "hier", \
      "results/data/auto_size_mi300x-100g_4x8_uniform.dat" using 1:8 with points pt 7 ps 0.8 lc rgb "black" title "auto", \
-     "results/data/auto_size_mi300x-100g_4x8_uniform.dat" using 1:9 with lines dt 2 lc rgb "gray" title "LP bound"
+     "results/data/auto_size_mi300x-100g_4x8_uniform.dat" using 1:9 with lines dt 2 lc rgb "gray" title "lower bound"
 set title "zipf"
 plot "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:2 with lines title "fast", \
      "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:3 with lines title "fanout", \
@@ -25,7 +25,7 @@ plot "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:2 with lines titl
      "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:6 with lines title "spreadout", \
      "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:7 with lines title "hier", \
      "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:8 with points pt 7 ps 0.8 lc rgb "black" title "auto", \
-     "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:9 with lines dt 2 lc rgb "gray" title "LP bound"
+     "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:9 with lines dt 2 lc rgb "gray" title "lower bound"
 set title "trace"
 plot "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:2 with lines title "fast", \
      "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:3 with lines title "fanout", \
@@ -34,7 +34,7 @@ plot "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:2 with lines tit
      "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:6 with lines title "spreadout", \
      "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:7 with lines title "hier", \
      "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:8 with points pt 7 ps 0.8 lc rgb "black" title "auto", \
-     "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:9 with lines dt 2 lc rgb "gray" title "LP bound"
+     "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:9 with lines dt 2 lc rgb "gray" title "lower bound"
 unset multiplot
 set terminal pngcairo size 1200,420
 set output "results/figures/auto_size_mi300x-100g_4x8.png"
@@ -54,7 +54,7 @@ plot "results/data/auto_size_mi300x-100g_4x8_uniform.dat" using 1:2 with lines t
      "results/data/auto_size_mi300x-100g_4x8_uniform.dat" using 1:6 with lines title "spreadout", \
      "results/data/auto_size_mi300x-100g_4x8_uniform.dat" using 1:7 with lines title "hier", \
      "results/data/auto_size_mi300x-100g_4x8_uniform.dat" using 1:8 with points pt 7 ps 0.8 lc rgb "black" title "auto", \
-     "results/data/auto_size_mi300x-100g_4x8_uniform.dat" using 1:9 with lines dt 2 lc rgb "gray" title "LP bound"
+     "results/data/auto_size_mi300x-100g_4x8_uniform.dat" using 1:9 with lines dt 2 lc rgb "gray" title "lower bound"
 set title "zipf"
 plot "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:2 with lines title "fast", \
      "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:3 with lines title "fanout", \
@@ -63,7 +63,7 @@ plot "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:2 with lines titl
      "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:6 with lines title "spreadout", \
      "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:7 with lines title "hier", \
      "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:8 with points pt 7 ps 0.8 lc rgb "black" title "auto", \
-     "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:9 with lines dt 2 lc rgb "gray" title "LP bound"
+     "results/data/auto_size_mi300x-100g_4x8_zipf.dat" using 1:9 with lines dt 2 lc rgb "gray" title "lower bound"
 set title "trace"
 plot "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:2 with lines title "fast", \
      "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:3 with lines title "fanout", \
@@ -72,5 +72,5 @@ plot "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:2 with lines tit
      "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:6 with lines title "spreadout", \
      "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:7 with lines title "hier", \
      "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:8 with points pt 7 ps 0.8 lc rgb "black" title "auto", \
-     "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:9 with lines dt 2 lc rgb "gray" title "LP bound"
+     "results/data/auto_size_mi300x-100g_4x8_trace.dat" using 1:9 with lines dt 2 lc rgb "gray" title "lower bound"
 unset multiplot

@@ -1,12 +1,12 @@
 set terminal svg size 1300,440 dynamic
 set output "results/figures/nics_mi300x-100g_16x8.svg"
-set multiplot layout 1,3 title "mi300x-100g 16 x 8: time / LP bound per NIC scenario"
+set multiplot layout 1,3 title "mi300x-100g 16 x 8: time / lower bound per NIC scenario"
 set termoption noenhanced
 set logscale y
 set yrange [0.9:12]
 set ytics ("1" 1, "1.25" 1.25, "1.5" 1.5, "2" 2, "3" 3, "4" 4, "6" 6, "8" 8, "12" 12)
 set xtics rotate by -40 font ",8"
-set ylabel "time / LP bound"
+set ylabel "time / bound"
 set key top right font ",8"
 set grid
 set title "uniform, 256 MiB per GPU"
@@ -36,13 +36,13 @@ plot "results/data/nics_mi300x-100g_16x8_trace.dat" using 1:3:xtic(2) with lines
 unset multiplot
 set terminal pngcairo size 1300,440
 set output "results/figures/nics_mi300x-100g_16x8.png"
-set multiplot layout 1,3 title "mi300x-100g 16 x 8: time / LP bound per NIC scenario"
+set multiplot layout 1,3 title "mi300x-100g 16 x 8: time / lower bound per NIC scenario"
 set termoption noenhanced
 set logscale y
 set yrange [0.9:12]
 set ytics ("1" 1, "1.25" 1.25, "1.5" 1.5, "2" 2, "3" 3, "4" 4, "6" 6, "8" 8, "12" 12)
 set xtics rotate by -40 font ",8"
-set ylabel "time / LP bound"
+set ylabel "time / bound"
 set key top right font ",8"
 set grid
 set title "uniform, 256 MiB per GPU"

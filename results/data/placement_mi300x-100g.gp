@@ -5,9 +5,9 @@ set termoption noenhanced
 set key outside right top
 set grid
 cd '.'
-set title "Expert placement x schedule on mi300x-100g: dispatch + combine time summed over the layers (bars), LP bound (dash), worst layer's compute imbalance (number)"
+set title "Expert placement x schedule on mi300x-100g: dispatch + combine time summed over the layers (bars), lower bound (dash), worst layer's compute imbalance (number)"
 unset title
-set multiplot layout 2,2 title "Expert placement x schedule on mi300x-100g: dispatch + combine time summed over the layers (bars), LP bound (dash), worst layer's compute imbalance (number)"
+set multiplot layout 2,2 title "Expert placement x schedule on mi300x-100g: dispatch + combine time summed over the layers (bars), lower bound (dash), worst layer's compute imbalance (number)"
 set grid ytics
 set bmargin 3.5
 set title 'deepseek-v2-lite, EP32 (4 x 8 GPUs), token traffic, per-server dedup'
@@ -18,7 +18,7 @@ set xrange [0.4:6.6]
 set yrange [0:87.0978]
 set ylabel 'time, ms'
 set key inside top right font ',9'
-plot 'placement_mi300x-100g_deepseek-v2-lite_ep32.dat' using ($1-0.30):2 with boxes fs solid 0.75 lc rgb '#9400d3' title 'fast', 'placement_mi300x-100g_deepseek-v2-lite_ep32.dat' using ($1-0.10):3 with boxes fs solid 0.75 lc rgb '#e69f00' title 'hier', 'placement_mi300x-100g_deepseek-v2-lite_ep32.dat' using ($1+0.10):4 with boxes fs solid 0.75 lc rgb '#0072b2' title 'fanout', 'placement_mi300x-100g_deepseek-v2-lite_ep32.dat' using ($1+0.30):5 with boxes fs solid 0.75 lc rgb '#555555' title 'auto', 'placement_mi300x-100g_deepseek-v2-lite_ep32.dat' using 1:6:(0.40) with xerrorbars pt 0 lw 2.5 lc rgb 'black' title 'LP bound', 'placement_mi300x-100g_deepseek-v2-lite_ep32.dat' using 1:8:(sprintf('%.2f', $7)) with labels font ',9' notitle
+plot 'placement_mi300x-100g_deepseek-v2-lite_ep32.dat' using ($1-0.30):2 with boxes fs solid 0.75 lc rgb '#9400d3' title 'fast', 'placement_mi300x-100g_deepseek-v2-lite_ep32.dat' using ($1-0.10):3 with boxes fs solid 0.75 lc rgb '#e69f00' title 'hier', 'placement_mi300x-100g_deepseek-v2-lite_ep32.dat' using ($1+0.10):4 with boxes fs solid 0.75 lc rgb '#0072b2' title 'fanout', 'placement_mi300x-100g_deepseek-v2-lite_ep32.dat' using ($1+0.30):5 with boxes fs solid 0.75 lc rgb '#555555' title 'auto', 'placement_mi300x-100g_deepseek-v2-lite_ep32.dat' using 1:6:(0.40) with xerrorbars pt 0 lw 2.5 lc rgb 'black' title 'lower bound', 'placement_mi300x-100g_deepseek-v2-lite_ep32.dat' using 1:8:(sprintf('%.2f', $7)) with labels font ',9' notitle
 
 set title 'deepseek-v2-lite, EP64 (8 x 8 GPUs), token traffic, per-server dedup'
 set boxwidth 0.20
@@ -28,7 +28,7 @@ set xrange [0.4:6.6]
 set yrange [0:86.4399]
 set ylabel 'time, ms'
 unset key
-plot 'placement_mi300x-100g_deepseek-v2-lite_ep64.dat' using ($1-0.30):2 with boxes fs solid 0.75 lc rgb '#9400d3' title 'fast', 'placement_mi300x-100g_deepseek-v2-lite_ep64.dat' using ($1-0.10):3 with boxes fs solid 0.75 lc rgb '#e69f00' title 'hier', 'placement_mi300x-100g_deepseek-v2-lite_ep64.dat' using ($1+0.10):4 with boxes fs solid 0.75 lc rgb '#0072b2' title 'fanout', 'placement_mi300x-100g_deepseek-v2-lite_ep64.dat' using ($1+0.30):5 with boxes fs solid 0.75 lc rgb '#555555' title 'auto', 'placement_mi300x-100g_deepseek-v2-lite_ep64.dat' using 1:6:(0.40) with xerrorbars pt 0 lw 2.5 lc rgb 'black' title 'LP bound', 'placement_mi300x-100g_deepseek-v2-lite_ep64.dat' using 1:8:(sprintf('%.2f', $7)) with labels font ',9' notitle
+plot 'placement_mi300x-100g_deepseek-v2-lite_ep64.dat' using ($1-0.30):2 with boxes fs solid 0.75 lc rgb '#9400d3' title 'fast', 'placement_mi300x-100g_deepseek-v2-lite_ep64.dat' using ($1-0.10):3 with boxes fs solid 0.75 lc rgb '#e69f00' title 'hier', 'placement_mi300x-100g_deepseek-v2-lite_ep64.dat' using ($1+0.10):4 with boxes fs solid 0.75 lc rgb '#0072b2' title 'fanout', 'placement_mi300x-100g_deepseek-v2-lite_ep64.dat' using ($1+0.30):5 with boxes fs solid 0.75 lc rgb '#555555' title 'auto', 'placement_mi300x-100g_deepseek-v2-lite_ep64.dat' using 1:6:(0.40) with xerrorbars pt 0 lw 2.5 lc rgb 'black' title 'lower bound', 'placement_mi300x-100g_deepseek-v2-lite_ep64.dat' using 1:8:(sprintf('%.2f', $7)) with labels font ',9' notitle
 
 set title 'olmoe, EP32 (4 x 8 GPUs), byte traffic'
 set boxwidth 0.20
@@ -38,7 +38,7 @@ set xrange [0.4:6.6]
 set yrange [0:579.897]
 set ylabel 'time, ms'
 unset key
-plot 'placement_mi300x-100g_olmoe_ep32.dat' using ($1-0.30):2 with boxes fs solid 0.75 lc rgb '#9400d3' title 'fast', 'placement_mi300x-100g_olmoe_ep32.dat' using ($1-0.10):3 with boxes fs solid 0.75 lc rgb '#e69f00' title 'hier', 'placement_mi300x-100g_olmoe_ep32.dat' using ($1+0.10):4 with boxes fs solid 0.75 lc rgb '#0072b2' title 'fanout', 'placement_mi300x-100g_olmoe_ep32.dat' using ($1+0.30):5 with boxes fs solid 0.75 lc rgb '#555555' title 'auto', 'placement_mi300x-100g_olmoe_ep32.dat' using 1:6:(0.40) with xerrorbars pt 0 lw 2.5 lc rgb 'black' title 'LP bound', 'placement_mi300x-100g_olmoe_ep32.dat' using 1:8:(sprintf('%.2f', $7)) with labels font ',9' notitle
+plot 'placement_mi300x-100g_olmoe_ep32.dat' using ($1-0.30):2 with boxes fs solid 0.75 lc rgb '#9400d3' title 'fast', 'placement_mi300x-100g_olmoe_ep32.dat' using ($1-0.10):3 with boxes fs solid 0.75 lc rgb '#e69f00' title 'hier', 'placement_mi300x-100g_olmoe_ep32.dat' using ($1+0.10):4 with boxes fs solid 0.75 lc rgb '#0072b2' title 'fanout', 'placement_mi300x-100g_olmoe_ep32.dat' using ($1+0.30):5 with boxes fs solid 0.75 lc rgb '#555555' title 'auto', 'placement_mi300x-100g_olmoe_ep32.dat' using 1:6:(0.40) with xerrorbars pt 0 lw 2.5 lc rgb 'black' title 'lower bound', 'placement_mi300x-100g_olmoe_ep32.dat' using 1:8:(sprintf('%.2f', $7)) with labels font ',9' notitle
 
 set title 'olmoe, EP64 (8 x 8 GPUs), byte traffic'
 set boxwidth 0.20
@@ -48,6 +48,6 @@ set xrange [0.4:6.6]
 set yrange [0:628.136]
 set ylabel 'time, ms'
 unset key
-plot 'placement_mi300x-100g_olmoe_ep64.dat' using ($1-0.30):2 with boxes fs solid 0.75 lc rgb '#9400d3' title 'fast', 'placement_mi300x-100g_olmoe_ep64.dat' using ($1-0.10):3 with boxes fs solid 0.75 lc rgb '#e69f00' title 'hier', 'placement_mi300x-100g_olmoe_ep64.dat' using ($1+0.10):4 with boxes fs solid 0.75 lc rgb '#0072b2' title 'fanout', 'placement_mi300x-100g_olmoe_ep64.dat' using ($1+0.30):5 with boxes fs solid 0.75 lc rgb '#555555' title 'auto', 'placement_mi300x-100g_olmoe_ep64.dat' using 1:6:(0.40) with xerrorbars pt 0 lw 2.5 lc rgb 'black' title 'LP bound', 'placement_mi300x-100g_olmoe_ep64.dat' using 1:8:(sprintf('%.2f', $7)) with labels font ',9' notitle
+plot 'placement_mi300x-100g_olmoe_ep64.dat' using ($1-0.30):2 with boxes fs solid 0.75 lc rgb '#9400d3' title 'fast', 'placement_mi300x-100g_olmoe_ep64.dat' using ($1-0.10):3 with boxes fs solid 0.75 lc rgb '#e69f00' title 'hier', 'placement_mi300x-100g_olmoe_ep64.dat' using ($1+0.10):4 with boxes fs solid 0.75 lc rgb '#0072b2' title 'fanout', 'placement_mi300x-100g_olmoe_ep64.dat' using ($1+0.30):5 with boxes fs solid 0.75 lc rgb '#555555' title 'auto', 'placement_mi300x-100g_olmoe_ep64.dat' using 1:6:(0.40) with xerrorbars pt 0 lw 2.5 lc rgb 'black' title 'lower bound', 'placement_mi300x-100g_olmoe_ep64.dat' using 1:8:(sprintf('%.2f', $7)) with labels font ',9' notitle
 
 unset multiplot

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The optimality gate on the bundled real MoE traces, as a CI job would run
 # it: every matrix of every two-tier trace is planned with FAST, simulated,
-# and compared with the LP lower bound (fail above MAX_RATIO), and with the
-# committed results in results/gate/ (fail on a regression beyond 2%, and
+# and compared with the lower bound (LP plus latency floor; fail above
+# MAX_RATIO), and with the committed results in results/gate/ (fail on a
+# regression beyond 2%, and
 # --require-baseline: fail a matrix whose ident -- matrix bytes, topology,
 # algorithm, options -- has no row there, so a stale baseline cannot pass).
 #
@@ -12,8 +13,9 @@ set -u
 fast=${1:?usage: tests/gate/run.sh path/to/fast [--write]}
 mode=${2:-check}
 cd "$(dirname "$0")/../.." || exit 2
-# worst FAST time / LP bound accepted on these traces (small messages: a few
-# MB per GPU, where per-stage latency and overheads weigh the most)
+# worst FAST time / bound (LP plus latency floor) accepted on these traces
+# (small messages: a few MB per GPU, where per-stage latency and overheads
+# weigh the most)
 declare -A max_ratio=([h200]=2.1 [mi300x-100g]=1.4)
 pass=0
 fail=0

@@ -15,6 +15,10 @@
 #             compiled for that topology (fast, "aware"), FAST compiled
 #             for the healthy one and replayed (fast-unaware), fanout, hier
 #   shared    two ranks behind each rail (up --nics 2): fast, fanout
+#   nic-down  one rail down (up --nic 1:2=0): FAST compiled for it, and
+#             fanout and hier relaying the dead rail's rank through a peer
+#             (PXN's way); the plan compiled for the healthy fabric is
+#             refused by the checker, so it is not measured
 # Each fabric's raw data and table in build/testbed-degraded/CASE/ (cells.tsv,
 # cells/, load.txt).  Then the verdicts: FAST-aware's median below
 # FAST-unaware's and fanout's, and every simulated time within +-15% of
@@ -26,7 +30,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BASE=${BASE:-$ROOT/build/testbed-degraded}
 export RATES=${RATE:-200mbit} SIZES=${SIZES:-4M} SKEW=0.8 ITERS=${ITERS:-9} ROUNDS=${ROUNDS:-3}
 
-CASES=${CASES:-"slow-nic shared"}
+CASES=${CASES:-"slow-nic shared nic-down"}
 measure() { # CASE UP ALGOS
 	case " $CASES " in *" $1 "*) ;; *) return 0 ;; esac
 	echo "## $1: up $2; $3"
@@ -35,6 +39,7 @@ measure() { # CASE UP ALGOS
 }
 measure slow-nic "--nic 1:2=0.25" "fast fast-unaware fanout hier"
 measure shared "--nics 2" "fast fanout"
+measure nic-down "--nic 1:2=0" "fast fanout hier"
 
 python3 - "$BASE" $CASES <<'EOF'
 import math, sys
