@@ -94,6 +94,16 @@ static int gpu_flow_done(struct sim_engine *e, uint32_t xi, double t)
 
 /* --- transfers and steps --------------------------------------------------- */
 
+/* By rank with steps in flight: has either GPU of transfer xi not yet
+ * started a flow of its step's tier? */
+static bool tier_fresh(const struct sim_engine *e, uint32_t xi)
+{
+	const struct fast_xfer *t = &e->x->xfers[xi];
+	uint8_t bit = (uint8_t)(1u << (e->x->steps[e->xs[xi].step].tier == FAST_TIER_OUT));
+
+	return e->tiers_seen && (!(e->tiers_seen[t->from] & bit) || !(e->tiers_seen[t->to] & bit));
+}
+
 /* Make chunk x->chunk of transfer xi ready at time t if its step has
  * launched and its pipelined deps allow it (by rank: if its GPUs have
  * reached its wave). */
@@ -102,19 +112,23 @@ static int try_ready(struct sim_engine *e, uint32_t xi, double t)
 	struct sim_transfer *x = &e->xs[xi];
 	struct sim_step_state *s = &e->st[x->step];
 	struct sim_path *f = &e->fl[xi];
-	/* with chunks in flight, one in every in_flight pays the latency */
-	double delay = fast_impl_pays(e->im, x->chunk ? x->chunk : s->depth) ? s->alpha : 0.0;
+	bool pays;
+	double delay;
 
 	if (x->state != X_IDLE || !s->launched || x->chunk >= s->chunks)
 		return 0;
 	if (e->pipe_left[s->c0 + x->chunk] != 0)
 		return 0;
+	if (e->by_rank && !wave_reached(e, xi, x->chunk))
+		return 0;
+	/* with chunks or steps in flight, one in every in_flight pays (by
+	 * rank, also a GPU's first flow of its tier: nothing overlaps it) */
+	pays = fast_impl_pays(e->im, s->depth) || tier_fresh(e, xi);
+	delay = (x->chunk ? fast_impl_pays(e->im, x->chunk) : pays) ? s->alpha : 0.0;
 	if (e->by_rank) {
-		if (!wave_reached(e, xi, x->chunk))
-			return 0;
 		/* entering a wave costs the rank its step's overhead */
 		if ((x->chunk == 0 || chunk_wave(e, xi, x->chunk - 1) != chunk_wave(e, xi, x->chunk)) &&
-		    fast_impl_pays(e->im, s->depth))
+		    pays)
 			delay += s->overhead;
 		if (e->out_steps[x->step].ready_s > t)
 			e->out_steps[x->step].ready_s = t;
@@ -301,6 +315,12 @@ static int activate(struct sim_engine *e, uint32_t xi, double t)
 		x->t_first = t;
 	if (e->out_steps[x->step].start_s > t)
 		e->out_steps[x->step].start_s = t;
+	if (e->tiers_seen) {
+		const struct fast_xfer *tx = &e->x->xfers[xi];
+		uint8_t bit = (uint8_t)(1u << (e->x->steps[x->step].tier == FAST_TIER_OUT));
+		e->tiers_seen[tx->from] |= bit;
+		e->tiers_seen[tx->to] |= bit;
+	}
 	e->flows++;
 	return 0;
 }
@@ -493,6 +513,7 @@ static void sim_engine_free(struct sim_engine *e)
 	free(e->gw0);
 	free(e->gcur);
 	free(e->gx);
+	free(e->tiers_seen);
 }
 
 /* --sync rank: no step waits for another (the waves do); every GPU enters
@@ -640,6 +661,11 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan_view *v,
 	}
 	e.out_steps = r.steps;
 	e.by_rank = fast_sim_sync_of(topo, p->algo, o.sync) == FAST_SIM_SYNC_RANK;
+	if (e.by_rank && e.im->in_flight > 1 &&
+	    !(e.tiers_seen = fast_calloc(e.ng ? e.ng : 1, sizeof *e.tiers_seen))) {
+		rc = fast_err_set(err, FAST_ENOMEM, "simulator: out of memory");
+		goto fail;
+	}
 	if ((rc = sim_build_steps(&e, err)) < 0 || (rc = sim_build_resources(&e, err)) < 0 ||
 	    (rc = sim_build_transfers(&e, err)) < 0 || (e.by_rank && (rc = sim_build_waves(&e, err)) < 0))
 		goto fail;

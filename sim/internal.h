@@ -96,7 +96,7 @@ struct sim_step_state {
 	uint32_t rdep0, nrdep;
 	bool launched, ready, done;
 	double overhead, alpha;
-	uint32_t depth;   /* longest chain of dependencies before it (in_flight) */
+	uint32_t depth;   /* steps of its tier on its longest chain of dependencies (in_flight) */
 	uint64_t bytes;   /* over resources */
 };
 
@@ -212,6 +212,8 @@ struct sim_engine {
 	 * the wave of chunk c of step s; GPU g's waves are gw[gw0[g] ..
 	 * gw0[g + 1]) ascending, gcur[g] the first it has not finished. */
 	bool by_rank;
+	uint8_t *tiers_seen; /* by rank, in_flight > 1: per GPU, bit t once a
+			      * tier-t flow of it started (its first pays) */
 	uint32_t *node_wave;
 	struct sim_gpu_wave *gw;
 	uint32_t *gw0, *gcur, *gx;

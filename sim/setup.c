@@ -301,32 +301,46 @@ int sim_build_transfers(struct sim_engine *e, struct fast_err *err)
 	return 0;
 }
 
-/* Every step's depth (sim.h, "Implementation"): the longest chain of
- * dependencies, pipelined or not, before it, in a topological order (a
- * cycle is left for the run to report: its steps keep depth 0). */
+/* Every step's depth (sim.h, "Implementation"): the most steps of its own
+ * tier on a chain of dependencies, pipelined or not, before it, in a
+ * topological order (a cycle is left for the run to report: its steps
+ * keep depth 0).  Counting its own tier only, a step that pays no cost has
+ * a step of its tier before it that did, or that has one: no flow of a
+ * tier starts before the tier's alpha + overhead (the latency floor of
+ * the bound, docs/DESIGN.md, stays one). */
 static int step_depths(struct sim_engine *e, struct fast_err *err)
 {
 	const struct fast_plan *x = e->x;
 	uint32_t *order = fast_calloc(e->nsteps ? e->nsteps : 1, sizeof *order);
+	uint32_t *dt = fast_calloc(2 * (size_t)(e->nsteps ? e->nsteps : 1), sizeof *dt);
 	struct fast_err quiet;
 	int rc;
 
-	if (!order)
+	if (!order || !dt) {
+		free(order);
+		free(dt);
 		return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory for %u steps", e->nsteps);
+	}
 	if ((rc = fast_plan_topo_order(x, order, &quiet)) < 0) {
 		free(order);
+		free(dt);
 		return rc == FAST_ENOMEM ? fast_err_set(err, rc, "simulator: out of memory") : 0;
 	}
+	/* dt[2 s + t]: tier-t steps on the longest such chain before step s */
 	for (uint32_t i = 0; i < e->nsteps; i++) {
 		const struct fast_step *s = &x->steps[order[i]];
-		uint32_t d = 0;
+		uint32_t *d = &dt[2 * (size_t)order[i]];
 		for (uint32_t k = 0; k < s->ndeps; k++) {
-			uint32_t on = e->st[x->deps[s->dep0 + k].step].depth + 1;
-			d = on > d ? on : d;
+			uint32_t on = x->deps[s->dep0 + k].step;
+			for (int t = 0; t < 2; t++) {
+				uint32_t v = dt[2 * (size_t)on + t] + (x->steps[on].tier == (enum fast_tier_id)t);
+				d[t] = v > d[t] ? v : d[t];
+			}
 		}
-		e->st[order[i]].depth = d;
+		e->st[order[i]].depth = d[s->tier == FAST_TIER_OUT];
 	}
 	free(order);
+	free(dt);
 	return 0;
 }
 

@@ -162,6 +162,20 @@ static inline struct tiers tiers_of(const struct fast_auto_feat *x, const struct
 			       (m->call_us + (cross ? m->call_out_us : 0)) * 1e-6 };
 }
 
+/* Is a GPU cut off (its port down)?  Its messages then relay through a
+ * proxy (relay.h): a scale-up hop, a step of its own, before the crossing,
+ * whose per-step costs the crossing cannot hide. */
+static bool relays(const struct fast_topo *t)
+{
+	if (fast_topo_nics_ideal(t))
+		return false;
+	for (uint32_t s = 0; s < t->servers; s++)
+		for (uint32_t p = 0; p < fast_topo_ports(t); p++)
+			if (fast_topo_port_Bps(t, s, p) <= 0)
+				return true;
+	return false;
+}
+
 /* The per-step costs of a chain of n links (rounds, stages) a each, one
  * in every k paying them: ceil(n / k) a. */
 static double chain(double n, uint32_t k, double a)
@@ -211,7 +225,7 @@ bool fast_auto_model_nccl(const struct fast_algo *a, const struct fast_auto_feat
 {
 	struct tiers r = tiers_of(x, a);
 	const struct feat *f = &x->f;
-	double P = peers(o), lat = chain(rounds_of(&r, P), r.k, r.ao);
+	double P = peers(o), lat = chain(rounds_of(&r, P), r.k, r.ao) + (relays(x->t) ? r.au : 0);
 	double vol = dmax(dmax((double)f->send_x / r.Bo,
 			       (double)f->recv_x / (r.Bo * incast(x, dmin(P, f->k_in)))), r.up);
 
@@ -223,7 +237,7 @@ bool fast_auto_model_pxn(const struct fast_algo *a, const struct fast_auto_feat 
 {
 	struct tiers r = tiers_of(x, a);
 	const struct feat *f = &x->f;
-	double P = peers(o), lat = chain(rounds_of(&r, P), r.k, r.ao + r.au);
+	double P = peers(o), lat = chain(rounds_of(&r, P), r.k, r.ao + r.au) + (relays(x->t) ? r.au : 0);
 	double vol = dmax((double)f->pxn_nic / (r.Bo * incast(x, dmin(P, f->k_in))),
 			  (double)f->pxn_up / r.Bu);
 
@@ -253,7 +267,8 @@ bool fast_auto_model_hier(const struct fast_algo *a, const struct fast_auto_feat
 	double piece = (double)(chunk < f->largest ? chunk : f->largest);
 	/* the forwarding step waits on the rail step's chunks: in flight, it
 	 * pays no per-step cost of its own */
-	double fwd = piece * (r.mesh ? 1 : r.G) / r.Bu, lat = r.ao + (r.k > 1 ? 0 : r.au), vol;
+	double fwd = piece * (r.mesh ? 1 : r.G) / r.Bu, vol;
+	double lat = r.ao + (r.k > 1 ? 0 : r.au) + (relays(x->t) ? r.au : 0);
 
 	/* one transfer per message: (N - 1) G flows into a NIC */
 	vol = dmax((double)f->hier_nic / (r.Bo * incast(x, (r.N > 1 ? r.N - 1 : 1) * r.G)) + fwd,

@@ -200,16 +200,16 @@ double auto_ports_pair_factor(const struct fast_topo *t)
 }
 
 /* Spreadout's round d on the ports as its implementation m runs it (its
- * rates; its per-step costs where round *wave, the rounds with a message
- * so far, pays them): its time into the sum *s (the scratch: eo, ei per
- * port slot, us, ur per GPU, zeroed). */
+ * rates; a tier's per-step costs where its rounds so far, wave[tier],
+ * pay them): its time into the sum *s (the scratch: eo, ei per port slot,
+ * us, ur per GPU, zeroed). */
 static void spread_round(const struct fast_topo *t, const uint64_t *D, const uint32_t *proxy,
 			 const struct fast_impl *m, uint32_t d, uint32_t *wave, double *w, double *s)
 {
 	uint32_t ng = t->servers * t->gpus, nx = t->servers * fast_topo_ports(t), P = nx / t->servers;
 	double *eo = w, *ei = w + nx, *us = w + 2 * (size_t)nx, *ur = us + ng;
 	double Bu = fast_impl_up_Bps(m, t), o = 0, up = 0;
-	bool cross = false, local = false, pays = fast_impl_pays(m, *wave);
+	bool cross = false, local = false;
 
 	memset(w, 0, (2 * (size_t)nx + 2 * (size_t)ng) * sizeof *w);
 	for (uint32_t a = 0; a < ng; a++) {
@@ -235,9 +235,10 @@ static void spread_round(const struct fast_topo *t, const uint64_t *D, const uin
 	}
 	for (uint32_t g = 0; local && g < ng; g++)
 		up = dmax(up, dmax(us[g], ur[g]) / Bu);
-	*s += dmax(cross ? (pays ? fast_tier_step_s(&t->out) : 0) + o : 0,
-		   local ? (pays ? fast_tier_step_s(&t->up) : 0) + up : 0);
-	*wave += cross || local;
+	*s += dmax(cross ? (fast_impl_pays(m, wave[1]) ? fast_tier_step_s(&t->out) : 0) + o : 0,
+		   local ? (fast_impl_pays(m, wave[0]) ? fast_tier_step_s(&t->up) : 0) + up : 0);
+	wave[0] += local;
+	wave[1] += cross;
 }
 
 /* The scale-out rate of a hop through port slot x carrying n crossings
@@ -282,20 +283,22 @@ static bool hop_of(const struct fast_topo *t, const uint32_t *proxy, uint32_t a,
  * pipelined hops fall there); a hop starts when the one before it is done
  * and both its GPUs have finished their flows of the waves before, and a
  * crossing runs at the slower of its ports' rates shared by the crossings
- * of its wave.  Scratch: E, nx, prev (ng each), eo, ei (a port slot each). */
+ * of its wave; its tier's costs paid as spreadout's rounds by rank are
+ * (algo_auto_spread.c).  Scratch: E, nx, prev (ng each), eo, ei (a port
+ * slot each), seen (ng bytes). */
 static double spread_rank_ports(const struct fast_topo *t, const uint64_t *D, const uint32_t *proxy,
 				const struct fast_impl *m, double *E, double *nx, double *prev,
-				double *eo, double *ei)
+				double *eo, double *ei, uint8_t *seen)
 {
-	uint32_t G = t->gpus, ng = t->servers * G, w = 0, nslots = t->servers * fast_topo_ports(t);
+	uint32_t G = t->gpus, ng = t->servers * G, w[2] = { 0, 0 }, nslots = t->servers * fast_topo_ports(t);
 	double Bu = fast_impl_up_Bps(m, t), end = 0;
 
 	memset(E, 0, (size_t)ng * sizeof *E);
+	memset(seen, 0, ng);
 	for (uint32_t d = 1; d < ng; d++) {
 		memset(prev, 0, (size_t)ng * sizeof *prev);
 		for (int level = 0; level < 3; level++) {
-			bool pays = fast_impl_pays(m, w), here = false, cross;
-			double au = pays ? fast_tier_step_s(&t->up) : 0, ao = pays ? fast_tier_step_s(&t->out) : 0;
+			bool here[2] = { false, false }, cross;
 			uint32_t x, y;
 			memset(eo, 0, (size_t)nslots * sizeof *eo);
 			memset(ei, 0, (size_t)nslots * sizeof *ei);
@@ -307,22 +310,33 @@ static double spread_rank_ports(const struct fast_topo *t, const uint64_t *D, co
 			for (uint32_t a = 0; a < ng; a++) {
 				uint32_t b = (a + d) % ng;
 				double v = (double)D[(size_t)a * ng + b], e, cost;
+				bool pays;
 				if (v == 0 || !hop_of(t, proxy, a, b, level, &x, &y, &cross))
 					continue;
-				here = true;
-				cost = cross ? ao + v / dmin(share_Bps(t, m, eo[slot_of(t, proxy, x)],
-								       slot_of(t, proxy, x)),
-							     share_Bps(t, m, ei[slot_of(t, proxy, y)],
-								       slot_of(t, proxy, y)))
-					     : au + v / Bu;
+				here[cross] = true;
+				pays = fast_impl_pays(m, w[cross]) ||
+				       (m->in_flight > 1 && (!(seen[x] >> cross & 1) || !(seen[y] >> cross & 1)));
+				cost = pays ? fast_tier_step_s(cross ? &t->out : &t->up) : 0;
+				cost += cross ? v / dmin(share_Bps(t, m, eo[slot_of(t, proxy, x)],
+								 slot_of(t, proxy, x)),
+						       share_Bps(t, m, ei[slot_of(t, proxy, y)],
+								 slot_of(t, proxy, y)))
+					      : v / Bu;
 				e = dmax(prev[a], dmax(E[x], E[y])) + cost;
 				prev[a] = e;
 				nx[x] = dmax(nx[x], e);
 				nx[y] = dmax(nx[y], e);
 				end = dmax(end, e);
 			}
+			for (uint32_t a = 0; a < ng; a++) /* this wave's flows have started */
+				if (D[(size_t)a * ng + (a + d) % ng] &&
+				    hop_of(t, proxy, a, (a + d) % ng, level, &x, &y, &cross)) {
+					seen[x] |= (uint8_t)(1u << cross);
+					seen[y] |= (uint8_t)(1u << cross);
+				}
 			memcpy(E, nx, (size_t)ng * sizeof *E);
-			w += here;
+			w[0] += here[0];
+			w[1] += here[1];
 		}
 	}
 	return end;
@@ -331,23 +345,26 @@ static double spread_rank_ports(const struct fast_topo *t, const uint64_t *D, co
 int auto_ports_spread(const struct fast_topo *t, const uint64_t *D, const struct fast_impl *m,
 		      double *spread_s)
 {
-	uint32_t ng = t->servers * t->gpus, nx = t->servers * fast_topo_ports(t), wave = 0;
+	uint32_t ng = t->servers * t->gpus, nx = t->servers * fast_topo_ports(t), wave[2] = { 0, 0 };
 	double *w = malloc((2 * (size_t)nx + 3 * (size_t)ng) * sizeof *w), sum = 0;
 	uint32_t *proxy = malloc((size_t)ng * sizeof *proxy);
+	uint8_t *seen = malloc(ng ? ng : 1);
 	struct fast_err err;
 
-	if (!w || !proxy || fast_relay_proxies(t, proxy, &err) < 0) {
+	if (!w || !proxy || !seen || fast_relay_proxies(t, proxy, &err) < 0) {
 		free(w);
 		free(proxy);
+		free(seen);
 		return -1;
 	}
 	if (m->sync == FAST_IMPL_SYNC_RANK) /* w holds 3 ng + 2 nx doubles */
 		sum = spread_rank_ports(t, D, proxy, m, w, w + ng, w + 2 * (size_t)ng,
-					w + 3 * (size_t)ng, w + 3 * (size_t)ng + nx);
+					w + 3 * (size_t)ng, w + 3 * (size_t)ng + nx, seen);
 	for (uint32_t d = 1; d < ng && m->sync != FAST_IMPL_SYNC_RANK; d++)
-		spread_round(t, D, proxy, m, d, &wave, w, &sum);
+		spread_round(t, D, proxy, m, d, wave, w, &sum);
 	free(w);
 	free(proxy);
+	free(seen);
 	*spread_s = sum;
 	return 0;
 }

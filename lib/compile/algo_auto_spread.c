@@ -15,6 +15,9 @@
  * and a message starts when both its GPUs have entered: E[g], the time GPU
  * g finished its rounds so far, advances per round as
  *     end = max(E[s], E[s + d]) + a + bytes / B,  E'[s], E'[s + d] >= end,
+ * a paid where its tier's round count (the rounds before with a message of
+ * that tier: the step's depth) is a multiple of in_flight, and by rank for
+ * a GPU's first message of the tier,
  * exact on one NIC per GPU (a GPU sends and receives one message a round,
  * so no port is shared) without an oversubscribed core.  On a fabric whose
  * NICs are not one per GPU at one rate, the same on the ports
@@ -42,7 +45,7 @@ static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
 static int spread_step(const struct fast_topo *t, const uint64_t *D, const struct fast_impl *m,
 		       double *spread_s)
 {
-	uint32_t N = t->servers, G = t->gpus, ng = N * G, w = 0;
+	uint32_t N = t->servers, G = t->gpus, ng = N * G, wo = 0, wu = 0;
 	uint64_t stack[STACK_GPUS * 2];
 	uint64_t *mo = (size_t)ng * 2 <= sizeof stack / sizeof stack[0] ? stack : malloc((size_t)ng * 2 * sizeof *mo);
 	uint64_t *mu;
@@ -63,11 +66,11 @@ static int spread_step(const struct fast_topo *t, const uint64_t *D, const struc
 		rounds(row, A * G, s, mu + ng - s);
 	}
 	for (uint32_t d = 1; d < ng; d++) {
-		bool pays = fast_impl_pays(m, w);
-		double o = mo[d] ? (pays ? ao : 0) + (double)mo[d] / Bo : 0;
-		double u = mu[d] ? (pays ? au : 0) + (double)mu[d] / Bu : 0;
+		double o = mo[d] ? (fast_impl_pays(m, wo) ? ao : 0) + (double)mo[d] / Bo : 0;
+		double u = mu[d] ? (fast_impl_pays(m, wu) ? au : 0) + (double)mu[d] / Bu : 0;
 		sum += o > u ? o : u;
-		w += mo[d] || mu[d];
+		wo += mo[d] != 0;
+		wu += mu[d] != 0;
 	}
 	if (mo != stack)
 		free(mo);
@@ -80,38 +83,55 @@ static int spread_step(const struct fast_topo *t, const uint64_t *D, const struc
 static int spread_rank(const struct fast_topo *t, const uint64_t *D, const struct fast_impl *m,
 		       double *spread_s)
 {
-	uint32_t G = t->gpus, ng = t->servers * G, w = 0;
+	uint32_t G = t->gpus, ng = t->servers * G, w[2] = { 0, 0 };
 	double stack[STACK_GPUS * 2];
+	uint8_t seen_stack[STACK_GPUS];
 	double *E = (size_t)ng * 2 <= sizeof stack / sizeof stack[0] ? stack : malloc((size_t)ng * 2 * sizeof *E);
-	double Bu = fast_impl_up_Bps(m, t), Bo = fast_impl_out_Bps(m, fast_tier_Bps(&t->out), 1);
-	double au = fast_tier_step_s(&t->up), ao = fast_tier_step_s(&t->out), end = 0, *nx;
+	uint8_t *seen = ng <= STACK_GPUS ? seen_stack : malloc(ng);
+	double B[2] = { fast_impl_up_Bps(m, t), fast_impl_out_Bps(m, fast_tier_Bps(&t->out), 1) };
+	double a[2] = { fast_tier_step_s(&t->up), fast_tier_step_s(&t->out) }, end = 0, *nx;
+	int rc = 0;
 
-	if (!E)
-		return -1;
+	if (!E || !seen) {
+		rc = -1;
+		goto done;
+	}
 	nx = E + ng;
 	memset(E, 0, (size_t)ng * sizeof *E);
+	memset(seen, 0, ng); /* bit k: the GPU has a flow of tier k (its first pays) */
 	for (uint32_t d = 1; d < ng; d++) {
-		bool any = false, pays = fast_impl_pays(m, w);
+		bool any[2] = { false, false };
 		memcpy(nx, E, (size_t)ng * sizeof *E);
 		for (uint32_t s = 0; s < ng; s++) {
 			uint32_t r = (s + d) % ng;
 			double v = (double)D[(size_t)s * ng + r], e;
-			bool cross = s / G != r / G;
+			int k = s / G != r / G; /* the tier: 1 across */
+			bool fresh = m->in_flight > 1 && (!(seen[s] >> k & 1) || !(seen[r] >> k & 1));
 			if (v == 0)
 				continue;
-			any = true;
-			e = dmax(E[s], E[r]) + (pays ? (cross ? ao : au) : 0) + v / (cross ? Bo : Bu);
+			any[k] = true;
+			e = dmax(E[s], E[r]) + (fast_impl_pays(m, w[k]) || fresh ? a[k] : 0) + v / B[k];
 			nx[s] = dmax(nx[s], e);
 			nx[r] = dmax(nx[r], e);
 			end = dmax(end, e);
 		}
+		for (uint32_t s = 0; s < ng; s++) /* the round's flows have started */
+			if (D[(size_t)s * ng + (s + d) % ng]) {
+				uint8_t bit = (uint8_t)(1u << (s / G != (s + d) % ng / G));
+				seen[s] |= bit;
+				seen[(s + d) % ng] |= bit;
+			}
 		memcpy(E, nx, (size_t)ng * sizeof *E);
-		w += any;
+		w[0] += any[0];
+		w[1] += any[1];
 	}
+	*spread_s = end;
+done:
 	if (E != stack)
 		free(E);
-	*spread_s = end;
-	return 0;
+	if (seen != seen_stack)
+		free(seen);
+	return rc;
 }
 
 int auto_spread_pass(const struct fast_topo *t, const uint64_t *D, double *spread_s)

@@ -277,6 +277,43 @@ static void test_sim_impl__steps_in_flight_pay_overhead_once(void)
 	fast_plan_free(&p);
 }
 
+/* In flight, a flow never starts before its tier's alpha + overhead (the
+ * bound's latency floor): depth counts steps of the step's own tier, so a
+ * scale-out step fed by a scale-up hop pays its own tier's costs; and by
+ * rank a GPU's first flow of a tier pays, whatever its step's depth. */
+static void test_sim_impl__in_flight_keeps_the_latency_floor(void)
+{
+	struct fast_topo t = topo_small(2, 2, FAST_UP_SWITCH);
+	struct fast_plan p;
+	struct fast_sim_result r;
+
+	entry(&t, "pxn")->in_flight = 8;
+	/* step 0 up 0 -> 1 of 1 kB (done at 4.01 us), step 1 out 1 -> 3
+	 * pipelined on it (PXN's relay): at its own 5 + 2 us, not at 4.01 */
+	fast_plan_init(&p, 2, 2, "pxn");
+	step(&p, FAST_TIER_UP);
+	add_xfer(&p, 0, 1, 1000);
+	step(&p, FAST_TIER_OUT);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, true, NULL) == 0);
+	add_xfer(&p, 1, 3, 1000);
+	sim_opts(&t, &p, FAST_SIM_SYNC_STEP, &r);
+	NEAR(r.steps[0].end_s, UP_O + UP_A + 1e3 / UP_BW);
+	NEAR(r.steps[1].start_s, OUT_O + OUT_A);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+	/* by rank: step 1 (depth 1) on GPUs 1 and 3, idle in wave 0, still pays */
+	fast_plan_init(&p, 2, 2, "pxn");
+	step(&p, FAST_TIER_OUT);
+	add_xfer(&p, 0, 2, 10 * MB);
+	step(&p, FAST_TIER_OUT);
+	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
+	add_xfer(&p, 1, 3, 1 * MB);
+	sim_opts(&t, &p, FAST_SIM_SYNC_RANK, &r);
+	NEAR(r.steps[1].start_s, OUT_O + OUT_A);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
 /* The fixed cost is paid once per call, before the first byte, by step and
  * by rank, and by a call that moves nothing; its part for crossing servers
  * only by a call that does. */
@@ -397,6 +434,7 @@ UNIT_MAIN("sim_impl",
 	  UNIT_TEST(test_sim_impl__reduction_at_its_rate),
 	  UNIT_TEST(test_sim_impl__chunks_in_flight_pay_latency_once),
 	  UNIT_TEST(test_sim_impl__steps_in_flight_pay_overhead_once),
+	  UNIT_TEST(test_sim_impl__in_flight_keeps_the_latency_floor),
 	  UNIT_TEST(test_sim_impl__call_cost_once),
 	  UNIT_TEST(test_sim_impl__default_sync_per_schedule),
 	  UNIT_TEST(test_sim_impl__neutral_changes_nothing))
