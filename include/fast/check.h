@@ -10,7 +10,9 @@
  * every byte of every message reaches its destination exactly once and
  * nothing else arrives anywhere as final, and (4) for FAST plans (algo
  * "fast"), each tier-out step is one-to-one at NIC level: every NIC sends
- * to at most one NIC and receives from at most one, and tier-out steps
+ * to at most one NIC and receives from at most one (a rail step of k
+ * permutations, plan.h: at most k each, which its expansion guarantees),
+ * and tier-out steps
  * that may run at the same time (neither reaches the other through
  * dependencies) share no sending and no receiving NIC (packed stages run
  * several rail steps at once, each on its own rails), and (5) no tier-out

@@ -10,14 +10,21 @@
  *
  * Step kinds:
  *  - EXPLICIT: transfers (from GPU, to GPU, ordered pieces).
- *  - RAIL (tier out): a server permutation perm[A] = B and a byte budget w.
- *    Every GPU A_i with perm[A] != A sends the next <= w bytes of its lane
- *    (A -> perm[A], rail i) to B_i.  Lanes are consumed in the order of the
- *    rail steps' ids (a cursor per lane).  perm[A] == A means server A idles
- *    (a padded diagonal slot).  Rail steps with no dependency between them
- *    run at once; packed FAST stages (compile_fast_packed.c) do that with lanes on
- *    disjoint rails, and the checker refuses a "fast" plan where two such
- *    steps share a sending or a receiving NIC.
+ *  - RAIL (tier out): k >= 1 server permutations P_j, each with a byte
+ *    budget w_j.  For every server A and every B != A that some P_j sends A
+ *    to, lane (A -> B, rail i) may carry w(A, B) = sum of w_j over the j
+ *    with P_j[A] = B: every GPU A_i sends the next <= w(A, B) bytes of that
+ *    lane to B_i.  k = 1 is a one-to-one stage (each NIC sends to one NIC
+ *    and receives from one); a step of k > 1 permutations (a "grouped"
+ *    stage, plan file version 4) lets each NIC send to up to k servers at
+ *    once, and receive from up to k: one step's latency and overhead for
+ *    k stages, paid for with incast at the receivers.  Lanes are consumed
+ *    in the order of the rail steps' ids (a cursor per lane).  P_j[A] == A
+ *    means server A idles in permutation j (a padded diagonal slot).  Rail
+ *    steps with no dependency between them run at once; packed FAST stages
+ *    (compile_fast_packed.c) do that with lanes on disjoint rails, and the
+ *    checker refuses a "fast" plan where two such steps share a sending or
+ *    a receiving NIC.
  *  - REDIST (tier up): implied redistribution of rail step `stage`: each
  *    receiving GPU B_i forwards every piece it got in that stage whose
  *    orig dst is not B_i to that dst (one transfer per (B_i, dst) pair,
@@ -28,11 +35,12 @@
  * once; an absent lane is empty (a compiler need not declare empty lanes).
  *
  * Expansion (fast_plan_expand, the one routine every consumer uses):
- *  - a RAIL step becomes one transfer A_i -> B_i per non-idle server A and
- *    rail i whose lane still has bytes (A ascending, then i; no empty
- *    transfers), carrying the lane's next <= w bytes; a piece straddling
- *    the budget is cut at the byte offset, its rest going to the lane's
- *    next rail step.  Cursors advance in ascending rail-step id order.
+ *  - a RAIL step becomes one transfer A_i -> B_i per server A, rail i and
+ *    server B != A it sends A to, whose lane still has bytes (A ascending,
+ *    then i, then B ascending; no empty transfers), carrying the lane's
+ *    next <= w(A, B) bytes; a piece straddling the budget is cut at the
+ *    byte offset, its rest going to the lane's next rail step.  Cursors
+ *    advance in ascending rail-step id order.
  *  - a REDIST step becomes one transfer per (receiver B_i, dst) pair,
  *    ordered by receiver then dst, pieces in arrival order; pieces whose
  *    dst is B_i are final and not forwarded.
@@ -103,8 +111,12 @@
 /* Plan file versions: 1 named gpus_per_server "gpus"; 2 is the byte plan
  * format (what a set of byte plans is still written as, byte for byte); 3
  * adds token plans ("kind", "masks", token pieces, "reduce" steps) and is
- * written when a set holds one.  All three are read. */
-#define FAST_PLAN_VERSION 3
+ * written when a set holds one; 4 adds rail steps of several permutations
+ * ("perms" and a list of "bytes") and is written when a set holds one.
+ * All four are read. */
+#define FAST_PLAN_VERSION 4
+#define FAST_PLAN_VERSION_GROUPED 4
+#define FAST_PLAN_VERSION_TOKENS 3
 #define FAST_PLAN_VERSION_BYTES 2
 /* Most chunks a step may have (validation and the reader refuse more):
  * bounds the checker's work per piece. */
@@ -151,9 +163,11 @@ struct fast_step {
 	uint32_t chunks;        /* >= 1 */
 	/* EXPLICIT */
 	uint32_t xfer0, nxfers; /* range in plan->xfers */
-	/* RAIL */
-	uint32_t perm0;         /* plan->perm[perm0 .. perm0 + servers) */
-	uint64_t budget;        /* w: bytes per GPU in this stage */
+	/* RAIL: nperms permutations, P_j = plan->perm[perm0 + j * servers ..
+	 * perm0 + (j + 1) * servers), with budgets w_j = plan->budgets[budget0
+	 * + j] (bytes per lane) */
+	uint32_t perm0, nperms; /* nperms >= 1 */
+	uint32_t budget0;
 	/* REDIST */
 	uint32_t stage;         /* id of the RAIL step it redistributes */
 };
@@ -176,6 +190,7 @@ struct fast_plan {
 	struct fast_piece *pieces; size_t npieces, cap_pieces;
 	struct fast_lane *lanes;   size_t nlanes, cap_lanes;
 	uint32_t *perm;            size_t nperm, cap_perm;
+	uint64_t *budgets;         size_t nbudgets, cap_budgets; /* rail budgets */
 	uint64_t *masks;           size_t nmasks, cap_masks; /* combine plans */
 
 	/* builder state: what fast_plan_add_piece(s) appends to */
@@ -249,9 +264,32 @@ void fast_plan_trim(struct fast_plan *p, size_t slack);
 /* Index of mask in plan->masks (appended unless it is the last one
  * added), for a combine piece's dst: >= 0, or FAST_ENOMEM. */
 int fast_plan_add_mask(struct fast_plan *p, uint64_t mask, struct fast_err *err);
-/* Set the last step's permutation (servers entries, copied). */
+/* Set the last step's permutation (servers entries, copied) and budget. */
 int fast_plan_set_perm(struct fast_plan *p, const uint32_t *perm, uint64_t budget,
 		       struct fast_err *err);
+/* Set the last step's k >= 1 permutations (k * servers entries, P_j at
+ * perms + j * servers) and their budgets (k entries), copied: a rail step
+ * of several permutations (plan.h, RAIL).  FAST_EINPUT for k = 0. */
+int fast_plan_set_perms(struct fast_plan *p, uint32_t k, const uint32_t *perms,
+			const uint64_t *budgets, struct fast_err *err);
+
+/* What rail step s lets server a send (RAIL above): for each server b != a
+ * that a permutation of s sends a to, b and w(a, b), the sum of those
+ * permutations' budgets (saturating at UINT64_MAX), written to to[] and
+ * w[] (room for s->nperms entries each) by ascending b; returns how many.
+ * The step must be validated (fast_plan_validate). */
+uint32_t fast_plan_rail_row(const struct fast_plan *p, const struct fast_step *s, uint32_t a,
+			    uint32_t *to, uint64_t *w);
+/* The same on bare arrays: k permutations of n servers (P_j at perms +
+ * j * n) with budgets w[0 .. k), the row of server a. */
+uint32_t fast_plan_perms_row(const uint32_t *perms, const uint64_t *budgets, uint32_t k,
+			     uint32_t n, uint32_t a, uint32_t *to, uint64_t *w);
+/* The budget of permutation j of rail step s. */
+static inline uint64_t fast_plan_rail_budget(const struct fast_plan *p, const struct fast_step *s,
+					     uint32_t j)
+{
+	return p->budgets[s->budget0 + j];
+}
 /* Set the last step's chunk count (1..FAST_PLAN_MAX_CHUNKS; default 1). */
 int fast_plan_set_chunks(struct fast_plan *p, uint32_t chunks, struct fast_err *err);
 /* Set the last step's redistributed stage (a REDIST step; stage = id of a

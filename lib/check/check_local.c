@@ -4,8 +4,9 @@
  * their message, transfer bytes = sum of pieces, tier-up transfers inside
  * one server, local copies carrying only the diagonal, no tier-out bytes
  * through a NIC that is down, and for FAST plans every tier-out step
- * one-to-one at NIC level (lanes) and no NIC shared by tier-out steps that
- * may run at the same time.
+ * one-to-one at NIC level (a rail step of k permutations: each NIC to and
+ * from at most k) and no NIC shared by tier-out steps that may run at the
+ * same time.
  */
 #include "lib/check/check_internal.h"
 
@@ -24,17 +25,11 @@ static int cmp_cap(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* Lane pieces inside their messages, and every lane emptied by the rail
- * stages of its server pair (a leftover is never sent: name the lane). */
-int fast_check_lanes(struct checker *c)
+/* Lane pieces inside their messages. */
+static int lane_pieces(struct checker *c)
 {
 	const struct fast_plan *p = c->p;
-	struct cap *caps = NULL;
-	size_t n = 0, m = 0, w = 0;
-	int rc = 0;
 
-	if (p->nlanes == 0)
-		return 0;
 	for (size_t l = 0; l < p->nlanes; l++) {
 		const struct fast_lane *ln = &p->lanes[l];
 		for (uint32_t k = 0; k < ln->npieces; k++) {
@@ -50,25 +45,48 @@ int fast_check_lanes(struct checker *c)
 			}
 		}
 	}
-	/* bytes the rail stages let each server pair carry per rail */
+	return 0;
+}
+
+/* The bytes the rail steps let each server pair carry per rail: into
+ * *out (allocated here) one entry per pair, sorted by key, merged
+ * (saturating); *n entries. */
+static int rail_caps(struct checker *c, struct cap **out, size_t *n)
+{
+	const struct fast_plan *p = c->p;
+	struct cap *caps;
+	size_t room = 0, m = 0, w = 0;
+	uint32_t k = 1, *to;
+	uint64_t *wt;
+
 	for (size_t t = 0; t < p->nsteps; t++)
-		if (p->steps[t].kind == FAST_STEP_RAIL && p->steps[t].budget)
-			n += p->servers;
-	caps = fast_calloc(n ? n : 1, sizeof *caps);
-	if (!caps)
+		if (p->steps[t].kind == FAST_STEP_RAIL) {
+			room += (size_t)p->servers * p->steps[t].nperms;
+			if (p->steps[t].nperms > k)
+				k = p->steps[t].nperms;
+		}
+	caps = fast_calloc(room ? room : 1, sizeof *caps);
+	to = fast_calloc(k, sizeof *to);
+	wt = fast_calloc(k, sizeof *wt);
+	if (!caps || !to || !wt) {
+		free(caps);
+		free(to);
+		free(wt);
 		return fast_check_oom(c);
+	}
 	for (size_t t = 0; t < p->nsteps; t++) {
 		const struct fast_step *s = &p->steps[t];
-		if (s->kind != FAST_STEP_RAIL || !s->budget)
+		if (s->kind != FAST_STEP_RAIL)
 			continue;
 		for (uint32_t a = 0; a < p->servers; a++) {
-			uint32_t b = p->perm[s->perm0 + a];
-			if (b == a)
-				continue;
-			caps[m].key = (uint64_t)a * p->servers + b;
-			caps[m++].bytes = s->budget;
+			uint32_t nb = fast_plan_rail_row(p, s, a, to, wt);
+			for (uint32_t d = 0; d < nb; d++)
+				if (wt[d])
+					caps[m++] = (struct cap){ (uint64_t)a * p->servers + to[d], wt[d] };
 		}
 	}
+	free(to);
+	free(wt);
 	if (m > 1)
 		qsort(caps, m, sizeof *caps, cmp_cap);
 	for (size_t i = 0; i < m; i++) { /* merge equal keys, saturating */
@@ -79,6 +97,24 @@ int fast_check_lanes(struct checker *c)
 			caps[w++] = caps[i];
 		}
 	}
+	*out = caps;
+	*n = w;
+	return 0;
+}
+
+/* Lane pieces inside their messages, and every lane emptied by the rail
+ * stages of its server pair (a leftover is never sent: name the lane). */
+int fast_check_lanes(struct checker *c)
+{
+	const struct fast_plan *p = c->p;
+	struct cap *caps = NULL;
+	size_t w = 0;
+	int rc;
+
+	if (p->nlanes == 0)
+		return 0;
+	if ((rc = lane_pieces(c)) < 0 || (rc = rail_caps(c, &caps, &w)) < 0)
+		return rc;
 	for (size_t l = 0; l < p->nlanes && rc == 0; l++) {
 		const struct fast_lane *ln = &p->lanes[l];
 		struct cap key = { (uint64_t)ln->src_server * p->servers + ln->dst_server, 0 };
@@ -197,6 +233,10 @@ int fast_check_transfers(struct checker *c)
 	}
 	for (uint32_t t = 0; t < e->nsteps && rc == 0; t++) {
 		const struct fast_step *s = &e->steps[t];
+		/* a rail step of k permutations: its expansion sends from each NIC
+		 * to at most k NICs and into each from at most k, one per
+		 * permutation (plan.h); one permutation is one-to-one, below */
+		bool grouped = c->p->steps[t].kind == FAST_STEP_RAIL && c->p->steps[t].nperms > 1;
 		for (uint32_t j = 0; j < s->nxfers && rc == 0; j++) {
 			const struct fast_xfer *x = &e->xfers[s->xfer0 + j];
 			uint64_t sum = 0;
@@ -244,7 +284,7 @@ int fast_check_transfers(struct checker *c)
 			    x->bytes > 0 && x->from != x->to &&
 			    (rc = through_down_port(c, t, j, x)) < 0)
 				break;
-			if (!fast || s->tier != FAST_TIER_OUT || x->from == x->to)
+			if (!fast || s->tier != FAST_TIER_OUT || x->from == x->to || grouped)
 				continue;
 			/* one NIC per GPU: NIC-level one-to-one is GPU-level */
 			if (stamp_s[x->from] == t + 1 && send_peer[x->from] != x->to) {

@@ -75,7 +75,7 @@ const struct fast_algo fast_algos[] = {
 	{ NULL, NULL, 0, 0, NULL, NULL, { 0, 0, 0, 0, false, NULL, NULL, 0 } },
 };
 
-static const char *const stages_values[] = { "auto", "exact", "packed", NULL };
+static const char *const stages_values[] = { "auto", "exact", "packed", "grouped", NULL };
 static const char *const order_values[] = { "decomposition", "largest-first", "smallest-first",
 					    NULL };
 /* the simulator commands' and sweep specs' spelling before there was one */
@@ -98,12 +98,15 @@ static void set_chunk(struct fast_algo_opts *o, uint64_t v) { o->chunk_bytes = v
 static void set_dedup(struct fast_algo_opts *o, uint64_t v) { o->dedup = (enum fast_dedup_mode)v; }
 
 const struct fast_algo_option fast_algo_options[] = {
-	{ "stages", FAST_OPT_STAGES, stages_values, NULL, 0, 0, "auto|exact|packed",
+	{ "stages", FAST_OPT_STAGES, stages_values, NULL, 0, 0, "auto|exact|packed|grouped",
 	  "fast: auto (default: alpha-aware, fewer larger stages\n"
 	  "when the topology's per-stage cost makes them pay; exact\n"
 	  "when exact wins; packed where that models faster),\n"
-	  "exact (Birkhoff decomposition) or packed (the N - 1\n"
-	  "server shifts at once, each on its own rails)",
+	  "exact (Birkhoff decomposition), packed (the N - 1\n"
+	  "server shifts at once, each on its own rails) or\n"
+	  "grouped (as auto, and rail steps of several server\n"
+	  "permutations, or one unbalanced step, where those\n"
+	  "model faster)",
 	  get_stages, set_stages },
 	{ "order", FAST_OPT_ORDER, order_values, order_aliases, 0, 0,
 	  "largest-first|smallest-first|decomposition",

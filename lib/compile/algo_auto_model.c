@@ -322,7 +322,7 @@ static double fast_sim(const struct fast_algo *a, const struct fast_auto_feat *x
 	 * (compile_fast.c): the least of the two, as it chooses */
 	packed = packed_predict(a, x, &r);
 	if (o->stages == FAST_STAGES_PACKED ||
-	    (o->stages == FAST_STAGES_AUTO && N > 2 &&
+	    ((o->stages == FAST_STAGES_AUTO || o->stages == FAST_STAGES_GROUPED) && N > 2 &&
 	     packed < r.call + m->k_lat * lat + m->k_vol * vol)) {
 		*packs = true;
 		return packed;

@@ -241,7 +241,7 @@ static void balancing_groups(struct builder *bd, const struct fast_bvn *bv)
 
 	bd->fine_groups = bd->jit && !bd->packed && bd->mode == NICS_WEIGHTED;
 	bd->ngroups = !bd->jit				  ? 1
-		      : bd->fine_groups && bv->nterms ? group_index(bv->nterms - 1, true) + 1
+		      : bd->fine_groups && bv->nterms ? group_index(rail_of(bd, bv->nterms - 1), true) + 1
 						      : 2;
 	if (bd->packed && bd->jit) /* group 1: the waves after the first */
 		for (uint32_t a = 0; a < N; a++)
@@ -249,10 +249,96 @@ static void balancing_groups(struct builder *bd, const struct fast_bvn *bv)
 				bd->first[(size_t)a * N + b] =
 					a != b && shift_of(N, a, b) >= pack_mod(N, bd->P);
 	for (size_t k = bd->jit ? bv->nterms : 0; k-- > 0;) {
-		uint32_t g = group_index((uint32_t)k, bd->fine_groups);
+		uint32_t g = group_index(rail_of(bd, (uint32_t)k), bd->fine_groups);
 		for (uint32_t a = 0; a < N; a++)
 			bd->first[(size_t)a * N + bv->perm[k * N + a]] = g;
 	}
+}
+
+/* How much faster (a fraction) grouped or unbalanced stages must model
+ * than the staged or packed ones to be chosen (choose_shape). */
+#define GROUP_GAIN 0.02
+
+/* The schedule stages=auto or grouped compiles (the plan's options name
+ * it). */
+enum shape {
+	SHAPE_STAGED = 0, /* a rail step per term (stages=exact too) */
+	SHAPE_PACKED,     /* compile_fast_packed.c */
+	SHAPE_GROUPED,    /* rail steps of several terms (compile_fast_group.c) */
+	SHAPE_DIRECT,     /* unbalanced, one rail step of the shifts (the same) */
+};
+
+/* stages=auto: of the staged schedule bv and packed stages (with
+ * may_pack, from three servers: two have one shift, the staged schedule
+ * itself), the one of less modelled time; stages=grouped: of those,
+ * grouped stages and the unbalanced one (one NIC per GPU at one rate,
+ * from three servers), the one of least modelled time; set up in bd (and
+ * bv).  stages=packed: checked packable.  *shape says which.  Grouping is
+ * opt-in until the committed results are measured again with it; auto
+ * models balancing at a switch port's rate as it did before (its choices
+ * unchanged), grouped at a GPU's G - 1 mesh links together (Bb). */
+static int choose_shape(struct builder *bd, const struct fast_topo *topo,
+			const struct fast_algo_opts *o, bool may_pack, struct fast_bvn *bv,
+			enum shape *shape)
+{
+	bool autos = (o->stages == FAST_STAGES_AUTO || o->stages == FAST_STAGES_GROUPED) &&
+		     bd->N > 2;
+	bool pack = may_pack && (bd->packed || autos);
+	bool group = !bd->packed && autos && o->stages == FAST_STAGES_GROUPED &&
+		     bd->mode == NICS_IDEAL;
+	struct cost c = fast_packed_cost(topo);
+	struct balance_cost bc;
+	double best, t;
+	int rc;
+
+	*shape = SHAPE_STAGED;
+	if (!pack && !group)
+		return 0;
+	if (!group)
+		c.Bb = c.Bu; /* stages=auto or packed: a switch port, as before */
+	if (bd->mode != NICS_IDEAL)
+		c.Bo = bd->r0; /* a lane at its GPU's share of the port */
+	if (bd->fwd > 0)
+		c.rho *= bd->fwd; /* a token plan's scale-up work (builder) */
+	if ((rc = fast_packed_balance_costs(bd, &c, bv->nterms ? bv->perm : NULL, &bc)) < 0)
+		return rc;
+	if (bd->packed && !bc.packable)
+		return fast_err_set(bd->err, FAST_EUSAGE,
+				    "fast: --stages packed: a shift's NICs are down at one end of "
+				    "a server pair it must join (packed stages are rail-aligned); "
+				    "use --stages auto or exact");
+	if (bd->packed)
+		return 0;
+	best = fast_staged_s(&c, bv, &bc);
+	if (pack && bc.packable && (t = fast_packed_s(bd, &c, &bc)) < best) {
+		best = t;
+		*shape = SHAPE_PACKED;
+	}
+	/* grouped or unbalanced only where they model GROUP_GAIN faster: the
+	 * model's error on one step of unequal flows (max-min sharing leaves
+	 * a NIC idle that the model counts busy) is about that much */
+	best *= 1 - GROUP_GAIN;
+	if (group) {
+		if ((rc = fast_group_choose(bd, &c, topo, bv, &t)) < 0)
+			return rc;
+		if (t < best && bd->nrail < bv->nterms) {
+			best = t;
+			*shape = SHAPE_GROUPED;
+		}
+		if ((t = fast_direct_s(bd, &c, topo)) < best) {
+			best = t;
+			*shape = SHAPE_DIRECT;
+		}
+	}
+	if (*shape != SHAPE_GROUPED && *shape != SHAPE_DIRECT)
+		bd->nrail = 0;
+	if (*shape == SHAPE_DIRECT)
+		return fast_direct_setup(bd, bv);
+	if (*shape == SHAPE_PACKED) {
+		bd->packed = true;
+		fast_bvn_free(bv);
+	}
+	return 0;
 }
 
 /* What a compile may build: packed stages (not the token compiler, which
@@ -263,7 +349,7 @@ enum { MAY_PACK = 1, CROSSINGS_ONLY = 2 };
 /* Packed or staged (stages=auto: the one of less modelled time; packed
  * only with MAY_PACK), then the plan. */
 static int compile(const struct fast_topo *topo, const uint64_t *D,
-		   const struct fast_algo_opts *opts, unsigned how, struct fast_plan *plan,
+		   const struct fast_algo_opts *opts, unsigned how, double fwd, struct fast_plan *plan,
 		   struct fast_scratch *scratch, struct fast_err *err)
 {
 	struct fast_scratch own = { { 0 }, { 0 } };
@@ -272,7 +358,7 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 	struct fast_bvn bv = { 0 };
 	struct fast_algo_opts defaults;
 	uint64_t quantum = 1, tiles;
-	bool chose = false; /* stages=auto chose packed */
+	enum shape shape = SHAPE_STAGED;
 	bool may_pack = how & MAY_PACK;
 	int rc;
 
@@ -304,6 +390,7 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 	bd.tt = fast_scratch_room(bd.sc, SC_TARGET, bd.G, sizeof *bd.tt);
 	bd.packed = may_pack && opts->stages == FAST_STAGES_PACKED && bd.N > 1;
 	bd.redist = !(how & CROSSINGS_ONLY);
+	bd.fwd = fwd;
 	if (!bd.load || !bd.S || !bd.first || !bd.budget || !bd.tt) {
 		rc = oom(&bd, "server matrix");
 		goto out;
@@ -318,28 +405,8 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 			  tiles * bd.G)) < 0 ||
 	    (!bd.packed && (rc = decompose(&bd, topo, opts, &bv, &quantum)) < 0))
 		goto out;
-	/* two servers: one shift on all rails, the staged schedule itself
-	 * (split_tail aside): auto considers packing from three on */
-	if (may_pack && (bd.packed || (bd.N > 2 && opts->stages == FAST_STAGES_AUTO))) {
-		struct cost c = fast_packed_cost(topo);
-		struct balance_cost bc;
-		if (bd.mode != NICS_IDEAL)
-			c.Bo = bd.r0; /* a lane at its GPU's share of the port */
-		if ((rc = fast_packed_balance_costs(&bd, &c, bv.nterms ? bv.perm : NULL, &bc)) < 0)
-			goto out;
-		if (bd.packed && !bc.packable) {
-			rc = fast_err_set(err, FAST_EUSAGE,
-					  "fast: --stages packed: a shift's NICs are down at one end of "
-					  "a server pair it must join (packed stages are rail-aligned); "
-					  "use --stages auto or exact");
-			goto out;
-		}
-		if (!bd.packed && bc.packable &&
-		    fast_packed_s(&bd, &c, &bc) < fast_staged_s(&c, &bv, &bc)) {
-			bd.packed = chose = true;
-			fast_bvn_free(&bv);
-		}
-	}
+	if ((rc = choose_shape(&bd, topo, opts, may_pack, &bv, &shape)) < 0)
+		goto out;
 	balancing_groups(&bd, &bv);
 	for (uint32_t a = 0; a < bd.N; a++)
 		for (uint32_t b = 0; b < bd.N; b++)
@@ -358,10 +425,19 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 		char order[32], balance[32], stages[32] = "exact";
 		fast_algo_option_print(fast_algo_option_find("order"), opts, order, sizeof order);
 		fast_algo_option_print(fast_algo_option_find("balance"), opts, balance, sizeof balance);
-		if (bd.packed)
-			snprintf(stages, sizeof stages, chose ? "auto(packed)" : "packed");
+		/* what was asked (auto or grouped), and what it chose */
+		const char *asked = opts->stages == FAST_STAGES_GROUPED ? "grouped" : "auto";
+		if (bd.packed && shape != SHAPE_PACKED)
+			snprintf(stages, sizeof stages, "packed");
+		else if (bd.packed)
+			snprintf(stages, sizeof stages, "%s(packed)", asked);
+		else if (shape == SHAPE_DIRECT)
+			snprintf(stages, sizeof stages, "%s(direct)", asked);
+		else if (shape == SHAPE_GROUPED)
+			snprintf(stages, sizeof stages, "%s(q=%llu,steps=%u)", asked,
+				 (unsigned long long)quantum, bd.nrail);
 		else if (opts->stages != FAST_STAGES_EXACT)
-			snprintf(stages, sizeof stages, "auto(q=%llu)", (unsigned long long)quantum);
+			snprintf(stages, sizeof stages, "%s(q=%llu)", asked, (unsigned long long)quantum);
 		snprintf(p.options, sizeof p.options, "stages=%s order=%s balance=%s", stages, order,
 			 balance);
 	}
@@ -371,6 +447,7 @@ out:
 	*plan = p;
 	fast_bvn_free(&bv);
 	fast_nics_free(&bd);
+	free(bd.gstart);
 	fast_scratch_free(&own);
 	return rc;
 }
@@ -379,19 +456,19 @@ int fast_sched_fast_into(const struct fast_topo *topo, const uint64_t *D,
 			   const struct fast_algo_opts *opts, struct fast_plan *plan,
 			   struct fast_scratch *scratch, struct fast_err *err)
 {
-	return compile(topo, D, opts, MAY_PACK, plan, scratch, err);
+	return compile(topo, D, opts, MAY_PACK, 0, plan, scratch, err);
 }
 
 /* fast_sched_fast, fast_sched_fast_staged, fast_sched_fast_crossings */
 static int compile_trimmed(const struct fast_topo *topo, const uint64_t *D,
-			   const struct fast_algo_opts *opts, unsigned how, struct fast_plan *out,
-			   struct fast_err *err)
+			   const struct fast_algo_opts *opts, unsigned how, double fwd,
+			   struct fast_plan *out, struct fast_err *err)
 {
 	struct fast_plan p;
 	int rc;
 
 	memset(&p, 0, sizeof p);
-	if ((rc = compile(topo, D, opts, how, &p, NULL, err)) < 0) {
+	if ((rc = compile(topo, D, opts, how, fwd, &p, NULL, err)) < 0) {
 		fast_plan_free(&p);
 		return rc;
 	}
@@ -406,19 +483,19 @@ int fast_sched_fast_staged(const struct fast_topo *topo, const uint64_t *D,
 			     const struct fast_algo_opts *opts, struct fast_plan *out,
 			     struct fast_err *err)
 {
-	return compile_trimmed(topo, D, opts, 0, out, err);
+	return compile_trimmed(topo, D, opts, 0, 0, out, err);
 }
 
 int fast_sched_fast_crossings(const struct fast_topo *topo, const uint64_t *D,
-			      const struct fast_algo_opts *opts, struct fast_plan *out,
+			      const struct fast_algo_opts *opts, double fwd, struct fast_plan *out,
 			      struct fast_err *err)
 {
-	return compile_trimmed(topo, D, opts, CROSSINGS_ONLY, out, err);
+	return compile_trimmed(topo, D, opts, CROSSINGS_ONLY, fwd, out, err);
 }
 
 int fast_sched_fast(const struct fast_topo *topo, const uint64_t *D,
 		      const struct fast_algo_opts *opts, struct fast_plan *out,
 		      struct fast_err *err)
 {
-	return compile_trimmed(topo, D, opts, MAY_PACK, out, err);
+	return compile_trimmed(topo, D, opts, MAY_PACK, 0, out, err);
 }

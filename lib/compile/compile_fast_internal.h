@@ -56,6 +56,9 @@ struct builder {
 	bool fine_groups;        /* jit: a balancing group per octave of stages (group_index) */
 	uint32_t ngroups;        /* balancing groups (1 unless jit) */
 	bool redist;             /* explicit stages: with their redistribution (not for tokens) */
+	double fwd;              /* token plans: what their scale-up work moves per lane
+				  * byte, in byte plans' redistributions (the models'
+				  * rho; compile_tokens.c); 0: a byte plan */
 	bool packed;             /* packed stages: tile (A, A + d) on the rails of shift d */
 	uint64_t *budget;        /* packed: N - 1 budgets, shift d at d - 1 (the largest lane) */
 	uint64_t *budget_time;   /* WEIGHTED, packed: N - 1 wave times in r0-bytes, else NULL */
@@ -66,6 +69,10 @@ struct builder {
 	double r0;               /* bytes/s of a lane of weight NIC_W1 (not IDEAL) */
 	struct nics *nx;         /* WEIGHTED: weights and orders, else NULL */
 	size_t lane_pieces;      /* pieces the lanes hold (plan->pieces[0, lane_pieces)) */
+	/* staged: rail step r carries the terms gstart[r] .. gstart[r + 1] - 1
+	 * (compile_fast_group.c); nrail 0: one term a step, gstart unused */
+	uint32_t *gstart;        /* owned, nrail + 1 entries */
+	uint32_t nrail;
 	struct fast_plan *p;
 	struct fast_err *err;
 };
@@ -138,6 +145,8 @@ static inline uint32_t group_start(uint32_t k, bool fine)
 struct cost {
 	double a_up, a_out, Bu, Bo;
 	double rho; /* seconds per lane byte of a redistribution (split_tail) */
+	double Bb;  /* bytes/s of a GPU's handovers: its switch port, or its G - 1
+		     * mesh links together (a donor's bytes go to several peers) */
 };
 
 /* What balancing costs either way, from one pass over the tiles: per
@@ -146,9 +155,10 @@ struct cost {
  * its permutation, NULL when there is none) or of wave 0 (packed), which
  * the first stage (wave) waits for -- and group 1, the others, which the
  * second waits for (all are group 0 when balance=upfront).  bal[packed]
- * [group] is the step's modelled time: a_up plus the busiest switch port
- * over B_up, 0 when nothing moves.  Also the packed budgets: shift s's is
- * the largest lane target of its tiles (bd->budget). */
+ * [group] is the step's modelled time: a_up plus the busiest GPU's bytes
+ * over its rate Bb (struct cost), 0 when nothing moves.  Also the packed
+ * budgets: shift s's is the largest lane target of its tiles
+ * (bd->budget). */
 struct balance_cost {
 	double bal[2][2];
 	bool packable; /* WEIGHTED: every tile has a live rail on its shift's ports */
@@ -157,10 +167,10 @@ struct balance_cost {
 /* FAST's staged plan for the token compiler (compile_tokens.c): as
  * fast_sched_fast_staged, but where NICs differ its stages are explicit
  * out steps alone, without their redistribution, which the token
- * compiler writes (a token goes on to every destination on the server).
- * Errors as fast_sched_fast. */
+ * compiler writes (a token goes on to every destination on the server);
+ * fwd as struct builder's.  Errors as fast_sched_fast. */
 int fast_sched_fast_crossings(const struct fast_topo *topo, const uint64_t *D,
-			      const struct fast_algo_opts *opts, struct fast_plan *out,
+			      const struct fast_algo_opts *opts, double fwd, struct fast_plan *out,
 			      struct fast_err *err);
 
 /* --- balancing (compile_fast_balance.c) --- */
@@ -227,5 +237,36 @@ double fast_staged_s(const struct cost *c, const struct fast_bvn *bv,
 		     const struct balance_cost *bc);
 /* The packed steps. */
 int fast_packed_steps(struct builder *bd);
+
+/* --- grouped and unbalanced stages (compile_fast_group.c) --- */
+
+/* The grouping of bv's terms (ordered, trimmed, split) into rail steps of
+ * least modelled time: bd->gstart and bd->nrail, and *time_s; bv of fewer
+ * than two terms is left alone (*time_s INFINITY).  FAST_ENOMEM. */
+int fast_group_choose(struct builder *bd, const struct cost *c, const struct fast_topo *topo,
+		      const struct fast_bvn *bv, double *time_s);
+/* Modelled time of the unbalanced schedule: one rail step of the N - 1
+ * shifts, each lane its own GPU's bytes (INFINITY where nothing crosses). */
+double fast_direct_s(const struct builder *bd, const struct cost *c, const struct fast_topo *topo);
+/* Make it the schedule: bd->S the largest r_i of each tile, bv the
+ * shifts (replacing what it held), one rail step.  FAST_ENOMEM. */
+int fast_direct_setup(struct builder *bd, struct fast_bvn *bv);
+/* The rail step (or, nrail 0, the term) of term k's stage group. */
+static inline uint32_t rail_of(const struct builder *bd, uint32_t k)
+{
+	uint32_t lo = 0, hi;
+
+	if (!bd->nrail)
+		return k;
+	hi = bd->nrail - 1;
+	while (lo < hi) { /* the last group starting at or before k */
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+		if (bd->gstart[mid] <= k)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
 
 #endif

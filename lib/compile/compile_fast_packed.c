@@ -42,6 +42,7 @@ struct cost fast_packed_cost(const struct fast_topo *topo)
 	if (!(c.Bo > 0))
 		c.Bo = 1;
 	c.rho = G < 2 ? 0 : (topo->up_kind == FAST_UP_MESH ? 1.0 : (double)(G - 1)) / G / c.Bu;
+	c.Bb = topo->up_kind == FAST_UP_MESH && G > 1 ? (G - 1) * c.Bu : c.Bu;
 	return c;
 }
 
@@ -51,9 +52,10 @@ struct cost fast_packed_cost(const struct fast_topo *topo)
  * its permutation, NULL when there is none) or of wave 0 (packed), which
  * the first stage (wave) waits for -- and group 1, the others, which the
  * second waits for (all are group 0 when balance=upfront).  bal[packed]
- * [group] is the step's modelled time: a_up plus the busiest switch port
- * over B_up, 0 when nothing moves.  Also the packed budgets: shift s's is
- * the largest lane target of its tiles (bd->budget). */
+ * [group] is the step's modelled time: a_up plus the busiest GPU's bytes
+ * over its rate Bb (struct cost), 0 when nothing moves.  Also the packed
+ * budgets: shift s's is the largest lane target of its tiles
+ * (bd->budget). */
 int fast_packed_balance_costs(struct builder *bd, const struct cost *c, const uint32_t *first,
 			      struct balance_cost *out)
 {
@@ -119,7 +121,7 @@ int fast_packed_balance_costs(struct builder *bd, const struct cost *c, const ui
 	}
 	for (int p = 0; p < 2; p++)
 		for (int g = 0; g < 2; g++)
-			out->bal[p][g] = most[p][g] ? c->a_up + (double)most[p][g] / c->Bu : 0;
+			out->bal[p][g] = most[p][g] ? c->a_up + (double)most[p][g] / c->Bb : 0;
 	return 0;
 }
 

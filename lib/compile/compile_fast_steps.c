@@ -3,8 +3,10 @@
  * balancing steps, one transfer per (from, to) pair of sorted handovers;
  * the intrinsic step, tiles (A, A) over scale-up; and per stage a RAIL
  * step with its permutation and budget and the REDIST step implied by
- * it, chained as the pipeline (step 8) of compile_fast.c says.  Transfers and pieces are written in place and
- * committed in batches, into a graph reserved once.
+ * it, chained as the pipeline (step 8) of compile_fast.c says; a rail
+ * step carries one term, or the terms of its group (compile_fast_group.c).
+ * Transfers and pieces are written in place and committed in batches,
+ * into a graph reserved once.
  */
 #include "lib/compile/compile_fast_internal.h"
 
@@ -88,6 +90,7 @@ int fast_steps_intrinsic(struct builder *bd, int after)
 int fast_steps_staged(struct builder *bd, const struct fast_bvn *bv)
 {
 	size_t at = 0;
+	uint32_t nrail = bd->nrail ? bd->nrail : bv->nterms, N = bd->N;
 	int prev_bal = -1, prev_rail = -1, rc;
 	bool intrinsic_done = false;
 
@@ -96,7 +99,9 @@ int fast_steps_staged(struct builder *bd, const struct fast_bvn *bv)
 		if (prev_bal < 0)
 			return prev_bal;
 	}
-	for (uint32_t k = 0; k < bv->nterms; k++) {
+	for (uint32_t k = 0; k < nrail; k++) {
+		/* rail step k: the terms k0 .. k1 - 1 */
+		uint32_t k0 = bd->nrail ? bd->gstart[k] : k, k1 = bd->nrail ? bd->gstart[k + 1] : k + 1;
 		int bal = -1, rail;
 		if (bd->jit && at < bd->nmoves &&
 		    bd->moves[at].group == group_index(k, bd->fine_groups) &&
@@ -111,7 +116,7 @@ int fast_steps_staged(struct builder *bd, const struct fast_bvn *bv)
 				return rc;
 			intrinsic_done = true;
 		}
-		if (fast_nics_explicit(bd)) { /* compile_fast_nics.c */
+		if (fast_nics_explicit(bd)) { /* compile_fast_nics.c; never grouped */
 			int deps[2] = { prev_rail, bal >= 0 ? bal : k == 0 ? prev_bal : -1 };
 			if ((prev_rail = fast_nics_stage(bd, bv, k, deps, 2)) < 0)
 				return prev_rail;
@@ -129,7 +134,8 @@ int fast_steps_staged(struct builder *bd, const struct fast_bvn *bv)
 			if (rc < 0)
 				return rc;
 		}
-		rc = fast_plan_set_perm(bd->p, bv->perm + (size_t)k * bd->N, bv->weight[k], bd->err);
+		rc = fast_plan_set_perms(bd->p, k1 - k0, bv->perm + (size_t)k0 * N, bv->weight + k0,
+					 bd->err);
 		if (rc < 0)
 			return rc;
 		rc = fast_plan_add_step(bd->p, FAST_STEP_REDIST, FAST_TIER_UP, bd->err);

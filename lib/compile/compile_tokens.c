@@ -443,18 +443,68 @@ static int stage_gather(struct tok_build *tb, int *prev_gather, int *gid, int *r
 	return 0;
 }
 
+/* The mirror of dispatch rail step s (k permutations, plan.h): into inv
+ * (k * N) the inverse permutations, and into tb's items what it sends,
+ * each lane's next <= w bytes, cut as the expansion cuts them: combine
+ * lane (B -> A, i) carries dispatch lane (A -> B, i) with the budget
+ * w(A, B) of the dispatch step.  to, w: room for k entries. */
+static int mirror_items(struct tok_build *tb, const struct fast_plan *dp, const struct fast_step *s,
+			const int32_t *lane_of, struct cursor *cur, uint32_t *inv, uint32_t *to,
+			uint64_t *w)
+{
+	uint32_t N = tb->N, G = tb->G, k = s->nperms;
+	int rc = 0;
+
+	for (uint32_t j = 0; j < k; j++)
+		for (uint32_t a = 0; a < N; a++)
+			inv[(size_t)j * N + dp->perm[s->perm0 + (size_t)j * N + a]] = a;
+	tb->nitems = 0;
+	for (uint32_t b = 0; b < N && rc == 0; b++) {
+		uint32_t nb = fast_plan_perms_row(inv, dp->budgets + s->budget0, k, N, b, to, w);
+		for (uint32_t i = 0; i < G && rc == 0; i++)
+			for (uint32_t d = 0; d < nb && rc == 0; d++) {
+				int32_t l = lane_of[((size_t)b * N + to[d]) * G + i];
+				const struct fast_lane *ln;
+				uint64_t left = w[d];
+				if (l < 0)
+					continue;
+				ln = &dp->lanes[l];
+				while (left && cur[l].j < ln->npieces && rc == 0) {
+					const struct fast_piece *pc = &dp->pieces[ln->piece0 + cur[l].j];
+					uint64_t rest = pc->len - cur[l].off, take = rest < left ? rest : left;
+					rc = item_add(tb, pc->src, b * G + i, b * G + i, pc->off + cur[l].off,
+						      take);
+					left -= take;
+					cur[l].off += take;
+					if (cur[l].off == pc->len) {
+						cur[l].j++;
+						cur[l].off = 0;
+					}
+				}
+			}
+	}
+	return rc;
+}
+
 /* The combine plan cp mirroring dispatch token plan dp (see the top). */
 static int mirror(const struct fast_plan *dp, struct tok_build *tb)
 {
-	uint32_t N = tb->N, G = tb->G;
+	uint32_t N = tb->N, G = tb->G, kmax = 1;
 	struct fast_plan *cp = tb->p;
 	int32_t *lane_of = fast_calloc((size_t)N * N * G, sizeof *lane_of);
 	struct cursor *cur = fast_calloc(dp->nlanes ? dp->nlanes : 1, sizeof *cur);
-	uint32_t *inv = fast_calloc(N, sizeof *inv);
+	uint32_t *inv, *to;
+	uint64_t *w;
 	int rc = 0, local = -1, prev_gather = -1, prev_rail = -1;
 	bool local_done = false;
 
-	if (!lane_of || !cur || !inv) {
+	for (size_t t = 0; t < dp->nsteps; t++)
+		if (dp->steps[t].kind == FAST_STEP_RAIL && dp->steps[t].nperms > kmax)
+			kmax = dp->steps[t].nperms;
+	inv = fast_calloc((size_t)kmax * N, sizeof *inv);
+	to = fast_calloc(kmax, sizeof *to);
+	w = fast_calloc(kmax, sizeof *w);
+	if (!lane_of || !cur || !inv || !to || !w) {
 		rc = tok_oom(tb, "combine stages");
 		goto out;
 	}
@@ -483,32 +533,7 @@ static int mirror(const struct fast_plan *dp, struct tok_build *tb)
 		int gid, rid, rail, deps[3];
 		if (s->kind != FAST_STEP_RAIL)
 			continue;
-		for (uint32_t a = 0; a < N; a++)
-			inv[dp->perm[s->perm0 + a]] = a;
-		/* what this stage sends: each lane's next <= budget bytes, cut
-		 * as the expansion cuts them (plan.h) */
-		tb->nitems = 0;
-		for (uint32_t b = 0; b < N && rc == 0; b++)
-			for (uint32_t i = 0; i < G && inv[b] != b && rc == 0; i++) {
-				int32_t l = lane_of[((size_t)b * N + inv[b]) * G + i];
-				const struct fast_lane *ln;
-				uint64_t left = s->budget;
-				if (l < 0)
-					continue;
-				ln = &dp->lanes[l];
-				while (left && cur[l].j < ln->npieces && rc == 0) {
-					const struct fast_piece *pc = &dp->pieces[ln->piece0 + cur[l].j];
-					uint64_t rest = pc->len - cur[l].off, take = rest < left ? rest : left;
-					rc = item_add(tb, pc->src, b * G + i, b * G + i, pc->off + cur[l].off,
-						      take);
-					left -= take;
-					cur[l].off += take;
-					if (cur[l].off == pc->len) {
-						cur[l].j++;
-						cur[l].off = 0;
-					}
-				}
-			}
+		rc = mirror_items(tb, dp, s, lane_of, cur, inv, to, w);
 		if (rc < 0)
 			break;
 		if (tb->nitems == 0) /* its lanes went in the stages before */
@@ -525,7 +550,9 @@ static int mirror(const struct fast_plan *dp, struct tok_build *tb)
 		for (int k = 0; k < 3 && rc >= 0; k++)
 			if (deps[k] >= 0)
 				rc = fast_plan_add_dep(cp, (uint32_t)rail, (uint32_t)deps[k], false, tb->err);
-		if (rc < 0 || (rc = fast_plan_set_perm(cp, inv, s->budget, tb->err)) < 0 ||
+		if (rc < 0 ||
+		    (rc = fast_plan_set_perms(cp, s->nperms, inv, dp->budgets + s->budget0,
+					      tb->err)) < 0 ||
 		    (rc = fast_plan_add_step(cp, FAST_STEP_REDIST, FAST_TIER_UP, tb->err)) < 0)
 			break;
 		if ((rc = fast_plan_add_dep(cp, (uint32_t)rc, (uint32_t)rail, false, tb->err)) < 0 ||
@@ -540,6 +567,8 @@ out:
 	free(lane_of);
 	free(cur);
 	free(inv);
+	free(to);
+	free(w);
 	return rc < 0 ? rc : 0;
 }
 
@@ -630,6 +659,58 @@ static int mirror_explicit(const struct fast_plan *dp, struct tok_build *tb)
 	return rc < 0 ? rc : 0;
 }
 
+/* What the redistribution moves, per lane byte, in a byte plan's
+ * redistributions (struct builder's fwd, for the choice of stages), from
+ * its busiest GPU: a token crossing to server B on rail i (its source's)
+ * goes on from B_i to its other destinations on B (dispatch: B_i sends
+ * them, each destination receives them), or (combine) they come to B_i
+ * and are summed there, n + 1 inputs and the result through the GPU's
+ * scale-up.  A byte plan's redistribution moves (G - 1) / G of each lane
+ * byte; this is the busiest GPU's bytes over the mean NIC's lane bytes,
+ * in those units.  1 when nothing crosses. */
+static double tok_fwd(const struct fast_matrix *m, uint32_t N, uint32_t G)
+{
+	uint32_t ng = N * G;
+	uint64_t *in = fast_calloc((size_t)2 * ng, sizeof *in), *out, most = 0;
+	double cross = 0;
+
+	if (!in || G < 2) {
+		free(in);
+		return 1; /* a model only */
+	}
+	out = in + ng;
+	for (uint32_t g = 0; g < m->ngroups; g++) {
+		const struct fast_group *gr = &m->groups[g];
+		uint64_t bytes = fast_group_bytes(m, g);
+		uint32_t A = gr->src / G, i = gr->src % G;
+		for (uint32_t k = 0, k1; k < gr->ndst; k = k1) {
+			uint32_t B = m->dsts[gr->dst0 + k] / G, x = B * G + i, n = 0;
+			bool at_x = false;
+			for (k1 = k; k1 < gr->ndst && m->dsts[gr->dst0 + k1] / G == B; k1++) {
+				uint32_t d = m->dsts[gr->dst0 + k1];
+				n++;
+				at_x = at_x || d == x;
+				if (B != A && d != x)
+					in[d] += bytes; /* dispatch: forwarded to d */
+			}
+			if (B == A)
+				continue;
+			cross += (double)bytes;
+			out[x] += (n - at_x) * bytes;
+			if (m->kind == FAST_TRAFFIC_COMBINE) /* gathered to x and summed */
+				in[x] += (n - at_x) * bytes + (n > 1 || !at_x ? (n + 1) * bytes : 0);
+		}
+	}
+	for (uint32_t d = 0; d < ng; d++) {
+		uint64_t t = m->kind == FAST_TRAFFIC_COMBINE ? in[d] : in[d] > out[d] ? in[d] : out[d];
+		most = t > most ? t : most;
+	}
+	free(in);
+	if (!(cross > 0))
+		return 1;
+	return (double)most / (cross / ng) * G / (G - 1);
+}
+
 int fast_sched_fast_tokens(const struct fast_topo *topo, const struct fast_matrix *m,
 			   const struct fast_algo_opts *opts, struct fast_plan *out,
 			   struct fast_err *err)
@@ -651,7 +732,8 @@ int fast_sched_fast_tokens(const struct fast_topo *topo, const struct fast_matri
 				    "use --stages auto or exact, or --dedup gpu");
 	if ((rc = tok_streams_build(&ts, topo, m, err)) < 0)
 		return rc;
-	if ((rc = fast_sched_fast_crossings(topo, ts.D, opts, &bp, err)) < 0) {
+	if ((rc = fast_sched_fast_crossings(topo, ts.D, opts, tok_fwd(m, topo->servers, topo->gpus),
+					     &bp, err)) < 0) {
 		tok_streams_free(&ts);
 		return rc;
 	}

@@ -50,6 +50,8 @@ void fast_plan_reset(struct fast_plan *p, uint32_t servers, uint32_t gpus, const
 	p->cap_lanes = keep.cap_lanes;
 	p->perm = keep.perm;
 	p->cap_perm = keep.cap_perm;
+	p->budgets = keep.budgets;
+	p->cap_budgets = keep.cap_budgets;
 	p->masks = keep.masks;
 	p->cap_masks = keep.cap_masks;
 }
@@ -64,6 +66,7 @@ void fast_plan_free(struct fast_plan *p)
 	free(p->pieces);
 	free(p->lanes);
 	free(p->perm);
+	free(p->budgets);
 	free(p->masks);
 	memset(p, 0, sizeof *p);
 }
@@ -126,6 +129,7 @@ int fast_plan_add_step(struct fast_plan *p, enum fast_step_kind kind, enum fast_
 	s->dep0 = (uint32_t)p->ndeps;
 	s->xfer0 = (uint32_t)p->nxfers;
 	s->perm0 = (uint32_t)p->nperm;
+	s->budget0 = (uint32_t)p->nbudgets;
 	s->chunks = 1;
 	p->open_kind = FAST_OPEN_NONE;
 	return (int)p->nsteps++;
@@ -255,27 +259,85 @@ int fast_plan_add_mask(struct fast_plan *p, uint64_t mask, struct fast_err *err)
 	return (int)p->nmasks++;
 }
 
-int fast_plan_set_perm(struct fast_plan *p, const uint32_t *perm, uint64_t budget,
-		       struct fast_err *err)
+int fast_plan_set_perms(struct fast_plan *p, uint32_t k, const uint32_t *perms,
+			const uint64_t *budgets, struct fast_err *err)
 {
 	struct fast_step *s = fast_plan_last_step(p, "a permutation", err);
+	size_t at = p->nperm, bat = p->nbudgets, n = (size_t)k * p->servers;
 	if (!s)
 		return FAST_EINPUT;
 	if (s->kind != FAST_STEP_RAIL)
 		return fast_err_set(err, FAST_EINPUT,
 				    "plan builder: permutation set on step %zu, which is not RAIL",
 				    p->nsteps - 1);
-	size_t at = p->nperm;
-	for (uint32_t a = 0; a < p->servers; a++) {
-		if (GROW(p, perm, err) < 0) {
-			p->nperm = at;
-			return FAST_ENOMEM;
-		}
-		p->perm[p->nperm++] = perm[a];
-	}
+	if (k == 0)
+		return fast_err_set(err, FAST_EINPUT,
+				    "plan builder: step %zu: a rail step has >= 1 permutations",
+				    p->nsteps - 1);
+	if (p->nperm + n >= UINT32_MAX - 1 || p->nbudgets + k >= UINT32_MAX - 1)
+		return fast_err_set(err, FAST_ENOMEM, "plan: more than %u elements in one array",
+				    UINT32_MAX - 1);
+	if (FAST_GROW(p->perm, p->cap_perm, p->nperm + n) < 0 ||
+	    FAST_GROW(p->budgets, p->cap_budgets, p->nbudgets + k) < 0)
+		return fast_err_set(err, FAST_ENOMEM, "plan: out of memory (permutations)");
+	memcpy(p->perm + at, perms, n * sizeof *perms);
+	memcpy(p->budgets + bat, budgets, (size_t)k * sizeof *budgets);
+	p->nperm += n;
+	p->nbudgets += k;
 	s->perm0 = (uint32_t)at;
-	s->budget = budget;
+	s->budget0 = (uint32_t)bat;
+	s->nperms = k;
 	return 0;
+}
+
+int fast_plan_set_perm(struct fast_plan *p, const uint32_t *perm, uint64_t budget,
+		       struct fast_err *err)
+{
+	return fast_plan_set_perms(p, 1, perm, &budget, err);
+}
+
+uint32_t fast_plan_rail_row(const struct fast_plan *p, const struct fast_step *s, uint32_t a,
+			    uint32_t *to, uint64_t *w)
+{
+	return fast_plan_perms_row(p->perm + s->perm0, p->budgets + s->budget0, s->nperms,
+				   p->servers, a, to, w);
+}
+
+uint32_t fast_plan_perms_row(const uint32_t *perms, const uint64_t *budgets, uint32_t k,
+			     uint32_t N, uint32_t a, uint32_t *to, uint64_t *w)
+{
+	uint32_t n = 0, m = 0;
+
+	for (uint32_t j = 0; j < k; j++) {
+		uint32_t b = perms[(size_t)j * N + a];
+		if (b == a)
+			continue; /* idle (padded diagonal) slot */
+		to[n] = b;
+		w[n++] = budgets[j];
+	}
+	/* shell sort by destination (k is up to a few hundred), then a
+	 * destination met twice adds its budgets */
+	for (uint32_t gap = n / 2; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11)
+		for (uint32_t i = gap; i < n; i++) {
+			uint32_t b = to[i], at = i;
+			uint64_t wi = w[i];
+			for (; at >= gap && to[at - gap] > b; at -= gap) {
+				to[at] = to[at - gap];
+				w[at] = w[at - gap];
+			}
+			to[at] = b;
+			w[at] = wi;
+		}
+	for (uint32_t i = 0; i < n; i++) {
+		if (m > 0 && to[m - 1] == to[i]) {
+			if (!fast_add_u64(w[m - 1], w[i], &w[m - 1]))
+				w[m - 1] = UINT64_MAX;
+			continue;
+		}
+		to[m] = to[i];
+		w[m++] = w[i];
+	}
+	return m;
 }
 
 int fast_plan_set_chunks(struct fast_plan *p, uint32_t chunks, struct fast_err *err)
@@ -330,21 +392,74 @@ static int64_t find_lane(const struct lane_key *keys, size_t n, uint64_t key)
 	return lo < n && keys[lo].key == key ? (int64_t)keys[lo].lane : -1;
 }
 
+/* Lane cursors of the expansion: where each lane's unsent bytes start. */
+struct cursors {
+	const struct lane_key *keys;
+	uint32_t *piece;
+	uint64_t *off;
+};
+
+/* One transfer from GPU `from` to GPU `to` of the next <= left bytes of
+ * lane (a -> b, rail i), cutting a piece that straddles the budget; none
+ * when the lane is absent or empty. */
+static int send_lane(const struct fast_plan *p, struct cursors *cu, uint32_t a, uint32_t b,
+		     uint32_t i, uint64_t left, struct fast_plan *scratch, struct fast_err *err)
+{
+	uint64_t key = ((uint64_t)a * p->servers + b) * p->gpus + i;
+	int64_t l = find_lane(cu->keys, p->nlanes, key);
+	const struct fast_lane *ln;
+	bool started = false;
+	int rc;
+
+	if (l < 0)
+		return 0; /* an absent lane is empty */
+	ln = &p->lanes[l];
+	while (left > 0 && cu->piece[l] < ln->npieces) {
+		const struct fast_piece *pc = &p->pieces[ln->piece0 + cu->piece[l]];
+		uint64_t avail = pc->len - cu->off[l];
+		uint64_t take = avail < left ? avail : left;
+		if (!started) {
+			rc = fast_plan_add_xfer(scratch, a * p->gpus + i, b * p->gpus + i, err);
+			if (rc < 0)
+				return rc;
+			started = true;
+		}
+		rc = fast_plan_add_piece(scratch, pc->src, pc->dst, pc->off + cu->off[l], take, err);
+		if (rc < 0)
+			return rc;
+		left -= take;
+		cu->off[l] += take;
+		if (cu->off[l] == pc->len) {
+			cu->piece[l]++;
+			cu->off[l] = 0;
+		}
+	}
+	return 0;
+}
+
 /* Pass 1: every rail step's transfers, in ascending step id order (which
- * is the order lane cursors are consumed in), into scratch step railx[t]. */
+ * is the order lane cursors are consumed in), into scratch step railx[t]:
+ * sender server a, then rail i, then destination server b (plan.h). */
 static int expand_rails(const struct fast_plan *p, struct fast_plan *scratch, uint32_t *railx,
 			struct fast_err *err)
 {
 	struct lane_key *keys = NULL;
-	uint32_t *cur_piece = NULL;
-	uint64_t *cur_off = NULL;
+	struct cursors cu;
+	uint32_t *to = NULL, k = 1;
+	uint64_t *w = NULL;
 	int rc = 0;
 	size_t nl = p->nlanes ? p->nlanes : 1;
 
+	for (size_t t = 0; t < p->nsteps; t++)
+		if (p->steps[t].kind == FAST_STEP_RAIL && p->steps[t].nperms > k)
+			k = p->steps[t].nperms;
 	keys = fast_calloc(nl, sizeof *keys);
-	cur_piece = fast_calloc(nl, sizeof *cur_piece);
-	cur_off = fast_calloc(nl, sizeof *cur_off);
-	if (!keys || !cur_piece || !cur_off) {
+	cu.keys = keys;
+	cu.piece = fast_calloc(nl, sizeof *cu.piece);
+	cu.off = fast_calloc(nl, sizeof *cu.off);
+	to = fast_calloc(k, sizeof *to);
+	w = fast_calloc(k, sizeof *w);
+	if (!keys || !cu.piece || !cu.off || !to || !w) {
 		rc = fast_err_set(err, FAST_ENOMEM, "plan: out of memory (expansion)");
 		goto out;
 	}
@@ -357,7 +472,7 @@ static int expand_rails(const struct fast_plan *p, struct fast_plan *scratch, ui
 	if (p->nlanes > 1)
 		qsort(keys, p->nlanes, sizeof *keys, cmp_lane_key);
 
-	for (size_t t = 0; t < p->nsteps; t++) {
+	for (size_t t = 0; t < p->nsteps && rc == 0; t++) {
 		const struct fast_step *s = &p->steps[t];
 		if (s->kind != FAST_STEP_RAIL)
 			continue;
@@ -366,49 +481,19 @@ static int expand_rails(const struct fast_plan *p, struct fast_plan *scratch, ui
 			goto out;
 		railx[t] = (uint32_t)rc;
 		rc = 0;
-		if (s->budget == 0)
-			continue;
-		for (uint32_t a = 0; a < p->servers; a++) {
-			uint32_t b = p->perm[s->perm0 + a];
-			if (b == a)
-				continue; /* idle (padded diagonal) slot */
-			for (uint32_t i = 0; i < p->gpus; i++) {
-				uint64_t key = ((uint64_t)a * p->servers + b) * p->gpus + i;
-				int64_t l = find_lane(keys, p->nlanes, key);
-				if (l < 0)
-					continue; /* an absent lane is empty */
-				const struct fast_lane *ln = &p->lanes[l];
-				uint64_t left = s->budget;
-				bool started = false;
-				while (left > 0 && cur_piece[l] < ln->npieces) {
-					const struct fast_piece *pc = &p->pieces[ln->piece0 + cur_piece[l]];
-					uint64_t avail = pc->len - cur_off[l];
-					uint64_t take = avail < left ? avail : left;
-					if (!started) {
-						rc = fast_plan_add_xfer(scratch, a * p->gpus + i,
-									b * p->gpus + i, err);
-						if (rc < 0)
-							goto out;
-						started = true;
-					}
-					rc = fast_plan_add_piece(scratch, pc->src, pc->dst,
-								 pc->off + cur_off[l], take, err);
-					if (rc < 0)
-						goto out;
-					left -= take;
-					cur_off[l] += take;
-					if (cur_off[l] == pc->len) {
-						cur_piece[l]++;
-						cur_off[l] = 0;
-					}
-				}
-			}
+		for (uint32_t a = 0; a < p->servers && rc == 0; a++) {
+			uint32_t nb = fast_plan_rail_row(p, s, a, to, w);
+			for (uint32_t i = 0; i < p->gpus && rc == 0; i++)
+				for (uint32_t d = 0; d < nb && rc == 0; d++)
+					rc = send_lane(p, &cu, a, to[d], i, w[d], scratch, err);
 		}
 	}
 out:
 	free(keys);
-	free(cur_piece);
-	free(cur_off);
+	free(cu.piece);
+	free(cu.off);
+	free(to);
+	free(w);
 	return rc;
 }
 

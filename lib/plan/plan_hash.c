@@ -88,9 +88,14 @@ uint64_t fast_plan_hash(const struct fast_plan *p)
 			}
 			break;
 		case FAST_STEP_RAIL:
-			for (uint32_t a = 0; a < p->servers; a++)
-				hput(&hs, p->perm[s->perm0 + a]);
-			hput(&hs, s->budget);
+			/* one permutation hashes as it did before steps had several */
+			for (uint32_t j = 0; j < s->nperms; j++) {
+				for (uint32_t a = 0; a < p->servers; a++)
+					hput(&hs, p->perm[s->perm0 + (size_t)j * p->servers + a]);
+				hput(&hs, fast_plan_rail_budget(p, s, j));
+			}
+			if (s->nperms > 1)
+				hput(&hs, s->nperms);
 			break;
 		case FAST_STEP_REDIST:
 			hput(&hs, s->stage);

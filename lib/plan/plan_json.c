@@ -21,7 +21,9 @@
  *             one of "transfers" | "rail" | "redist"}
  *   deps      a step id, or {"step": id, "pipelined": true}
  *   transfers [from, to, [[src, dst, off, len], ...]]
- *   rail      {"perm": [servers entries], "bytes": w}
+ *   rail      {"perm": [servers entries], "bytes": w}, or with k > 1
+ *             permutations (version 4) {"perms": [[servers entries], ...],
+ *             "bytes": [w_1, ..., w_k]}
  *   redist    id of the rail step redistributed
  * Token plans (version 3; a set of byte plans is written as version 2,
  * byte for byte as before): "kind" "dispatch" | "combine" after
@@ -29,6 +31,8 @@
  * strings ("0x3f": no leading zeros, non-zero), pieces [g, off, len]
  * (dispatch) or [g, off, len, k] (combine, k indexes masks), and a
  * step kind "reduce": [[gpu, [pieces]], ...], one sum per element.
+ * A set is written as version 4 when a plan has a rail step of several
+ * permutations, else as version 3 when it has a token plan, else 2.
  */
 
 static void put_pieces(FILE *f, const struct fast_plan *p, uint32_t p0, uint32_t n)
@@ -48,6 +52,34 @@ static void put_pieces(FILE *f, const struct fast_plan *p, uint32_t p0, uint32_t
 				(unsigned long long)pc->off, (unsigned long long)pc->len);
 	}
 	fputc(']', f);
+}
+
+static void put_perm(FILE *f, const struct fast_plan *p, const uint32_t *perm)
+{
+	fputc('[', f);
+	for (uint32_t a = 0; a < p->servers; a++)
+		fprintf(f, "%s%u", a ? "," : "", perm[a]);
+	fputc(']', f);
+}
+
+/* One permutation as "perm" and a number, several as "perms" and a list. */
+static void write_rail(FILE *f, const struct fast_plan *p, const struct fast_step *s)
+{
+	if (s->nperms == 1) {
+		fputs(",\"rail\":{\"perm\":", f);
+		put_perm(f, p, p->perm + s->perm0);
+		fprintf(f, ",\"bytes\":%llu}}", (unsigned long long)fast_plan_rail_budget(p, s, 0));
+		return;
+	}
+	fputs(",\"rail\":{\"perms\":[", f);
+	for (uint32_t j = 0; j < s->nperms; j++) {
+		fputs(j ? "," : "", f);
+		put_perm(f, p, p->perm + s->perm0 + (size_t)j * p->servers);
+	}
+	fputs("],\"bytes\":[", f);
+	for (uint32_t j = 0; j < s->nperms; j++)
+		fprintf(f, "%s%llu", j ? "," : "", (unsigned long long)fast_plan_rail_budget(p, s, j));
+	fputs("]}}", f);
 }
 
 static void write_step(FILE *f, const struct fast_plan *p, size_t t)
@@ -88,10 +120,7 @@ static void write_step(FILE *f, const struct fast_plan *p, size_t t)
 		fputs("]}", f);
 		break;
 	case FAST_STEP_RAIL:
-		fputs(",\"rail\":{\"perm\":[", f);
-		for (uint32_t a = 0; a < p->servers; a++)
-			fprintf(f, "%s%u", a ? "," : "", p->perm[s->perm0 + a]);
-		fprintf(f, "],\"bytes\":%llu}}", (unsigned long long)s->budget);
+		write_rail(f, p, s);
 		break;
 	case FAST_STEP_REDIST:
 		fprintf(f, ",\"redist\":%u}", s->stage);
@@ -139,9 +168,14 @@ int fast_planset_write(const struct fast_planset *ps, FILE *f, struct fast_err *
 {
 	int version = FAST_PLAN_VERSION_BYTES;
 
-	for (uint32_t i = 0; i < ps->count; i++)
-		if (ps->plans[i].kind != FAST_TRAFFIC_BYTES)
-			version = FAST_PLAN_VERSION;
+	for (uint32_t i = 0; i < ps->count; i++) {
+		const struct fast_plan *p = &ps->plans[i];
+		if (p->kind != FAST_TRAFFIC_BYTES && version < FAST_PLAN_VERSION_TOKENS)
+			version = FAST_PLAN_VERSION_TOKENS;
+		for (size_t t = 0; t < p->nsteps; t++)
+			if (p->steps[t].kind == FAST_STEP_RAIL && p->steps[t].nperms > 1)
+				version = FAST_PLAN_VERSION_GROUPED;
+	}
 	fprintf(f, "{\"version\":%d,\"kind\":\"fast-plan\",\"plans\":[", version);
 	for (uint32_t i = 0; i < ps->count; i++) {
 		fputs(i ? ",\n" : "\n", f);

@@ -238,40 +238,22 @@ static int read_transfers(struct fast_jctx *c, const struct fast_jv *v, struct f
 	return rc;
 }
 
-static int read_rail(struct fast_jctx *c, const struct fast_jv *v, struct fast_plan *p,
-		     struct fast_err *err)
+/* One permutation of the servers, the array v, into perm (seen: scratch
+ * of servers entries). */
+static int read_perm(struct fast_jctx *c, const struct fast_jv *v, const struct fast_plan *p,
+		     uint32_t *perm, bool *seen)
 {
-	static const char *const rail_keys[] = { "perm", "bytes", NULL };
-	const struct fast_jv *pv;
-	uint32_t *perm = NULL;
-	bool *seen = NULL;
-	uint64_t w = 0;
-	size_t idx = 0, old;
-	int rc;
+	size_t idx = 0;
+	int rc = 0;
 
-	rc = fast_jv_expect_object(c, v, rail_keys);
-	if (rc == 0)
-		rc = fast_jv_get_u64(c, v, "bytes", true, FAST_JSON_MAX_BYTES, &w);
-	if (rc < 0)
-		return rc;
-	pv = fast_jv_get(v, "perm");
-	if (!pv)
-		return fast_jctx_fail(c, FAST_EINPUT, "missing required key \"perm\"");
-	old = fast_jctx_push_key(c, "perm");
-	perm = fast_calloc(p->servers, sizeof *perm);
-	seen = fast_calloc(p->servers, sizeof *seen);
-	if (!perm || !seen)
-		rc = fast_jctx_fail(c, FAST_ENOMEM, "out of memory");
-	else if (fast_jv_expect_array(c, pv) < 0)
-		rc = FAST_EINPUT;
-	for (const struct fast_jv *e = rc ? NULL : fast_jv_first(pv); e && rc == 0;
-	     e = fast_jv_next(e), idx++) {
+	if (fast_jv_expect_array(c, v) < 0)
+		return FAST_EINPUT;
+	memset(seen, 0, p->servers * sizeof *seen);
+	for (const struct fast_jv *e = fast_jv_first(v); e && rc == 0; e = fast_jv_next(e), idx++) {
 		uint32_t b;
-		if (idx == p->servers) {
-			rc = fast_jctx_fail(c, FAST_EINPUT, "a permutation of %u servers has more "
-					    "than %u entries", p->servers, p->servers);
-			break;
-		}
+		if (idx == p->servers)
+			return fast_jctx_fail(c, FAST_EINPUT, "a permutation of %u servers has more "
+					      "than %u entries", p->servers, p->servers);
 		rc = u32_at(c, e, idx, p->servers, "server", &b);
 		if (rc == 0 && seen[b]) {
 			size_t o2 = fast_jctx_push_index(c, idx);
@@ -287,19 +269,119 @@ static int read_rail(struct fast_jctx *c, const struct fast_jv *v, struct fast_p
 	if (rc == 0 && idx != p->servers)
 		rc = fast_jctx_fail(c, FAST_EINPUT, "a permutation of %u servers has %u entries "
 				    "(got %zu)", p->servers, p->servers, idx);
+	return rc;
+}
+
+/* "perms" (version 4): k >= 2 permutations, and "bytes" a list of k
+ * budgets; into perms (k * servers) and w (k), allocated here. */
+static int read_perms(struct fast_jctx *c, const struct fast_jv *v, const struct fast_plan *p,
+		      uint64_t version, uint32_t **perms, uint64_t **w, uint32_t *k)
+{
+	const struct fast_jv *pv = fast_jv_get(v, "perms"), *bv = fast_jv_get(v, "bytes");
+	bool *seen = NULL;
+	size_t n = 0, old, idx = 0;
+	int rc = 0;
+
+	if (version < FAST_PLAN_VERSION_GROUPED)
+		return fast_jctx_fail(c, FAST_EINPUT, "a rail step of several permutations needs "
+				      "plan version %d (the file says %llu)",
+				      FAST_PLAN_VERSION_GROUPED, (unsigned long long)version);
+	old = fast_jctx_push_key(c, "perms");
+	if (fast_jv_expect_array(c, pv) < 0)
+		rc = FAST_EINPUT;
+	else if ((n = fast_jv_size(pv)) < 2)
+		rc = fast_jctx_fail(c, FAST_EINPUT, "\"perms\" lists 2 or more permutations (got "
+				    "%zu; one is \"perm\")", n);
 	fast_jctx_pop(c, old);
+	if (rc < 0)
+		return rc;
+	old = fast_jctx_push_key(c, "bytes");
+	if (!bv)
+		rc = fast_jctx_fail(c, FAST_EINPUT, "missing required key \"bytes\"");
+	else if (fast_jv_expect_array(c, bv) < 0)
+		rc = FAST_EINPUT;
+	else if (fast_jv_size(bv) != n)
+		rc = fast_jctx_fail(c, FAST_EINPUT, "%zu budgets for %zu permutations: one each",
+				    fast_jv_size(bv), n);
+	fast_jctx_pop(c, old);
+	if (rc < 0)
+		return rc;
+	*perms = fast_calloc(n * p->servers, sizeof **perms);
+	*w = fast_calloc(n, sizeof **w);
+	seen = fast_calloc(p->servers, sizeof *seen);
+	if (!*perms || !*w || !seen) {
+		free(seen);
+		return fast_jctx_fail(c, FAST_ENOMEM, "out of memory");
+	}
+	old = fast_jctx_push_key(c, "perms");
+	for (const struct fast_jv *e = fast_jv_first(pv); e && rc == 0; e = fast_jv_next(e), idx++) {
+		size_t o2 = fast_jctx_push_index(c, idx);
+		rc = read_perm(c, e, p, *perms + idx * p->servers, seen);
+		fast_jctx_pop(c, o2);
+	}
+	fast_jctx_pop(c, old);
+	old = fast_jctx_push_key(c, "bytes");
+	idx = 0;
+	for (const struct fast_jv *e = rc ? NULL : fast_jv_first(bv); e && rc == 0;
+	     e = fast_jv_next(e), idx++)
+		rc = u64_at(c, e, idx, FAST_JSON_MAX_BYTES, &(*w)[idx]);
+	fast_jctx_pop(c, old);
+	free(seen);
+	*k = (uint32_t)n;
+	return rc;
+}
+
+/* A rail step: {"perm": [...], "bytes": w}, or (version 4) {"perms":
+ * [[...], ...], "bytes": [w_1, ...]}. */
+static int read_rail(struct fast_jctx *c, const struct fast_jv *v, struct fast_plan *p,
+		     uint64_t version, struct fast_err *err)
+{
+	static const char *const rail_keys[] = { "perm", "perms", "bytes", NULL };
+	const struct fast_jv *pv;
+	uint32_t *perm = NULL, k = 1;
+	uint64_t *w = NULL;
+	bool *seen = NULL;
+	size_t old;
+	int rc;
+
+	rc = fast_jv_expect_object(c, v, rail_keys);
+	if (rc < 0)
+		return rc;
+	if (fast_jv_get(v, "perm") && fast_jv_get(v, "perms"))
+		return fast_jctx_fail(c, FAST_EINPUT, "a rail step has \"perm\" or \"perms\", "
+				      "not both");
+	if (fast_jv_get(v, "perms")) {
+		rc = read_perms(c, v, p, version, &perm, &w, &k);
+	} else {
+		w = fast_calloc(1, sizeof *w);
+		perm = fast_calloc(p->servers, sizeof *perm);
+		seen = fast_calloc(p->servers, sizeof *seen);
+		if (!w || !perm || !seen)
+			rc = fast_jctx_fail(c, FAST_ENOMEM, "out of memory");
+		if (rc == 0)
+			rc = fast_jv_get_u64(c, v, "bytes", true, FAST_JSON_MAX_BYTES, w);
+		pv = rc ? NULL : fast_jv_get(v, "perm");
+		if (rc == 0 && !pv)
+			rc = fast_jctx_fail(c, FAST_EINPUT, "missing required key \"perm\"");
+		if (rc == 0) {
+			old = fast_jctx_push_key(c, "perm");
+			rc = read_perm(c, pv, p, perm, seen);
+			fast_jctx_pop(c, old);
+		}
+	}
 	if (rc == 0) {
-		rc = fast_plan_set_perm(p, perm, w, err);
+		rc = fast_plan_set_perms(p, k, perm, w, err);
 		if (rc < 0)
 			rc = fast_jctx_fail(c, rc, "%s", err ? err->msg : "out of memory");
 	}
 	free(perm);
+	free(w);
 	free(seen);
 	return rc;
 }
 
 static int read_step(struct fast_jctx *c, const struct fast_jv *v, struct fast_plan *p,
-		     size_t t, size_t nsteps, struct fast_err *err)
+		     size_t t, size_t nsteps, uint64_t version, struct fast_err *err)
 {
 	static const char *const step_keys[] = { "id", "tier", "chunks", "deps", "transfers",
 						 "rail", "redist", "reduce", NULL };
@@ -385,7 +467,7 @@ static int read_step(struct fast_jctx *c, const struct fast_jv *v, struct fast_p
 		if (tid != FAST_TIER_OUT)
 			rc = fast_jctx_fail(c, FAST_EINPUT, "a rail step must be tier \"out\"");
 		else
-			rc = read_rail(c, rv, p, err);
+			rc = read_rail(c, rv, p, version, err);
 		fast_jctx_pop(c, old);
 	} else {
 		uint64_t stage;
@@ -581,7 +663,7 @@ static int read_plan(struct fast_jctx *c, const struct fast_jv *v, const struct 
 		for (const struct fast_jv *e = fast_jv_first(sv); e && rc == 0;
 		     e = fast_jv_next(e), idx++) {
 			size_t o2 = fast_jctx_push_index(c, idx);
-			rc = read_step(c, e, p, idx, nsteps, err);
+			rc = read_step(c, e, p, idx, nsteps, version, err);
 			fast_jctx_pop(c, o2);
 		}
 	}

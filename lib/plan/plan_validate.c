@@ -9,6 +9,7 @@
  */
 #include "fast/plan.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,33 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Permutation j of rail step t is a permutation of the servers (seen:
+ * servers entries of scratch).  A step of one permutation names it "perm"
+ * as before; of several, "permutation j". */
+static int check_perm(const struct fast_plan *p, size_t t, uint32_t j, const uint32_t *perm,
+		      bool *seen, struct fast_err *err)
+{
+	const struct fast_step *s = &p->steps[t];
+	char name[48] = "perm";
+
+	if (s->nperms > 1)
+		snprintf(name, sizeof name, "permutation %u", j);
+	memset(seen, 0, p->servers * sizeof *seen);
+	for (uint32_t a = 0; a < p->servers; a++) {
+		uint32_t b = perm[a];
+		if (b >= p->servers)
+			return fast_err_set(err, FAST_EINPUT,
+					    "step %zu: %s[%u] = %u is not a server (plan has %u "
+					    "servers)", t, name, a, b, p->servers);
+		if (seen[b])
+			return fast_err_set(err, FAST_EINPUT,
+					    "step %zu: %s is not a permutation (server %u appears "
+					    "twice)", t, name, b);
+		seen[b] = true;
+	}
+	return 0;
+}
+
 static int validate_step(const struct fast_plan *p, size_t t, uint32_t ng, bool *seen,
 			 struct fast_err *err)
 {
@@ -166,21 +194,17 @@ static int validate_step(const struct fast_plan *p, size_t t, uint32_t ng, bool 
 	if (s->kind == FAST_STEP_RAIL) {
 		if (s->tier != FAST_TIER_OUT)
 			return fast_err_set(err, FAST_EINPUT, "step %zu: a rail step must be tier out", t);
-		if (!range_ok(s->perm0, p->servers, p->nperm))
+		if (s->nperms == 0)
+			return fast_err_set(err, FAST_EINPUT, "step %zu: a rail step has no permutation",
+					    t);
+		if ((uint64_t)s->nperms * p->servers > UINT32_MAX ||
+		    !range_ok(s->perm0, s->nperms * p->servers, p->nperm) ||
+		    !range_ok(s->budget0, s->nperms, p->nbudgets))
 			return fast_err_set(err, FAST_EINPUT, "step %zu: permutation out of bounds", t);
-		memset(seen, 0, p->servers * sizeof *seen);
-		for (uint32_t a = 0; a < p->servers; a++) {
-			uint32_t b = p->perm[s->perm0 + a];
-			if (b >= p->servers)
-				return fast_err_set(err, FAST_EINPUT,
-						    "step %zu: perm[%u] = %u is not a server (plan has "
-						    "%u servers)", t, a, b, p->servers);
-			if (seen[b])
-				return fast_err_set(err, FAST_EINPUT,
-						    "step %zu: perm is not a permutation (server %u "
-						    "appears twice)", t, b);
-			seen[b] = true;
-		}
+		for (uint32_t j = 0; j < s->nperms; j++)
+			if (check_perm(p, t, j, p->perm + s->perm0 + (size_t)j * p->servers, seen,
+				       err) < 0)
+				return FAST_EINPUT;
 	}
 	if (s->kind == FAST_STEP_REDIST) {
 		if (s->tier != FAST_TIER_UP)

@@ -60,15 +60,20 @@ run() {
 # replay_all NP TOPO MIX NAME [ALGOS]: each IR algorithm's (ALGOS, default
 # all) `fast plan` file for MIX, merged into one file whose plans k M ..
 # k M + M - 1 are algorithm k's (M: MIX's matrices), replayed in one launch
-# against MIX's matrices once per algorithm: a row with 0 wrong bytes each
-IR_ALGOS="fast fanout nccl pxn spreadout hier"
+# against MIX's matrices once per algorithm: a row with 0 wrong bytes each.
+# An algorithm may carry one option as --algos lists spell it
+# (fast:stages=grouped: `--algo fast --stages grouped`, into ir_fast_stages_grouped.json)
+IR_ALGOS="fast fast:stages=grouped fanout nccl pxn spreadout hier"
 replay_all() {
-	local np=$1 topo=$2 mix=$3 algos=${5:-$IR_ALGOS} files="" algo rows
+	local np=$1 topo=$2 mix=$3 algos=${5:-$IR_ALGOS} files="" algo rows opt file
 	local name="$4: $algos from one plan file"
 	for algo in $algos; do
-		"$FAST" plan $topo --traffic "$mix" --algo $algo -o "$TMP/ir_$algo.json" >"$TMP/out" 2>&1 ||
+		opt=""
+		[ "${algo#*:}" != "$algo" ] && opt="--${algo#*:}" && opt=${opt/=/ }
+		file="$TMP/ir_${algo//[:=]/_}.json"
+		"$FAST" plan $topo --traffic "$mix" --algo "${algo%%:*}" $opt -o "$file" >"$TMP/out" 2>&1 ||
 			{ bad "$name: fast plan --algo $algo"; return 1; }
-		files="$files $TMP/ir_$algo.json"
+		files="$files $file"
 	done
 	rows=$(python3 - "$mix" "$TMP/ir_traffic.json" "$TMP/ir_plans.json" $files <<'PY'
 import json, sys
@@ -80,7 +85,9 @@ json.dump(t, open(traffic, "w"))
 ps = json.load(open(files[0]))
 ps["plans"] = []
 for k, f in enumerate(files):
-    for p in json.load(open(f))["plans"]:
+    one = json.load(open(f))
+    ps["version"] = max(ps["version"], one["version"])  # grouped steps: 4
+    for p in one["plans"]:
         p["matrix"] += m * k
         ps["plans"].append(p)
 json.dump(ps, open(out, "w"))
@@ -103,6 +110,18 @@ for cfg in "8 2 4" "16 4 4"; do
 			$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$MIX" --algo $algo $QUICK
 	done
 	replay_all "$NG" "$TOPO" "$MIX" "np $NG replayed"
+	# on 4 x 4 FAST with --stages grouped sends these small matrices in one
+	# rail step of the three shifts (plan version 4, compile_fast_group.c):
+	# the run above replayed grouped steps; the default plan has none
+	if [ "$NG" = 16 ]; then
+		if grep -q '"perms"' "$TMP/ir_fast.json"; then
+			bad "np 16: FAST's default plan has rail steps of several permutations"
+		elif grep -q '"perms"' "$TMP/ir_fast_stages_grouped.json"; then
+			ok "np 16: FAST's replayed plan has rail steps of several permutations"
+		else
+			bad "np 16: FAST's replayed plan has no rail step of several permutations"
+		fi
+	fi
 	# a real MoE trace: bundled, imported from the data set, or generated
 	trace=""
 	for f in "$ROOT"/traces/*.json; do
@@ -155,6 +174,13 @@ if "$FAST" plan --preset h200 --servers 8 --gpus 2 --traffic "$HERE/data/mix16.j
 else
 	bad "fast plan --stages packed on 8 x 2"
 fi
+
+# a rail step of several permutations (plan version 4): both shifts of
+# 3 x 2 at once, each GPU sending to two servers in one step
+run "np 6 replay: fast, one rail step of two permutations (3 x 2)" 0 \
+	$MPIRUN -np 6 "$FAST" run --preset h200 --servers 3 --gpus 2 \
+	--traffic "$ROOT/tests/golden/check_ok_grouped/t.json" \
+	--plan "$ROOT/tests/golden/check_ok_grouped/plan.json" $QUICK
 
 # token traffic (dispatch and combine of token groups) run as tokens: fast
 # and hier compile token plans on the fly (deduplicated per server, from the

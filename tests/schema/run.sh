@@ -73,6 +73,8 @@ for algo in fast nccl pxn hier spreadout fanout; do
 		check schemas/plan.schema.json "$TMP/p-$algo.json" "fast plan --algo $algo" ||
 		{ echo "FAIL fast plan --algo $algo"; fail=$((fail + 1)); }
 done
+# a rail step of several permutations (plan version 4)
+check schemas/plan.schema.json tests/golden/check_ok_grouped/plan.json "a grouped rail step (version 4)"
 json schemas/sim.schema.json "sim --json --steps" "$FAST" sim $SH --traffic "$TMP/z.json" --algo fast --json --steps
 json schemas/sim.schema.json "sim --plan --json --timing" "$FAST" sim $SH --plan "$TMP/p-pxn.json" --traffic "$TMP/z.json" --json --timing
 json schemas/sim.schema.json "sim trace --json" "$FAST" sim --preset h200 --servers 2 --traffic $TR --algo fast --matrix 0 --json

@@ -265,10 +265,10 @@ static void test_check__lane_leftover_and_bad_lane(void)
 	struct fast_plan p;
 	fast_matrix(D);
 	build_fast(&p, true);
-	p.steps[3].budget = 20; /* stage 3 too small: lane 0->1 keeps 10 bytes */
+	p.budgets[p.steps[3].budget0] = 20; /* stage 3 too small: lane 0->1 keeps 10 bytes */
 	EXPECT(&p, D, FAST_ECHECK,
 	       "lane (server 0 -> server 1, rail 0): 10 of its 80 bytes are never sent");
-	p.steps[3].budget = 30;
+	p.budgets[p.steps[3].budget0] = 30;
 	D[1 * NG + 2] = 5; /* the lane's piece D[1][2] 0..10 is outside it */
 	EXPECT(&p, D, FAST_ECHECK, "lane (server 0 -> server 1, rail 1) piece 0");
 	fast_plan_free(&p);
@@ -916,10 +916,10 @@ static void test_check__token_dispatch(void)
 	p.xfers[p.steps[2].xfer0].to = 1;
 	/* a lane's bytes must all be sent by its rail stages */
 	p.perm[p.steps[0].perm0] = 1;
-	p.steps[0].budget = 10;
+	p.budgets[p.steps[0].budget0] = 10;
 	expect_tok(&p, &t, FAST_ECHECK, "lane (server 0 -> server 1, rail 0): 2 of its 12 bytes are "
 					"never sent", __LINE__);
-	p.steps[0].budget = 100;
+	p.budgets[p.steps[0].budget0] = 100;
 	/* agreement with the traffic is bad input */
 	tok_combine_example(&tc, &pc);
 	fast_plan_free(&pc); /* only its traffic is wanted */

@@ -144,13 +144,15 @@ static int verify(const struct fast_plan *cp, const struct fast_topo *topo, cons
 	for (size_t s = 0; s < e.nsteps; s++) {
 		const struct fast_step *st = &e.steps[s];
 		int *sends = calloc(ng, sizeof *sends), *recvs = calloc(ng, sizeof *recvs);
+		/* a rail step of k permutations: k peers a NIC */
+		int kp = cp->steps[s].kind == FAST_STEP_RAIL ? (int)cp->steps[s].nperms : 1;
 		for (uint32_t x = 0; x < st->nxfers; x++) {
 			const struct fast_xfer *xf = &e.xfers[st->xfer0 + x];
 			uint64_t sum = 0;
 			if (st->tier == FAST_TIER_OUT) {
-				/* one-to-one NICs, rail aligned, across servers */
-				if (sends[xf->from]++ || recvs[xf->to]++ || xf->from % G != xf->to % G ||
-				    xf->from / G == xf->to / G)
+				/* one-to-one NICs (k-to-k), rail aligned, across servers */
+				if (++sends[xf->from] > kp || ++recvs[xf->to] > kp ||
+				    xf->from % G != xf->to % G || xf->from / G == xf->to / G)
 					bad++;
 			} else if (xf->from / G != xf->to / G) {
 				bad++; /* scale-up stays in a server */
@@ -216,12 +218,14 @@ static int verify(const struct fast_plan *cp, const struct fast_topo *topo, cons
 }
 
 /* Lanes hold exactly the balanced loads (packed stages: on the rails of
- * the tile's shift); stages cover S within the bound. */
+ * the tile's shift; unbalanced, stages=auto(direct): each GPU's own);
+ * stages cover S within the bound. */
 static int verify_compact(const struct fast_plan *p, const struct fast_topo *topo,
 			  const uint64_t *D)
 {
 	uint32_t N = topo->servers, G = topo->gpus, ng = N * G, rails = 0;
 	bool packed = strstr(p->options, "packed") != NULL;
+	bool direct = strstr(p->options, "direct") != NULL;
 	uint64_t *S = calloc((size_t)N * N, sizeof *S), *lane = calloc((size_t)N * N * G + 1, 8);
 	uint64_t *cover = calloc((size_t)N * N, sizeof *cover);
 	int bad = 0;
@@ -244,7 +248,7 @@ static int verify_compact(const struct fast_plan *p, const struct fast_topo *top
 				sum += r[i];
 			}
 			for (uint32_t i = 0; i < G; i++)
-				tgt[i] = t;
+				tgt[i] = direct ? r[i] : t;
 			if (packed) {
 				/* shift d = b - a: the rails i = d - 1 mod min(N - 1, G) */
 				uint32_t mod = N - 1 < G ? N - 1 : G, res = ((b + N - a) % N - 1) % mod;
@@ -273,8 +277,10 @@ static int verify_compact(const struct fast_plan *p, const struct fast_topo *top
 		if (st->kind != FAST_STEP_RAIL)
 			continue;
 		rails++;
-		for (uint32_t a = 0; a < N; a++)
-			cover[a * N + p->perm[st->perm0 + a]] += st->budget;
+		for (uint32_t j = 0; j < st->nperms; j++)
+			for (uint32_t a = 0; a < N; a++)
+				cover[a * N + p->perm[st->perm0 + (size_t)j * N + a]] +=
+					p->budgets[st->budget0 + j];
 	}
 	for (uint32_t a = 0; a < N; a++)
 		for (uint32_t b = 0; b < N; b++)
@@ -394,9 +400,11 @@ static void one_case(uint32_t N, uint32_t G, uint64_t *D)
 {
 	struct fast_topo t = topo_of(N, G);
 	struct fast_algo_opts o;
-	for (int m = 0; m < 12; m++) {
+	for (int m = 0; m < 16; m++) {
 		fast_algo_opts_default(&o);
-		o.stages = m & 1 ? FAST_STAGES_EXACT : m & 8 ? FAST_STAGES_PACKED : FAST_STAGES_AUTO;
+		o.stages = m & 1 ? FAST_STAGES_EXACT
+			 : m & 8 ? (m & 4 ? FAST_STAGES_GROUPED : FAST_STAGES_PACKED)
+				 : FAST_STAGES_AUTO;
 		o.balance = m & 2 ? FAST_BALANCE_JIT : FAST_BALANCE_UPFRONT;
 		o.order = m & 4 ? FAST_ORDER_LARGEST_FIRST : FAST_ORDER_SMALLEST_FIRST;
 		CU_ASSERT_EQUAL(check_one(&t, D, &o, true), 0);
@@ -517,13 +525,13 @@ static void test_fast__jit_groups_and_tail_split(void)
 		if (st->kind != FAST_STEP_RAIL)
 			continue;
 		if (nrail++ == 0)
-			first_budget = st->budget;
+			first_budget = p.budgets[st->budget0];
 		prev = last;
 		last = (uint32_t)k;
 	}
 	CU_ASSERT(up <= 3);
 	CU_ASSERT_FATAL(nrail >= 2);
-	CU_ASSERT(p.steps[last].budget * 4 < first_budget);
+	CU_ASSERT(p.budgets[p.steps[last].budget0] * 4 < first_budget);
 	CU_ASSERT(memcmp(p.perm + p.steps[last].perm0, p.perm + p.steps[prev].perm0,
 			 N * sizeof *p.perm) == 0);
 	fast_plan_free(&p);
@@ -562,11 +570,11 @@ static void test_fast__broken_plans_are_caught(void)
 	CU_ASSERT_EQUAL(unit_check(&p, &t, D, &err), FAST_ECHECK);
 	p.steps[first].ndeps = 1;
 	/* a stage one byte short */
-	p.steps[last].budget--;
+	p.budgets[p.steps[last].budget0]--;
 	CU_ASSERT(verify(&p, &t, D) > 0);
 	CU_ASSERT(verify_compact(&p, &t, D) > 0);
 	CU_ASSERT_EQUAL(unit_check(&p, &t, D, &err), FAST_ECHECK);
-	p.steps[last].budget++;
+	p.budgets[p.steps[last].budget0]++;
 	/* a lane one byte short */
 	p.lanes[0].bytes--;
 	p.pieces[p.lanes[0].piece0].len--;
@@ -677,9 +685,27 @@ static void test_fast__packed_stages(void)
 	fast_scratch_free(&reused_scratch);
 }
 
+/* The rail steps of p, and the permutations they hold. */
+static uint32_t rail_steps(const struct fast_plan *p, uint32_t *perms)
+{
+	uint32_t rails = 0;
+
+	*perms = 0;
+	for (size_t s = 0; s < p->nsteps; s++)
+		if (p->steps[s].kind == FAST_STEP_RAIL) {
+			rails++;
+			*perms += p->steps[s].nperms;
+		}
+	return rails;
+}
+
 /* stages=auto packs where latency dominates (16 x 8, 4 KiB per GPU) and
- * keeps the alpha-aware stages where bytes do (64 MiB); exact never packs. */
-static void test_fast__auto_packs_small_only(void)
+ * keeps the alpha-aware stages where bytes do (64 MiB), one permutation a
+ * rail step; stages=grouped (opt-in) takes one rail step of every shift
+ * at 4 KiB (8.9 us modelled against 17.7 packed and 102.7 staged) and
+ * keeps alpha-aware stages, grouped or not, at 64 MiB; exact never groups
+ * or packs. */
+static void test_fast__auto_packs_grouped_one_step_small_only(void)
 {
 	uint32_t N = 16, G = 8, ng = N * G;
 	struct fast_topo t = topo_of(N, G);
@@ -691,6 +717,7 @@ static void test_fast__auto_packs_small_only(void)
 
 	CU_ASSERT_FATAL(D != NULL);
 	for (int k = 0; k < 2; k++) {
+		uint32_t rails, perms;
 		for (uint32_t s = 0; s < ng; s++)
 			for (uint32_t d = 0; d < ng; d++)
 				D[(size_t)s * ng + d] = s == d ? 0 : per[k] / (ng - 1);
@@ -698,10 +725,20 @@ static void test_fast__auto_packs_small_only(void)
 		CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &p, &err) == 0);
 		CU_ASSERT(strncmp(p.options, k ? "stages=auto(q=" : "stages=auto(packed)",
 				  k ? 14 : 19) == 0);
+		rails = rail_steps(&p, &perms);
+		CU_ASSERT(k == 0 || rails == perms);
+		fast_plan_free(&p);
+		o.stages = FAST_STAGES_GROUPED;
+		CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &p, &err) == 0);
+		CU_ASSERT(strncmp(p.options, "stages=grouped(q=", 17) == 0);
+		rails = rail_steps(&p, &perms);
+		CU_ASSERT(k ? rails > 1 : rails == 1 && perms == N - 1);
 		fast_plan_free(&p);
 		o.stages = FAST_STAGES_EXACT;
 		CU_ASSERT_FATAL(fast_sched_fast(&t, D, &o, &p, &err) == 0);
 		CU_ASSERT(strncmp(p.options, "stages=exact ", 13) == 0);
+		rails = rail_steps(&p, &perms);
+		CU_ASSERT(rails == perms);
 		fast_plan_free(&p);
 	}
 	free(D);
@@ -716,4 +753,4 @@ UNIT_MAIN("fast",
 	  UNIT_TEST(test_fast__broken_plans_are_caught),
 	  UNIT_TEST(test_fast__dispatch_by_name),
 	  UNIT_TEST(test_fast__packed_stages),
-	  UNIT_TEST(test_fast__auto_packs_small_only))
+	  UNIT_TEST(test_fast__auto_packs_grouped_one_step_small_only))

@@ -91,7 +91,7 @@ static void test_plan__builder_ranges(void)
 	CU_ASSERT_EQUAL(p.xfers[p.steps[0].xfer0].bytes, 70);
 	CU_ASSERT_EQUAL(p.steps[1].kind, FAST_STEP_RAIL);
 	CU_ASSERT_EQUAL(p.perm[p.steps[3].perm0], 1);
-	CU_ASSERT_EQUAL(p.steps[3].budget, 30);
+	CU_ASSERT_EQUAL(p.budgets[p.steps[3].budget0], 30);
 	CU_ASSERT_EQUAL(p.steps[4].stage, 3);
 	CU_ASSERT_EQUAL(p.steps[5].chunks, 2);
 	CU_ASSERT_EQUAL(p.steps[4].ndeps, 1);
@@ -383,10 +383,10 @@ static void test_plan__reader_errors_have_paths(void)
 	struct fast_limits lim;
 	struct fast_planset ps;
 	fast_limits_default(&lim);
-	const char *v4 = "{\"version\":4,\"kind\":\"fast-plan\",\"plans\":[]}";
+	const char *v4 = "{\"version\":5,\"kind\":\"fast-plan\",\"plans\":[]}";
 	CU_ASSERT_EQUAL(fast_planset_parse(v4, strlen(v4), "p.json", &lim, &ps, &err), FAST_EINPUT);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "p.json: /version: unsupported plan version 4 "
-					       "(this build reads versions 1 to 3)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "p.json: /version: unsupported plan version 5 "
+					       "(this build reads versions 1 to 4)"));
 	const char *none = "{\"version\":1,\"kind\":\"fast-plan\",\"plans\":[]}";
 	CU_ASSERT_EQUAL(fast_planset_parse(none, strlen(none), "p.json", &lim, &ps, &err), FAST_EINPUT);
 	CU_ASSERT_STRING_EQUAL(err.msg, "p.json: /plans: a plan file holds at least one plan");

@@ -227,13 +227,16 @@ static bool naive_check(const struct fast_plan *p, const struct fast_matrix *m, 
 				}
 				hold_add(&w, xf->to, pc[0].src, pc[0].off, pc[0].len, u, s);
 			}
-		if (st->kind == FAST_STEP_RAIL) {
-			const uint32_t *perm = p->perm + st->perm0;
+		/* a step of several permutations: each in turn, its budget from
+		 * where the one before left the lane */
+		for (uint32_t q = 0; st->kind == FAST_STEP_RAIL && q < st->nperms; q++) {
+			const uint32_t *perm = p->perm + st->perm0 + (size_t)q * p->servers;
+			uint64_t budget = p->budgets[st->budget0 + q];
 			for (uint32_t a = 0; a < p->servers; a++)
 				for (uint32_t i = 0; i < G && perm[a] != a; i++)
 					for (size_t l = 0; l < p->nlanes; l++) {
 						const struct fast_lane *ln = &p->lanes[l];
-						uint64_t pos = 0, lo = cur[l], hi = cur[l] + st->budget;
+						uint64_t pos = 0, lo = cur[l], hi = cur[l] + budget;
 						uint32_t from = a * G + i, to = perm[a] * G + i;
 						if (ln->src_server != a || ln->dst_server != perm[a] ||
 						    ln->rail != i)
@@ -536,8 +539,9 @@ static void test_tokens__naive_check_refuses_mutants(void)
 		CU_ASSERT_EQUAL(unit_check_matrix(&p, &t, &m, &err), 0);
 			for (size_t s = p.nsteps; s-- > 0 && !done;) {
 				struct fast_step *st = &p.steps[s];
-				if (mut == 0 && st->kind == FAST_STEP_RAIL && st->budget > 1) {
-					st->budget--; /* the last stage, a byte short */
+				if (mut == 0 && st->kind == FAST_STEP_RAIL &&
+				    p.budgets[st->budget0 + st->nperms - 1] > 1) {
+					p.budgets[st->budget0 + st->nperms - 1]--; /* the last stage, a byte short */
 					done = true;
 				} else if (mut > 0 && st->kind == FAST_STEP_EXPLICIT &&
 					   st->nxfers > 0 && p.xfers[st->xfer0].npieces > 0 &&
