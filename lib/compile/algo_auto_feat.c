@@ -168,6 +168,8 @@ static ALWAYS_INLINE void strip_rows(const uint64_t *strip, uint32_t N, const ui
  * each) into f's maxima, f->nnz and f->srv. */
 static ALWAYS_INLINE void finish_g(uint32_t N, const uint32_t G, const struct garrays *g, struct feat *f)
 {
+	uint64_t kmin = UINT64_MAX;
+
 	for (uint32_t B = 0; B < N; B++) {
 		uint64_t srow = 0, scol = 0;
 		for (uint32_t j = 0; j < G; j++) {
@@ -189,11 +191,13 @@ static ALWAYS_INLINE void finish_g(uint32_t N, const uint32_t G, const struct ga
 			f->hier_link = max64(f->hier_link, G > 1 ? g->hi[x] / (G - 1) : 0);
 			if (g->kin[x] > f->k_in)
 				f->k_in = (uint32_t)g->kin[x];
+			kmin = g->kin[x] < kmin ? g->kin[x] : kmin;
 			f->nnz += g->kin[x];
 		}
 		f->srv = max64(f->srv, max64(srow, scol));
 		f->srv_in = max64(f->srv_in, scol);
 	}
+	f->k_in_min = N ? (uint32_t)kmin : 0;
 	f->exact_hier = true; /* gather_g and gather8_avx2 find hier's loads too */
 }
 
@@ -369,7 +373,7 @@ static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
 	const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
 	__m512i stack[STACK_GPUS / 8 * 2];
 	__m512i *C = words <= sizeof stack / sizeof stack[0] ? stack : aligned_alloc(64, words * sizeof *C);
-	__m512i *Z, rx = zero, kin = zero, nnz = zero, pair = zero, pv[8];
+	__m512i *Z, rx = zero, kin = zero, kinmin = _mm512_set1_epi64(-1), nnz = zero, pair = zero, pv[8];
 	struct acc8 a = { zero, zero, zero, zero, zero, zero, 0 };
 	uint64_t srv_in = 0;
 	uint32_t q = 0;
@@ -415,6 +419,7 @@ static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
 		__m512i k = _mm512_sub_epi64(_mm512_set1_epi64((long long)(N - 1) * 8), zb);
 		rx = _mm512_max_epu64(rx, C[B]);
 		kin = _mm512_max_epu64(kin, k);
+		kinmin = _mm512_min_epu64(kinmin, k);
 		nnz = _mm512_add_epi64(nnz, k);
 		srv_in = max64(srv_in, hsum8(C[B]));
 	}
@@ -430,6 +435,7 @@ static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
 	f->srv_in = srv_in;
 	f->intra_msg = _mm512_reduce_max_epu64(a.im);
 	f->k_in = (uint32_t)_mm512_reduce_max_epu64(kin);
+	f->k_in_min = N ? (uint32_t)_mm512_reduce_min_epu64(kinmin) : 0;
 	f->total = hsum8(a.tot);
 	f->nnz = hsum8(nnz);
 	f->pair = N > 1 ? _mm512_reduce_max_epu64(pair) : 0;

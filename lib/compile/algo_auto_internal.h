@@ -19,6 +19,7 @@ struct feat {
 	uint64_t hier_nic, srv;            /* hier NIC ingress; server row/col */
 	uint64_t hier_link, intra_msg;     /* mesh: hier's forwarding per link; largest local message */
 	uint32_t k_in;                     /* most cross senders of one GPU */
+	uint32_t k_in_min;                 /* fewest cross senders of one GPU (spreadout's floor by rank) */
 	uint64_t largest, total;       /* most bytes in one cross-server message (hier's piece); 0 for an empty matrix */
 	uint64_t pair;                 /* most bytes one server sends one other (packed FAST's tiles): pair_pass(), else a floor */
 	uint64_t nnz;                  /* non-zero cross-server messages */

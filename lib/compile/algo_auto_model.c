@@ -202,8 +202,12 @@ static bool baseline(const struct fast_algo *a, const struct fast_auto_feat *x,
 		     const struct tiers *r, double lat, double vol, bool lazy, double *sim_s,
 		     double *synth_s)
 {
+	/* k_lat was fitted on chains whose every link pays (in_flight 1); in
+	 * flight, the chain pays its links' costs as the simulator does */
+	double kl = r->k > 1 ? 1.0 : a->model.k_lat;
+
 	*synth_s = synth_at(&a->model, x->n, x->t->gpus, x->ln, x->f.nnz);
-	*sim_s = r->call + (x->f.total ? a->model.k_lat * lat + a->model.k_vol * vol : 0);
+	*sim_s = r->call + (x->f.total ? kl * lat + a->model.k_vol * vol : 0);
 	return x->f.total && lazy;
 }
 
@@ -225,7 +229,10 @@ bool fast_auto_model_nccl(const struct fast_algo *a, const struct fast_auto_feat
 {
 	struct tiers r = tiers_of(x, a);
 	const struct feat *f = &x->f;
-	double P = peers(o), lat = chain(rounds_of(&r, P), r.k, r.ao) + (relays(x->t) ? r.au : 0);
+	/* in flight, a peer slot that starts in the server pays its scale-up
+	 * step before its first crossing */
+	double P = peers(o), lat = chain(rounds_of(&r, P), r.k, r.ao) + (r.k > 1 ? r.au : 0) +
+				   (relays(x->t) ? r.au : 0);
 	double vol = dmax(dmax((double)f->send_x / r.Bo,
 			       (double)f->recv_x / (r.Bo * incast(x, dmin(P, f->k_in)))), r.up);
 
@@ -237,7 +244,9 @@ bool fast_auto_model_pxn(const struct fast_algo *a, const struct fast_auto_feat 
 {
 	struct tiers r = tiers_of(x, a);
 	const struct feat *f = &x->f;
-	double P = peers(o), lat = chain(rounds_of(&r, P), r.k, r.ao + r.au) + (relays(x->t) ? r.au : 0);
+	/* in flight, the relay's scale-up hop overlaps the crossings' costs */
+	double P = peers(o), lat = chain(rounds_of(&r, P), r.k, r.k > 1 ? r.ao : r.ao + r.au) +
+				   (relays(x->t) ? r.au : 0);
 	double vol = dmax((double)f->pxn_nic / (r.Bo * incast(x, dmin(P, f->k_in))),
 			  (double)f->pxn_up / r.Bu);
 

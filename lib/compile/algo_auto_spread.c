@@ -150,15 +150,18 @@ int auto_spread_pass(const struct fast_topo *t, const uint64_t *D, double *sprea
  * every round pays, and their largest messages add up to at least any
  * GPU's cross sends or receives; the local ones likewise.  By rank: a
  * GPU's own rounds follow one another, so its messages' times add up, and
- * the one with k_in senders pays a_out k_in times where every round pays
- * -- the larger of the two, not their sum (they may be two GPUs). */
+ * the one with k_in senders pays a_out k_in times where every round pays,
+ * and the one that receives recv_x has at least k_in_min senders, each
+ * message paying a_out before its bytes. */
 double auto_spread_floor(const struct fast_topo *t, const struct feat *f)
 {
 	const struct fast_impl *m = fast_topo_impl(t, "spreadout");
 	double Bo = fast_impl_out_Bps(m, fast_tier_Bps(&t->out), 1), Bu = fast_impl_up_Bps(m, t);
-	double a = m->in_flight > 1 ? 0 : (double)f->k_in * fast_tier_step_s(&t->out);
+	double ao = m->in_flight > 1 ? 0 : fast_tier_step_s(&t->out), a = (double)f->k_in * ao;
 	double x = (double)(f->send_x > f->recv_x ? f->send_x : f->recv_x) / Bo;
-	double o = m->sync == FAST_IMPL_SYNC_RANK ? dmax(a, x) : a + x;
+	double o = m->sync == FAST_IMPL_SYNC_RANK
+			   ? dmax(dmax(a, x), (double)f->k_in_min * ao + (double)f->recv_x / Bo)
+			   : a + x;
 
 	return dmax(o, (double)f->intra / Bu);
 }
