@@ -293,8 +293,13 @@ int fast_topo_parse(const char *text, size_t len, const char *name,
 int fast_topo_validate(const struct fast_topo *t, const struct fast_limits *lim,
 		       struct fast_err *err);
 /* The model number at JSON path (a row of lib/model/topo.c's fields[] table:
- * "/scale_out/step_overhead_us", "/congestion/rto_us", ...): a pointer
- * into t and its inclusive range, or NULL for an unknown path. */
+ * "/scale_out/step_overhead_us", "/congestion/rto_us", ..., or an
+ * implementation's number, "/implementation/<entry>/<member>" with entry
+ * "default" or a schedule and member out_GBps, reduce_GBps, call_us,
+ * call_out_us, or the engine's rate, up_engine/GBps_per_sm (SMs) or
+ * up_engine/GBps (copy engine): lib/model/topo_impl.c, what calibrate
+ * fits): a pointer into t and its inclusive range, or NULL for an unknown
+ * path. */
 double *fast_topo_field(struct fast_topo *t, const char *path, double *min, double *max);
 /* Is the loss/timeout term on (rto_us and rto_count > 0)? */
 static inline bool fast_topo_rto_on(const struct fast_topo *t)

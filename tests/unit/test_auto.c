@@ -290,7 +290,7 @@ static void test_auto__candidates_are_the_table_in_order(void)
 struct ref_feat {
 	uint64_t send_x, recv_x, intra, pxn_nic, pxn_up, hier_nic, srv, hier_link, intra_msg;
 	uint64_t largest, total, nnz, block_max, pair;
-	uint32_t k_in;
+	uint32_t k_in, k_in_min;
 };
 
 static void ref_gather(const struct fast_topo *t, const uint64_t *D, struct ref_feat *r)
@@ -301,6 +301,7 @@ static void ref_gather(const struct fast_topo *t, const uint64_t *D, struct ref_
 
 	CU_ASSERT_FATAL(sx && rx && si && ri && rl && po && hi && kin);
 	memset(r, 0, sizeof *r);
+	r->k_in_min = N ? UINT32_MAX : 0;
 	for (uint32_t s = 0; s < ng; s++)
 		for (uint32_t d = 0; d < ng; d++) {
 			uint64_t v = D[(size_t)s * ng + d];
@@ -357,6 +358,7 @@ static void ref_gather(const struct fast_topo *t, const uint64_t *D, struct ref_
 			REF_MAX(hier_nic, hi[g]);
 			REF_MAX(hier_link, link);
 			REF_MAX(k_in, (uint32_t)kin[g]);
+			r->k_in_min = kin[g] < r->k_in_min ? (uint32_t)kin[g] : r->k_in_min;
 			r->nnz += kin[g];
 		}
 		REF_MAX(srv, row);
@@ -435,6 +437,7 @@ static void ref_decide(const struct fast_topo *t, const uint64_t *D, const struc
 	f.send_x = r->send_x, f.recv_x = r->recv_x, f.intra = r->intra, f.pxn_nic = r->pxn_nic;
 	f.pxn_up = r->pxn_up, f.hier_nic = r->hier_nic, f.srv = r->srv, f.hier_link = r->hier_link;
 	f.intra_msg = r->intra_msg, f.k_in = r->k_in, f.total = r->total, f.nnz = r->nnz;
+	f.k_in_min = r->k_in_min;
 	f.largest = r->largest, f.pair = r->pair;
 	f.exact_pair = f.exact_hier = true;
 	feat_init(&x, t, D);
@@ -580,6 +583,7 @@ static void test_auto__feature_pass_matches_reference(void)
 							    q->pxn_up == r.pxn_up && q->hier_nic == r.hier_nic &&
 							    q->srv == r.srv && q->hier_link == r.hier_link &&
 							    q->intra_msg == r.intra_msg && q->k_in == r.k_in &&
+							    q->k_in_min == r.k_in_min &&
 							    q->largest == r.largest && q->total == r.total &&
 							    q->nnz == r.nnz;
 						CU_ASSERT(same);
