@@ -368,8 +368,8 @@ static void ref_gather(const struct fast_topo *t, const uint64_t *D, struct ref_
 	free(sx), free(rx), free(si), free(ri), free(rl), free(po), free(hi), free(kin);
 }
 
-/* spreadout's rounds from their definition: round d, GPU s sends s + d */
-/* Spreadout's rounds as its implementation runs them (sync, rates, per-step
+/* Spreadout's rounds from their definition (round d: GPU s sends s + d)
+ * as its implementation runs them (sync, rates, per-step
  * costs where a tier's rounds so far -- its step's depth -- are a multiple
  * of in_flight, and by rank at a GPU's first message of the tier): by
  * step the sum of each round's largest message times, by rank each GPU
