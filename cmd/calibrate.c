@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "calibrate_impl.h"
 #include "cli.h"
 #include "fast/algo.h"
 #include "lib/calib/calib.h"
@@ -19,7 +20,9 @@
 const char cmd_calibrate_usage[] =
 	"fast calibrate (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"               [--up-sendrecv FILE] [--out-sendrecv FILE]\n"
-	"               [--out-alltoall FILE [--ranks N]] [--fast-run FILE]\n"
+	"               [--up-alltoall FILE] [--out-alltoall FILE [--ranks N]]\n"
+	"               [--deepep-intranode LOG] [--deepep-internode LOG]\n"
+	"               [--experts E] [--fast-run FILE]\n"
 	"               [[--run-topo FILE] --fit-run FILE]... [--check-run FILE]...\n"
 	"               [--fit PATH[=LO:HI]]... [--sync step|rank]\n"
 	"               [--json] [-o FITTED.json]\n"
@@ -35,9 +38,33 @@ const char cmd_calibrate_usage[] =
 	"                       server: fits the scale-up tier\n"
 	"  --out-sendrecv FILE  sendrecv_perf between GPUs of two servers: fits\n"
 	"                       the scale-out tier (one NIC per direction)\n"
-	"  --out-alltoall FILE  alltoall_perf over the cluster: fits scale-out, with\n"
-	"                       size x (n - G) / n bytes leaving each NIC\n"
+	"  --out-alltoall FILE  alltoall_perf over the cluster: fits scale-out's\n"
+	"                       efficiency, with size x (n - G) / n bytes leaving\n"
+	"                       each NIC, and from its small rows what the calls of\n"
+	"                       the schedules NCCL implements (nccl, pxn, fanout)\n"
+	"                       cost more when they cross servers (implementation\n"
+	"                       call_out_us; call_us without --up-alltoall);\n"
+	"                       scale-out alpha then comes from --out-sendrecv, or\n"
+	"                       stays\n"
 	"  --ranks N            ranks of that alltoall_perf run (default: N x G)\n"
+	"  --up-alltoall FILE   alltoall_perf on one server: the scale-up engine of\n"
+	"                       nccl, pxn and fanout (their SMs' rate, from size x\n"
+	"                       (G - 1) / G per GPU), and their cost per call\n"
+	"                       (call_us) from its small rows; a table's rows are\n"
+	"                       simulated as nccl with all n - 1 peers in flight\n"
+	"  --deepep-intranode LOG  DeepEP's tests/test_intranode.py output: hier's\n"
+	"                       scale-up engine (the logged SMs, their rate fitted\n"
+	"                       to the dispatch)\n"
+	"  --deepep-internode LOG  tests/test_internode.py output (a run on the\n"
+	"                       topology's servers): hier's scale-out rate\n"
+	"                       (out_GBps, fitted to the dispatch) and reduction\n"
+	"                       rate (reduce_GBps, to the combine)\n"
+	"  --experts E          experts of the DeepEP runs (default 256, the tests');\n"
+	"                       each run is regenerated as `fast gen --pattern moe\n"
+	"                       --token-groups --seed 1` with the logged tokens,\n"
+	"                       hidden and top-k, and simulated as hier; every fit\n"
+	"                       solves the simulated time = the logged one, and\n"
+	"                       every run is reported with its error\n"
 	"  --fast-run FILE      `fast run --json` output of a uniform traffic:\n"
 	"                       fits scale-out like alltoall_perf (median times)\n"
 	"  --fit-run FILE       `fast run --json` output of a collective (any\n"
@@ -64,9 +91,11 @@ const char cmd_calibrate_usage[] =
 	"                       incast_slope 0:0.25, incast_floor 0.1:1,\n"
 	"                       rto_us 0:2000000, rto_senders 0:64, rto_count 1:4\n"
 	"  --sync step|rank     how the runs are simulated (fast sim --sync): step,\n"
-	"                       the plan format's barrier per step (default), or\n"
-	"                       rank, each GPU running its own waves as fast run\n"
-	"                       does; the fitted topology's source names rank\n"
+	"                       the plan format's barrier per step, or rank, each\n"
+	"                       GPU running its own waves as fast run does\n"
+	"                       (default: as the topology's implementation of each\n"
+	"                       schedule says); the fitted topology's source names\n"
+	"                       rank\n"
 	"  -o FILE              fitted topology (default: not written)\n"
 	"  --json               the fit report as JSON\n"
 	"\n"
@@ -95,6 +124,8 @@ static int load_points(const struct source *s, const struct fast_topo *t, uint32
 	}
 	free(text);
 	for (size_t i = 0; i < one.n && pts->n < FAST_CALIB_MAX_POINTS; i++) {
+		pts->size[pts->n] = one.size[i];
+		pts->line[pts->n] = one.line[i];
 		pts->bytes[pts->n] = one.bytes[i];
 		pts->time_us[pts->n] = one.time_us[i];
 		pts->n++;
@@ -389,6 +420,7 @@ struct calib_args {
 	size_t nterms;
 	uint32_t ranks;
 	enum fast_sim_sync sync;
+	struct calib_impl_in impl; /* the implementations' measurements */
 };
 
 /* What the fits found: per tier (0 scale-up, 1 scale-out) the line fit,
@@ -400,6 +432,7 @@ struct calib_result {
 	struct cell cells[MAX_CELLS];
 	size_t ncells;
 	double cost0, cost;
+	struct calib_impl_out impl;
 };
 
 /* One --fit-run or --check-run file (after --run-topo, if any). */
@@ -451,11 +484,17 @@ static int parse_args(int argc, char **argv, struct calib_args *a)
 	a->nsrc = a->nruns = 0;
 	a->nterms = 0;
 	a->ranks = 0;
-	a->sync = FAST_SIM_SYNC_STEP;
+	a->sync = FAST_SIM_SYNC_IMPL;
+	memset(&a->impl, 0, sizeof a->impl);
+	a->impl.experts = 256;
 	for (cli_begin(&s, argc, argv, "calibrate"); cli_more(&s);) {
 		bool took = false;
 		if (cli_inputs_option(&s, &a->in) || cli_u32(&s, "--ranks", 2, 1u << 30, &a->ranks) ||
-		    simc_sync_option(&s, &a->sync))
+		    simc_sync_option(&s, &a->sync) ||
+		    cli_u32(&s, "--experts", 1, 1u << 20, &a->impl.experts) ||
+		    cli_value(&s, "--up-alltoall", &a->impl.up_alltoall) ||
+		    cli_value(&s, "--deepep-intranode", &a->impl.ep_intra) ||
+		    cli_value(&s, "--deepep-internode", &a->impl.ep_inter))
 			continue;
 		for (size_t i = 0; i < sizeof sources / sizeof *sources && !took; i++)
 			if (a->nsrc < 8 && cli_value(&s, sources[i].opt, &v)) {
@@ -480,9 +519,16 @@ static int parse_args(int argc, char **argv, struct calib_args *a)
 	}
 	if ((rc = cli_end(&s, false)) >= 0)
 		return rc;
-	if (a->nsrc == 0 && a->nruns == 0)
+	for (int i = 0; i < a->nsrc; i++)
+		if (a->src[i].kind == FAST_CALIB_ALLTOALL)
+			a->impl.out_alltoall = a->src[i].path;
+	a->impl.ranks = a->ranks;
+	a->impl.lim = &a->in.lim;
+	if (a->nsrc == 0 && a->nruns == 0 && !calib_impl_wanted(&a->impl))
 		return cli_usage_error("calibrate",
-				       "no measurements: give --up-sendrecv, --out-sendrecv, --out-alltoall, --fast-run or --fit-run");
+				       "no measurements: give --up-sendrecv, --out-sendrecv, --up-alltoall, "
+				       "--out-alltoall, --deepep-intranode, --deepep-internode, --fast-run "
+				       "or --fit-run");
 	if (a->nterms && a->nruns == 0)
 		return cli_usage_error("calibrate", "--fit needs --fit-run measurements");
 	if (a->nruns && a->nterms == 0) {
@@ -494,15 +540,38 @@ static int parse_args(int argc, char **argv, struct calib_args *a)
 
 /* The per-tier line fits of the sweeps into topo's latency and
  * efficiency (a fit above the line rate raises it); 0 or the exit status. */
+/* A tier's latency where its points include an alltoall: the intercept of
+ * an alltoall is mostly its call's fixed cost (calibrate_impl.c fits it),
+ * not one message's latency, so alpha comes from the tier's other points
+ * (a sendrecv sweep, fast run rows) when there are two or more, else it
+ * stays as the topology has it. */
+static double tier_alpha(const struct fast_calib_points *p2p, double line_rate, double alpha,
+			 double fitted, bool a2a)
+{
+	struct fast_calib_fit f;
+	struct fast_err err;
+
+	if (!a2a)
+		return fitted;
+	return p2p->n >= 2 && fast_calib_fit(p2p, line_rate, &f, &err) == 0 ? f.latency_us : alpha;
+}
+
 static int fit_tiers(const struct calib_args *a, struct fast_topo *topo, struct calib_result *r)
 {
-	static struct fast_calib_points pts[2];
+	static struct fast_calib_points pts[2], p2p[2];
+	bool a2a[2] = { false, false };
 	int rc;
 
-	pts[0].n = pts[1].n = 0;
-	for (int i = 0; i < a->nsrc; i++)
-		if ((rc = load_points(&a->src[i], topo, a->ranks, &pts[a->src[i].tier], &a->in.lim)) != 0)
+	pts[0].n = pts[1].n = p2p[0].n = p2p[1].n = 0;
+	for (int i = 0; i < a->nsrc; i++) {
+		int k = a->src[i].tier;
+		if ((rc = load_points(&a->src[i], topo, a->ranks, &pts[k], &a->in.lim)) != 0)
 			return rc;
+		if (a->src[i].kind == FAST_CALIB_ALLTOALL)
+			a2a[k] = true;
+		else if ((rc = load_points(&a->src[i], topo, a->ranks, &p2p[k], &a->in.lim)) != 0)
+			return rc;
+	}
 	for (int k = 0; k < 2; k++) {
 		struct fast_err err;
 		struct fast_tier *tier = k ? &topo->out : &topo->up;
@@ -515,7 +584,8 @@ static int fit_tiers(const struct calib_args *a, struct fast_topo *topo, struct 
 		}
 		r->have[k] = true;
 		r->line0[k] = tier->bw_GBps;
-		tier->latency_us = fit->latency_us;
+		tier->latency_us = fit->latency_us = tier_alpha(&p2p[k], tier->bw_GBps, tier->latency_us,
+								fit->latency_us, a2a[k]);
 		if (fit->efficiency > 1) {
 			cli_warn("%s: measured %.2f GB/s is above the line rate %.2f GB/s: line rate raised to it, efficiency 1",
 				 k ? "scale-out" : "scale-up", fit->achieved_GBps, tier->bw_GBps);
@@ -577,10 +647,12 @@ static void print_json(const struct calib_args *a, struct fast_topo *topo,
 		       const struct calib_result *r)
 {
 	printf("{");
-	if (a->nruns && a->sync != FAST_SIM_SYNC_STEP)
+	if (a->nruns && a->sync != FAST_SIM_SYNC_IMPL)
 		printf("\"sync\": \"%s\", ", simc_sync_name(a->sync));
 	if (a->nruns)
 		print_fit_json(a->terms, a->nterms, topo, r->cells, r->ncells, r->cost0, r->cost);
+	if (calib_impl_wanted(&a->impl))
+		calib_impl_print(&r->impl, true);
 	printf("\"tiers\": [");
 	for (int k = 0, first = 1; k < 2; k++) {
 		const struct fast_calib_fit *fit = &r->fit[k];
@@ -670,7 +742,9 @@ static int calibrate(struct calib_args *a, struct fast_topo *topo, struct calib_
 		if (!fast_topo_field(topo, a->terms[i].path, NULL, NULL))
 			return cli_usage_error("calibrate", "--fit %s: no such topology number",
 					       a->terms[i].path);
-	if ((rc = fit_tiers(a, topo, r)) != 0 || (a->nruns && (rc = fit_runs(a, topo, r)) != 0))
+	if ((rc = fit_tiers(a, topo, r)) != 0 ||
+	    (calib_impl_wanted(&a->impl) && (rc = calib_impl_fit(&a->impl, topo, &r->impl)) != 0) ||
+	    (a->nruns && (rc = fit_runs(a, topo, r)) != 0))
 		return rc;
 	/* the fit may leave the physical ranges (an efficiency of 1e-5, an
 	 * alpha of an hour): write nothing a later load refuses */
@@ -685,6 +759,8 @@ static int calibrate(struct calib_args *a, struct fast_topo *topo, struct calib_
 		if (a->nruns)
 			print_runs_table(a, topo, r);
 		print_tiers_table(a, topo, r);
+		if (calib_impl_wanted(&a->impl))
+			calib_impl_print(&r->impl, false);
 	}
 	return a->in.out_path ? write_topo(a->in.out_path, topo) : 0;
 }

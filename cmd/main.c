@@ -20,7 +20,7 @@ const struct cmd fast_commands[] = {
 	{ "bound", cmd_bound, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_OUT,
 	  "lower bounds on completion time (closed form, GLPK LP)", cmd_bound_usage },
 	{ "calibrate", cmd_calibrate, CMD_TOPO | CMD_OUT,
-	  "fit a topology's latency and efficiency to measurements", cmd_calibrate_usage },
+	  "fit a topology to nccl-tests tables and DeepEP logs", cmd_calibrate_usage },
 	{ "check", cmd_check, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_PLAN,
 	  "prove a plan correct for its traffic (exit 1 if not)", cmd_check_usage },
 	{ "compare", cmd_compare, CMD_TOPO | CMD_TRAFFIC | CMD_MATRIX | CMD_ALGO,

@@ -70,7 +70,8 @@ static void tier_util(const struct fast_sim_result *r, bool nic, struct tier_uti
 	for (uint32_t i = 0; i < r->nres; i++) {
 		enum fast_sim_res_kind k = r->res[i].kind;
 		bool is_nic = k == FAST_RES_NIC_EGRESS || k == FAST_RES_NIC_INGRESS;
-		if (k == FAST_RES_CORE || k == FAST_RES_GPU_REDUCE || is_nic != nic)
+		if (k == FAST_RES_CORE || k == FAST_RES_GPU_REDUCE || k == FAST_RES_COPY_EGRESS ||
+		    k == FAST_RES_COPY_INGRESS || is_nic != nic)
 			continue;
 		if ((k == FAST_RES_MESH_LINK && r->res[i].gpu == r->res[i].peer) ||
 		    r->res[i].cap_Bps <= 0.0) /* a self link; a port whose NICs are down */
@@ -121,7 +122,9 @@ static int print_human(const struct opts *o, const struct fast_topo *t, const st
 		putchar('\n');
 	printf("plan %u (%s): %s on %s, %u servers x %u GPUs%s%s\n", p->matrix, p->label, p->algo,
 	       t->name, t->servers, t->gpus, o->so.congestion ? "" : ", no congestion",
-	       o->so.sync == FAST_SIM_SYNC_RANK ? ", --sync rank" : "");
+	       o->so.sync == FAST_SIM_SYNC_RANK ? ", --sync rank"
+	       : fast_sim_sync_of(t, p->algo, o->so.sync) == FAST_SIM_SYNC_RANK
+		       ? ", synchronised by rank (its implementation)" : "");
 	printf("  completion   %s\n", simc_time(r->time_s, a, sizeof a));
 	printf("  algbw        %.2f GB/s   busbw %.2f GB/s   (%s per GPU)\n", r->algbw_GBps,
 	       r->busbw_GBps, fast_size_format(r->gpu_bytes, sz, sizeof sz));

@@ -22,10 +22,11 @@ bool simc_sync_option(struct cli_scan *s, enum fast_sim_sync *out);
 const char *simc_sync_name(enum fast_sim_sync m);
 #define SIMC_SYNC_USAGE                                                              \
 	"  --sync step|rank   step: a step starts when every transfer it depends on\n"   \
-	"                     is done, a barrier (the plan format's meaning, default);\n" \
+	"                     is done, a barrier (the plan format's meaning);\n"         \
 	"                     rank: every GPU runs its own waves, as fast run does\n"    \
 	"                     (a transfer starts when both its GPUs finished their\n"   \
-	"                     earlier waves)\n"
+	"                     earlier waves); default: as the topology's\n"            \
+	"                     implementation of the schedule says (step if silent)\n"
 #define SIMC_SIM_USAGE                                                               \
 	"  --no-congestion    disable the incast model\n"                                \
 	SIMC_SYNC_USAGE                                                               \

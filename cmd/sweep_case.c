@@ -366,7 +366,7 @@ void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const struc
 		}
 		h = fast_hash_u64(h, ao ? (uint64_t)ao->dedup : UINT64_MAX);
 	}
-	if (e->sim.sync != FAST_SIM_SYNC_STEP) /* the idents of the default stay */
+	if (e->sim.sync != FAST_SIM_SYNC_IMPL) /* the idents of the default stay */
 		h = fast_hash_u64(h, (uint64_t)e->sim.sync);
 	snprintf(r->ident, sizeof r->ident, "%016llx", (unsigned long long)h);
 }

@@ -16,8 +16,18 @@ void fast_sim_opts_default(struct fast_sim_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->congestion = true;
+	o->sync = FAST_SIM_SYNC_IMPL;
 	o->epsilon = 0.0;
 	o->timeline = false;
+}
+
+enum fast_sim_sync fast_sim_sync_of(const struct fast_topo *t, const char *algo,
+				    enum fast_sim_sync asked)
+{
+	if (asked != FAST_SIM_SYNC_IMPL)
+		return asked;
+	return fast_topo_impl(t, algo)->sync == FAST_IMPL_SYNC_RANK ? FAST_SIM_SYNC_RANK
+								    : FAST_SIM_SYNC_STEP;
 }
 
 /* --- --sync rank: every GPU walks its own waves (sim.h) ------------------ */
@@ -84,6 +94,16 @@ static int gpu_flow_done(struct sim_engine *e, uint32_t xi, double t)
 
 /* --- transfers and steps --------------------------------------------------- */
 
+/* By rank with steps in flight: has either GPU of transfer xi not yet
+ * started a flow of its step's tier? */
+static bool tier_fresh(const struct sim_engine *e, uint32_t xi)
+{
+	const struct fast_xfer *t = &e->x->xfers[xi];
+	uint8_t bit = (uint8_t)(1u << (e->x->steps[e->xs[xi].step].tier == FAST_TIER_OUT));
+
+	return e->tiers_seen && (!(e->tiers_seen[t->from] & bit) || !(e->tiers_seen[t->to] & bit));
+}
+
 /* Make chunk x->chunk of transfer xi ready at time t if its step has
  * launched and its pipelined deps allow it (by rank: if its GPUs have
  * reached its wave). */
@@ -92,17 +112,23 @@ static int try_ready(struct sim_engine *e, uint32_t xi, double t)
 	struct sim_transfer *x = &e->xs[xi];
 	struct sim_step_state *s = &e->st[x->step];
 	struct sim_path *f = &e->fl[xi];
-	double delay = s->alpha;
+	bool pays;
+	double delay;
 
 	if (x->state != X_IDLE || !s->launched || x->chunk >= s->chunks)
 		return 0;
 	if (e->pipe_left[s->c0 + x->chunk] != 0)
 		return 0;
+	if (e->by_rank && !wave_reached(e, xi, x->chunk))
+		return 0;
+	/* with chunks or steps in flight, one in every in_flight pays (by
+	 * rank, also a GPU's first flow of its tier: nothing overlaps it) */
+	pays = fast_impl_pays(e->im, s->depth) || tier_fresh(e, xi);
+	delay = (x->chunk ? fast_impl_pays(e->im, x->chunk) : pays) ? s->alpha : 0.0;
 	if (e->by_rank) {
-		if (!wave_reached(e, xi, x->chunk))
-			return 0;
 		/* entering a wave costs the rank its step's overhead */
-		if (x->chunk == 0 || chunk_wave(e, xi, x->chunk - 1) != chunk_wave(e, xi, x->chunk))
+		if ((x->chunk == 0 || chunk_wave(e, xi, x->chunk - 1) != chunk_wave(e, xi, x->chunk)) &&
+		    pays)
 			delay += s->overhead;
 		if (e->out_steps[x->step].ready_s > t)
 			e->out_steps[x->step].ready_s = t;
@@ -118,10 +144,12 @@ static int step_ready(struct sim_engine *e, uint32_t si, double t)
 {
 	struct sim_step_state *s = &e->st[si];
 
+	bool pays = s->bytes && fast_impl_pays(e->im, s->depth);
+
 	s->ready = true;
 	e->out_steps[si].ready_s = t;
 	e->out_steps[si].start_s = INF_TIME;
-	return ev_push(&e->ev, s->bytes ? t + s->overhead : t, EV_LAUNCH, si, 0);
+	return ev_push(&e->ev, pays ? t + s->overhead : t, EV_LAUNCH, si, 0);
 }
 
 static int step_done(struct sim_engine *e, uint32_t si, double t)
@@ -287,6 +315,12 @@ static int activate(struct sim_engine *e, uint32_t xi, double t)
 		x->t_first = t;
 	if (e->out_steps[x->step].start_s > t)
 		e->out_steps[x->step].start_s = t;
+	if (e->tiers_seen) {
+		const struct fast_xfer *tx = &e->x->xfers[xi];
+		uint8_t bit = (uint8_t)(1u << (e->x->steps[x->step].tier == FAST_TIER_OUT));
+		e->tiers_seen[tx->from] |= bit;
+		e->tiers_seen[tx->to] |= bit;
+	}
 	e->flows++;
 	return 0;
 }
@@ -479,10 +513,11 @@ static void sim_engine_free(struct sim_engine *e)
 	free(e->gw0);
 	free(e->gcur);
 	free(e->gx);
+	free(e->tiers_seen);
 }
 
 /* --sync rank: no step waits for another (the waves do); every GPU enters
- * its first wave at time 0. */
+ * its first wave once the call's fixed cost is paid. */
 static int start_by_rank(struct sim_engine *e)
 {
 	int rc;
@@ -492,11 +527,11 @@ static int start_by_rank(struct sim_engine *e)
 		s->launched = s->ready = true;
 		e->out_steps[si].ready_s = e->out_steps[si].start_s = INF_TIME;
 		for (uint32_t c = 0; c < s->chunks && s->nx == 0; c++)
-			if ((rc = step_chunk_check(e, si, c, 0.0)) < 0)
+			if ((rc = step_chunk_check(e, si, c, e->call_s)) < 0)
 				return rc;
 	}
 	for (uint32_t g = 0; g < e->ng; g++)
-		if ((rc = gpu_enter(e, g, 0.0)) < 0)
+		if ((rc = gpu_enter(e, g, e->call_s)) < 0)
 			return rc;
 	return 0;
 }
@@ -514,7 +549,7 @@ static int report_empty_steps(struct sim_engine *e, struct fast_err *err)
 		for (uint32_t i = 0; i < e->nsteps; i++) {
 			const struct fast_step *s = &e->x->steps[order[i]];
 			struct fast_sim_step *o = &e->out_steps[order[i]];
-			double end = 0.0;
+			double end = e->call_s;
 			if (s->nxfers)
 				continue;
 			for (uint32_t k = 0; k < s->ndeps; k++)
@@ -535,7 +570,7 @@ static int run(struct sim_engine *e, struct fast_err *err)
 	if (e->by_rank && (rc = start_by_rank(e)) < 0)
 		goto oom;
 	for (uint32_t si = 0; si < e->nsteps && !e->by_rank; si++)
-		if (e->st[si].full_left == 0 && (rc = step_ready(e, si, 0.0)) < 0)
+		if (e->st[si].full_left == 0 && (rc = step_ready(e, si, e->call_s)) < 0)
 			goto oom;
 	for (;;) {
 		double tE = e->ev.n ? e->ev.a[0].t : INF_TIME;
@@ -575,7 +610,8 @@ static int sim_inputs_ok(const struct fast_topo *topo, const struct fast_plan *p
 	if (o->epsilon < 0.0 || !(o->epsilon < 1.0))
 		return fast_err_set(err, FAST_EUSAGE, "simulator: epsilon must be in [0, 1) (got %g)",
 				    o->epsilon);
-	if (o->sync != FAST_SIM_SYNC_STEP && o->sync != FAST_SIM_SYNC_RANK)
+	if (o->sync != FAST_SIM_SYNC_STEP && o->sync != FAST_SIM_SYNC_RANK &&
+	    o->sync != FAST_SIM_SYNC_IMPL)
 		return fast_err_set(err, FAST_EUSAGE, "simulator: unknown sync mode %d", (int)o->sync);
 	if (topo->nics < 1 || topo->nics > FAST_NICS_MAX)
 		return fast_err_set(err, FAST_EINPUT, "topology: %u NICs per server (must be in [1, %u])",
@@ -604,6 +640,8 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan_view *v,
 	memset(&r, 0, sizeof r);
 	e.topo = topo;
 	e.x = v->x;
+	e.im = fast_topo_impl(topo, p->algo);
+	e.call_s = e.im->call_us * 1e-6;
 	e.opts = o;
 	e.N = topo->servers;
 	e.G = topo->gpus;
@@ -622,10 +660,20 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan_view *v,
 		goto fail;
 	}
 	e.out_steps = r.steps;
-	e.by_rank = o.sync == FAST_SIM_SYNC_RANK;
+	e.by_rank = fast_sim_sync_of(topo, p->algo, o.sync) == FAST_SIM_SYNC_RANK;
+	if (e.by_rank && e.im->in_flight > 1 &&
+	    !(e.tiers_seen = fast_calloc(e.ng ? e.ng : 1, sizeof *e.tiers_seen))) {
+		rc = fast_err_set(err, FAST_ENOMEM, "simulator: out of memory");
+		goto fail;
+	}
 	if ((rc = sim_build_steps(&e, err)) < 0 || (rc = sim_build_resources(&e, err)) < 0 ||
 	    (rc = sim_build_transfers(&e, err)) < 0 || (e.by_rank && (rc = sim_build_waves(&e, err)) < 0))
 		goto fail;
+	for (uint32_t si = 0; si < e.nsteps; si++)
+		if (p->steps[si].tier == FAST_TIER_OUT && e.st[si].bytes) { /* the call crosses */
+			e.call_s += e.im->call_out_us * 1e-6;
+			break;
+		}
 	if (o.reference)
 		o.epsilon = 0.0;
 	e.opts = o;
@@ -646,6 +694,8 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan_view *v,
 		if (r.steps[si].end_s > r.time_s)
 			r.time_s = r.steps[si].end_s;
 	}
+	if (r.time_s < e.call_s) /* a call costs its fixed cost, whatever it moves */
+		r.time_s = e.call_s;
 	r.ngpus = e.ng;
 	r.nres = e.nr;
 	r.res = e.rinfo;

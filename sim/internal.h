@@ -57,7 +57,8 @@ enum xstate { X_IDLE = 0, X_PENDING, X_ACTIVE, X_DONE };
 
 #define NO_RES UINT32_MAX
 
-/* A transfer's resources, set up once. */
+/* A transfer's resources, set up once: at most a scale-out port pair and
+ * the core, or a mesh link and its GPUs' copy resources. */
 struct sim_path {
 	uint32_t res[3];
 	uint32_t nres;
@@ -95,6 +96,7 @@ struct sim_step_state {
 	uint32_t rdep0, nrdep;
 	bool launched, ready, done;
 	double overhead, alpha;
+	uint32_t depth;   /* steps of its tier on its longest chain of dependencies (in_flight) */
 	uint64_t bytes;   /* over resources */
 };
 
@@ -149,9 +151,12 @@ struct sim_resource {
 struct sim_engine {
 	const struct fast_topo *topo;
 	const struct fast_plan *x;   /* explicit plan */
+	const struct fast_impl *im;  /* the implementation of its schedule */
 	struct fast_sim_opts opts;
 	uint32_t ng, G, N;
 	double alpha[2], overhead[2];
+	double call_s;     /* im's fixed cost: when the first steps are ready */
+	bool copy_res;     /* mesh: per-GPU copy resources at im's engine cap */
 	double rto_s;      /* a lost flow's wait (0: no loss/timeout regime) */
 	uint64_t rto_losses;
 
@@ -207,6 +212,8 @@ struct sim_engine {
 	 * the wave of chunk c of step s; GPU g's waves are gw[gw0[g] ..
 	 * gw0[g + 1]) ascending, gcur[g] the first it has not finished. */
 	bool by_rank;
+	uint8_t *tiers_seen; /* by rank, in_flight > 1: per GPU, bit t once a
+			      * tier-t flow of it started (its first pays) */
 	uint32_t *node_wave;
 	struct sim_gpu_wave *gw;
 	uint32_t *gw0, *gcur, *gx;

@@ -45,6 +45,12 @@ const char *fast_sim_res_name(const struct fast_topo *topo, const struct fast_si
 	case FAST_RES_GPU_REDUCE:
 		snprintf(buf, len, "s%u gpu%u reduce", s, i);
 		break;
+	case FAST_RES_COPY_EGRESS:
+		snprintf(buf, len, "s%u copy%u out", s, i);
+		break;
+	case FAST_RES_COPY_INGRESS:
+		snprintf(buf, len, "s%u copy%u in", s, i);
+		break;
 	}
 	return buf;
 }

@@ -73,25 +73,50 @@ static bool has_reduce(const struct fast_plan *x)
 	return false;
 }
 
-static uint32_t mem_base(const struct sim_engine *e)
+/* After the core: with copy resources, every GPU's copy egress, then
+ * every GPU's copy ingress. */
+static uint32_t copy_base(const struct sim_engine *e)
 {
 	bool core = e->topo->core_oversub > 1.0 && e->topo->servers > 1;
 	return nic_base(e) + 2 * nports(e) + (core ? 1 : 0);
 }
 
-/* A GPU's reduction rate (sim.h): its scale-up bandwidth, the port on a
- * switch, its G - 1 links together on a mesh. */
-static double reduce_Bps(const struct fast_topo *t)
+static uint32_t mem_base(const struct sim_engine *e)
 {
+	return copy_base(e) + (e->copy_res ? 2 * e->ng : 0);
+}
+
+/* A GPU's reduction rate (sim.h): its implementation's, else its scale-up
+ * bandwidth, the port on a switch, its G - 1 links together on a mesh. */
+static double reduce_Bps(const struct sim_engine *e)
+{
+	const struct fast_topo *t = e->topo;
 	uint32_t links = t->up_kind == FAST_UP_MESH && t->gpus > 1 ? t->gpus - 1 : 1;
+
+	if (e->im->reduce_GBps > 0)
+		return e->im->reduce_GBps * 1e9;
 	return (double)links * fast_tier_Bps(&t->up);
+}
+
+/* A mesh needs copy resources where the engine's cap is below a GPU's
+ * links together (on a switch the port's capacity takes the cap). */
+static bool needs_copy_res(const struct sim_engine *e)
+{
+	const struct fast_topo *t = e->topo;
+	double cap = fast_impl_up_cap_Bps(e->im);
+
+	return t->up_kind == FAST_UP_MESH && t->gpus > 1 && cap > 0 &&
+	       cap < (double)(t->gpus - 1) * fast_tier_Bps(&t->up);
 }
 
 int sim_build_resources(struct sim_engine *e, struct fast_err *err)
 {
 	const struct fast_topo *t = e->topo;
-	uint32_t nb = nic_base(e), mb = mem_base(e);
+	uint32_t nb = nic_base(e), cb, mb;
 
+	e->copy_res = needs_copy_res(e);
+	cb = copy_base(e);
+	mb = mem_base(e);
 	e->nr = mb + (has_reduce(e->x) ? e->ng : 0);
 	e->rs = fast_calloc(e->nr, sizeof *e->rs);
 	e->rinfo = fast_calloc(e->nr, sizeof *e->rinfo);
@@ -110,21 +135,27 @@ int sim_build_resources(struct sim_engine *e, struct fast_err *err)
 				ri_->kind = ri < e->ng ? FAST_RES_UP_EGRESS : FAST_RES_UP_INGRESS;
 				ri_->gpu = ri_->peer = ri % e->ng;
 			}
-			r->base = fast_tier_Bps(&t->up);
+			r->base = t->up_kind == FAST_UP_MESH ? fast_tier_Bps(&t->up)
+							     : fast_impl_up_Bps(e->im, t);
 		} else if (ri < nb + 2 * nports(e)) {
 			uint32_t k = ri - nb, q = k % nports(e), P = fast_topo_ports(t);
 			ri_->kind = k < nports(e) ? FAST_RES_NIC_EGRESS : FAST_RES_NIC_INGRESS;
 			ri_->port = q % P;
 			ri_->gpu = ri_->peer = (q / P) * e->G + port_first_gpu(t, q % P);
-			r->base = fast_topo_port_Bps(t, q / P, q % P);
+			r->base = fast_impl_out_Bps(e->im, fast_topo_port_Bps(t, q / P, q % P),
+						    fast_topo_port_gpus(t, q % P));
 			r->ingress_nic = k >= nports(e);
-		} else if (ri < mb) {
+		} else if (ri < cb) {
 			ri_->kind = FAST_RES_CORE;
 			r->base = core_Bps(t);
+		} else if (ri < mb) {
+			ri_->kind = ri - cb < e->ng ? FAST_RES_COPY_EGRESS : FAST_RES_COPY_INGRESS;
+			ri_->gpu = ri_->peer = (ri - cb) % e->ng;
+			r->base = fast_impl_up_cap_Bps(e->im);
 		} else {
 			ri_->kind = FAST_RES_GPU_REDUCE;
 			ri_->gpu = ri_->peer = ri - mb;
-			r->base = reduce_Bps(t);
+			r->base = reduce_Bps(e);
 		}
 		ri_->cap_Bps = r->base;
 		r->cap = r->base;
@@ -228,6 +259,10 @@ int sim_build_transfers(struct sim_engine *e, struct fast_err *err)
 				}
 				if (e->topo->up_kind == FAST_UP_MESH) {
 					f->res[f->nres++] = res_mesh(e, t->from, t->to);
+					if (e->copy_res) {
+						f->res[f->nres++] = copy_base(e) + t->from;
+						f->res[f->nres++] = copy_base(e) + e->ng + t->to;
+					}
 				} else {
 					f->res[f->nres++] = res_up_egress(t->from);
 					f->res[f->nres++] = res_up_ingress(e, t->to);
@@ -263,6 +298,49 @@ int sim_build_transfers(struct sim_engine *e, struct fast_err *err)
 		}
 	}
 	free(cnt);
+	return 0;
+}
+
+/* Every step's depth (sim.h, "Implementation"): the most steps of its own
+ * tier on a chain of dependencies, pipelined or not, before it, in a
+ * topological order (a cycle is left for the run to report: its steps
+ * keep depth 0).  Counting its own tier only, a step that pays no cost has
+ * a step of its tier before it that did, or that has one: no flow of a
+ * tier starts before the tier's alpha + overhead (the latency floor of
+ * the bound, docs/DESIGN.md, stays one). */
+static int step_depths(struct sim_engine *e, struct fast_err *err)
+{
+	const struct fast_plan *x = e->x;
+	uint32_t *order = fast_calloc(e->nsteps ? e->nsteps : 1, sizeof *order);
+	uint32_t *dt = fast_calloc(2 * (size_t)(e->nsteps ? e->nsteps : 1), sizeof *dt);
+	struct fast_err quiet;
+	int rc;
+
+	if (!order || !dt) {
+		free(order);
+		free(dt);
+		return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory for %u steps", e->nsteps);
+	}
+	if ((rc = fast_plan_topo_order(x, order, &quiet)) < 0) {
+		free(order);
+		free(dt);
+		return rc == FAST_ENOMEM ? fast_err_set(err, rc, "simulator: out of memory") : 0;
+	}
+	/* dt[2 s + t]: tier-t steps on the longest such chain before step s */
+	for (uint32_t i = 0; i < e->nsteps; i++) {
+		const struct fast_step *s = &x->steps[order[i]];
+		uint32_t *d = &dt[2 * (size_t)order[i]];
+		for (uint32_t k = 0; k < s->ndeps; k++) {
+			uint32_t on = x->deps[s->dep0 + k].step;
+			for (int t = 0; t < 2; t++) {
+				uint32_t v = dt[2 * (size_t)on + t] + (x->steps[on].tier == (enum fast_tier_id)t);
+				d[t] = v > d[t] ? v : d[t];
+			}
+		}
+		e->st[order[i]].depth = d[s->tier == FAST_TIER_OUT];
+	}
+	free(order);
+	free(dt);
 	return 0;
 }
 
@@ -334,7 +412,7 @@ int sim_build_steps(struct sim_engine *e, struct fast_err *err)
 	for (uint32_t si = 0; si < e->nsteps; si++)
 		e->st[si].nrdep = nr[si];
 	free(nr);
-	return 0;
+	return e->im->in_flight > 1 ? step_depths(e, err) : 0;
 }
 
 /* One walk over the nodes in wave order (order[], node_step[node] its

@@ -151,8 +151,8 @@ int fast_sim_json_plan(FILE *f, const struct fast_topo *t, const struct fast_pla
 		(unsigned long long)r->flows, (unsigned long long)r->events,
 		(unsigned long long)r->recomputes, so->congestion ? "true" : "false");
 	num(f, ", ", "epsilon", so->epsilon);
-	if (so->sync != FAST_SIM_SYNC_STEP)
-		fprintf(f, ", \"sync\": \"%s\"", so->sync == FAST_SIM_SYNC_RANK ? "rank" : "step");
+	if (fast_sim_sync_of(t, p->algo, so->sync) == FAST_SIM_SYNC_RANK)
+		fprintf(f, ", \"sync\": \"rank\"");
 	fprintf(f, ",\n");
 	if (timing) {
 		num(f, "     ", "sim_wall_s", r->wall_s);

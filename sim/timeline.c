@@ -52,6 +52,10 @@ static uint32_t res_tid(const struct fast_topo *topo, const struct fast_sim_res 
 		return 1;
 	case FAST_RES_GPU_REDUCE:
 		return 50001 + i;
+	case FAST_RES_COPY_EGRESS:
+		return 60001 + i;
+	case FAST_RES_COPY_INGRESS:
+		return 70001 + i;
 	}
 	return 0;
 }
@@ -82,6 +86,11 @@ static const char *res_label(const struct fast_topo *topo, const struct fast_sim
 		break;
 	case FAST_RES_GPU_REDUCE:
 		snprintf(buf, len, "GPU %u reductions", i);
+		break;
+	case FAST_RES_COPY_EGRESS:
+	case FAST_RES_COPY_INGRESS:
+		snprintf(buf, len, "GPU %u copies %s", i,
+			 r->kind == FAST_RES_COPY_EGRESS ? "out" : "in");
 		break;
 	}
 	return buf;
@@ -265,8 +274,10 @@ static size_t svg_bars(const struct svg_rows *L, const struct fast_topo *topo,
 		uint32_t row = svg_row_of(L, topo, res);
 		if (row == UINT32_MAX)
 			continue;
-		bars[nb++] = (struct bar){ row, a->step, a->t0, a->t1,
-					   (res->kind == FAST_RES_NIC_INGRESS || res->kind == FAST_RES_UP_INGRESS) ? 0 : a->bytes, 0 };
+		/* a mesh flow's copy resources carry the link's bytes again */
+		bool counted = res->kind != FAST_RES_NIC_INGRESS && res->kind != FAST_RES_UP_INGRESS &&
+			       res->kind != FAST_RES_COPY_EGRESS && res->kind != FAST_RES_COPY_INGRESS;
+		bars[nb++] = (struct bar){ row, a->step, a->t0, a->t1, counted ? a->bytes : 0, 0 };
 	}
 	if (!nb)
 		return 0;

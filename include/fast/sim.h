@@ -30,6 +30,26 @@
  * flow's ready time; a step with no transfers is reported at the end of
  * its dependencies.
  *
+ * Implementation (topo.h, "implementations"): the plan runs as the
+ * topology's entry for its schedule (the plan's algo; the default entry
+ * for any other) says.  Its sync is the default of opts.sync
+ * (FAST_SIM_SYNC_IMPL).  Its call_us (and call_out_us when a scale-out step
+ * moves bytes) is paid once, before anything: every
+ * step without dependencies becomes ready (by rank: every GPU enters its
+ * first wave) at call_us, and the completion is at least call_us.  With
+ * in_flight k > 1, a chunk c > 0 of a transfer pays its tier's alpha only
+ * when c is a multiple of k, and a step at depth d of the plan's DAG (the
+ * longest chain of dependencies, pipelined or not, from a step without
+ * any: 0) pays its per-step overhead, and its first chunks their alpha,
+ * only when d is a multiple of k.  Its up_engine caps a GPU's scale-up
+ * egress and ingress: a switch port's capacity is min(the port's, the
+ * cap); on a mesh, where a GPU's G - 1 links together are above the cap,
+ * every GPU gets a copy egress and a copy ingress resource at the cap
+ * (FAST_RES_COPY_*) that its scale-up flows also cross.  Its out_GBps caps
+ * a scale-out port at min(the port's rate, GPUs behind it x the cap), and
+ * its reduce_GBps is the reduction resource's rate.  A topology whose
+ * entries are all neutral simulates exactly as before.
+ *
  * Resources (each a capacity in bytes/s = line rate x efficiency):
  *  - scale-up, switch: an egress and an ingress port per GPU;
  *    mesh: one directed link per ordered GPU pair of a server;
@@ -108,9 +128,16 @@
 
 /* When a step's transfers may start (the model above, "Synchronisation"). */
 enum fast_sim_sync {
-	FAST_SIM_SYNC_STEP = 0, /* after every transfer of its dependencies (default) */
+	FAST_SIM_SYNC_STEP = 0, /* after every transfer of its dependencies */
 	FAST_SIM_SYNC_RANK,     /* per GPU, wave by wave, as the executor runs */
+	FAST_SIM_SYNC_IMPL,     /* as the topology's implementation of the plan's
+				 * schedule says (default; step when it says nothing) */
 };
+
+/* The sync a plan of schedule algo runs with on t when asked for `asked`:
+ * asked itself unless FAST_SIM_SYNC_IMPL, else the implementation's. */
+enum fast_sim_sync fast_sim_sync_of(const struct fast_topo *t, const char *algo,
+				    enum fast_sim_sync asked);
 
 struct fast_sim_opts {
 	bool congestion;   /* apply the topology's incast model (default on) */
@@ -132,6 +159,9 @@ enum fast_sim_res_kind {
 	FAST_RES_NIC_INGRESS,
 	FAST_RES_CORE,
 	FAST_RES_GPU_REDUCE,    /* a GPU's reductions (plans with REDUCE steps) */
+	FAST_RES_COPY_EGRESS,   /* mesh: a GPU's scale-up copies out, where its
+				 * schedule's engine caps them (topo.h) */
+	FAST_RES_COPY_INGRESS,  /* mesh: ... and in */
 };
 
 struct fast_sim_res {

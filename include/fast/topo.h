@@ -79,6 +79,64 @@ struct fast_nic_override {
 	double fraction;
 };
 
+/*
+ * How each schedule's real implementation runs (JSON /implementation;
+ * docs/models.md, "Implementations").  The plan says what moves where and
+ * after what; an implementation runs it with its own machinery, and the
+ * simulator runs a plan as the implementation of its schedule (the plan's
+ * "algo") does:
+ *  - sync: how its steps wait when the user gives no --sync (step: the
+ *    plan's barrier per step; rank: each GPU walks its own waves);
+ *  - in_flight: how many links of a chain overlap -- chunks of a transfer,
+ *    and steps that wait on steps (NCCL's channel FIFO, DeepEP's chunks in
+ *    its buffers): the tier's latency and per-step overhead are paid by one
+ *    in every in_flight of them, not by each (1: by each, as the plan says);
+ *  - up_engine: what moves its scale-up bytes: the link at its effective
+ *    rate, `sms` SMs of `engine_GBps` each (a kernel's copies: a cap of sms
+ *    x engine_GBps on a GPU's scale-up egress and ingress), or the copy
+ *    engine at engine_GBps;
+ *  - out_GBps: the most a GPU's scale-out transfers reach (0: the NIC's
+ *    rate; a port's GPUs share their caps);
+ *  - reduce_GBps: the rate of its reductions (combine; 0: the GPU's
+ *    scale-up rate, as sim.h says);
+ *  - call_us: a fixed cost per collective call (kernel launches, stream
+ *    synchronisation, the control path), before its first byte moves;
+ *    call_out_us more when the call crosses servers (a network proxy
+ *    posting the first sends: NCCL's).
+ * Every entry neutral (fast_impl_neutral) is the model before there were
+ * implementations: the topology then hashes, writes and simulates as one
+ * without the member.  Caps only lower a rate (min with the fabric's).
+ */
+enum fast_impl_sync {
+	FAST_IMPL_SYNC_STEP = 0,
+	FAST_IMPL_SYNC_RANK = 1,
+};
+
+enum fast_impl_engine {
+	FAST_ENGINE_LINK = 0, /* the scale-up link at its effective rate (no cap) */
+	FAST_ENGINE_SM = 1,   /* sms SMs of engine_GBps each */
+	FAST_ENGINE_CE = 2,   /* the copy engine at engine_GBps */
+};
+
+struct fast_impl {
+	enum fast_impl_sync sync;
+	uint32_t in_flight;           /* >= 1 (0 reads as 1: a zeroed entry is neutral) */
+	enum fast_impl_engine engine;
+	uint32_t sms;                 /* FAST_ENGINE_SM: SMs copying */
+	double engine_GBps;           /* SM: per SM; CE: the engine's rate */
+	double out_GBps;              /* 0: no cap */
+	double reduce_GBps;           /* 0: the scale-up rate */
+	double call_us;               /* fixed cost per call */
+	double call_out_us;           /* more when it crosses servers */
+};
+
+/* Schedules an implementation entry may name: the compilers of algo.h
+ * (tests/unit/test_topo_impl.c checks this list against fast_algos[]).
+ * Entry 0 of struct fast_topo's impl[] is the default, entry 1 + i the
+ * schedule fast_topo_impl_names()[i]. */
+#define FAST_IMPL_SCHEDS 6
+#define FAST_IMPL_SOURCE_MAX 1024
+
 struct fast_topo {
 	char name[FAST_NAME_MAX]; /* preset name, or the file's "name" */
 	uint32_t servers;         /* N >= 1 */
@@ -93,6 +151,10 @@ struct fast_topo {
 	struct fast_congestion congestion;
 	struct fast_rto rto;      /* zero: off */
 	char source[FAST_SOURCE_MAX]; /* where the numbers come from */
+	/* implementations: [0] the default, [1 + i] schedule i, each complete
+	 * (a schedule's entry is the default with its own fields over it) */
+	struct fast_impl impl[1 + FAST_IMPL_SCHEDS];
+	char impl_source[FAST_IMPL_SOURCE_MAX]; /* where their numbers come from */
 };
 
 /* Physical ranges of the numbers (lib/model/topo.c lists every field's). */
@@ -231,13 +293,46 @@ int fast_topo_parse(const char *text, size_t len, const char *name,
 int fast_topo_validate(const struct fast_topo *t, const struct fast_limits *lim,
 		       struct fast_err *err);
 /* The model number at JSON path (a row of lib/model/topo.c's fields[] table:
- * "/scale_out/step_overhead_us", "/congestion/rto_us", ...): a pointer
- * into t and its inclusive range, or NULL for an unknown path. */
+ * "/scale_out/step_overhead_us", "/congestion/rto_us", ..., or an
+ * implementation's number, "/implementation/<entry>/<member>" with entry
+ * "default" or a schedule and member out_GBps, reduce_GBps, call_us,
+ * call_out_us, or the engine's rate, up_engine/GBps_per_sm (SMs) or
+ * up_engine/GBps (copy engine): lib/model/topo_impl.c, what calibrate
+ * fits): a pointer into t and its inclusive range, or NULL for an unknown
+ * path. */
 double *fast_topo_field(struct fast_topo *t, const char *path, double *min, double *max);
 /* Is the loss/timeout term on (rto_us and rto_count > 0)? */
 static inline bool fast_topo_rto_on(const struct fast_topo *t)
 {
 	return t->rto.us > 0 && t->rto.count > 0;
+}
+
+/* --- implementations (lib/model/topo_impl.c) ---------------------------- */
+
+/* "fast", "fanout", "nccl", "pxn", "spreadout", "hier", NULL. */
+const char *const *fast_topo_impl_names(void);
+/* The implementation of schedule algo: its entry, or the default's for
+ * any other name (NULL, "auto", "mpi"). */
+const struct fast_impl *fast_topo_impl(const struct fast_topo *t, const char *algo);
+/* The neutral entry: step, one in flight, the link, no caps, no cost. */
+void fast_impl_neutral(struct fast_impl *m);
+bool fast_impl_is_neutral(const struct fast_impl *m);
+/* Does any entry differ from the neutral one? */
+bool fast_topo_impl_on(const struct fast_topo *t);
+/* The cap m's engine puts on a GPU's scale-up egress (and ingress), in
+ * bytes/s: sms x engine_GBps, engine_GBps, or 0 (the link: none). */
+double fast_impl_up_cap_Bps(const struct fast_impl *m);
+/* Schedule algo's effective scale-up rate of one GPU's port (switch) in
+ * bytes/s: min(the port's, the engine's cap); and of a scale-out port of
+ * `gpus` GPUs: min(port_Bps, gpus x out cap). */
+double fast_impl_up_Bps(const struct fast_impl *m, const struct fast_topo *t);
+double fast_impl_out_Bps(const struct fast_impl *m, double port_Bps, uint32_t gpus);
+/* Does chain position `pos` (a chunk's index in its transfer, or a step's
+ * depth in the plan's DAG) pay its latency and per-step overhead: one in
+ * every in_flight does. */
+static inline bool fast_impl_pays(const struct fast_impl *m, uint64_t pos)
+{
+	return m->in_flight <= 1 || pos % m->in_flight == 0;
 }
 
 /* One override as the topology file writes it: {"server": S, "nic": K,

@@ -25,12 +25,14 @@ static double link_bytes(enum fast_calib_kind kind, double size, const struct fa
 	return n > t->gpus ? size * (n - t->gpus) / n : size * (n - 1) / n;
 }
 
-static int add_point(struct fast_calib_points *out, double bytes, double time_us,
+static int add_point(struct fast_calib_points *out, double size, double bytes, double time_us,
 		     const char *name, size_t line, struct fast_err *err)
 {
 	if (out->n >= FAST_CALIB_MAX_POINTS)
 		return fast_err_set(err, FAST_ELIMIT, "%s:%zu: more than %d measurements", name, line,
 				    FAST_CALIB_MAX_POINTS);
+	out->size[out->n] = size;
+	out->line[out->n] = line;
 	out->bytes[out->n] = bytes;
 	out->time_us[out->n] = time_us;
 	out->n++;
@@ -84,7 +86,8 @@ static int parse_nccl(const char *text, size_t len, const char *name, enum fast_
 						    name, line, f[5]);
 			if (size == 0)
 				continue;
-			if (add_point(out, link_bytes(kind, size, t, ranks), time_us, name, line, err) < 0)
+			if (add_point(out, size, link_bytes(kind, size, t, ranks), time_us, name, line,
+				      err) < 0)
 				return FAST_ELIMIT;
 		}
 	}
@@ -143,8 +146,9 @@ static int parse_fastrun(const char *text, size_t len, const char *name,
 			rc = run_median_us(&c, r, &time_us);
 		fast_jctx_pop(&c, old);
 		if (rc == 0 && size > 0)
-			rc = add_point(out, link_bytes(FAST_CALIB_FASTRUN, (double)size, t, ranks),
-				       time_us, name, i, err);
+			rc = add_point(out, (double)size,
+				       link_bytes(FAST_CALIB_FASTRUN, (double)size, t, ranks), time_us,
+				       name, i, err);
 	}
 	fast_json_free(doc);
 	return rc;
@@ -371,5 +375,33 @@ int fast_calib_minimize(const struct fast_calib_term *terms, size_t n, fast_cali
 	for (size_t i = 0; i < n; i++)
 		x[i] = from_space(&terms[i], u[i]);
 	*best = cur;
+	return 0;
+}
+
+int fast_calib_solve(fast_calib_time_fn time, void *ctx, double target, double lo, double hi,
+		     double *x, struct fast_err *err)
+{
+	double a = log(lo), b = log(hi), ta = time(ctx, lo), tb = time(ctx, hi);
+
+	if (ta == HUGE_VAL || tb == HUGE_VAL)
+		return fast_err_set(err, FAST_EINPUT, "the simulation of the measured run failed");
+	if (tb > target) {
+		*x = hi;
+		return 1;
+	}
+	if (ta < target) {
+		*x = lo;
+		return 1;
+	}
+	for (int i = 0; i < 200 && b - a > 1e-9; i++) {
+		double m = 0.5 * (a + b), tm = time(ctx, exp(m));
+		if (tm == HUGE_VAL)
+			return fast_err_set(err, FAST_EINPUT, "the simulation of the measured run failed");
+		if (tm > target)
+			a = m;
+		else
+			b = m;
+	}
+	*x = exp(0.5 * (a + b));
 	return 0;
 }

@@ -29,6 +29,8 @@ struct fast_calib_points {
 	size_t n;
 	double bytes[FAST_CALIB_MAX_POINTS]; /* bytes crossing the fitted tier per link */
 	double time_us[FAST_CALIB_MAX_POINTS];
+	double size[FAST_CALIB_MAX_POINTS];  /* the row's size column (per rank) */
+	size_t line[FAST_CALIB_MAX_POINTS];  /* its line (a --fast-run row: its index) */
 };
 
 /* Parse a measurement file into points for `tier` of topology t (ranks:
@@ -99,5 +101,50 @@ typedef double (*fast_calib_cost_fn)(void *ctx, const double *x);
  * Deterministic.  FAST_EINPUT when no point tried was feasible. */
 int fast_calib_minimize(const struct fast_calib_term *terms, size_t n, fast_calib_cost_fn cost,
 			void *ctx, unsigned max_evals, double *x, double *best, struct fast_err *err);
+
+/* --- DeepEP's test logs (calib_deepep.c) ---------------------------------
+ * The output of deepseek-ai/DeepEP's tests/test_intranode.py and
+ * tests/test_internode.py: the run's [config] line and its tuned
+ * "[tuning] Best dispatch|combine" lines (every version's format). */
+
+#define FAST_CALIB_EP_MAX_ROWS 64
+
+enum fast_calib_ep_kind { FAST_CALIB_EP_DISPATCH, FAST_CALIB_EP_COMBINE };
+
+struct fast_calib_ep_row {
+	enum fast_calib_ep_kind kind;
+	bool fp8;           /* dispatch of FP8 tokens (combine is BF16) */
+	uint32_t sms;       /* SMs the kernel ran on */
+	double time_us;     /* the kernel's time; 0: the line prints none */
+	double nvl_GBps;    /* rank 0's NVLink bytes / time, as printed */
+	double rdma_GBps;   /* its RDMA bytes / time (internode; else 0) */
+	size_t line;
+};
+
+struct fast_calib_ep_log {
+	uint32_t tokens, hidden, topk; /* per rank; hidden elements; experts per token */
+	uint32_t topk_groups;          /* internode: servers a token may reach (0: not printed) */
+	size_t n;
+	struct fast_calib_ep_row rows[FAST_CALIB_EP_MAX_ROWS];
+};
+
+/* Parse a log.  FAST_EINPUT ("name:line: ...") on a malformed Best line,
+ * and when there is no [config] line or no Best line. */
+int fast_calib_parse_deepep(const char *text, size_t len, const char *name,
+			    struct fast_calib_ep_log *out, struct fast_err *err);
+/* Bytes of one token as the log's test sends it: hidden x 2 (BF16), or
+ * hidden + hidden / 32 (FP8 with a 4-byte scale per 128 elements). */
+uint64_t fast_calib_ep_token_bytes(const struct fast_calib_ep_log *log, bool fp8);
+
+/* --- a term that a measured time decides ----------------------------------- */
+
+/* The x in [lo, hi] (lo > 0) at which time(x) = target, for a time that
+ * falls as x grows (a rate): bisection on log x to a relative 1e-9 or 200
+ * evaluations.  Where time(hi) > target the measurement is faster than
+ * any x gives: *x = hi, returns 1; where time(lo) < target, slower:
+ * *x = lo, returns 1; else 0.  FAST_EINPUT when time fails (HUGE_VAL). */
+typedef double (*fast_calib_time_fn)(void *ctx, double x);
+int fast_calib_solve(fast_calib_time_fn time, void *ctx, double target, double lo, double hi,
+		     double *x, struct fast_err *err);
 
 #endif

@@ -23,6 +23,13 @@
  * 64 MiB..4 GiB per GPU (K_VOL likewise), from the rows of
  * `bash results/auto_study.sh` (4 x 8; its predicted_sim_s column) with
  * every K = 1; results/auto_check.py prints the errors left (docs/algorithms.md).
+ * K_LAT was fitted on main's simulator, where every round of a chain paid
+ * its per-step costs; where the topology's implementation keeps steps in
+ * flight (in_flight > 1: the presets' fanout, nccl, pxn and hier) the
+ * chain pays them as the simulator does and K_LAT is not applied
+ * (algo_auto_model.c, baseline(): nccl, pxn and hier at 4 KiB predicted
+ * at 0.64, 0.75 and 0.78 of their simulated time with it, 0.98-1.02
+ * without, h200 and mi300x-100g, 4 x 8).
  *
  * FIT (S): the medians of thread-CPU time over 15 compiles after one
  * warm-up that `fast compare --preset h200 --servers N --gpus 8 --traffic

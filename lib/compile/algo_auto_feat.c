@@ -9,8 +9,8 @@
  * NIC loads and the largest cross message (gather_g, gather8_avx2) or the
  * largest server pair (packed FAST's tiles; gather8_avx512).  Spreadout's
  * per-round maxima, and the pair or hier's loads where the pass taken did
- * not find them, come from passes of their own (auto_spread_pass(),
- * auto_pair_pass(), auto_hier_pass()), which the choice (algo_auto.c)
+ * not find them, come from passes of their own (auto_spread_pass() in
+ * algo_auto_spread.c, auto_pair_pass(), auto_hier_pass()), which the choice (algo_auto.c)
  * makes only when floors under those candidates' predictions do not
  * already rule them out: the schedules' refine hooks
  * (algo_auto_model.c) call them.
@@ -168,6 +168,8 @@ static ALWAYS_INLINE void strip_rows(const uint64_t *strip, uint32_t N, const ui
  * each) into f's maxima, f->nnz and f->srv. */
 static ALWAYS_INLINE void finish_g(uint32_t N, const uint32_t G, const struct garrays *g, struct feat *f)
 {
+	uint64_t kmin = UINT64_MAX;
+
 	for (uint32_t B = 0; B < N; B++) {
 		uint64_t srow = 0, scol = 0;
 		for (uint32_t j = 0; j < G; j++) {
@@ -189,11 +191,13 @@ static ALWAYS_INLINE void finish_g(uint32_t N, const uint32_t G, const struct ga
 			f->hier_link = max64(f->hier_link, G > 1 ? g->hi[x] / (G - 1) : 0);
 			if (g->kin[x] > f->k_in)
 				f->k_in = (uint32_t)g->kin[x];
+			kmin = g->kin[x] < kmin ? g->kin[x] : kmin;
 			f->nnz += g->kin[x];
 		}
 		f->srv = max64(f->srv, max64(srow, scol));
 		f->srv_in = max64(f->srv_in, scol);
 	}
+	f->k_in_min = N ? (uint32_t)kmin : 0;
 	f->exact_hier = true; /* gather_g and gather8_avx2 find hier's loads too */
 }
 
@@ -369,7 +373,7 @@ static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
 	const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi32(1);
 	__m512i stack[STACK_GPUS / 8 * 2];
 	__m512i *C = words <= sizeof stack / sizeof stack[0] ? stack : aligned_alloc(64, words * sizeof *C);
-	__m512i *Z, rx = zero, kin = zero, nnz = zero, pair = zero, pv[8];
+	__m512i *Z, rx = zero, kin = zero, kinmin = _mm512_set1_epi64(-1), nnz = zero, pair = zero, pv[8];
 	struct acc8 a = { zero, zero, zero, zero, zero, zero, 0 };
 	uint64_t srv_in = 0;
 	uint32_t q = 0;
@@ -415,6 +419,7 @@ static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
 		__m512i k = _mm512_sub_epi64(_mm512_set1_epi64((long long)(N - 1) * 8), zb);
 		rx = _mm512_max_epu64(rx, C[B]);
 		kin = _mm512_max_epu64(kin, k);
+		kinmin = _mm512_min_epu64(kinmin, k);
 		nnz = _mm512_add_epi64(nnz, k);
 		srv_in = max64(srv_in, hsum8(C[B]));
 	}
@@ -430,6 +435,7 @@ static AVX512 int gather8_avx512(const uint64_t *D, uint32_t N, struct feat *f)
 	f->srv_in = srv_in;
 	f->intra_msg = _mm512_reduce_max_epu64(a.im);
 	f->k_in = (uint32_t)_mm512_reduce_max_epu64(kin);
+	f->k_in_min = N ? (uint32_t)_mm512_reduce_min_epu64(kinmin) : 0;
 	f->total = hsum8(a.tot);
 	f->nnz = hsum8(nnz);
 	f->pair = N > 1 ? _mm512_reduce_max_epu64(pair) : 0;
@@ -690,70 +696,6 @@ void auto_hier_floors(const struct fast_topo *t, struct feat *f)
 	f->hier_nic = max64(f->send_x, share);
 	f->hier_link = G > 1 ? share / (G - 1) : 0;
 	f->largest = ng > G ? f->send_x / (ng - G) : 0;
-}
-
-/* m[d] = max(m[d], row[d]) for d in [lo, hi) (m is offset by the caller
- * so that m[d] is round d - src's slot). */
-static void rounds(const uint64_t *row, uint32_t lo, uint32_t hi, uint64_t *m)
-{
-	for (uint32_t d = lo; d < hi; d++)
-		m[d] = max64(m[d], row[d]);
-}
-
-/* The second pass: spreadout's predicted time before its factor, over
- * the n - 1 synchronised rounds d (GPU s sends to s + d), the sum of
- *     max(a_out + largest cross message / B_out, a_up + largest local / B_up).
- * Returns -1 on allocation failure.  On a fabric that is not ideal, the
- * rounds on its ports (auto_ports_spread). */
-static int spread_ideal(const struct fast_topo *t, const uint64_t *D, double *spread_s)
-{
-	uint32_t N = t->servers, G = t->gpus, ng = N * G;
-	uint64_t stack[STACK_GPUS * 2];
-	uint64_t *mo = (size_t)ng * 2 <= sizeof stack / sizeof stack[0] ? stack : malloc((size_t)ng * 2 * sizeof *mo);
-	uint64_t *mu;
-	double Bu = fast_tier_Bps(&t->up), Bo = fast_tier_Bps(&t->out), sum = 0;
-	double au = fast_tier_step_s(&t->up), ao = fast_tier_step_s(&t->out);
-
-	if (!mo)
-		return -1;
-	mu = mo + ng;
-	memset(mo, 0, (size_t)ng * 2 * sizeof *mo);
-	for (uint32_t s = 0; s < ng; s++) {
-		const uint64_t *row = D + (size_t)s * ng;
-		uint32_t A = s / G;
-		/* round d - s: contiguous within each range */
-		rounds(row, (A + 1) * G, ng, mo - s);
-		rounds(row, 0, A * G, mo + ng - s);
-		rounds(row, s + 1, (A + 1) * G, mu - s);
-		rounds(row, A * G, s, mu + ng - s);
-	}
-	for (uint32_t d = 1; d < ng; d++) {
-		double o = mo[d] ? ao + (double)mo[d] / Bo : 0, u = mu[d] ? au + (double)mu[d] / Bu : 0;
-		sum += o > u ? o : u;
-	}
-	if (mo != stack)
-		free(mo);
-	*spread_s = sum;
-	return 0;
-}
-
-int auto_spread_pass(const struct fast_topo *t, const uint64_t *D, double *spread_s)
-{
-	return fast_topo_nics_ideal(t) ? spread_ideal(t, D, spread_s)
-				       : auto_ports_spread(t, D, spread_s);
-}
-
-/* A floor under auto_spread_pass()'s spread_s from gather's features alone: the rounds that
- * carry cross traffic number at least k_in (a GPU's senders sit in
- * distinct rounds) and their largest messages add up to at least any
- * GPU's cross sends or receives; the local ones likewise. */
-double auto_spread_floor(const struct fast_topo *t, const struct feat *f)
-{
-	double o = (double)f->k_in * fast_tier_step_s(&t->out) +
-		   (double)(f->send_x > f->recv_x ? f->send_x : f->recv_x) / fast_tier_Bps(&t->out);
-	double u = (double)f->intra / fast_tier_Bps(&t->up);
-
-	return o > u ? o : u;
 }
 
 /* gather_g's features; on a fabric that is not ideal, the scale-out ones

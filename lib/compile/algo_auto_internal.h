@@ -19,6 +19,7 @@ struct feat {
 	uint64_t hier_nic, srv;            /* hier NIC ingress; server row/col */
 	uint64_t hier_link, intra_msg;     /* mesh: hier's forwarding per link; largest local message */
 	uint32_t k_in;                     /* most cross senders of one GPU */
+	uint32_t k_in_min;                 /* fewest cross senders of one GPU (spreadout's floor by rank) */
 	uint64_t largest, total;       /* most bytes in one cross-server message (hier's piece); 0 for an empty matrix */
 	uint64_t pair;                 /* most bytes one server sends one other (packed FAST's tiles): pair_pass(), else a floor */
 	uint64_t nnz;                  /* non-zero cross-server messages */
@@ -74,9 +75,14 @@ uint64_t auto_pair_pass(const struct fast_topo *t, const uint64_t *D);
 int auto_hier_pass(const struct fast_topo *t, const uint64_t *D, struct feat *f);
 /* Floors under hier's features from the others' (exact_hier false). */
 void auto_hier_floors(const struct fast_topo *t, struct feat *f);
-/* Spreadout's rounds: the sum over the n - 1 synchronised rounds. */
+
+/* --- algo_auto_spread.c: spreadout's rounds --------------------------------- */
+
+/* Spreadout's time over its n - 1 rounds as its implementation runs them
+ * (by step: the rounds' sum; by rank: every GPU's waves); -1 when out of
+ * memory. */
 int auto_spread_pass(const struct fast_topo *t, const uint64_t *D, double *spread_s);
-/* A floor under auto_spread_pass's sum from the pass's features. */
+/* A floor under auto_spread_pass's time from the pass's features. */
 double auto_spread_floor(const struct fast_topo *t, const struct feat *f);
 
 /* --- algo_auto_ports.c: the features on a fabric that is not ideal ----------
@@ -92,10 +98,11 @@ int auto_ports_adjust(const struct fast_topo *t, const uint64_t *D, struct feat 
 /* What the largest server pair is scaled by: the largest G B_out / (a
  * server's ports' sum). */
 double auto_ports_pair_factor(const struct fast_topo *t);
-/* Spreadout's rounds on the ports (auto_spread_pass's sum, each round's
- * scale-out time its most loaded port's, scale-up per GPU with the relay's
- * hops); -1 when out of memory. */
-int auto_ports_spread(const struct fast_topo *t, const uint64_t *D, double *spread_s);
+/* Spreadout's rounds on the ports as its implementation m runs them
+ * (auto_spread_pass's sum, each round's scale-out time its most loaded
+ * port's, scale-up per GPU with the relay's hops); -1 when out of memory. */
+int auto_ports_spread(const struct fast_topo *t, const uint64_t *D, const struct fast_impl *m,
+		      double *spread_s);
 
 /* --- algo_auto_model.c ------------------------------------------------------ */
 

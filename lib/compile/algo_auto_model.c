@@ -26,6 +26,13 @@
  *             + the last stage's redistribution; or its packed stages
  *             (packed_predict()) where they predict less, as FAST
  *             compiles them there
+ * each as the topology's implementation of the schedule runs it (topo.h,
+ * "implementations"; tiers_of()): B_up and B_out at most its caps, a chain
+ * of per-step costs (nccl's and pxn's rounds, FAST's stages) paying one
+ * link in every in_flight (hier's forwarding step none: it waits on the
+ * rail step's chunks), spreadout's rounds by its sync, and T_sim plus its
+ * fixed cost per call -- the simulator's model, so that auto's choice
+ * follows it;
  * where f(k) is the incast factor of the topology's congestion model
  * (fast_incast_factor, include/fast/topo.h: the simulator's own) and k_in
  * the most cross-server senders of one GPU.  The prediction is
@@ -125,19 +132,55 @@ int auto_features_all(struct fast_auto_feat *x, const struct fast_topo *t, const
 
 /* --- the closed forms ------------------------------------------------------ */
 
-/* The tiers' numbers every closed form reads (x's), and the local
- * traffic's time: a switch port carries a GPU's sum, a mesh link one
- * message. */
+/* The tiers' numbers every closed form reads, as schedule a's
+ * implementation runs them (topo.h, "implementations"): B_up at most its
+ * engine's cap (on a mesh, per link at most the cap, and a GPU's sum at
+ * the cap), B_out at most its scale-out cap (on the ports' equivalent
+ * bytes: the cap against the nominal rate), the local traffic's time (a
+ * switch port carries a GPU's sum, a mesh link one message), its chains'
+ * links in flight k, and its fixed cost per call (more where the matrix
+ * crosses servers). */
 struct tiers {
 	uint32_t N, G, ng;
 	double Bu, Bo, au, ao, up;
 	bool mesh;
+	uint32_t k;
+	double call;
 };
 
-static inline struct tiers tiers_of(const struct fast_auto_feat *x)
+static inline struct tiers tiers_of(const struct fast_auto_feat *x, const struct fast_algo *a)
 {
-	return (struct tiers){ x->N, x->G, x->ng, x->Bu, x->Bo, x->au, x->ao,
-			       (double)(x->mesh ? x->f.intra_msg : x->f.intra) / x->Bu, x->mesh };
+	const struct fast_impl *m = fast_topo_impl(x->t, a->name);
+	double cap = fast_impl_up_cap_Bps(m), Bu = cap > 0 && cap < x->Bu ? cap : x->Bu;
+	double up = x->mesh ? dmax((double)x->f.intra_msg / Bu, cap > 0 ? (double)x->f.intra / cap : 0)
+			    : (double)x->f.intra / Bu;
+
+	bool cross = x->f.send_x || x->f.recv_x;
+
+	return (struct tiers){ x->N, x->G, x->ng, Bu, fast_impl_out_Bps(m, x->Bo, 1), x->au, x->ao,
+			       up, x->mesh, m->in_flight > 1 ? m->in_flight : 1,
+			       (m->call_us + (cross ? m->call_out_us : 0)) * 1e-6 };
+}
+
+/* Is a GPU cut off (its port down)?  Its messages then relay through a
+ * proxy (relay.h): a scale-up hop, a step of its own, before the crossing,
+ * whose per-step costs the crossing cannot hide. */
+static bool relays(const struct fast_topo *t)
+{
+	if (fast_topo_nics_ideal(t))
+		return false;
+	for (uint32_t s = 0; s < t->servers; s++)
+		for (uint32_t p = 0; p < fast_topo_ports(t); p++)
+			if (fast_topo_port_Bps(t, s, p) <= 0)
+				return true;
+	return false;
+}
+
+/* The per-step costs of a chain of n links (rounds, stages) a each, one
+ * in every k paying them: ceil(n / k) a. */
+static double chain(double n, uint32_t k, double a)
+{
+	return ceil(n / k) * a;
 }
 
 static double incast(const struct fast_auto_feat *x, double k)
@@ -152,59 +195,73 @@ static double rounds_of(const struct tiers *r, double P)
 	return ceil((double)(r->ng > 1 ? r->ng - 1 : 1) / P);
 }
 
-/* A baseline's outputs: T_sim = k_lat lat + k_vol vol (0 for an empty
- * matrix), S by the table's model; returns lazy for a non-empty matrix. */
-static bool baseline(const struct fast_algo *a, const struct fast_auto_feat *x, double lat,
-		     double vol, bool lazy, double *sim_s, double *synth_s)
+/* A baseline's outputs: T_sim = call + k_lat lat + k_vol vol (the call
+ * alone for an empty matrix), S by the table's model; returns lazy for a
+ * non-empty matrix. */
+static bool baseline(const struct fast_algo *a, const struct fast_auto_feat *x,
+		     const struct tiers *r, double lat, double vol, bool lazy, double *sim_s,
+		     double *synth_s)
 {
+	/* k_lat was fitted on chains whose every link pays (in_flight 1); in
+	 * flight, the chain pays its links' costs as the simulator does */
+	double kl = r->k > 1 ? 1.0 : a->model.k_lat;
+
 	*synth_s = synth_at(&a->model, x->n, x->t->gpus, x->ln, x->f.nnz);
-	*sim_s = x->f.total ? a->model.k_lat * lat + a->model.k_vol * vol : 0;
+	*sim_s = r->call + (x->f.total ? kl * lat + a->model.k_vol * vol : 0);
 	return x->f.total && lazy;
 }
 
 bool fast_auto_model_fanout(const struct fast_algo *a, const struct fast_auto_feat *x,
 			    const struct fast_algo_opts *o, double *sim_s, double *synth_s)
 {
-	struct tiers r = tiers_of(x);
+	struct tiers r = tiers_of(x, a);
 	const struct feat *f = &x->f;
 	double lat = r.ao > r.au ? r.ao : r.au;
 	double vol = dmax(dmax((double)f->send_x / r.Bo,
 			       (double)f->recv_x / (r.Bo * incast(x, f->k_in))), r.up);
 
 	(void)o;
-	return baseline(a, x, lat, vol, false, sim_s, synth_s);
+	return baseline(a, x, &r, lat, vol, false, sim_s, synth_s);
 }
 
 bool fast_auto_model_nccl(const struct fast_algo *a, const struct fast_auto_feat *x,
 			  const struct fast_algo_opts *o, double *sim_s, double *synth_s)
 {
-	struct tiers r = tiers_of(x);
+	struct tiers r = tiers_of(x, a);
 	const struct feat *f = &x->f;
-	double P = peers(o), lat = rounds_of(&r, P) * r.ao;
+	/* in flight, a peer slot that starts in the server pays its scale-up
+	 * step before its first crossing */
+	double P = peers(o), lat = chain(rounds_of(&r, P), r.k, r.ao) + (r.k > 1 ? r.au : 0) +
+				   (relays(x->t) ? r.au : 0);
 	double vol = dmax(dmax((double)f->send_x / r.Bo,
 			       (double)f->recv_x / (r.Bo * incast(x, dmin(P, f->k_in)))), r.up);
 
-	return baseline(a, x, lat, vol, false, sim_s, synth_s);
+	return baseline(a, x, &r, lat, vol, false, sim_s, synth_s);
 }
 
 bool fast_auto_model_pxn(const struct fast_algo *a, const struct fast_auto_feat *x,
 			 const struct fast_algo_opts *o, double *sim_s, double *synth_s)
 {
-	struct tiers r = tiers_of(x);
+	struct tiers r = tiers_of(x, a);
 	const struct feat *f = &x->f;
-	double P = peers(o), lat = rounds_of(&r, P) * (r.ao + r.au);
+	/* in flight, the relay's scale-up hop overlaps the crossings' costs */
+	double P = peers(o), lat = chain(rounds_of(&r, P), r.k, r.k > 1 ? r.ao : r.ao + r.au) +
+				   (relays(x->t) ? r.au : 0);
 	double vol = dmax((double)f->pxn_nic / (r.Bo * incast(x, dmin(P, f->k_in))),
 			  (double)f->pxn_up / r.Bu);
 
-	return baseline(a, x, lat, vol, false, sim_s, synth_s);
+	return baseline(a, x, &r, lat, vol, false, sim_s, synth_s);
 }
 
-/* spreadout: its rounds' sum (auto_spread_pass) is the time: lat 0 */
+/* spreadout: its rounds (auto_spread_pass, by its implementation's sync)
+ * are the time: lat 0 */
 bool fast_auto_model_spreadout(const struct fast_algo *a, const struct fast_auto_feat *x,
 			       const struct fast_algo_opts *o, double *sim_s, double *synth_s)
 {
+	struct tiers r = tiers_of(x, a);
+
 	(void)o;
-	return baseline(a, x, 0, x->spread_s, !x->exact_spread, sim_s, synth_s);
+	return baseline(a, x, &r, 0, x->spread_s, !x->exact_spread, sim_s, synth_s);
 }
 
 /* hier, with the largest cross message as its piece where that is less
@@ -213,18 +270,21 @@ bool fast_auto_model_spreadout(const struct fast_algo *a, const struct fast_auto
 bool fast_auto_model_hier(const struct fast_algo *a, const struct fast_auto_feat *x,
 			  const struct fast_algo_opts *o, double *sim_s, double *synth_s)
 {
-	struct tiers r = tiers_of(x);
+	struct tiers r = tiers_of(x, a);
 	const struct feat *f = &x->f;
 	uint64_t chunk = o->chunk_bytes ? o->chunk_bytes : a->default_chunk_bytes;
 	double piece = (double)(chunk < f->largest ? chunk : f->largest);
-	double fwd = piece * (r.mesh ? 1 : r.G) / r.Bu, lat = r.ao + r.au, vol;
+	/* the forwarding step waits on the rail step's chunks: in flight, it
+	 * pays no per-step cost of its own */
+	double fwd = piece * (r.mesh ? 1 : r.G) / r.Bu, vol;
+	double lat = r.ao + (r.k > 1 ? 0 : r.au) + (relays(x->t) ? r.au : 0);
 
 	/* one transfer per message: (N - 1) G flows into a NIC */
 	vol = dmax((double)f->hier_nic / (r.Bo * incast(x, (r.N > 1 ? r.N - 1 : 1) * r.G)) + fwd,
 		   r.up);
 	if (r.mesh) /* forwarding B_i -> B_j on one link each */
 		vol = dmax(vol, (double)f->hier_link / r.Bu);
-	return baseline(a, x, lat, vol, !f->exact_hier, sim_s, synth_s);
+	return baseline(a, x, &r, lat, vol, !f->exact_hier, sim_s, synth_s);
 }
 
 /* FAST's packed stages (compile_fast.c): the N - 1 shifts on
@@ -246,37 +306,37 @@ static double packed_predict(const struct fast_algo *a, const struct fast_auto_f
 	double budget = (double)f->pair / rails, off = 1 - rails / G, w0 = (double)mod / M;
 	double bal0 = (double)f->send_x * w0 * off / Bu, bal1 = (double)f->send_x * (1 - w0) * off / Bu;
 	double rho = (r->mesh ? 1.0 : (double)(G - 1)) / G / Bu;
-	double stage = budget / Bo, lat = 2 * au + waves * ao;
+	double stage = budget / Bo, lat = 2 * au + chain(waves, r->k, ao);
 	double vol = waves * stage + bal0 + dmax(0, bal1 - (ao + stage)) + budget * rho;
 
-	return a->model.k_lat * lat + a->model.k_vol * dmax(vol, r->up);
+	return r->call + a->model.k_lat * lat + a->model.k_vol * dmax(vol, r->up);
 }
 
 /* FAST's T_sim, staged or packed as it compiles them (*packs: packed) */
 static double fast_sim(const struct fast_algo *a, const struct fast_auto_feat *x,
 		       const struct fast_algo_opts *o, bool *packs)
 {
-	struct tiers r = tiers_of(x);
+	struct tiers r = tiers_of(x, a);
 	const struct fast_algo_model *m = &a->model;
 	uint32_t N = r.N, G = r.G;
 	double rail, lat, vol, packed;
 
 	*packs = false;
 	if (!x->f.total)
-		return 0;
+		return r.call;
 	rail = (double)x->f.srv / ((double)G * r.Bo);
-	lat = 2 * r.au + (N > 1 ? N - 1 : 1) * r.ao;
+	lat = 2 * r.au + chain(N > 1 ? N - 1 : 1, r.k, r.ao);
 	vol = dmax(rail + rail / (N > 1 ? N - 1 : 1) * r.Bo / r.Bu, r.up);
 	/* FAST compiles the packed stages where they model faster
 	 * (compile_fast.c): the least of the two, as it chooses */
 	packed = packed_predict(a, x, &r);
 	if (o->stages == FAST_STAGES_PACKED ||
 	    ((o->stages == FAST_STAGES_AUTO || o->stages == FAST_STAGES_GROUPED) && N > 2 &&
-	     packed < m->k_lat * lat + m->k_vol * vol)) {
+	     packed < r.call + m->k_lat * lat + m->k_vol * vol)) {
 		*packs = true;
 		return packed;
 	}
-	return m->k_lat * lat + m->k_vol * vol;
+	return r.call + m->k_lat * lat + m->k_vol * vol;
 }
 
 /* FAST's prediction and synthesis (packed or staged, as it compiles

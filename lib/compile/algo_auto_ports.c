@@ -199,14 +199,16 @@ double auto_ports_pair_factor(const struct fast_topo *t)
 	return most;
 }
 
-/* Spreadout's round d on the ports: its time into the sum *s (the
- * scratch: eo, ei per port slot, us, ur per GPU, zeroed). */
+/* Spreadout's round d on the ports as its implementation m runs it (its
+ * rates; a tier's per-step costs where its rounds so far, wave[tier],
+ * pay them): its time into the sum *s (the scratch: eo, ei per port slot,
+ * us, ur per GPU, zeroed). */
 static void spread_round(const struct fast_topo *t, const uint64_t *D, const uint32_t *proxy,
-			 uint32_t d, double *w, double *s)
+			 const struct fast_impl *m, uint32_t d, uint32_t *wave, double *w, double *s)
 {
 	uint32_t ng = t->servers * t->gpus, nx = t->servers * fast_topo_ports(t), P = nx / t->servers;
 	double *eo = w, *ei = w + nx, *us = w + 2 * (size_t)nx, *ur = us + ng;
-	double Bu = fast_tier_Bps(&t->up), o = 0, up = 0;
+	double Bu = fast_impl_up_Bps(m, t), o = 0, up = 0;
 	bool cross = false, local = false;
 
 	memset(w, 0, (2 * (size_t)nx + 2 * (size_t)ng) * sizeof *w);
@@ -226,32 +228,143 @@ static void spread_round(const struct fast_topo *t, const uint64_t *D, const uin
 			us[proxy[b]] += v, ur[b] += v, local = true;
 	}
 	for (uint32_t x = 0; cross && x < nx; x++) {
-		double rate = fast_topo_port_Bps(t, x / P, x % P);
+		double rate = fast_impl_out_Bps(m, fast_topo_port_Bps(t, x / P, x % P),
+						fast_topo_port_gpus(t, x % P));
 		if (rate > 0)
 			o = dmax(o, dmax(eo[x], ei[x]) / rate);
 	}
 	for (uint32_t g = 0; local && g < ng; g++)
 		up = dmax(up, dmax(us[g], ur[g]) / Bu);
-	*s += dmax(cross ? fast_tier_step_s(&t->out) + o : 0,
-		   local ? fast_tier_step_s(&t->up) + up : 0);
+	*s += dmax(cross ? (fast_impl_pays(m, wave[1]) ? fast_tier_step_s(&t->out) : 0) + o : 0,
+		   local ? (fast_impl_pays(m, wave[0]) ? fast_tier_step_s(&t->up) : 0) + up : 0);
+	wave[0] += local;
+	wave[1] += cross;
 }
 
-int auto_ports_spread(const struct fast_topo *t, const uint64_t *D, double *spread_s)
+/* The scale-out rate of a hop through port slot x carrying n crossings
+ * at once: the port's rate over them, at most m's cap. */
+static double share_Bps(const struct fast_topo *t, const struct fast_impl *m, double n, uint32_t x)
 {
-	uint32_t ng = t->servers * t->gpus, nx = t->servers * fast_topo_ports(t);
-	double *w = malloc((2 * (size_t)nx + 2 * (size_t)ng) * sizeof *w), sum = 0;
+	uint32_t P = fast_topo_ports(t);
+	double r = fast_topo_port_Bps(t, x / P, x % P) / (n > 0 ? n : 1);
+
+	return m->out_GBps > 0 && m->out_GBps * 1e9 < r ? m->out_GBps * 1e9 : r;
+}
+
+/* Hop `level` (0, 1, 2: to the proxy, across, from the proxy) of a
+ * message a -> b: its GPUs into *x, *y and whether it crosses, or false
+ * when the message has no such hop (a GPU not cut off sends from itself
+ * and receives at itself). */
+static bool hop_of(const struct fast_topo *t, const uint32_t *proxy, uint32_t a, uint32_t b,
+		   int level, uint32_t *x, uint32_t *y, bool *cross)
+{
+	uint32_t pa = proxy[a], pb = proxy[b];
+
+	*cross = false;
+	if (a / t->gpus == b / t->gpus) { /* local: one hop */
+		*x = a, *y = b;
+		return level == 0;
+	}
+	if (level == 0 && pa != a) {
+		*x = a, *y = pa;
+		return true;
+	}
+	if (level == 2) {
+		*x = pb, *y = b;
+		return pb != b;
+	}
+	*x = pa, *y = pb, *cross = true; /* level 0, or 1 after a hop to the proxy */
+	return level == 0 || pa != a;
+}
+
+/* By rank on the ports (algo_auto_spread.c's recurrence): a message of a
+ * GPU cut off goes in up to three hops, to its proxy over scale-up,
+ * across, on over scale-up, in successive waves (by rank a relay's
+ * pipelined hops fall there); a hop starts when the one before it is done
+ * and both its GPUs have finished their flows of the waves before, and a
+ * crossing runs at the slower of its ports' rates shared by the crossings
+ * of its wave; its tier's costs paid as spreadout's rounds by rank are
+ * (algo_auto_spread.c).  Scratch: E, nx, prev (ng each), eo, ei (a port
+ * slot each), seen (ng bytes). */
+static double spread_rank_ports(const struct fast_topo *t, const uint64_t *D, const uint32_t *proxy,
+				const struct fast_impl *m, double *E, double *nx, double *prev,
+				double *eo, double *ei, uint8_t *seen)
+{
+	uint32_t G = t->gpus, ng = t->servers * G, w[2] = { 0, 0 }, nslots = t->servers * fast_topo_ports(t);
+	double Bu = fast_impl_up_Bps(m, t), end = 0;
+
+	memset(E, 0, (size_t)ng * sizeof *E);
+	memset(seen, 0, ng);
+	for (uint32_t d = 1; d < ng; d++) {
+		memset(prev, 0, (size_t)ng * sizeof *prev);
+		for (int level = 0; level < 3; level++) {
+			bool here[2] = { false, false }, cross;
+			uint32_t x, y;
+			memset(eo, 0, (size_t)nslots * sizeof *eo);
+			memset(ei, 0, (size_t)nslots * sizeof *ei);
+			for (uint32_t a = 0; a < ng; a++)
+				if (D[(size_t)a * ng + (a + d) % ng] &&
+				    hop_of(t, proxy, a, (a + d) % ng, level, &x, &y, &cross) && cross)
+					eo[slot_of(t, proxy, x)] += 1, ei[slot_of(t, proxy, y)] += 1;
+			memcpy(nx, E, (size_t)ng * sizeof *E);
+			for (uint32_t a = 0; a < ng; a++) {
+				uint32_t b = (a + d) % ng;
+				double v = (double)D[(size_t)a * ng + b], e, cost;
+				bool pays;
+				if (v == 0 || !hop_of(t, proxy, a, b, level, &x, &y, &cross))
+					continue;
+				here[cross] = true;
+				pays = fast_impl_pays(m, w[cross]) ||
+				       (m->in_flight > 1 && (!(seen[x] >> cross & 1) || !(seen[y] >> cross & 1)));
+				cost = pays ? fast_tier_step_s(cross ? &t->out : &t->up) : 0;
+				cost += cross ? v / dmin(share_Bps(t, m, eo[slot_of(t, proxy, x)],
+								 slot_of(t, proxy, x)),
+						       share_Bps(t, m, ei[slot_of(t, proxy, y)],
+								 slot_of(t, proxy, y)))
+					      : v / Bu;
+				e = dmax(prev[a], dmax(E[x], E[y])) + cost;
+				prev[a] = e;
+				nx[x] = dmax(nx[x], e);
+				nx[y] = dmax(nx[y], e);
+				end = dmax(end, e);
+			}
+			for (uint32_t a = 0; a < ng; a++) /* this wave's flows have started */
+				if (D[(size_t)a * ng + (a + d) % ng] &&
+				    hop_of(t, proxy, a, (a + d) % ng, level, &x, &y, &cross)) {
+					seen[x] |= (uint8_t)(1u << cross);
+					seen[y] |= (uint8_t)(1u << cross);
+				}
+			memcpy(E, nx, (size_t)ng * sizeof *E);
+			w[0] += here[0];
+			w[1] += here[1];
+		}
+	}
+	return end;
+}
+
+int auto_ports_spread(const struct fast_topo *t, const uint64_t *D, const struct fast_impl *m,
+		      double *spread_s)
+{
+	uint32_t ng = t->servers * t->gpus, nx = t->servers * fast_topo_ports(t), wave[2] = { 0, 0 };
+	double *w = malloc((2 * (size_t)nx + 3 * (size_t)ng) * sizeof *w), sum = 0;
 	uint32_t *proxy = malloc((size_t)ng * sizeof *proxy);
+	uint8_t *seen = malloc(ng ? ng : 1);
 	struct fast_err err;
 
-	if (!w || !proxy || fast_relay_proxies(t, proxy, &err) < 0) {
+	if (!w || !proxy || !seen || fast_relay_proxies(t, proxy, &err) < 0) {
 		free(w);
 		free(proxy);
+		free(seen);
 		return -1;
 	}
-	for (uint32_t d = 1; d < ng; d++)
-		spread_round(t, D, proxy, d, w, &sum);
+	if (m->sync == FAST_IMPL_SYNC_RANK) /* w holds 3 ng + 2 nx doubles */
+		sum = spread_rank_ports(t, D, proxy, m, w, w + ng, w + 2 * (size_t)ng,
+					w + 3 * (size_t)ng, w + 3 * (size_t)ng + nx, seen);
+	for (uint32_t d = 1; d < ng && m->sync != FAST_IMPL_SYNC_RANK; d++)
+		spread_round(t, D, proxy, m, d, wave, w, &sum);
 	free(w);
 	free(proxy);
+	free(seen);
 	*spread_s = sum;
 	return 0;
 }

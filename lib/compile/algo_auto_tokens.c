@@ -38,10 +38,11 @@
  * rule out every token plan, the default included, while those plans
  * are what production dispatchers run (DeepEP computes its layout on the
  * GPU).  This closed form is what a caller without an evaluator gets; it
- * errs by 0.6-1.4x on token plans (379 of test_auto's 500 token cases
- * within the tie band of the best, 30 over the default's): the commands
- * and the executor pass the simulator instead (evaluate_matrix below),
- * whose choice is within the band on all 500. */
+ * errs by 0.6-1.4x on token plans (347 of test_auto's 500 token cases
+ * within the tie band of the best, 25 over the default's, with the
+ * presets' implementations; 379 and 30 before them): the commands and the
+ * executor pass the simulator instead (evaluate_matrix below), whose
+ * choice is within the band on all 500. */
 
 
 /* Per GPU x, the bytes x replicates over scale-up after receiving the

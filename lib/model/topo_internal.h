@@ -22,4 +22,16 @@ uint64_t topo_hash_nics(const struct fast_topo *t, uint64_t h);
 /* "nic_overrides": [...] (indented for scale_out), when there are any. */
 void topo_write_nics(const struct fast_topo *t, FILE *f);
 
+/* topo_impl.c: /implementation of root into t->impl[] and t->impl_source
+ * (every entry neutral when absent), each number checked as read. */
+int topo_load_impl(struct fast_jctx *c, const struct fast_jv *root, struct fast_topo *t);
+/* The implementation checks of fast_topo_validate, naming the entry. */
+int topo_validate_impl(const struct fast_topo *t, struct fast_err *err);
+/* The implementations' part of the identity: nothing when all neutral. */
+uint64_t topo_hash_impl(const struct fast_topo *t, uint64_t h);
+/* "implementation": {...}, (indented for the root), when any is on. */
+void topo_write_impl(const struct fast_topo *t, FILE *f);
+/* fast_topo_field for "/implementation/<entry>/<number>" paths. */
+double *topo_impl_field(struct fast_topo *t, const char *path, double *min, double *max);
+
 #endif

@@ -573,11 +573,13 @@ def compile(topology, traffic, algo="fast", **options):
 # --- results -------------------------------------------------------------------
 
 def sim(topology, traffic=None, plan=None, algo="fast", steps=False, congestion=True,
-        sync="step", epsilon=0.0, check=True, **options):
+        sync=None, epsilon=0.0, check=True, **options):
     """`fast sim --json` as a dict: plan (a Plan, or compiled from traffic
     with algo and options when None) simulated on topology; with traffic,
-    the bound (LP plus latency floor) and ratio (and a given plan is first proved correct for
-    it unless check=False)."""
+    the bound (LP plus latency floor) and ratio (and a given plan is first
+    proved correct for it unless check=False).  sync "step" or "rank"
+    (`--sync`); None: as the topology's implementation of the plan's
+    schedule says."""
     if plan is None:
         if traffic is None:
             raise InputError(-3, "sim: give a plan, or traffic to compile")
@@ -629,7 +631,7 @@ def _row(entry, options):
     return entry, parts[0], opts
 
 
-def compare(topology, traffic, algos=None, congestion=True, sync="step", epsilon=0.0,
+def compare(topology, traffic, algos=None, congestion=True, sync=None, epsilon=0.0,
             **options):
     """`fast compare --json --no-timing` as a dict: every algorithm (all
     but auto, or algos: names or "NAME:OPT=VALUE" rows, auto included)

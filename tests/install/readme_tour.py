@@ -41,7 +41,8 @@ for name in ["README.md", "docs/guide.md"] + ["docs/" + f for f in docs]:
 
 # repository files the tour reads as the user's own inputs
 FIXTURES = ["tests/golden/check_fail_missing_dependency", "tests/golden/check_token_fail",
-            "tests/golden/bound_tokens", "tests/data/calib", "results/gate"]
+            "tests/golden/bound_tokens", "tests/data/calib", "tests/data/calibrate",
+            "results/gate"]
 # lines whose numbers are measurements, not results
 MEASURED = re.compile(r"synthesis|solve|took|elapsed|\bin [0-9.]+ ?(s|ms|us)\b|wall|cpu", re.I)
 NUM = re.compile(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?")

@@ -2,7 +2,9 @@
  * test_calib.c - the alpha-beta fit of `fast calibrate`: exact recovery on
  * noise-free measurements, link-byte accounting per input kind, errors;
  * the coordinate search over model terms recovering known parameters of a
- * synthetic model, and the `fast run --json` reader it is fed from.
+ * synthetic model, and the `fast run --json` reader it is fed from;
+ * DeepEP's test logs in every version's format, and the solve of one term
+ * against a measured time.
  */
 #include <CUnit/Basic.h>
 
@@ -215,6 +217,84 @@ static void test_calib__parse_run(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/rows/0"));
 }
 
+/* One Best line of each version of DeepEP's tests (their print statements'
+ * formats, 2025-02 to 2026-04), the kernel's time from each. */
+static void test_calib__deepep_every_format(void)
+{
+	static const struct {
+		const char *line;
+		int kind;
+		bool fp8;
+		double us, nvl, rdma;
+	} cases[] = {
+		{ "[tuning] Best dispatch (BF16): SMs 24, NVL chunk 16, 165.00 GB/s (NVL), t: 1897.83 us",
+		  FAST_CALIB_EP_DISPATCH, false, 1897.83, 165.0, 0 },
+		{ "[tuning] Best combine: SMs 24, NVL chunk 6: 170.00 GB/s (NVL), t: 1842.01 us",
+		  FAST_CALIB_EP_COMBINE, false, 1842.01, 170.0, 0 },
+		{ "[tuning] Best dispatch (FP8): SMs 24, NVL chunk 8, 153.06 GB/s (NVL) t=0.7013ms",
+		  FAST_CALIB_EP_DISPATCH, true, 701.3, 153.06, 0 },
+		{ "[tuning] Best combine (BF16): SMs 24, NVL chunk 4: 150.0 GB/s (NVL), time: 0.002",
+		  FAST_CALIB_EP_COMBINE, false, 2000, 150.0, 0 },
+		{ "[tuning] Best dispatch (FP8): SMs 24, NVL chunk 20, RDMA chunk 32: 4.47 GB/s (RDMA), 9.00 GB/s (NVL)",
+		  FAST_CALIB_EP_DISPATCH, true, 0, 9.0, 4.47 },
+		{ "[tuning] Best dispatch (BF16): SMs 24, NVL chunk 24, RDMA chunk 16: 41 + 2709 us, 43.19 GB/s (RDMA), 141.95 GB/s (NVL)",
+		  FAST_CALIB_EP_DISPATCH, false, 2709, 141.95, 43.19 },
+		{ "[tuning] Best combine: SMs 24, NVL chunk 2, RDMA chunk 20, 40.50 + 2721.17 us, 43.00 GB/s (RDMA), 141.31 GB/s (NVL)",
+		  FAST_CALIB_EP_COMBINE, false, 2721.17, 141.31, 43.0 },
+		{ "[1,0]<stdout>:[tuning] Best dispatch (BF16): SMs 24, NVL chunk 40, RDMA chunk 4, transmit: 6881.00 us, notify: 160.81 us, BW: 30.80 GB/s (RDMA), 61.85 GB/s (NVL)",
+		  FAST_CALIB_EP_DISPATCH, false, 6881, 61.85, 30.8 },
+	};
+	static struct fast_calib_ep_log log;
+	struct fast_err err = { 0 };
+	char text[512];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const struct fast_calib_ep_row *r = &log.rows[0];
+		int n = snprintf(text, sizeof text,
+				 "[config] num_tokens=4096, hidden=7168, num_topk_groups=2, num_topk=8\n"
+				 "[tuning] SMs 24, NVL chunk 4: 150.70 GB/s (NVL), 1071.44 us\n%s\n",
+				 cases[i].line);
+		CU_ASSERT_EQUAL_FATAL(fast_calib_parse_deepep(text, (size_t)n, "l.log", &log, &err), 0);
+		CU_ASSERT_EQUAL(log.n, 1);
+		CU_ASSERT_EQUAL(log.tokens, 4096);
+		CU_ASSERT_EQUAL(log.hidden, 7168);
+		CU_ASSERT_EQUAL(log.topk, 8);
+		CU_ASSERT_EQUAL(log.topk_groups, 2);
+		CU_ASSERT_EQUAL((int)r->kind, cases[i].kind);
+		CU_ASSERT_EQUAL(r->fp8, cases[i].fp8);
+		CU_ASSERT_EQUAL(r->sms, 24);
+		CU_ASSERT_EQUAL(r->line, 3);
+		CU_ASSERT_DOUBLE_EQUAL(r->time_us, cases[i].us, 1e-6);
+		CU_ASSERT_DOUBLE_EQUAL(r->nvl_GBps, cases[i].nvl, 1e-9);
+		CU_ASSERT_DOUBLE_EQUAL(r->rdma_GBps, cases[i].rdma, 1e-9);
+	}
+	/* BF16: 2 bytes an element; FP8: 1 and a 4-byte scale per 128 */
+	CU_ASSERT_EQUAL(fast_calib_ep_token_bytes(&log, false), 14336);
+	CU_ASSERT_EQUAL(fast_calib_ep_token_bytes(&log, true), 7392);
+}
+
+/* time(x) = 100 + 1000 / x us: the x of a target, and the two ends. */
+static double falling(void *ctx, double x)
+{
+	(void)ctx;
+	return 100 + 1000 / x;
+}
+
+static void test_calib__solve_one_term(void)
+{
+	struct fast_err err = { 0 };
+	double x;
+
+	CU_ASSERT_EQUAL(fast_calib_solve(falling, NULL, 300, 0.01, 1e4, &x, &err), 0);
+	CU_ASSERT_DOUBLE_EQUAL(x, 5, 5e-8);
+	/* faster than any x gives: the upper end */
+	CU_ASSERT_EQUAL(fast_calib_solve(falling, NULL, 99, 0.01, 1e4, &x, &err), 1);
+	CU_ASSERT_EQUAL(x, 1e4);
+	/* slower than any: the lower end */
+	CU_ASSERT_EQUAL(fast_calib_solve(falling, NULL, 1e9, 0.01, 1e4, &x, &err), 1);
+	CU_ASSERT_EQUAL(x, 0.01);
+}
+
 UNIT_MAIN("calib",
 	  UNIT_TEST(test_calib__recovers_alpha_and_bandwidth),
 	  UNIT_TEST(test_calib__alltoall_counts_bytes_leaving_the_server),
@@ -222,4 +302,6 @@ UNIT_MAIN("calib",
 	  UNIT_TEST(test_calib__fast_run_json),
 	  UNIT_TEST(test_calib__search_recovers_known_terms),
 	  UNIT_TEST(test_calib__search_infeasible),
-	  UNIT_TEST(test_calib__parse_run))
+	  UNIT_TEST(test_calib__parse_run),
+	  UNIT_TEST(test_calib__deepep_every_format),
+	  UNIT_TEST(test_calib__solve_one_term))

@@ -849,12 +849,15 @@ static void test_sim__never_beats_lp_bound(void)
 					CU_FAIL("compile");
 					continue;
 				}
-				for (int m = FAST_SIM_SYNC_STEP; m <= FAST_SIM_SYNC_RANK; m++) {
+				/* explicit, and as the preset's implementation says */
+				for (int m = FAST_SIM_SYNC_STEP; m <= FAST_SIM_SYNC_IMPL; m++) {
 					sim_sync(&t, &p, (enum fast_sim_sync)m, &r);
-					if (!(r.time_s >= b.lp_s * (1 - 1e-9)))
-						fprintf(stderr, "%s on %s (sync %d): sim %.9g < LP %.9g\n", al->name,
-							presets[pi], m, r.time_s, b.lp_s);
-					CU_ASSERT(r.time_s >= b.lp_s * (1 - 1e-9));
+					/* the bound with its latency floor, which the
+					 * implementations' steps in flight must keep */
+					if (!(r.time_s >= b.bound_s * (1 - 1e-9)))
+						fprintf(stderr, "%s on %s (sync %d): sim %.9g < bound %.9g\n", al->name,
+							presets[pi], m, r.time_s, b.bound_s);
+					CU_ASSERT(r.time_s >= b.bound_s * (1 - 1e-9));
 					fast_sim_result_free(&r);
 				}
 				fast_plan_free(&p);
