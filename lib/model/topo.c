@@ -38,7 +38,7 @@
 /*
  * The presets, in one table so that calibration (sim/) edits one place.
  *
- * Figures (docs/DESIGN.md "Reference figures for presets and calibration"):
+ * Figures (docs/figures.md):
  *  - FAST paper (Lei et al., arXiv 2505.09764) section 5 testbeds: 4 x 8
  *    H200 with NVLink 450 GB/s per GPU per direction and 400 Gb/s
  *    InfiniBand per GPU; 4 x 8 MI300X with an Infinity Fabric full mesh of
