@@ -343,7 +343,8 @@ static const struct field {
 
 static double field_of(const struct fast_topo *t, const struct field *f);
 
-uint64_t fast_topo_hash(const struct fast_topo *t)
+/* The fabric alone: shape, kind, every field, the NICs. */
+static uint64_t hash_fabric(const struct fast_topo *t)
 {
 	uint64_t h = fast_hash_str(FAST_HASH_INIT, "fast topology 1");
 
@@ -353,7 +354,17 @@ uint64_t fast_topo_hash(const struct fast_topo *t)
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
 		if (!fields[i].opt || fast_topo_rto_on(t))
 			h = fast_hash_double(h, field_of(t, &fields[i]));
-	return topo_hash_impl(t, topo_hash_nics(t, h));
+	return topo_hash_nics(t, h);
+}
+
+uint64_t fast_topo_hash(const struct fast_topo *t)
+{
+	return topo_hash_impl(t, hash_fabric(t));
+}
+
+uint64_t fast_topo_hash_of(const struct fast_topo *t, const char *algo)
+{
+	return topo_hash_impl_of(t, algo, hash_fabric(t));
 }
 
 double *fast_topo_field(struct fast_topo *t, const char *path, double *min, double *max)
