@@ -420,20 +420,6 @@ static void fill(struct sim_engine *e, uint32_t nrc, uint32_t unfrozen, bool par
  * (their offers together): a processor serving packets in the order they
  * arrive gives each flow its share of the arrivals.  Returns that factor
  * (1 while the core is not saturated) for a full pass from pop count p0. */
-static double demand_scale(const struct sim_engine *e, uint64_t p0);
-
-/* A flow's rate after a full pass from p0: its max-min level, times the
- * core's factor when it crosses a demand-shared core. */
-static inline double pass_rate(const struct sim_engine *e, const struct sim_active_flow *f,
-			       uint64_t p0)
-{
-	double r = flow_rate(e, f, p0);
-
-	if (e->demand && f->nres == 3 && f->res[2] == e->core_res)
-		r *= e->core_scale;
-	return r;
-}
-
 static double demand_scale(const struct sim_engine *e, uint64_t p0)
 {
 	const struct sim_resource *c = &e->rs[e->core_res];
@@ -443,6 +429,19 @@ static double demand_scale(const struct sim_engine *e, uint64_t p0)
 	for (uint32_t j = 0; j < c->n; j++)
 		offered += flow_rate(e, &e->hot[l[j].pos], p0);
 	return offered > c->base ? c->base / offered : 1.0;
+}
+
+/* A flow's rate after a full pass from p0: its max-min level, times the
+ * core's factor (e->core_scale, demand_scale()) when it crosses a
+ * demand-shared core. */
+static inline double pass_rate(const struct sim_engine *e, const struct sim_active_flow *f,
+			       uint64_t p0)
+{
+	double r = flow_rate(e, f, p0);
+
+	if (e->demand && f->nres == 3 && f->res[2] == e->core_res)
+		r *= e->core_scale;
+	return r;
 }
 
 /* Scan mode (after an exact full pass): every active flow advanced to t
