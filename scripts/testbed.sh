@@ -21,7 +21,9 @@
 # dropped 274 packets in 6 iterations; a small one brings real incast:
 # drops, retransmits, 200 ms RTO stalls), and under each tbf a control
 # band that sends small packets first (ctl_band; FAST_TESTBED_CTL_BAND=off:
-# without).  mpirun
+# without).  FAST_TESTBED_CORE_SHARING (maxmin, or demand) and
+# FAST_TESTBED_FIT_MEAN (default 1M): the core's sharing in topo.json and
+# the size of the collectives its fit runs (scripts/testbed-calib.sh).  mpirun
 # runs in a head namespace (<prefix>-head) on a management port of the
 # switch; each server gets its own orted through the launcher agent
 # (build/testbed/agent), and each rank binds the TCP BTL to its own rail
@@ -575,6 +577,7 @@ cmd_up() {
 	RATE_BPS=$(rate_bps "$RATE") || usage "--rate: expected 1mbit..100gbit in tc syntax (e.g. 200mbit, 1gbit), got '$RATE'"
 	case $CTL_BAND in auto | off) ;; *) usage "FAST_TESTBED_CTL_BAND: expected auto or off, got '$CTL_BAND'" ;; esac
 	case $CORE_SHARING in demand | maxmin) ;; *) usage "FAST_TESTBED_CORE_SHARING: expected demand or maxmin, got '$CORE_SHARING'" ;; esac
+	parse_bytes "$COLL_MEAN" >/dev/null || usage "FAST_TESTBED_FIT_MEAN: expected bytes (e.g. 4M), got '$COLL_MEAN'"
 	BUFFER=$(parse_bytes "$buffer") || usage "--buffer: expected bytes (e.g. 65536, 1M), got '$buffer'"
 	[ "$BUFFER" -ge $((2 * MTU)) ] || usage "--buffer must hold two $MTU-byte frames (got $BUFFER)"
 	[[ $owner =~ ^[0-9]+$ ]] && proc_id "$owner" >/dev/null || usage "--owner: no process $owner"
