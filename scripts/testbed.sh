@@ -21,7 +21,9 @@
 # dropped 274 packets in 6 iterations; a small one brings real incast:
 # drops, retransmits, 200 ms RTO stalls), and under each tbf a control
 # band that sends small packets first (ctl_band; FAST_TESTBED_CTL_BAND=off:
-# without).  mpirun
+# without).  FAST_TESTBED_CORE_SHARING (maxmin, or demand) and
+# FAST_TESTBED_FIT_MEAN (default 1M): the core's sharing in topo.json and
+# the size of the collectives its fit runs (scripts/testbed-calib.sh).  mpirun
 # runs in a head namespace (<prefix>-head) on a management port of the
 # switch; each server gets its own orted through the launcher agent
 # (build/testbed/agent), and each rank binds the TCP BTL to its own rail
@@ -76,6 +78,14 @@ JOB_TIMEOUT=${FAST_TESTBED_TIMEOUT:-600}
 MTU=9000
 NIC_QUEUE=8388608 # NIC-side tbf queue (bytes): deep, as a host NIC ring + qdisc
 CTL_BAND=${FAST_TESTBED_CTL_BAND:-auto} # control band (ctl_band): auto = where the kernel has it, off
+# How topo.json's oversubscribed core shares (scale_out.core_sharing), the
+# collectives fitted under it: maxmin (a switch), or demand (in proportion
+# to what each flow offers, a processor serving packets in their order of
+# arrival).  A rail stage taken apart shows a slow rail keeping its rate
+# beside saturated ones, as maxmin says, so it stays the default; demand
+# predicts whole plans over a slow rail somewhat better
+# (docs/testbed-degraded.md, "Sharing the core by demand").
+CORE_SHARING=${FAST_TESTBED_CORE_SHARING:-maxmin}
 
 die() { echo "testbed: $*" >&2; exit 4; }
 usage() {
@@ -281,7 +291,7 @@ tbf() { # ns dev limit bits-per-second [netem]
 # tc would: a rank sending 3 MiB through a rail at 50 Mbit/s while receiving
 # through it held its peers' handshakes up to 0.5 s, so that a transfer in
 # both directions over several peers took 688 ms where one direction took
-# 506 (docs/testbed.md, "The control band").  So under each tbf an HTB
+# 506 (docs/testbed-degraded.md, "The control band").  So under each tbf an HTB
 # child serves packets under CTL_BYTES (pure TCP ACKs and MPI's control
 # fragments) ahead of the bulk queue, which holds the tbf's byte limit; the
 # tbf alone still sets the rate: HTB's classes get 10 Gbit/s (4x the rate
@@ -419,6 +429,8 @@ EOF
 # the topology before calibration: line rates of the fabric, nominal
 # latencies; scale-up bandwidth (shared memory) given, scale-out the rail
 topo_json() { # up_bw up_lat up_eff out_lat out_eff source
+	local sharing=""
+	[ "$CORE_SHARING" = maxmin ] || sharing=", \"core_sharing\": \"$CORE_SHARING\""
 	cat <<EOF
 {
   "version": 1,
@@ -426,7 +438,7 @@ topo_json() { # up_bw up_lat up_eff out_lat out_eff source
   "servers": $SERVERS,
   "gpus_per_server": $GPUS,
   "scale_up": { "kind": "switch", "bw_GBps": $1, "latency_us": $2, "efficiency": $3 },
-  "scale_out": { "nics_per_server": $NICS, "bw_GBps": $OUT_GBPS, "latency_us": $4, "efficiency": $5 },
+  "scale_out": { "nics_per_server": $NICS, "bw_GBps": $OUT_GBPS, "latency_us": $4, "efficiency": $5$sharing },
   "source": "$6"
 }
 EOF
@@ -462,137 +474,9 @@ run_mpi() {
 	return $rc
 }
 
-# a 2-rank exchange a <-> b of every size from -b to -e (a traffic of one
-# pair, scaled by fast run): its rows as nccl-tests sendrecv_perf rows
-# (size count type redop root time(median) algbw busbw #wrong) for calibrate
-pair_sweep() { # name a b min max out
-	local name=$1 a=$2 b=$3 min=$4 max=$5 out=$6 ng=$((SERVERS * GPUS))
-	python3 - "$ng" "$a" "$b" >"$DIR/calib/$name.traffic.json" <<'EOF' || return 1
-import json, sys
-n, a, b = (int(x) for x in sys.argv[1:])
-rows = [[0] * n for _ in range(n)]
-rows[a][b] = rows[b][a] = 1 << 20
-json.dump({"version": 2, "gpus_total": n, "matrices": [{"label": "pair", "rows": rows}]}, sys.stdout)
-EOF
-	run_mpi "$P" 120 -np "$ng" "$FAST" run --topo "$DIR/calib/nominal.json" \
-		--traffic "$DIR/calib/$name.traffic.json" --algo fanout -n 9 -w 2 -c 1 \
-		-b "$min" -e "$max" -f 2 --json >"$DIR/calib/$name.run.json" 2>"$DIR/calib/$name.err" || {
-		echo "testbed: calibration run $name failed: $(tail -3 "$DIR/calib/$name.err" | tr '\n' ' ')" >&2
-		return 1
-	}
-	python3 - "$DIR/calib/$name.run.json" >"$out" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-print("# from fast run --json (%s): size count type redop root time(median us) algbw busbw #wrong" % sys.argv[1])
-for r in d["rows"]:
-    if r["wrong"]:
-        sys.exit("wrong bytes in a calibration run")
-    print(r["size_bytes"], r["count"], "uint8 none -1", "%.3f" % (r["median_s"] * 1e6), r["algbw_GBps"], r["algbw_GBps"], r["wrong"])
-EOF
-}
-
-# The shared-memory rate the scale-up sweep measured (GB/s), or a failure
-# with fast calibrate's reason in calib/up.fit.err.
-up_rate() {
-	"$FAST" calibrate --topo "$DIR/calib/nominal.json" --up-sendrecv "$DIR/calib/up.sendrecv" --json \
-		2>"$DIR/calib/up.fit.err" >"$DIR/calib/up.fit.json" || return 1
-	python3 -c 'import json,sys; print("%.4f" % json.load(open(sys.argv[1]))["tiers"][0]["achieved_GBps"])' \
-		"$DIR/calib/up.fit.json" 2>>"$DIR/calib/up.fit.err"
-}
-
-calibrate() {
-	local t0 up_bw
-	t0=$(now)
-	mkdir -p "$DIR/calib"
-	# scale-up line rate: unknown for shared memory; measured first, then
-	# stated as the line rate (efficiency 1) so the fit gives its alpha
-	topo_json 10 0.5 1 50 1 "nominal" >"$DIR/calib/nominal.json"
-	pair_sweep up 0 1 4K 4M "$DIR/calib/up.sendrecv" || return 1
-	if [ "$SERVERS" -gt 1 ]; then
-		pair_sweep out 0 "$GPUS" 64K 2M "$DIR/calib/out.sendrecv" || return 1
-	fi
-	# a sweep disturbed by other work on the host (times that do not grow
-	# with size) is measured once more before up gives up
-	if ! up_bw=$(up_rate); then
-		echo "testbed: scale-up sweep unusable ($(head -1 "$DIR/calib/up.fit.err")); measuring it again" >&2
-		pair_sweep up 0 1 4K 4M "$DIR/calib/up.sendrecv" || return 1
-		up_bw=$(up_rate) || {
-			echo "testbed: fast calibrate failed on $DIR/calib/up.sendrecv: $(head -1 "$DIR/calib/up.fit.err")" >&2
-			return 1
-		}
-	fi
-	topo_json "$up_bw" 0.5 1 50 1 "$FABRIC_DESC; scale-up line rate = measured shared-memory rate" >"$DIR/calib/line.json"
-	local args=(--topo "$DIR/calib/line.json" --up-sendrecv "$DIR/calib/up.sendrecv")
-	[ "$SERVERS" -gt 1 ] && args+=(--out-sendrecv "$DIR/calib/out.sendrecv")
-	"$FAST" calibrate "${args[@]}" -o "$DIR/topo.json" >"$DIR/calib/fit.txt" 2>"$DIR/calib/fit.err" ||
-		{ echo "testbed: fast calibrate failed: $(head -1 "$DIR/calib/fit.err")" >&2; return 1; }
-	"$FAST" calibrate "${args[@]}" --json >"$DIR/calib/fit.json" 2>/dev/null
-	sed 's/^/testbed: /' "$DIR/calib/fit.txt" >&2
-	echo "testbed: sweeps measured and fitted in $(elapsed "$t0") s" >&2
-	if [ "$SERVERS" -gt 1 ]; then
-		collectives || return 1
-	fi
-	echo "testbed: calibrated in $(elapsed "$t0") s (measurements in $DIR/calib)" >&2
-}
-
-# What a sweep cannot show: the scale-out per-step cost and the share of
-# the fabric all rails get at once (the core's oversubscription), fitted
-# by `fast calibrate --fit-run` to fast and fanout on one uniform and one
-# Zipf (skew 0.8) matrix of 1 MiB per GPU (one job per algorithm over both
-# matrices, 3 timed iterations each, bytes verified).  Fitted both ways the
-# simulator can run a plan, calib/coll-step.json and calib/coll-rank.json;
-# topo.json is the --sync $COLL_SYNC fit, which plain `fast sim` (--sync
-# step, its default) reproduces: it predicted FAST's measured median on
-# other matrices and sizes better in the validation docs/testbed.md reports.
-COLL_SYNC=step
-collectives() {
-	local pat algo sync fits=() t0
-	t0=$(now)
-	for pat in uniform zipf; do
-		"$FAST" gen --topo "$DIR/topo.json" --pattern $pat --mean-bytes 1M --seed 11 \
-			-o "$DIR/calib/coll-$pat.traffic.json" >/dev/null 2>"$DIR/calib/coll.err" || {
-			echo "testbed: fast gen failed: $(head -1 "$DIR/calib/coll.err")" >&2
-			return 1
-		}
-	done
-	python3 - "$DIR/calib/coll-uniform.traffic.json" "$DIR/calib/coll-zipf.traffic.json" \
-		>"$DIR/calib/coll.traffic.json" <<'EOF' || return 1
-import json, sys
-u, z = (json.load(open(p)) for p in sys.argv[1:])
-u["matrices"] = [dict(u["matrices"][0], label="uniform"), dict(z["matrices"][0], label="zipf")]
-json.dump(u, sys.stdout)
-EOF
-	for algo in fast fanout; do
-		run_mpi "$P" 120 -np $((SERVERS * GPUS)) "$FAST" run --topo "$DIR/topo.json" \
-			--traffic "$DIR/calib/coll.traffic.json" --algo $algo -n 3 -w 1 -c 1 --json \
-			>"$DIR/calib/coll-$algo.run.json" 2>"$DIR/calib/coll.err" || {
-			echo "testbed: calibration run $algo failed: $(tail -3 "$DIR/calib/coll.err" | tr '\n' ' ')" >&2
-			return 1
-		}
-		grep -q '"wrong": [1-9]' "$DIR/calib/coll-$algo.run.json" && {
-			echo "testbed: wrong bytes in the calibration run $algo" >&2
-			return 1
-		}
-		fits+=(--fit-run "$DIR/calib/coll-$algo.run.json")
-	done
-	for sync in step rank; do
-		"$FAST" calibrate --topo "$DIR/topo.json" "${fits[@]}" --sync $sync -o "$DIR/calib/coll-$sync.json" \
-			>"$DIR/calib/coll-$sync.txt" 2>"$DIR/calib/coll.err" ||
-			{ echo "testbed: fast calibrate failed: $(head -1 "$DIR/calib/coll.err")" >&2; return 1; }
-	done
-	cp "$DIR/topo.json" "$DIR/calib/sweeps.json" # fitted on the sweeps only
-	python3 - "$DIR/calib/coll-$COLL_SYNC.json" "$COLL_SYNC" >"$DIR/topo.json.tmp" <<'EOF' || return 1
-import json, sys
-t = json.load(open(sys.argv[1]))
-t["source"] += " (fast, fanout; uniform, Zipf 0.8; 1 MiB per GPU; --sync %s)" % sys.argv[2]
-json.dump(t, sys.stdout, indent=2)
-print()
-EOF
-	mv "$DIR/topo.json.tmp" "$DIR/topo.json"
-	echo "testbed: fitted on collectives (--sync $COLL_SYNC; calib/coll-step.txt and coll-rank.txt have both fits):" >&2
-	sed -e 's/^/testbed:   /' -e 's| [^ ]*/calib/| calib/|' "$DIR/calib/coll-$COLL_SYNC.txt" >&2
-	echo "testbed: collectives measured and fitted in $(elapsed "$t0") s" >&2
-}
+# pair_sweep, up_rate, calibrate, collectives: the calibration
+# shellcheck source=scripts/testbed-calib.sh
+. "$ROOT/scripts/testbed-calib.sh"
 
 # --nic S:K=F (NIC_OVR, space-separated): S and K in range, F in [0, 1],
 # one entry per rail, and a live rail left on every server (F = 0 is a
@@ -692,6 +576,8 @@ cmd_up() {
 	[ -n "$RATE" ] || usage "--rate is required (e.g. 200mbit)"
 	RATE_BPS=$(rate_bps "$RATE") || usage "--rate: expected 1mbit..100gbit in tc syntax (e.g. 200mbit, 1gbit), got '$RATE'"
 	case $CTL_BAND in auto | off) ;; *) usage "FAST_TESTBED_CTL_BAND: expected auto or off, got '$CTL_BAND'" ;; esac
+	case $CORE_SHARING in demand | maxmin) ;; *) usage "FAST_TESTBED_CORE_SHARING: expected demand or maxmin, got '$CORE_SHARING'" ;; esac
+	parse_bytes "$COLL_MEAN" >/dev/null || usage "FAST_TESTBED_FIT_MEAN: expected bytes (e.g. 4M), got '$COLL_MEAN'"
 	BUFFER=$(parse_bytes "$buffer") || usage "--buffer: expected bytes (e.g. 65536, 1M), got '$buffer'"
 	[ "$BUFFER" -ge $((2 * MTU)) ] || usage "--buffer must hold two $MTU-byte frames (got $BUFFER)"
 	[[ $owner =~ ^[0-9]+$ ]] && proc_id "$owner" >/dev/null || usage "--owner: no process $owner"

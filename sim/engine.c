@@ -677,7 +677,7 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan_view *v,
 	if (o.reference)
 		o.epsilon = 0.0;
 	e.opts = o;
-	e.exact = o.epsilon <= 0.0;
+	e.exact = o.epsilon <= 0.0 || e.demand; /* demand: exact passes (sim.h) */
 	e.next_fin = INF_TIME;
 	if (kv_reserve(&e.fin, (size_t)e.nx + 1) < 0 || kv_reserve(&e.fill, (size_t)e.nr * 4 + 16) < 0) {
 		rc = fast_err_set(err, FAST_ENOMEM, "simulator: out of memory");

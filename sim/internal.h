@@ -199,6 +199,12 @@ struct sim_engine {
 	uint64_t repair_work; /* flows re-filled by repairs since the last full pass */
 	uint32_t nactive;
 	bool exact;
+	/* core_sharing demand with a core (topo.h): the core (resource
+	 * core_res) is left out of the filling, and every flow through it
+	 * gets its filled rate x core_scale (maxmin.c, demand_scale()) */
+	bool demand;
+	uint32_t core_res;
+	double core_scale;
 	double next_fin;
 
 	struct evheap ev;

@@ -32,8 +32,8 @@ static bool collect_component(struct sim_engine *e, uint32_t *nf, uint32_t *nrc)
 {
 	uint32_t limit = e->nactive / 4 + 64, f = 0, r = 0;
 
-	if (e->all_dirty || e->opts.reference)
-		return false;
+	if (e->all_dirty || e->opts.reference || e->demand)
+		return false; /* demand: the core's factor depends on every flow through it */
 	if (e->bfs_skip) {
 		/* the last searches found one big component: back off */
 		e->bfs_skip--;
@@ -388,6 +388,8 @@ static void fill(struct sim_engine *e, uint32_t nrc, uint32_t unfrozen, bool par
 
 	for (uint32_t i = 0; i < nrc && unfrozen; i++) {
 		struct sim_resource *r = &e->rs[e->cres[i]];
+		if (e->demand && e->cres[i] == e->core_res)
+			continue; /* no limit while filling: demand_scale() */
 		if (r->n && r->rcnt) {
 			h->a[h->n++] = (struct kv){ (r->rcap > 0.0 ? r->rcap : 0.0) / r->rcnt, e->cres[i] };
 			r->touched = false;
@@ -412,6 +414,36 @@ static void fill(struct sim_engine *e, uint32_t nrc, uint32_t unfrozen, bool par
 	}
 }
 
+/* core_sharing demand (topo.h): the core left out of the filling, every
+ * flow's filled rate is the rate it offers the core; when the flows
+ * through it offer more than its capacity C, each gets its offer x C /
+ * (their offers together): a processor serving packets in the order they
+ * arrive gives each flow its share of the arrivals.  Returns that factor
+ * (1 while the core is not saturated) for a full pass from pop count p0. */
+static double demand_scale(const struct sim_engine *e, uint64_t p0)
+{
+	const struct sim_resource *c = &e->rs[e->core_res];
+	const struct sim_slot *l = e->lists + c->l0;
+	double offered = 0.0;
+
+	for (uint32_t j = 0; j < c->n; j++)
+		offered += flow_rate(e, &e->hot[l[j].pos], p0);
+	return offered > c->base ? c->base / offered : 1.0;
+}
+
+/* A flow's rate after a full pass from p0: its max-min level, times the
+ * core's factor (e->core_scale, demand_scale()) when it crosses a
+ * demand-shared core. */
+static inline double pass_rate(const struct sim_engine *e, const struct sim_active_flow *f,
+			       uint64_t p0)
+{
+	double r = flow_rate(e, f, p0);
+
+	if (e->demand && f->nres == 3 && f->res[2] == e->core_res)
+		r *= e->core_scale;
+	return r;
+}
+
 /* Scan mode (after an exact full pass): every active flow advanced to t
  * under its old rate, its finish time under the new one, and the earliest
  * ones into due[]; no heap. */
@@ -426,7 +458,7 @@ static void settle_scan(struct sim_engine *e, double t, uint64_t p0)
 		if (f->rem < 0.0)
 			f->rem = 0.0;
 		f->t_upd = t;
-		f->rate = flow_rate(e, f, p0);
+		f->rate = pass_rate(e, f, p0);
 		f->fin = f->rate > 0.0 ? t + f->rem / f->rate : INF_TIME;
 		if (f->fin > lim)
 			continue;
@@ -500,7 +532,8 @@ int sim_recompute(struct sim_engine *e, double t)
 	p0 = e->npop;
 	part = collect_component(e, &nf, &nrc);
 	epoch = ++e->stamp; /* fresh: differs from the search's marks */
-	replay = !part && e->exact && e->seq_ok && !e->arrivals && !e->opts.reference ? e->seq_cut : 0;
+	replay = !part && e->exact && e->seq_ok && !e->arrivals && !e->opts.reference && !e->demand
+		 ? e->seq_cut : 0;
 	if (replay > e->npopseq)
 		replay = e->npopseq;
 	e->npopseq = 0;
@@ -542,6 +575,8 @@ int sim_recompute(struct sim_engine *e, double t)
 		ih_rebuild(e);
 		e->scan = false;
 	}
+	if (e->demand)
+		e->core_scale = demand_scale(e, p0); /* a full exact pass: collect_component */
 	if (!part && e->exact)
 		settle_scan(e, t, p0);
 	else

@@ -148,6 +148,8 @@ int sim_build_resources(struct sim_engine *e, struct fast_err *err)
 		} else if (ri < cb) {
 			ri_->kind = FAST_RES_CORE;
 			r->base = core_Bps(t);
+			e->demand = t->core_sharing == FAST_CORE_DEMAND;
+			e->core_res = ri;
 		} else if (ri < mb) {
 			ri_->kind = ri - cb < e->ng ? FAST_RES_COPY_EGRESS : FAST_RES_COPY_INGRESS;
 			ri_->gpu = ri_->peer = (ri - cb) % e->ng;

@@ -78,7 +78,10 @@
  * servers is bad input.
  *
  * Sharing: concurrent flows share every resource max-min fairly
- * (progressive filling).  Congestion (incast): a port's ingress carrying k
+ * (progressive filling), except a core whose topology says core_sharing
+ * demand (topo.h): it is left out of the filling, so each flow's rate is
+ * what it offers the core, and while the flows through it offer more than
+ * its capacity C each runs at its offer x C / (their offers together).  Congestion (incast): a port's ingress carrying k
  * concurrent flows runs at factor(k) = max(floor, 1 - slope*(k - thr)) of
  * its capacity when k > thr (struct fast_congestion of the topology).
  * Loss and timeouts (only when the topology sets rto_us): a scale-out flow
@@ -101,7 +104,8 @@
  * other flows leave), with a full exact pass whenever repairs have
  * re-filled as many flows as are active (amortised O(1) full passes per
  * "generation" of flows).  Rates stay feasible throughout; the result is
- * slightly pessimistic.  `fast bench sim` measures the error against the
+ * slightly pessimistic.  A demand-shared core runs exact whatever epsilon
+ * (its factor depends on every flow through it).  `fast bench sim` measures the error against the
  * exact mode (docs/benchmarks.md holds the measured figures).
  *
  * Bandwidth figures are nccl-tests' (fast_bw, include/fast/common.h, the same

@@ -137,11 +137,29 @@ struct fast_impl {
 #define FAST_IMPL_SCHEDS 6
 #define FAST_IMPL_SOURCE_MAX 1024
 
+/* How an oversubscribed core (core_oversub > 1) shares its capacity among
+ * the cross-server flows (sim.h, "Sharing"; docs/models.md):
+ *  - MAXMIN (the default, "maxmin"): max-min fair, like a switch: a flow
+ *    held below its fair share elsewhere (a slow NIC) keeps its whole rate;
+ *  - DEMAND ("demand"): in proportion to the rate each flow offers (its
+ *    max-min rate without the core), like a processor serving packets in
+ *    the order they arrive: while the core is saturated every flow through
+ *    it, a slow one too, is slowed by the same factor
+ *    (docs/testbed-degraded.md holds it against the emulated testbed). */
+enum fast_core_sharing {
+	FAST_CORE_MAXMIN = 0,
+	FAST_CORE_DEMAND = 1,
+};
+
 struct fast_topo {
 	char name[FAST_NAME_MAX]; /* preset name, or the file's "name" */
 	uint32_t servers;         /* N >= 1 */
 	uint32_t gpus;            /* G >= 1, GPUs (and NICs) per server */
 	enum fast_up_kind up_kind;
+	/* the scale-out core's sharing, no effect while core_oversub is 1
+	 * (here, in the padding before the tiers: the struct keeps its size,
+	 * which the sweep's case limit counts in) */
+	enum fast_core_sharing core_sharing;
 	struct fast_tier up;      /* scale-up tier */
 	struct fast_tier out;     /* scale-out tier, one NIC per GPU */
 	double core_oversub;      /* >= 1; 1 = non-blocking core */
@@ -307,6 +325,8 @@ int fast_topo_validate(const struct fast_topo *t, const struct fast_limits *lim,
  * fits): a pointer into t and its inclusive range, or NULL for an unknown
  * path. */
 double *fast_topo_field(struct fast_topo *t, const char *path, double *min, double *max);
+/* "maxmin" or "demand" (scale_out.core_sharing's JSON values). */
+const char *fast_core_sharing_name(enum fast_core_sharing s);
 /* Is the loss/timeout term on (rto_us and rto_count > 0)? */
 static inline bool fast_topo_rto_on(const struct fast_topo *t)
 {

@@ -12,6 +12,7 @@
  *   scale_out.nics_per_server = gpus_per_server (one NIC per GPU);
  *   scale_out.nic_overrides [] (every NIC at the nominal rate; topo_nics.c);
  *   scale_out.core_oversubscription 1 (non-blocking core);
+ *   scale_out.core_sharing "maxmin" (written and hashed only when "demand");
  *   congestion {incast_threshold 1, incast_slope 0, incast_floor 1}
  *   (no incast loss); congestion {rto_us 0 (no loss/timeout regime),
  *   rto_senders 1, rto_count 1}; source "".
@@ -354,6 +355,8 @@ static uint64_t hash_fabric(const struct fast_topo *t)
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
 		if (!fields[i].opt || fast_topo_rto_on(t))
 			h = fast_hash_double(h, field_of(t, &fields[i]));
+	if (t->core_sharing != FAST_CORE_MAXMIN) /* the default keeps its identity */
+		h = fast_hash_str(h, fast_core_sharing_name(t->core_sharing));
 	return topo_hash_nics(t, h);
 }
 
@@ -365,6 +368,11 @@ uint64_t fast_topo_hash(const struct fast_topo *t)
 uint64_t fast_topo_hash_of(const struct fast_topo *t, const char *algo)
 {
 	return topo_hash_impl_of(t, algo, hash_fabric(t));
+}
+
+const char *fast_core_sharing_name(enum fast_core_sharing s)
+{
+	return s == FAST_CORE_DEMAND ? "demand" : "maxmin";
 }
 
 double *fast_topo_field(struct fast_topo *t, const char *path, double *min, double *max)
@@ -472,7 +480,7 @@ static const char *const up_keys[] = {
 };
 static const char *const out_keys[] = {
 	"nics_per_server", "bw_GBps", "latency_us", "efficiency", "step_overhead_us",
-	"core_oversubscription", "nic_overrides", NULL,
+	"core_oversubscription", "core_sharing", "nic_overrides", NULL,
 };
 static const char *const cong_keys[] = {
 	"incast_threshold", "incast_slope", "incast_floor", "rto_us", "rto_senders",
@@ -556,6 +564,30 @@ static int load_scale_up(struct fast_jctx *c, const struct fast_jv *root, struct
 	return 0;
 }
 
+/* scale_out.core_sharing: "maxmin" (also when absent) or "demand". */
+static int load_core_sharing(struct fast_jctx *c, const struct fast_jv *o,
+			     enum fast_core_sharing *out)
+{
+	const struct fast_jv *v = fast_jv_get(o, "core_sharing");
+	const char *s;
+	size_t k;
+
+	*out = FAST_CORE_MAXMIN;
+	if (!v)
+		return 0;
+	k = fast_jctx_push_key(c, "core_sharing");
+	if (!(s = fast_jv_string(v)))
+		return fast_jctx_fail(c, FAST_EINPUT, "expected string, got %s",
+				      fast_jtype_name(fast_jv_type(v)));
+	if (strcmp(s, "demand") == 0)
+		*out = FAST_CORE_DEMAND;
+	else if (strcmp(s, "maxmin") != 0)
+		return fast_jctx_fail(c, FAST_EINPUT,
+				      "must be \"maxmin\" or \"demand\" (got \"%.40s\")", s);
+	fast_jctx_pop(c, k);
+	return 0;
+}
+
 static int load_scale_out(struct fast_jctx *c, const struct fast_jv *root, struct fast_topo *t)
 {
 	const struct fast_jv *o = fast_jv_get(root, "scale_out");
@@ -571,7 +603,8 @@ static int load_scale_out(struct fast_jctx *c, const struct fast_jv *root, struc
 	if ((rc = load_tier(c, o, &t->out)) < 0)
 		return rc;
 	t->core_oversub = 1.0;
-	if ((rc = get_num(c, o, "core_oversubscription", false, &t->core_oversub)) < 0)
+	if ((rc = get_num(c, o, "core_oversubscription", false, &t->core_oversub)) < 0 ||
+	    (rc = load_core_sharing(c, o, &t->core_sharing)) < 0)
 		return rc;
 	fast_jctx_pop(c, old);
 	return 0;
@@ -713,7 +746,10 @@ int fast_topo_write(const struct fast_topo *t, FILE *f, struct fast_err *err)
 	fprintf(f, "  },\n  \"scale_out\": {\n    \"nics_per_server\": %u,\n", t->nics);
 	topo_write_nics(t, f);
 	put_tier(f, &t->out, true);
-	put_field(f, "    ", "core_oversubscription", t->core_oversub, true);
+	put_field(f, "    ", "core_oversubscription", t->core_oversub,
+		  t->core_sharing == FAST_CORE_MAXMIN);
+	if (t->core_sharing != FAST_CORE_MAXMIN)
+		fprintf(f, "    \"core_sharing\": \"%s\"\n", fast_core_sharing_name(t->core_sharing));
 	fputs("  },\n  \"congestion\": {\n", f);
 	put_field(f, "    ", "incast_threshold", t->congestion.incast_threshold, false);
 	put_field(f, "    ", "incast_slope", t->congestion.incast_slope, false);

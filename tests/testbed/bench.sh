@@ -16,7 +16,8 @@
 # ITERS timed iterations each (default 9; ALGOS: a subset, and
 # fast-unaware: FAST compiled for `up`'s topo-healthy.json, the fabric
 # without its --nic overrides (UP: more `up` options), replayed from a
-# plan file), interleaved over ROUNDS mpirun
+# plan file; fast-grouped: FAST compiled with --stages grouped, replayed
+# the same way: fast run compiles with the defaults), interleaved over ROUNDS mpirun
 # jobs (default 3) so that machine-load drift hits every algorithm alike.
 # Every iteration is one matrix of a traffic file holding the same matrix
 # ITERS / ROUNDS times (-n 1 -w 1 each: every row is one timed iteration
@@ -84,6 +85,10 @@ EOF
 			for f in rep one; do
 				"$FAST" plan --topo "$OUT/topo-healthy.json" --traffic "$WORK/$f.json" --algo fast \
 					-o "$WORK/unaware-$f.json" >/dev/null || exit 1
+				case " $ALGOS " in *" fast-grouped "*)
+					"$FAST" plan --topo "$TOPO" --traffic "$WORK/$f.json" --algo fast --stages grouped \
+						-o "$WORK/grouped-$f.json" >/dev/null || exit 1 ;;
+				esac
 			done
 			: >"$WORK/samples"
 			for ((r = 0; r < ROUNDS; r++)); do
@@ -91,6 +96,7 @@ EOF
 				for algo in $ALGOS; do
 					how=(--algo "$algo")
 					[ "$algo" = fast-unaware ] && how=(--plan "$WORK/unaware-rep.json")
+					[ "$algo" = fast-grouped ] && how=(--plan "$WORK/grouped-rep.json")
 					"$TB" mpirun -np 16 "$FAST" run --topo "$TOPO" --traffic "$OUT/cells/$rate-$size-$pat.json" "${how[@]}" \
 						-n 1 -w 1 -c 1 --json >"$WORK/run.json" 2>"$WORK/run.err" ||
 						{ echo "bench: $rate $size $pat $algo failed: $(tail -3 "$WORK/run.err")" >&2; exit 1; }
@@ -105,6 +111,7 @@ EOF
 			for algo in $ALGOS; do
 				sim="" how=(--algo "$algo")
 				[ "$algo" = fast-unaware ] && how=(--plan "$WORK/unaware-one.json")
+				[ "$algo" = fast-grouped ] && how=(--plan "$WORK/grouped-one.json")
 				[ $algo != mpi ] && sim=$("$FAST" sim --topo "$TOPO" --traffic "$WORK/one.json" "${how[@]}" --json |
 					python3 -c 'import json,sys; print(json.load(sys.stdin)["plans"][0]["time_s"] * 1e3)')
 				python3 - "$WORK/samples" "$algo" "$rate" "$size" "$pat" "${sim:-nan}" >>"$OUT/cells.tsv" <<'EOF'

@@ -93,6 +93,10 @@ refuse "up with a bad rate" 2 "--rate: expected" "$TB" up --servers 2 --gpus 2 -
 refuse "up with a bad delay" 2 "--delay: expected" \
 	"$TB" up --servers 2 --gpus 2 --rate 100mbit --delay 1ms --no-calibrate
 refuse "mpirun with no testbed up" 1 "no testbed up" "$TB" mpirun -np 4 true
+refuse "up with a core sharing it does not know" 2 "FAST_TESTBED_CORE_SHARING: expected demand or maxmin" \
+	env FAST_TESTBED_CORE_SHARING=fair "$TB" up --servers 2 --gpus 2 --rate 100mbit --no-calibrate
+refuse "up with a fit size that is no size" 2 "FAST_TESTBED_FIT_MEAN: expected bytes" \
+	env FAST_TESTBED_FIT_MEAN=big "$TB" up --servers 2 --gpus 2 --rate 100mbit --no-calibrate
 refuse "up with a NIC it does not have" 2 "no NIC 4 on server 1" \
 	"$TB" up --servers 2 --gpus 4 --rate 100mbit --nic 1:4=0.5 --no-calibrate
 

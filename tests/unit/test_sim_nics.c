@@ -195,6 +195,73 @@ static void test_sim_nics__core_from_nic_rates(void)
 	fast_plan_free(&p);
 }
 
+/* core_sharing demand (topo.h): 2 x 2 GPUs, NIC 1 of server 1 at 25%,
+ * GPU 0 -> 2 (healthy NICs, offers 10 GB/s) and GPU 1 -> 3 (into the
+ * slow NIC, offers 2.5), 10 MB each, core (1 + 1 + 1 + 0.25) x 10 / 3.25
+ * = 10 GB/s.  Max-min: the slow flow is below its fair share (5) and keeps
+ * 2.5, so it ends at 10 MB / 2.5 GB/s = 4 ms.  Demand: 12.5 GB/s offered,
+ * each flow at 10 / 12.5 = 0.8 of its offer, 8 and 2 GB/s; the healthy one
+ * ends at 1.25 ms, the slow one has 10 - 2 x 1.25 = 7.5 MB left, alone
+ * at 2.5 GB/s (2.5 < 10: the core no longer binds): 3 ms more, 4.25 ms.
+ * Equal offers (both NICs healthy, the same core) share alike: 2 ms each
+ * either way; and without oversubscription demand is max-min. */
+static void test_sim_nics__core_shared_by_demand(void)
+{
+	struct fast_topo t = topo_nics(2, 2, 2);
+	uint32_t from[] = { 0, 1 }, to[] = { 2, 3 };
+	uint64_t bytes[] = { 10 * MB, 10 * MB };
+
+	t.core_oversub = 3.25;
+	unit_set_nic(&t, 1, 1, 0.25);
+	NEAR(time_of(&t, 2, from, to, bytes), OUT_O + OUT_A + 4e-3);
+	t.core_sharing = FAST_CORE_DEMAND;
+	NEAR(time_of(&t, 2, from, to, bytes), OUT_O + OUT_A + 1.25e-3 + 3e-3);
+
+	unit_set_nic(&t, 1, 1, 1.0);
+	t.core_oversub = 4.0; /* 40 / 4 = 10 GB/s, 5 each */
+	NEAR(time_of(&t, 2, from, to, bytes), OUT_O + OUT_A + 2e-3);
+	t.core_sharing = FAST_CORE_MAXMIN;
+	NEAR(time_of(&t, 2, from, to, bytes), OUT_O + OUT_A + 2e-3);
+
+	t.core_oversub = 1.0;
+	unit_set_nic(&t, 1, 1, 0.25);
+	t.core_sharing = FAST_CORE_DEMAND;
+	NEAR(time_of(&t, 2, from, to, bytes), OUT_O + OUT_A + 4e-3);
+}
+
+/* Demand sharing touches only flows through the core: a server-local
+ * scale-up flow beside the two above runs at its port's 100 GB/s (10 MB:
+ * 0.1 ms after the scale-up tier's 1 us alpha and 3 us overhead) in a step
+ * of its own, and the scale-out step ends as without it.  The scalable
+ * mode (epsilon > 0) runs a demand-shared core exactly, as sim.h says. */
+static void test_sim_nics__demand_leaves_other_flows(void)
+{
+	struct fast_topo t = topo_nics(2, 2, 2);
+	struct fast_plan p;
+	struct fast_sim_result r;
+	struct fast_sim_opts o;
+	uint32_t from[] = { 0, 1 }, to[] = { 2, 3 };
+	uint64_t bytes[] = { 10 * MB, 10 * MB };
+
+	t.core_oversub = 3.25;
+	unit_set_nic(&t, 1, 1, 0.25);
+	t.core_sharing = FAST_CORE_DEMAND;
+	one_step(&p, &t, 2, from, to, bytes);
+	CU_ASSERT_FATAL(fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, NULL) >= 0);
+	CU_ASSERT_FATAL(fast_plan_add_xfer(&p, 2, 3, NULL) == 0);
+	CU_ASSERT_FATAL(fast_plan_add_piece(&p, 2, 3, 0, 10 * MB, NULL) == 0);
+	run_ok(&t, &p, NULL, &r);
+	NEAR(r.steps[0].end_s, OUT_O + OUT_A + 1.25e-3 + 3e-3);
+	NEAR(r.steps[1].end_s, 3e-6 + 1e-6 + 10e6 / 100e9);
+	fast_sim_result_free(&r);
+	fast_sim_opts_default(&o);
+	o.epsilon = 0.05;
+	run_ok(&t, &p, &o, &r);
+	NEAR(r.steps[0].end_s, OUT_O + OUT_A + 1.25e-3 + 3e-3);
+	fast_sim_result_free(&r);
+	fast_plan_free(&p);
+}
+
 /* sim_run's message for a plan over down NICs, or "" when it runs. */
 static const char *down_msg(const struct fast_topo *t, uint32_t n, const uint32_t *from,
 			    const uint32_t *to, const uint64_t *bytes, struct fast_err *err)
@@ -320,6 +387,8 @@ UNIT_MAIN("sim_nics",
 	  UNIT_TEST(test_sim_nics__two_nics_per_gpu),
 	  UNIT_TEST(test_sim_nics__incast_per_shared_ingress),
 	  UNIT_TEST(test_sim_nics__core_from_nic_rates),
+	  UNIT_TEST(test_sim_nics__core_shared_by_demand),
+	  UNIT_TEST(test_sim_nics__demand_leaves_other_flows),
 	  UNIT_TEST(test_sim_nics__down_nic_refused),
 	  UNIT_TEST(test_sim_nics__ideal_unchanged),
 	  UNIT_TEST(test_sim_nics__timeline_rows_per_port))

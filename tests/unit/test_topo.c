@@ -397,6 +397,44 @@ static void test_topo__load_reads_files(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot open"));
 }
 
+/* scale_out.core_sharing: "maxmin" by default, neither written nor hashed
+ * then (every existing topology keeps its bytes and identity); "demand"
+ * round-trips, is written and changes the hash; anything else is bad
+ * input naming the path. */
+static void test_topo__core_sharing_default_maxmin(void)
+{
+	struct fast_topo a, b;
+	struct fast_err err = { 0 };
+	char *s1, *s2;
+
+	CU_ASSERT_EQUAL_FATAL(parse(MINIMAL("", "", ", \"core_oversubscription\": 2"), &a, &err), 0);
+	CU_ASSERT_EQUAL(a.core_sharing, FAST_CORE_MAXMIN);
+	CU_ASSERT_EQUAL_FATAL(parse(MINIMAL("", "", ", \"core_oversubscription\": 2,"
+					     " \"core_sharing\": \"maxmin\""), &b, &err), 0);
+	CU_ASSERT_EQUAL(fast_topo_hash(&a), fast_topo_hash(&b));
+	s1 = write_str(&a);
+	CU_ASSERT_PTR_NULL(strstr(s1, "core_sharing"));
+	free(s1);
+
+	CU_ASSERT_EQUAL_FATAL(parse(MINIMAL("", "", ", \"core_oversubscription\": 2,"
+					     " \"core_sharing\": \"demand\""), &b, &err), 0);
+	CU_ASSERT_EQUAL(b.core_sharing, FAST_CORE_DEMAND);
+	CU_ASSERT_NOT_EQUAL(fast_topo_hash(&a), fast_topo_hash(&b));
+	s1 = write_str(&b);
+	CU_ASSERT_PTR_NOT_NULL(strstr(s1, "\"core_oversubscription\": 2,\n    \"core_sharing\": \"demand\"\n  }"));
+	CU_ASSERT_EQUAL_FATAL(parse(s1, &a, &err), 0);
+	CU_ASSERT_EQUAL(a.core_sharing, FAST_CORE_DEMAND);
+	s2 = write_str(&a);
+	CU_ASSERT_STRING_EQUAL(s1, s2);
+	free(s1);
+	free(s2);
+
+	expect_error(MINIMAL("", "", ", \"core_sharing\": \"fair\""), FAST_EINPUT,
+		     "t.json: /scale_out/core_sharing: must be \"maxmin\" or \"demand\" (got \"fair\")");
+	expect_error(MINIMAL("", "", ", \"core_sharing\": 1"), FAST_EINPUT,
+		     "t.json: /scale_out/core_sharing: expected string, got number");
+}
+
 UNIT_MAIN("topo",
 	  UNIT_TEST(test_topo__presets_load_with_published_numbers),
 	  UNIT_TEST(test_topo__preset_scaling_and_limit),
@@ -405,5 +443,6 @@ UNIT_MAIN("topo",
 	  UNIT_TEST(test_topo__validate_names_the_field),
 	  UNIT_TEST(test_topo__writer_round_trips_every_field),
 	  UNIT_TEST(test_topo__rto_term_off_by_default),
+	  UNIT_TEST(test_topo__core_sharing_default_maxmin),
 	  UNIT_TEST(test_topo__write_error_is_eio),
 	  UNIT_TEST(test_topo__load_reads_files))
