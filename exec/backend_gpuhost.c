@@ -358,8 +358,10 @@ static int gpu_copy(struct fast_bctx *b, void *dst, const void *src, uint64_t n,
 
 /* --- waves -------------------------------------------------------------------------- */
 
-static int gpu_wave_begin(struct fast_bctx *b, struct fast_err *err)
+/* One wave at a time (in_flight 1): slot is always 0, what always ALL. */
+static int gpu_wave_begin(struct fast_bctx *b, uint32_t slot, struct fast_err *err)
 {
+	(void)slot;
 	b->hbounce.used = 0;
 	b->dbounce.used = 0;
 	b->nout_desc = b->nin = b->nssend = b->nsrecv = 0;
@@ -495,10 +497,12 @@ static int gpu_recv_out(struct fast_bctx *b, int peer, void *buf, uint64_t n, st
 	return fast_gpu_nccl_recv(ccl_comm(b), peer, buf, n, b->stream, err);
 }
 
-static int gpu_wave_end(struct fast_bctx *b, struct fast_err *err)
+static int gpu_wave_end(struct fast_bctx *b, uint32_t slot, int what, struct fast_err *err)
 {
 	int rc;
 
+	(void)slot;
+	(void)what;
 	/* 1. NCCL work of the wave is queued on the stream */
 	if (b->ccl_group_open) {
 		b->ccl_group_open = false;
@@ -583,6 +587,7 @@ static int gpu_set_stream(struct fast_bctx *b, void *stream, void *ccl, struct f
 #define GPU_BACKEND(sym, nm)                 \
 	const struct fast_backend sym = {    \
 		.name = nm,                  \
+		.in_flight = 1,              \
 		.init = gpu_init,            \
 		.fini = gpu_fini,            \
 		.alloc = gpu_alloc,          \

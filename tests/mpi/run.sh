@@ -319,6 +319,7 @@ mpmd "-n" 2 "ranks disagree on -n: rank 0 has 2, rank 4 has 5" -n 5
 mpmd "-w" 2 "ranks disagree on -w: rank 0 has 1, rank 4 has 3" -w 3
 mpmd "-b/-e" 2 "ranks disagree on -b: rank 0 has 0, rank 4 has 1024" -b 1K -e 4K
 mpmd "--max-staging" 2 "ranks disagree on --max-staging: rank 0 has 0, rank 4 has 4096" --max-staging 4K
+mpmd "--in-flight" 2 "ranks disagree on --in-flight: rank 0 has 0, rank 4 has 1" --in-flight 1
 mpmd "--algo" 2 "ranks disagree on --algo: rank 0 has 'fast', rank 4 has 'pxn'" --algo pxn
 # ranks 4-7 read a file whose row 0 differs (their counts would disagree)
 mpmd "--traffic contents" 3 "ranks disagree on --traffic: rank 4 loaded other contents than rank 0" \
@@ -358,6 +359,16 @@ run "rank count that does not fit the topology" 3 \
 run "--max-staging splits into passes" 0 \
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --algo fast --max-staging 4K --json $QUICK &&
 	{ grep -q '"passes": [2-9]' "$TMP/out" || bad "--max-staging: no extra passes"; }
+# waves in flight (exec/README.md): two by default on the host backend, one
+# when asked; both deliver every byte, with the staging cap too
+for k in 1 2; do
+	run "--in-flight $k: every byte, said in the header" 0 \
+		$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --algo fast --in-flight $k $QUICK &&
+		{ grep -q "check 1, $k waves\? in flight" "$TMP/out" || bad "--in-flight $k: header"; }
+done
+run "--in-flight default is 2 on the host backend, with --max-staging" 0 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --algo hier --max-staging 4K --json $QUICK &&
+	{ grep -q '"in_flight": 2' "$TMP/out" || bad "--in-flight default: not 2 in the JSON"; }
 run "-b/-e/-f sweep" 0 \
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 2 --algo fast -b 1K -e 16K -f 4 $QUICK &&
 	{ [ "$(grep -c '^ *2 hot-receiver' "$TMP/out")" = 3 ] || bad "sweep: expected 3 rows"; }
