@@ -62,8 +62,8 @@ run() {
 # k M + M - 1 are algorithm k's (M: MIX's matrices), replayed in one launch
 # against MIX's matrices once per algorithm: a row with 0 wrong bytes each.
 # An algorithm may carry one option as --algos lists spell it
-# (fast:stages=grouped: `--algo fast --stages grouped`, into ir_fast_stages_grouped.json)
-IR_ALGOS="fast fast:stages=grouped fanout nccl pxn spreadout hier"
+# (fast:stages=exact: `--algo fast --stages exact`, into ir_fast_stages_exact.json)
+IR_ALGOS="fast fast:stages=exact fanout nccl pxn spreadout hier"
 replay_all() {
 	local np=$1 topo=$2 mix=$3 algos=${5:-$IR_ALGOS} files="" algo rows opt file
 	local name="$4: $algos from one plan file"
@@ -110,16 +110,17 @@ for cfg in "8 2 4" "16 4 4"; do
 			$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$MIX" --algo $algo $QUICK
 	done
 	replay_all "$NG" "$TOPO" "$MIX" "np $NG replayed"
-	# on 4 x 4 FAST with --stages grouped sends these small matrices in one
-	# rail step of the three shifts (plan version 4, compile_fast_group.c):
-	# the run above replayed grouped steps; the default plan has none
+	# on 4 x 4 FAST sends these small matrices in rail steps of several
+	# shifts (plan version 4, compile_fast_group.c), the redistribution
+	# waiting on each pipelined: the run above replayed them; --stages
+	# exact keeps one permutation a step
 	if [ "$NG" = 16 ]; then
-		if grep -q '"perms"' "$TMP/ir_fast.json"; then
-			bad "np 16: FAST's default plan has rail steps of several permutations"
-		elif grep -q '"perms"' "$TMP/ir_fast_stages_grouped.json"; then
+		if grep -q '"perms"' "$TMP/ir_fast_stages_exact.json"; then
+			bad "np 16: FAST's exact plan has rail steps of several permutations"
+		elif grep -q '"perms"' "$TMP/ir_fast.json" && grep -q '"pipelined"' "$TMP/ir_fast.json"; then
 			ok "np 16: FAST's replayed plan has rail steps of several permutations"
 		else
-			bad "np 16: FAST's replayed plan has no rail step of several permutations"
+			bad "np 16: FAST's replayed plan has no pipelined rail step of several permutations"
 		fi
 	fi
 	# a real MoE trace: bundled, imported from the data set, or generated
