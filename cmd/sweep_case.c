@@ -335,7 +335,7 @@ void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const struc
 	const uint64_t *D = M->bytes;
 
 	h = fast_hash_str(h, "fast results ident 2");
-	h = fast_hash_u64(h, fast_topo_hash(t));
+	h = fast_hash_u64(h, fast_topo_hash_of(t, r->algo));
 	for (uint64_t i = 0; i < ng * ng; i++)
 		h = fast_hash_u64(h, D[i]);
 	h = fast_hash_u64(h, r->matrix);

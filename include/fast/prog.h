@@ -78,7 +78,7 @@ struct fast_pcopy {
 	uint32_t op; /* FAST_POP_* */
 };
 
-/* Verification patterns of token traffic (fast run, tests/unit/test_exec.c).
+/* Verification patterns of token traffic (fast run, tests/unit/test_exec_tokens.c).
  * A dispatch row carries its token's identity: byte k of token t of group
  * g is a function of (g, t, k), never 0xff (what a receive buffer is
  * filled with before a check).  Byte o of contribution i (the i-th GPU of

@@ -232,6 +232,12 @@ int fast_topo_set_nic(struct fast_topo *t, uint32_t s, uint32_t k, double f,
  * with the same hash simulate and plan alike; used to key plan caches, to
  * check that MPI ranks agree, and in result idents. */
 uint64_t fast_topo_hash(const struct fast_topo *t);
+/* What a result of schedule algo on t depends on: the fabric and algo's
+ * own implementation (none when it is neutral), so that another
+ * schedule's entry changing leaves the result's identity as it was; for a
+ * name that is not a schedule's ("auto" chooses among them all, NULL)
+ * every entry, as fast_topo_hash. */
+uint64_t fast_topo_hash_of(const struct fast_topo *t, const char *algo);
 
 /* Effective bandwidth in bytes per second: line rate x efficiency. */
 static inline double fast_tier_Bps(const struct fast_tier *tier)

@@ -38,7 +38,7 @@
 /*
  * The presets, in one table so that calibration (sim/) edits one place.
  *
- * Figures (docs/DESIGN.md "Reference figures for presets and calibration"):
+ * Figures (docs/figures.md):
  *  - FAST paper (Lei et al., arXiv 2505.09764) section 5 testbeds: 4 x 8
  *    H200 with NVLink 450 GB/s per GPU per direction and 400 Gb/s
  *    InfiniBand per GPU; 4 x 8 MI300X with an Infinity Fabric full mesh of
@@ -353,7 +353,8 @@ static const struct field {
 
 static double field_of(const struct fast_topo *t, const struct field *f);
 
-uint64_t fast_topo_hash(const struct fast_topo *t)
+/* The fabric alone: shape, kind, every field, the NICs. */
+static uint64_t hash_fabric(const struct fast_topo *t)
 {
 	uint64_t h = fast_hash_str(FAST_HASH_INIT, "fast topology 1");
 
@@ -363,7 +364,17 @@ uint64_t fast_topo_hash(const struct fast_topo *t)
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
 		if (!fields[i].opt || fast_topo_rto_on(t))
 			h = fast_hash_double(h, field_of(t, &fields[i]));
-	return topo_hash_impl(t, topo_hash_nics(t, h));
+	return topo_hash_nics(t, h);
+}
+
+uint64_t fast_topo_hash(const struct fast_topo *t)
+{
+	return topo_hash_impl(t, hash_fabric(t));
+}
+
+uint64_t fast_topo_hash_of(const struct fast_topo *t, const char *algo)
+{
+	return topo_hash_impl_of(t, algo, hash_fabric(t));
 }
 
 double *fast_topo_field(struct fast_topo *t, const char *path, double *min, double *max)

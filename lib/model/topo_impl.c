@@ -405,6 +405,17 @@ static uint64_t hash_entry(uint64_t h, const struct fast_impl *m)
 	return h;
 }
 
+uint64_t topo_hash_impl_of(const struct fast_topo *t, const char *algo, uint64_t h)
+{
+	size_t slot = slot_of(algo);
+
+	if (!slot)
+		return topo_hash_impl(t, h);
+	if (fast_impl_is_neutral(&t->impl[slot]))
+		return h;
+	return hash_entry(fast_hash_str(h, algo), &t->impl[slot]);
+}
+
 uint64_t topo_hash_impl(const struct fast_topo *t, uint64_t h)
 {
 	if (!fast_topo_impl_on(t))

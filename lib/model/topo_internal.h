@@ -29,6 +29,9 @@ int topo_load_impl(struct fast_jctx *c, const struct fast_jv *root, struct fast_
 int topo_validate_impl(const struct fast_topo *t, struct fast_err *err);
 /* The implementations' part of the identity: nothing when all neutral. */
 uint64_t topo_hash_impl(const struct fast_topo *t, uint64_t h);
+/* Schedule algo's entry only (nothing when neutral); every entry for a
+ * name that is not a schedule's. */
+uint64_t topo_hash_impl_of(const struct fast_topo *t, const char *algo, uint64_t h);
 /* "implementation": {...}, (indented for the root), when any is on. */
 void topo_write_impl(const struct fast_topo *t, FILE *f);
 /* fast_topo_field for "/implementation/<entry>/<number>" paths. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Calibrate the simulator's incast model and per-step overheads per preset
-on part of the FAST paper's published outcomes (docs/DESIGN.md,
+on part of the FAST paper's published outcomes (docs/figures.md,
 "Published outcomes"): fit on the Zipf 0.8 rows, validate on the
 uniform-random rows.
 

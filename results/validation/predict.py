@@ -4,13 +4,18 @@ measurement in measurements.json against `fast sim`'s prediction with the
 presets as shipped.
 
 usage: /usr/bin/python3 results/validation/predict.py [--fast BIN] [--only ID]
-           [--set TIER/FIELD=VALUE] [--sim-args ARGS] [--table FILE] [--csv FILE]
-           [--commands FILE] [--keep DIR]
+           [--set PATH=VALUE] [--without PROFILE] [--sim-args ARGS]
+           [--table FILE] [--csv FILE] [--commands FILE] [--keep DIR] [--docs]
 
-For each measurement whose `use` is not "excluded" it
+measurements.json is {"profiles": {...}, "measurements": [...]}
+(README.md): a profile describes hardware or an implementation that no
+preset has, each of its values with where it comes from (a source, an
+estimate and why, or the calibration row it was computed from).  For each
+measurement whose `use` is not "excluded" it
   1. writes the topology: `fast topo show --preset P --servers N --gpus G`
-     with the measurement's `model.override` fields replaced (a rate the
-     preset does not have, e.g. H800's NVLink; README.md says which);
+     with the fields of the measurement's `model.profiles` set
+     (TIER/FIELD, or implementation/SCHEDULE/MEMBER[/FIELD]: the engine,
+     chunks in flight, cost per call of that row's library on that GPU);
   2. writes the traffic: nccl-tests' alltoall of `size.bytes` per GPU
      (`fast gen --pattern uniform`, S/n to every other rank), or the token
      groups of DeepEP's test routing (`tokens`: every rank draws
@@ -24,17 +29,21 @@ For each measurement whose `use` is not "excluded" it
        nvl        GPU 0's received tokens (its own included) * bytes / t
        rdma       GPU 0's (token, destination server) pairs, its own server
                   included, * bytes / t   (DeepEP's "algo" RDMA figure)
-  4. reports error = predicted / measured - 1, and the value and error the
-     LP lower bound's time would give (`fast sim` reports it): what a
-     schedule with no step overheads, latencies or chunk dependencies on
-     the same fabric would reach.
+  4. reports error = predicted / measured - 1, the value the LP lower
+     bound's time would give (`fast sim` reports it: what a schedule with
+     no step overheads, latencies or chunk dependencies on the same fabric
+     would reach), the profiles, and for a row outside +-15% its "miss":
+     the mechanism the model lacks (a section of docs/validation.md) and
+     its number; a miss without one is listed as UNEXPLAINED.
 Every `fast` command it runs is written to --commands (default
 results/validation/commands.txt) so each number can be reproduced.  The
 table, the CSV and the commands are written only for the whole set as
-shipped; with --only, --set (a topology field over every selected
-measurement's, e.g. scale_up/bw_GBps=158.7) or --sim-args (more `fast sim`
-options, e.g. "--chunk 4M") the table goes to stdout alone: what-if runs
-that test a mechanism.
+shipped; with --only, --set (a field over every selected measurement's
+profiles, e.g. scale_up/bw_GBps=158.7 or implementation/hier/in_flight=1),
+--without (a profile left out) or --sim-args (more `fast sim` options,
+e.g. "--chunk 4M") the table goes to stdout alone: what-if runs that test
+a mechanism.  --docs prints docs/validation.md's tables from the CSV
+without simulating.
 
 Exit: 0 ok, 2 usage, 3 bad measurements.json (the JSON path and what is
 wrong), 4 a `fast` command failed.
@@ -46,13 +55,18 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 CLASSES = ("nvidia-scaleup", "nvidia-scaleout", "amd-scaleup", "amd-scaleout")
 USES = ("calibrate", "validate", "excluded")
 CONVERTS = ("busbw", "nvl", "rdma")
+TIERS = ("scale_up", "scale_out", "congestion")
+SCHEDS = ("default", "fast", "fanout", "nccl", "pxn", "spreadout", "hier")
+ORIGINS = ("source", "estimate", "calibrated_on")
+WITHIN = 0.15  # the band of issue 29: a row within +-15% needs no mechanism
 
 
 COMMANDS_HEAD = """\
 # Every fast command results/validation/predict.py ran for table.md, in order,
 # from the repository root.  $WORK is its folder of topology and traffic files
 # (a temporary one; `predict.py --keep DIR` keeps them in DIR).  The token
-# traffic files are written by predict.py itself (DeepEP's test routing).
+# traffic files are written by predict.py itself (DeepEP's test routing); a
+# "that preset with" line lists the fields a row's profiles set in its topology.
 """
 
 
@@ -71,21 +85,89 @@ def need(obj, key, kind, path):
     return v
 
 
-def check(ms, name):
+ENGINE = {"kind": ("link", "sm", "ce"), "sms": None, "GBps_per_sm": None, "GBps": None}
+
+
+def check_value(path, v, where):
+    """A profile's value at PATH: TIER/FIELD (a number) or
+    implementation/SCHEDULE/MEMBER, MEMBER sync ("step" or "rank"), a number,
+    or up_engine/FIELD (kind link, sm or ce, or a number)."""
+    parts = path.split("/")
+    word = None
+    if parts[0] == "implementation":
+        if len(parts) not in (3, 4) or parts[1] not in SCHEDS or \
+                (len(parts) == 4) != (parts[2] == "up_engine"):
+            raise BadInput(f"{where}: want implementation/SCHEDULE/MEMBER or "
+                           f"implementation/SCHEDULE/up_engine/FIELD, SCHEDULE one of {', '.join(SCHEDS)}")
+        if parts[2] == "sync":
+            word = ("step", "rank")
+        elif len(parts) == 4:
+            if parts[3] not in ENGINE:
+                raise BadInput(f"{where}: up_engine has {', '.join(ENGINE)}")
+            word = ENGINE[parts[3]]
+    elif len(parts) != 2 or parts[0] not in TIERS:
+        raise BadInput(f"{where}: want TIER/FIELD (TIER one of {', '.join(TIERS)}) "
+                       "or implementation/SCHEDULE/MEMBER")
+    if word:
+        if v not in word:
+            raise BadInput(f"{where}/value: must be one of {', '.join(word)} (got {json.dumps(v)[:40]})")
+    elif isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+        raise BadInput(f"{where}/value: must be a number >= 0 (got {json.dumps(v)[:40]})")
+
+
+def check_profiles(profiles, uses, name):
+    """Every profile: what it describes, and each value with where it comes
+    from: a source, an estimate (why), or the calibration row it was
+    computed from (which must be a row of use "calibrate")."""
+    if not isinstance(profiles, dict):
+        raise BadInput(f"{name}: /profiles: must be an object")
+    for pname, prof in profiles.items():
+        p = f"{name}: /profiles/{pname}"
+        need(prof, "what", str, p)
+        sets = need(prof, "set", dict, p)
+        if not sets:
+            raise BadInput(f"{p}/set: must not be empty")
+        for path, e in sets.items():
+            q = f"{p}/set/{path}"
+            if not isinstance(e, dict) or "value" not in e:
+                raise BadInput(f"{q}: must be an object with a value")
+            check_value(path, e["value"], q)
+            origin = [k for k in ORIGINS if k in e]
+            if len(origin) != 1:
+                raise BadInput(f"{q}: needs exactly one of {', '.join(ORIGINS)}")
+            if origin[0] == "calibrated_on":
+                c = need(e, "calibrated_on", dict, q)
+                rid = need(c, "id", str, q + "/calibrated_on")
+                need(c, "how", str, q + "/calibrated_on")
+                if uses.get(rid) != "calibrate":
+                    raise BadInput(f"{q}/calibrated_on/id: '{rid}' is not a measurement of use calibrate")
+            else:
+                need(e, origin[0], str, q)
+
+
+def check(doc, name):
     """Validate the fields predict.py uses; raise BadInput naming the path."""
-    if not isinstance(ms, list) or not ms:
-        raise BadInput(f"{name}: must be a non-empty list of measurements")
-    seen = set()
+    if not isinstance(doc, dict) or not isinstance(doc.get("measurements"), list) \
+            or not doc["measurements"]:
+        raise BadInput(f"{name}: must be an object with a non-empty list /measurements")
+    ms, seen, uses = doc["measurements"], set(), {}
     for i, m in enumerate(ms):
-        p = f"{name}: /{i}"
+        p = f"{name}: /measurements/{i}"
         mid = need(m, "id", str, p)
         if mid in seen:
             raise BadInput(f"{p}/id: duplicate id '{mid}'")
         seen.add(mid)
+        uses[mid] = m.get("use")
+    profiles = doc.get("profiles", {})
+    check_profiles(profiles, uses, name)
+    for i, m in enumerate(ms):
+        p = f"{name}: /measurements/{i}"
         if need(m, "class", str, p) not in CLASSES:
             raise BadInput(f"{p}/class: must be one of {', '.join(CLASSES)}")
         if need(m, "use", str, p) not in USES:
             raise BadInput(f"{p}/use: must be one of {', '.join(USES)}")
+        if m["use"] == "calibrate":
+            need(m, "calibrates", str, p)
         for k in ("source", "hardware", "size", "measured"):
             need(m, k, dict, p)
         need(m["source"], "url", str, p + "/source")
@@ -96,6 +178,10 @@ def check(ms, name):
         if m["use"] == "excluded":
             need(m, "excluded_because", str, p)
             continue
+        if "miss" in m:
+            miss = need(m, "miss", dict, p)
+            need(miss, "mechanism", str, p + "/miss")
+            need(miss, "why", str, p + "/miss")
         mo = need(m, "model", dict, p)
         q = p + "/model"
         need(mo, "preset", str, q)
@@ -108,12 +194,19 @@ def check(ms, name):
             raise BadInput(f"{q}/also: must be a list of algorithm names")
         if need(mo, "convert", str, q) not in CONVERTS:
             raise BadInput(f"{q}/convert: must be one of {', '.join(CONVERTS)}")
-        ov = mo.get("override", {})
-        if not isinstance(ov, dict):
-            raise BadInput(f"{q}/override: must be an object")
-        for k, v in ov.items():
-            if k.count("/") != 1 or isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise BadInput(f"{q}/override/{k}: must be 'tier/field': number")
+        if "override" in mo:
+            raise BadInput(f"{q}/override: replaced by profiles (README.md)")
+        names = mo.get("profiles", [])
+        if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+            raise BadInput(f"{q}/profiles: must be a list of profile names")
+        paths = set()
+        for pn in names:
+            if pn not in profiles:
+                raise BadInput(f"{q}/profiles: no profile '{pn}'")
+            twice = paths & set(profiles[pn]["set"])
+            if twice:
+                raise BadInput(f"{q}/profiles: '{pn}' sets {sorted(twice)[0]} again")
+            paths |= set(profiles[pn]["set"])
         if mo["convert"] == "busbw":
             need(m["size"], "bytes", int, p + "/size")
         else:
@@ -146,25 +239,52 @@ class Fast:
         return r.stdout
 
 
-def topology(fast, mo, work, mid, extra):
-    """The preset with the measurement's override fields, then `extra`'s
+def put(topo, path, value, preset):
+    """Set one field of a topology: TIER/FIELD (which the preset must have)
+    or implementation/SCHEDULE/MEMBER[/FIELD] (the entry made when the
+    preset has none: a schedule's entry holds only what differs from the
+    default; an up_engine's fields join those the preset has)."""
+    parts = path.split("/")
+    if parts[0] == "implementation":
+        entry = topo.setdefault("implementation", {"default": {}}).setdefault(parts[1], {})
+        if len(parts) == 4:
+            entry.setdefault("up_engine", {})[parts[3]] = value
+        else:
+            entry[parts[2]] = value
+        return
+    tier, field = parts
+    if tier not in topo or field not in topo[tier]:
+        raise BadInput(f"{path}: no such field in the {preset} preset")
+    topo[tier][field] = value
+
+
+def topology(fast, mo, work, mid, profiles, extra):
+    """The preset with the measurement's profiles applied, then `extra`'s
     (--set): a topology file."""
     args = ["topo", "show", "--preset", mo["preset"], "--servers", str(mo["servers"]),
             "--gpus", str(mo["gpus"])]
     topo = json.loads(fast.run(args, f"{mid}: preset {mo['preset']}"))
-    fields = dict(mo.get("override", {}), **extra)
-    for key, value in sorted(fields.items()):
-        tier, field = key.split("/")
-        if tier not in topo or field not in topo[tier]:
-            raise BadInput(f"model/override/{key}: no such field in the {mo['preset']} preset")
-        topo[tier][field] = value
+    fields = {}
+    for pn in mo.get("profiles", []):
+        fields.update({k: e["value"] for k, e in profiles[pn]["set"].items()})
+    fields.update(extra)
+    for key, value in fields.items():
+        put(topo, key, value, mo["preset"])
     if fields:
+        names = mo.get("profiles", []) + (["--set"] if extra else [])
         topo["name"] = mo["preset"] + "-" + mid
-        topo["source"] = topo["source"] + "; validation override: " + ", ".join(
-            f"{k} = {v}" for k, v in sorted(fields.items()))
+        topo["source"] = (mo["preset"] + " preset with the profiles " + ", ".join(names)
+                          + " of results/validation/measurements.json")
+        if "implementation" in topo and any(k.startswith("implementation/") for k in fields):
+            topo["implementation"]["source"] = (
+                "the preset's, with the implementation fields of the profiles "
+                + ", ".join(names) + " (results/validation/measurements.json)")
     path = os.path.join(work, mid + ".topo.json")
     with open(path, "w") as f:
         json.dump(topo, f, indent=1)
+    if fields:
+        fast.log.append(f"# {mid}: that preset with " + ", ".join(
+            f"{k} = {json.dumps(v)}" for k, v in fields.items()) + f" -> $WORK/{mid}.topo.json")
     return path
 
 
@@ -245,8 +365,9 @@ def simulate(fast, topo, traffic, algo, matrix, mid, sim_args):
 def predict(fast, m, work, cache, algo, opts):
     """(predicted value in the measurement's unit, simulated seconds, what was
     counted, the value the LP bound's time would give)."""
-    mo, mid = m["model"], m["id"]
-    topo = topology(fast, mo, work, mid, opts.set)
+    mo, mid = dict(m["model"]), m["id"]
+    mo["profiles"] = [p for p in mo.get("profiles", []) if p not in opts.without]
+    topo = topology(fast, mo, work, mid, opts.profiles, opts.set)
     n = mo["servers"] * mo["gpus"]
     if mo["convert"] == "busbw":
         t, b = simulate(fast, topo, nccl_traffic(fast, topo, m, work, mid), algo, None, mid, opts.sim_args)
@@ -269,35 +390,48 @@ def main():
     ap.add_argument("--table", default=os.path.join(HERE, "table.md"))
     ap.add_argument("--csv", default=os.path.join(HERE, "predictions.csv"))
     ap.add_argument("--commands", default=os.path.join(HERE, "commands.txt"))
-    ap.add_argument("--set", action="append", default=[], metavar="TIER/FIELD=VALUE",
-                    help="a topology field for every selected measurement (repeatable)")
+    ap.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                    help="a topology field for every selected measurement, over its "
+                    "profiles: TIER/FIELD=NUMBER or implementation/SCHEDULE/MEMBER=JSON "
+                    "(repeatable)")
+    ap.add_argument("--without", action="append", default=[], metavar="PROFILE",
+                    help="simulate without this profile (repeatable)")
     ap.add_argument("--sim-args", default="", help="more fast sim options, e.g. '--chunk 4M'")
     ap.add_argument("--keep", help="keep the topology and traffic files in this folder")
+    ap.add_argument("--docs", action="store_true",
+                    help="print docs/validation.md's tables from --csv and the measurements "
+                    "(no simulation)")
     a = ap.parse_args()
     sets = {}
     for kv in a.set:
         key, eq, value = kv.partition("=")
         try:
-            sets[key] = float(value)
-        except ValueError:
-            eq = ""
-        if not eq or key.count("/") != 1:
-            ap.error(f"--set {kv}: want TIER/FIELD=NUMBER, e.g. scale_up/bw_GBps=158.7")
+            sets[key] = json.loads(value)
+            check_value(key, sets[key], "--set " + key)
+        except (ValueError, BadInput) as e:
+            ap.error(f"--set {kv}: want TIER/FIELD=NUMBER or implementation/SCHEDULE/MEMBER=JSON, "
+                     f"e.g. scale_up/bw_GBps=158.7 ({e})")
     a.set, a.sim_args = sets, shlex.split(a.sim_args)
     if not os.access(a.fast, os.X_OK):
         ap.error(f"{a.fast}: not an executable (build with make -s -j2 all)")
     try:
         with open(a.measurements) as f:
-            ms = json.load(f)
+            doc = json.load(f)
         shown = os.path.relpath(a.measurements, ROOT)
-        check(ms, a.measurements if shown.startswith("..") else shown)
+        check(doc, a.measurements if shown.startswith("..") else shown)
     except (OSError, ValueError, BadInput) as e:
         print(f"predict.py: {e}", file=sys.stderr)
         return 3
+    ms, a.profiles = doc["measurements"], doc.get("profiles", {})
+    if a.docs:
+        return docs_tables(ms, a.csv)
     known = {m["id"] for m in ms}
     for o in a.only:
         if o not in known:
             ap.error(f"--only {o}: no such measurement id")
+    for o in a.without:
+        if o not in a.profiles:
+            ap.error(f"--without {o}: no such profile")
     rows, log, cache = [], [], {}
     work = os.path.abspath(a.keep or tempfile.mkdtemp(prefix="fast-validation-"))
     os.makedirs(work, exist_ok=True)
@@ -323,31 +457,87 @@ def main():
     return 0
 
 
+def miss_text(m, err, short=False):
+    """A row outside the band names its mechanism (the row's "miss": a
+    section of docs/validation.md and why, with its number); one without
+    says so, and a row inside the band needs none."""
+    if abs(err) <= WITHIN:
+        return ""
+    if "miss" not in m:
+        return "UNEXPLAINED"
+    return m["miss"]["mechanism"] + ("" if short else ": " + m["miss"]["why"])
+
+
 def write_outputs(a, rows, log):
-    head = ("| id | class | use | measured | predicted | error | algo | at LP bound | other schedules |\n"
-            "|---|---|---|---:|---:|---:|---|---:|---|\n")
+    head = ("| id | class | use | measured | predicted | error | algo | at LP bound | "
+            "other schedules | profiles | a miss's mechanism |\n"
+            "|---|---|---|---:|---:|---:|---|---:|---|---|---|\n")
     lines, csv = [], ["id,class,use,unit,measured,algo,predicted,error,sim_time_s,counted,"
-                      "at_bound,at_bound_error,other"]
+                      "at_bound,at_bound_error,other,profiles"]
+    within = unexplained = 0
     for m, algos, res in rows:
         mo, meas = m["model"], m["measured"]
         v, t, counted, vb = res[mo["algo"]]
         eb = vb / meas["value"] - 1
         err = v / meas["value"] - 1
+        within += abs(err) <= WITHIN
+        why = miss_text(m, err)
+        unexplained += why == "UNEXPLAINED"
+        if abs(err) <= WITHIN and "miss" in m:
+            print(f"predict.py: {m['id']}: within the band, its 'miss' is stale", file=sys.stderr)
         other = "; ".join(f"{al} {res[al][0]:.1f} ({res[al][0] / meas['value'] - 1:+.1%})"
                           for al in algos[1:])
+        prof = ", ".join(p for p in mo.get("profiles", []) if p not in a.without)
         lines.append(f"| {m['id']} | {m['class']} | {m['use']} | {meas['value']:g} {meas['unit']} | "
-                     f"{v:.1f} | {err:+.1%} | {mo['algo']} | {vb:.1f} ({eb:+.1%}) | {other} |")
+                     f"{v:.1f} | {err:+.1%} | {mo['algo']} | {vb:.1f} ({eb:+.1%}) | {other} | "
+                     f"{prof} | {why} |")
         csv.append(f"{m['id']},{m['class']},{m['use']},{meas['unit']},{meas['value']},{mo['algo']},"
-                   f"{v:.3f},{err:.6f},{t:.9g},{counted},{vb:.3f},{eb:.6f},{other.replace(',', ' ')}")
+                   f"{v:.3f},{err:.6f},{t:.9g},{counted},{vb:.3f},{eb:.6f},{other.replace(',', ' ')},"
+                   f"{prof.replace(', ', ' ')}")
     text = head + "\n".join(lines) + "\n"
     sys.stdout.write(text)
-    if not (a.only or a.set or a.sim_args):
+    print(f"predict.py: {within} of {len(rows)} within +-{WITHIN:.0%}; {unexplained} misses "
+          "without a mechanism", file=sys.stderr)
+    if not (a.only or a.set or a.sim_args or a.without):
         for path, body in ((a.table, text), (a.csv, "\n".join(csv) + "\n"),
                            (a.commands, COMMANDS_HEAD + "\n".join(log) + "\n")):
             tmp = path + ".tmp"
             with open(tmp, "w") as f:
                 f.write(body)
             os.replace(tmp, path)
+
+
+HEADINGS = {"nvidia-scaleup": "NVIDIA, one NVLink domain", "nvidia-scaleout": "NVIDIA, across servers",
+            "amd-scaleup": "AMD, one server", "amd-scaleout": "AMD, across servers"}
+
+
+def docs_tables(ms, csv_path):
+    """docs/validation.md's tables, one per class: the rows of the CSV that
+    predict.py wrote, with each measurement's source, hardware and library."""
+    import csv
+    try:
+        with open(csv_path) as f:
+            rows = {r["id"]: r for r in csv.DictReader(f)}
+    except OSError as e:
+        print(f"predict.py: {e}", file=sys.stderr)
+        return 3
+    for cls in CLASSES:
+        print(f"### {HEADINGS[cls]}\n")
+        print("| measurement | GPUs | library | use | measured | predicted | error | at LP bound "
+              "| profiles | miss |\n|---|---|---|---|---:|---:|---:|---:|---|---|")
+        for m in ms:
+            r = rows.get(m["id"])
+            if m["class"] != cls or r is None:
+                continue
+            hw, meas = m["hardware"], m["measured"]
+            lib = m["library"].split(",")[0].split(" (")[0].replace(" normal kernels", "")
+            err = float(r["error"])
+            print(f"| [{m['id']}]({m['source']['url']}) | {hw['servers']} x {hw['gpus_per_server']} "
+                  f"{hw['gpu'].split(' (')[0].split(',')[0]} | {lib} | {m['use']} | {meas['value']:g} {meas['unit']} | "
+                  f"{float(r['predicted']):.1f} | {err:+.1%} | {float(r['at_bound']):.1f} | "
+                  f"{r['profiles'].replace(' ', ', ')} | {miss_text(m, err, short=True)} |")
+        print()
+    return 0
 
 
 if __name__ == "__main__":

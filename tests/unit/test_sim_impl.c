@@ -178,7 +178,7 @@ static void test_sim_impl__out_cap(void)
 	fast_plan_free(&p);
 }
 
-/* test_sim.c's reduction (1 x 4, combine group (0, {1, 2, 3}), L = 100 MB):
+/* test_sim_tokens.c's reduction (1 x 4, combine group (0, {1, 2, 3}), L = 100 MB):
  * the sum of 2 inputs at GPU 1 moves 3L over its reduction resource, at
  * the implementation's rate instead of the scale-up's. */
 static void test_sim_impl__reduction_at_its_rate(void)

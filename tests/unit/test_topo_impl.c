@@ -147,6 +147,38 @@ static void test_topo_impl__neutral_keeps_the_identity(void)
 	CU_ASSERT_NOT_EQUAL(fast_topo_hash(&c), fast_topo_hash(&a));
 }
 
+/* A result's identity follows its own schedule's entry only: hier's
+ * engine changing leaves fast's and nccl's as they were; auto (which
+ * chooses among them all) and the whole topology's hash move. */
+static void test_topo_impl__result_identity_is_per_schedule(void)
+{
+	struct fast_topo a, b;
+	struct fast_err err = { 0 };
+
+	CU_ASSERT_EQUAL_FATAL(fast_topo_preset("h200", 2, 8, NULL, &a, &err), 0);
+	b = a;
+	b.impl[6].engine_GBps *= 2; /* hier */
+	CU_ASSERT_STRING_EQUAL(fast_topo_impl_names()[5], "hier");
+	CU_ASSERT_NOT_EQUAL(fast_topo_hash(&a), fast_topo_hash(&b));
+	CU_ASSERT_EQUAL(fast_topo_hash_of(&a, "fast"), fast_topo_hash_of(&b, "fast"));
+	CU_ASSERT_EQUAL(fast_topo_hash_of(&a, "nccl"), fast_topo_hash_of(&b, "nccl"));
+	CU_ASSERT_NOT_EQUAL(fast_topo_hash_of(&a, "hier"), fast_topo_hash_of(&b, "hier"));
+	CU_ASSERT_NOT_EQUAL(fast_topo_hash_of(&a, "auto"), fast_topo_hash_of(&b, "auto"));
+	CU_ASSERT_EQUAL(fast_topo_hash_of(&a, "auto"), fast_topo_hash(&a));
+	/* a neutral entry hashes as the fabric alone; two schedules with equal
+	 * non-neutral entries still differ (the name is hashed) */
+	b = a;
+	fast_impl_neutral(&b.impl[1]); /* fast (the presets': two in flight) */
+	fast_impl_neutral(&b.impl[2]); /* fanout */
+	CU_ASSERT_EQUAL(fast_topo_hash_of(&b, "fanout"), fast_topo_hash_of(&b, "fast"));
+	CU_ASSERT_NOT_EQUAL(fast_topo_hash_of(&a, "fast"), fast_topo_hash_of(&b, "fast"));
+	CU_ASSERT_NOT_EQUAL(fast_topo_hash_of(&a, "nccl"), fast_topo_hash_of(&a, "pxn"));
+	/* the fabric still counts */
+	b = a;
+	b.out.latency_us += 1;
+	CU_ASSERT_NOT_EQUAL(fast_topo_hash_of(&a, "fast"), fast_topo_hash_of(&b, "fast"));
+}
+
 static void test_topo_impl__writer_round_trips(void)
 {
 	struct fast_topo a, b;
@@ -292,6 +324,7 @@ UNIT_MAIN("topo_impl",
 	  UNIT_TEST(test_topo_impl__names_are_the_compilers),
 	  UNIT_TEST(test_topo_impl__entries_merge_over_the_default),
 	  UNIT_TEST(test_topo_impl__neutral_keeps_the_identity),
+	  UNIT_TEST(test_topo_impl__result_identity_is_per_schedule),
 	  UNIT_TEST(test_topo_impl__writer_round_trips),
 	  UNIT_TEST(test_topo_impl__bad_members_named_by_path),
 	  UNIT_TEST(test_topo_impl__validate_names_the_entry),
