@@ -324,7 +324,8 @@ static inline void topo(struct fast_topo *t, uint32_t n, uint32_t g)
 }
 
 /* Kinds of matrices: random (some big pairs, so large fragments travel on
- * their own), zero rows and columns, a single hot receiver. */
+ * their own), zero rows and columns, a single hot receiver; 3: uniform
+ * (4096 bytes every pair, nothing to balance). */
 static inline void matrix(uint64_t *D, uint32_t ng, int kind, uint64_t seed)
 {
 	struct fast_rng rng;
@@ -339,6 +340,8 @@ static inline void matrix(uint64_t *D, uint32_t ng, int kind, uint64_t seed)
 				v = 0;
 			if (kind == 2)
 				v = d == 3 ? 50000 + v : v % 200;
+			if (kind == 3)
+				v = 4096;
 			D[(size_t)s * ng + d] = v;
 		}
 }

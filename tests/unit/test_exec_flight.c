@@ -27,14 +27,7 @@
 #include "fast/topo.h"
 #include "lib/workload/gen.h"
 #include "tests/mpi/mutate.h"
-
-static uint8_t pattern(uint32_t s, uint32_t d, uint64_t o)
-{
-	uint64_t x = (o + 1) * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)s * UINT64_C(0xBF58476D1CE4E5B9) ^
-		     ((uint64_t)d + 1) * UINT64_C(0x94D049BB133111EB);
-	x ^= x >> 29;
-	return (uint8_t)(x % 255);
-}
+#include "exec_fix.h" /* pattern(), topo(), matrix() */
 
 /* --- the interpreter ----------------------------------------------------- */
 
@@ -324,7 +317,7 @@ static bool step(struct world *W, uint32_t r, bool *oob)
 
 /* Run every rank's program: 0, or -1 deadlock, -2 length, -3 staging
  * overrun, -4 a buffer in flight touched, -5 a send changed in flight. */
-static long walk(struct world *W, uint64_t seed)
+static long walk_two(struct world *W, uint64_t seed)
 {
 	struct fast_rng rng;
 	uint32_t *order = malloc(W->ng * sizeof *order), done = 0;
@@ -453,9 +446,9 @@ static long wrong_bytes(struct world *W, const uint64_t *D, const struct fast_ma
 
 /* Build every rank's program of plan p (built for `built` waves in flight)
  * and run them `run` at a time (1 or 2).  Returns wrong bytes or a code of
- * walk(), -10 when a build failed; *staging the largest arena, *free_later
+ * walk_two(), -10 when a build failed; *staging the largest arena, *free_later
  * (may be NULL) the FREE sends of waves after a rank's first. */
-static long run_plan(const struct fast_plan *p, const uint64_t *D, const struct fast_matrix *m,
+static long run_two_plan(const struct fast_plan *p, const uint64_t *D, const struct fast_matrix *m,
 		     uint32_t passes, uint32_t built, uint32_t run, uint64_t seed, uint64_t *staging,
 		     uint64_t *free_later)
 {
@@ -485,7 +478,7 @@ static long run_plan(const struct fast_plan *p, const uint64_t *D, const struct 
 			*free_later += progs[r]->waves[w].send_at[0];
 	}
 	world_init(&W, progs, ng, p->gpus, D, m, run == 1);
-	wrong = walk(&W, seed);
+	wrong = walk_two(&W, seed);
 	if (wrong == 0)
 		wrong = wrong_bytes(&W, D, m);
 	world_free(&W);
@@ -498,37 +491,6 @@ out:
 }
 
 /* --- cases -------------------------------------------------------------- */
-
-static void topo(struct fast_topo *t, uint32_t n, uint32_t g)
-{
-	struct fast_err err;
-	struct fast_limits lim;
-
-	fast_limits_default(&lim);
-	CU_ASSERT_FATAL(fast_topo_preset("h200", n, g, &lim, t, &err) == 0);
-}
-
-/* Random pairs (some large, so fragments travel on their own), zero rows
- * and columns, one hot receiver, or uniform. */
-static void matrix(uint64_t *D, uint32_t ng, int kind, uint64_t seed)
-{
-	struct fast_rng rng;
-
-	fast_rng_seed(&rng, seed);
-	for (uint32_t s = 0; s < ng; s++)
-		for (uint32_t d = 0; d < ng; d++) {
-			uint64_t v = fast_rng_below(&rng, 3000);
-			if (kind == 0 && fast_rng_below(&rng, 4) == 0)
-				v += 40000;
-			if (kind == 1 && (s == 1 || d == 2 || d == ng - 1))
-				v = 0;
-			if (kind == 2)
-				v = d == 3 ? 50000 + v : v % 200;
-			if (kind == 3)
-				v = 4096;
-			D[(size_t)s * ng + d] = v;
-		}
-}
 
 static int compile(const char *algo, const char *stages, const struct fast_topo *t,
 		   const struct fast_matrix *m, struct fast_plan *ex)
@@ -581,9 +543,9 @@ static void test_exec_flight__every_schedule_two_in_flight(void)
 					continue;
 				CU_ASSERT_FATAL(compile(algos[a].algo, algos[a].stages, &t, &mx, &ex) == 0);
 				for (uint32_t passes = 1; passes <= 3; passes += 2) {
-					long w2 = run_plan(&ex, D, NULL, passes, 2, 2, 7 * s + (uint64_t)kind, &s2, NULL);
-					long w1 = run_plan(&ex, D, NULL, passes, 2, 1, 1, &s2, NULL);
-					long w0 = run_plan(&ex, D, NULL, passes, 1, 1, 1, &s1, NULL);
+					long w2 = run_two_plan(&ex, D, NULL, passes, 2, 2, 7 * s + (uint64_t)kind, &s2, NULL);
+					long w1 = run_two_plan(&ex, D, NULL, passes, 2, 1, 1, &s2, NULL);
+					long w0 = run_two_plan(&ex, D, NULL, passes, 1, 1, 1, &s1, NULL);
 					if (w2 || w1 || w0)
 						fprintf(stderr, "\n%s %s %ux%u kind %d passes %u: %ld %ld %ld\n",
 							algos[a].algo, algos[a].stages ? algos[a].stages : "", n, g,
@@ -617,7 +579,7 @@ static void test_exec_flight__checks_bite_and_window_posts_early(void)
 			struct fast_plan ex;
 			CU_ASSERT_FATAL(compile(algos[a].algo, algos[a].stages, &t, &mx, &ex) == 0);
 			for (uint64_t seed = 0; seed < 4; seed++) {
-				long w = run_plan(&ex, D, NULL, 1, 1, 2, seed, &stg, NULL);
+				long w = run_two_plan(&ex, D, NULL, 1, 1, 2, seed, &stg, NULL);
 				tried++;
 				caught += w == -4 || w == -5 || w > 0;
 			}
@@ -633,7 +595,7 @@ static void test_exec_flight__checks_bite_and_window_posts_early(void)
 		matrix(D, 8, 3, 1);
 		struct fast_matrix mx = fast_matrix_of(D, 8);
 		CU_ASSERT_FATAL(compile("fast", "exact", &t, &mx, &ex) == 0);
-		CU_ASSERT_EQUAL(run_plan(&ex, D, NULL, 1, 2, 2, 5, &stg, &early), 0);
+		CU_ASSERT_EQUAL(run_two_plan(&ex, D, NULL, 1, 2, 2, 5, &stg, &early), 0);
 		CU_ASSERT(early > 0);
 		fast_plan_free(&ex);
 	}
@@ -665,7 +627,7 @@ static void test_exec_flight__mutants_two_in_flight(void)
 		accepted++;
 		CU_ASSERT_FATAL(fast_plan_expand(&mp, NULL, &ex, &err) == 0);
 		for (uint32_t passes = 1; passes <= 3; passes += 2) {
-			long w = run_plan(&ex, D, NULL, passes, 2, 2, i, &stg, NULL);
+			long w = run_two_plan(&ex, D, NULL, passes, 2, 2, i, &stg, NULL);
 			if (w != 0)
 				fprintf(stderr, "\nmutant %u (%s, %ux%u, %u passes): %ld\n", i, mp.algo, n, g,
 					passes, w);
@@ -707,7 +669,7 @@ static void test_exec_flight__tokens_two_in_flight(void)
 			struct fast_plan ex;
 			long w;
 			CU_ASSERT_FATAL(compile(names[a], NULL, &t, &tr.m[k], &ex) == 0);
-			w = run_plan(&ex, NULL, &tr.m[k], 1, 2, 2, k * 2 + a, &stg, NULL);
+			w = run_two_plan(&ex, NULL, &tr.m[k], 1, 2, 2, k * 2 + a, &stg, NULL);
 			if (w != 0)
 				fprintf(stderr, "\n%s %s: %ld\n", names[a], fast_traffic_kind_name(tr.m[k].kind), w);
 			CU_ASSERT_EQUAL(w, 0);
