@@ -27,8 +27,8 @@
  * Every function returns 0 or a negative FAST_E* code with err filled.
  *
  * Backends: "host" (backend_host.c: CPU memory, MPI point-to-point) and,
- * in GPU builds, "cuda" / "hip" (backend_gpuhost.c on top of the device
- * primitives of backend_gpu.cu).
+ * in GPU builds, "cuda" / "hip" (backend_gpuhost.c and backend_gpuwave.c on
+ * top of the device primitives of backend_gpu.cu); all hold two waves.
  */
 #ifndef FAST_EXEC_BACKEND_H
 #define FAST_EXEC_BACKEND_H
@@ -145,6 +145,14 @@ int fast_gpu_device_uuid(int dev, unsigned char uuid[FAST_GPU_UUID_BYTES], struc
 int fast_gpu_stream_create(void **stream, struct fast_err *err);
 void fast_gpu_stream_destroy(void *stream);
 int fast_gpu_stream_sync(void *stream, struct fast_err *err);
+/* Events order streams (no timing): record marks what a stream has been
+ * given so far; a stream waiting for it runs its later work after that;
+ * event_sync blocks the host until it has run. */
+int fast_gpu_event_create(void **event, struct fast_err *err);
+void fast_gpu_event_destroy(void *event);
+int fast_gpu_event_record(void *event, void *stream, struct fast_err *err);
+int fast_gpu_stream_wait_event(void *stream, void *event, struct fast_err *err);
+int fast_gpu_event_sync(void *event, struct fast_err *err);
 int fast_gpu_malloc(void **p, uint64_t n, struct fast_err *err);
 void fast_gpu_free(void *p);
 int fast_gpu_host_alloc(void **p, uint64_t n, struct fast_err *err); /* pinned */

@@ -6,9 +6,17 @@
  *
  * "Device memory" is POSIX shared memory: an IPC handle is the name of the
  * shm object, so another process can map it, as CUDA IPC maps a peer's
- * allocation.  Copies are synchronous memcpy; streams are tokens.  Every
- * rank reports the same device, so the backend sees a shared GPU and keeps
- * NCCL off (this mock has none), exactly as on a one-GPU machine.
+ * allocation.  Every rank reports the same device, so the backend sees a
+ * shared GPU and keeps NCCL off (this mock has none), exactly as on a
+ * one-GPU machine.
+ *
+ * Streams are queues run as late as CUDA allows: a copy runs only when the
+ * host waits for its stream (stream or event synchronize) or for a stream
+ * that waits for it (stream_wait_event), so a copy the backend forgot to
+ * order -- a peer reading bytes not yet packed, a stream reading what
+ * another has not written, a host buffer reused before its upload --
+ * delivers wrong bytes, which the runs' checks catch.  A cycle of waits
+ * (a device deadlock) aborts.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -70,24 +78,167 @@ int fast_gpu_device_uuid(int dev, unsigned char uuid[FAST_GPU_UUID_BYTES], struc
 	return 0;
 }
 
-static char token;
+/* --- streams and events: lazy queues --------------------------------------- */
+
+struct mop { /* a copy, or a wait for another stream's first `upto` ops */
+	void *dst;
+	const void *src;
+	size_t n;
+	struct mstream *on;
+	uint64_t upto;
+};
+
+struct mstream {
+	struct mop *q;
+	uint64_t base, n, done; /* ops ever given; q[i - base] is op i */
+	size_t cap;
+	bool running;
+	uint64_t copies; /* ever given (FAST_MOCK_STATS) */
+};
+
+struct mevent {
+	struct mstream *s;
+	uint64_t upto;
+};
+
+static int push(struct mstream *s, struct mop op, struct fast_err *err)
+{
+	if (s->n - s->base == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct mop *q = realloc(s->q, cap * sizeof *q);
+		if (!q)
+			return fast_err_set(err, FAST_ENOMEM, "mock: out of memory");
+		s->q = q;
+		s->cap = cap;
+	}
+	s->q[s->n++ - s->base] = op;
+	return 0;
+}
+
+/* Run a stream's ops up to op `upto` (exclusive), and what they wait for. */
+static void run(struct mstream *s, uint64_t upto)
+{
+	if (s->done >= upto)
+		return;
+	if (s->running) {
+		fprintf(stderr, "mock: streams wait for each other (a device deadlock)\n");
+		abort();
+	}
+	s->running = true;
+	while (s->done < upto) {
+		struct mop op = s->q[s->done - s->base];
+		if (op.on)
+			run(op.on, op.upto);
+		else if (op.n && op.dst != op.src)
+			memmove(op.dst, op.src, op.n);
+		s->done++;
+	}
+	s->running = false;
+	if (s->done == s->n) { /* all run: forget them */
+		free(s->q);
+		s->q = NULL;
+		s->cap = 0;
+		s->base = s->n;
+	}
+}
+
+static struct mstream *streams[64]; /* for free's implicit synchronisation */
+static int nstreams;
+/* FAST_MOCK_STATS=1: said when the last stream goes (the backend's fini) */
+static int used_streams;
+static uint64_t waits;
 
 int fast_gpu_stream_create(void **stream, struct fast_err *err)
 {
-	(void)err;
-	*stream = &token;
+	struct mstream *s;
+
+	if (nstreams == (int)(sizeof streams / sizeof streams[0]))
+		return fast_err_set(err, FAST_ENOMEM, "mock: too many streams");
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return fast_err_set(err, FAST_ENOMEM, "mock: out of memory");
+	streams[nstreams++] = s;
+	*stream = s;
 	return 0;
+}
+
+/* cudaFree waits for the device: every queued copy runs. */
+static void run_all(void)
+{
+	for (int i = 0; i < nstreams; i++)
+		run(streams[i], streams[i]->n);
 }
 
 void fast_gpu_stream_destroy(void *stream)
 {
-	(void)stream;
+	struct mstream *s = stream;
+
+	if (!s)
+		return;
+	run(s, s->n); /* as CUDA: queued work still completes */
+	used_streams += s->copies > 0;
+	if (nstreams == 1 && getenv("FAST_MOCK_STATS"))
+		fprintf(stderr, "mock: copies on %d streams, %llu cross-stream waits\n", used_streams,
+			(unsigned long long)waits);
+	for (int i = 0; i < nstreams; i++)
+		if (streams[i] == s)
+			streams[i] = streams[--nstreams];
+	free(s->q);
+	free(s);
 }
 
 int fast_gpu_stream_sync(void *stream, struct fast_err *err)
 {
-	(void)stream;
+	struct mstream *s = stream;
+
 	(void)err;
+	run(s, s->n);
+	return 0;
+}
+
+int fast_gpu_event_create(void **event, struct fast_err *err)
+{
+	struct mevent *e = calloc(1, sizeof *e);
+
+	if (!e)
+		return fast_err_set(err, FAST_ENOMEM, "mock: out of memory");
+	*event = e;
+	return 0;
+}
+
+void fast_gpu_event_destroy(void *event)
+{
+	free(event);
+}
+
+int fast_gpu_event_record(void *event, void *stream, struct fast_err *err)
+{
+	struct mevent *e = event;
+	struct mstream *s = stream;
+
+	(void)err;
+	e->s = s;
+	e->upto = s->n;
+	return 0;
+}
+
+int fast_gpu_stream_wait_event(void *stream, void *event, struct fast_err *err)
+{
+	struct mevent *e = event;
+
+	if (!e->s) /* never recorded: CUDA treats it as complete */
+		return 0;
+	waits++;
+	return push(stream, (struct mop){ .on = e->s, .upto = e->upto }, err);
+}
+
+int fast_gpu_event_sync(void *event, struct fast_err *err)
+{
+	struct mevent *e = event;
+
+	(void)err;
+	if (e->s)
+		run(e->s, e->upto);
 	return 0;
 }
 
@@ -127,6 +278,7 @@ static void unmap(void *p, bool owner)
 
 void fast_gpu_free(void *p)
 {
+	run_all();
 	unmap(p, true);
 }
 
@@ -138,6 +290,7 @@ int fast_gpu_host_alloc(void **p, uint64_t n, struct fast_err *err)
 
 void fast_gpu_host_free(void *p)
 {
+	run_all();
 	free(p);
 }
 
@@ -145,11 +298,8 @@ int fast_gpu_memcpy_async(void *dst, const void *src, uint64_t n, int kind, void
 			  struct fast_err *err)
 {
 	(void)kind;
-	(void)stream;
-	(void)err;
-	if (n && dst != src)
-		memmove(dst, src, (size_t)n);
-	return 0;
+	((struct mstream *)stream)->copies++;
+	return push(stream, (struct mop){ .dst = dst, .src = src, .n = (size_t)n }, err);
 }
 
 int fast_gpu_memset(void *p, int byte, uint64_t n, struct fast_err *err)
