@@ -63,7 +63,7 @@ const char cmd_run_usage[] =
 	"  --max-staging B    cap staging bytes per rank: the plan then runs in passes,\n"
 	"                     each on a slice of every message\n"
 	"  --in-flight K      waves a rank keeps posted (default: the backend's most,\n"
-	"                     host 2, cuda and hip 1): with 2 the next wave's messages\n"
+	"                     2 on host, cuda and hip): with 2 the next wave's messages\n"
 	"                     whose bytes the rank holds go out while a wave runs, and\n"
 	"                     those waiting on its scale-up arrivals as soon as they are\n"
 	"                     in (exec/README.md, \"Waves in flight\")\n"

@@ -86,7 +86,7 @@ void fast_exec_get_stats(const struct fast_exec *x, struct fast_exec_stats *out)
  * GPU ..."); empty string when none. */
 const char *fast_exec_notes(const struct fast_exec *x);
 /* The waves its programs keep posted: opts->in_flight (0: the backend's
- * most), never more than the backend can (host 2, cuda and hip 1). */
+ * most), never more than the backend can (host, cuda and hip: 2). */
 uint32_t fast_exec_in_flight(const struct fast_exec *x);
 
 /* Memory through the backend (device memory on GPU backends).  Buffers

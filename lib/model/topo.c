@@ -121,9 +121,10 @@ struct preset {
  *    flight (exec/README.md "Waves in flight": the next wave's messages
  *    whose bytes it holds go out while a wave runs), so of a chain of
  *    steps one in two pays its latency and overhead; the rest as the
- *    testbed's fitted topologies carry it.  The cuda and hip backends run
- *    one wave at a time for now: on them FAST pays every step.  The FAST
- *    paper's own prototype on
+ *    testbed's fitted topologies carry it.  The cuda and hip backends hold
+ *    two waves as the host one does (a stream and an NCCL communicator per
+ *    wave in flight), tested on a mock device runtime and compiled, not
+ *    yet run on a GPU.  The FAST paper's own prototype on
  *    its MI300X testbed costs about 0.6 ms a call (its bandwidth at 65 MB
  *    per GPU 17-24% below the model, at 8.3 GB within 4-13%: issue 29), a
  *    figure of that implementation, not of the schedule: docs/models.md
@@ -154,7 +155,8 @@ static const struct preset_impls nvidia_impls = {
 	"the 1/8 of own tokens: an estimate for Hopper), 16 RDMA chunks in flight (its "
 	"default config, deep_ep/buffer.py). SpreadOut: by rank (issue 29: within 5% of the "
 	"FAST paper's SpreadOut by rank, 29-35% too slow by step). FAST: 2 waves in flight "
-	"(this project's executor, exec/README.md; the host backend's, cuda/hip run one). "
+	"(this project's executor, exec/README.md: host, cuda and hip backends alike; the "
+	"GPU path tested on a mock device, not yet on a GPU). "
 	"No per-call costs: 0",
 };
 
@@ -168,7 +170,8 @@ static const struct preset_impls amd_impls = {
 	"RCCL (nccl, pxn): 8 steps in flight (NCCL_STEPS, kept by RCCL); its in-node rate: "
 	"no figure found, the link's. SpreadOut: by rank (issue 29: within 5% of the FAST "
 	"paper's SpreadOut by rank, 29-35% too slow by step). FAST as this project runs it: "
-	"2 waves in flight (exec/README.md; the host backend's, hip runs one), the paper "
+	"2 waves in flight (exec/README.md: host and hip backends alike; the GPU path tested "
+	"on a mock device, not yet on a GPU), the paper "
 	"prototype's ~0.6 ms a call not included (docs/models.md). No per-call costs: 0",
 };
 
