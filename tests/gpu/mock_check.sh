@@ -2,7 +2,7 @@
 # tests/gpu/mock_check.sh - run the cuda backend's host-side logic without a
 # GPU: exec/ compiled with -DFAST_WITH_CUDA and linked against
 # tests/gpu/mock_gpu.c (device memory = POSIX shared memory, IPC handles =
-# shm names, streams as lazy queues, no NCCL), then `fast run --backend cuda
+# shm names, streams as lazy queues; NCCL as files with FAST_MOCK_NCCL=1), then `fast run --backend cuda
 # -c 1` under mpirun for every algorithm, one wave in flight and two: IPC
 # get/acknowledge within a server, host-staged MPI between servers, bounce
 # buffers, per-slot state and the copy chain across the slots' streams
@@ -73,6 +73,28 @@ for k in 1 2; do
 		notok "$name"
 	fi
 done
+# NCCL on the mock (FAST_MOCK_NCCL=1: a device per rank, messages as files
+# matched by order per communicator): scale-out through each slot's group,
+# on its stream and communicator, with one wave in flight and two
+for cfg in "8 2 4 tests/mpi/data/mix8.json fast hier nccl pxn" "16 4 4 tests/mpi/data/mix16.json fast hier" \
+	"8 2 4 $B/mock/u8.json fast"; do
+	set -- $cfg
+	np=$1 servers=$2 gpus=$3 traffic=$4
+	shift 4
+	for k in 1 2; do
+		for algo in "$@"; do
+			name="mock cuda + mock NCCL, np $np, --in-flight $k: $algo on $(basename "$traffic")"
+			if FAST_MOCK_NCCL=1 $MPIRUN -np "$np" "$B/mock/fast" run --preset h200 --servers "$servers" \
+				--gpus "$gpus" --backend cuda --traffic "$traffic" --algo $algo --in-flight $k \
+				-n 2 -w 1 -c 1 >"$B/mock/out" 2>&1 && grep -q "Out of bounds values : 0 OK" "$B/mock/out" &&
+				grep -q "NCCL for inter-server messages" "$B/mock/out"; then
+				ok "$name"
+			else
+				notok "$name"
+			fi
+		done
+	done
+done
 # large fragments (their own messages) and a staging cap
 "$B/mock/fast" gen --preset h200 --servers 2 --gpus 4 --pattern random --mean-bytes 4M -o "$B/mock/r8.json" >/dev/null
 if $MPIRUN -np 8 "$B/mock/fast" run --preset h200 --servers 2 --gpus 4 --backend cuda \
@@ -113,6 +135,6 @@ else
 	echo "not ok - mock cuda, np 8: token combine refused (exit $got, expected 2, said once)"
 	tail -15 "$B/mock/out" | sed 's/^/    /'
 fi
-ls /dev/shm/fastmock.* >/dev/null 2>&1 && echo "note: shared-memory objects left in /dev/shm"
+ls /dev/shm/fastmock.* /dev/shm/fastmockccl.* >/dev/null 2>&1 && echo "note: shared-memory objects left in /dev/shm"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

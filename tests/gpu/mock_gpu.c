@@ -1,14 +1,15 @@
 /*
  * mock_gpu.c - the device primitives of backend.h (normally backend_gpu.cu)
- * on the CPU, so that the cuda backend's own logic (backend_gpuhost.c: the
- * IPC get/acknowledge protocol, host staging, bounce buffers, the
- * allocation registry) runs under mpirun on a machine without a GPU.
+ * on the CPU, so that the cuda backend's own logic (backend_gpuhost.c and
+ * backend_gpuwave.c: the IPC get/acknowledge protocol, host staging, bounce
+ * buffers, the allocation registry, the slots of two waves in flight and
+ * the copy chain across streams) runs under mpirun without a GPU.
  *
  * "Device memory" is POSIX shared memory: an IPC handle is the name of the
  * shm object, so another process can map it, as CUDA IPC maps a peer's
- * allocation.  Every rank reports the same device, so the backend sees a
- * shared GPU and keeps NCCL off (this mock has none), exactly as on a
- * one-GPU machine.
+ * allocation.  By default every rank reports the same device, so the
+ * backend sees a shared GPU and keeps NCCL off, exactly as on a one-GPU
+ * machine (host-staged scale-out).
  *
  * Streams are queues run as late as CUDA allows: a copy runs only when the
  * host waits for its stream (stream or event synchronize) or for a stream
@@ -17,6 +18,13 @@
  * another has not written, a host buffer reused before its upload --
  * delivers wrong bytes, which the runs' checks catch.  A cycle of waits
  * (a device deadlock) aborts.
+ *
+ * FAST_MOCK_NCCL=1: every rank has a device of its own and NCCL is there:
+ * a message is a file in /dev/shm named by communicator, pair and its
+ * order on that pair (NCCL matches by order per communicator).  A group's
+ * sends run when it is issued, after what their stream holds (a device
+ * progresses by itself; the host may block next); its receives wait on
+ * their stream like copies and, run, wait for the file.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -72,21 +80,33 @@ int fast_gpu_set_device(int dev, struct fast_err *err)
 
 int fast_gpu_device_uuid(int dev, unsigned char uuid[FAST_GPU_UUID_BYTES], struct fast_err *err)
 {
+	int pid = (int)getpid();
+
 	(void)dev;
 	(void)err;
 	memset(uuid, 0x42, FAST_GPU_UUID_BYTES);
+	if (getenv("FAST_MOCK_NCCL")) /* a device per rank */
+		memcpy(uuid, &pid, sizeof pid);
 	return 0;
 }
 
 /* --- streams and events: lazy queues --------------------------------------- */
 
-struct mop { /* a copy, or a wait for another stream's first `upto` ops */
+struct mcomm;
+
+struct mop { /* a copy, a wait for another stream's first `upto` ops, or an
+	      * NCCL receive (comm set) */
 	void *dst;
 	const void *src;
 	size_t n;
 	struct mstream *on;
 	uint64_t upto;
+	struct mcomm *comm;
+	int peer;
+	uint64_t seq;
 };
+
+static void ccl_take(const struct mop *op);
 
 struct mstream {
 	struct mop *q;
@@ -129,6 +149,8 @@ static void run(struct mstream *s, uint64_t upto)
 		struct mop op = s->q[s->done - s->base];
 		if (op.on)
 			run(op.on, op.upto);
+		else if (op.comm)
+			ccl_take(&op);
 		else if (op.n && op.dst != op.src)
 			memmove(op.dst, op.src, op.n);
 		s->done++;
@@ -347,65 +369,169 @@ void fast_gpu_ipc_close(void *base)
 	unmap(base, false);
 }
 
-int fast_gpu_nccl_available(void)
+/* --- NCCL: messages as files ------------------------------------------------- */
+
+struct mcomm {
+	char id[40];
+	int rank, n;
+	uint64_t *sent, *taken; /* per peer: messages so far */
+};
+
+struct ccl_pending {
+	bool send;
+	struct mcomm *comm;
+	int peer;
+	void *buf;
+	uint64_t n;
+	struct mstream *stream;
+};
+
+static struct ccl_pending pending[4096];
+static int npending, group_depth;
+
+static void ccl_path(char *path, size_t len, const struct mcomm *c, int from, int to, uint64_t seq)
 {
-	return 0;
+	snprintf(path, len, "/dev/shm/fastmockccl.%s.%d.%d.%llu", c->id, from, to,
+		 (unsigned long long)seq);
 }
 
-static int no_nccl(struct fast_err *err)
+static void die(const char *what, const char *path)
 {
-	return fast_err_set(err, FAST_EUSAGE, "mock: no NCCL");
+	fprintf(stderr, "mock nccl: %s %s\n", what, path);
+	abort();
+}
+
+static void ccl_give(struct ccl_pending *p)
+{
+	char path[160], tmp[170];
+	FILE *f;
+
+	run(p->stream, p->stream->n); /* the bytes as the stream has them */
+	ccl_path(path, sizeof path, p->comm, p->comm->rank, p->peer, p->comm->sent[p->peer]++);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	f = fopen(tmp, "wb");
+	if (!f || fwrite(p->buf, 1, (size_t)p->n, f) != (size_t)p->n || fclose(f) != 0 ||
+	    rename(tmp, path) != 0)
+		die("cannot write", tmp);
+}
+
+static void ccl_take(const struct mop *op)
+{
+	char path[160];
+	FILE *f = NULL;
+
+	ccl_path(path, sizeof path, op->comm, op->peer, op->comm->rank, op->seq);
+	for (int t = 0; t < 120000 && !(f = fopen(path, "rb")); t++)
+		usleep(500);
+	if (!f)
+		die("no message after 60 s (a device deadlock):", path);
+	if (fread(op->dst, 1, op->n, f) != op->n || fgetc(f) != EOF)
+		die("message of another length:", path);
+	fclose(f);
+	unlink(path);
+}
+
+int fast_gpu_nccl_available(void)
+{
+	return getenv("FAST_MOCK_NCCL") != NULL;
 }
 
 int fast_gpu_nccl_get_id(unsigned char id[FAST_GPU_NCCL_ID_BYTES], struct fast_err *err)
 {
-	(void)id;
-	return no_nccl(err);
+	static int made;
+
+	(void)err;
+	memset(id, 0, FAST_GPU_NCCL_ID_BYTES);
+	snprintf((char *)id, 40, "%d-%d", (int)getpid(), made++);
+	return 0;
 }
 
 int fast_gpu_nccl_init(void **comm, int nranks, const unsigned char id[FAST_GPU_NCCL_ID_BYTES],
 		       int rank, struct fast_err *err)
 {
-	(void)comm;
-	(void)nranks;
-	(void)id;
-	(void)rank;
-	return no_nccl(err);
+	struct mcomm *c = calloc(1, sizeof *c);
+
+	if (!c || !(c->sent = calloc((size_t)nranks, sizeof *c->sent)) ||
+	    !(c->taken = calloc((size_t)nranks, sizeof *c->taken))) {
+		if (c)
+			free(c->sent);
+		free(c);
+		return fast_err_set(err, FAST_ENOMEM, "mock: out of memory");
+	}
+	memcpy(c->id, id, sizeof c->id - 1);
+	c->rank = rank;
+	c->n = nranks;
+	*comm = c;
+	return 0;
 }
 
 void fast_gpu_nccl_destroy(void *comm)
 {
-	(void)comm;
+	struct mcomm *c = comm;
+
+	if (!c)
+		return;
+	free(c->sent);
+	free(c->taken);
+	free(c);
 }
 
 int fast_gpu_nccl_group_start(struct fast_err *err)
 {
-	return no_nccl(err);
+	(void)err;
+	group_depth++;
+	return 0;
 }
 
+/* Issue the group: sends at once, receives on their streams. */
 int fast_gpu_nccl_group_end(struct fast_err *err)
 {
-	return no_nccl(err);
+	int rc = 0;
+
+	if (group_depth == 0)
+		return fast_err_set(err, FAST_EUSAGE, "mock nccl: group end without start");
+	if (--group_depth)
+		return 0;
+	for (int i = 0; i < npending; i++)
+		if (pending[i].send)
+			ccl_give(&pending[i]);
+	for (int i = 0; i < npending && rc == 0; i++) {
+		struct ccl_pending *p = &pending[i];
+		if (!p->send)
+			rc = push(p->stream, (struct mop){ .dst = p->buf, .n = (size_t)p->n, .comm = p->comm,
+							    .peer = p->peer, .seq = p->comm->taken[p->peer]++ },
+				  err);
+	}
+	npending = 0;
+	return rc;
+}
+
+static int ccl_post(bool send, void *comm, int peer, const void *buf, uint64_t n, void *stream,
+		    struct fast_err *err)
+{
+	struct mcomm *c = comm;
+	int rc;
+
+	if (peer < 0 || peer >= c->n)
+		return fast_err_set(err, FAST_EUSAGE, "mock nccl: peer %d of %d ranks", peer, c->n);
+	if (npending == (int)(sizeof pending / sizeof pending[0]))
+		return fast_err_set(err, FAST_ENOMEM, "mock nccl: too many messages in a group");
+	pending[npending++] = (struct ccl_pending){ send, c, peer, (void *)(uintptr_t)buf, n, stream };
+	if (group_depth) /* else a group of one */
+		return 0;
+	group_depth = 1;
+	rc = fast_gpu_nccl_group_end(err);
+	return rc;
 }
 
 int fast_gpu_nccl_send(void *comm, int peer, const void *buf, uint64_t n, void *stream,
 		       struct fast_err *err)
 {
-	(void)comm;
-	(void)peer;
-	(void)buf;
-	(void)n;
-	(void)stream;
-	return no_nccl(err);
+	return ccl_post(true, comm, peer, buf, n, stream, err);
 }
 
 int fast_gpu_nccl_recv(void *comm, int peer, void *buf, uint64_t n, void *stream,
 		       struct fast_err *err)
 {
-	(void)comm;
-	(void)peer;
-	(void)buf;
-	(void)n;
-	(void)stream;
-	return no_nccl(err);
+	return ccl_post(false, comm, peer, buf, n, stream, err);
 }
