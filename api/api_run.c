@@ -252,8 +252,10 @@ int fast_api_prog_build(const struct fast_api_traffic *tr, const struct fast_api
 		fast_err_prefix(&e, "%s: /plans/%u", ps->name, i);
 		return api_give(err, &e);
 	}
-	rc = p->kind == FAST_TRAFFIC_BYTES ? fast_prog_build(&v, M->bytes, rank, passes, &h->p, &e)
-					   : fast_prog_build_tokens(&v, M, rank, passes, &h->p, &e);
+	/* one wave at a time: the program's layout, no staging kept for a
+	 * second wave in flight */
+	rc = p->kind == FAST_TRAFFIC_BYTES ? fast_prog_build(&v, M->bytes, rank, passes, 1, &h->p, &e)
+					   : fast_prog_build_tokens(&v, M, rank, passes, 1, &h->p, &e);
 	fast_plan_view_close(&v);
 	if (rc < 0) {
 		free(h);

@@ -31,7 +31,8 @@ const char cmd_run_usage[] =
 	"mpirun -np NG fast run (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"       (--plan FILE | --algo fast|fanout|nccl|pxn|spreadout|hier|auto|mpi)\n"
 	"       --traffic FILE [--matrix I] [--backend host|cuda|hip] [-n ITERS] [-w WARMUP]\n"
-	"       [-c 0|1] [-b MIN -e MAX -f FACTOR] [--max-staging BYTES] [--json]\n"
+	"       [-c 0|1] [-b MIN -e MAX -f FACTOR] [--max-staging BYTES] [--in-flight 1|2]\n"
+	"       [--json]\n"
 	"\n"
 	"Run all-to-all(v) traffic over MPI, one rank per GPU: rank r is GPU r of the\n"
 	"topology, on server r / G (several emulated servers may share one host).\n"
@@ -61,6 +62,11 @@ const char cmd_run_usage[] =
 	"                     byte counts are fixed)\n"
 	"  --max-staging B    cap staging bytes per rank: the plan then runs in passes,\n"
 	"                     each on a slice of every message\n"
+	"  --in-flight K      waves a rank keeps posted (default: the backend's most,\n"
+	"                     2 on host, cuda and hip): with 2 the next wave's messages\n"
+	"                     whose bytes the rank holds go out while a wave runs, and\n"
+	"                     those waiting on its scale-up arrivals as soon as they are\n"
+	"                     in (exec/README.md, \"Waves in flight\")\n"
 	"  --device D         GPU backends: device ordinal (default local rank mod count)\n"
 	"  --json             machine-readable results\n"
 	"\n"
@@ -119,6 +125,7 @@ static int parse(int argc, char **argv, struct run_opts *o, bool *help)
 		    cli_u32(&s, "-n", 1, 1000000, &o->iters) ||
 		    cli_u32(&s, "-w", 0, 1000000, &o->warmup) || cli_u32(&s, "-c", 0, 1, &o->check) ||
 		    cli_size(&s, "--max-staging", &o->max_staging) ||
+		    cli_u32(&s, "--in-flight", 1, FAST_IN_FLIGHT_MAX, &o->in_flight) ||
 		    cli_u32(&s, "--device", 0, 1 << 16, &dev))
 			continue;
 		if (cli_size(&s, "-b", &o->minb)) {
@@ -437,6 +444,7 @@ static int options_agree(const struct inputs *in, struct fast_err *err)
 		{ "-e", FAST_EUSAGE, o->sweep ? o->maxb : 0, NULL, false },
 		{ "-f", FAST_EUSAGE, 0, factor, false },
 		{ "--max-staging", FAST_EUSAGE, o->max_staging, NULL, false },
+		{ "--in-flight", FAST_EUSAGE, o->in_flight, NULL, false },
 		{ "--matrix", FAST_EUSAGE, (uint64_t)(o->in.matrix + 1), NULL, false },
 		{ "--algo", FAST_EUSAGE, hash_str(FAST_HASH_INIT, algo), algo, false },
 		{ "--backend", FAST_EUSAGE, hash_str(FAST_HASH_INIT, o->backend), o->backend, false },
@@ -535,6 +543,7 @@ int cmd_run(int argc, char **argv)
 	eo.backend = in.o.backend;
 	eo.algo = in.o.algo ? in.o.algo : "fast";
 	eo.max_staging = in.o.max_staging;
+	eo.in_flight = in.o.in_flight;
 	eo.device = in.o.device;
 	if (fast_exec_create(MPI_COMM_WORLD, &c.topo, &eo, &c.x, &err) < 0) {
 		st = run_report_agreed(&c, fast_err_exit_status(err.code), &err);

@@ -18,6 +18,7 @@ struct run_opts {
 	const char *algo, *backend;
 	uint32_t iters, warmup, check;
 	uint64_t minb, maxb, max_staging;
+	uint32_t in_flight; /* --in-flight: 0 the backend's most */
 	double factor;
 	bool sweep;
 	int device;

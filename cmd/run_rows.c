@@ -39,8 +39,12 @@ static void print_header(const struct run_ctx *c)
 	printf("# fast run: %d ranks, topology %s (%u servers x %u GPUs), backend %s, %s %s\n",
 	       c->size, c->topo.name, c->topo.servers, c->topo.gpus, o->backend,
 	       o->in.plan_path ? "plan" : "algo", o->in.plan_path ? o->in.plan_path : o->algo);
-	printf("# traffic %s, iterations %u, warm-up %u, check %u%s\n", o->in.traffic_path, o->iters,
+	printf("# traffic %s, iterations %u, warm-up %u, check %u%s", o->in.traffic_path, o->iters,
 	       o->warmup, o->check, o->max_staging ? ", staging capped" : "");
+	if (c->x)
+		printf(", %u wave%s in flight", fast_exec_in_flight(c->x),
+		       fast_exec_in_flight(c->x) > 1 ? "s" : "");
+	printf("\n");
 	printf("#\n");
 	printf("# %6s %-16s %12s %12s %5s %10s %10s %8s %8s %8s %10s %12s %6s %9s\n", "matrix", "label",
 	       "size", "count", "type", "time", "median", "algbw", "busbw", "#wrong", "synth",
@@ -74,8 +78,11 @@ static void print_json(const struct run_ctx *c, const struct run_row *rows, size
 	json_string(o->in.plan_path ? o->in.plan_path : o->algo);
 	printf(", \"traffic\": ");
 	json_string(o->in.traffic_path);
-	printf(", \"iters\": %u, \"warmup\": %u, \"check\": %u, \"max_staging_bytes\": %llu, \"rows\": [",
+	printf(", \"iters\": %u, \"warmup\": %u, \"check\": %u, \"max_staging_bytes\": %llu",
 	       o->iters, o->warmup, o->check, (unsigned long long)o->max_staging);
+	if (c->x)
+		printf(", \"in_flight\": %u", fast_exec_in_flight(c->x));
+	printf(", \"rows\": [");
 	for (size_t i = 0; i < n; i++) {
 		const struct run_row *w = &rows[i];
 		printf("%s\n  {\"matrix\": %u, \"label\": ", i ? "," : "", w->matrix);

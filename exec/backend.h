@@ -4,25 +4,31 @@
  * a message travels to a peer on the same server (scale-up) or on another
  * server (scale-out).
  *
- * The engine (exec.c) drives one wave at a time:
+ * The engine (exec.c) drives the waves of a program (prog.h):
  *
  *	copy ... (pre-copies: packing, local transfers)
- *	wave_begin
+ *	wave_begin(slot)
  *	recv_up / recv_out ...   (posted, not completed)
  *	send_up / send_out ...
- *	wave_end                 (every posted message has completed)
+ *	wave_end(slot, ALL)      (every message posted in the slot has completed)
  *	copy ... (post-copies: unpacking into the receive buffer)
  *	... next wave ...
  *	sync                     (every copy has completed)
  *
- * Within a wave the engine posts the messages of each ordered pair of ranks
- * in the same order on both sides, so a backend may match them by order.
- * Buffers given to send/recv stay untouched until wave_end.  Every function
- * returns 0 or a negative FAST_E* code with err filled.
+ * A backend with in_flight 2 may have two waves posted, in slots w % 2: the
+ * engine begins wave w (its messages go to slot w % 2 from wave_begin on)
+ * before it ends wave w - 1, whose scale-up messages it may end first
+ * (wave_end(slot, UP): those posted with send_up and recv_up); with
+ * in_flight 1 every wave ends before the next begins (slot 0, ALL).  The
+ * engine posts the messages of each ordered pair of ranks in the same
+ * order on both sides, across waves too, so a backend may match them by
+ * order.  wave_end leaves the slot that later posts go to as it was.
+ * Buffers given to send/recv stay untouched until their wave_end.
+ * Every function returns 0 or a negative FAST_E* code with err filled.
  *
  * Backends: "host" (backend_host.c: CPU memory, MPI point-to-point) and,
- * in GPU builds, "cuda" / "hip" (backend_gpuhost.c on top of the device
- * primitives of backend_gpu.cu).
+ * in GPU builds, "cuda" / "hip" (backend_gpuhost.c and backend_gpuwave.c on
+ * top of the device primitives of backend_gpu.cu); all hold two waves.
  */
 #ifndef FAST_EXEC_BACKEND_H
 #define FAST_EXEC_BACKEND_H
@@ -48,8 +54,11 @@ struct fast_bsetup {
 	size_t notes_len;
 };
 
+enum { FAST_WAVE_UP = 1, FAST_WAVE_ALL = 2 }; /* what wave_end waits for */
+
 struct fast_backend {
 	const char *name;
+	uint32_t in_flight; /* waves it can have posted at once: 1 or 2 */
 	int (*init)(const struct fast_bsetup *s, struct fast_bctx **out, struct fast_err *err);
 	void (*fini)(struct fast_bctx *b);
 	int (*alloc)(struct fast_bctx *b, uint64_t bytes, void **out, struct fast_err *err);
@@ -66,7 +75,7 @@ struct fast_backend {
 	int (*add)(struct fast_bctx *b, void *dst, const void *src, uint64_t n,
 		   struct fast_err *err);
 	int (*zero)(struct fast_bctx *b, void *dst, uint64_t n, struct fast_err *err);
-	int (*wave_begin)(struct fast_bctx *b, struct fast_err *err);
+	int (*wave_begin)(struct fast_bctx *b, uint32_t slot, struct fast_err *err);
 	/* scale-up: peer on the same server */
 	int (*send_up)(struct fast_bctx *b, int peer, const void *buf, uint64_t n,
 		       struct fast_err *err);
@@ -77,7 +86,7 @@ struct fast_backend {
 			struct fast_err *err);
 	int (*recv_out)(struct fast_bctx *b, int peer, void *buf, uint64_t n,
 			struct fast_err *err);
-	int (*wave_end)(struct fast_bctx *b, struct fast_err *err);
+	int (*wave_end)(struct fast_bctx *b, uint32_t slot, int what, struct fast_err *err);
 	int (*sync)(struct fast_bctx *b, struct fast_err *err);
 	/* GPU backends: order work after a user stream and use a user NCCL
 	 * communicator (NULL = the backend's own); NULL for host. */
@@ -136,6 +145,14 @@ int fast_gpu_device_uuid(int dev, unsigned char uuid[FAST_GPU_UUID_BYTES], struc
 int fast_gpu_stream_create(void **stream, struct fast_err *err);
 void fast_gpu_stream_destroy(void *stream);
 int fast_gpu_stream_sync(void *stream, struct fast_err *err);
+/* Events order streams (no timing): record marks what a stream has been
+ * given so far; a stream waiting for it runs its later work after that;
+ * event_sync blocks the host until it has run. */
+int fast_gpu_event_create(void **event, struct fast_err *err);
+void fast_gpu_event_destroy(void *event);
+int fast_gpu_event_record(void *event, void *stream, struct fast_err *err);
+int fast_gpu_stream_wait_event(void *stream, void *event, struct fast_err *err);
+int fast_gpu_event_sync(void *event, struct fast_err *err);
 int fast_gpu_malloc(void **p, uint64_t n, struct fast_err *err);
 void fast_gpu_free(void *p);
 int fast_gpu_host_alloc(void **p, uint64_t n, struct fast_err *err); /* pinned */

@@ -89,6 +89,38 @@ int fast_gpu_stream_sync(void *stream, struct fast_err *err)
 	return 0;
 }
 
+int fast_gpu_event_create(void **event, struct fast_err *err)
+{
+	gpuEvent_t e;
+	GPU_TRY(gpuEventCreateWithFlags(&e, gpuEventDisableTiming), "event create");
+	*event = (void *)e;
+	return 0;
+}
+
+void fast_gpu_event_destroy(void *event)
+{
+	if (event)
+		gpuEventDestroy((gpuEvent_t)event);
+}
+
+int fast_gpu_event_record(void *event, void *stream, struct fast_err *err)
+{
+	GPU_TRY(gpuEventRecord((gpuEvent_t)event, (gpuStream_t)stream), "event record");
+	return 0;
+}
+
+int fast_gpu_stream_wait_event(void *stream, void *event, struct fast_err *err)
+{
+	GPU_TRY(gpuStreamWaitEvent((gpuStream_t)stream, (gpuEvent_t)event, 0), "stream wait event");
+	return 0;
+}
+
+int fast_gpu_event_sync(void *event, struct fast_err *err)
+{
+	GPU_TRY(gpuEventSynchronize((gpuEvent_t)event), "event synchronize");
+	return 0;
+}
+
 int fast_gpu_malloc(void **p, uint64_t n, struct fast_err *err)
 {
 	void *q = NULL;

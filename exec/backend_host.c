@@ -2,7 +2,10 @@
  * backend_host.c - the host backend: buffers in CPU memory, every message
  * an MPI point-to-point message (scale-up and scale-out alike: Open MPI's
  * shared-memory transport carries the intra-host ones), completed per wave
- * with MPI_Waitall.  It runs anywhere and is what the tests use.
+ * with MPI_Waitall.  Two waves may be posted at once (backend.h): their
+ * requests are kept per slot and per tier, so that the engine can end a
+ * wave's scale-up messages before its scale-out ones.  It runs anywhere
+ * and is what the tests use.
  *
  * Also the MPI helpers every backend shares: messages of any size, split in
  * blocks of 1 GiB because MPI counts are int.  Both ends split a message of
@@ -93,7 +96,8 @@ void fast_mpi_reqs_free(struct fast_mpi_reqs *q)
 
 struct fast_bctx {
 	MPI_Comm comm;
-	struct fast_mpi_reqs reqs;
+	uint32_t slot;                  /* where sends and receives go (wave_begin) */
+	struct fast_mpi_reqs reqs[2][2]; /* [slot][0: scale-up, 1: scale-out] */
 };
 
 static int host_init(const struct fast_bsetup *s, struct fast_bctx **out, struct fast_err *err)
@@ -111,7 +115,9 @@ static void host_fini(struct fast_bctx *b)
 {
 	if (!b)
 		return;
-	fast_mpi_reqs_free(&b->reqs);
+	for (int s = 0; s < 2; s++)
+		for (int t = 0; t < 2; t++)
+			fast_mpi_reqs_free(&b->reqs[s][t]);
 	free(b);
 }
 
@@ -167,24 +173,49 @@ static int host_nop(struct fast_bctx *b, struct fast_err *err)
 	return 0;
 }
 
-static int host_send(struct fast_bctx *b, int peer, const void *buf, uint64_t n,
-		     struct fast_err *err)
+static int host_wave_begin(struct fast_bctx *b, uint32_t slot, struct fast_err *err)
 {
-	return fast_mpi_isend(&b->reqs, b->comm, peer, FAST_MPI_TAG_DATA, buf, n, err);
+	(void)err;
+	b->slot = slot & 1;
+	return 0;
 }
 
-static int host_recv(struct fast_bctx *b, int peer, void *buf, uint64_t n, struct fast_err *err)
+static int host_send_up(struct fast_bctx *b, int peer, const void *buf, uint64_t n,
+			struct fast_err *err)
 {
-	return fast_mpi_irecv(&b->reqs, b->comm, peer, FAST_MPI_TAG_DATA, buf, n, err);
+	return fast_mpi_isend(&b->reqs[b->slot][0], b->comm, peer, FAST_MPI_TAG_DATA, buf, n, err);
 }
 
-static int host_wave_end(struct fast_bctx *b, struct fast_err *err)
+static int host_recv_up(struct fast_bctx *b, int peer, void *buf, uint64_t n,
+			struct fast_err *err)
 {
-	return fast_mpi_reqs_wait(&b->reqs, err);
+	return fast_mpi_irecv(&b->reqs[b->slot][0], b->comm, peer, FAST_MPI_TAG_DATA, buf, n, err);
+}
+
+static int host_send_out(struct fast_bctx *b, int peer, const void *buf, uint64_t n,
+			 struct fast_err *err)
+{
+	return fast_mpi_isend(&b->reqs[b->slot][1], b->comm, peer, FAST_MPI_TAG_DATA, buf, n, err);
+}
+
+static int host_recv_out(struct fast_bctx *b, int peer, void *buf, uint64_t n,
+			 struct fast_err *err)
+{
+	return fast_mpi_irecv(&b->reqs[b->slot][1], b->comm, peer, FAST_MPI_TAG_DATA, buf, n, err);
+}
+
+static int host_wave_end(struct fast_bctx *b, uint32_t slot, int what, struct fast_err *err)
+{
+	int rc = fast_mpi_reqs_wait(&b->reqs[slot & 1][0], err);
+
+	if (rc == 0 && what == FAST_WAVE_ALL)
+		rc = fast_mpi_reqs_wait(&b->reqs[slot & 1][1], err);
+	return rc;
 }
 
 const struct fast_backend fast_backend_host = {
 	.name = "host",
+	.in_flight = 2,
 	.init = host_init,
 	.fini = host_fini,
 	.alloc = host_alloc,
@@ -194,11 +225,11 @@ const struct fast_backend fast_backend_host = {
 	.copy = host_copy,
 	.add = host_add,
 	.zero = host_zero,
-	.wave_begin = host_nop,
-	.send_up = host_send,
-	.recv_up = host_recv,
-	.send_out = host_send,
-	.recv_out = host_recv,
+	.wave_begin = host_wave_begin,
+	.send_up = host_send_up,
+	.recv_up = host_recv_up,
+	.send_out = host_send_out,
+	.recv_out = host_recv_out,
 	.wave_end = host_wave_end,
 	.sync = host_nop,
 	.set_stream = NULL,

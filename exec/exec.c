@@ -196,6 +196,7 @@ int fast_exec_create(MPI_Comm comm, const struct fast_topo *topo,
 			{ "the algorithm", FAST_EUSAGE, fast_hash_bytes(FAST_HASH_INIT, x->algo, strlen(x->algo)),
 			  x->algo, false },
 			{ "the staging cap", FAST_EUSAGE, opts->max_staging, NULL, false },
+			{ "the waves in flight", FAST_EUSAGE, opts->in_flight, NULL, false },
 			{ "the servers", FAST_EINPUT, topo->servers, NULL, false },
 			{ "the GPUs per server", FAST_EINPUT, topo->gpus, NULL, false },
 			{ "the topology", FAST_EINPUT, fast_topo_hash(topo), NULL, true },
@@ -208,6 +209,9 @@ int fast_exec_create(MPI_Comm comm, const struct fast_topo *topo,
 		rc = fast_err_set(err, FAST_EUSAGE,
 				  "backend '%.20s' is not available in this build (available: %s; GPU backends need make GPU=cuda|hip)",
 				  opts->backend, fast_backend_list());
+	else if (opts->in_flight > FAST_IN_FLIGHT_MAX)
+		rc = fast_err_set(err, FAST_EUSAGE, "%u waves in flight: give 1 or 2 (0: the backend's most)",
+				  opts->in_flight);
 	else if (strcmp(x->algo, "mpi") != 0 && !fast_algo_known(x->algo))
 		rc = fast_err_set(err, FAST_EUSAGE, "unknown algorithm '%.32s'", opts->algo);
 	else if ((uint64_t)x->size != (uint64_t)topo->servers * topo->gpus)
@@ -290,6 +294,13 @@ struct fast_bctx *fast_exec_bctx(const struct fast_exec *x)
 	return x->bctx;
 }
 
+uint32_t fast_exec_in_flight(const struct fast_exec *x)
+{
+	uint32_t k = x->opts.in_flight ? x->opts.in_flight : x->be->in_flight;
+
+	return k < x->be->in_flight ? k : x->be->in_flight;
+}
+
 const char *fast_exec_notes(const struct fast_exec *x)
 {
 	return x->notes;
@@ -341,6 +352,7 @@ static uint64_t key_of(const struct fast_exec *x, const struct fast_plan *plan,
 	uint64_t h = FAST_HASH_INIT;
 
 	h = fast_hash_bytes(h, &x->opts.max_staging, sizeof x->opts.max_staging);
+	h = fast_hash_bytes(h, &x->opts.in_flight, sizeof x->opts.in_flight);
 	if (plan) {
 		uint64_t ph = fast_plan_hash(plan);
 		h = fast_hash_bytes(h, "plan", 4);
@@ -420,6 +432,7 @@ static int prepared_open(struct fast_exec *x, const struct fast_plan *plan,
 	return 0;
 }
 
+
 static int prepare(struct fast_exec *x, const struct fast_plan *plan, const struct serves *sv,
 		   struct fast_prog **prog, struct fast_err *err)
 {
@@ -467,9 +480,10 @@ static int prepare(struct fast_exec *x, const struct fast_plan *plan, const stru
 	}
 	for (;;) {
 		uint64_t staging = 0, worst = 0;
+		uint32_t k = fast_exec_in_flight(x);
 		g = NULL;
-		rc = sv->m ? fast_prog_build_tokens(&pp.v, sv->m, (uint32_t)x->rank, passes, &g, err)
-			   : fast_prog_build(&pp.v, sv->D, (uint32_t)x->rank, passes, &g, err);
+		rc = sv->m ? fast_prog_build_tokens(&pp.v, sv->m, (uint32_t)x->rank, passes, k, &g, err)
+			   : fast_prog_build(&pp.v, sv->D, (uint32_t)x->rank, passes, k, &g, err);
 		if (rc == 0 && g->sums && (!x->be->add || !x->be->zero))
 			rc = fast_err_set(err, FAST_EUSAGE,
 					  "the %s backend cannot sum combine contributions: run combine plans on the host backend",
@@ -556,11 +570,121 @@ static int run_copy(struct fast_exec *x, const struct fast_pcopy *c, const void 
 	}
 }
 
+/* Where a run of a program is (fast_exec_run). */
+struct run {
+	struct fast_exec *x;
+	const struct fast_prog *g;
+	const void *sendbuf;
+	const uint64_t *sd, *rd;
+	void *recvbuf;
+	struct fast_err *err;
+};
+
+static int copies(const struct run *r, uint32_t from, uint32_t to)
+{
+	int rc = 0;
+
+	for (uint32_t i = from; i < to && rc == 0; i++)
+		rc = run_copy(r->x, &r->g->copies[i], r->sendbuf, r->sd, r->recvbuf, r->rd, r->err);
+	return rc;
+}
+
+static int recvs(const struct run *r, const struct fast_pwave *wv)
+{
+	const struct fast_backend *be = r->x->be;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < wv->nrecv && rc == 0; i++) {
+		const struct fast_pmsg *m = &r->g->recvs[wv->recv0 + i];
+		void *p = where(r->x, &m->at, r->sendbuf, r->sd, r->recvbuf, r->rd);
+		rc = m->out ? be->recv_out(r->x->bctx, (int)m->peer, p, m->len, r->err)
+			    : be->recv_up(r->x->bctx, (int)m->peer, p, m->len, r->err);
+	}
+	return rc;
+}
+
+static int sends(const struct run *r, uint32_t from, uint32_t to)
+{
+	const struct fast_backend *be = r->x->be;
+	int rc = 0;
+
+	for (uint32_t i = from; i < to && rc == 0; i++) {
+		const struct fast_pmsg *m = &r->g->sends[i];
+		const void *p = where(r->x, &m->at, r->sendbuf, r->sd, r->recvbuf, r->rd);
+		rc = m->out ? be->send_out(r->x->bctx, (int)m->peer, p, m->len, r->err)
+			    : be->send_up(r->x->bctx, (int)m->peer, p, m->len, r->err);
+	}
+	return rc;
+}
+
+/* Has the wave messages (so a slot of the backend)? */
+static bool messages(const struct fast_pwave *wv)
+{
+	return wv->nsend || wv->nrecv;
+}
+
+/* One wave at a time: its copies, messages, end, post-copies. */
+static int run_one(const struct run *r, const struct fast_pwave *wv)
+{
+	const struct fast_backend *be = r->x->be;
+	int rc = copies(r, wv->pre0, wv->pre0 + wv->npre);
+
+	if (rc == 0 && messages(wv)) {
+		rc = be->wave_begin(r->x->bctx, 0, r->err);
+		if (rc == 0)
+			rc = recvs(r, wv);
+		if (rc == 0)
+			rc = sends(r, wv->send0, wv->send0 + wv->nsend);
+		if (rc == 0)
+			rc = be->wave_end(r->x->bctx, 0, FAST_WAVE_ALL, r->err);
+	}
+	return rc ? rc : copies(r, wv->post0, wv->post0 + wv->npost);
+}
+
+/* Two waves in flight (prog.h): wave w's receives and its FREE ops go out
+ * while wave w - 1 runs; then, as w - 1's scale-up messages and then all
+ * of it complete, w's UP and ALL ops (after w - 1's post-copies). */
+static int run_two(const struct run *r, const struct fast_pwave *wv, const struct fast_pwave *prev,
+		   uint32_t slot)
+{
+	const struct fast_backend *be = r->x->be;
+	struct fast_bctx *b = r->x->bctx;
+	uint32_t pre[4] = { wv->pre0, wv->pre0 + wv->pre_at[0], wv->pre0 + wv->pre_at[1],
+			    wv->pre0 + wv->npre };
+	uint32_t snd[4] = { wv->send0, wv->send0 + wv->send_at[0], wv->send0 + wv->send_at[1],
+			    wv->send0 + wv->nsend };
+	int rc = 0;
+
+	for (int c = 0; c <= FAST_FLIGHT_ALL && rc == 0; c++) {
+		if (c > 0 && prev) { /* what class c waits for of the wave before */
+			rc = messages(prev) ? be->wave_end(b, slot ^ 1,
+							   c == FAST_FLIGHT_UP ? FAST_WAVE_UP : FAST_WAVE_ALL,
+							   r->err)
+					    : 0;
+			if (rc == 0 && c == FAST_FLIGHT_ALL)
+				rc = copies(r, prev->post0, prev->post0 + prev->npost);
+		}
+		if (rc == 0)
+			rc = copies(r, pre[c], pre[c + 1]);
+		if (rc == 0 && c == 0 && messages(wv)) {
+			rc = be->wave_begin(b, slot, r->err);
+			if (rc == 0)
+				rc = recvs(r, wv);
+		}
+		/* (ending the wave before leaves the slot posts go to as it was) */
+		if (rc == 0 && messages(wv))
+			rc = sends(r, snd[c], snd[c + 1]);
+	}
+	return rc;
+}
+
 int fast_exec_run(struct fast_exec *x, const struct fast_prog *g, const void *sendbuf,
 		  const uint64_t *sd, void *recvbuf, const uint64_t *rd, struct fast_err *err)
 {
 	const struct fast_backend *be = x->be;
 	struct fast_bctx *b = x->bctx;
+	struct run r = { x, g, sendbuf, sd, rd, recvbuf, err };
+	bool two = g->in_flight > 1 && be->in_flight > 1;
 	int rc = 0;
 
 	if (g->staging > x->arena_bytes) {
@@ -576,30 +700,17 @@ int fast_exec_run(struct fast_exec *x, const struct fast_prog *g, const void *se
 	}
 	x->stats.staging_bytes = g->staging;
 	x->stats.passes = g->passes;
+	x->stats.in_flight = two ? 2 : 1;
 	x->stats.plan_hash = g->plan_hash;
-	for (size_t w = 0; w < g->nwaves && rc == 0; w++) {
-		const struct fast_pwave *wv = &g->waves[w];
-		for (uint32_t i = 0; i < wv->npre && rc == 0; i++)
-			rc = run_copy(x, &g->copies[wv->pre0 + i], sendbuf, sd, recvbuf, rd, err);
-		if (rc == 0 && (wv->nsend || wv->nrecv)) {
-			rc = be->wave_begin(b, err);
-			for (uint32_t i = 0; i < wv->nrecv && rc == 0; i++) {
-				const struct fast_pmsg *m = &g->recvs[wv->recv0 + i];
-				void *p = where(x, &m->at, sendbuf, sd, recvbuf, rd);
-				rc = m->out ? be->recv_out(b, (int)m->peer, p, m->len, err)
-					    : be->recv_up(b, (int)m->peer, p, m->len, err);
-			}
-			for (uint32_t i = 0; i < wv->nsend && rc == 0; i++) {
-				const struct fast_pmsg *m = &g->sends[wv->send0 + i];
-				const void *p = where(x, &m->at, sendbuf, sd, recvbuf, rd);
-				rc = m->out ? be->send_out(b, (int)m->peer, p, m->len, err)
-					    : be->send_up(b, (int)m->peer, p, m->len, err);
-			}
-			if (rc == 0)
-				rc = be->wave_end(b, err);
-		}
-		for (uint32_t i = 0; i < wv->npost && rc == 0; i++)
-			rc = run_copy(x, &g->copies[wv->post0 + i], sendbuf, sd, recvbuf, rd, err);
+	for (size_t w = 0; w < g->nwaves && rc == 0; w++)
+		rc = two ? run_two(&r, &g->waves[w], w ? &g->waves[w - 1] : NULL, (uint32_t)(w & 1))
+			 : run_one(&r, &g->waves[w]);
+	if (rc == 0 && two && g->nwaves) { /* the last wave */
+		const struct fast_pwave *last = &g->waves[g->nwaves - 1];
+		if (messages(last))
+			rc = be->wave_end(b, (uint32_t)((g->nwaves - 1) & 1), FAST_WAVE_ALL, err);
+		if (rc == 0)
+			rc = copies(&r, last->post0, last->post0 + last->npost);
 	}
 	if (rc == 0)
 		rc = be->sync(b, err);

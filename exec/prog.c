@@ -182,27 +182,39 @@ static void merge_copies(struct fast_prog *g)
 
 	for (size_t w = 0; w < g->nwaves; w++) {
 		struct fast_pwave *wv = &g->waves[w];
-		uint32_t *first[2] = { &wv->pre0, &wv->post0 }, *count[2] = { &wv->npre, &wv->npost };
-		for (int ph = 0; ph < 2; ph++) {
-			size_t at = k, from = *first[ph];
-			for (size_t i = from; i < from + *count[ph]; i++) {
-				if (k > at && fast_prog_continues(&g->copies[k - 1], &g->copies[i]))
+		/* the pre-copies' three classes (prog.h), then the post-copies:
+		 * a copy joins only one of its own range */
+		uint32_t from[4] = { wv->pre0, wv->pre0 + wv->pre_at[0], wv->pre0 + wv->pre_at[1],
+				     wv->post0 };
+		uint32_t to[4] = { from[1], from[2], wv->pre0 + wv->npre, wv->post0 + wv->npost };
+		size_t start[4];
+		for (int r = 0; r < 4; r++) {
+			start[r] = k;
+			for (size_t i = from[r]; i < to[r]; i++) {
+				if (k > start[r] && fast_prog_continues(&g->copies[k - 1], &g->copies[i]))
 					g->copies[k - 1].len += g->copies[i].len;
 				else
 					g->copies[k++] = g->copies[i];
 			}
-			*first[ph] = (uint32_t)at;
-			*count[ph] = (uint32_t)(k - at);
 		}
+		wv->pre0 = (uint32_t)start[0];
+		wv->pre_at[0] = (uint32_t)(start[1] - start[0]);
+		wv->pre_at[1] = (uint32_t)(start[2] - start[0]);
+		wv->npre = (uint32_t)(start[3] - start[0]);
+		wv->post0 = (uint32_t)start[3];
+		wv->npost = (uint32_t)(k - start[3]);
 	}
 	g->ncopies = k;
 }
 
 /* Place every block in the arena, in the order the walk made them (their
  * fill waves ascend): before a block filled in wave w, every block last
- * read before w is freed.  That is the first-fit allocator run online with
- * the lifetimes known, so two blocks share bytes only when their lives do
- * not overlap.  Then staging locations become arena offsets. */
+ * read before w is freed -- with two waves in flight, every block last
+ * read before the rank's wave before w, which may still be running when
+ * w's messages are posted.  That is the first-fit allocator run online
+ * with the lifetimes known, so two blocks share bytes only when their
+ * lives (so extended) do not overlap.  Then staging locations become
+ * arena offsets. */
 static int cmp_end(const void *x, const void *y)
 {
 	const uint64_t *a = x, *b = y;
@@ -226,7 +238,8 @@ static int place_blocks(struct builder *b)
 	qsort(ends, n, sizeof *ends, cmp_end);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct block *blk = &b->blocks[i];
-		for (; k < n && ends[k][0] < blk->born && rc == 0; k++)
+		uint64_t limit = b->in_flight > 1 && blk->prev != NO_WAVE ? blk->prev : blk->born;
+		for (; k < n && ends[k][0] < limit && rc == 0; k++)
 			rc = arena_free(&b->arena, b->blocks[ends[k][1]].off, b->blocks[ends[k][1]].size);
 		if (rc == 0)
 			rc = arena_alloc(&b->arena, blk->size, &blk->off);
@@ -265,6 +278,11 @@ static void builder_free(struct builder *b)
 	free(b->at);
 	free(b->pending);
 	free(b->final_bytes);
+	free(b->final_wave);
+	free(b->final_cls);
+	free(b->ccls);
+	free(b->scls);
+	free(b->peer_cls);
 	free(b->dest_bit);
 	free(b->summed);
 	free(b->vid);
@@ -287,6 +305,9 @@ static int prepend_copies(struct fast_prog *g, const struct fast_pcopy *c, size_
 		if (PUSH(g->waves, g->nwaves, g->cap_waves, w))
 			return FAST_ENOMEM;
 	}
+	/* they read the send buffer only: the first class */
+	g->waves[0].pre_at[0] += (uint32_t)n;
+	g->waves[0].pre_at[1] += (uint32_t)n;
 	if (FAST_GROW(g->copies, g->cap_copies, g->ncopies + n))
 		return FAST_ENOMEM;
 	memmove(g->copies + n, g->copies, g->ncopies * sizeof *g->copies);
@@ -407,7 +428,8 @@ static int tokens_init(struct builder *b)
 }
 
 static int build(const struct fast_plan_view *v, const uint64_t *D, const struct fast_matrix *m,
-		 uint32_t rank, uint32_t passes, struct fast_prog **out, struct fast_err *err)
+		 uint32_t rank, uint32_t passes, uint32_t in_flight, struct fast_prog **out,
+		 struct fast_err *err)
 {
 	const struct fast_plan *p = v->x;
 	struct builder b;
@@ -424,6 +446,11 @@ static int build(const struct fast_plan_view *v, const uint64_t *D, const struct
 				    rank, p->servers * p->gpus);
 	if (passes == 0)
 		passes = 1;
+	if (in_flight == 0)
+		in_flight = 1;
+	if (in_flight > FAST_IN_FLIGHT_MAX)
+		return fast_err_set(err, FAST_EUSAGE, "executor: %u waves in flight (at most %u)",
+				    in_flight, FAST_IN_FLIGHT_MAX);
 	memset(&b, 0, sizeof b);
 	if (err)
 		err->msg[0] = '\0';
@@ -435,9 +462,17 @@ static int build(const struct fast_plan_view *v, const uint64_t *D, const struct
 	b.ng = p->servers * p->gpus;
 	b.gpus = p->gpus;
 	b.err = err;
+	b.in_flight = in_flight;
+	b.prev_wave = NO_WAVE;
 	g = calloc(1, sizeof *g);
 	b.final_bytes = fast_calloc(b.ng, sizeof *b.final_bytes);
-	if (!g || !b.final_bytes) {
+	b.final_wave = fast_calloc(b.ng, sizeof *b.final_wave);
+	b.final_cls = fast_calloc(b.ng, sizeof *b.final_cls);
+	b.peer_cls = fast_calloc(b.ng, sizeof *b.peer_cls);
+	if (b.final_wave)
+		for (uint32_t k = 0; k < b.ng; k++)
+			b.final_wave[k] = NO_WAVE;
+	if (!g || !b.final_bytes || !b.final_wave || !b.final_cls || !b.peer_cls) {
 		free(g);
 		builder_free(&b);
 		return fast_err_set(err, FAST_ENOMEM, "executor: out of memory");
@@ -445,6 +480,7 @@ static int build(const struct fast_plan_view *v, const uint64_t *D, const struct
 	g->rank = rank;
 	g->ng = b.ng;
 	g->passes = passes;
+	g->in_flight = in_flight;
 	g->plan_hash = fast_plan_hash(p);
 	g->kind = b.kind;
 	g->nmsgs = m ? m->ngroups : b.ng;
@@ -487,23 +523,24 @@ fail:
 }
 
 int fast_prog_build(const struct fast_plan_view *v, const uint64_t *D, uint32_t rank,
-		    uint32_t passes, struct fast_prog **out, struct fast_err *err)
+		    uint32_t passes, uint32_t in_flight, struct fast_prog **out,
+		    struct fast_err *err)
 {
 	if (v->x->kind != FAST_TRAFFIC_BYTES)
 		return fast_err_set(err, FAST_EINPUT,
 				    "plan: a %s plan needs the token groups it serves, not a byte matrix",
 				    fast_traffic_kind_name(v->x->kind));
-	return build(v, D, NULL, rank, passes, out, err);
+	return build(v, D, NULL, rank, passes, in_flight, out, err);
 }
 
 int fast_prog_build_tokens(const struct fast_plan_view *v, const struct fast_matrix *m,
-			   uint32_t rank, uint32_t passes, struct fast_prog **out,
-			   struct fast_err *err)
+			   uint32_t rank, uint32_t passes, uint32_t in_flight,
+			   struct fast_prog **out, struct fast_err *err)
 {
 	if (m->kind == FAST_TRAFFIC_BYTES || v->x->kind != m->kind)
 		return fast_err_set(err, FAST_EINPUT, "plan: a %s plan for %s traffic",
 				    fast_traffic_kind_name(v->x->kind), fast_traffic_kind_name(m->kind));
-	return build(v, NULL, m, rank, passes, out, err);
+	return build(v, NULL, m, rank, passes, in_flight, out, err);
 }
 
 int fast_token_role(const struct fast_matrix *m, uint32_t g, uint32_t r, bool *sends,
@@ -563,6 +600,7 @@ void fast_prog_info(const struct fast_prog *g, struct fast_prog_info *o)
 	memset(o, 0, sizeof *o);
 	o->waves = (uint32_t)g->nwaves;
 	o->passes = g->passes;
+	o->in_flight = g->in_flight;
 	o->staging_bytes = g->staging;
 	o->sends = g->nsends;
 	o->recvs = g->nrecvs;

@@ -34,7 +34,10 @@ struct alloc {
 struct block {
 	uint64_t off, size;
 	uint64_t born, last; /* waves (over all passes): filled, last read */
+	uint64_t prev;       /* the rank's wave before `born` (NO_WAVE: none) */
 };
+
+#define NO_WAVE UINT64_MAX
 
 #define NO_BLOCK UINT32_MAX
 
@@ -53,6 +56,7 @@ struct hold {
 	uint32_t keep;       /* 1: becomes a holding (readable by later sends) */
 	uint32_t rmsg;       /* receive-buffer message of post and of a holding there */
 	uint32_t at_recv;    /* the holding is the receive buffer's copy */
+	uint32_t cls;        /* FAST_FLIGHT_* of reading it in the rank's next wave */
 };
 
 /* Where a holding (a record of the store, by id) lives: its block and
@@ -61,6 +65,8 @@ struct hold {
 struct held_at {
 	uint64_t soff;
 	uint32_t block, rmsg;
+	uint64_t wave;    /* the wave it arrived in */
+	uint32_t cls;     /* FAST_FLIGHT_* of reading it in the rank's next wave */
 };
 
 struct builder {
@@ -76,7 +82,11 @@ struct builder {
 	struct held_at *at; size_t cap_at;
 	struct hold *pending; size_t npending, cap_pending;
 	uint64_t wave;         /* the wave being walked, counted over passes */
+	uint64_t prev_wave;    /* the last wave in which this rank did something */
+	uint32_t in_flight;    /* 1 or 2 (prog.h) */
 	uint64_t *final_bytes; /* byte plans, per src: bytes that reached this rank as final */
+	uint64_t *final_wave;  /* byte plans, per src: the last wave final bytes arrived in */
+	uint8_t *final_cls;    /* ... and the class of reading them in the next */
 	/* token plans */
 	int32_t *dest_bit;     /* per group: this rank's index in Dest(g), -1 if none */
 	uint64_t *summed;      /* combine, per group at its src: bytes x contributions arrived */
@@ -88,6 +98,12 @@ struct builder {
 	struct fast_loc *segs; uint64_t *seglen; size_t nsegs, cap_segs, cap_seglen;
 	uint32_t *seg_block;     size_t cap_seg_block;
 	size_t copy_floor;       /* first copy emit_copy may extend */
+	/* waves in flight (prog_flight.c): the class of what is being emitted
+	 * and of every pre-copy and send of the wave so far */
+	uint32_t seg_cls, cur_cls;
+	uint8_t *ccls; size_t cap_ccls; /* by copy index - the wave's pre0 */
+	uint8_t *scls; size_t cap_scls; /* by send index - the wave's send0 */
+	uint8_t *peer_cls;              /* ng: scratch, zero between waves */
 	struct fast_err *err;
 };
 
@@ -95,6 +111,12 @@ struct builder {
 struct node {
 	uint32_t step, chunk;
 };
+
+/* prog_flight.c */
+uint32_t fast_prog_read_cls(const struct builder *b, uint64_t wave, uint32_t cls);
+int fast_prog_note_copy(struct builder *b, size_t at);
+int fast_prog_note_send(struct builder *b, size_t at);
+int fast_prog_order_wave(struct builder *b, struct fast_pwave *w);
 
 /* prog_wave.c */
 uint64_t fast_prog_hkey(const struct builder *b, uint32_t src, uint32_t dst);

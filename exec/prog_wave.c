@@ -31,15 +31,15 @@ static int add_hold(struct builder *b, const struct hold *h)
 			   &id) < 0 ||
 	    FAST_GROW(b->at, b->cap_at, (size_t)id + 1) < 0)
 		return FAST_ENOMEM;
-	b->at[id] = h->at_recv ? (struct held_at){ h->off, NO_BLOCK, h->rmsg }
-			       : (struct held_at){ h->soff, h->block, 0 };
+	b->at[id] = h->at_recv ? (struct held_at){ h->off, NO_BLOCK, h->rmsg, b->wave, h->cls }
+			       : (struct held_at){ h->soff, h->block, 0, b->wave, h->cls };
 	return 0;
 }
 
 /* A block filled in the current wave; placed in the arena by place_blocks. */
 static int new_block(struct builder *b, uint64_t size, uint32_t *id)
 {
-	struct block blk = { 0, size, b->wave, b->wave };
+	struct block blk = { 0, size, b->wave, b->wave, b->prev_wave };
 
 	if (PUSH(b->blocks, b->nblocks, b->cap_blocks, blk))
 		return FAST_ENOMEM;
@@ -150,17 +150,27 @@ static int land(const struct builder *b, uint32_t src, uint32_t dst, uint32_t *r
 
 /* Fragment f arrives at this rank, in staging block blk at soff, or (blk
  * NO_BLOCK, only for LAND_FINAL) straight into the receive buffer: what
- * happens at the end of the wave is queued, final bytes are counted. */
-static int arrive(struct builder *b, const struct fast_piece *f, uint32_t blk, uint64_t soff)
+ * happens at the end of the wave is queued, final bytes are counted.  cls
+ * is the class (prog.h) of reading it where it lands, in the rank's next
+ * wave: FREE when a local copy brings it, UP or ALL when a scale-up or a
+ * scale-out message does; ALL when it is read from where a post-copy
+ * moves it. */
+static int arrive(struct builder *b, const struct fast_piece *f, uint32_t blk, uint64_t soff,
+		  uint32_t cls)
 {
 	uint32_t rmsg;
 	int l = land(b, f->src, f->dst, &rmsg);
-	struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, POST_NONE, 1, rmsg, 0 };
+	struct hold h = { f->src, f->dst, f->off, f->len, soff, blk, POST_NONE, 1, rmsg, 0, cls };
 
 	if (l == LAND_FINAL) {
 		h.post = blk == NO_BLOCK ? POST_NONE : POST_COPY;
+		if (h.post == POST_COPY && cls != FAST_FLIGHT_FREE)
+			h.cls = FAST_FLIGHT_ALL; /* read from the receive buffer */
 		if (b->kind == FAST_TRAFFIC_BYTES) {
 			b->final_bytes[f->src] += f->len;
+			if (b->final_wave[f->src] != b->wave || h.cls > b->final_cls[f->src])
+				b->final_cls[f->src] = (uint8_t)h.cls;
+			b->final_wave[f->src] = b->wave;
 			h.keep = 0; /* read from the receive buffer by source_segs */
 		} else {
 			h.at_recv = 1; /* forwarded on from the receive buffer */
@@ -189,14 +199,18 @@ static int emit_op(struct builder *b, uint32_t op, struct fast_loc dst, struct f
 {
 	struct fast_pcopy c = { dst, src, len, op };
 	struct fast_prog *p = b->prog;
+	size_t pre0 = p->waves[p->nwaves - 1].pre0;
 
-
-	/* extend the previous copy of the same phase when both sides continue it */
-	if (p->ncopies > b->copy_floor && fast_prog_continues(&p->copies[p->ncopies - 1], &c)) {
+	/* extend the previous copy of the same phase and class when both
+	 * sides continue it */
+	if (p->ncopies > b->copy_floor && fast_prog_continues(&p->copies[p->ncopies - 1], &c) &&
+	    (p->ncopies - 1 < pre0 || b->ccls[p->ncopies - 1 - pre0] == b->cur_cls)) {
 		p->copies[p->ncopies - 1].len += len;
 		return 0;
 	}
-	return PUSH(p->copies, p->ncopies, p->cap_copies, c);
+	if (PUSH(p->copies, p->ncopies, p->cap_copies, c))
+		return FAST_ENOMEM;
+	return fast_prog_note_copy(b, p->ncopies - 1);
 }
 
 static int emit_copy(struct builder *b, struct fast_loc dst, struct fast_loc src, uint64_t len)
@@ -323,8 +337,11 @@ static int source_segs(struct builder *b, const struct fast_piece *f, uint32_t s
 
 	if (own(b, f->src, f->dst, &msg))
 		return add_seg(b, (struct fast_loc){ LOC_SEND, msg, f->off }, f->len, NO_BLOCK);
-	if (b->kind == FAST_TRAFFIC_BYTES && f->dst == r)
+	if (b->kind == FAST_TRAFFIC_BYTES && f->dst == r) {
+		uint32_t c = fast_prog_read_cls(b, b->final_wave[f->src], b->final_cls[f->src]);
+		b->seg_cls = c > b->seg_cls ? c : b->seg_cls;
 		return add_seg(b, (struct fast_loc){ LOC_RECV, f->src, f->off }, f->len, NO_BLOCK);
+	}
 	/* the newest holding of each byte: every holding stays readable, its
 	 * block lives until its last reader */
 	for (uint64_t pos = f->off; pos < f->off + f->len;) {
@@ -349,6 +366,10 @@ static int source_segs(struct builder *b, const struct fast_piece *f, uint32_t s
 		}
 		h = &b->held.recs[id];
 		at = &b->at[id];
+		{
+			uint32_t c = fast_prog_read_cls(b, at->wave, at->cls);
+			b->seg_cls = c > b->seg_cls ? c : b->seg_cls;
+		}
 		end = h->hi < f->off + f->len ? h->hi : f->off + f->len;
 		n = end - pos;
 		if (at->block == NO_BLOCK)
@@ -409,6 +430,7 @@ static int send_segs(struct builder *b, uint32_t to, uint64_t total)
 {
 	struct fast_pmsg m = { to, server_of(b, to) != server_of(b, b->rank), b->segs[0], total };
 
+	b->cur_cls = b->seg_cls;
 	if (b->nsegs > 1) {
 		uint32_t blk;
 		uint64_t done = 0;
@@ -423,7 +445,8 @@ static int send_segs(struct builder *b, uint32_t to, uint64_t total)
 			done += b->seglen[s];
 		}
 	}
-	if (PUSH(b->prog->sends, b->prog->nsends, b->prog->cap_sends, m))
+	if (PUSH(b->prog->sends, b->prog->nsends, b->prog->cap_sends, m) ||
+	    fast_prog_note_send(b, b->prog->nsends - 1))
 		return FAST_ENOMEM;
 	mark_read(b);
 	return 0;
@@ -448,8 +471,10 @@ static int do_send(struct builder *b, uint32_t step, const struct fast_xfer *x, 
 			uint64_t done = 0;
 			uint32_t blk = NO_BLOCK, rmsg;
 			b->nsegs = 0;
+			b->seg_cls = FAST_FLIGHT_FREE;
 			if ((rc = source_segs(b, &f, step)) < 0)
 				return rc;
+			b->cur_cls = b->seg_cls;
 			if (land(b, f.src, f.dst, &rmsg) == LAND_FINAL) {
 				dst = (struct fast_loc){ LOC_RECV, rmsg, f.off };
 			} else {
@@ -457,7 +482,7 @@ static int do_send(struct builder *b, uint32_t step, const struct fast_xfer *x, 
 					return FAST_ENOMEM;
 				dst = stage_loc(blk, 0);
 			}
-			if (arrive(b, &f, blk, 0))
+			if (arrive(b, &f, blk, 0, FAST_FLIGHT_FREE))
 				return FAST_ENOMEM;
 			for (size_t s = 0; s < b->nsegs; s++) {
 				struct fast_loc d = dst;
@@ -474,6 +499,7 @@ static int do_send(struct builder *b, uint32_t step, const struct fast_xfer *x, 
 		return rc;
 	if (total > 0) {
 		b->nsegs = 0;
+		b->seg_cls = FAST_FLIGHT_FREE;
 		for (size_t i = 0; i < b->nfrags; i++)
 			if ((rc = source_segs(b, &b->frags[i], step)) < 0)
 				return rc;
@@ -482,6 +508,7 @@ static int do_send(struct builder *b, uint32_t step, const struct fast_xfer *x, 
 	}
 	for (size_t i = 0; i < b->nbig; i++) {
 		b->nsegs = 0;
+		b->seg_cls = FAST_FLIGHT_FREE;
 		if ((rc = source_segs(b, &b->big[i], step)) < 0 ||
 		    (rc = send_segs(b, x->to, b->big[i].len)) < 0)
 			return rc;
@@ -490,6 +517,12 @@ static int do_send(struct builder *b, uint32_t step, const struct fast_xfer *x, 
 }
 
 /* The packed message of the small fragments in b->frags (total bytes). */
+/* The class of reading, in the rank's next wave, what x brings. */
+static uint32_t recv_cls(const struct builder *b, const struct fast_xfer *x)
+{
+	return server_of(b, x->from) != server_of(b, b->rank) ? FAST_FLIGHT_ALL : FAST_FLIGHT_UP;
+}
+
 static int recv_small(struct builder *b, const struct fast_xfer *x, uint64_t total)
 {
 	uint64_t pos = 0;
@@ -512,7 +545,7 @@ static int recv_small(struct builder *b, const struct fast_xfer *x, uint64_t tot
 		land(b, b->frags[0].src, b->frags[0].dst, &rmsg);
 		m.at = (struct fast_loc){ LOC_RECV, rmsg, b->frags[0].off };
 		for (size_t i = 0; i < b->nfrags; i++)
-			if (arrive(b, &b->frags[i], NO_BLOCK, 0))
+			if (arrive(b, &b->frags[i], NO_BLOCK, 0, recv_cls(b, x)))
 				return FAST_ENOMEM;
 		return PUSH(b->prog->recvs, b->prog->nrecvs, b->prog->cap_recvs, m);
 	}
@@ -523,7 +556,7 @@ static int recv_small(struct builder *b, const struct fast_xfer *x, uint64_t tot
 		return FAST_ENOMEM;
 	/* post-copies are emitted after every receive of the wave */
 	for (size_t i = 0; i < b->nfrags; i++) {
-		if (arrive(b, &b->frags[i], blk, pos))
+		if (arrive(b, &b->frags[i], blk, pos, recv_cls(b, x)))
 			return FAST_ENOMEM;
 		pos += b->frags[i].len;
 	}
@@ -553,7 +586,7 @@ static int do_recv(struct builder *b, const struct fast_xfer *x, uint64_t lo, ui
 				return FAST_ENOMEM;
 			m.at = stage_loc(blk, 0);
 		}
-		if (arrive(b, f, blk, 0) ||
+		if (arrive(b, f, blk, 0, recv_cls(b, x)) ||
 		    PUSH(b->prog->recvs, b->prog->nrecvs, b->prog->cap_recvs, m))
 			return FAST_ENOMEM;
 	}
@@ -592,6 +625,18 @@ static int do_reduce(struct builder *b, uint32_t step, const struct fast_xfer *x
 		return 0;
 	if (new_block(b, hi - lo, &blk))
 		return FAST_ENOMEM;
+	/* every op of the sum in one class: the latest of its inputs' */
+	b->seg_cls = FAST_FLIGHT_FREE;
+	for (uint32_t i = 0; i < x->npieces; i++) {
+		if ((rc = piece_value(b, &p->pieces[x->piece0 + i], &M, &f)) < 0)
+			return rc;
+		f.off = lo;
+		f.len = hi - lo;
+		b->nsegs = 0;
+		if ((rc = source_segs(b, &f, step)) < 0)
+			return rc;
+	}
+	b->cur_cls = b->seg_cls;
 	for (uint32_t i = 0; i < x->npieces; i++) {
 		uint64_t done = 0;
 		if ((rc = piece_value(b, &p->pieces[x->piece0 + i], &M, &f)) < 0)
@@ -616,7 +661,7 @@ static int do_reduce(struct builder *b, uint32_t step, const struct fast_xfer *x
 		mark_read(b);
 	}
 	{
-		struct hold h = { first.src, 0, lo, hi - lo, 0, blk, POST_NONE, 1, 0, 0 };
+		struct hold h = { first.src, 0, lo, hi - lo, 0, blk, POST_NONE, 1, 0, 0, FAST_FLIGHT_FREE };
 		if (val_id(b, mask, &h.dst) || PUSH(b->pending, b->npending, b->cap_pending, h))
 			return FAST_ENOMEM;
 	}
@@ -668,8 +713,11 @@ int fast_prog_run_wave(struct builder *b, const struct node *nodes, size_t n, ui
 	g->waves[g->nwaves - 1].npre = (uint32_t)(g->ncopies - w.pre0);
 	g->waves[g->nwaves - 1].nsend = (uint32_t)(g->nsends - w.send0);
 	g->waves[g->nwaves - 1].nrecv = (uint32_t)(g->nrecvs - w.recv0);
+	if ((rc = fast_prog_order_wave(b, &g->waves[g->nwaves - 1])) < 0)
+		return rc;
 	g->waves[g->nwaves - 1].post0 = (uint32_t)g->ncopies;
 	b->copy_floor = g->ncopies;
+	b->cur_cls = FAST_FLIGHT_ALL;
 	/* post-copies of final bytes received into staging, sums into the
 	 * result; new holdings */
 	for (size_t i = 0; i < b->npending; i++) {
@@ -688,6 +736,8 @@ int fast_prog_run_wave(struct builder *b, const struct node *nodes, size_t n, ui
 		struct fast_pwave *l = &g->waves[g->nwaves - 1];
 		if (!l->npre && !l->nsend && !l->nrecv && !l->npost)
 			g->nwaves--;
+		else
+			b->prev_wave = b->wave;
 	}
 	return 0;
 }

@@ -51,6 +51,8 @@ struct fast_exec_opts {
 	uint64_t max_staging;     /* cap on staging bytes per rank; 0 = none */
 	uint32_t cache_entries;   /* plan cache capacity; 0 = default (16) */
 	int device;               /* GPU backends: device ordinal; -1 = local rank mod count */
+	uint32_t in_flight;       /* waves a rank keeps posted (prog.h "Waves in flight"):
+				   * 1, 2, or 0 = the backend's most (host 2, cuda/hip 1) */
 };
 void fast_exec_opts_default(struct fast_exec_opts *o);
 
@@ -62,6 +64,7 @@ struct fast_exec_stats {
 	double last_synth_s;      /* of the last miss */
 	uint64_t staging_bytes;   /* staging arena of the last program run */
 	uint32_t passes;          /* slices of the last program run */
+	uint32_t in_flight;       /* waves it kept posted (1 or 2) */
 	uint64_t plan_hash;       /* of the last plan run */
 };
 
@@ -82,6 +85,9 @@ void fast_exec_get_stats(const struct fast_exec *x, struct fast_exec_stats *out)
 /* Notes the backend chose at creation ("NCCL disabled: ranks 0 and 1 share
  * GPU ..."); empty string when none. */
 const char *fast_exec_notes(const struct fast_exec *x);
+/* The waves its programs keep posted: opts->in_flight (0: the backend's
+ * most), never more than the backend can (host, cuda and hip: 2). */
+uint32_t fast_exec_in_flight(const struct fast_exec *x);
 
 /* Memory through the backend (device memory on GPU backends).  Buffers
  * given to fast_exec_run may also be any memory the backend can address. */

@@ -16,10 +16,15 @@ struct fast_prog;
 
 /* Build the program of a plan for one rank (pure: no MPI) from its open
  * view (plan.h: validated, explicit form v->x).  passes >= 1 slices every
- * message.  FAST_ECHECK when the plan makes a rank send bytes it does not
- * hold, or leaves it without exactly its column of D. */
+ * message.  in_flight is how many of its waves the program may have
+ * posted at once (FAST_IN_FLIGHT_MAX at most; 0 reads as 1): with 2, a
+ * staging block is reused only once the wave after its last reader has
+ * begun, so that the next wave's messages may be posted while a wave runs
+ * ("Waves in flight" below).  FAST_ECHECK when the plan makes a rank send
+ * bytes it does not hold, or leaves it without exactly its column of D. */
 int fast_prog_build(const struct fast_plan_view *v, const uint64_t *D, uint32_t rank,
-		    uint32_t passes, struct fast_prog **out, struct fast_err *err);
+		    uint32_t passes, uint32_t in_flight, struct fast_prog **out,
+		    struct fast_err *err);
 /*
  * The same for a token plan (plan kind DISPATCH or COMBINE, the kind of m,
  * whose groups its pieces index).  Buffers are per group (a location's msg
@@ -42,12 +47,12 @@ int fast_prog_build(const struct fast_plan_view *v, const uint64_t *D, uint32_t 
  * partition), a plan of another kind than m (FAST_EINPUT).
  */
 int fast_prog_build_tokens(const struct fast_plan_view *v, const struct fast_matrix *m,
-			   uint32_t rank, uint32_t passes, struct fast_prog **out,
-			   struct fast_err *err);
+			   uint32_t rank, uint32_t passes, uint32_t in_flight,
+			   struct fast_prog **out, struct fast_err *err);
 void fast_prog_free(struct fast_prog *p);
 
 struct fast_prog_info {
-	uint32_t waves, passes;
+	uint32_t waves, passes, in_flight;
 	uint64_t staging_bytes;   /* arena size */
 	uint64_t sends, recvs, copies;
 	uint64_t sums;            /* ADD and ZERO copies among them */
@@ -122,15 +127,34 @@ struct fast_pmsg {
 	uint64_t len;
 };
 
+/*
+ * Waves in flight.  A wave's pre-copies and sends are ordered by what they
+ * read of the rank's previous wave (the wave before it in prog->waves):
+ * FAST_FLIGHT_FREE nothing (they may run while it is in flight), _UP its
+ * scale-up arrivals (they wait for those), _ALL the rest of its arrivals
+ * and its post-copies (they wait for all of it).  pre_at[c] and send_at[c]
+ * are where the ops of class c + 1 start, counted from pre0 and send0:
+ * class 0 is [0, at[0]), class 1 [at[0], at[1]), class 2 [at[1], n).  The
+ * sends to one peer keep the plan's order (a send's class is at least
+ * that of the sends to the same peer before it), so both ends see every
+ * pair's messages in one order however a wave's classes are posted.
+ * Receives need nothing of the wave before: a program built for in_flight
+ * 2 never places a block where one of the previous wave still lives.
+ */
+enum { FAST_FLIGHT_FREE = 0, FAST_FLIGHT_UP = 1, FAST_FLIGHT_ALL = 2 };
+#define FAST_IN_FLIGHT_MAX 2u
+
 struct fast_pwave {
 	uint32_t pre0, npre;   /* in prog->copies */
 	uint32_t send0, nsend; /* in prog->sends */
 	uint32_t recv0, nrecv; /* in prog->recvs */
 	uint32_t post0, npost; /* in prog->copies */
+	uint32_t pre_at[2], send_at[2]; /* class boundaries (above) */
 };
 
 struct fast_prog {
 	uint32_t rank, ng, passes;
+	uint32_t in_flight;    /* waves it may keep posted (1 or 2; fast_prog_build) */
 	uint64_t staging;      /* arena bytes */
 	uint64_t plan_hash;
 	uint32_t plan_waves;   /* waves of the plan (per pass), before dropping empty ones */

@@ -61,6 +61,12 @@ static inline double dmin(double a, double b) { return a < b ? a : b; }
 #define TIE_REL 0.03
 #define TIE_ABS_S 0.5e-6
 
+/* FAST's predicted T_sim with rail steps of several permutations
+ * (algo_auto_model.c grouped_predict(): balanced or not, whichever is
+ * less), INFINITY where it does not group (stages, the fabric, N < 3). */
+double fast_auto_fast_grouped_s(const struct fast_algo *a, const struct fast_auto_feat *x,
+				 const struct fast_algo_opts *o);
+
 /* --- algo_auto_feat.c: the passes over the matrix --------------------------
  * Each returns -1 when out of memory (nothing else fails). */
 

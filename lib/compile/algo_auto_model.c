@@ -24,7 +24,8 @@
  *   fast      lat = 2 a_up + (N-1) a_out; vol = largest server row or
  *             column / (G B_out) (the Birkhoff stages carry it at line rate)
  *             + the last stage's redistribution; or its packed stages
- *             (packed_predict()) where they predict less, as FAST
+ *             (packed_predict()) or its rail steps of several permutations
+ *             (grouped_predict()) where they predict less, as FAST
  *             compiles them there
  * each as the topology's implementation of the schedule runs it (topo.h,
  * "implementations"; tiers_of()): B_up and B_out at most its caps, a chain
@@ -312,14 +313,58 @@ static double packed_predict(const struct fast_algo *a, const struct fast_auto_f
 	return r->call + a->model.k_lat * lat + a->model.k_vol * dmax(vol, r->up);
 }
 
-/* FAST's T_sim, staged or packed as it compiles them (*packs: packed) */
+/* FAST's rail steps of several permutations (compile_fast_group.c,
+ * compile_fast_direct.c; one NIC per GPU at one rate), every term in one
+ * rail step at the incast of N - 1 senders a NIC, its redistribution
+ * waiting on it pipelined (the scale-up latency, then its bytes).
+ * Balanced: the busiest GPU's handover (its cross sends over the lane
+ * share srv / G) in a balancing step first, a NIC's share srv / G, the
+ * redistribution a share's (G - 1) / G (a mesh link: 1 / G) of it.
+ * Unbalanced ("direct"): hier's rail-aligned NIC loads, then their
+ * forwarding (a switch port: (G - 1) / G of a NIC's bytes; a mesh link:
+ * hier_link).  In flight (k > 1) a second rail step, which pays nothing,
+ * takes part of the terms and the last redistribution about halves. */
+static double grouped_predict(const struct fast_auto_feat *x, const struct tiers *r)
+{
+	const struct feat *f = &x->f;
+	uint32_t G = r->G;
+	double lu = x->t->up.latency_us * 1e-6, tail = r->k > 1 ? 0.5 : 1.0;
+	double fin = incast(x, r->N - 1), share = (double)f->srv / G;
+	double excess = dmax(0, (double)f->send_x - share);
+	double Bb = r->mesh ? (G - 1) * r->Bu : r->Bu;
+	double rho = (r->mesh ? 1.0 : (double)(G - 1)) / G / r->Bu;
+	double bal = (excess > 0 ? r->au + excess / Bb : 0) + r->ao + share / (r->Bo * fin) + lu +
+		     tail * share * rho;
+	double fwd = r->mesh ? (double)f->hier_link / r->Bu : (double)f->hier_nic * (G - 1) / G / r->Bu;
+	double direct = r->ao + (double)f->hier_nic / (r->Bo * fin) + lu + tail * fwd;
+
+	return r->call + dmax(dmin(bal, direct), r->up);
+}
+
+/* Does FAST consider grouping here (compile_fast.c choose_shape)? */
+static bool groups(const struct fast_auto_feat *x, const struct fast_algo_opts *o)
+{
+	return (o->stages == FAST_STAGES_AUTO || o->stages == FAST_STAGES_GROUPED) &&
+	       x->t->servers > 2 && fast_topo_nics_ideal(x->t);
+}
+
+double fast_auto_fast_grouped_s(const struct fast_algo *a, const struct fast_auto_feat *x,
+				 const struct fast_algo_opts *o)
+{
+	struct tiers r = tiers_of(x, a);
+
+	return groups(x, o) && x->f.total ? grouped_predict(x, &r) : INFINITY;
+}
+
+/* FAST's T_sim, staged, packed or grouped as it compiles them (*packs:
+ * packed, whose synthesis differs) */
 static double fast_sim(const struct fast_algo *a, const struct fast_auto_feat *x,
 		       const struct fast_algo_opts *o, bool *packs)
 {
 	struct tiers r = tiers_of(x, a);
 	const struct fast_algo_model *m = &a->model;
 	uint32_t N = r.N, G = r.G;
-	double rail, lat, vol, packed;
+	double rail, lat, vol, packed, best;
 
 	*packs = false;
 	if (!x->f.total)
@@ -327,16 +372,25 @@ static double fast_sim(const struct fast_algo *a, const struct fast_auto_feat *x
 	rail = (double)x->f.srv / ((double)G * r.Bo);
 	lat = 2 * r.au + chain(N > 1 ? N - 1 : 1, r.k, r.ao);
 	vol = dmax(rail + rail / (N > 1 ? N - 1 : 1) * r.Bo / r.Bu, r.up);
+	best = r.call + m->k_lat * lat + m->k_vol * vol;
 	/* FAST compiles the packed stages where they model faster
 	 * (compile_fast.c): the least of the two, as it chooses */
 	packed = packed_predict(a, x, &r);
 	if (o->stages == FAST_STAGES_PACKED ||
 	    ((o->stages == FAST_STAGES_AUTO || o->stages == FAST_STAGES_GROUPED) && N > 2 &&
-	     packed < r.call + m->k_lat * lat + m->k_vol * vol)) {
+	     packed < best)) {
 		*packs = true;
-		return packed;
+		best = packed;
 	}
-	return r.call + m->k_lat * lat + m->k_vol * vol;
+	/* and grouped rail steps where they model GROUP_GAIN (2%) faster */
+	if (groups(x, o) && o->stages != FAST_STAGES_PACKED) {
+		double g = grouped_predict(x, &r);
+		if (g < best * (1 - 0.02)) {
+			*packs = false;
+			best = g;
+		}
+	}
+	return best;
 }
 
 /* FAST's prediction and synthesis (packed or staged, as it compiles
@@ -353,9 +407,11 @@ static double fast_T(const struct fast_algo *a, const struct fast_auto_feat *x,
 	return *sim_s + *synth_s;
 }
 
-/* A floor under fast_T() while the pair is only a floor (packed_predict()
- * grows with it): the lesser of the staged T and the packed T at that
- * pair, each with its own synthesis, whichever FAST then compiles. */
+/* A floor under fast_T() while the pair or hier's loads are only floors
+ * (packed_predict() grows with the pair, grouped_predict() with the
+ * loads): the least of the staged T, the packed T at that pair and the
+ * grouped T at those loads, each with its own synthesis, whichever FAST
+ * then compiles. */
 static void fast_T_floor(const struct fast_algo *a, const struct fast_auto_feat *x,
 			 const struct fast_algo_opts *o, double *sim_s, double *synth_s)
 {
@@ -370,15 +426,25 @@ static void fast_T_floor(const struct fast_algo *a, const struct fast_auto_feat 
 		return;
 	}
 	T0 = fast_T(a, x, &staged, &s0, &y0);
-	*sim_s = T0 <= T1 ? s0 : s1, *synth_s = T0 <= T1 ? y0 : y1;
+	if (T1 < T0)
+		T0 = T1, s0 = s1, y0 = y1;
+	if (groups(x, o)) {
+		struct tiers r = tiers_of(x, a);
+		double g = grouped_predict(x, &r), y = synth_at(&a->model, x->n, x->t->gpus, x->ln,
+								  x->f.nnz);
+		if (g + y < T0)
+			T0 = g + y, s0 = g, y0 = y;
+	}
+	*sim_s = s0, *synth_s = y0;
 }
 
-/* FAST: lazy while the largest server pair is a floor and FAST may pack */
+/* FAST: lazy while the largest server pair (where it may pack) or hier's
+ * loads (where it may group) are floors */
 bool fast_auto_model_fast(const struct fast_algo *a, const struct fast_auto_feat *x,
 			  const struct fast_algo_opts *o, double *sim_s, double *synth_s)
 {
-	bool lazy = x->f.total && !x->f.exact_pair && x->t->servers > 2 &&
-		    o->stages != FAST_STAGES_EXACT;
+	bool lazy = x->f.total && x->t->servers > 2 && o->stages != FAST_STAGES_EXACT &&
+		    (!x->f.exact_pair || (groups(x, o) && !x->f.exact_hier));
 
 	if (lazy)
 		fast_T_floor(a, x, o, sim_s, synth_s);
@@ -391,9 +457,11 @@ bool fast_auto_model_fast(const struct fast_algo *a, const struct fast_auto_feat
 
 int fast_auto_refine_pair(struct fast_auto_feat *x)
 {
-	x->f.pair = auto_pair_pass(x->t, x->D);
-	x->f.exact_pair = true;
-	return 0;
+	if (!x->f.exact_pair) {
+		x->f.pair = auto_pair_pass(x->t, x->D);
+		x->f.exact_pair = true;
+	}
+	return auto_hier_pass(x->t, x->D, &x->f);
 }
 
 int fast_auto_refine_hier(struct fast_auto_feat *x)

@@ -284,8 +284,7 @@ static int choose_shape(struct builder *bd, const struct fast_topo *topo,
 	bool autos = (o->stages == FAST_STAGES_AUTO || o->stages == FAST_STAGES_GROUPED) &&
 		     bd->N > 2;
 	bool pack = may_pack && (bd->packed || autos);
-	bool group = !bd->packed && autos && o->stages == FAST_STAGES_GROUPED &&
-		     bd->mode == NICS_IDEAL;
+	bool group = !bd->packed && autos && bd->mode == NICS_IDEAL;
 	struct cost c = fast_packed_cost(topo);
 	struct balance_cost bc;
 	double best, t;
@@ -325,7 +324,9 @@ static int choose_shape(struct builder *bd, const struct fast_topo *topo,
 			best = t;
 			*shape = SHAPE_GROUPED;
 		}
-		if ((t = fast_direct_s(bd, &c, topo)) < best) {
+		if ((rc = fast_direct_choose(bd, &c, topo, false, &t)) < 0)
+			return rc;
+		if (t < best) {
 			best = t;
 			*shape = SHAPE_DIRECT;
 		}
@@ -333,7 +334,7 @@ static int choose_shape(struct builder *bd, const struct fast_topo *topo,
 	if (*shape != SHAPE_GROUPED && *shape != SHAPE_DIRECT)
 		bd->nrail = 0;
 	if (*shape == SHAPE_DIRECT)
-		return fast_direct_setup(bd, bv);
+		return fast_direct_setup(bd, &c, topo, bv);
 	if (*shape == SHAPE_PACKED) {
 		bd->packed = true;
 		fast_bvn_free(bv);
@@ -422,7 +423,7 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 		fast_nics_drop_lanes(&bd);
 	{
 		/* the plan's record of its options, spelled as the table spells them */
-		char order[32], balance[32], stages[32] = "exact";
+		char order[32], balance[32], stages[48] = "exact";
 		fast_algo_option_print(fast_algo_option_find("order"), opts, order, sizeof order);
 		fast_algo_option_print(fast_algo_option_find("balance"), opts, balance, sizeof balance);
 		/* what was asked (auto or grouped), and what it chose */
@@ -431,6 +432,8 @@ static int compile(const struct fast_topo *topo, const uint64_t *D,
 			snprintf(stages, sizeof stages, "packed");
 		else if (bd.packed)
 			snprintf(stages, sizeof stages, "%s(packed)", asked);
+		else if (shape == SHAPE_DIRECT && bd.nrail > 1)
+			snprintf(stages, sizeof stages, "%s(direct,steps=%u)", asked, bd.nrail);
 		else if (shape == SHAPE_DIRECT)
 			snprintf(stages, sizeof stages, "%s(direct)", asked);
 		else if (shape == SHAPE_GROUPED)

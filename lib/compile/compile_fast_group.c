@@ -1,47 +1,44 @@
 /*
  * compile_fast_group.c - how FAST's staged schedule is cut into rail
- * steps (stages=grouped, one NIC per GPU at one rate): the terms of the
+ * steps (stages=auto, one NIC per GPU at one rate): the terms of the
  * decomposition, in their order, go into rail steps of one or more
- * permutations each (plan.h, RAIL), and whether the tiles are balanced at
- * all.  A step of k permutations pays its tier's latency and overhead
- * once where k steps of one pay it k times, and its NICs each serve k
- * peers: the receiving NIC at k senders runs at the incast factor f(k)
- * (topo.h), and a row busy in one term and idle in another evens out
- * inside a step.  At small sizes one step of every term wins (the N - 1
- * chained steps were what FAST lost to fanout and hier); at large ones the
- * incast costs more than the steps it saves, and the model keeps one
- * permutation a step.
+ * permutations each (plan.h, RAIL).  A step of m permutations pays its
+ * tier's latency and overhead once where m steps of one pay it m times,
+ * and its NICs each serve m peers: the receiving NIC at m senders runs at
+ * the incast factor f(m) (topo.h), and a row busy in one term and idle in
+ * another evens out inside a step.  At small sizes few steps of many
+ * terms win (the N - 1 chained steps were what FAST lost to fanout and
+ * hier); at large ones the incast costs more than the steps it saves, and
+ * the model keeps one permutation a step.  Each rail step's
+ * redistribution waits on it pipelined (compile_fast_steps.c): launched
+ * with it, it pays only the scale-up latency after it.
  *
- * The model (struct cost: a = latency + step overhead of a tier, B its
- * rate, rho the redistribution's seconds per lane byte), on the trimmed,
- * ordered terms w_k, P_k:
+ * The model (struct cost: a = latency + step overhead of a tier, l_up the
+ * scale-up latency, B a tier's rate, rho the redistribution's seconds per
+ * lane byte, k the rail steps in flight), on the trimmed, ordered terms
+ * w_k, P_k:
  *  - c_k(A), the lane bytes row A carries in term k (the trim's walk over
  *    the server matrix S), and the same by column (receiving server);
- *  - a group [i, j) of terms, one rail step: X(i, j), the largest row or
- *    column sum of c over it; rail(i, j) = a_out + X / (B_out f(m)), m =
- *    min(j - i, N - 1) senders a receiver; its redistribution red(i, j) =
- *    a_up + X rho, overlapping what follows;
- *  - after a group ends, the rest takes g(i) = min over j of rail(i, j) +
- *    max(red(i, j), g(j)), g(K) = 0: dynamic programming over groups of at
- *    most L terms, O(K L N);
+ *  - a group [i, j) of terms, one rail step at position r of the chain:
+ *    X(i, j), the largest row or column sum of c over it; rail(i, j, r) =
+ *    [a_out where k divides r] + X / (B_out f(m)), m = min(j - i, N - 1)
+ *    senders a receiver; its redistribution red(i, j) = l_up + X rho,
+ *    overlapping what follows;
+ *  - after a group ends, the rest takes g(i, r) = min over j of
+ *    rail(i, j, r) + max(red(i, j), g(j, r + 1 mod k)), g(K, .) = 0:
+ *    dynamic programming over groups of at most L terms, O(K L N + k K L);
  *  - the first group [0, k1) waits for the balancing of its tiles (bal0:
  *    a_up plus the busiest GPU's handovers over Bb), the second for the
  *    other tiles' (bal1, balance=jit; with upfront all is bal0):
- *      T(k1) = bal0 + rail(0, k1) + max(red(0, k1),
- *              max(0, bal1 - rail(0, k1)) + g(k1)),
+ *      T(k1) = bal0 + rail(0, k1, 0) + max(red(0, k1),
+ *              max(0, bal1 - rail(0, k1, 0)) + g(k1, 1 mod k)),
  *    the least over k1 <= L, each k1's balancing updated from the last
  *    (the tiles of term k1 move from the second step to the first).
  * With every group of one term this is the staged model
  * (compile_fast_packed.c, fast_staged_s) but for the redistributions,
  * which it lets outlast the next stage.
  *
- * Unbalanced ("direct"): every lane holds its own GPU's bytes (lane target
- * the largest r_i of its tile, no handover, no balancing step), and one
- * rail step of the N - 1 shifts A -> A + d carries them all, each shift's
- * budget its largest lane: rail-aligned, as hier's scale-out, then the
- * redistribution.  T = a_out + X / (B_out f(N - 1)) + a_up + Y / B_up, X the
- * busiest NIC's bytes either way, Y the busiest scale-up port's (a link's
- * on a mesh) forwarded bytes, from one pass over D.
+ * Unbalanced ("direct") stages: compile_fast_direct.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -80,8 +77,9 @@ struct work {
 	uint64_t *row, *col; /* (K + 1) * N prefix sums of c by row and by column */
 	uint64_t *acc;       /* 4 * N * G: balancing per (group, direction, GPU) */
 	uint8_t *in0;        /* N * N: tile in the first group */
-	double *g;           /* K + 1 */
-	uint32_t *next;      /* K + 1: where g(i)'s first group ends */
+	double *g;           /* (K + 1) k: g(i) with the group at i at chain
+			      * position r mod k, at [i k + r] */
+	uint32_t *next;      /* (K + 1) k: where that g's first group ends */
 };
 
 /* Prefix sums of the bytes each row and column carries, term by term. */
@@ -127,29 +125,39 @@ static uint64_t group_bytes(const struct work *w, uint32_t N, uint32_t i, uint32
 	return x;
 }
 
+/* A rail step of m senders a receiver carrying X, at chain position r
+ * (in flight, struct cost k: a_out only where it pays). */
 static double rail_s(const struct cost *c, const struct fast_topo *topo, uint32_t N, uint64_t X,
-		     uint32_t m)
+		     uint32_t m, uint32_t r)
 {
-	return c->a_out + (double)X / (c->Bo * incast(topo, m, N));
+	return (cost_pays(c, r) ? c->a_out : 0) + (double)X / (c->Bo * incast(topo, m, N));
 }
 
-/* g(i) for every i, from the end (see the top). */
+/* g(i) for every i and chain position r mod k, from the end (see the
+ * top): g(i, r) = min over j of rail(i, j, r) + max(red(i, j),
+ * g(j, r + 1)). */
 static void rest(const struct builder *bd, const struct cost *c, const struct fast_topo *topo,
 		 uint32_t K, uint32_t L, struct work *w)
 {
-	uint32_t N = bd->N;
+	uint32_t N = bd->N, k = c->k;
 
-	w->g[K] = 0;
-	w->next[K] = K;
+	for (uint32_t r = 0; r < k; r++) {
+		w->g[(size_t)K * k + r] = 0;
+		w->next[(size_t)K * k + r] = K;
+	}
 	for (uint32_t i = K; i-- > 0;) {
-		w->g[i] = INFINITY;
+		for (uint32_t r = 0; r < k; r++)
+			w->g[(size_t)i * k + r] = INFINITY;
 		for (uint32_t j = i + 1; j <= K && j - i <= L; j++) {
 			uint64_t X = group_bytes(w, N, i, j);
-			double red = c->a_up + (double)X * c->rho, after = red > w->g[j] ? red : w->g[j];
-			double t = rail_s(c, topo, N, X, j - i) + after;
-			if (t < w->g[i]) {
-				w->g[i] = t;
-				w->next[i] = j;
+			double red = c->l_up + (double)X * c->rho;
+			for (uint32_t r = 0; r < k; r++) {
+				double gj = w->g[(size_t)j * k + (r + 1) % k];
+				double t = rail_s(c, topo, N, X, j - i, r) + (red > gj ? red : gj);
+				if (t < w->g[(size_t)i * k + r]) {
+					w->g[(size_t)i * k + r] = t;
+					w->next[(size_t)i * k + r] = j;
+				}
 			}
 		}
 	}
@@ -188,7 +196,8 @@ static double balance_s(const struct builder *bd, const struct cost *c, const st
 
 /* The groups found: [0, k1), then g's choices from k1 on, into
  * bd->gstart (bd->nrail groups, gstart[nrail] = K). */
-static int keep_groups(struct builder *bd, const struct work *w, uint32_t k1, uint32_t K)
+static int keep_groups(struct builder *bd, const struct work *w, uint32_t k1, uint32_t K,
+		       uint32_t k)
 {
 	uint32_t *gs = fast_reallocarray(bd->gstart, (size_t)K + 1, sizeof *gs);
 
@@ -197,7 +206,7 @@ static int keep_groups(struct builder *bd, const struct work *w, uint32_t k1, ui
 	bd->gstart = gs;
 	bd->nrail = 0;
 	gs[bd->nrail++] = 0;
-	for (uint32_t i = k1; i < K; i = w->next[i])
+	for (uint32_t i = k1, r = 1 % k; i < K; i = w->next[(size_t)i * k + r], r = (r + 1) % k)
 		gs[bd->nrail++] = i;
 	gs[bd->nrail] = K;
 	return 0;
@@ -206,7 +215,7 @@ static int keep_groups(struct builder *bd, const struct work *w, uint32_t k1, ui
 int fast_group_choose(struct builder *bd, const struct cost *c, const struct fast_topo *topo,
 		      const struct fast_bvn *bv, double *time_s)
 {
-	uint32_t N = bd->N, G = bd->G, K = bv->nterms, L, best_k1 = 1;
+	uint32_t N = bd->N, G = bd->G, K = bv->nterms, L, best_k1 = 1, k = c->k;
 	size_t kn = ((size_t)K + 1) * N, bytes;
 	struct work w;
 	uint64_t *rem;
@@ -218,7 +227,7 @@ int fast_group_choose(struct builder *bd, const struct cost *c, const struct fas
 	if (K < 2 || (L = group_cap(K, N)) == 0)
 		return 0;
 	bytes = (2 * kn + (size_t)4 * N * G + (size_t)N * N) * sizeof(uint64_t) +
-		((size_t)K + 1) * (sizeof(double) + sizeof(uint32_t)) + (size_t)N * N;
+		((size_t)K + 1) * k * (sizeof(double) + sizeof(uint32_t)) + (size_t)N * N;
 	m = fast_calloc(bytes, 1);
 	if (!m)
 		return oom(bd, "stage groups");
@@ -227,8 +236,8 @@ int fast_group_choose(struct builder *bd, const struct cost *c, const struct fas
 	w.acc = w.col + kn;
 	rem = w.acc + (size_t)4 * N * G;
 	w.g = (double *)(void *)(rem + (size_t)N * N);
-	w.next = (uint32_t *)(void *)(w.g + K + 1);
-	w.in0 = (uint8_t *)(w.next + K + 1);
+	w.next = (uint32_t *)(void *)(w.g + ((size_t)K + 1) * k);
+	w.in0 = (uint8_t *)(w.next + ((size_t)K + 1) * k);
 	carried(bd, bv, &w, rem);
 	rest(bd, c, topo, K, L, &w);
 	/* every tile in the second balancing step (jit), or all in the first */
@@ -249,115 +258,19 @@ int fast_group_choose(struct builder *bd, const struct cost *c, const struct fas
 			tile_balance(bd, &w, a, p[a], 0, +1);
 		}
 		bal1 = balance_s(bd, c, &w, 1);
-		rail = rail_s(c, topo, N, X, k1);
-		red = c->a_up + (double)X * c->rho;
+		rail = rail_s(c, topo, N, X, k1, 0);
+		red = c->l_up + (double)X * c->rho;
 		wait = bal1 - rail > 0 ? bal1 - rail : 0;
-		t = balance_s(bd, c, &w, 0) + rail + (k1 == K ? red : fmax(red, wait + w.g[k1]));
+		t = balance_s(bd, c, &w, 0) + rail +
+		    (k1 == K ? red : fmax(red, wait + w.g[(size_t)k1 * k + 1 % k]));
 		if (t < best) {
 			best = t;
 			best_k1 = k1;
 		}
 	}
-	rc = keep_groups(bd, &w, best_k1, K);
+	rc = keep_groups(bd, &w, best_k1, K, k);
 	free(m);
 	if (rc == 0)
 		*time_s = best;
 	return rc;
-}
-
-/* --- unbalanced: one step of the N - 1 shifts ----------------------------- */
-
-double fast_direct_s(const struct builder *bd, const struct cost *c, const struct fast_topo *topo)
-{
-	uint32_t N = bd->N, G = bd->G;
-	bool mesh = topo->up_kind == FAST_UP_MESH;
-	uint64_t X = 0, Y = 0, *nic, *fwd;
-	size_t nf = mesh ? (size_t)N * G * G : (size_t)2 * N * G;
-
-	nic = fast_calloc((size_t)2 * N * G + nf, sizeof *nic);
-	if (!nic)
-		return INFINITY; /* a model only: not chosen */
-	fwd = nic + (size_t)2 * N * G;
-	for (uint32_t a = 0; a < N; a++)
-		for (uint32_t b = 0; b < N; b++)
-			for (uint32_t i = 0; i < G && a != b; i++) {
-				nic[(size_t)a * G + i] += bd->load[((size_t)a * N + b) * G + i];
-				nic[(size_t)(N + b) * G + i] += bd->load[((size_t)a * N + b) * G + i];
-				/* B_i forwards A_i's bytes for B_j, j != i */
-				for (uint32_t j = 0; j < G; j++) {
-					uint64_t v = msg(bd, a, i, b, j);
-					if (j == i || !v)
-						continue;
-					if (mesh) {
-						fwd[((size_t)b * G + i) * G + j] += v;
-					} else {
-						fwd[(size_t)b * G + i] += v;
-						fwd[(size_t)(N + b) * G + j] += v;
-					}
-				}
-			}
-	for (size_t k = 0; k < (size_t)2 * N * G; k++)
-		X = nic[k] > X ? nic[k] : X;
-	for (size_t k = 0; k < nf; k++)
-		Y = fwd[k] > Y ? fwd[k] : Y;
-	free(nic);
-	if (X == 0)
-		return INFINITY;
-	if (bd->fwd > 0) /* a token plan: D's columns do not say where it goes */
-		return rail_s(c, topo, N, X, N - 1) + c->a_up + (double)X * c->rho;
-	return rail_s(c, topo, N, X, N - 1) + (Y ? c->a_up + (double)Y / c->Bu : 0);
-}
-
-int fast_direct_setup(struct builder *bd, struct fast_bvn *bv)
-{
-	uint32_t N = bd->N, G = bd->G, k = 0;
-	uint32_t *perm = fast_calloc((size_t)(N - 1) * N, sizeof *perm);
-	uint64_t *wt = fast_calloc(N - 1, sizeof *wt);
-
-	if (!perm || !wt) {
-		free(perm);
-		free(wt);
-		return oom(bd, "stages");
-	}
-	/* lane target of a tile: its largest r_i, so nothing is handed over */
-	for (uint32_t a = 0; a < N; a++)
-		for (uint32_t b = 0; b < N; b++) {
-			const uint64_t *r = &bd->load[((size_t)a * N + b) * G];
-			uint64_t t = 0;
-			for (uint32_t i = 0; i < G && a != b; i++)
-				t = r[i] > t ? r[i] : t;
-			bd->S[(size_t)a * N + b] = t;
-		}
-	for (uint32_t d = 1; d < N; d++) {
-		uint64_t w = 0;
-		for (uint32_t a = 0; a < N; a++) {
-			uint64_t t = bd->S[(size_t)a * N + (a + d) % N];
-			w = t > w ? t : w;
-		}
-		if (!w)
-			continue;
-		for (uint32_t a = 0; a < N; a++)
-			perm[(size_t)k * N + a] = (a + d) % N;
-		wt[k++] = w;
-	}
-	fast_bvn_free(bv);
-	bv->n = N;
-	bv->nterms = k;
-	bv->perm = perm;
-	bv->weight = wt;
-	bv->quantum = 1;
-	bv->total = 0;
-	for (uint32_t j = 0; j < k; j++)
-		bv->total += wt[j];
-	/* one rail step of them all */
-	{
-		uint32_t *gs = fast_reallocarray(bd->gstart, 2, sizeof *gs);
-		if (!gs)
-			return oom(bd, "stage groups");
-		bd->gstart = gs;
-		gs[0] = 0;
-		gs[1] = k;
-		bd->nrail = k ? 1 : 0;
-	}
-	return 0;
 }

@@ -144,10 +144,22 @@ static inline uint32_t group_start(uint32_t k, bool fine)
  * split_tail: a = latency + step overhead of a tier, B = fast_tier_Bps). */
 struct cost {
 	double a_up, a_out, Bu, Bo;
+	double l_up; /* the scale-up latency alone: what a redistribution that
+		      * waits on its rail step pipelined pays after it (its step
+		      * overhead runs while the rail step does) */
+	uint32_t k;  /* rail steps in flight (the topology's implementation of
+		      * fast, topo.h): of a chain of rail steps, the one at
+		      * position d pays a_out only when k divides d (>= 1) */
 	double rho; /* seconds per lane byte of a redistribution (split_tail) */
 	double Bb;  /* bytes/s of a GPU's handovers: its switch port, or its G - 1
 		     * mesh links together (a donor's bytes go to several peers) */
 };
+
+/* Does the rail step at position d of its chain pay a_out (struct cost k)? */
+static inline bool cost_pays(const struct cost *c, uint64_t d)
+{
+	return c->k <= 1 || d % c->k == 0;
+}
 
 /* What balancing costs either way, from one pass over the tiles: per
  * GPU, the bytes it hands over or receives (at most its deficit) in each
@@ -238,19 +250,25 @@ double fast_staged_s(const struct cost *c, const struct fast_bvn *bv,
 /* The packed steps. */
 int fast_packed_steps(struct builder *bd);
 
-/* --- grouped and unbalanced stages (compile_fast_group.c) --- */
+/* --- grouped stages (compile_fast_group.c) --- */
 
 /* The grouping of bv's terms (ordered, trimmed, split) into rail steps of
  * least modelled time: bd->gstart and bd->nrail, and *time_s; bv of fewer
  * than two terms is left alone (*time_s INFINITY).  FAST_ENOMEM. */
 int fast_group_choose(struct builder *bd, const struct cost *c, const struct fast_topo *topo,
 		      const struct fast_bvn *bv, double *time_s);
-/* Modelled time of the unbalanced schedule: one rail step of the N - 1
- * shifts, each lane its own GPU's bytes (INFINITY where nothing crosses). */
-double fast_direct_s(const struct builder *bd, const struct cost *c, const struct fast_topo *topo);
+/* --- unbalanced stages (compile_fast_direct.c) --- */
+
+/* Modelled time of the unbalanced schedule (every lane its own GPU's
+ * bytes, the N - 1 shifts grouped into rail steps) into *time_s
+ * (INFINITY where nothing crosses); with keep, its grouping into
+ * bd->gstart and bd->nrail.  FAST_ENOMEM. */
+int fast_direct_choose(struct builder *bd, const struct cost *c, const struct fast_topo *topo,
+		       bool keep, double *time_s);
 /* Make it the schedule: bd->S the largest r_i of each tile, bv the
- * shifts (replacing what it held), one rail step.  FAST_ENOMEM. */
-int fast_direct_setup(struct builder *bd, struct fast_bvn *bv);
+ * shifts (replacing what it held), their grouping.  FAST_ENOMEM. */
+int fast_direct_setup(struct builder *bd, const struct cost *c, const struct fast_topo *topo,
+		      struct fast_bvn *bv);
 /* The rail step (or, nrail 0, the term) of term k's stage group. */
 static inline uint32_t rail_of(const struct builder *bd, uint32_t k)
 {

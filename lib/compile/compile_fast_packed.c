@@ -34,6 +34,7 @@ struct cost fast_packed_cost(const struct fast_topo *topo)
 	struct cost c;
 
 	c.a_up = fast_tier_step_s(&topo->up);
+	c.l_up = topo->up.latency_us * 1e-6;
 	c.a_out = fast_tier_step_s(&topo->out);
 	c.Bu = fast_tier_Bps(&topo->up);
 	c.Bo = fast_tier_Bps(&topo->out);
@@ -41,6 +42,10 @@ struct cost fast_packed_cost(const struct fast_topo *topo)
 		c.Bu = 1; /* validated topologies never get here */
 	if (!(c.Bo > 0))
 		c.Bo = 1;
+	/* in flight: positions mod k (the grouping's work grows with k; past
+	 * 64 one rail step in 64 paying is as good as none) */
+	c.k = fast_topo_impl(topo, "fast")->in_flight;
+	c.k = c.k < 1 ? 1 : c.k > 64 ? 64 : c.k;
 	c.rho = G < 2 ? 0 : (topo->up_kind == FAST_UP_MESH ? 1.0 : (double)(G - 1)) / G / c.Bu;
 	c.Bb = topo->up_kind == FAST_UP_MESH && G > 1 ? (G - 1) * c.Bu : c.Bu;
 	return c;
@@ -136,7 +141,7 @@ double fast_packed_s(const struct builder *bd, const struct cost *c, const struc
 
 	for (uint32_t res = 0; res < mod; res++) {
 		double t = bal0;
-		uint64_t last = 0;
+		uint64_t last = 0, d = 0;
 		for (uint32_t s = res; s < M; s += mod)
 			if (bd->budget[s]) {
 				/* a wave's time: its largest lane, or where NICs differ
@@ -144,7 +149,7 @@ double fast_packed_s(const struct builder *bd, const struct cost *c, const struc
 				uint64_t w = bd->budget_time ? bd->budget_time[s] : bd->budget[s];
 				if (s >= mod && t < bal1)
 					t = bal1;
-				t += c->a_out + (double)w / c->Bo;
+				t += (cost_pays(c, d++) ? c->a_out : 0) + (double)w / c->Bo;
 				last = bd->budget[s];
 			}
 		if (last)
@@ -167,7 +172,9 @@ double fast_staged_s(const struct cost *c, const struct fast_bvn *bv,
 
 	if (bv->nterms == 0)
 		return 0;
-	t = bc->bal[0][0] + fast_bvn_time(bv, &m);
+	/* of the chain of K stages, one in every k pays a_out (in flight) */
+	t = bc->bal[0][0] + fast_bvn_time(bv, &m) -
+	    (double)(bv->nterms - (bv->nterms + c->k - 1) / c->k) * c->a_out;
 	if (bv->nterms > 1) { /* stage 2 waits for the second balancing step */
 		double first = c->a_out + (double)bv->weight[0] / c->Bo;
 		double wait = bc->bal[0][1] - first;

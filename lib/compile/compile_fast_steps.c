@@ -141,7 +141,12 @@ int fast_steps_staged(struct builder *bd, const struct fast_bvn *bv)
 		rc = fast_plan_add_step(bd->p, FAST_STEP_REDIST, FAST_TIER_UP, bd->err);
 		if (rc < 0)
 			return rc;
-		if ((rc = fast_plan_add_dep(bd->p, (uint32_t)rc, (uint32_t)rail, false, bd->err)) < 0 ||
+		/* grouped and direct rail steps: the redistribution waits on
+		 * its rail step pipelined, launched with it (its step overhead
+		 * hidden behind the rail step), as hier's forwarding; staged
+		 * plans keep the whole-step wait they were built with */
+		if ((rc = fast_plan_add_dep(bd->p, (uint32_t)rc, (uint32_t)rail, bd->nrail > 0,
+					    bd->err)) < 0 ||
 		    (rc = fast_plan_set_redist(bd->p, (uint32_t)rail, bd->err)) < 0)
 			return rc;
 		prev_rail = rail;

@@ -10,9 +10,12 @@
 #    inter-server ones host-staged over MPI (NCCL refuses two ranks on one
 #    GPU: the backend sees the shared device and says so), for every
 #    algorithm and MPI_Alltoallv, on tests/mpi/data (zero rows/columns, a
-#    hot receiver) and on random traffic swept 1 MiB .. 64 MiB per GPU,
-#    printing nccl-tests-style timings;
-# 3. one rank alone (1 x 1): NCCL communicator set-up on the device;
+#    hot receiver) with one wave in flight and two (--in-flight 1, 2: the
+#    slots' state, the copy chain across the slots' streams), and on random
+#    traffic swept 1 MiB .. 64 MiB per GPU (the default, two in flight; fast
+#    with one too, to compare), printing nccl-tests-style timings;
+# 3. one rank alone (1 x 1): NCCL communicators (one per slot) set up on
+#    the device;
 # 4. fast.torch on CUDA tensors with torch.distributed's NCCL backend, one
 #    rank (tests/gpu/torch_nccl_check.py: all_to_all_single, dispatch,
 #    combine; the gathers and buffers on the device; one rank's plan has
@@ -71,14 +74,18 @@ step() { # NAME CMD...: keeps the table lines
 
 TOPO="--preset h200 --servers 2 --gpus 4"
 "$FAST" gen $TOPO --pattern random --mean-bytes 64M -o "$TMP/random.json" >/dev/null
-for algo in fast fanout nccl pxn spreadout hier mpi; do
-	step "$BACKEND, 8 ranks on one GPU (IPC + host-staged): $algo on tests/mpi/data/mix8.json" \
-		$MPIRUN -np 8 "$FAST" run $TOPO --backend $BACKEND --traffic tests/mpi/data/mix8.json --algo $algo -n 3 -w 1 -c 1
+for k in 1 2; do
+	for algo in fast fanout nccl pxn spreadout hier mpi; do
+		step "$BACKEND, 8 ranks on one GPU (IPC + host-staged), --in-flight $k: $algo on tests/mpi/data/mix8.json" \
+			$MPIRUN -np 8 "$FAST" run $TOPO --backend $BACKEND --traffic tests/mpi/data/mix8.json --algo $algo --in-flight $k -n 3 -w 1 -c 1
+	done
 done
 for algo in fast nccl pxn hier mpi; do
 	step "$BACKEND, 8 ranks: $algo, random traffic 1M..64M per GPU" \
 		$MPIRUN -np 8 "$FAST" run $TOPO --backend $BACKEND --traffic "$TMP/random.json" --algo $algo -b 1M -e 64M -f 4 -n 5 -w 2 -c 1
 done
+step "$BACKEND, 8 ranks: fast, random traffic 1M..64M per GPU, --in-flight 1 (against the default 2 above)" \
+	$MPIRUN -np 8 "$FAST" run $TOPO --backend $BACKEND --traffic "$TMP/random.json" --algo fast --in-flight 1 -b 1M -e 64M -f 4 -n 5 -w 2 -c 1
 "$FAST" plan $TOPO --traffic tests/mpi/data/mix8.json --algo fast -o "$TMP/plan.json" >/dev/null &&
 	step "$BACKEND, 8 ranks: replay of a fast plan file" \
 		$MPIRUN -np 8 "$FAST" run $TOPO --backend $BACKEND --traffic tests/mpi/data/mix8.json --plan "$TMP/plan.json" -n 3 -w 1 -c 1

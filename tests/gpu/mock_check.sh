@@ -2,9 +2,12 @@
 # tests/gpu/mock_check.sh - run the cuda backend's host-side logic without a
 # GPU: exec/ compiled with -DFAST_WITH_CUDA and linked against
 # tests/gpu/mock_gpu.c (device memory = POSIX shared memory, IPC handles =
-# shm names, no NCCL), then `fast run --backend cuda -c 1` under mpirun for
-# every algorithm: IPC get/acknowledge within a server, host-staged MPI
-# between servers, bounce buffers, the stream-ordered API's set_stream.
+# shm names, streams as lazy queues; NCCL as files with FAST_MOCK_NCCL=1), then `fast run --backend cuda
+# -c 1` under mpirun for every algorithm, one wave in flight and two: IPC
+# get/acknowledge within a server, host-staged MPI between servers, bounce
+# buffers, per-slot state and the copy chain across the slots' streams
+# (every byte checked; the mock runs a copy only when something waits for
+# it, so a missing order delivers wrong bytes).
 #
 #   bash tests/gpu/mock_check.sh [BUILD]    (default build/: reuses its cmd/
 #                                           objects and libfast.a, builds them
@@ -33,19 +36,63 @@ for f in cmd/*.c; do cmd_objs+=("$B/cmd/$(basename "$f" .c).o"); done
 mpicc -o "$B/mock/fast" "${cmd_objs[@]}" "$B"/mock/*.o "$B/libfast.a" -lcjson -lglpk -lm -lrt || exit 1
 
 pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+notok() { fail=$((fail + 1)); echo "not ok - $1"; tail -15 "$B/mock/out" | sed 's/^/    /'; }
 for cfg in "8 2 4 tests/mpi/data/mix8.json" "16 4 4 tests/mpi/data/mix16.json"; do
 	set -- $cfg
-	for algo in fast fanout nccl pxn spreadout hier mpi; do
-		if $MPIRUN -np "$1" "$B/mock/fast" run --preset h200 --servers "$2" --gpus "$3" \
-			--backend cuda --traffic "$4" --algo $algo -n 2 -w 1 -c 1 >"$B/mock/out" 2>&1 &&
-			grep -q "Out of bounds values : 0 OK" "$B/mock/out"; then
-			pass=$((pass + 1))
-			echo "ok - mock cuda, np $1: $algo"
-		else
-			fail=$((fail + 1))
-			echo "not ok - mock cuda, np $1: $algo"
-			tail -15 "$B/mock/out" | sed 's/^/    /'
-		fi
+	for k in 1 2; do
+		for algo in fast fanout nccl pxn spreadout hier mpi; do
+			name="mock cuda, np $1, --in-flight $k: $algo"
+			if $MPIRUN -np "$1" "$B/mock/fast" run --preset h200 --servers "$2" --gpus "$3" \
+				--backend cuda --traffic "$4" --algo $algo --in-flight $k -n 2 -w 1 -c 1 \
+				>"$B/mock/out" 2>&1 && grep -q "Out of bounds values : 0 OK" "$B/mock/out" &&
+				grep -q "check 1, $k waves\? in flight" "$B/mock/out"; then
+				ok "$name"
+			else
+				notok "$name"
+			fi
+		done
+	done
+done
+# two waves overlapping: FAST on uniform traffic posts its rail steps while
+# the wave before runs (tests/unit/test_exec_flight.c); the default on cuda
+# is two in flight; copies ride the base stream and both slots' streams
+"$B/mock/fast" gen --preset h200 --servers 2 --gpus 4 --pattern uniform --mean-bytes 1M -o "$B/mock/u8.json" >/dev/null
+for k in 1 2; do
+	want=$((k + 1))
+	name="mock cuda, np 8: fast on uniform traffic, --in-flight $k, copies on $want streams"
+	flag="--in-flight $k"
+	[ $k = 2 ] && flag="" name="$name (the default)"
+	if FAST_MOCK_STATS=1 $MPIRUN -np 8 "$B/mock/fast" run --preset h200 --servers 2 --gpus 4 \
+		--backend cuda --traffic "$B/mock/u8.json" --algo fast $flag -n 3 -w 1 -c 1 --json \
+		>"$B/mock/out" 2>&1 && grep -q "\"in_flight\": $k" "$B/mock/out" &&
+		! grep -q '"wrong": [1-9]' "$B/mock/out" && grep -q '"wrong": 0' "$B/mock/out" &&
+		[ "$(grep -c "mock: copies on $want streams" "$B/mock/out")" = 8 ]; then
+		ok "$name"
+	else
+		notok "$name"
+	fi
+done
+# NCCL on the mock (FAST_MOCK_NCCL=1: a device per rank, messages as files
+# matched by order per communicator): scale-out through each slot's group,
+# on its stream and communicator, with one wave in flight and two
+for cfg in "8 2 4 tests/mpi/data/mix8.json fast hier nccl pxn" "16 4 4 tests/mpi/data/mix16.json fast hier" \
+	"8 2 4 $B/mock/u8.json fast"; do
+	set -- $cfg
+	np=$1 servers=$2 gpus=$3 traffic=$4
+	shift 4
+	for k in 1 2; do
+		for algo in "$@"; do
+			name="mock cuda + mock NCCL, np $np, --in-flight $k: $algo on $(basename "$traffic")"
+			if FAST_MOCK_NCCL=1 $MPIRUN -np "$np" "$B/mock/fast" run --preset h200 --servers "$servers" \
+				--gpus "$gpus" --backend cuda --traffic "$traffic" --algo $algo --in-flight $k \
+				-n 2 -w 1 -c 1 >"$B/mock/out" 2>&1 && grep -q "Out of bounds values : 0 OK" "$B/mock/out" &&
+				grep -q "NCCL for inter-server messages" "$B/mock/out"; then
+				ok "$name"
+			else
+				notok "$name"
+			fi
+		done
 	done
 done
 # large fragments (their own messages) and a staging cap
@@ -88,6 +135,6 @@ else
 	echo "not ok - mock cuda, np 8: token combine refused (exit $got, expected 2, said once)"
 	tail -15 "$B/mock/out" | sed 's/^/    /'
 fi
-ls /dev/shm/fastmock.* >/dev/null 2>&1 && echo "note: shared-memory objects left in /dev/shm"
+ls /dev/shm/fastmock.* /dev/shm/fastmockccl.* >/dev/null 2>&1 && echo "note: shared-memory objects left in /dev/shm"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

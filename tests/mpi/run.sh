@@ -62,8 +62,8 @@ run() {
 # k M + M - 1 are algorithm k's (M: MIX's matrices), replayed in one launch
 # against MIX's matrices once per algorithm: a row with 0 wrong bytes each.
 # An algorithm may carry one option as --algos lists spell it
-# (fast:stages=grouped: `--algo fast --stages grouped`, into ir_fast_stages_grouped.json)
-IR_ALGOS="fast fast:stages=grouped fanout nccl pxn spreadout hier"
+# (fast:stages=exact: `--algo fast --stages exact`, into ir_fast_stages_exact.json)
+IR_ALGOS="fast fast:stages=exact fanout nccl pxn spreadout hier"
 replay_all() {
 	local np=$1 topo=$2 mix=$3 algos=${5:-$IR_ALGOS} files="" algo rows opt file
 	local name="$4: $algos from one plan file"
@@ -110,16 +110,17 @@ for cfg in "8 2 4" "16 4 4"; do
 			$MPIRUN -np "$NG" "$FAST" run $TOPO --traffic "$MIX" --algo $algo $QUICK
 	done
 	replay_all "$NG" "$TOPO" "$MIX" "np $NG replayed"
-	# on 4 x 4 FAST with --stages grouped sends these small matrices in one
-	# rail step of the three shifts (plan version 4, compile_fast_group.c):
-	# the run above replayed grouped steps; the default plan has none
+	# on 4 x 4 FAST sends these small matrices in rail steps of several
+	# shifts (plan version 4, compile_fast_group.c), the redistribution
+	# waiting on each pipelined: the run above replayed them; --stages
+	# exact keeps one permutation a step
 	if [ "$NG" = 16 ]; then
-		if grep -q '"perms"' "$TMP/ir_fast.json"; then
-			bad "np 16: FAST's default plan has rail steps of several permutations"
-		elif grep -q '"perms"' "$TMP/ir_fast_stages_grouped.json"; then
+		if grep -q '"perms"' "$TMP/ir_fast_stages_exact.json"; then
+			bad "np 16: FAST's exact plan has rail steps of several permutations"
+		elif grep -q '"perms"' "$TMP/ir_fast.json" && grep -q '"pipelined"' "$TMP/ir_fast.json"; then
 			ok "np 16: FAST's replayed plan has rail steps of several permutations"
 		else
-			bad "np 16: FAST's replayed plan has no rail step of several permutations"
+			bad "np 16: FAST's replayed plan has no pipelined rail step of several permutations"
 		fi
 	fi
 	# a real MoE trace: bundled, imported from the data set, or generated
@@ -319,6 +320,7 @@ mpmd "-n" 2 "ranks disagree on -n: rank 0 has 2, rank 4 has 5" -n 5
 mpmd "-w" 2 "ranks disagree on -w: rank 0 has 1, rank 4 has 3" -w 3
 mpmd "-b/-e" 2 "ranks disagree on -b: rank 0 has 0, rank 4 has 1024" -b 1K -e 4K
 mpmd "--max-staging" 2 "ranks disagree on --max-staging: rank 0 has 0, rank 4 has 4096" --max-staging 4K
+mpmd "--in-flight" 2 "ranks disagree on --in-flight: rank 0 has 0, rank 4 has 1" --in-flight 1
 mpmd "--algo" 2 "ranks disagree on --algo: rank 0 has 'fast', rank 4 has 'pxn'" --algo pxn
 # ranks 4-7 read a file whose row 0 differs (their counts would disagree)
 mpmd "--traffic contents" 3 "ranks disagree on --traffic: rank 4 loaded other contents than rank 0" \
@@ -358,6 +360,16 @@ run "rank count that does not fit the topology" 3 \
 run "--max-staging splits into passes" 0 \
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --algo fast --max-staging 4K --json $QUICK &&
 	{ grep -q '"passes": [2-9]' "$TMP/out" || bad "--max-staging: no extra passes"; }
+# waves in flight (exec/README.md): two by default on the host backend, one
+# when asked; both deliver every byte, with the staging cap too
+for k in 1 2; do
+	run "--in-flight $k: every byte, said in the header" 0 \
+		$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --algo fast --in-flight $k $QUICK &&
+		{ grep -q "check 1, $k waves\? in flight" "$TMP/out" || bad "--in-flight $k: header"; }
+done
+run "--in-flight default is 2 on the host backend, with --max-staging" 0 \
+	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --algo hier --max-staging 4K --json $QUICK &&
+	{ grep -q '"in_flight": 2' "$TMP/out" || bad "--in-flight default: not 2 in the JSON"; }
 run "-b/-e/-f sweep" 0 \
 	$MPIRUN -np 8 "$FAST" run $TOPO8 --traffic "$HERE/data/mix8.json" --matrix 2 --algo fast -b 1K -e 16K -f 4 $QUICK &&
 	{ [ "$(grep -c '^ *2 hot-receiver' "$TMP/out")" = 3 ] || bad "sweep: expected 3 rows"; }

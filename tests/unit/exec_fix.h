@@ -8,7 +8,7 @@
  * staging outside the arena, a failed build).  Also the preset topology
  * and the kinds of matrices the suites run on.
  *
- * A suite includes exec/prog.c and exec/prog_wave.c before this header:
+ * A suite includes exec/prog.c, exec/prog_wave.c and exec/prog_flight.c before this header:
  * the programs are built by the sources themselves, not libfast.a.
  */
 #ifndef FAST_TEST_EXEC_FIX_H
@@ -266,8 +266,8 @@ static inline long run_plan(const struct fast_plan *p, const uint64_t *D,
 		return wrong;
 	}
 	for (uint32_t r = 0; r < ng; r++) {
-		if ((m ? fast_prog_build_tokens(&v, m, r, passes, &progs[r], err)
-		       : fast_prog_build(&v, D, r, passes, &progs[r], err)) < 0) {
+		if ((m ? fast_prog_build_tokens(&v, m, r, passes, 1, &progs[r], err)
+		       : fast_prog_build(&v, D, r, passes, 1, &progs[r], err)) < 0) {
 			*code = err->code;
 			goto out;
 		}
@@ -324,7 +324,8 @@ static inline void topo(struct fast_topo *t, uint32_t n, uint32_t g)
 }
 
 /* Kinds of matrices: random (some big pairs, so large fragments travel on
- * their own), zero rows and columns, a single hot receiver. */
+ * their own), zero rows and columns, a single hot receiver; 3: uniform
+ * (4096 bytes every pair, nothing to balance). */
 static inline void matrix(uint64_t *D, uint32_t ng, int kind, uint64_t seed)
 {
 	struct fast_rng rng;
@@ -339,6 +340,8 @@ static inline void matrix(uint64_t *D, uint32_t ng, int kind, uint64_t seed)
 				v = 0;
 			if (kind == 2)
 				v = d == 3 ? 50000 + v : v % 200;
+			if (kind == 3)
+				v = 4096;
 			D[(size_t)s * ng + d] = v;
 		}
 }

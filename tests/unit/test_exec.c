@@ -16,6 +16,7 @@
 
 #include "exec/prog.c"
 #include "exec/prog_wave.c"
+#include "exec/prog_flight.c"
 #include "exec/cache.c"
 #include "fast/algo.h"
 #include "fast/topo.h"
@@ -99,7 +100,7 @@ static void test_exec__refuses_sending_bytes_not_held(void)
 		ex.steps[s].ndeps = 0; /* every step in the first wave */
 	CU_ASSERT_FATAL(fast_plan_view_open(&v, &ex, NULL, &err) == 0);
 	for (uint32_t r = 0; r < 8 && !refused; r++) {
-		int rc = fast_prog_build(&v, D, r, 1, &g, &err);
+		int rc = fast_prog_build(&v, D, r, 1, 1, &g, &err);
 		if (rc == FAST_ECHECK) {
 			refused = true;
 			CU_ASSERT(strstr(err.msg, "does not hold") != NULL);
@@ -131,7 +132,7 @@ static void test_exec__refuses_plan_for_other_matrix(void)
 	CU_ASSERT_FATAL(fast_compile("fanout", &t, &mx, NULL, &p, &err) == 0);
 	CU_ASSERT_FATAL(fast_plan_expand(&p, NULL, &ex, &err) == 0);
 	CU_ASSERT_FATAL(fast_plan_view_open(&v, &ex, NULL, &err) == 0);
-	CU_ASSERT_EQUAL(fast_prog_build(&v, E, 1, 1, &g, &err), FAST_EINPUT);
+	CU_ASSERT_EQUAL(fast_prog_build(&v, E, 1, 1, 1, &g, &err), FAST_EINPUT);
 	CU_ASSERT(strstr(err.msg, "does not match the traffic") != NULL);
 	fast_plan_view_close(&v);
 	fast_plan_free(&ex);
@@ -167,7 +168,7 @@ static void test_exec__staging_lives_until_last_forward(void)
 	CU_ASSERT_FATAL(unit_check(&p, &t, D, &err) == 0);
 	CU_ASSERT_EQUAL(run_expanded(&p, D, 1, &stg, &code, &err), 0);
 	CU_ASSERT_FATAL(fast_plan_view_open(&v, &p, NULL, &err) == 0);
-	CU_ASSERT_FATAL(fast_prog_build(&v, D, 1, 1, &g, &err) == 0);
+	CU_ASSERT_FATAL(fast_prog_build(&v, D, 1, 1, 1, &g, &err) == 0);
 	fast_plan_view_close(&v);
 	CU_ASSERT_EQUAL(g->staging, 1024); /* 1000 bytes, 64-byte aligned: one block */
 	fast_prog_free(g);

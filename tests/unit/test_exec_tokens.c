@@ -13,6 +13,7 @@
 
 #include "exec/prog.c"
 #include "exec/prog_wave.c"
+#include "exec/prog_flight.c"
 #include "fast/algo.h"
 #include "fast/topo.h"
 #include "exec_fix.h"
@@ -198,10 +199,10 @@ static void test_exec__token_combine_partial_reduce(void)
 	/* GPU 2 sums (copy then add into a block), GPU 0 starts g0's result at
 	 * zero and adds what arrives */
 	CU_ASSERT_FATAL(fast_plan_view_open(&v, &p, &m, &err) == 0);
-	CU_ASSERT_FATAL(fast_prog_build_tokens(&v, &m, 2, 1, &g, &err) == 0);
+	CU_ASSERT_FATAL(fast_prog_build_tokens(&v, &m, 2, 1, 1, &g, &err) == 0);
 	CU_ASSERT(g->sums > 0);
 	fast_prog_free(g);
-	CU_ASSERT_FATAL(fast_prog_build_tokens(&v, &m, 0, 1, &g, &err) == 0);
+	CU_ASSERT_FATAL(fast_prog_build_tokens(&v, &m, 0, 1, 1, &g, &err) == 0);
 	CU_ASSERT(g->sums > 0 && g->copies[0].op == FAST_POP_ZERO);
 	fast_prog_free(g);
 	fast_plan_view_close(&v);

@@ -168,8 +168,10 @@ static void test_topo_impl__result_identity_is_per_schedule(void)
 	/* a neutral entry hashes as the fabric alone; two schedules with equal
 	 * non-neutral entries still differ (the name is hashed) */
 	b = a;
+	fast_impl_neutral(&b.impl[1]); /* fast (the presets': two in flight) */
 	fast_impl_neutral(&b.impl[2]); /* fanout */
 	CU_ASSERT_EQUAL(fast_topo_hash_of(&b, "fanout"), fast_topo_hash_of(&b, "fast"));
+	CU_ASSERT_NOT_EQUAL(fast_topo_hash_of(&a, "fast"), fast_topo_hash_of(&b, "fast"));
 	CU_ASSERT_NOT_EQUAL(fast_topo_hash_of(&a, "nccl"), fast_topo_hash_of(&a, "pxn"));
 	/* the fabric still counts */
 	b = a;
