@@ -22,9 +22,9 @@ enum fast_stages_mode {
 	FAST_STAGES_AUTO = 0,  /* alpha-aware: fewer, larger stages */
 	FAST_STAGES_EXACT = 1, /* exact Birkhoff decomposition */
 	FAST_STAGES_PACKED = 2, /* the N - 1 shifts at once on disjoint rails */
-	FAST_STAGES_GROUPED = 3, /* as auto, and rail steps of several
-				  * permutations or one unbalanced step where
-				  * they model faster (opt-in for now) */
+	FAST_STAGES_GROUPED = 3, /* the same as auto (its name while rail
+				  * steps of several permutations were opt-in);
+				  * the plan's options say which was asked */
 };
 
 enum fast_stage_order {

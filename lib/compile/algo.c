@@ -107,13 +107,12 @@ static void set_dedup(struct fast_algo_opts *o, uint64_t v) { o->dedup = (enum f
 const struct fast_algo_option fast_algo_options[] = {
 	{ "stages", FAST_OPT_STAGES, stages_values, NULL, 0, 0, "auto|exact|packed|grouped",
 	  "fast: auto (default: alpha-aware, fewer larger stages\n"
-	  "when the topology's per-stage cost makes them pay; exact\n"
-	  "when exact wins; packed where that models faster),\n"
-	  "exact (Birkhoff decomposition), packed (the N - 1\n"
-	  "server shifts at once, each on its own rails) or\n"
-	  "grouped (as auto, and rail steps of several server\n"
-	  "permutations, or one unbalanced step, where those\n"
-	  "model faster)",
+	  "when the topology's per-stage cost makes them pay;\n"
+	  "rail steps of several server permutations, balanced or\n"
+	  "not, or packed stages, where those model faster),\n"
+	  "exact (Birkhoff decomposition, one permutation a rail\n"
+	  "step), packed (the N - 1 server shifts at once, each\n"
+	  "on its own rails) or grouped (the same as auto)",
 	  get_stages, set_stages },
 	{ "order", FAST_OPT_ORDER, order_values, order_aliases, 0, 0,
 	  "largest-first|smallest-first|decomposition",

@@ -33,7 +33,10 @@
  * (refine_rank) first, each exact prediction lowering the best that the
  * next floor must come near.  The floors matter at 16 x 8 and up, where
  * a pass costs about a microsecond (docs/algorithms.md, "Choosing the
- * schedule"). */
+ * schedule").  FAST's grouped prediction takes hier's loads as the pass
+ * left them (floors on the AVX-512 pass): its choice is the full
+ * prediction's on test_auto_feat's 3186 decisions; fast_auto_predict
+ * makes them exact first. */
 static void decide(const struct fast_topo *topo, const uint64_t *D, const struct fast_algo_opts *opts,
 		   bool every, struct fast_auto_choice *out)
 {
@@ -50,6 +53,10 @@ static void decide(const struct fast_topo *topo, const uint64_t *D, const struct
 	}
 	memset(out, 0, sizeof *out);
 	have = auto_features(&x, topo, D) == 0;
+	/* every prediction exact: FAST's grouped one reads hier's loads
+	 * without a refine of its own (algo_auto_model.c) */
+	if (have && every)
+		have = auto_hier_pass(topo, D, &x.f) == 0;
 	for (const struct fast_algo *a = fast_algos; a->name && out->n < FAST_AUTO_MAX; a++) {
 		uint32_t k = out->n;
 		if (!a->model.predict) /* auto itself */

@@ -124,8 +124,7 @@ bool fast_auto_model_spreadout(const struct fast_algo *a, const struct fast_auto
 			       const struct fast_algo_opts *o, double *sim_s, double *synth_s);
 bool fast_auto_model_hier(const struct fast_algo *a, const struct fast_auto_feat *x,
 			  const struct fast_algo_opts *o, double *sim_s, double *synth_s);
-/* The refine hooks: FAST's largest server pair and hier's loads (its
- * packed and grouped predictions), hier's loads,
+/* The refine hooks: FAST's largest server pair, hier's loads,
  * spreadout's rounds (0, or -1 when out of memory). */
 int fast_auto_refine_pair(struct fast_auto_feat *x);
 int fast_auto_refine_hier(struct fast_auto_feat *x);

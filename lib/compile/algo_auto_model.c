@@ -322,7 +322,7 @@ static double packed_predict(const struct fast_algo *a, const struct fast_auto_f
  * redistribution a share's (G - 1) / G (a mesh link: 1 / G) of it.
  * Unbalanced ("direct"): hier's rail-aligned NIC loads, then their
  * forwarding (a switch port: (G - 1) / G of a NIC's bytes; a mesh link:
- * hier_link).  In flight (k > 1) a second rail step, which pays nothing,
+ * hier_link), as the pass left them (exact, or floors: fast_auto_model_fast).  In flight (k > 1) a second rail step, which pays nothing,
  * takes part of the terms and the last redistribution about halves. */
 static double grouped_predict(const struct fast_auto_feat *x, const struct tiers *r)
 {
@@ -407,11 +407,10 @@ static double fast_T(const struct fast_algo *a, const struct fast_auto_feat *x,
 	return *sim_s + *synth_s;
 }
 
-/* A floor under fast_T() while the pair or hier's loads are only floors
- * (packed_predict() grows with the pair, grouped_predict() with the
- * loads): the least of the staged T, the packed T at that pair and the
- * grouped T at those loads, each with its own synthesis, whichever FAST
- * then compiles. */
+/* A floor under fast_T() while the pair is only a floor (packed_predict()
+ * grows with it): the least of the staged T, the packed T at that pair
+ * and the grouped T, each with its own synthesis, whichever FAST then
+ * compiles. */
 static void fast_T_floor(const struct fast_algo *a, const struct fast_auto_feat *x,
 			 const struct fast_algo_opts *o, double *sim_s, double *synth_s)
 {
@@ -438,13 +437,16 @@ static void fast_T_floor(const struct fast_algo *a, const struct fast_auto_feat 
 	*sim_s = s0, *synth_s = y0;
 }
 
-/* FAST: lazy while the largest server pair (where it may pack) or hier's
- * loads (where it may group) are floors */
+/* FAST: lazy while the largest server pair is a floor and FAST may pack
+ * (its grouped prediction takes hier's loads as the pass left them:
+ * exact, or floors on the AVX-512 pass, which make it a little low where
+ * unbalanced steps would be chosen; a pass of their own would cost the
+ * decision 1.6 us at 16 x 8 every time FAST is near the best) */
 bool fast_auto_model_fast(const struct fast_algo *a, const struct fast_auto_feat *x,
 			  const struct fast_algo_opts *o, double *sim_s, double *synth_s)
 {
-	bool lazy = x->f.total && x->t->servers > 2 && o->stages != FAST_STAGES_EXACT &&
-		    (!x->f.exact_pair || (groups(x, o) && !x->f.exact_hier));
+	bool lazy = x->f.total && !x->f.exact_pair && x->t->servers > 2 &&
+		    o->stages != FAST_STAGES_EXACT;
 
 	if (lazy)
 		fast_T_floor(a, x, o, sim_s, synth_s);
@@ -457,11 +459,9 @@ bool fast_auto_model_fast(const struct fast_algo *a, const struct fast_auto_feat
 
 int fast_auto_refine_pair(struct fast_auto_feat *x)
 {
-	if (!x->f.exact_pair) {
-		x->f.pair = auto_pair_pass(x->t, x->D);
-		x->f.exact_pair = true;
-	}
-	return auto_hier_pass(x->t, x->D, &x->f);
+	x->f.pair = auto_pair_pass(x->t, x->D);
+	x->f.exact_pair = true;
+	return 0;
 }
 
 int fast_auto_refine_hier(struct fast_auto_feat *x)

@@ -265,18 +265,18 @@ enum shape {
 	SHAPE_STAGED = 0, /* a rail step per term (stages=exact too) */
 	SHAPE_PACKED,     /* compile_fast_packed.c */
 	SHAPE_GROUPED,    /* rail steps of several terms (compile_fast_group.c) */
-	SHAPE_DIRECT,     /* unbalanced, one rail step of the shifts (the same) */
+	SHAPE_DIRECT,     /* unbalanced, the shifts in rail steps (compile_fast_direct.c) */
 };
 
-/* stages=auto: of the staged schedule bv and packed stages (with
- * may_pack, from three servers: two have one shift, the staged schedule
- * itself), the one of less modelled time; stages=grouped: of those,
- * grouped stages and the unbalanced one (one NIC per GPU at one rate,
- * from three servers), the one of least modelled time; set up in bd (and
- * bv).  stages=packed: checked packable.  *shape says which.  Grouping is
- * opt-in until the committed results are measured again with it; auto
- * models balancing at a switch port's rate as it did before (its choices
- * unchanged), grouped at a GPU's G - 1 mesh links together (Bb). */
+/* stages=auto (or grouped, the same): of the staged schedule bv, packed
+ * stages (with may_pack, from three servers: two have one shift, the
+ * staged schedule itself), grouped stages and the unbalanced ones (one
+ * NIC per GPU at one rate, from three servers), the one of least
+ * modelled time, grouped and unbalanced only GROUP_GAIN faster; set up in
+ * bd (and bv).  stages=packed: checked packable.  *shape says which.
+ * Where grouping is considered, balancing is modelled at a GPU's G - 1
+ * mesh links together (Bb); elsewhere (stages=packed, NICs that differ)
+ * at a switch port's rate, as before grouping. */
 static int choose_shape(struct builder *bd, const struct fast_topo *topo,
 			const struct fast_algo_opts *o, bool may_pack, struct fast_bvn *bv,
 			enum shape *shape)
@@ -324,7 +324,7 @@ static int choose_shape(struct builder *bd, const struct fast_topo *topo,
 			best = t;
 			*shape = SHAPE_GROUPED;
 		}
-		if ((rc = fast_direct_choose(bd, &c, topo, false, &t)) < 0)
+		if ((rc = fast_direct_choose(bd, &c, topo, best, &t)) < 0)
 			return rc;
 		if (t < best) {
 			best = t;
@@ -334,7 +334,7 @@ static int choose_shape(struct builder *bd, const struct fast_topo *topo,
 	if (*shape != SHAPE_GROUPED && *shape != SHAPE_DIRECT)
 		bd->nrail = 0;
 	if (*shape == SHAPE_DIRECT)
-		return fast_direct_setup(bd, &c, topo, bv);
+		return fast_direct_setup(bd, bv);
 	if (*shape == SHAPE_PACKED) {
 		bd->packed = true;
 		fast_bvn_free(bv);
@@ -451,6 +451,7 @@ out:
 	fast_bvn_free(&bv);
 	fast_nics_free(&bd);
 	free(bd.gstart);
+	free(bd.dstart);
 	fast_scratch_free(&own);
 	return rc;
 }

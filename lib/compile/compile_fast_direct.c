@@ -21,9 +21,14 @@
  * D's columns do not say where a token goes on, so red = l_up + X rho.
  *
  * Cost: the prefix sums are (K + 1) x (2 N G + the ports or links)
- * words and the recursion O(K L (2 N G + ports)); past GROUP_WORK or
- * GROUP_WORDS (as compile_fast_group.c's) only the one step is modelled,
- * in one pass over the loads and D.
+ * words.  With at most two rail steps in flight (every preset) more than
+ * two groups would pay a_out twice, so only one group or two are tried:
+ * O(K (2 N G + ports)); with more in flight, the recursion, O(K^2 (2 N G +
+ * ports)).  Past DIRECT_WORK or DIRECT_WORDS only the one step is
+ * modelled, in one pass over the loads and D.  None of it runs where a
+ * floor from the loads (floor_s) shows the schedule cannot beat the best
+ * found already (large transfers: the unbalanced NICs' bytes alone).  The
+ * grouping found is kept (bd->dstart) for fast_direct_setup.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -114,6 +119,32 @@ static void group_s(const struct dmodel *dm, const struct cost *c, const struct 
 	}
 }
 
+/* The best of one group [0, K) and two, [0, s) and [s, K): with at most
+ * two rail steps in flight the recursion's choice among groupings that
+ * pay a_out once (more groups pay it again), without its K^2 terms;
+ * dm->g[0] and the split in dm->next[0] (K: one group). */
+static void one_or_two(struct dmodel *dm, const struct cost *c, const struct fast_topo *topo,
+		       uint32_t N)
+{
+	uint32_t K = dm->K;
+	double bytes, red, b2, r2;
+
+	group_s(dm, c, topo, N, 0, K, &bytes, &red);
+	dm->g[0] = c->a_out + bytes + red;
+	dm->next[0] = K;
+	for (uint32_t s = 1; s < K; s++) {
+		double rest, t;
+		group_s(dm, c, topo, N, 0, s, &bytes, &red);
+		group_s(dm, c, topo, N, s, K, &b2, &r2);
+		rest = (cost_pays(c, 1) ? c->a_out : 0) + b2 + r2;
+		t = c->a_out + bytes + (red > rest ? red : rest);
+		if (t < dm->g[0]) {
+			dm->g[0] = t;
+			dm->next[0] = s;
+		}
+	}
+}
+
 /* g(i, r) for every i and r, from the end (compile_fast_group.c). */
 static void recurse(struct dmodel *dm, const struct cost *c, const struct fast_topo *topo,
 		    uint32_t N, uint32_t L)
@@ -158,17 +189,45 @@ static uint32_t shifts(const struct builder *bd, uint32_t *d)
 	return K;
 }
 
+/* A floor under every grouping's modelled time: a_out, the busiest NIC's
+ * bytes of all the shifts at the NIC's full rate (a NIC's groups add up,
+ * and incast only slows them), the scale-up latency of the last
+ * redistribution; from the loads alone, O(N^2 G). */
+static double floor_s(const struct builder *bd, const struct cost *c)
+{
+	uint32_t N = bd->N, G = bd->G;
+	uint64_t X = 0, *nic = fast_calloc((size_t)2 * N * G, sizeof *nic);
+
+	if (!nic)
+		return 0; /* no floor: the model decides */
+	for (uint32_t a = 0; a < N; a++)
+		for (uint32_t b = 0; b < N; b++)
+			for (uint32_t i = 0; i < G && a != b; i++) {
+				uint64_t r = bd->load[((size_t)a * N + b) * G + i];
+				nic[(size_t)a * G + i] += r;
+				nic[(size_t)(N + b) * G + i] += r;
+			}
+	for (size_t k = 0; k < (size_t)2 * N * G; k++)
+		X = nic[k] > X ? nic[k] : X;
+	free(nic);
+	return c->a_out + (double)X / c->Bo + c->l_up;
+}
+
 int fast_direct_choose(struct builder *bd, const struct cost *c, const struct fast_topo *topo,
-		       bool keep, double *time_s)
+		       double beat, double *time_s)
 {
 	uint32_t N = bd->N, G = bd->G, k = c->k, K, L;
 	bool mesh = topo->up_kind == FAST_UP_MESH;
 	struct dmodel dm;
-	size_t words;
+	size_t words, rows;
+	uint32_t *gs;
 	char *m;
 	int rc = 0;
 
 	*time_s = INFINITY;
+	bd->ndirect = 0;
+	if (floor_s(bd, c) >= beat)
+		return 0; /* it cannot win: left unmodelled, INFINITY */
 	memset(&dm, 0, sizeof dm);
 	dm.nn = (size_t)2 * N * G;
 	dm.nf = fwd_entries(bd, topo);
@@ -182,20 +241,25 @@ int fast_direct_choose(struct builder *bd, const struct cost *c, const struct fa
 	}
 	/* the prefix rows kept: every shift's, or (too large) the two ends */
 	words = ((size_t)K + 1) * (dm.nn + dm.nf);
-	L = (uint64_t)K * K * (dm.nn + dm.nf) <= DIRECT_WORK && words <= DIRECT_WORDS ? K : 1;
-	if (L == 1)
-		words = 2 * (dm.nn + dm.nf);
-	m = fast_calloc(words * sizeof(uint64_t) + ((size_t)K + 1) * k * (sizeof(double) + sizeof(uint32_t)),
-			1);
-	if (!m) {
+	L = (k <= 2 ? 2 : (uint64_t)K) * K * (dm.nn + dm.nf) <= DIRECT_WORK && words <= DIRECT_WORDS ? K
+												     : 1;
+	rows = L == 1 ? 2 : (size_t)K + 1;
+	m = fast_calloc(rows * (dm.nn + dm.nf) * sizeof(uint64_t) +
+			((size_t)K + 1) * k * (sizeof(double) + sizeof(uint32_t)), 1);
+	gs = fast_reallocarray(bd->dstart, (size_t)K + 1, sizeof *gs);
+	if (!m || !gs) {
+		free(m);
 		free(dm.d);
+		if (gs)
+			bd->dstart = gs;
 		return oom(bd, "direct stages");
 	}
+	bd->dstart = gs;
 	dm.nic = (uint64_t *)(void *)m;
-	dm.fwd = dm.nic + (L == 1 ? 2 : (size_t)K + 1) * dm.nn;
-	dm.g = (double *)(void *)(dm.fwd + (L == 1 ? 2 : (size_t)K + 1) * dm.nf);
+	dm.fwd = dm.nic + rows * dm.nn;
+	dm.g = (double *)(void *)(dm.fwd + rows * dm.nf);
 	dm.next = (uint32_t *)(void *)(dm.g + ((size_t)K + 1) * k);
-	if (L == 1) { /* row 1 holds all of them; the recursion reads rows 0 and K */
+	if (L == 1) { /* row 1 holds all of them; one group, rows 0 and 1 */
 		for (uint32_t t = 0; t < K; t++)
 			add_shift(bd, mesh, dm.d[t], dm.nic + dm.nn, dm.nf ? dm.fwd + dm.nf : NULL);
 		dm.K = 1;
@@ -209,47 +273,41 @@ int fast_direct_choose(struct builder *bd, const struct cost *c, const struct fa
 			add_shift(bd, mesh, dm.d[t], dm.nic + (t + 1) * dm.nn,
 				  dm.nf ? dm.fwd + (t + 1) * dm.nf : NULL);
 		}
-		recurse(&dm, c, topo, N, L);
+		if (k <= 2)
+			one_or_two(&dm, c, topo, N);
+		else
+			recurse(&dm, c, topo, N, L);
 	}
 	*time_s = dm.g[0];
-	if (keep) {
-		uint32_t *gs = fast_reallocarray(bd->gstart, (size_t)K + 1, sizeof *gs);
-		if (!gs) {
-			rc = oom(bd, "stage groups");
-		} else {
-			bd->gstart = gs;
-			bd->nrail = 0;
-			for (uint32_t i = 0, r = 0; i < K; i = L == 1 ? K : dm.next[(size_t)i * k + r],
-				      r = (r + 1) % k)
-				gs[bd->nrail++] = i;
-			gs[bd->nrail] = K;
-		}
+	/* the grouping: one or two groups from next[0] alone, else the chain */
+	for (uint32_t i = 0, r = 0; i < K; r = (r + 1) % k) {
+		gs[bd->ndirect++] = i;
+		i = L == 1 || k <= 2 ? (i == 0 ? dm.next[0] : K) : dm.next[(size_t)i * k + r];
 	}
+	gs[bd->ndirect] = K;
 	free(m);
 	free(dm.d);
 	return rc;
 }
 
-int fast_direct_setup(struct builder *bd, const struct cost *c, const struct fast_topo *topo,
-		      struct fast_bvn *bv)
+int fast_direct_setup(struct builder *bd, struct fast_bvn *bv)
 {
 	uint32_t N = bd->N, G = bd->G, k = 0;
 	uint32_t *perm = fast_calloc((size_t)(N - 1) * N, sizeof *perm);
 	uint64_t *wt = fast_calloc(N - 1, sizeof *wt);
-	double t;
-	int rc;
+	uint32_t *gs = fast_reallocarray(bd->gstart, (size_t)bd->ndirect + 1, sizeof *gs);
 
-	if (!perm || !wt) {
+	if (!perm || !wt || !gs) {
 		free(perm);
 		free(wt);
+		if (gs)
+			bd->gstart = gs;
 		return oom(bd, "stages");
 	}
-	/* the grouping, from the loads (before S changes) */
-	if ((rc = fast_direct_choose(bd, c, topo, true, &t)) < 0) {
-		free(perm);
-		free(wt);
-		return rc;
-	}
+	/* the grouping fast_direct_choose found (from the loads) */
+	bd->gstart = gs;
+	memcpy(gs, bd->dstart, ((size_t)bd->ndirect + 1) * sizeof *gs);
+	bd->nrail = bd->ndirect;
 	/* lane target of a tile: its largest r_i, so nothing is handed over */
 	for (uint32_t a = 0; a < N; a++)
 		for (uint32_t b = 0; b < N; b++) {

@@ -73,6 +73,9 @@ struct builder {
 	 * (compile_fast_group.c); nrail 0: one term a step, gstart unused */
 	uint32_t *gstart;        /* owned, nrail + 1 entries */
 	uint32_t nrail;
+	uint32_t *dstart;        /* owned: the unbalanced schedule's grouping, ndirect + 1
+				  * entries (compile_fast_direct.c) */
+	uint32_t ndirect;
 	struct fast_plan *p;
 	struct fast_err *err;
 };
@@ -261,14 +264,14 @@ int fast_group_choose(struct builder *bd, const struct cost *c, const struct fas
 
 /* Modelled time of the unbalanced schedule (every lane its own GPU's
  * bytes, the N - 1 shifts grouped into rail steps) into *time_s
- * (INFINITY where nothing crosses); with keep, its grouping into
- * bd->gstart and bd->nrail.  FAST_ENOMEM. */
+ * (INFINITY where nothing crosses, or where it cannot be under beat),
+ * its grouping into bd->dstart and bd->ndirect.  FAST_ENOMEM. */
 int fast_direct_choose(struct builder *bd, const struct cost *c, const struct fast_topo *topo,
-		       bool keep, double *time_s);
+		       double beat, double *time_s);
 /* Make it the schedule: bd->S the largest r_i of each tile, bv the
- * shifts (replacing what it held), their grouping.  FAST_ENOMEM. */
-int fast_direct_setup(struct builder *bd, const struct cost *c, const struct fast_topo *topo,
-		      struct fast_bvn *bv);
+ * shifts (replacing what it held), the grouping fast_direct_choose
+ * found into bd->gstart and bd->nrail.  FAST_ENOMEM. */
+int fast_direct_setup(struct builder *bd, struct fast_bvn *bv);
 /* The rail step (or, nrail 0, the term) of term k's stage group. */
 static inline uint32_t rail_of(const struct builder *bd, uint32_t k)
 {
