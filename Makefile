@@ -190,6 +190,7 @@ $(LIBFAST_INTERPOSE): $(BUILD)/pic/exec/interpose.o $(EXEC_PIC_OBJ) $(GPU_PIC_OB
 VERSION    := $(shell sed -n 's/^\#define FAST_VERSION "\(.*\)"/\1/p' include/fast/common.h)
 API_SRC    := $(sort $(wildcard api/*.c))
 API_PIC_OBJ := $(API_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/exec/prog.o $(BUILD)/pic/exec/prog_wave.o \
+               $(BUILD)/pic/exec/prog_flight.o \
                $(SIM_SRC:%.c=$(BUILD)/pic/%.o) $(LIB_SRC:%.c=$(BUILD)/pic/%.o) \
                $(EVAL_SRC:%.c=$(BUILD)/pic/%.o)
 LIBFAST_SO := $(BUILD)/lib/libfast.so.0
