@@ -40,38 +40,53 @@ struct fifo {
 	size_t head, n, cap;
 };
 
-struct rankstate {
+/* A rank's program and buffers: the send and receive buffers with each
+ * message's offset in them (sd, rd) and its staging area. */
+struct rankbuf {
 	struct fast_prog *g;
 	uint8_t *send, *recv, *stage;
 	uint64_t *sd, *rd;
+};
+
+struct rankstate {
+	struct rankbuf b;
 	size_t wave;
 	bool sent; /* this wave's pre-copies and sends are done */
 };
 
-static inline uint8_t *where(struct rankstate *r, const struct fast_loc *l, uint64_t len, bool *oob)
+static inline uint8_t *where(struct rankbuf *b, const struct fast_loc *l, uint64_t len, bool *oob)
 {
 	switch (l->kind) {
 	case LOC_SEND:
-		return r->send + r->sd[l->msg] + l->off;
+		return b->send + b->sd[l->msg] + l->off;
 	case LOC_RECV:
-		return r->recv + r->rd[l->msg] + l->off;
+		return b->recv + b->rd[l->msg] + l->off;
 	default:
-		if (l->off + len > r->g->staging)
+		if (l->off + len > b->g->staging)
 			*oob = true;
-		return r->stage + l->off;
+		return b->stage + l->off;
 	}
 }
 
-static inline void do_copy(struct rankstate *x, const struct fast_pcopy *c, bool *oob)
+static inline void do_copy(struct rankbuf *b, const struct fast_pcopy *c, bool *oob)
 {
-	uint8_t *dst = where(x, &c->dst, c->len, oob);
+	uint8_t *dst = where(b, &c->dst, c->len, oob);
 
 	if (c->op == FAST_POP_ZERO)
 		memset(dst, 0, c->len);
 	else if (c->op == FAST_POP_ADD)
-		fast_prog_add_bytes(dst, where(x, &c->src, c->len, oob), c->len);
+		fast_prog_add_bytes(dst, where(b, &c->src, c->len, oob), c->len);
 	else
-		memmove(dst, where(x, &c->src, c->len, oob), c->len);
+		memmove(dst, where(b, &c->src, c->len, oob), c->len);
+}
+
+static inline void rankbuf_free(struct rankbuf *b)
+{
+	free(b->send);
+	free(b->recv);
+	free(b->stage);
+	free(b->sd);
+	free(b->rd);
 }
 
 /* Run every rank's program (buffers set up by the caller): 0, or -1 on a
@@ -84,7 +99,7 @@ static inline long walk(struct rankstate *rs, uint32_t ng)
 	uint32_t done = 0;
 
 	for (uint32_t r = 0; r < ng; r++)
-		rs[r].stage = malloc(rs[r].g->staging + 1);
+		rs[r].b.stage = malloc(rs[r].b.g->staging + 1);
 	while (done < ng && progress) {
 		progress = false;
 		done = 0;
@@ -92,19 +107,19 @@ static inline long walk(struct rankstate *rs, uint32_t ng)
 			struct rankstate *x = &rs[r];
 			const struct fast_pwave *w;
 			bool ready = true;
-			if (x->wave >= x->g->nwaves) {
+			if (x->wave >= x->b.g->nwaves) {
 				done++;
 				continue;
 			}
-			w = &x->g->waves[x->wave];
+			w = &x->b.g->waves[x->wave];
 			if (!x->sent) {
 				for (uint32_t i = 0; i < w->npre; i++)
-					do_copy(x, &x->g->copies[w->pre0 + i], &oob);
+					do_copy(&x->b, &x->b.g->copies[w->pre0 + i], &oob);
 				for (uint32_t i = 0; i < w->nsend; i++) {
-					const struct fast_pmsg *m = &x->g->sends[w->send0 + i];
+					const struct fast_pmsg *m = &x->b.g->sends[w->send0 + i];
 					struct fifo *f = &q[(size_t)r * ng + m->peer];
 					struct msg mm = { malloc(m->len), m->len };
-					memcpy(mm.data, where(x, &m->at, m->len, &oob), m->len);
+					memcpy(mm.data, where(&x->b, &m->at, m->len, &oob), m->len);
 					if (f->n == f->cap) {
 						f->cap = f->cap ? f->cap * 2 : 8;
 						f->m = realloc(f->m, f->cap * sizeof *f->m);
@@ -118,7 +133,7 @@ static inline long walk(struct rankstate *rs, uint32_t ng)
 			{
 				size_t *need = calloc(ng, sizeof *need);
 				for (uint32_t i = 0; i < w->nrecv; i++)
-					need[x->g->recvs[w->recv0 + i].peer]++;
+					need[x->b.g->recvs[w->recv0 + i].peer]++;
 				for (uint32_t p = 0; p < ng; p++)
 					if (q[(size_t)p * ng + r].n - q[(size_t)p * ng + r].head < need[p])
 						ready = false;
@@ -127,17 +142,17 @@ static inline long walk(struct rankstate *rs, uint32_t ng)
 			if (!ready)
 				continue;
 			for (uint32_t i = 0; i < w->nrecv; i++) {
-				const struct fast_pmsg *m = &x->g->recvs[w->recv0 + i];
+				const struct fast_pmsg *m = &x->b.g->recvs[w->recv0 + i];
 				struct fifo *f = &q[(size_t)m->peer * ng + r];
 				struct msg mm = f->m[f->head++];
 				if (mm.len != m->len)
 					wrong = -2;
 				else
-					memcpy(where(x, &m->at, m->len, &oob), mm.data, m->len);
+					memcpy(where(&x->b, &m->at, m->len, &oob), mm.data, m->len);
 				free(mm.data);
 			}
 			for (uint32_t i = 0; i < w->npost; i++)
-				do_copy(x, &x->g->copies[w->post0 + i], &oob);
+				do_copy(&x->b, &x->b.g->copies[w->post0 + i], &oob);
 			x->wave++;
 			x->sent = false;
 			progress = true;
@@ -159,11 +174,7 @@ static inline long walk(struct rankstate *rs, uint32_t ng)
 static inline void ranks_free(struct rankstate *rs, uint32_t ng)
 {
 	for (uint32_t r = 0; r < ng; r++) {
-		free(rs[r].send);
-		free(rs[r].recv);
-		free(rs[r].stage);
-		free(rs[r].sd);
-		free(rs[r].rd);
+		rankbuf_free(&rs[r].b);
 	}
 	free(rs);
 }
@@ -177,27 +188,27 @@ static inline long interpret(struct fast_prog **progs, const uint64_t *D, uint32
 
 	for (uint32_t r = 0; r < ng; r++) {
 		uint64_t st = 0, rt = 0;
-		rs[r].g = progs[r];
-		rs[r].sd = calloc(ng, sizeof(uint64_t));
-		rs[r].rd = calloc(ng, sizeof(uint64_t));
+		rs[r].b.g = progs[r];
+		rs[r].b.sd = calloc(ng, sizeof(uint64_t));
+		rs[r].b.rd = calloc(ng, sizeof(uint64_t));
 		for (uint32_t k = 0; k < ng; k++) {
-			rs[r].sd[k] = st;
-			rs[r].rd[k] = rt;
+			rs[r].b.sd[k] = st;
+			rs[r].b.rd[k] = rt;
 			st += D[(size_t)r * ng + k];
 			rt += D[(size_t)k * ng + r];
 		}
-		rs[r].send = malloc(st + 1);
-		rs[r].recv = malloc(rt + 1);
-		memset(rs[r].recv, 0xff, rt + 1);
+		rs[r].b.send = malloc(st + 1);
+		rs[r].b.recv = malloc(rt + 1);
+		memset(rs[r].b.recv, 0xff, rt + 1);
 		for (uint32_t d = 0; d < ng; d++)
 			for (uint64_t o = 0; o < D[(size_t)r * ng + d]; o++)
-				rs[r].send[rs[r].sd[d] + o] = pattern(r, d, o);
+				rs[r].b.send[rs[r].b.sd[d] + o] = pattern(r, d, o);
 	}
 	wrong = walk(rs, ng);
 	for (uint32_t r = 0; r < ng && wrong >= 0; r++)
 		for (uint32_t s = 0; s < ng; s++)
 			for (uint64_t o = 0; o < D[(size_t)s * ng + r]; o++)
-				wrong += rs[r].recv[rs[r].rd[s] + o] != pattern(s, r, o);
+				wrong += rs[r].b.recv[rs[r].b.rd[s] + o] != pattern(s, r, o);
 	ranks_free(rs, ng);
 	return wrong;
 }
@@ -212,25 +223,25 @@ static inline long interpret_tokens(struct fast_prog **progs, const struct fast_
 
 	for (uint32_t r = 0; r < ng; r++) {
 		uint64_t st = 0, rt = 0;
-		rs[r].g = progs[r];
-		rs[r].sd = calloc(m->ngroups + 1, sizeof(uint64_t));
-		rs[r].rd = calloc(m->ngroups + 1, sizeof(uint64_t));
+		rs[r].b.g = progs[r];
+		rs[r].b.sd = calloc(m->ngroups + 1, sizeof(uint64_t));
+		rs[r].b.rd = calloc(m->ngroups + 1, sizeof(uint64_t));
 		for (uint32_t k = 0; k < m->ngroups; k++) {
 			bool snd, rcv;
 			fast_token_role(m, k, r, &snd, &rcv);
-			rs[r].sd[k] = st;
-			rs[r].rd[k] = rt;
+			rs[r].b.sd[k] = st;
+			rs[r].b.rd[k] = rt;
 			st += snd ? fast_group_bytes(m, k) : 0;
 			rt += rcv ? fast_group_bytes(m, k) : 0;
 		}
-		rs[r].send = malloc(st + 1);
-		rs[r].recv = malloc(rt + 1);
-		memset(rs[r].recv, 0xff, rt + 1);
+		rs[r].b.send = malloc(st + 1);
+		rs[r].b.recv = malloc(rt + 1);
+		memset(rs[r].b.recv, 0xff, rt + 1);
 		for (uint32_t k = 0; k < m->ngroups; k++) {
 			bool snd, rcv;
 			int bit = fast_token_role(m, k, r, &snd, &rcv);
 			for (uint64_t o = 0; snd && o < fast_group_bytes(m, k); o++)
-				rs[r].send[rs[r].sd[k] + o] = fast_token_send_byte(m, k, bit, o);
+				rs[r].b.send[rs[r].b.sd[k] + o] = fast_token_send_byte(m, k, bit, o);
 		}
 	}
 	wrong = walk(rs, ng);
@@ -239,7 +250,7 @@ static inline long interpret_tokens(struct fast_prog **progs, const struct fast_
 			bool snd, rcv;
 			fast_token_role(m, k, r, &snd, &rcv);
 			for (uint64_t o = 0; rcv && o < fast_group_bytes(m, k); o++)
-				wrong += rs[r].recv[rs[r].rd[k] + o] != fast_token_expect_byte(m, k, o);
+				wrong += rs[r].b.recv[rs[r].b.rd[k] + o] != fast_token_expect_byte(m, k, o);
 		}
 	ranks_free(rs, ng);
 	return wrong;

@@ -47,9 +47,7 @@ struct pair { /* the messages of one ordered pair, in posting order */
 };
 
 struct frank {
-	struct fast_prog *g;
-	uint8_t *send, *recv, *stage;
-	uint64_t *sd, *rd;
+	struct rankbuf b;
 	uint32_t w, phase; /* next: phase 0..2 of wave w (run_two), w == nwaves: the end */
 	bool done;
 	uint32_t *mine; size_t nmine, cap_mine; /* message ids it posted either end of */
@@ -64,26 +62,12 @@ struct world {
 	bool one;          /* run one wave at a time (in_flight 1) */
 };
 
-static uint8_t *at(struct frank *x, const struct fast_loc *l, uint64_t len, bool *oob)
-{
-	switch (l->kind) {
-	case LOC_SEND:
-		return x->send + x->sd[l->msg] + l->off;
-	case LOC_RECV:
-		return x->recv + x->rd[l->msg] + l->off;
-	default:
-		if (l->off + len > x->g->staging)
-			*oob = true;
-		return x->stage + l->off;
-	}
-}
-
 /* Do [a, a + n) and [b, b + k) share a byte (in one buffer of the rank)? */
 static bool overlap(struct frank *x, const struct fast_loc *a, uint64_t n, const struct fast_loc *b,
 		    uint64_t k)
 {
 	bool oob = false;
-	const uint8_t *p = at(x, a, n, &oob), *q = at(x, b, k, &oob);
+	const uint8_t *p = where(&x->b, a, n, &oob), *q = where(&x->b, b, k, &oob);
 
 	if (a->kind != b->kind && !(a->kind != LOC_STAGE && b->kind != LOC_STAGE &&
 				    (a->kind == LOC_SEND) == (b->kind == LOC_SEND)))
@@ -115,24 +99,16 @@ static void fail(struct world *W, int code)
 
 static void copy_op(struct world *W, uint32_t r, const struct fast_pcopy *c, bool *oob)
 {
-	struct frank *x = &W->r[r];
-	uint8_t *dst = at(x, &c->dst, c->len, oob);
-
 	if (!clear(W, r, &c->dst, c->len, true) ||
 	    (c->op != FAST_POP_ZERO && !clear(W, r, &c->src, c->len, false)))
 		fail(W, -4);
-	if (c->op == FAST_POP_ZERO)
-		memset(dst, 0, c->len);
-	else if (c->op == FAST_POP_ADD)
-		fast_prog_add_bytes(dst, at(x, &c->src, c->len, oob), c->len);
-	else
-		memmove(dst, at(x, &c->src, c->len, oob), c->len);
+	do_copy(&W->r[r].b, c, oob);
 }
 
 static void copies(struct world *W, uint32_t r, uint32_t from, uint32_t to, bool *oob)
 {
 	for (uint32_t i = from; i < to; i++)
-		copy_op(W, r, &W->r[r].g->copies[i], oob);
+		copy_op(W, r, &W->r[r].b.g->copies[i], oob);
 }
 
 static uint32_t new_msg(struct world *W, uint32_t src, uint32_t dst)
@@ -192,7 +168,7 @@ static void post_send(struct world *W, uint32_t r, const struct fast_pmsg *pm, u
 		fail(W, -2);
 	m->len = pm->len;
 	m->snap = malloc(pm->len + 1);
-	memcpy(m->snap, at(x, &pm->at, pm->len, oob), pm->len);
+	memcpy(m->snap, where(&x->b, &pm->at, pm->len, oob), pm->len);
 	remember(x, id);
 }
 
@@ -237,10 +213,10 @@ static bool wait_wave(struct world *W, uint32_t r, uint32_t v, int what, bool *o
 			continue;
 		if (!m->moved) {
 			struct frank *s = &W->r[m->src], *d = &W->r[m->dst];
-			const uint8_t *now = at(s, &m->from, m->len, oob);
+			const uint8_t *now = where(&s->b, &m->from, m->len, oob);
 			if (memcmp(now, m->snap, m->len) != 0)
 				fail(W, -5);
-			memcpy(at(d, &m->to, m->len, oob), now, m->len);
+			memcpy(where(&d->b, &m->to, m->len, oob), now, m->len);
 			m->moved = true;
 		}
 		if (mine_s)
@@ -254,14 +230,14 @@ static bool wait_wave(struct world *W, uint32_t r, uint32_t v, int what, bool *o
 static void sends(struct world *W, uint32_t r, uint32_t from, uint32_t to, uint32_t w, bool *oob)
 {
 	for (uint32_t i = from; i < to; i++)
-		post_send(W, r, &W->r[r].g->sends[i], w, oob);
+		post_send(W, r, &W->r[r].b.g->sends[i], w, oob);
 }
 
 /* One phase of rank r (exec.c run_two, or run_one): false when blocked. */
 static bool step(struct world *W, uint32_t r, bool *oob)
 {
 	struct frank *x = &W->r[r];
-	const struct fast_prog *g = x->g;
+	const struct fast_prog *g = x->b.g;
 	const struct fast_pwave *wv, *pv;
 
 	if (x->w == g->nwaves) {
@@ -325,7 +301,7 @@ static long walk_two(struct world *W, uint64_t seed)
 
 	fast_rng_seed(&rng, seed);
 	for (uint32_t r = 0; r < W->ng; r++)
-		W->r[r].stage = malloc(W->r[r].g->staging + 1);
+		W->r[r].b.stage = malloc(W->r[r].b.g->staging + 1);
 	while (done < W->ng && progress && W->err == 0) {
 		progress = false;
 		done = 0;
@@ -357,11 +333,7 @@ static long walk_two(struct world *W, uint64_t seed)
 static void world_free(struct world *W)
 {
 	for (uint32_t r = 0; r < W->ng; r++) {
-		free(W->r[r].send);
-		free(W->r[r].recv);
-		free(W->r[r].stage);
-		free(W->r[r].sd);
-		free(W->r[r].rd);
+		rankbuf_free(&W->r[r].b);
 		free(W->r[r].mine);
 	}
 	for (size_t i = 0; i < W->nm; i++)
@@ -389,13 +361,13 @@ static void world_init(struct world *W, struct fast_prog **progs, uint32_t ng, u
 	for (uint32_t r = 0; r < ng; r++) {
 		struct frank *x = &W->r[r];
 		uint64_t st = 0, rt = 0;
-		x->g = progs[r];
-		x->sd = calloc(nmsg + 1, sizeof *x->sd);
-		x->rd = calloc(nmsg + 1, sizeof *x->rd);
+		x->b.g = progs[r];
+		x->b.sd = calloc(nmsg + 1, sizeof *x->b.sd);
+		x->b.rd = calloc(nmsg + 1, sizeof *x->b.rd);
 		for (uint32_t k = 0; k < nmsg; k++) {
 			bool snd = true, rcv = true;
-			x->sd[k] = st;
-			x->rd[k] = rt;
+			x->b.sd[k] = st;
+			x->b.rd[k] = rt;
 			if (m) {
 				fast_token_role(m, k, r, &snd, &rcv);
 				st += snd ? fast_group_bytes(m, k) : 0;
@@ -405,18 +377,18 @@ static void world_init(struct world *W, struct fast_prog **progs, uint32_t ng, u
 				rt += D[(size_t)k * ng + r];
 			}
 		}
-		x->send = malloc(st + 1);
-		x->recv = malloc(rt + 1);
-		memset(x->recv, 0xff, rt + 1);
+		x->b.send = malloc(st + 1);
+		x->b.recv = malloc(rt + 1);
+		memset(x->b.recv, 0xff, rt + 1);
 		for (uint32_t k = 0; k < nmsg; k++) {
 			if (m) {
 				bool snd, rcv;
 				int bit = fast_token_role(m, k, r, &snd, &rcv);
 				for (uint64_t o = 0; snd && o < fast_group_bytes(m, k); o++)
-					x->send[x->sd[k] + o] = fast_token_send_byte(m, k, bit, o);
+					x->b.send[x->b.sd[k] + o] = fast_token_send_byte(m, k, bit, o);
 			} else {
 				for (uint64_t o = 0; o < D[(size_t)r * ng + k]; o++)
-					x->send[x->sd[k] + o] = pattern(r, k, o);
+					x->b.send[x->b.sd[k] + o] = pattern(r, k, o);
 			}
 		}
 	}
@@ -433,12 +405,12 @@ static long wrong_bytes(struct world *W, const uint64_t *D, const struct fast_ma
 				bool snd, rcv;
 				fast_token_role(m, k, r, &snd, &rcv);
 				for (uint64_t o = 0; rcv && o < fast_group_bytes(m, k); o++)
-					wrong += x->recv[x->rd[k] + o] != fast_token_expect_byte(m, k, o);
+					wrong += x->b.recv[x->b.rd[k] + o] != fast_token_expect_byte(m, k, o);
 			}
 		} else {
 			for (uint32_t s = 0; s < W->ng; s++)
 				for (uint64_t o = 0; o < D[(size_t)s * W->ng + r]; o++)
-					wrong += x->recv[x->rd[s] + o] != pattern(s, r, o);
+					wrong += x->b.recv[x->b.rd[s] + o] != pattern(s, r, o);
 		}
 	}
 	return wrong;

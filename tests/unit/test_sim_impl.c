@@ -17,26 +17,8 @@
 
 #include "fast/algo.h"
 #include "fast/sim.h"
+#include "sim_fix.h"
 #include "tok.h"
-
-#define MB (UINT64_C(1000000))
-#define UP_A 1e-6
-#define UP_O 3e-6
-#define OUT_A 2e-6
-#define OUT_O 5e-6
-#define UP_BW 100e9
-#define OUT_BW 10e9
-
-/* N x G with round numbers: scale-up 100 GB/s, NIC 10 GB/s, efficiency 1,
- * alpha 1 us / 2 us, overhead 3 us / 5 us, no incast loss. */
-static struct fast_topo topo_small(uint32_t N, uint32_t G, enum fast_up_kind kind)
-{
-	struct fast_topo t = unit_topo(N, G, kind, (struct fast_tier){ 100.0, 1.0, 1.0, 3.0 },
-				       (struct fast_tier){ 10.0, 2.0, 1.0, 5.0 });
-
-	t.congestion = (struct fast_congestion){ 1.0, 0.0, 1.0 };
-	return t;
-}
 
 /* Schedule `algo`'s entry of t, neutral, for the test to set. */
 static struct fast_impl *entry(struct fast_topo *t, const char *algo)
@@ -48,45 +30,15 @@ static struct fast_impl *entry(struct fast_topo *t, const char *algo)
 	return m;
 }
 
-static void add_xfer(struct fast_plan *p, uint32_t from, uint32_t to, uint64_t bytes)
-{
-	CU_ASSERT_FATAL(fast_plan_add_xfer(p, from, to, NULL) == 0);
-	CU_ASSERT_FATAL(fast_plan_add_piece(p, from, to, 0, bytes, NULL) == 0);
-}
-
-static int step(struct fast_plan *p, enum fast_tier_id tier)
-{
-	int s = fast_plan_add_step(p, FAST_STEP_EXPLICIT, tier, NULL);
-	CU_ASSERT_FATAL(s >= 0);
-	return s;
-}
-
-static double sim_opts(const struct fast_topo *t, const struct fast_plan *p, enum fast_sim_sync m,
-		       struct fast_sim_result *r)
-{
-	struct fast_sim_opts o;
-	struct fast_err err = { 0 };
-	int rc;
-
-	fast_sim_opts_default(&o);
-	o.sync = m;
-	rc = unit_sim(t, p, NULL, &o, r, &err);
-	if (rc != 0)
-		fprintf(stderr, "sim: %s\n", err.msg);
-	CU_ASSERT_FATAL(rc == 0);
-	return r->time_s;
-}
-
-static double sim_time(const struct fast_topo *t, const struct fast_plan *p)
+/* The plan's time as its schedule's implementation runs it. */
+static double impl_time(const struct fast_topo *t, const struct fast_plan *p)
 {
 	struct fast_sim_result r;
-	double s = sim_opts(t, p, FAST_SIM_SYNC_IMPL, &r);
+	double s = sim_sync(t, p, FAST_SIM_SYNC_IMPL, &r);
 
 	fast_sim_result_free(&r);
 	return s;
 }
-
-#define NEAR(a, b) CU_ASSERT(fabs((a) - (b)) <= 1e-9 * fabs(b) + 1e-15)
 
 /* One scale-up transfer of `algo`: GPU 0 -> 1 of 10 MB. */
 static void one_up(struct fast_plan *p, const char *algo)
@@ -106,19 +58,19 @@ static void test_sim_impl__sm_copies_cap_a_switch_port(void)
 	m->sms = 4;
 	m->engine_GBps = 5; /* 20 GB/s < the port's 100 */
 	one_up(&p, "hier");
-	NEAR(sim_time(&t, &p), UP_O + UP_A + 10e6 / (4 * 5e9));
+	NEAR(impl_time(&t, &p), UP_O + UP_A + 10e6 / (4 * 5e9));
 	fast_plan_free(&p);
 	/* another schedule's plan runs on the link */
 	one_up(&p, "fanout");
-	NEAR(sim_time(&t, &p), UP_O + UP_A + 10e6 / UP_BW);
+	NEAR(impl_time(&t, &p), UP_O + UP_A + 10e6 / UP_BW);
 	fast_plan_free(&p);
 	/* the copy engine; a cap above the link is none */
 	m->engine = FAST_ENGINE_CE;
 	m->engine_GBps = 40;
 	one_up(&p, "hier");
-	NEAR(sim_time(&t, &p), UP_O + UP_A + 10e6 / 40e9);
+	NEAR(impl_time(&t, &p), UP_O + UP_A + 10e6 / 40e9);
 	m->engine_GBps = 400;
-	NEAR(sim_time(&t, &p), UP_O + UP_A + 10e6 / UP_BW);
+	NEAR(impl_time(&t, &p), UP_O + UP_A + 10e6 / UP_BW);
 	fast_plan_free(&p);
 }
 
@@ -140,7 +92,7 @@ static void test_sim_impl__sm_copies_cap_a_mesh_gpu(void)
 	step(&p, FAST_TIER_UP);
 	for (uint32_t d = 1; d < 4; d++)
 		add_xfer(&p, 0, d, 10 * MB);
-	NEAR(sim_opts(&t, &p, FAST_SIM_SYNC_IMPL, &r), UP_O + UP_A + 30e6 / 60e9);
+	NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_IMPL, &r), UP_O + UP_A + 30e6 / 60e9);
 	/* after the 16 links and the 4 NIC ports' egresses and ingresses */
 	CU_ASSERT_EQUAL(r.nres, 24 + 2 * 4);
 	CU_ASSERT_EQUAL(r.res[24].kind, FAST_RES_COPY_EGRESS);
@@ -155,10 +107,10 @@ static void test_sim_impl__sm_copies_cap_a_mesh_gpu(void)
 	fast_plan_init(&p, 1, 4, "fanout");
 	step(&p, FAST_TIER_UP);
 	add_xfer(&p, 0, 1, 10 * MB);
-	NEAR(sim_time(&t, &p), UP_O + UP_A + 10e6 / 60e9);
+	NEAR(impl_time(&t, &p), UP_O + UP_A + 10e6 / 60e9);
 	/* a cap above the links together adds no resource */
 	m->engine_GBps = 50;
-	NEAR(sim_opts(&t, &p, FAST_SIM_SYNC_IMPL, &r), UP_O + UP_A + 10e6 / UP_BW);
+	NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_IMPL, &r), UP_O + UP_A + 10e6 / UP_BW);
 	CU_ASSERT_EQUAL(r.nres, 24);
 	fast_sim_result_free(&r);
 	fast_plan_free(&p);
@@ -174,7 +126,7 @@ static void test_sim_impl__out_cap(void)
 	fast_plan_init(&p, 2, 2, "nccl");
 	step(&p, FAST_TIER_OUT);
 	add_xfer(&p, 0, 2, 10 * MB);
-	NEAR(sim_time(&t, &p), OUT_O + OUT_A + 10e6 / 4e9);
+	NEAR(impl_time(&t, &p), OUT_O + OUT_A + 10e6 / 4e9);
 	fast_plan_free(&p);
 }
 
@@ -239,11 +191,11 @@ static void test_sim_impl__chunks_in_flight_pay_latency_once(void)
 	step(&p, FAST_TIER_OUT);
 	CU_ASSERT_FATAL(fast_plan_set_chunks(&p, n, NULL) == 0);
 	add_xfer(&p, 0, 2, 16 * MB);
-	NEAR(sim_time(&t, &p), OUT_O + n * OUT_A + 16e6 / OUT_BW);
+	NEAR(impl_time(&t, &p), OUT_O + n * OUT_A + 16e6 / OUT_BW);
 	m->in_flight = 8;
-	NEAR(sim_time(&t, &p), OUT_O + OUT_A + 16e6 / OUT_BW);
+	NEAR(impl_time(&t, &p), OUT_O + OUT_A + 16e6 / OUT_BW);
 	m->in_flight = 3; /* chunks 0, 3, 6 */
-	NEAR(sim_time(&t, &p), OUT_O + 3 * OUT_A + 16e6 / OUT_BW);
+	NEAR(impl_time(&t, &p), OUT_O + 3 * OUT_A + 16e6 / OUT_BW);
 	fast_plan_free(&p);
 }
 
@@ -263,15 +215,15 @@ static void test_sim_impl__steps_in_flight_pay_overhead_once(void)
 			CU_ASSERT_FATAL(fast_plan_add_dep(&p, s, s - 1, false, NULL) == 0);
 		add_xfer(&p, 0, 2, 2 * MB);
 	}
-	NEAR(sim_time(&t, &p), 5 * (OUT_O + OUT_A) + bytes);
+	NEAR(impl_time(&t, &p), 5 * (OUT_O + OUT_A) + bytes);
 	m->in_flight = 8;
-	NEAR(sim_time(&t, &p), (OUT_O + OUT_A) + bytes);
+	NEAR(impl_time(&t, &p), (OUT_O + OUT_A) + bytes);
 	m->in_flight = 2; /* depths 0, 2, 4 */
-	NEAR(sim_time(&t, &p), 3 * (OUT_O + OUT_A) + bytes);
+	NEAR(impl_time(&t, &p), 3 * (OUT_O + OUT_A) + bytes);
 	/* by rank the same chain: the wave entry's overhead likewise */
 	{
 		struct fast_sim_result r;
-		NEAR(sim_opts(&t, &p, FAST_SIM_SYNC_RANK, &r), 3 * (OUT_O + OUT_A) + bytes);
+		NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_RANK, &r), 3 * (OUT_O + OUT_A) + bytes);
 		fast_sim_result_free(&r);
 	}
 	fast_plan_free(&p);
@@ -296,7 +248,7 @@ static void test_sim_impl__in_flight_keeps_the_latency_floor(void)
 	step(&p, FAST_TIER_OUT);
 	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, true, NULL) == 0);
 	add_xfer(&p, 1, 3, 1000);
-	sim_opts(&t, &p, FAST_SIM_SYNC_STEP, &r);
+	sim_sync(&t, &p, FAST_SIM_SYNC_STEP, &r);
 	NEAR(r.steps[0].end_s, UP_O + UP_A + 1e3 / UP_BW);
 	NEAR(r.steps[1].start_s, OUT_O + OUT_A);
 	fast_sim_result_free(&r);
@@ -308,7 +260,7 @@ static void test_sim_impl__in_flight_keeps_the_latency_floor(void)
 	step(&p, FAST_TIER_OUT);
 	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
 	add_xfer(&p, 1, 3, 1 * MB);
-	sim_opts(&t, &p, FAST_SIM_SYNC_RANK, &r);
+	sim_sync(&t, &p, FAST_SIM_SYNC_RANK, &r);
 	NEAR(r.steps[1].start_s, OUT_O + OUT_A);
 	fast_sim_result_free(&r);
 	fast_plan_free(&p);
@@ -332,26 +284,26 @@ static void test_sim_impl__call_cost_once(void)
 	step(&p, FAST_TIER_OUT);
 	CU_ASSERT_FATAL(fast_plan_add_dep(&p, 1, 0, false, NULL) == 0);
 	add_xfer(&p, 0, 2, 1 * MB);
-	NEAR(sim_opts(&t, &p, FAST_SIM_SYNC_STEP, &r), 600e-6 + chain);
+	NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_STEP, &r), 600e-6 + chain);
 	NEAR(r.steps[0].ready_s, 600e-6);
 	fast_sim_result_free(&r);
-	NEAR(sim_opts(&t, &p, FAST_SIM_SYNC_RANK, &r), 600e-6 + chain);
+	NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_RANK, &r), 600e-6 + chain);
 	fast_sim_result_free(&r);
 	fast_plan_free(&p);
 	fast_plan_init(&p, 2, 2, "fast");
-	NEAR(sim_time(&t, &p), 600e-6);
+	NEAR(impl_time(&t, &p), 600e-6);
 	fast_plan_free(&p);
 	/* call_out_us: only a call whose plan crosses servers pays it */
 	m->call_out_us = 40;
 	fast_plan_init(&p, 2, 2, "fast");
 	step(&p, FAST_TIER_OUT);
 	add_xfer(&p, 0, 2, 1 * MB);
-	NEAR(sim_time(&t, &p), 640e-6 + OUT_O + OUT_A + 1e6 / OUT_BW);
+	NEAR(impl_time(&t, &p), 640e-6 + OUT_O + OUT_A + 1e6 / OUT_BW);
 	fast_plan_free(&p);
 	fast_plan_init(&p, 2, 2, "fast");
 	step(&p, FAST_TIER_UP);
 	add_xfer(&p, 0, 1, 1 * MB);
-	NEAR(sim_time(&t, &p), 600e-6 + UP_O + UP_A + 1e6 / UP_BW);
+	NEAR(impl_time(&t, &p), 600e-6 + UP_O + UP_A + 1e6 / UP_BW);
 	fast_plan_free(&p);
 }
 
@@ -378,14 +330,14 @@ static void test_sim_impl__default_sync_per_schedule(void)
 		add_xfer(plans[i], 0, 2, 1 * MB);
 		add_xfer(plans[i], 1, 3, 10 * MB);
 	}
-	NEAR(sim_time(&t, &p), 2 * per + big + small);
-	NEAR(sim_time(&t, &q), 2 * per + big + big);
+	NEAR(impl_time(&t, &p), 2 * per + big + small);
+	NEAR(impl_time(&t, &q), 2 * per + big + big);
 	CU_ASSERT_EQUAL(fast_sim_sync_of(&t, "spreadout", FAST_SIM_SYNC_IMPL), FAST_SIM_SYNC_RANK);
 	CU_ASSERT_EQUAL(fast_sim_sync_of(&t, "nccl", FAST_SIM_SYNC_IMPL), FAST_SIM_SYNC_STEP);
 	/* an explicit --sync wins */
-	NEAR(sim_opts(&t, &p, FAST_SIM_SYNC_STEP, &r), 2 * per + big + big);
+	NEAR(sim_sync(&t, &p, FAST_SIM_SYNC_STEP, &r), 2 * per + big + big);
 	fast_sim_result_free(&r);
-	NEAR(sim_opts(&t, &q, FAST_SIM_SYNC_RANK, &r), 2 * per + big + small);
+	NEAR(sim_sync(&t, &q, FAST_SIM_SYNC_RANK, &r), 2 * per + big + small);
 	fast_sim_result_free(&r);
 	fast_plan_free(&p);
 	fast_plan_free(&q);
@@ -421,7 +373,7 @@ static void test_sim_impl__neutral_changes_nothing(void)
 		struct fast_matrix mx = fast_matrix_of(D, ng);
 		fast_algo_opts_default(&ao);
 		CU_ASSERT_FATAL(fast_compile(al->name, &a, &mx, &ao, &p, &err) == 0);
-		CU_ASSERT_EQUAL(sim_time(&a, &p), sim_time(&b, &p));
+		CU_ASSERT_EQUAL(impl_time(&a, &p), impl_time(&b, &p));
 		fast_plan_free(&p);
 	}
 	free(D);

@@ -16,21 +16,14 @@
 #include <string.h>
 
 #include "fast/sim.h"
+#include "sim_fix.h"
 
-#define MB (UINT64_C(1000000))
-#define OUT_A 2e-6
-#define OUT_O 5e-6
-#define OUT_BW 10e9
-
-/* N servers x G GPUs, K NICs each: scale-up 100 GB/s, NIC 10 GB/s,
- * efficiency 1, scale-out alpha 2 us and step overhead 5 us, no incast. */
+/* topo_small (sim_fix.h) with K NICs a server. */
 static struct fast_topo topo_nics(uint32_t N, uint32_t G, uint32_t K)
 {
-	struct fast_topo t = unit_topo(N, G, FAST_UP_SWITCH, (struct fast_tier){ 100.0, 1.0, 1.0, 3.0 },
-				       (struct fast_tier){ 10.0, OUT_A * 1e6, 1.0, OUT_O * 1e6 });
+	struct fast_topo t = topo_small(N, G, FAST_UP_SWITCH);
 
 	t.nics = K;
-	t.congestion = (struct fast_congestion){ 1.0, 0.0, 1.0 };
 	return t;
 }
 
@@ -47,18 +40,6 @@ static void one_step(struct fast_plan *p, const struct fast_topo *t, uint32_t n,
 	}
 }
 
-static double run_ok(const struct fast_topo *t, const struct fast_plan *p,
-		     const struct fast_sim_opts *o, struct fast_sim_result *r)
-{
-	struct fast_err err = { 0 };
-	int rc = unit_sim(t, p, NULL, o, r, &err);
-
-	if (rc != 0)
-		fprintf(stderr, "sim: %s\n", err.msg);
-	CU_ASSERT_FATAL(rc == 0);
-	return r->time_s;
-}
-
 /* Simulated time of the one-step plan of n transfers on t. */
 static double time_of(const struct fast_topo *t, uint32_t n, const uint32_t *from,
 		      const uint32_t *to, const uint64_t *bytes)
@@ -68,13 +49,12 @@ static double time_of(const struct fast_topo *t, uint32_t n, const uint32_t *fro
 	double s;
 
 	one_step(&p, t, n, from, to, bytes);
-	s = run_ok(t, &p, NULL, &r);
+	s = sim_time(t, &p, NULL, &r);
 	fast_sim_result_free(&r);
 	fast_plan_free(&p);
 	return s;
 }
 
-#define NEAR(a, b) CU_ASSERT(fabs((a) - (b)) <= 1e-9 * fabs(b) + 1e-15)
 
 /* (a) NIC 3 of server 1 at 25%: GPU 7's flow to server 0 runs at a
  * quarter of the rate; the report names that NIC the busiest. */
@@ -91,7 +71,7 @@ static void test_sim_nics__slow_nic(void)
 
 	unit_set_nic(&t, 1, 3, 0.25);
 	one_step(&p, &t, 2, from, to, bytes);
-	NEAR(run_ok(&t, &p, NULL, &r), OUT_O + OUT_A + 10e6 / (0.25 * OUT_BW));
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 10e6 / (0.25 * OUT_BW));
 	CU_ASSERT_FATAL(fast_sim_nics(&t, &r, &nics, &n, &err) == 0);
 	CU_ASSERT_EQUAL_FATAL(n, 8);
 	CU_ASSERT_EQUAL(nics[7].server, 1);
@@ -143,7 +123,7 @@ static void test_sim_nics__two_nics_per_gpu(void)
 	NEAR(time_of(&t, 1, from, to, bytes), OUT_O + OUT_A + 30e6 / (2 * OUT_BW));
 	unit_set_nic(&t, 0, 3, 0.5); /* GPU 1 drives NICs 2 and 3 */
 	one_step(&p, &t, 1, from, to, bytes);
-	NEAR(run_ok(&t, &p, NULL, &r), OUT_O + OUT_A + 30e6 / (1.5 * OUT_BW));
+	NEAR(sim_time(&t, &p, NULL, &r), OUT_O + OUT_A + 30e6 / (1.5 * OUT_BW));
 	CU_ASSERT_FATAL(fast_sim_nics(&t, &r, &nics, &n, &err) == 0);
 	CU_ASSERT_EQUAL_FATAL(n, 8);
 	CU_ASSERT_EQUAL(nics[2].bytes[0], 20 * MB);
@@ -183,7 +163,7 @@ static void test_sim_nics__core_from_nic_rates(void)
 	t.core_oversub = 4.0;
 	unit_set_nic(&t, 1, 1, 0.5);
 	one_step(&p, &t, 1, from, to, bytes);
-	run_ok(&t, &p, NULL, &r);
+	sim_time(&t, &p, NULL, &r);
 	for (uint32_t i = 0; i < r.nres; i++)
 		if (r.res[i].kind == FAST_RES_CORE) {
 			NEAR(r.res[i].cap_Bps, 3.5 * OUT_BW / 4.0);
@@ -250,13 +230,13 @@ static void test_sim_nics__demand_leaves_other_flows(void)
 	CU_ASSERT_FATAL(fast_plan_add_step(&p, FAST_STEP_EXPLICIT, FAST_TIER_UP, NULL) >= 0);
 	CU_ASSERT_FATAL(fast_plan_add_xfer(&p, 2, 3, NULL) == 0);
 	CU_ASSERT_FATAL(fast_plan_add_piece(&p, 2, 3, 0, 10 * MB, NULL) == 0);
-	run_ok(&t, &p, NULL, &r);
+	sim_time(&t, &p, NULL, &r);
 	NEAR(r.steps[0].end_s, OUT_O + OUT_A + 1.25e-3 + 3e-3);
 	NEAR(r.steps[1].end_s, 3e-6 + 1e-6 + 10e6 / 100e9);
 	fast_sim_result_free(&r);
 	fast_sim_opts_default(&o);
 	o.epsilon = 0.05;
-	run_ok(&t, &p, &o, &r);
+	sim_time(&t, &p, &o, &r);
 	NEAR(r.steps[0].end_s, OUT_O + OUT_A + 1.25e-3 + 3e-3);
 	fast_sim_result_free(&r);
 	fast_plan_free(&p);
@@ -362,7 +342,7 @@ static void test_sim_nics__timeline_rows_per_port(void)
 		}
 		fast_sim_opts_default(&o);
 		o.timeline = true;
-		run_ok(&t, &p, &o, &r);
+		sim_time(&t, &p, &o, &r);
 		f = open_memstream(&buf, &len);
 		CU_ASSERT_FATAL(f != NULL);
 		CU_ASSERT(fast_sim_write_svg(&t, &r, "t", f, NULL) == 0);
