@@ -38,19 +38,25 @@ mpicc -o "$B/mock/fast" "${cmd_objs[@]}" "$B"/mock/*.o "$B/libfast.a" -lcjson -l
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok - $1"; }
 notok() { fail=$((fail + 1)); echo "not ok - $1"; tail -15 "$B/mock/out" | sed 's/^/    /'; }
+# verdict NAME STATUS: ok or not ok by the status of the checks just run
+verdict() { if [ "$2" = 0 ]; then ok "$1"; else notok "$1"; fi; }
+# mock_run NP ARGS...: `fast run --backend cuda -c 1` on NP ranks of the
+# h200 preset, its output in $B/mock/out
+mock_run() {
+	local np=$1
+	shift
+	$MPIRUN -np "$np" "$B/mock/fast" run --preset h200 --backend cuda -c 1 "$@" >"$B/mock/out" 2>&1
+}
+bytes_ok() { grep -q "Out of bounds values : 0 OK" "$B/mock/out"; }
 for cfg in "8 2 4 tests/mpi/data/mix8.json" "16 4 4 tests/mpi/data/mix16.json"; do
 	set -- $cfg
 	for k in 1 2; do
 		for algo in fast fanout nccl pxn spreadout hier mpi; do
 			name="mock cuda, np $1, --in-flight $k: $algo"
-			if $MPIRUN -np "$1" "$B/mock/fast" run --preset h200 --servers "$2" --gpus "$3" \
-				--backend cuda --traffic "$4" --algo $algo --in-flight $k -n 2 -w 1 -c 1 \
-				>"$B/mock/out" 2>&1 && grep -q "Out of bounds values : 0 OK" "$B/mock/out" &&
-				grep -q "check 1, $k waves\? in flight" "$B/mock/out"; then
-				ok "$name"
-			else
-				notok "$name"
-			fi
+			mock_run "$1" --servers "$2" --gpus "$3" --traffic "$4" --algo $algo \
+				--in-flight $k -n 2 -w 1 && bytes_ok &&
+				grep -q "check 1, $k waves\? in flight" "$B/mock/out"
+			verdict "$name" $?
 		done
 	done
 done
@@ -63,15 +69,12 @@ for k in 1 2; do
 	name="mock cuda, np 8: fast on uniform traffic, --in-flight $k, copies on $want streams"
 	flag="--in-flight $k"
 	[ $k = 2 ] && flag="" name="$name (the default)"
-	if FAST_MOCK_STATS=1 $MPIRUN -np 8 "$B/mock/fast" run --preset h200 --servers 2 --gpus 4 \
-		--backend cuda --traffic "$B/mock/u8.json" --algo fast $flag -n 3 -w 1 -c 1 --json \
-		>"$B/mock/out" 2>&1 && grep -q "\"in_flight\": $k" "$B/mock/out" &&
+	# shellcheck disable=SC2086 # $flag is empty or two words
+	FAST_MOCK_STATS=1 mock_run 8 --servers 2 --gpus 4 --traffic "$B/mock/u8.json" --algo fast \
+		$flag -n 3 -w 1 --json && grep -q "\"in_flight\": $k" "$B/mock/out" &&
 		! grep -q '"wrong": [1-9]' "$B/mock/out" && grep -q '"wrong": 0' "$B/mock/out" &&
-		[ "$(grep -c "mock: copies on $want streams" "$B/mock/out")" = 8 ]; then
-		ok "$name"
-	else
-		notok "$name"
-	fi
+		[ "$(grep -c "mock: copies on $want streams" "$B/mock/out")" = 8 ]
+	verdict "$name" $?
 done
 # NCCL on the mock (FAST_MOCK_NCCL=1: a device per rank, messages as files
 # matched by order per communicator): scale-out through each slot's group,
@@ -84,57 +87,32 @@ for cfg in "8 2 4 tests/mpi/data/mix8.json fast hier nccl pxn" "16 4 4 tests/mpi
 	for k in 1 2; do
 		for algo in "$@"; do
 			name="mock cuda + mock NCCL, np $np, --in-flight $k: $algo on $(basename "$traffic")"
-			if FAST_MOCK_NCCL=1 $MPIRUN -np "$np" "$B/mock/fast" run --preset h200 --servers "$servers" \
-				--gpus "$gpus" --backend cuda --traffic "$traffic" --algo $algo --in-flight $k \
-				-n 2 -w 1 -c 1 >"$B/mock/out" 2>&1 && grep -q "Out of bounds values : 0 OK" "$B/mock/out" &&
-				grep -q "NCCL for inter-server messages" "$B/mock/out"; then
-				ok "$name"
-			else
-				notok "$name"
-			fi
+			FAST_MOCK_NCCL=1 mock_run "$np" --servers "$servers" --gpus "$gpus" --traffic "$traffic" \
+				--algo $algo --in-flight $k -n 2 -w 1 && bytes_ok &&
+				grep -q "NCCL for inter-server messages" "$B/mock/out"
+			verdict "$name" $?
 		done
 	done
 done
 # large fragments (their own messages) and a staging cap
 "$B/mock/fast" gen --preset h200 --servers 2 --gpus 4 --pattern random --mean-bytes 4M -o "$B/mock/r8.json" >/dev/null
-if $MPIRUN -np 8 "$B/mock/fast" run --preset h200 --servers 2 --gpus 4 --backend cuda \
-	--traffic "$B/mock/r8.json" --algo fast --max-staging 512K -n 2 -w 1 -c 1 >"$B/mock/out" 2>&1 &&
-	grep -q "Out of bounds values : 0 OK" "$B/mock/out"; then
-	pass=$((pass + 1))
-	echo "ok - mock cuda, np 8: 4 MiB per GPU, staging capped"
-else
-	fail=$((fail + 1))
-	echo "not ok - mock cuda, np 8: 4 MiB per GPU, staging capped"
-	tail -15 "$B/mock/out" | sed 's/^/    /'
-fi
+mock_run 8 --servers 2 --gpus 4 --traffic "$B/mock/r8.json" --algo fast --max-staging 512K -n 2 -w 1 &&
+	bytes_ok
+verdict "mock cuda, np 8: 4 MiB per GPU, staging capped" $?
 # token traffic: a dispatch token program (replication from device
 # buffers, relays) runs on the cuda backend; a combine one needs sums the
 # GPU backends lack: refused on every rank (exit 2), said once
 "$B/mock/fast" gen --preset h200 --servers 2 --gpus 4 --pattern moe --token-groups --tokens 48 \
 	--token-bytes 192 -o "$B/mock/t8.json" >/dev/null
 for algo in fast hier; do
-	if $MPIRUN -np 8 "$B/mock/fast" run --preset h200 --servers 2 --gpus 4 --backend cuda \
-		--traffic "$B/mock/t8.json" --matrix 0 --algo $algo -n 2 -w 1 -c 1 --json >"$B/mock/out" 2>&1 &&
-		grep -q '"wrong": 0, .*"moves": "dispatch"' "$B/mock/out"; then
-		pass=$((pass + 1))
-		echo "ok - mock cuda, np 8: token dispatch, $algo"
-	else
-		fail=$((fail + 1))
-		echo "not ok - mock cuda, np 8: token dispatch, $algo"
-		tail -15 "$B/mock/out" | sed 's/^/    /'
-	fi
+	mock_run 8 --servers 2 --gpus 4 --traffic "$B/mock/t8.json" --matrix 0 --algo $algo -n 2 -w 1 --json &&
+		grep -q '"wrong": 0, .*"moves": "dispatch"' "$B/mock/out"
+	verdict "mock cuda, np 8: token dispatch, $algo" $?
 done
-$MPIRUN -np 8 "$B/mock/fast" run --preset h200 --servers 2 --gpus 4 --backend cuda \
-	--traffic "$B/mock/t8.json" --matrix 1 --algo fast -n 1 -w 0 -c 1 >"$B/mock/out" 2>&1
+mock_run 8 --servers 2 --gpus 4 --traffic "$B/mock/t8.json" --matrix 1 --algo fast -n 1 -w 0
 got=$?
-if [ "$got" = 2 ] && [ "$(grep -c 'the cuda backend cannot sum combine contributions' "$B/mock/out")" = 1 ]; then
-	pass=$((pass + 1))
-	echo "ok - mock cuda, np 8: token combine refused (exit 2, said once)"
-else
-	fail=$((fail + 1))
-	echo "not ok - mock cuda, np 8: token combine refused (exit $got, expected 2, said once)"
-	tail -15 "$B/mock/out" | sed 's/^/    /'
-fi
+[ "$got" = 2 ] && [ "$(grep -c 'the cuda backend cannot sum combine contributions' "$B/mock/out")" = 1 ]
+verdict "mock cuda, np 8: token combine refused (exit $got, expected 2, said once)" $?
 ls /dev/shm/fastmock.* /dev/shm/fastmockccl.* >/dev/null 2>&1 && echo "note: shared-memory objects left in /dev/shm"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -22,6 +22,7 @@
 #include "fast/check.h"
 #include "fast/plan.h"
 #include "fast/sim.h"
+#include "plan_fix.h" /* write_set() */
 
 #define N3 3
 #define G2 2
@@ -171,18 +172,6 @@ static void test_grouped__checker_takes_k_peers_from_a_grouped_step_only(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "1 of its"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "bytes are never sent"));
 	fast_plan_free(&p);
-}
-
-static char *write_set(const struct fast_planset *ps, size_t *len)
-{
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	struct fast_err err;
-
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	CU_ASSERT_EQUAL(fast_planset_write(ps, f, &err), 0);
-	fclose(f);
-	return buf;
 }
 
 /* Parse a one-plan file of 3 x 2 at `version` whose only step is `step`. */
