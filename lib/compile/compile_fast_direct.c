@@ -99,18 +99,13 @@ static uint64_t most(const uint64_t *p, size_t n, uint32_t i, uint32_t j)
 	return x;
 }
 
-static double incast(const struct fast_topo *topo, uint32_t m, uint32_t N)
-{
-	return fast_incast_factor(&topo->congestion, m < N - 1 ? m : N - 1);
-}
-
 /* rail(i, j, r) + red(i, j) parts of the group [i, j) (see the top). */
 static void group_s(const struct dmodel *dm, const struct cost *c, const struct fast_topo *topo,
 		    uint32_t N, uint32_t i, uint32_t j, double *bytes_s, double *red_s)
 {
 	uint64_t X = most(dm->nic, dm->nn, i, j);
 
-	*bytes_s = (double)X / (c->Bo * incast(topo, j - i, N));
+	*bytes_s = (double)X / (c->Bo * fast_group_incast(topo, j - i, N));
 	if (dm->nf) {
 		uint64_t Y = most(dm->fwd, dm->nf, i, j);
 		*red_s = Y ? c->l_up + (double)Y / c->Bu : 0;
@@ -145,32 +140,28 @@ static void one_or_two(struct dmodel *dm, const struct cost *c, const struct fas
 	}
 }
 
+/* The shifts' groups for fast_group_chain. */
+struct shifts_ctx {
+	const struct dmodel *dm;
+	const struct cost *c;
+	const struct fast_topo *topo;
+	uint32_t N;
+};
+
+static void shift_parts(const void *ctx, uint32_t i, uint32_t j, double *bytes_s, double *red_s)
+{
+	const struct shifts_ctx *x = ctx;
+
+	group_s(x->dm, x->c, x->topo, x->N, i, j, bytes_s, red_s);
+}
+
 /* g(i, r) for every i and r, from the end (compile_fast_group.c). */
 static void recurse(struct dmodel *dm, const struct cost *c, const struct fast_topo *topo,
 		    uint32_t N, uint32_t L)
 {
-	uint32_t K = dm->K, k = c->k;
+	struct shifts_ctx x = { dm, c, topo, N };
 
-	for (uint32_t r = 0; r < k; r++) {
-		dm->g[(size_t)K * k + r] = 0;
-		dm->next[(size_t)K * k + r] = K;
-	}
-	for (uint32_t i = K; i-- > 0;) {
-		for (uint32_t r = 0; r < k; r++)
-			dm->g[(size_t)i * k + r] = INFINITY;
-		for (uint32_t j = i + 1; j <= K && j - i <= L; j++) {
-			double bytes, red;
-			group_s(dm, c, topo, N, i, j, &bytes, &red);
-			for (uint32_t r = 0; r < k; r++) {
-				double gj = dm->g[(size_t)j * k + (r + 1) % k];
-				double t = (cost_pays(c, r) ? c->a_out : 0) + bytes + (red > gj ? red : gj);
-				if (t < dm->g[(size_t)i * k + r]) {
-					dm->g[(size_t)i * k + r] = t;
-					dm->next[(size_t)i * k + r] = j;
-				}
-			}
-		}
-	}
+	fast_group_chain(c, dm->K, L, shift_parts, &x, dm->g, dm->next);
 }
 
 /* The shifts that carry bytes, in d order, into dm->d; their count. */

@@ -66,8 +66,7 @@ static uint32_t group_cap(uint32_t K, uint32_t N)
 	return L < 2 || (uint64_t)K * N > GROUP_WORDS ? 0 : (uint32_t)L;
 }
 
-/* The incast factor at m senders a receiving NIC (m <= N - 1). */
-static double incast(const struct fast_topo *topo, uint32_t m, uint32_t N)
+double fast_group_incast(const struct fast_topo *topo, uint32_t m, uint32_t N)
 {
 	return fast_incast_factor(&topo->congestion, m < N - 1 ? m : N - 1);
 }
@@ -130,37 +129,51 @@ static uint64_t group_bytes(const struct work *w, uint32_t N, uint32_t i, uint32
 static double rail_s(const struct cost *c, const struct fast_topo *topo, uint32_t N, uint64_t X,
 		     uint32_t m, uint32_t r)
 {
-	return (cost_pays(c, r) ? c->a_out : 0) + (double)X / (c->Bo * incast(topo, m, N));
+	return (cost_pays(c, r) ? c->a_out : 0) + (double)X / (c->Bo * fast_group_incast(topo, m, N));
 }
 
-/* g(i) for every i and chain position r mod k, from the end (see the
- * top): g(i, r) = min over j of rail(i, j, r) + max(red(i, j),
- * g(j, r + 1)). */
-static void rest(const struct builder *bd, const struct cost *c, const struct fast_topo *topo,
-		 uint32_t K, uint32_t L, struct work *w)
+void fast_group_chain(const struct cost *c, uint32_t K, uint32_t L, fast_group_parts_fn *parts,
+		      const void *ctx, double *g, uint32_t *next)
 {
-	uint32_t N = bd->N, k = c->k;
+	uint32_t k = c->k;
 
 	for (uint32_t r = 0; r < k; r++) {
-		w->g[(size_t)K * k + r] = 0;
-		w->next[(size_t)K * k + r] = K;
+		g[(size_t)K * k + r] = 0;
+		next[(size_t)K * k + r] = K;
 	}
 	for (uint32_t i = K; i-- > 0;) {
 		for (uint32_t r = 0; r < k; r++)
-			w->g[(size_t)i * k + r] = INFINITY;
+			g[(size_t)i * k + r] = INFINITY;
 		for (uint32_t j = i + 1; j <= K && j - i <= L; j++) {
-			uint64_t X = group_bytes(w, N, i, j);
-			double red = c->l_up + (double)X * c->rho;
+			double bytes, red;
+			parts(ctx, i, j, &bytes, &red);
 			for (uint32_t r = 0; r < k; r++) {
-				double gj = w->g[(size_t)j * k + (r + 1) % k];
-				double t = rail_s(c, topo, N, X, j - i, r) + (red > gj ? red : gj);
-				if (t < w->g[(size_t)i * k + r]) {
-					w->g[(size_t)i * k + r] = t;
-					w->next[(size_t)i * k + r] = j;
+				double gj = g[(size_t)j * k + (r + 1) % k];
+				double t = (cost_pays(c, r) ? c->a_out : 0) + bytes + (red > gj ? red : gj);
+				if (t < g[(size_t)i * k + r]) {
+					g[(size_t)i * k + r] = t;
+					next[(size_t)i * k + r] = j;
 				}
 			}
 		}
 	}
+}
+
+/* The terms' groups: what a group [i, j) of terms costs (see the top). */
+struct terms {
+	const struct cost *c;
+	const struct fast_topo *topo;
+	const struct work *w;
+	uint32_t N;
+};
+
+static void term_parts(const void *ctx, uint32_t i, uint32_t j, double *bytes_s, double *red_s)
+{
+	const struct terms *t = ctx;
+	uint64_t X = group_bytes(t->w, t->N, i, j);
+
+	*bytes_s = (double)X / (t->c->Bo * fast_group_incast(t->topo, j - i, t->N));
+	*red_s = t->c->l_up + (double)X * t->c->rho;
 }
 
 /* Move tile (a, b)'s balancing from the second step (group 1) to the
@@ -239,7 +252,10 @@ int fast_group_choose(struct builder *bd, const struct cost *c, const struct fas
 	w.next = (uint32_t *)(void *)(w.g + ((size_t)K + 1) * k);
 	w.in0 = (uint8_t *)(w.next + ((size_t)K + 1) * k);
 	carried(bd, bv, &w, rem);
-	rest(bd, c, topo, K, L, &w);
+	{
+		struct terms t = { c, topo, &w, N };
+		fast_group_chain(c, K, L, term_parts, &t, w.g, w.next);
+	}
 	/* every tile in the second balancing step (jit), or all in the first */
 	for (uint32_t a = 0; a < N; a++)
 		for (uint32_t b = 0; b < N; b++)

@@ -260,6 +260,19 @@ int fast_packed_steps(struct builder *bd);
  * than two terms is left alone (*time_s INFINITY).  FAST_ENOMEM. */
 int fast_group_choose(struct builder *bd, const struct cost *c, const struct fast_topo *topo,
 		      const struct fast_bvn *bv, double *time_s);
+/* The incast factor at m senders a receiving NIC, m capped at N - 1. */
+double fast_group_incast(const struct fast_topo *topo, uint32_t m, uint32_t N);
+/* A group [i, j) of a chain of K terms or shifts, one rail step: its
+ * bytes' time over the scale-out tier (without a_out) and its
+ * redistribution's time. */
+typedef void fast_group_parts_fn(const void *ctx, uint32_t i, uint32_t j, double *bytes_s,
+				 double *red_s);
+/* The recursion of compile_fast_group.c's top over groups of at most L:
+ * g(i, r) = min over j of [a_out where c pays at r] + bytes(i, j) +
+ * max(red(i, j), g(j, r + 1 mod k)), g(K, .) = 0, into g and next
+ * ((K + 1) k each, [i k + r]; next the j chosen). */
+void fast_group_chain(const struct cost *c, uint32_t K, uint32_t L, fast_group_parts_fn *parts,
+		      const void *ctx, double *g, uint32_t *next);
 /* --- unbalanced stages (compile_fast_direct.c) --- */
 
 /* Modelled time of the unbalanced schedule (every lane its own GPU's
