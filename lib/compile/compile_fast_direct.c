@@ -101,11 +101,12 @@ static uint64_t most(const uint64_t *p, size_t n, uint32_t i, uint32_t j)
 
 /* rail(i, j, r) + red(i, j) parts of the group [i, j) (see the top). */
 static void group_s(const struct dmodel *dm, const struct cost *c, const struct fast_topo *topo,
-		    uint32_t N, uint32_t i, uint32_t j, double *bytes_s, double *red_s)
+		    uint32_t N, uint32_t i, uint32_t j, double *bytes_s, double *full_s, double *red_s)
 {
 	uint64_t X = most(dm->nic, dm->nn, i, j);
 
-	*bytes_s = (double)X / (c->Bo * fast_group_incast(topo, j - i, N));
+	*full_s = (double)X / c->Bo;
+	*bytes_s = *full_s / fast_group_incast(topo, j - i, N);
 	if (dm->nf) {
 		uint64_t Y = most(dm->fwd, dm->nf, i, j);
 		*red_s = Y ? c->l_up + (double)Y / c->Bu : 0;
@@ -122,15 +123,15 @@ static void one_or_two(struct dmodel *dm, const struct cost *c, const struct fas
 		       uint32_t N)
 {
 	uint32_t K = dm->K;
-	double bytes, red, b2, r2;
+	double bytes, full, red, b2, r2;
 
-	group_s(dm, c, topo, N, 0, K, &bytes, &red);
+	group_s(dm, c, topo, N, 0, K, &bytes, &full, &red);
 	dm->g[0] = c->a_out + bytes + red;
 	dm->next[0] = K;
 	for (uint32_t s = 1; s < K; s++) {
 		double rest, t;
-		group_s(dm, c, topo, N, 0, s, &bytes, &red);
-		group_s(dm, c, topo, N, s, K, &b2, &r2);
+		group_s(dm, c, topo, N, 0, s, &bytes, &full, &red);
+		group_s(dm, c, topo, N, s, K, &b2, &full, &r2);
 		rest = (cost_pays(c, 1) ? c->a_out : 0) + b2 + r2;
 		t = c->a_out + bytes + (red > rest ? red : rest);
 		if (t < dm->g[0]) {
@@ -148,11 +149,12 @@ struct shifts_ctx {
 	uint32_t N;
 };
 
-static void shift_parts(const void *ctx, uint32_t i, uint32_t j, double *bytes_s, double *red_s)
+static void shift_parts(const void *ctx, uint32_t i, uint32_t j, double *bytes_s, double *full_s,
+			double *red_s)
 {
 	const struct shifts_ctx *x = ctx;
 
-	group_s(x->dm, x->c, x->topo, x->N, i, j, bytes_s, red_s);
+	group_s(x->dm, x->c, x->topo, x->N, i, j, bytes_s, full_s, red_s);
 }
 
 /* g(i, r) for every i and r, from the end (compile_fast_group.c). */

@@ -142,11 +142,20 @@ void fast_group_chain(const struct cost *c, uint32_t K, uint32_t L, fast_group_p
 		next[(size_t)K * k + r] = K;
 	}
 	for (uint32_t i = K; i-- > 0;) {
+		double all, unused, gmax = INFINITY;
 		for (uint32_t r = 0; r < k; r++)
 			g[(size_t)i * k + r] = INFINITY;
+		/* every grouping of [i, K) pays at least all = its bytes at the
+		 * full rate (a group's busiest line carries at most its parts'
+		 * together), so a first group [i, j) costs at least all plus
+		 * its incast's extra, bytes - full, which only grows with j:
+		 * once that reaches every g(i, r) found, no longer group wins */
+		parts(ctx, i, K, &unused, &all, &unused);
 		for (uint32_t j = i + 1; j <= K && j - i <= L; j++) {
-			double bytes, red;
-			parts(ctx, i, j, &bytes, &red);
+			double bytes, full, red;
+			parts(ctx, i, j, &bytes, &full, &red);
+			if (all + (bytes - full) > gmax * (1 + 1e-9))
+				break;
 			for (uint32_t r = 0; r < k; r++) {
 				double gj = g[(size_t)j * k + (r + 1) % k];
 				double t = (cost_pays(c, r) ? c->a_out : 0) + bytes + (red > gj ? red : gj);
@@ -155,6 +164,9 @@ void fast_group_chain(const struct cost *c, uint32_t K, uint32_t L, fast_group_p
 					next[(size_t)i * k + r] = j;
 				}
 			}
+			gmax = 0;
+			for (uint32_t r = 0; r < k; r++)
+				gmax = g[(size_t)i * k + r] > gmax ? g[(size_t)i * k + r] : gmax;
 		}
 	}
 }
@@ -167,12 +179,14 @@ struct terms {
 	uint32_t N;
 };
 
-static void term_parts(const void *ctx, uint32_t i, uint32_t j, double *bytes_s, double *red_s)
+static void term_parts(const void *ctx, uint32_t i, uint32_t j, double *bytes_s, double *full_s,
+		       double *red_s)
 {
 	const struct terms *t = ctx;
 	uint64_t X = group_bytes(t->w, t->N, i, j);
 
-	*bytes_s = (double)X / (t->c->Bo * fast_group_incast(t->topo, j - i, t->N));
+	*full_s = (double)X / t->c->Bo;
+	*bytes_s = *full_s / fast_group_incast(t->topo, j - i, t->N);
 	*red_s = t->c->l_up + (double)X * t->c->rho;
 }
 
@@ -264,7 +278,7 @@ int fast_group_choose(struct builder *bd, const struct cost *c, const struct fas
 	for (uint32_t k1 = 1; k1 <= L; k1++) {
 		const uint32_t *p = bv->perm + (size_t)(k1 - 1) * N;
 		uint64_t X = group_bytes(&w, N, 0, k1);
-		double rail, red, bal1, wait, t;
+		double rail, red, bal0, bal1, wait, t;
 		for (uint32_t a = 0; bd->jit && a < N; a++) {
 			uint8_t *in = &w.in0[(size_t)a * N + p[a]];
 			if (p[a] == a || *in || !bd->S[(size_t)a * N + p[a]])
@@ -273,11 +287,16 @@ int fast_group_choose(struct builder *bd, const struct cost *c, const struct fas
 			tile_balance(bd, &w, a, p[a], 1, -1);
 			tile_balance(bd, &w, a, p[a], 0, +1);
 		}
-		bal1 = balance_s(bd, c, &w, 1);
 		rail = rail_s(c, topo, N, X, k1, 0);
+		bal0 = balance_s(bd, c, &w, 0);
+		/* the first group's balancing and rail step only grow with
+		 * k1 and bound its time: past the best, so is every larger k1 */
+		if (bal0 + rail >= best)
+			break;
+		bal1 = balance_s(bd, c, &w, 1);
 		red = c->l_up + (double)X * c->rho;
 		wait = bal1 - rail > 0 ? bal1 - rail : 0;
-		t = balance_s(bd, c, &w, 0) + rail +
+		t = bal0 + rail +
 		    (k1 == K ? red : fmax(red, wait + w.g[(size_t)k1 * k + 1 % k]));
 		if (t < best) {
 			best = t;

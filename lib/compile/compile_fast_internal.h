@@ -263,10 +263,11 @@ int fast_group_choose(struct builder *bd, const struct cost *c, const struct fas
 /* The incast factor at m senders a receiving NIC, m capped at N - 1. */
 double fast_group_incast(const struct fast_topo *topo, uint32_t m, uint32_t N);
 /* A group [i, j) of a chain of K terms or shifts, one rail step: its
- * bytes' time over the scale-out tier (without a_out) and its
- * redistribution's time. */
+ * bytes' time over the scale-out tier (without a_out), the same at the
+ * full rate (no incast: full_s <= bytes_s) and its redistribution's
+ * time. */
 typedef void fast_group_parts_fn(const void *ctx, uint32_t i, uint32_t j, double *bytes_s,
-				 double *red_s);
+				 double *full_s, double *red_s);
 /* The recursion of compile_fast_group.c's top over groups of at most L:
  * g(i, r) = min over j of [a_out where c pays at r] + bytes(i, j) +
  * max(red(i, j), g(j, r + 1 mod k)), g(K, .) = 0, into g and next
