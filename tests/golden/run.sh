@@ -66,7 +66,7 @@ if [ "${WRAP:-none}" = valgrind ]; then
 	fast="$work/fast-vg"
 	cat > "$fast" <<VG
 #!/bin/sh
-exec valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
+exec valgrind -q --read-inline-info=no --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
   --errors-for-leak-kinds=definite,indirect --suppressions=$root/tests/valgrind.supp "$bin" "\$@"
 VG
 	chmod +x "$fast"

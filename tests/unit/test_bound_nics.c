@@ -432,7 +432,7 @@ static void test_bound_nics__below_simulated_plans(void)
 
 	fast_limits_default(&lim);
 	fast_rng_seed(&rng, 2505);
-	for (int c = 0; c < 320; c++) {
+	for (int c = 0; c < unit_cases(320); c++) {
 		uint32_t N = shapes[c % 4][0], G = shapes[c % 4][1], ng = N * G;
 		uint32_t ks[3] = { G / 2, G, 2 * G }, nk = G % 2 ? 2 : 3;
 		uint64_t *D = calloc((size_t)ng * ng, sizeof *D);
@@ -472,7 +472,7 @@ static void test_bound_nics__below_simulated_plans(void)
 	fprintf(stderr, "\n  %d cases: %d plans accepted and simulated (%d on degraded fabrics), "
 		"%d refused, %d at or above the bound\n", pt.cases, pt.accepted,
 		pt.degraded_accepted, pt.refused, pt.below);
-	CU_ASSERT(pt.cases >= 300);
+	CU_ASSERT(pt.cases >= unit_cases(300));
 	CU_ASSERT(pt.accepted > pt.cases);
 	CU_ASSERT(pt.degraded_accepted > pt.cases);
 	CU_ASSERT_EQUAL(pt.below, pt.accepted);

@@ -372,9 +372,9 @@ static int check_one(const struct fast_topo *t, const uint64_t *D, const struct 
 static void test_fast__property_random_matrices(void)
 {
 	struct fast_rng rng;
-	int cases = 0, bad = 0;
+	int cases = 0, bad = 0, ncases = unit_cases(1000);
 	fast_rng_seed(&rng, 42);
-	for (int it = 0; it < 1000; it++) {
+	for (int it = 0; it < ncases; it++) {
 		uint32_t N = 1 + (uint32_t)fast_rng_below(&rng, 16);
 		uint32_t G = 1 + (uint32_t)fast_rng_below(&rng, 8);
 		struct fast_topo t = topo_of(N, G);
@@ -391,7 +391,7 @@ static void test_fast__property_random_matrices(void)
 		free(D);
 	}
 	CU_ASSERT_EQUAL(bad, 0);
-	CU_ASSERT_EQUAL(cases, 1000);
+	CU_ASSERT_EQUAL(cases, ncases);
 	fast_plan_free(&reused);
 	fast_scratch_free(&reused_scratch);
 }
@@ -640,10 +640,10 @@ static uint32_t rail_depth(const struct fast_plan *p)
 static void test_fast__packed_stages(void)
 {
 	struct fast_rng rng;
-	int bad = 0, cases = 0;
+	int bad = 0, cases = 0, ncases = unit_cases(400);
 
 	fast_rng_seed(&rng, 7);
-	for (int it = 0; it < 400; it++) {
+	for (int it = 0; it < ncases; it++) {
 		uint32_t N = 2 + (uint32_t)fast_rng_below(&rng, 19), G = 1 + (uint32_t)fast_rng_below(&rng, 8);
 		uint32_t ng = N * G, rails = 0, shifts = 0, mod = N - 1 < G ? N - 1 : G;
 		struct fast_topo t = topo_of(N, G);
@@ -680,7 +680,7 @@ static void test_fast__packed_stages(void)
 		cases++;
 	}
 	CU_ASSERT_EQUAL(bad, 0);
-	CU_ASSERT_EQUAL(cases, 400);
+	CU_ASSERT_EQUAL(cases, ncases);
 	fast_plan_free(&reused);
 	fast_scratch_free(&reused_scratch);
 }

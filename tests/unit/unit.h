@@ -19,6 +19,7 @@
 #include <CUnit/Basic.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fast/bound.h"
@@ -52,6 +53,18 @@ static inline void unit_set_nic(struct fast_topo *t, uint32_t s, uint32_t k, dou
 	struct fast_err err;
 
 	CU_ASSERT_EQUAL_FATAL(fast_topo_set_nic(t, s, k, f, &err), 0);
+}
+
+/* How many of a property test's n random cases to run: all of them, or a
+ * quarter (at least one) with FAST_UNIT_QUICK=1 in the environment, as the
+ * sanitizer stage runs the suites (tests/run_all.sh): the same generator
+ * and code paths at a quarter of ASan's cost, while the plain unit stage
+ * runs the counts the tests promise. */
+static inline int unit_cases(int n)
+{
+	const char *q = getenv("FAST_UNIT_QUICK");
+
+	return q && strcmp(q, "1") == 0 ? (n + 3) / 4 : n;
 }
 
 struct unit_test {
