@@ -142,7 +142,7 @@ void fast_group_chain(const struct cost *c, uint32_t K, uint32_t L, fast_group_p
 		next[(size_t)K * k + r] = K;
 	}
 	for (uint32_t i = K; i-- > 0;) {
-		double all, unused, gmax = INFINITY;
+		double all, all_incast, all_red, gmax = INFINITY;
 		for (uint32_t r = 0; r < k; r++)
 			g[(size_t)i * k + r] = INFINITY;
 		/* every grouping of [i, K) pays at least all = its bytes at the
@@ -150,7 +150,7 @@ void fast_group_chain(const struct cost *c, uint32_t K, uint32_t L, fast_group_p
 		 * together), so a first group [i, j) costs at least all plus
 		 * its incast's extra, bytes - full, which only grows with j:
 		 * once that reaches every g(i, r) found, no longer group wins */
-		parts(ctx, i, K, &unused, &all, &unused);
+		parts(ctx, i, K, &all_incast, &all, &all_red);
 		for (uint32_t j = i + 1; j <= K && j - i <= L; j++) {
 			double bytes, full, red;
 			parts(ctx, i, j, &bytes, &full, &red);

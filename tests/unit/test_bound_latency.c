@@ -179,7 +179,6 @@ static void test_bound__latency_never_beaten(void)
 {
 	struct fast_rng rng;
 	struct tally y = { 0, 0, 0, HUGE_VAL };
-
 	int ncases = unit_cases(CASES);
 
 	fast_rng_seed(&rng, 2505);

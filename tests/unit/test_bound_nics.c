@@ -432,7 +432,7 @@ static void test_bound_nics__below_simulated_plans(void)
 
 	fast_limits_default(&lim);
 	fast_rng_seed(&rng, 2505);
-	for (int c = 0; c < unit_cases(320); c++) {
+	for (int c = 0, ncases = unit_cases(320); c < ncases; c++) {
 		uint32_t N = shapes[c % 4][0], G = shapes[c % 4][1], ng = N * G;
 		uint32_t ks[3] = { G / 2, G, 2 * G }, nk = G % 2 ? 2 : 3;
 		uint64_t *D = calloc((size_t)ng * ng, sizeof *D);

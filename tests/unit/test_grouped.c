@@ -6,8 +6,10 @@
  * permutations; the same transfers in an explicit step may not), and the
  * simulator (one step's costs, incast at k senders); and FAST's choice of
  * grouping (compile_fast_group.c): one step of all where the per-step
- * cost dominates, one permutation a step where there is none, and the
- * one step's model against the simulator.
+ * cost dominates, one permutation a step where there is none, the one
+ * step's model against the simulator, and its recursion over groups
+ * (fast_group_chain, which stops lengthening a group on a bound) equal to
+ * the plain recursion that tries every group.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <CUnit/Basic.h>
@@ -22,7 +24,8 @@
 #include "fast/check.h"
 #include "fast/plan.h"
 #include "fast/sim.h"
-#include "plan_fix.h" /* write_set() */
+#include "lib/compile/compile_fast_internal.h" /* fast_group_chain */
+#include "plan_fix.h"                          /* write_set() */
 
 #define N3 3
 #define G2 2
@@ -491,6 +494,97 @@ static void test_grouped__one_step_model_is_the_simulators(void)
 	free(D);
 }
 
+/* A chain for fast_group_chain: per term, the bytes each of E lines
+ * carries, as prefix sums; a group's bytes are its busiest line's, at an
+ * incast factor that falls with its size (as term_parts and shift_parts
+ * give them). */
+#define CHAIN_MAX 24
+#define CHAIN_E 5
+struct chain {
+	uint64_t pre[CHAIN_MAX + 1][CHAIN_E];
+	double Bo, slope, rho, l_up;
+};
+
+static void chain_parts(const void *ctx, uint32_t i, uint32_t j, double *bytes_s, double *full_s,
+			double *red_s)
+{
+	const struct chain *ch = ctx;
+	uint64_t X = 0;
+	double f = 1 - ch->slope * (double)(j - i - 1);
+
+	for (int e = 0; e < CHAIN_E; e++)
+		X = ch->pre[j][e] - ch->pre[i][e] > X ? ch->pre[j][e] - ch->pre[i][e] : X;
+	*full_s = (double)X / ch->Bo;
+	*bytes_s = *full_s / (f > 0.5 ? f : 0.5);
+	*red_s = ch->l_up + (double)X * ch->rho;
+}
+
+/* The recursion tried over every group, as compile_fast_group.c's top
+ * states it (the same order and the same strict comparison). */
+static void chain_plain(const struct cost *c, uint32_t K, uint32_t L, const struct chain *ch,
+			double *g, uint32_t *next)
+{
+	uint32_t k = c->k;
+
+	for (uint32_t r = 0; r < k; r++) {
+		g[(size_t)K * k + r] = 0;
+		next[(size_t)K * k + r] = K;
+	}
+	for (uint32_t i = K; i-- > 0;)
+		for (uint32_t r = 0; r < k; r++) {
+			g[(size_t)i * k + r] = INFINITY;
+			for (uint32_t j = i + 1; j <= K && j - i <= L; j++) {
+				double bytes, full, red, gj = g[(size_t)j * k + (r + 1) % k], t;
+				chain_parts(ch, i, j, &bytes, &full, &red);
+				t = (cost_pays(c, r) ? c->a_out : 0) + bytes + (red > gj ? red : gj);
+				if (t < g[(size_t)i * k + r]) {
+					g[(size_t)i * k + r] = t;
+					next[(size_t)i * k + r] = j;
+				}
+			}
+		}
+}
+
+/* The bound fast_group_chain stops on (every grouping of the rest pays its
+ * bytes at the full rate) changes no choice: on random chains (1..24
+ * terms, skewed lines, per-step costs from none to large, incast from
+ * none to steep, 1..3 steps in flight, groups capped or not) its g and
+ * next equal the plain recursion's exactly. */
+static void test_grouped__chain_bound_keeps_every_choice(void)
+{
+	struct fast_rng rng;
+
+	fast_rng_seed(&rng, 28);
+	for (int it = 0; it < unit_cases(2000); it++) {
+		struct chain ch;
+		struct cost c;
+		uint32_t K = 1 + (uint32_t)fast_rng_below(&rng, CHAIN_MAX);
+		uint32_t L = fast_rng_below(&rng, 3) ? K : 1 + (uint32_t)fast_rng_below(&rng, K);
+		double g1[(CHAIN_MAX + 1) * 3], g2[(CHAIN_MAX + 1) * 3];
+		uint32_t n1[(CHAIN_MAX + 1) * 3], n2[(CHAIN_MAX + 1) * 3];
+
+		memset(&c, 0, sizeof c);
+		memset(&ch, 0, sizeof ch);
+		c.k = 1 + (uint32_t)fast_rng_below(&rng, 3);
+		c.a_out = (double)fast_rng_below(&rng, 4) * 5e-6;
+		ch.Bo = 5e10;
+		ch.slope = (double)fast_rng_below(&rng, 4) * 0.02;
+		ch.rho = (double)fast_rng_below(&rng, 3) * 1e-11;
+		ch.l_up = 1e-7;
+		for (uint32_t t = 0; t < K; t++)
+			for (int e = 0; e < CHAIN_E; e++) {
+				uint64_t scale = UINT64_C(1) << (10 + 2 * fast_rng_below(&rng, 8));
+				ch.pre[t + 1][e] = ch.pre[t][e] + fast_rng_below(&rng, scale);
+			}
+		fast_group_chain(&c, K, L, chain_parts, &ch, g1, n1);
+		chain_plain(&c, K, L, &ch, g2, n2);
+		for (size_t x = 0; x < (size_t)(K + 1) * c.k; x++) {
+			CU_ASSERT_EQUAL(g1[x], g2[x]);
+			CU_ASSERT_EQUAL(n1[x], n2[x]);
+		}
+	}
+}
+
 UNIT_MAIN("grouped",
 	  UNIT_TEST(test_grouped__rail_row_sums_budgets_by_destination),
 	  UNIT_TEST(test_grouped__validate_names_the_permutation),
@@ -500,4 +594,5 @@ UNIT_MAIN("grouped",
 	  UNIT_TEST(test_grouped__sim_one_step_and_incast_at_k_senders),
 	  UNIT_TEST(test_grouped__large_alpha_takes_one_step_of_all),
 	  UNIT_TEST(test_grouped__zero_alpha_keeps_one_permutation_a_step),
-	  UNIT_TEST(test_grouped__one_step_model_is_the_simulators))
+	  UNIT_TEST(test_grouped__one_step_model_is_the_simulators),
+	  UNIT_TEST(test_grouped__chain_bound_keeps_every_choice))
