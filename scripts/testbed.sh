@@ -21,7 +21,8 @@
 # dropped 274 packets in 6 iterations; a small one brings real incast:
 # drops, retransmits, 200 ms RTO stalls), and under each tbf a control
 # band that sends small packets first (ctl_band; FAST_TESTBED_CTL_BAND=off:
-# without).  FAST_TESTBED_CORE_SHARING (maxmin, or demand) and
+# without); MPI messages up to 8 MiB go without a rendezvous handshake
+# (FAST_TESTBED_EAGER: bytes, 0 for Open MPI's own; see EAGER below).  FAST_TESTBED_CORE_SHARING (maxmin, or demand) and
 # FAST_TESTBED_FIT_MEAN (default 1M): the core's sharing in topo.json and
 # the size of the collectives its fit runs (scripts/testbed-calib.sh).  mpirun
 # runs in a head namespace (<prefix>-head) on a management port of the
@@ -86,6 +87,20 @@ CTL_BAND=${FAST_TESTBED_CTL_BAND:-auto} # control band (ctl_band): auto = where 
 # predicts whole plans over a slow rail somewhat better
 # (docs/testbed-degraded.md, "Sharing the core by demand").
 CORE_SHARING=${FAST_TESTBED_CORE_SHARING:-maxmin}
+# Messages up to EAGER bytes go eagerly, without MPI's rendezvous
+# handshake (Open MPI's btl_tcp_eager_limit and btl_tcp_rndv_eager_limit;
+# 0: Open MPI's own 64 KiB).  Open MPI carries both directions between two
+# ranks in one TCP stream, so the receiver's go-ahead for its peer's
+# message is queued in order behind the bulk it is itself sending that
+# peer: no qdisc band can pass it.  Two ranks exchanging 1.1 MB both ways
+# over a quarter-rate rail then took 357 ms where one way took 179 -- the
+# two directions one after the other, every time -- and a plan of
+# pairwise rail stages lost a third of the rail's rate.  An RDMA NIC keeps
+# the directions apart (NCCL's net transport: a send and a receive
+# connection per peer), so the testbed sends eagerly, as a NIC's
+# transfers need no handshake in the other direction
+# (docs/testbed-degraded.md, "The handshake behind the bulk").
+EAGER=${FAST_TESTBED_EAGER:-8388608}
 
 die() { echo "testbed: $*" >&2; exit 4; }
 usage() {
@@ -455,13 +470,14 @@ MPI_MCA=(--mca btl self,vader,tcp --mca btl_tcp_links 2 --mca mpi_yield_when_idl
 # background, waited for: a trapped signal interrupts `wait` (it would not
 # interrupt a command in the foreground), and on_signal ends the job.
 run_mpi() {
-	local p=$1 t=$2 rc
+	local p=$1 t=$2 rc eager=()
 	shift 2
+	[ "$EAGER" != 0 ] && eager=(--mca btl_tcp_eager_limit "$EAGER" --mca btl_tcp_rndv_eager_limit "$EAGER")
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 		ip netns exec "$p-head" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' \
 		"$p-head" timeout -k 5 "$t" mpirun --hostfile "$DIR/hosts" \
 		--mca plm_rsh_agent "$DIR/agent" --mca orte_fork_agent "$DIR/rank" \
-		"${MPI_MCA[@]}" "$@" <&0 &
+		"${MPI_MCA[@]}" "${eager[@]}" "$@" <&0 &
 	JOB=$! JOB_P=$p
 	wait "$JOB"
 	rc=$?
@@ -576,6 +592,8 @@ cmd_up() {
 	[ -n "$RATE" ] || usage "--rate is required (e.g. 200mbit)"
 	RATE_BPS=$(rate_bps "$RATE") || usage "--rate: expected 1mbit..100gbit in tc syntax (e.g. 200mbit, 1gbit), got '$RATE'"
 	case $CTL_BAND in auto | off) ;; *) usage "FAST_TESTBED_CTL_BAND: expected auto or off, got '$CTL_BAND'" ;; esac
+	[ "$EAGER" = 0 ] || EAGER=$(parse_bytes "$EAGER") ||
+		usage "FAST_TESTBED_EAGER: expected bytes (e.g. 8M, or 0 for Open MPI's own), got '${FAST_TESTBED_EAGER:-}'"
 	case $CORE_SHARING in demand | maxmin) ;; *) usage "FAST_TESTBED_CORE_SHARING: expected demand or maxmin, got '$CORE_SHARING'" ;; esac
 	parse_bytes "$COLL_MEAN" >/dev/null || usage "FAST_TESTBED_FIT_MEAN: expected bytes (e.g. 4M), got '$COLL_MEAN'"
 	BUFFER=$(parse_bytes "$buffer") || usage "--buffer: expected bytes (e.g. 65536, 1M), got '$buffer'"
@@ -631,9 +649,9 @@ cmd_up() {
 	fi
 	write_launchers
 	TB_CC=$(nsx "$P-s0" sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null)
-	FABRIC_DESC="scripts/testbed.sh: $SERVERS namespaces x $GPUS ranks, Open MPI vader inside, TCP over $NICS veth rails per server at $RATE (tbf both ways, control band $CTL_BAND), switch buffer $BUFFER B/port, MTU $MTU, TCP $TB_CC${delay:+, delay ${delay} us}"
+	FABRIC_DESC="scripts/testbed.sh: $SERVERS namespaces x $GPUS ranks, Open MPI vader inside, TCP over $NICS veth rails per server at $RATE (tbf both ways, control band $CTL_BAND, MPI eager up to $EAGER B), switch buffer $BUFFER B/port, MTU $MTU, TCP $TB_CC${delay:+, delay ${delay} us}"
 	local ovr=${NIC_OVR# }
-	echo "$SERVERS $GPUS $RATE $BUFFER ${delay:-0} $NICS ${ovr// /,}" >"$DIR/config"
+	echo "$SERVERS $GPUS $RATE $BUFFER ${delay:-0} $NICS $EAGER ${ovr// /,}" >"$DIR/config"
 	echo "testbed: $P up in $(elapsed "$t0") s: $SERVERS servers x $GPUS ranks, $NICS rails per server at $RATE, switch buffer $BUFFER B, TCP $TB_CC" >&2
 	if [ "$nocal" = 1 ]; then
 		topo_json 10 0.5 1 50 1 "$FABRIC_DESC; nominal latencies and efficiencies (not calibrated)" >"$DIR/topo.json.tmp"
@@ -655,7 +673,8 @@ need_instance() {
 
 cmd_mpirun() {
 	need_instance
-	read -r SERVERS GPUS RATE BUFFER _ <"$DIR/config"
+	# the jobs of an instance send as its calibration did (EAGER from up)
+	read -r SERVERS GPUS RATE BUFFER _ _ EAGER _ <"$DIR/config"
 	run_mpi "$P" "$JOB_TIMEOUT" "$@"
 }
 
@@ -665,10 +684,10 @@ cmd_status() {
 		echo "testbed: down (no instance in $DIR)"
 		return 0
 	fi
-	read -r SERVERS GPUS RATE BUFFER DELAY NICS OVR <"$DIR/config"
+	read -r SERVERS GPUS RATE BUFFER DELAY NICS EAGER OVR <"$DIR/config"
 	local state="owner pid $(cut -d' ' -f1 "$REG/$P/owner" 2>/dev/null) alive"
 	owner_alive "$P" || state="owner gone: the next up or down removes it"
-	echo "testbed: $P up ($state): $SERVERS servers x $GPUS ranks, $NICS rails per server at $RATE${OVR:+ (--nic $OVR)}, switch buffer $BUFFER B, delay $DELAY us"
+	echo "testbed: $P up ($state): $SERVERS servers x $GPUS ranks, $NICS rails per server at $RATE${OVR:+ (--nic $OVR)}, switch buffer $BUFFER B, delay $DELAY us, MPI eager up to $EAGER B"
 	echo "namespaces: $(netns_of "$P" | tr '\n' ' ')"
 	local ns n=0
 	for ns in $(netns_of "$P"); do

@@ -97,6 +97,8 @@ refuse "up with a core sharing it does not know" 2 "FAST_TESTBED_CORE_SHARING: e
 	env FAST_TESTBED_CORE_SHARING=fair "$TB" up --servers 2 --gpus 2 --rate 100mbit --no-calibrate
 refuse "up with a fit size that is no size" 2 "FAST_TESTBED_FIT_MEAN: expected bytes" \
 	env FAST_TESTBED_FIT_MEAN=big "$TB" up --servers 2 --gpus 2 --rate 100mbit --no-calibrate
+refuse "up with an eager limit that is no size" 2 "FAST_TESTBED_EAGER: expected bytes" \
+	env FAST_TESTBED_EAGER=-1 "$TB" up --servers 2 --gpus 2 --rate 100mbit --no-calibrate
 refuse "up with a NIC it does not have" 2 "no NIC 4 on server 1" \
 	"$TB" up --servers 2 --gpus 4 --rate 100mbit --nic 1:4=0.5 --no-calibrate
 
@@ -114,6 +116,14 @@ else
 fi
 P=$(instance_of "$FAST_TESTBED_DIR")
 TOPO=(--topo "$FAST_TESTBED_DIR/topo.json")
+# every job of the instance sends eagerly up to 8 MiB (no rendezvous
+# handshake queued behind the peer's bulk), as its calibration did
+if [ "$(FAST_TESTBED_EAGER=0 "$TB" mpirun -np 2 sh -c 'echo "$OMPI_MCA_btl_tcp_eager_limit $OMPI_MCA_btl_tcp_rndv_eager_limit"' 2>&1 | sort -u)" = "8388608 8388608" ] &&
+	grep -q "MPI eager up to 8388608 B" "$FAST_TESTBED_DIR/topo.json" && "$TB" status | grep -q "MPI eager up to 8388608 B"; then
+	ok "jobs send eagerly up to 8 MiB, as up recorded (the environment of a later mpirun aside)"
+else
+	bad "jobs send eagerly up to 8 MiB"
+fi
 
 # a second up of the same tree while the instance is alive: refused, untouched
 "$TB" up --servers 2 --gpus 2 --rate 100mbit --no-calibrate >"$TMP/out" 2>&1
