@@ -514,9 +514,12 @@ static void print_head(const struct opts *o, const struct fast_topo *t)
 		       o->timing ? ",synthesis_s,time_with_synthesis_s" : "");
 	} else if (o->in.json) {
 		printf("{\"topology\": \"%s\", \"servers\": %u, \"gpus_per_server\": %u, \"gpus_total\": %u, "
-		       "\"congestion\": %s, %s\"matrices\": [\n", t->name, t->servers, t->gpus,
+		       "\"congestion\": %s, %s", t->name, t->servers, t->gpus,
 		       fast_topo_ngpus(t), o->so.congestion ? "true" : "false",
 		       o->so.sync == FAST_SIM_SYNC_RANK ? "\"sync\": \"rank\", " : "");
+		if (o->so.in_flight > 1)
+			printf("\"in_flight\": %u, ", o->so.in_flight);
+		printf("\"matrices\": [\n");
 	}
 }
 
@@ -532,7 +535,9 @@ static void print_matrix(const struct opts *o, const struct fast_topo *t, const 
 		snprintf(title, sizeof title, "%smatrix %lld (%s) on %s, %u servers x %u GPUs%s%s",
 			 i ? "\n" : "", (long long)mi, m->label, t->name, t->servers, t->gpus,
 			 o->so.congestion ? "" : ", no congestion",
-			 o->so.sync == FAST_SIM_SYNC_RANK ? ", --sync rank" : "");
+			 o->so.sync == FAST_SIM_SYNC_RANK
+				 ? (o->so.in_flight > 1 ? ", --sync rank, 2 waves in flight" : ", --sync rank")
+				 : "");
 		print_table(o, title, c, b->bound_s, true);
 	}
 }

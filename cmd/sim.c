@@ -17,7 +17,8 @@ const char cmd_sim_usage[] =
 	"fast sim (--topo FILE | --preset NAME [--servers N] [--gpus G])\n"
 	"         [--nics K] [--nic S:K=F ...]\n"
 	"         (--plan FILE [--traffic FILE] | --traffic FILE [--algo A] [compiler options])\n"
-	"         [--matrix I] [--no-congestion] [--sync step|rank] [--epsilon E]\n"
+	"         [--matrix I] [--no-congestion] [--sync step|rank]\n"
+	"         [--in-flight 1|2] [--epsilon E]\n"
 	"         [--steps] [--json] [--timeline FILE.json] [--svg FILE.svg] [--timing]\n"
 	"         [--no-check]\n"
 	"\n"
@@ -120,11 +121,12 @@ static int print_human(const struct opts *o, const struct fast_topo *t, const st
 
 	if (!first)
 		putchar('\n');
-	printf("plan %u (%s): %s on %s, %u servers x %u GPUs%s%s\n", p->matrix, p->label, p->algo,
+	printf("plan %u (%s): %s on %s, %u servers x %u GPUs%s%s%s\n", p->matrix, p->label, p->algo,
 	       t->name, t->servers, t->gpus, o->so.congestion ? "" : ", no congestion",
 	       o->so.sync == FAST_SIM_SYNC_RANK ? ", --sync rank"
 	       : fast_sim_sync_of(t, p->algo, o->so.sync) == FAST_SIM_SYNC_RANK
-		       ? ", synchronised by rank (its implementation)" : "");
+		       ? ", synchronised by rank (its implementation)" : "",
+	       o->so.in_flight > 1 ? ", 2 waves in flight" : "");
 	printf("  completion   %s\n", simc_time(r->time_s, a, sizeof a));
 	printf("  algbw        %.2f GB/s   busbw %.2f GB/s   (%s per GPU)\n", r->algbw_GBps,
 	       r->busbw_GBps, fast_size_format(r->gpu_bytes, sz, sizeof sz));

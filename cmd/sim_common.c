@@ -40,7 +40,8 @@ bool simc_sim_option(struct cli_scan *s, struct fast_sim_opts *o)
 		o->congestion = false;
 		return true;
 	}
-	return simc_sync_option(s, &o->sync) || cli_double(s, "--epsilon", 0.0, 0.5, &o->epsilon);
+	return simc_sync_option(s, &o->sync) || cli_double(s, "--epsilon", 0.0, 0.5, &o->epsilon) ||
+	       cli_u32(s, "--in-flight", 1, FAST_IN_FLIGHT_MAX, &o->in_flight);
 }
 
 const char *simc_time(double s, char *buf, size_t len)

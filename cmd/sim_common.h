@@ -30,6 +30,9 @@ const char *simc_sync_name(enum fast_sim_sync m);
 #define SIMC_SIM_USAGE                                                               \
 	"  --no-congestion    disable the incast model\n"                                \
 	SIMC_SYNC_USAGE                                                               \
+	"  --in-flight 1|2    with --sync rank: waves a GPU keeps posted, as fast run's\n"  \
+	"                     --in-flight (2: a send of the next wave starts beside\n"   \
+	"                     this one when what it forwards has arrived; default 1)\n"  \
 	"  --epsilon E        scalable max-min: reallocate only when a resource gained\n" \
 	"                     more than E of its capacity (default 0 = exact)\n"
 

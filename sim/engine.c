@@ -8,6 +8,7 @@
  */
 #include "internal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,8 @@ static uint32_t gpu_wave(const struct sim_engine *e, uint32_t g)
 	return e->gcur[g] < e->gw0[g + 1] ? e->gw[e->gcur[g]].wave : UINT32_MAX;
 }
 
-/* Both GPUs of transfer xi have finished their waves before its chunk c's. */
+/* Both GPUs of transfer xi have finished their waves before its chunk c's
+ * (one wave in flight). */
 static bool wave_reached(const struct sim_engine *e, uint32_t xi, uint32_t c)
 {
 	const struct fast_xfer *t = &e->x->xfers[xi];
@@ -55,37 +57,94 @@ static bool wave_reached(const struct sim_engine *e, uint32_t xi, uint32_t c)
 
 static int try_ready(struct sim_engine *e, uint32_t xi, double t);
 
+/* GPU g's entry (index into gw) for wave w: it has one for every wave of
+ * its transfers. */
+static uint32_t entry_of(const struct sim_engine *e, uint32_t g, uint32_t w)
+{
+	uint32_t lo = e->gw0[g], hi = e->gw0[g + 1];
+
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (e->gw[mid].wave <= w)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	assert(lo < e->gw0[g + 1] && e->gw[lo].wave == w);
+	return lo;
+}
+
+/* Two waves in flight: may chunk c of transfer xi start (sim.h "Waves in
+ * flight")?  Both GPUs have finished their waves before the one before
+ * its wave k, and its sender what its class waits for of k - 1. */
+static bool flight_ready(const struct sim_engine *e, uint32_t xi, uint32_t c)
+{
+	const struct fast_xfer *t = &e->x->xfers[xi];
+	uint32_t w = chunk_wave(e, xi, c), ks = entry_of(e, t->from, w);
+	const struct sim_gpu_wave *s = &e->gw[ks];
+
+	if (t->to == t->from) /* a local copy: once its wave may begin */
+		return e->gcur[t->from] + 1 >= ks;
+	if (e->gcur[t->to] + 1 < entry_of(e, t->to, w) || e->gcur[t->from] + 1 < ks)
+		return false;
+	if (e->gcur[t->from] >= ks)
+		return true;
+	for (uint32_t i = s->x0; i < s->x0 + s->nx; i++)
+		if (e->gx[i] == xi)
+			return e->gcls[i] == FAST_FLIGHT_FREE ||
+			       (e->gcls[i] == FAST_FLIGHT_UP && e->up_left[ks - 1] == 0);
+	return false;
+}
+
+/* Ready what may start of GPU g's entry k. */
+static int try_entry(struct sim_engine *e, uint32_t g, uint32_t k, double t)
+{
+	int rc;
+
+	if (k >= e->gw0[g + 1])
+		return 0;
+	for (uint32_t i = e->gw[k].x0; i < e->gw[k].x0 + e->gw[k].nx; i++)
+		if ((rc = try_ready(e, e->gx[i], t)) < 0)
+			return rc;
+	return 0;
+}
+
 /* GPU g has entered its wave gcur[g]: ready its transfers there, and pass
- * on at once through waves with nothing that takes time. */
+ * on at once through waves with nothing (left) that takes time; with two
+ * in flight, also what may start of the wave after. */
 static int gpu_enter(struct sim_engine *e, uint32_t g, double t)
 {
 	int rc;
 
 	for (; e->gcur[g] < e->gw0[g + 1]; e->gcur[g]++) {
-		const struct sim_gpu_wave *w = &e->gw[e->gcur[g]];
-		for (uint32_t i = w->x0; i < w->x0 + w->nx; i++)
-			if ((rc = try_ready(e, e->gx[i], t)) < 0)
-				return rc;
-		if (w->left)
+		if ((rc = try_entry(e, g, e->gcur[g], t)) < 0)
+			return rc;
+		if (e->gw[e->gcur[g]].left)
 			break;
 	}
-	return 0;
+	return e->flight ? try_entry(e, g, e->gcur[g] + 1, t) : 0;
 }
 
 /* A flow of transfer xi that took time is done: one less for each of its
  * GPUs in their current wave (its wave: it was ready), which, when it
  * was the last, ends. */
-static int gpu_flow_done(struct sim_engine *e, uint32_t xi, double t)
+static int gpu_flow_done(struct sim_engine *e, uint32_t xi, uint32_t c, double t)
 {
 	const struct fast_xfer *x = &e->x->xfers[xi];
 	uint32_t gs[2] = { x->from, x->to };
 	int rc;
 
 	for (uint32_t q = 0; q < (x->to != x->from ? 2u : 1u); q++) {
-		struct sim_gpu_wave *w = &e->gw[e->gcur[gs[q]]];
-		if (--w->left == 0) {
-			e->gcur[gs[q]]++;
-			if ((rc = gpu_enter(e, gs[q], t)) < 0)
+		uint32_t g = gs[q], k = e->flight ? entry_of(e, g, chunk_wave(e, xi, c)) : e->gcur[g];
+		struct sim_gpu_wave *w = &e->gw[k];
+		--w->left;
+		/* the last scale-up arrival of a wave frees the next's UP sends */
+		if (e->flight && q == 1 && e->x->steps[e->xs[xi].step].tier == FAST_TIER_UP &&
+		    --e->up_left[k] == 0 && (rc = try_entry(e, g, k + 1, t)) < 0)
+			return rc;
+		if (w->left == 0 && k == e->gcur[g]) {
+			e->gcur[g]++;
+			if ((rc = gpu_enter(e, g, t)) < 0)
 				return rc;
 		}
 	}
@@ -119,7 +178,7 @@ static int try_ready(struct sim_engine *e, uint32_t xi, double t)
 		return 0;
 	if (e->pipe_left[s->c0 + x->chunk] != 0)
 		return 0;
-	if (e->by_rank && !wave_reached(e, xi, x->chunk))
+	if (e->by_rank && !(e->flight ? flight_ready(e, xi, x->chunk) : wave_reached(e, xi, x->chunk)))
 		return 0;
 	/* with chunks or steps in flight, one in every in_flight pays (by
 	 * rank, also a GPU's first flow of its tier: nothing overlaps it) */
@@ -226,7 +285,7 @@ static int chunk_finished(struct sim_engine *e, uint32_t xi, double t)
 		e->chunk_left[s->c0 + c]--;
 	if ((rc = step_chunk_check(e, x->step, c, t)) < 0)
 		return rc;
-	if (e->by_rank && f->nres && x->cbytes && (rc = gpu_flow_done(e, xi, t)) < 0)
+	if (e->by_rank && f->nres && x->cbytes && (rc = gpu_flow_done(e, xi, c, t)) < 0)
 		return rc;
 	if (x->state == X_IDLE)
 		return try_ready(e, xi, t);
@@ -513,6 +572,8 @@ static void sim_engine_free(struct sim_engine *e)
 	free(e->gw0);
 	free(e->gcur);
 	free(e->gx);
+	free(e->gcls);
+	free(e->up_left);
 	free(e->tiers_seen);
 }
 
@@ -613,6 +674,9 @@ static int sim_inputs_ok(const struct fast_topo *topo, const struct fast_plan *p
 	if (o->sync != FAST_SIM_SYNC_STEP && o->sync != FAST_SIM_SYNC_RANK &&
 	    o->sync != FAST_SIM_SYNC_IMPL)
 		return fast_err_set(err, FAST_EUSAGE, "simulator: unknown sync mode %d", (int)o->sync);
+	if (o->in_flight > FAST_IN_FLIGHT_MAX)
+		return fast_err_set(err, FAST_EUSAGE, "simulator: %u waves in flight (at most %u)",
+				    o->in_flight, FAST_IN_FLIGHT_MAX);
 	if (topo->nics < 1 || topo->nics > FAST_NICS_MAX)
 		return fast_err_set(err, FAST_EINPUT, "topology: %u NICs per server (must be in [1, %u])",
 				    topo->nics, FAST_NICS_MAX);
@@ -661,6 +725,13 @@ int fast_sim_run(const struct fast_topo *topo, const struct fast_plan_view *v,
 	}
 	e.out_steps = r.steps;
 	e.by_rank = fast_sim_sync_of(topo, p->algo, o.sync) == FAST_SIM_SYNC_RANK;
+	e.flight = e.by_rank && o.in_flight > 1;
+	if (o.in_flight > 1 && !e.by_rank) {
+		rc = fast_err_set(err, FAST_EUSAGE,
+				  "simulator: %u waves in flight are modelled by rank: give --sync rank",
+				  o.in_flight);
+		goto fail;
+	}
 	if (e.by_rank && e.im->in_flight > 1 &&
 	    !(e.tiers_seen = fast_calloc(e.ng ? e.ng : 1, sizeof *e.tiers_seen))) {
 		rc = fast_err_set(err, FAST_ENOMEM, "simulator: out of memory");

@@ -223,6 +223,12 @@ struct sim_engine {
 	uint32_t *node_wave;
 	struct sim_gpu_wave *gw;
 	uint32_t *gw0, *gcur, *gx;
+	/* by rank, two waves in flight (sim.h "Waves in flight"): gcls[i]
+	 * the class (FAST_FLIGHT_*) of item gx[i] where its GPU sends it;
+	 * up_left[k] the scale-up arrivals of entry gw[k] not yet done */
+	bool flight;
+	uint8_t *gcls;
+	uint32_t *up_left;
 };
 
 /* bytes of chunk c of L split into k: floor((c+1)L/k) - floor(cL/k) */

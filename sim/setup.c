@@ -451,11 +451,73 @@ static void list_waves(struct sim_engine *e, const uint32_t *order, const uint32
 					e->gx[i0[g] + ni[g]] = xi;
 					gw->nx++;
 					gw->left += counted;
+					if (e->flight && counted && q == 1 &&
+					    e->x->steps[node_step[node]].tier == FAST_TIER_UP)
+						e->up_left[e->gw0[g] + ne[g] - 1]++;
 				}
 				ni[g]++;
 			}
 		}
 	}
+}
+
+/* Does transfer y carry a byte of piece P? */
+static bool carries(const struct fast_plan *x, const struct fast_xfer *y, const struct fast_piece *P)
+{
+	for (uint32_t k = 0; k < y->npieces; k++) {
+		const struct fast_piece *q = &x->pieces[y->piece0 + k];
+		if (q->src == P->src && q->dst == P->dst && q->off < P->off + P->len &&
+		    P->off < q->off + q->len)
+			return true;
+	}
+	return false;
+}
+
+/* Two waves in flight (sim.h "Waves in flight"): the class of every send
+ * of GPU g's wave k by what its pieces read of g's wave k - 1 -- FREE
+ * when no piece of it arrived there, UP when only scale-up flows brought
+ * them, ALL when a scale-out flow did -- then lifted to the class of the
+ * wave's sends to the same peer before it.  Local transfers (a GPU to
+ * itself) make bytes FREE, as the executor's pre-copies do. */
+static int flight_classes(struct sim_engine *e)
+{
+	const struct fast_plan *x = e->x;
+	uint8_t *peer_cls = fast_calloc(e->ng ? e->ng : 1, 1);
+
+	if (!peer_cls)
+		return FAST_ENOMEM;
+	for (uint32_t g = 0; g < e->ng; g++) {
+		for (uint32_t k = e->gw0[g] + 1; k < e->gw0[g + 1]; k++) {
+			const struct sim_gpu_wave *w = &e->gw[k], *p = &e->gw[k - 1];
+			for (uint32_t i = w->x0; i < w->x0 + w->nx; i++) {
+				const struct fast_xfer *t = &x->xfers[e->gx[i]];
+				uint8_t cls = FAST_FLIGHT_FREE;
+				if (t->from != g || t->to == g)
+					continue;
+				for (uint32_t pc = 0; pc < t->npieces && cls != FAST_FLIGHT_ALL; pc++) {
+					const struct fast_piece *P = &x->pieces[t->piece0 + pc];
+					if (P->src == g)
+						continue; /* its own bytes */
+					for (uint32_t j = p->x0; j < p->x0 + p->nx && cls != FAST_FLIGHT_ALL; j++) {
+						const struct fast_xfer *y = &x->xfers[e->gx[j]];
+						if (y->to != g || y->from == g || !carries(x, y, P))
+							continue;
+						if (x->steps[e->xs[e->gx[j]].step].tier == FAST_TIER_UP)
+							cls = cls > FAST_FLIGHT_UP ? cls : FAST_FLIGHT_UP;
+						else
+							cls = FAST_FLIGHT_ALL;
+					}
+				}
+				if (cls < peer_cls[t->to])
+					cls = peer_cls[t->to];
+				peer_cls[t->to] = e->gcls[i] = cls;
+			}
+			for (uint32_t i = w->x0; i < w->x0 + w->nx; i++)
+				peer_cls[x->xfers[e->gx[i]].to] = 0;
+		}
+	}
+	free(peer_cls);
+	return 0;
 }
 
 int sim_build_waves(struct sim_engine *e, struct fast_err *err)
@@ -511,10 +573,15 @@ int sim_build_waves(struct sim_engine *e, struct fast_err *err)
 	e->gx = fast_calloc(nitems ? nitems : 1, sizeof *e->gx);
 	if (!e->gw || !e->gx)
 		goto nomem;
+	if (e->flight && (!(e->up_left = fast_calloc(nent ? nent : 1, sizeof *e->up_left)) ||
+			  !(e->gcls = fast_calloc(nitems ? nitems : 1, sizeof *e->gcls))))
+		goto nomem;
 	memset(last, 0xff, e->ng * sizeof *last);
 	memset(ne, 0, e->ng * sizeof *ne);
 	memset(ni, 0, e->ng * sizeof *ni);
 	list_waves(e, order, node_step, nnodes, i0, last, ne, ni, true);
+	if (e->flight && flight_classes(e) < 0)
+		goto nomem;
 	rc = 0;
 	goto out;
 nomem:

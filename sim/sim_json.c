@@ -153,6 +153,8 @@ int fast_sim_json_plan(FILE *f, const struct fast_topo *t, const struct fast_pla
 	num(f, ", ", "epsilon", so->epsilon);
 	if (fast_sim_sync_of(t, p->algo, so->sync) == FAST_SIM_SYNC_RANK)
 		fprintf(f, ", \"sync\": \"rank\"");
+	if (so->in_flight > 1)
+		fprintf(f, ", \"in_flight\": %u", so->in_flight);
 	fprintf(f, ",\n");
 	if (timing) {
 		num(f, "     ", "sim_wall_s", r->wall_s);

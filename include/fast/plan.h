@@ -438,6 +438,15 @@ int fast_plan_waves(const struct fast_plan *p, uint32_t passes, struct fast_plan
 		    struct fast_err *err);
 void fast_plan_waves_free(struct fast_plan_waves *w);
 
+/* Waves in flight: a rank may post its next wave while one is under way
+ * (at most FAST_IN_FLIGHT_MAX at once), each op of it as soon as what it
+ * reads of the rank's previous wave has arrived -- FAST_FLIGHT_FREE
+ * nothing of it, _UP its scale-up arrivals, _ALL the rest.  The executor
+ * orders a program's ops by it (prog.h, "Waves in flight"); the simulator
+ * models it by rank (sim.h, "Waves in flight"). */
+enum { FAST_FLIGHT_FREE = 0, FAST_FLIGHT_UP = 1, FAST_FLIGHT_ALL = 2 };
+#define FAST_IN_FLIGHT_MAX 2u
+
 /* Identity of a plan (all content except label/options), for cross-rank
  * agreement and caches. */
 uint64_t fast_plan_hash(const struct fast_plan *p);

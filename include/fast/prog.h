@@ -130,7 +130,7 @@ struct fast_pmsg {
 /*
  * Waves in flight.  A wave's pre-copies and sends are ordered by what they
  * read of the rank's previous wave (the wave before it in prog->waves):
- * FAST_FLIGHT_FREE nothing (they may run while it is in flight), _UP its
+ * FAST_FLIGHT_FREE (plan.h) nothing (they may run while it is in flight), _UP its
  * scale-up arrivals (they wait for those), _ALL the rest of its arrivals
  * and its post-copies (they wait for all of it).  pre_at[c] and send_at[c]
  * are where the ops of class c + 1 start, counted from pre0 and send0:
@@ -141,8 +141,6 @@ struct fast_pmsg {
  * Receives need nothing of the wave before: a program built for in_flight
  * 2 never places a block where one of the previous wave still lives.
  */
-enum { FAST_FLIGHT_FREE = 0, FAST_FLIGHT_UP = 1, FAST_FLIGHT_ALL = 2 };
-#define FAST_IN_FLIGHT_MAX 2u
 
 struct fast_pwave {
 	uint32_t pre0, npre;   /* in prog->copies */

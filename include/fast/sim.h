@@ -30,6 +30,19 @@
  * flow's ready time; a step with no transfers is reported at the end of
  * its dependencies.
  *
+ * Waves in flight (opts.in_flight 2, by rank only: `fast run`'s default,
+ * exec/README.md "Waves in flight").  A GPU's waves are those it has a
+ * flow in; its wave k may begin once its waves before k - 1 are done.
+ * Then a transfer of wave k is ready when both its GPUs may begin k and
+ * what its sender reads of the sender's wave k - 1 has arrived: nothing
+ * when none of its pieces reached the sender in k - 1 (its own bytes,
+ * bytes of earlier waves); the sender's scale-up arrivals of k - 1 when
+ * only scale-up flows brought them; all of k - 1 otherwise.  A send is
+ * held at least as long as the sends of its wave to the same peer before
+ * it (the order both ends see).  This is the executor's rule
+ * (plan.h and prog.h, FAST_FLIGHT_*) read off the plan's pieces, one
+ * class per transfer.  Not with sync step: FAST_EUSAGE.
+ *
  * Implementation (topo.h, "implementations"): the plan runs as the
  * topology's entry for its schedule (the plan's algo; the default entry
  * for any other) says.  Its sync is the default of opts.sync
@@ -152,6 +165,8 @@ struct fast_sim_opts {
 			    * allocation a full progressive filling */
 	const uint64_t *traffic; /* the N*G x N*G matrix the plan serves, for
 				  * the bandwidth's size (NULL: from the plan) */
+	uint32_t in_flight; /* by rank: the executor's waves in flight, 1 or 2
+			     * (0 reads as 1; "Waves in flight" above) */
 };
 void fast_sim_opts_default(struct fast_sim_opts *o);
 

@@ -22,8 +22,10 @@
 # Each fabric's raw data and table in build/testbed-degraded/CASE/ (cells.tsv,
 # cells/, load.txt).  Then the verdicts: FAST-aware's median below
 # FAST-unaware's and fanout's, and every simulated time within +-15% of
-# the measured median.  Exit 1 on a failed run or wrong bytes, not on a
-# verdict (a measurement reports).
+# the measured median; then every cell simulated again by rank, with one
+# and with two waves in flight, as `fast run` ran it (tests/testbed/flight.py).
+# Exit 1 on a failed run or wrong bytes, not on a verdict (a measurement
+# reports).
 set -u
 FAST=${1:?usage: tests/testbed/degraded.sh FAST_BINARY}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -62,3 +64,10 @@ for case in sys.argv[2:]:
                 print("%s %s %s %s: simulated %.1f ms, measured %.1f ms: %+.0f%% %s" % (
                     case, size, pat, a, sim, med, 100 * err, "within 15%" if abs(err) <= 0.15 else "MISS"))
 EOF
+
+# every cell simulated again as fast run ran it: by rank, one and two waves
+# in flight (tests/testbed/flight.py; the table above is by step)
+echo
+dirs=()
+for c in $CASES; do dirs+=("$BASE/$c"); done
+python3 "$ROOT/tests/testbed/flight.py" "$FAST" "${dirs[@]}"
