@@ -8,7 +8,8 @@ root, no testbed: from kept data.
     python3 tests/testbed/flight.py build/bin/fast results/testbed/degraded/eager-run1/slow-nic ...
 
 Each DIR is one fabric as tests/testbed/degraded.sh leaves it (cells.tsv,
-cells/, topo.json, topo-healthy.json).  Every cell's plan is simulated on
+cells/, topo.json, topo-healthy.json; or a healthy fabric as
+tests/testbed/bench.sh leaves it).  Every cell's plan is simulated on
 the fabric's topo.json as `up` fitted it: FAST, fanout and hier compiled
 for the degraded topology, fast-unaware compiled for the healthy one,
 each on the cell's .one.json matrix.  Prints per fabric a table of every
@@ -41,7 +42,9 @@ def main():
             print("\n## %s\n" % d)
             print("| traffic | algo | measured ms | " + " | ".join("%s ms | error" % w for w, _ in WAYS) + " |")
             print("|---|---|---:|" + "---:|---:|" * len(WAYS))
-            for rate, size, pat, algo, med, *_ in rows:
+            for rate, size, pat, algo, med, *rest in rows:
+                if rest[4] == "nan":  # not simulated (mpi)
+                    continue
                 one = os.path.join(d, "cells", "%s-%s-%s.one.json" % (rate, size, pat))
                 how = ["--algo", algo]
                 if algo == "fast-unaware":
