@@ -125,9 +125,10 @@ static int gpu_enter(struct sim_engine *e, uint32_t g, double t)
 	return e->flight ? try_entry(e, g, e->gcur[g] + 1, t) : 0;
 }
 
-/* A flow of transfer xi that took time is done: one less for each of its
- * GPUs in their current wave (its wave: it was ready), which, when it
- * was the last, ends. */
+/* Chunk c of transfer xi, a flow that took time, is done: one less for
+ * each of its GPUs in its wave (their current one; with two in flight
+ * perhaps the one after), which, when it was the last of their current
+ * wave, ends. */
 static int gpu_flow_done(struct sim_engine *e, uint32_t xi, uint32_t c, double t)
 {
 	const struct fast_xfer *x = &e->x->xfers[xi];
