@@ -3,8 +3,9 @@
  * (setup.c), then pops timed events (step launches, flow starts, chunk
  * checks) and flow completions in time order, moving transfers through
  * idle -> pending -> active -> done and steps through ready -> launched ->
- * done, and asks maxmin.c for new rates after every change.  The model and
- * its invariants are described in internal.h.
+ * done, and asks maxmin.c for new rates after every change; by rank,
+ * rank.c says when a transfer may start and moves GPUs through their
+ * waves.  The model and its invariants are described in internal.h.
  */
 #include "internal.h"
 
@@ -31,127 +32,6 @@ enum fast_sim_sync fast_sim_sync_of(const struct fast_topo *t, const char *algo,
 								    : FAST_SIM_SYNC_STEP;
 }
 
-/* --- --sync rank: every GPU walks its own waves (sim.h) ------------------ */
-
-static uint32_t chunk_wave(const struct sim_engine *e, uint32_t xi, uint32_t c)
-{
-	return e->node_wave[e->st[e->xs[xi].step].c0 + c];
-}
-
-/* The wave GPU g is in: the first it has not finished (UINT32_MAX after
- * its last). */
-static uint32_t gpu_wave(const struct sim_engine *e, uint32_t g)
-{
-	return e->gcur[g] < e->gw0[g + 1] ? e->gw[e->gcur[g]].wave : UINT32_MAX;
-}
-
-/* Both GPUs of transfer xi have finished their waves before its chunk c's
- * (one wave in flight). */
-static bool wave_reached(const struct sim_engine *e, uint32_t xi, uint32_t c)
-{
-	const struct fast_xfer *t = &e->x->xfers[xi];
-	uint32_t w = chunk_wave(e, xi, c);
-
-	return gpu_wave(e, t->from) >= w && gpu_wave(e, t->to) >= w;
-}
-
-static int try_ready(struct sim_engine *e, uint32_t xi, double t);
-
-/* GPU g's entry (index into gw) for wave w: it has one for every wave of
- * its transfers. */
-static uint32_t entry_of(const struct sim_engine *e, uint32_t g, uint32_t w)
-{
-	uint32_t lo = e->gw0[g], hi = e->gw0[g + 1];
-
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (e->gw[mid].wave <= w)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	assert(lo < e->gw0[g + 1] && e->gw[lo].wave == w);
-	return lo;
-}
-
-/* Two waves in flight: may chunk c of transfer xi start (sim.h "Waves in
- * flight")?  Both GPUs have finished their waves before the one before
- * its wave k, and its sender what its class waits for of k - 1. */
-static bool flight_ready(const struct sim_engine *e, uint32_t xi, uint32_t c)
-{
-	const struct fast_xfer *t = &e->x->xfers[xi];
-	uint32_t w = chunk_wave(e, xi, c), ks = entry_of(e, t->from, w);
-	const struct sim_gpu_wave *s = &e->gw[ks];
-
-	if (t->to == t->from) /* a local copy: once its wave may begin */
-		return e->gcur[t->from] + 1 >= ks;
-	if (e->gcur[t->to] + 1 < entry_of(e, t->to, w) || e->gcur[t->from] + 1 < ks)
-		return false;
-	if (e->gcur[t->from] >= ks)
-		return true;
-	for (uint32_t i = s->x0; i < s->x0 + s->nx; i++)
-		if (e->gx[i] == xi)
-			return e->gcls[i] == FAST_FLIGHT_FREE ||
-			       (e->gcls[i] == FAST_FLIGHT_UP && e->up_left[ks - 1] == 0);
-	return false;
-}
-
-/* Ready what may start of GPU g's entry k. */
-static int try_entry(struct sim_engine *e, uint32_t g, uint32_t k, double t)
-{
-	int rc;
-
-	if (k >= e->gw0[g + 1])
-		return 0;
-	for (uint32_t i = e->gw[k].x0; i < e->gw[k].x0 + e->gw[k].nx; i++)
-		if ((rc = try_ready(e, e->gx[i], t)) < 0)
-			return rc;
-	return 0;
-}
-
-/* GPU g has entered its wave gcur[g]: ready its transfers there, and pass
- * on at once through waves with nothing (left) that takes time; with two
- * in flight, also what may start of the wave after. */
-static int gpu_enter(struct sim_engine *e, uint32_t g, double t)
-{
-	int rc;
-
-	for (; e->gcur[g] < e->gw0[g + 1]; e->gcur[g]++) {
-		if ((rc = try_entry(e, g, e->gcur[g], t)) < 0)
-			return rc;
-		if (e->gw[e->gcur[g]].left)
-			break;
-	}
-	return e->flight ? try_entry(e, g, e->gcur[g] + 1, t) : 0;
-}
-
-/* Chunk c of transfer xi, a flow that took time, is done: one less for
- * each of its GPUs in its wave (their current one; with two in flight
- * perhaps the one after), which, when it was the last of their current
- * wave, ends. */
-static int gpu_flow_done(struct sim_engine *e, uint32_t xi, uint32_t c, double t)
-{
-	const struct fast_xfer *x = &e->x->xfers[xi];
-	uint32_t gs[2] = { x->from, x->to };
-	int rc;
-
-	for (uint32_t q = 0; q < (x->to != x->from ? 2u : 1u); q++) {
-		uint32_t g = gs[q], k = e->flight ? entry_of(e, g, chunk_wave(e, xi, c)) : e->gcur[g];
-		struct sim_gpu_wave *w = &e->gw[k];
-		--w->left;
-		/* the last scale-up arrival of a wave frees the next's UP sends */
-		if (e->flight && q == 1 && e->x->steps[e->xs[xi].step].tier == FAST_TIER_UP &&
-		    --e->up_left[k] == 0 && (rc = try_entry(e, g, k + 1, t)) < 0)
-			return rc;
-		if (w->left == 0 && k == e->gcur[g]) {
-			e->gcur[g]++;
-			if ((rc = gpu_enter(e, g, t)) < 0)
-				return rc;
-		}
-	}
-	return 0;
-}
-
 /* --- transfers and steps --------------------------------------------------- */
 
 /* By rank with steps in flight: has either GPU of transfer xi not yet
@@ -167,7 +47,7 @@ static bool tier_fresh(const struct sim_engine *e, uint32_t xi)
 /* Make chunk x->chunk of transfer xi ready at time t if its step has
  * launched and its pipelined deps allow it (by rank: if its GPUs have
  * reached its wave). */
-static int try_ready(struct sim_engine *e, uint32_t xi, double t)
+int sim_try_ready(struct sim_engine *e, uint32_t xi, double t)
 {
 	struct sim_transfer *x = &e->xs[xi];
 	struct sim_step_state *s = &e->st[x->step];
@@ -179,7 +59,7 @@ static int try_ready(struct sim_engine *e, uint32_t xi, double t)
 		return 0;
 	if (e->pipe_left[s->c0 + x->chunk] != 0)
 		return 0;
-	if (e->by_rank && !(e->flight ? flight_ready(e, xi, x->chunk) : wave_reached(e, xi, x->chunk)))
+	if (e->by_rank && !sim_rank_ready(e, xi, x->chunk))
 		return 0;
 	/* with chunks or steps in flight, one in every in_flight pays (by
 	 * rank, also a GPU's first flow of its tier: nothing overlaps it) */
@@ -187,7 +67,7 @@ static int try_ready(struct sim_engine *e, uint32_t xi, double t)
 	delay = (x->chunk ? fast_impl_pays(e->im, x->chunk) : pays) ? s->alpha : 0.0;
 	if (e->by_rank) {
 		/* entering a wave costs the rank its step's overhead */
-		if ((x->chunk == 0 || chunk_wave(e, xi, x->chunk - 1) != chunk_wave(e, xi, x->chunk)) &&
+		if ((x->chunk == 0 || sim_chunk_wave(e, xi, x->chunk - 1) != sim_chunk_wave(e, xi, x->chunk)) &&
 		    pays)
 			delay += s->overhead;
 		if (e->out_steps[x->step].ready_s > t)
@@ -258,7 +138,7 @@ static int step_chunk_check(struct sim_engine *e, uint32_t si, uint32_t c, doubl
 			continue;
 		}
 		for (uint32_t j = 0; j < ds->nx; j++)
-			if ((rc = try_ready(e, ds->x0 + j, t)) < 0)
+			if ((rc = sim_try_ready(e, ds->x0 + j, t)) < 0)
 				return rc;
 	}
 	if (s->chunks_done == s->chunks)
@@ -286,10 +166,10 @@ static int chunk_finished(struct sim_engine *e, uint32_t xi, double t)
 		e->chunk_left[s->c0 + c]--;
 	if ((rc = step_chunk_check(e, x->step, c, t)) < 0)
 		return rc;
-	if (e->by_rank && f->nres && x->cbytes && (rc = gpu_flow_done(e, xi, c, t)) < 0)
+	if (e->by_rank && f->nres && x->cbytes && (rc = sim_rank_flow_done(e, xi, c, t)) < 0)
 		return rc;
 	if (x->state == X_IDLE)
-		return try_ready(e, xi, t);
+		return sim_try_ready(e, xi, t);
 	return 0;
 }
 
@@ -520,7 +400,7 @@ static int process_event(struct sim_engine *e, const struct ev *v)
 			return 0;
 		}
 		for (uint32_t j = 0; j < s->nx; j++)
-			if ((rc = try_ready(e, s->x0 + j, v->t)) < 0)
+			if ((rc = sim_try_ready(e, s->x0 + j, v->t)) < 0)
 				return rc;
 		return 0;
 	}
@@ -593,35 +473,9 @@ static int start_by_rank(struct sim_engine *e)
 				return rc;
 	}
 	for (uint32_t g = 0; g < e->ng; g++)
-		if ((rc = gpu_enter(e, g, e->call_s)) < 0)
+		if ((rc = sim_rank_enter(e, g, e->call_s)) < 0)
 			return rc;
 	return 0;
-}
-
-/* --sync rank: a step with no transfers is reported at the end of its
- * dependencies (in a topological order, so theirs are known). */
-static int report_empty_steps(struct sim_engine *e, struct fast_err *err)
-{
-	uint32_t *order = fast_calloc(e->nsteps ? e->nsteps : 1, sizeof *order);
-	int rc;
-
-	if (!order)
-		return fast_err_set(err, FAST_ENOMEM, "simulator: out of memory");
-	if ((rc = fast_plan_topo_order(e->x, order, err)) == 0) {
-		for (uint32_t i = 0; i < e->nsteps; i++) {
-			const struct fast_step *s = &e->x->steps[order[i]];
-			struct fast_sim_step *o = &e->out_steps[order[i]];
-			double end = e->call_s;
-			if (s->nxfers)
-				continue;
-			for (uint32_t k = 0; k < s->ndeps; k++)
-				if (e->out_steps[e->x->deps[s->dep0 + k].step].end_s > end)
-					end = e->out_steps[e->x->deps[s->dep0 + k].step].end_s;
-			o->ready_s = o->start_s = o->end_s = end;
-		}
-	}
-	free(order);
-	return rc;
 }
 
 static int run(struct sim_engine *e, struct fast_err *err)
@@ -660,7 +514,7 @@ static int run(struct sim_engine *e, struct fast_err *err)
 			return fast_err_set(err, FAST_EINPUT,
 					    "plan: step %u never completes (a dependency cycle or a pipelined dependency it cannot meet)",
 					    si);
-	return e->by_rank ? report_empty_steps(e, err) : 0;
+	return e->by_rank ? sim_rank_report_empty(e, err) : 0;
 oom:
 	return fast_err_set(err, rc, "simulator: out of memory");
 }

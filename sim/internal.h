@@ -252,7 +252,25 @@ int sim_recompute(struct sim_engine *e, double t);
 int sim_build_steps(struct sim_engine *e, struct fast_err *err);
 int sim_build_resources(struct sim_engine *e, struct fast_err *err);
 int sim_build_transfers(struct sim_engine *e, struct fast_err *err);
+/* rank.c: every GPU's waves (by rank), with two in flight each send's class */
 int sim_build_waves(struct sim_engine *e, struct fast_err *err);
+
+/* engine.c: make the next chunk of transfer xi ready at t if it may */
+int sim_try_ready(struct sim_engine *e, uint32_t xi, double t);
+
+/* rank.c, by rank: may chunk c of transfer xi start; GPU g entering its
+ * wave gcur[g]; chunk c of xi done; the steps without transfers reported
+ * at the end of their dependencies. */
+bool sim_rank_ready(const struct sim_engine *e, uint32_t xi, uint32_t c);
+int sim_rank_enter(struct sim_engine *e, uint32_t g, double t);
+int sim_rank_flow_done(struct sim_engine *e, uint32_t xi, uint32_t c, double t);
+int sim_rank_report_empty(struct sim_engine *e, struct fast_err *err);
+
+/* the wave of chunk c of transfer xi (by rank) */
+static inline uint32_t sim_chunk_wave(const struct sim_engine *e, uint32_t xi, uint32_t c)
+{
+	return e->node_wave[e->st[e->xs[xi].step].c0 + c];
+}
 
 /* report.c */
 uint64_t sim_gpu_bytes(const struct fast_plan *x, uint32_t ng);
