@@ -368,6 +368,8 @@ void sweep_row_ident(struct sweep_row *r, const struct fast_topo *t, const struc
 	}
 	if (e->sim.sync != FAST_SIM_SYNC_IMPL) /* the idents of the default stay */
 		h = fast_hash_u64(h, (uint64_t)e->sim.sync);
+	if (e->sim.in_flight > 1) /* as must one wave in flight's (0 or 1) */
+		h = fast_hash_u64(h, 0x100u + e->sim.in_flight);
 	snprintf(r->ident, sizeof r->ident, "%016llx", (unsigned long long)h);
 }
 
