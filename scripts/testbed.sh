@@ -22,9 +22,10 @@
 # drops, retransmits, 200 ms RTO stalls), and under each tbf a control
 # band that sends small packets first (ctl_band; FAST_TESTBED_CTL_BAND=off:
 # without); MPI messages up to 8 MiB go without a rendezvous handshake
-# (FAST_TESTBED_EAGER: bytes, 0 for Open MPI's own; see EAGER below).  FAST_TESTBED_CORE_SHARING (maxmin, or demand) and
-# FAST_TESTBED_FIT_MEAN (default 1M): the core's sharing in topo.json and
-# the size of the collectives its fit runs (scripts/testbed-calib.sh).  mpirun
+# (FAST_TESTBED_EAGER: bytes, 0 for Open MPI's own; see EAGER below).
+# FAST_TESTBED_CORE_SHARING (maxmin, or demand) and FAST_TESTBED_FIT_MEAN
+# (default 1M): the core's sharing in topo.json and the size of the
+# collectives its fit runs (scripts/testbed-calib.sh).  mpirun
 # runs in a head namespace (<prefix>-head) on a management port of the
 # switch; each server gets its own orted through the launcher agent
 # (build/testbed/agent), and each rank binds the TCP BTL to its own rail
@@ -99,7 +100,8 @@ CORE_SHARING=${FAST_TESTBED_CORE_SHARING:-maxmin}
 # the directions apart (NCCL's net transport: a send and a receive
 # connection per peer), so the testbed sends eagerly, as a NIC's
 # transfers need no handshake in the other direction
-# (docs/testbed-degraded.md, "The handshake behind the bulk").
+# (docs/testbed-degraded.md, "Where it stands: the handshake behind the
+# bulk, and eager sends").
 EAGER=${FAST_TESTBED_EAGER:-8388608}
 
 die() { echo "testbed: $*" >&2; exit 4; }
@@ -675,6 +677,8 @@ cmd_mpirun() {
 	need_instance
 	# the jobs of an instance send as its calibration did (EAGER from up)
 	read -r SERVERS GPUS RATE BUFFER _ _ EAGER _ <"$DIR/config"
+	[[ $EAGER =~ ^[0-9]+$ ]] ||
+		die "instance $P was brought up by an older scripts/testbed.sh (no eager limit in $DIR/config): down, then up again"
 	run_mpi "$P" "$JOB_TIMEOUT" "$@"
 }
 

@@ -26,9 +26,28 @@ WAYS = [("step", ["--sync", "step"]), ("rank", ["--sync", "rank"]),
         ("rank, 2 in flight", ["--sync", "rank", "--in-flight", "2"])]
 
 
+def run(args):
+    """args' stdout; a failure ends the script with the command's own error."""
+    try:
+        return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    except OSError as e:
+        sys.exit("flight.py: cannot run %s: %s" % (args[0], e.strerror))
+    except subprocess.CalledProcessError as e:
+        sys.exit("flight.py: %s failed (exit %d): %s" % (" ".join(args[:2]), e.returncode, e.stderr.strip()))
+
+
 def sim_ms(fast, args):
-    out = subprocess.run([fast, "sim", "--json"] + args, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["plans"][0]["time_s"] * 1e3
+    return json.loads(run([fast, "sim", "--json"] + args))["plans"][0]["time_s"] * 1e3
+
+
+def read_cells(d):
+    """The rows of DIR/cells.tsv after its header."""
+    path = os.path.join(d, "cells.tsv")
+    try:
+        return [l.rstrip("\n").split("\t") for l in open(path)][1:]
+    except OSError as e:
+        sys.exit("flight.py: %s: %s (a fabric as tests/testbed/degraded.sh or bench.sh leaves it)"
+                 % (path, e.strerror))
 
 
 def main():
@@ -38,7 +57,7 @@ def main():
     ncells = 0
     with tempfile.TemporaryDirectory() as tmp:
         for d in sys.argv[2:]:
-            rows = [l.rstrip("\n").split("\t") for l in open(os.path.join(d, "cells.tsv"))][1:]
+            rows = read_cells(d)
             print("\n## %s\n" % d)
             print("| traffic | algo | measured ms | " + " | ".join("%s ms | error" % w for w, _ in WAYS) + " |")
             print("|---|---|---:|" + "---:|---:|" * len(WAYS))
@@ -49,8 +68,7 @@ def main():
                 how = ["--algo", algo]
                 if algo == "fast-unaware":
                     plan = os.path.join(tmp, "unaware.json")
-                    subprocess.run([fast, "plan", "--topo", os.path.join(d, "topo-healthy.json"), "--traffic", one,
-                                    "-o", plan], check=True, capture_output=True)
+                    run([fast, "plan", "--topo", os.path.join(d, "topo-healthy.json"), "--traffic", one, "-o", plan])
                     how = ["--plan", plan]
                 cells = []
                 for k, (_, way) in enumerate(WAYS):
