@@ -135,9 +135,14 @@ int api_sim_options(const char *const *names, const char *const *values, size_t 
 			if (end == v || *end || !(e >= 0 && e < 1))
 				rc = api_fail(err, FAST_EUSAGE, "--epsilon: '%.40s' is not a number in [0, 1)", v);
 			s->so.epsilon = e;
+		} else if (strcmp(k, "in_flight") == 0) {
+			if (strcmp(v, "1") == 0 || strcmp(v, "2") == 0)
+				s->so.in_flight = (uint32_t)(*v - '0');
+			else
+				rc = api_fail(err, FAST_EUSAGE, "--in-flight: '%.40s' is not 1 or 2", v);
 		} else {
 			rc = api_fail(err, FAST_EUSAGE, "unknown simulator option '%.40s' (known: "
-				  "congestion, sync, epsilon, steps, check)", k);
+				  "congestion, sync, in_flight, epsilon, steps, check)", k);
 		}
 	}
 	return rc;

@@ -26,7 +26,8 @@
  *  - Options are (name, value) strings: compile options as the command
  *    line's (--stages exact is {"stages", "exact"}; the algorithm table
  *    lists them), simulator options "congestion" (on|off), "sync"
- *    (step|rank), "epsilon" (a number), "steps" (on|off), "check" (on|off:
+ *    (step|rank), "in_flight" (1|2: waves in flight by rank, as
+ *    --in-flight), "epsilon" (a number), "steps" (on|off), "check" (on|off:
  *    prove given plans first, as `fast sim --plan --traffic` does).
  */
 #ifndef FAST_API_H

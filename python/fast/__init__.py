@@ -573,13 +573,14 @@ def compile(topology, traffic, algo="fast", **options):
 # --- results -------------------------------------------------------------------
 
 def sim(topology, traffic=None, plan=None, algo="fast", steps=False, congestion=True,
-        sync=None, epsilon=0.0, check=True, **options):
+        sync=None, epsilon=0.0, check=True, in_flight=None, **options):
     """`fast sim --json` as a dict: plan (a Plan, or compiled from traffic
     with algo and options when None) simulated on topology; with traffic,
     the bound (LP plus latency floor) and ratio (and a given plan is first
     proved correct for it unless check=False).  sync "step" or "rank"
     (`--sync`); None: as the topology's implementation of the plan's
-    schedule says."""
+    schedule says.  in_flight 1 or 2: waves a GPU keeps posted by rank
+    (`--in-flight`; None: one)."""
     if plan is None:
         if traffic is None:
             raise InputError(-3, "sim: give a plan, or traffic to compile")
@@ -590,7 +591,8 @@ def sim(topology, traffic=None, plan=None, algo="fast", steps=False, congestion=
         raise InputError(-3, "sim: compiler options do not apply to a given plan")
     traffic = _traffic(traffic) if traffic is not None else None
     names, values, n = _options({"steps": steps, "congestion": congestion, "sync": sync,
-                                 "epsilon": repr(float(epsilon)), "check": check})
+                                 "in_flight": in_flight, "epsilon": repr(float(epsilon)),
+                                 "check": check})
     p = ctypes.c_void_p()
     _call("sim_json", topology._h, traffic._h if traffic else None, plan._h, names, values, n,
           ctypes.byref(p))
@@ -606,12 +608,12 @@ def bound(topology, traffic, closed_only=False, timing=False):
     return json.loads(_take_string(p))
 
 
-def _auto_rows(topology, traffic, opts, congestion, sync, epsilon):
+def _auto_rows(topology, traffic, opts, congestion, sync, epsilon, in_flight):
     """auto's compare row per matrix (fast_api_auto_json): a list of dicts
     with the fields of a sim plan entry compare reads, and auto's."""
     names, values, n = _options(opts)
     snames, svalues, sn = _options({"congestion": congestion, "sync": sync,
-                                    "epsilon": repr(float(epsilon))})
+                                    "in_flight": in_flight, "epsilon": repr(float(epsilon))})
     p = ctypes.c_void_p()
     _call("auto_json", topology._h, traffic._h, names, values, n, snames, svalues, sn,
           ctypes.byref(p))
@@ -632,7 +634,7 @@ def _row(entry, options):
 
 
 def compare(topology, traffic, algos=None, congestion=True, sync=None, epsilon=0.0,
-            **options):
+            in_flight=None, **options):
     """`fast compare --json --no-timing` as a dict: every algorithm (all
     but auto, or algos: names or "NAME:OPT=VALUE" rows, auto included)
     compiled and simulated on each matrix, with the bound (LP plus
@@ -659,11 +661,11 @@ def compare(topology, traffic, algos=None, congestion=True, sync=None, epsilon=0
     for name, base, opts in rows:
         if base == "auto":
             results.append({"plans": _auto_rows(topology, traffic, opts, congestion, sync,
-                                                epsilon)})
+                                                epsilon, in_flight)})
             continue
         plan = compile(topology, traffic, base, **opts)
         results.append(sim(topology, traffic, plan, steps=True, congestion=congestion,
-                           sync=sync, epsilon=epsilon, check=False))
+                           sync=sync, epsilon=epsilon, check=False, in_flight=in_flight))
 
     def cells(m):
         out = []
@@ -709,6 +711,8 @@ def compare(topology, traffic, algos=None, congestion=True, sync=None, epsilon=0
            "congestion": bool(congestion)}
     if sync == "rank":
         doc["sync"] = "rank"
+    if in_flight is not None and str(in_flight) == "2":
+        doc["in_flight"] = 2  # as the command's: only when two
     doc["matrices"] = []
     labels = traffic.labels
     zero = [{"time_s": 0.0, "algbw": 0.0, "bytes_out": 0} for _ in rows]

@@ -141,6 +141,10 @@ def test_sim_options_equal_cli(work):
     assert got == want
     want = cli_json("sim", *TOPO, "--traffic", d / "bytes.json", "--epsilon", "0.05")
     assert fast.sim(h200(), fast.Traffic.load(str(d / "bytes.json")), epsilon=0.05) == want
+    want = cli_json("sim", *TOPO, "--traffic", d / "bytes.json", "--sync", "rank",
+                    "--in-flight", "2")
+    got = fast.sim(h200(), fast.Traffic.load(str(d / "bytes.json")), sync="rank", in_flight=2)
+    assert got == want and got["plans"][0]["in_flight"] == 2
 
 
 def test_sim_plan_file_equals_cli(work):
@@ -180,6 +184,10 @@ def test_compare_equals_cli(work):
                     "--algos", "nccl,fast", "--sync", "rank")
     assert fast.compare(h200(), fast.Traffic.load(str(d / "bytes.json")),
                         algos=["nccl", "fast"], sync="rank") == want
+    want = cli_json("compare", *TOPO, "--traffic", d / "bytes.json", "--no-timing",
+                    "--algos", "nccl,fast,auto", "--sync", "rank", "--in-flight", "2")
+    assert fast.compare(h200(), fast.Traffic.load(str(d / "bytes.json")),
+                        algos=["nccl", "fast", "auto"], sync="rank", in_flight=2) == want
 
 
 def test_degraded_cluster_equals_cli(work):
@@ -371,6 +379,10 @@ def test_nothing_crashes(tmp_path):
         plan.program(fast.Traffic(np.ones((16, 16), np.int64)), 99)
     with pytest.raises(fast.InputError):
         fast.sim(t, np.ones((16, 16)), plan, sync="never")
+    with pytest.raises(fast.InputError):
+        fast.sim(t, np.ones((16, 16)), plan, sync="rank", in_flight=3)
+    with pytest.raises(fast.InputError):
+        fast.sim(t, np.ones((16, 16)), plan, sync="step", in_flight=2)  # by rank only
     with pytest.raises(fast.InputError):
         fast.sim(fast.Topology.preset("h200", 4), plan=plan)  # 32 GPUs against 16
     big = np.full((16, 16), 1 << 53, np.uint64)
